@@ -1,0 +1,298 @@
+"""The ``.mtok`` layout (MNN PIPELINE tokenizer, file type 4): the single place it is written.
+
+Sources: MNN's format description (seed 000) and what MNN's shipped exporter
+(``transformers/llm/export/utils/tokenizer.py``) writes and its loader (``tokenizer.cpp``) reads.
+All integers little-endian.  ``str`` in the description = ``[u16 len][len bytes]``.
+"""
+
+from __future__ import annotations
+
+import construct as c
+
+from ._dsl import (
+    Bytes16,
+    Count,
+    End,
+    Flag,
+    HeaderLines,
+    List,
+    PostProcessorLayouts,
+    Record,
+    Row,
+    Tail,
+    Text16,
+    Text32,
+    Union,
+    When,
+    f64,
+    u8,
+    u16,
+    u32,
+)
+
+MAGIC = 430
+PIPELINE = 4
+MAX_NESTING = 32  # Sequence-in-Sequence depth; real files use 2.
+
+Header = HeaderLines(MAGIC, PIPELINE)
+
+# --- Unicode normalisation table -------------------------------------------------------------
+NormTable = List(
+    u32,
+    Row(
+        "codepoint" / u32 * "the code point whose normal form differs from itself",
+        "normalized" / Bytes16 * "its normal form, UTF-8",
+    ),
+)
+NORM_TABLE_DOC = (
+    "ascending by code point (readers binary-search it); the exporter lists every code point "
+    "0..0x10FFFF whose normal form differs from itself"
+)
+
+# --- Normalizer --------------------------------------------------------------------------------
+Normalizer = Union(
+    "Normalizer",
+    u8,
+    {
+        0: Record("NoNormalizer", doc="No normalisation."),
+        1: Record(
+            "LegacyNFKCNormalizer",
+            doc="NFKC without an embedded table (older files); readers use their own Unicode data.",
+        ),
+        2: Record(
+            "PrependNormalizer",
+            "prepend" / Text16 * "text put before the input (HF Prepend)",
+            doc="HF `Prepend`.",
+        ),
+        3: Record(
+            "ReplaceNormalizer",
+            "pattern" / Text16 * "literal text to replace (the exporter writes '' for a Regex pattern)",
+            "content" / Text16 * "replacement text",
+            doc="HF `Replace` with a literal pattern.",
+        ),
+        4: Record(
+            "SequenceNormalizer",
+            "normalizers" / List(u32, c.LazyBound(lambda: Normalizer)) * "normalizers applied in order",
+            doc="HF `Sequence`.",
+        ),
+        5: Record(
+            "BertNormalizer",
+            "clean_text" / Flag * "remove control characters, map white space to ' '",
+            "handle_chinese_chars" / Flag * "put spaces around CJK ideographs",
+            "strip_accents" / Flag * "strip accents (readers without a table cannot decompose)",
+            "lowercase" / Flag * "lower-case the text",
+            doc="HF `BertNormalizer` without an NFD table; also the exporter's `Lowercase` (0,0,0,1).",
+        ),
+        6: Record(
+            "TableNormalizer",
+            "table" / NormTable * NORM_TABLE_DOC,
+            doc="Table-driven normalisation (the exporter embeds NFKC for NFKC/NFKD/Precompiled, NFC for NFC).",
+        ),
+        7: Record(
+            "BertNFDNormalizer",
+            "clean_text" / Flag * "remove control characters, map white space to ' '",
+            "handle_chinese_chars" / Flag * "put spaces around CJK ideographs",
+            "strip_accents" / Flag * "decompose with the NFD table, then drop marks (category Mn)",
+            "lowercase" / Flag * "lower-case the text",
+            "nfd_table" / When("strip_accents", NormTable) * ("NFD table, present only when strip_accents; " + NORM_TABLE_DOC),
+            doc="HF `BertNormalizer` with an embedded NFD table; also the exporter's `StripAccents` (0,0,1,0).",
+        ),
+        8: Record(
+            "StripNormalizer",
+            "strip_left" / Flag * "strip leading white space",
+            "strip_right" / Flag * "strip trailing white space",
+            doc="HF `Strip` (not in the description; written by the exporter).",
+        ),
+    },
+    doc="Normalizer: a u8 tag, then the variant's fields.",
+    max_depth=MAX_NESTING,
+)
+
+# --- Pre-tokenizer ------------------------------------------------------------------------------
+PreTokenizer = Union(
+    "PreTokenizer",
+    u8,
+    {
+        0: Record("NoPreTokenizer", doc="No pre-tokenisation (also what the exporter writes for unsupported types)."),
+        1: Record(
+            "ByteLevelPreTokenizer",
+            "use_regex" / Flag * "split with the GPT-2 pattern before the byte-to-unicode mapping",
+            doc="HF `ByteLevel` (the exporter drops add_prefix_space and trim_offsets).",
+        ),
+        2: Record(
+            "DigitsPreTokenizer",
+            "individual_digits" / Flag * "one split per digit (else per run of digits)",
+            doc="HF `Digits`.",
+        ),
+        3: Record(
+            "MetaspacePreTokenizer",
+            "replacement" / Text16 * "the character that stands for a space, usually U+2581",
+            "add_prefix_space" / Flag * "prepend the replacement to the first word",
+            doc="HF `Metaspace` (the exporter drops prepend_scheme and split).",
+        ),
+        4: Record(
+            "SplitPreTokenizer",
+            "pattern" / Text16 * "regular expression or literal text (the file does not say which)",
+            "invert" / Flag * "the pattern matches the pieces rather than the delimiters",
+            "behavior" / u8 * "0 Isolated, 1 Removed, 2 MergedWithPrevious (the exporter maps every other HF behaviour to 1)",
+            doc="HF `Split`; the exporter also writes `WhitespaceSplit` as Split('\\s+', 0, 1).",
+        ),
+        5: Record("BertPreTokenizer", doc="HF `BertPreTokenizer`: split on white space and punctuation."),
+        6: Record(
+            "SequencePreTokenizer",
+            "pretokenizers" / List(u32, c.LazyBound(lambda: PreTokenizer)) * "pre-tokenizers applied in order",
+            doc="HF `Sequence`.",
+        ),
+    },
+    doc="Pre-tokenizer: a u8 tag, then the variant's fields.",
+    max_depth=MAX_NESTING,
+)
+
+# --- Model ---------------------------------------------------------------------------------------
+VOCAB_DOC = "sorted by token bytes (readers binary-search it)"
+
+Model = Union(
+    "Model",
+    u8,
+    {
+        0: Record(
+            "BPEModel",
+            "vocab_size" / Count(u32, "vocab") * "number of vocab entries",
+            "byte_fallback" / Flag * "unknown characters become <0xXX> byte tokens",
+            "byte_level" / Flag * "tokens are byte-level (GPT-2 byte-to-unicode) strings without a ByteLevel pre-tokenizer",
+            "merge_size" / Count(u32, "merges") * "number of merges",
+            "vocab" / List("vocab_size", Row(
+                "token" / Bytes16 * "token bytes",
+                "id" / u32 * "token id",
+            )) * VOCAB_DOC,
+            "merges" / List("merge_size", Row(
+                "left" / u32 * "id of the left token",
+                "right" / u32 * "id of the right token",
+                "rank" / u32 * "priority: index in HF's merges list (lower merges first)",
+            )) * "sorted by (left << 32) | right (readers binary-search it)",
+            doc="Byte-pair encoding.",
+        ),
+        1: Record(
+            "WordPieceModel",
+            "vocab_size" / Count(u32, "vocab") * "number of vocab entries",
+            "unk_token" / Text16 * "token for words that cannot be split, e.g. [UNK]",
+            "continuing_subword_prefix" / Text16 * "prefix of non-initial pieces, e.g. ##",
+            "max_input_chars_per_word" / u32 * "longer words become unk_token",
+            "vocab" / List("vocab_size", Row(
+                "token" / Bytes16 * "token bytes",
+                "id" / u32 * "token id",
+            )) * VOCAB_DOC,
+            doc="WordPiece.",
+        ),
+        2: Record(
+            "UnigramModel",
+            "vocab_size" / Count(u32, "vocab") * "number of vocab entries",
+            "unk_id" / u32 * "id of the unknown token",
+            "byte_fallback" / Flag * "unknown characters become <0xXX> byte tokens",
+            "vocab" / List("vocab_size", Row(
+                "token" / Bytes16 * "piece bytes",
+                "id" / u32 * "piece id",
+                "score" / f64 * "log probability",
+            )) * VOCAB_DOC,
+            doc="Unigram language model (SentencePiece).",
+        ),
+    },
+    doc="Model: a u8 tag, then the variant's fields.",
+)
+
+# --- Decoder -------------------------------------------------------------------------------------
+Decoder = Union(
+    "Decoder",
+    u8,
+    {
+        0: Record("ByteLevelDecoder", doc="HF `ByteLevel`; the exporter also writes it for a missing or unknown decoder."),
+        1: Record("ByteFallbackDecoder", doc="HF `ByteFallback`: <0xXX> tokens back to bytes."),
+        2: Record(
+            "MetaspaceDecoder",
+            "replacement" / Text16 * "the character that stands for a space",
+            "add_prefix_space" / Flag * "drop the leading space of the first token",
+            doc="HF `Metaspace`.",
+        ),
+        3: Record(
+            "WordPieceDecoder",
+            "prefix" / Text16 * "continuing-subword prefix to remove, e.g. ##",
+            "cleanup" / Flag * "clean up tokenisation spaces",
+            doc="HF `WordPiece`.",
+        ),
+        4: Record("FuseDecoder", doc="HF `Fuse`: join all tokens into one."),
+        5: Record(
+            "ReplaceDecoder",
+            "pattern" / Text16 * "literal text to replace",
+            "content" / Text16 * "replacement text",
+            doc="HF `Replace`.",
+        ),
+        6: Record(
+            "StripDecoder",
+            "content" / Text16 * "the character to strip",
+            "start" / u32 * "how many to strip at the start of each token",
+            "stop" / u32 * "how many to strip at the end of each token",
+            doc="HF `Strip`.",
+        ),
+        7: Record(
+            "SequenceDecoder",
+            "decoders" / List(u32, c.LazyBound(lambda: Decoder)) * "decoders applied in order",
+            doc="HF `Sequence`.",
+        ),
+    },
+    doc="Decoder: a u8 tag, then the variant's fields.",
+    max_depth=MAX_NESTING,
+)
+
+# --- Added tokens ----------------------------------------------------------------------------------
+AddedToken = Record(
+    "AddedToken",
+    "id" / u32 * "token id",
+    "special" / Flag * "a special token (skipped by decode(skip_special_tokens=True))",
+    "lstrip" / Flag * "swallow white space on the left when matched",
+    "rstrip" / Flag * "swallow white space on the right when matched",
+    "content" / Text16 * "the token text, matched in the input before the model runs",
+    doc="An entry of HF `added_tokens` (the exporter drops normalized and single_word).",
+)
+
+# --- Post-processor program -------------------------------------------------------------------------
+PostOp = Union(
+    "PostOp",
+    u8,
+    {
+        0: Record("SequenceOp", doc="op 0: the encoded sequence A goes here."),
+        1: Record("SpecialTokenOp", "token_id" / u32 * "the id inserted", doc="op 1: insert a special id."),
+    },
+    doc="One op of the post-processor program.",
+)
+PostProcessor = PostProcessorLayouts(
+    u16,
+    legacy=Record(
+        "LegacyPostProcessor",
+        "ids" / List(u16, u32) * "ids appended after sequence A",
+        doc="Older layout: [u16 count] [count x u32 id]; means sequence A, then these ids.",
+    ),
+    current=Record(
+        "PostProcessorProgram",
+        "ops" / List(u16, PostOp) * "the ops in order",
+        doc="Current layout: [u16 count] then count ops (HF TemplateProcessing.single).",
+    ),
+    op_union=PostOp,
+)
+
+# --- The whole file --------------------------------------------------------------------------------
+MtokFile = Record(
+    "MtokFile",
+    "header" / Header * "three text lines: magic and type, counts, ids",
+    "normalizer" / Normalizer * "text normalisation",
+    "pre_tokenizer" / PreTokenizer * "splitting before the model",
+    "model" / Model * "the vocabulary and its algorithm",
+    "decoder" / Decoder * "ids back to text",
+    "added_tokens" / List(u32, AddedToken) * "tokens matched before the model",
+    "chat_template" / Tail(Text32) * "Jinja chat template ([u32 len][bytes]); optional section",
+    "eos_token" / Tail(Text16) * "EOS token text; optional section",
+    "flags" / Tail(u8) * "bit 0: clean_up_tokenization_spaces; optional section",
+    "bos_token" / Tail(Text16) * "BOS token text; optional section",
+    "post_processor" / Tail(PostProcessor) * "single-sequence post-processor program; optional section",
+    End(),
+    doc="A `.mtok` file: text header, binary body, optional trailing sections in this order.",
+)
