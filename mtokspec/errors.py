@@ -1,0 +1,21 @@
+"""The one exception type that parsing and building raise."""
+
+from __future__ import annotations
+
+
+class MtokFormatError(ValueError):
+    """A file that cannot be read, or a tree that cannot be written.
+
+    ``offset`` is the byte offset where reading failed (``None`` when building); ``path`` names the
+    field, e.g. ``model.vocab[1234].token``.
+    """
+
+    def __init__(self, message: str, offset: int | None = None, path: str = "<root>"):
+        self.message = message
+        self.offset = offset
+        self.path = path
+        where = f"at byte {offset}, " if offset is not None else ""
+        super().__init__(f"{where}{path}: {message}")
+
+    def __reduce__(self):
+        return (type(self), (self.message, self.offset, self.path))

@@ -1,0 +1,989 @@
+"""Generate ``generated/`` from the declarations in ``spec/``.
+
+    python -m tools.generate           # write generated/
+    python -m tools.generate --check   # exit 1 when generated/ differs from what the spec gives
+
+It walks the construct declarations (``spec._dsl`` blocks carry names, docs and count links) and
+emits three things: ``tree.py`` (one dataclass per record, a type alias per union, a schema table),
+``codec.py`` (plain ``struct``/slice code: bounds-checked, bulk tables, no construct at run time) and
+``FORMAT.md`` (one table per section and variant).  Nothing here knows the ``.mtok`` layout itself:
+it only knows how to read and write each kind of block.
+"""
+
+from __future__ import annotations
+
+import argparse
+import struct
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import construct as c  # noqa: E402
+
+from spec import _dsl as dsl  # noqa: E402
+from spec import mtok  # noqa: E402
+
+OUT = ROOT / "generated"
+
+# ----------------------------------------------------------------------------------------------
+# The model of the spec the emitters work on
+# ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class FieldInfo:
+    name: str
+    sub: object
+    doc: str
+
+
+@dataclass
+class RecordInfo:
+    name: str
+    doc: str
+    fields: list[FieldInfo]
+    union: str | None = None  # the union this record is a variant of
+    tag: int | None = None
+    custom: object = None  # HeaderLines
+
+
+@dataclass
+class UnionInfo:
+    name: str
+    doc: str
+    tag_fmt: str
+    cases: list[tuple[int, str]]
+    max_depth: int
+    custom: object = None  # PostProcessorLayouts
+    node: object = None
+
+
+@dataclass
+class Model:
+    records: dict[str, RecordInfo] = field(default_factory=dict)
+    unions: dict[str, UnionInfo] = field(default_factory=dict)
+    order: list[str] = field(default_factory=list)  # records and unions, first seen first
+
+
+def scalar(sub):
+    return dsl.SCALARS.get(id(sub))
+
+
+def fields_of(rec: c.Struct) -> list[FieldInfo]:
+    out = []
+    for sc in rec.subcons:
+        if isinstance(sc, c.Renamed):
+            inner, doc = sc, ""
+            while isinstance(inner, c.Renamed):
+                doc = doc or dsl.doc_of(inner)
+                inner = inner.subcon
+            out.append(FieldInfo(sc.name, inner, doc))
+        else:
+            out.append(FieldInfo("", sc, ""))
+    return out
+
+
+def collect(root) -> Model:
+    m = Model()
+
+    def visit(sub, union=None, tag=None):
+        sub = dsl.resolve(sub)
+        if isinstance(sub, dsl.Record):
+            if sub.record_name in m.records:
+                return
+            info = RecordInfo(sub.record_name, sub.record_doc, fields_of(sub), union, tag)
+            m.records[sub.record_name] = info
+            for f in info.fields:
+                visit(f.sub)
+            m.order.append(sub.record_name)
+        elif isinstance(sub, dsl.Union):
+            if sub.union_name in m.unions:
+                return
+            m.unions[sub.union_name] = UnionInfo(
+                sub.union_name, sub.union_doc, scalar(sub.tag)[0],
+                [(t, r.record_name) for t, r in sub.cases.items()], sub.max_depth, node=sub,
+            )
+            for t, r in sub.cases.items():
+                visit(r, sub.union_name, t)
+            m.order.append(sub.union_name)
+        elif isinstance(sub, dsl.HeaderLines):
+            if "Header" not in m.records:
+                m.records["Header"] = RecordInfo("Header", dsl.HeaderLines.__doc__.split("\n\n")[0], [], custom=sub)
+                m.order.append("Header")
+        elif isinstance(sub, dsl.PostProcessorLayouts):
+            if "PostProcessor" not in m.unions:
+                m.unions["PostProcessor"] = UnionInfo(
+                    "PostProcessor", "The post-processor program in one of its two layouts.", "",
+                    [(-1, sub.current.record_name), (-2, sub.legacy.record_name)], 1, custom=sub, node=sub,
+                )
+                visit(sub.op_union)
+                visit(sub.current, "PostProcessor")
+                visit(sub.legacy, "PostProcessor")
+                m.order.append("PostProcessor")
+        elif isinstance(sub, (dsl.List,)):
+            visit(sub.element)
+        elif isinstance(sub, (dsl.Tail, dsl.When, dsl.Count)):
+            visit(sub.subcon)
+        elif isinstance(sub, dsl.Row):
+            for f in fields_of(sub):
+                visit(f.sub)
+
+    visit(root)
+    return m
+
+
+# ----------------------------------------------------------------------------------------------
+# Types: Python annotations, schema descriptors, sizes
+# ----------------------------------------------------------------------------------------------
+
+
+def desc(sub):
+    """The schema descriptor of a block (what mtokspec's plain-data conversion walks)."""
+    sub = dsl.resolve(sub)
+    s = scalar(sub)
+    if s:
+        return ("float",) if s[0] == "d" else ("int",)
+    if isinstance(sub, dsl.FlagAdapter):
+        return ("bool",)
+    if isinstance(sub, dsl.LenPrefixed):
+        return ("str",) if sub.text else ("bytes",)
+    if isinstance(sub, dsl.List):
+        return ("list", desc(sub.element))
+    if isinstance(sub, dsl.Row):
+        return ("row", tuple(desc(f.sub) for f in fields_of(sub)))
+    if isinstance(sub, dsl.Record):
+        return ("record", sub.record_name)
+    if isinstance(sub, dsl.Union):
+        return ("union", sub.union_name)
+    if isinstance(sub, dsl.HeaderLines):
+        return ("record", "Header")
+    if isinstance(sub, dsl.PostProcessorLayouts):
+        return ("union", "PostProcessor")
+    if isinstance(sub, (dsl.Tail, dsl.When)):
+        return ("optional", desc(sub.subcon))
+    raise TypeError(f"no descriptor for {sub!r}")
+
+
+def annotation(d) -> str:
+    k = d[0]
+    if k in ("int", "float", "bool", "bytes", "str"):
+        return k
+    if k == "list":
+        return f"list[{annotation(d[1])}]"
+    if k == "row":
+        return "tuple[" + ", ".join(annotation(x) for x in d[1]) + "]"
+    if k in ("record", "union"):
+        return d[1]
+    if k == "optional":
+        return f"{annotation(d[1])} | None"
+    raise TypeError(d)
+
+
+def default(d, m: Model) -> str:
+    k = d[0]
+    simple = {"int": "0", "float": "0.0", "bool": "False", "bytes": 'b""', "str": '""'}
+    if k in simple:
+        return simple[k]
+    if k == "list":
+        return "field(default_factory=list)"
+    if k == "record":
+        return f"field(default_factory={d[1]})"
+    if k == "union":
+        return f"field(default_factory={m.unions[d[1]].cases[0][1]})"
+    if k == "optional":
+        return "None"
+    raise TypeError(d)
+
+
+def min_size(sub, m: Model) -> int:
+    """The fewest bytes a block can take: lets readers refuse impossible counts up front."""
+    sub = dsl.resolve(sub)
+    s = scalar(sub)
+    if s:
+        return struct.calcsize("<" + s[0])
+    if isinstance(sub, (dsl.FlagAdapter,)):
+        return 1
+    if isinstance(sub, dsl.Count):
+        return min_size(sub.subcon, m)
+    if isinstance(sub, dsl.LenPrefixed):
+        return min_size(sub.prefix, m)
+    if isinstance(sub, dsl.List):
+        return 0 if isinstance(sub.count, str) else min_size(sub.count, m)
+    if isinstance(sub, (dsl.Row, dsl.Record)):
+        return sum(min_size(f.sub, m) for f in fields_of(sub))
+    if isinstance(sub, dsl.Union):
+        return min_size(sub.tag, m) + min(min_size(r, m) for r in sub.cases.values())
+    return 0
+
+
+def tree_fields(info: RecordInfo) -> list[FieldInfo]:
+    if info.custom is not None:
+        return [FieldInfo(n, None, d) for n, d in HEADER_FIELDS]
+    return [f for f in info.fields if f.name and not isinstance(f.sub, dsl.Count)]
+
+
+HEADER_FIELDS = [
+    ("special_count", "count of special ids (line 2, first number)"),
+    ("stop_count", "count of stop ids (line 2, second number)"),
+    ("prefix_count", "count of prefix ids (line 2, third number)"),
+    ("ids", "line 3: special ids, then stop ids, then prefix ids"),
+    ("trailing_space", "line 3 ends every id with a space (legacy exporter) instead of joining with spaces"),
+]
+HEADER_DESCS = {"special_count": ("int",), "stop_count": ("int",), "prefix_count": ("int",),
+                "ids": ("list", ("int",)), "trailing_space": ("bool",)}
+
+
+def field_desc(info: RecordInfo, f: FieldInfo):
+    return HEADER_DESCS[f.name] if info.custom is not None else desc(f.sub)
+
+
+# ----------------------------------------------------------------------------------------------
+# tree.py
+# ----------------------------------------------------------------------------------------------
+
+BANNER = "# Generated by tools/generate.py from spec/. Do not edit: change the spec and regenerate.\n"
+
+
+def emit_tree(m: Model) -> str:
+    L = [BANNER, '"""Tree classes of the MNN tokenizer formats: one dataclass per record and variant."""', "",
+         "from __future__ import annotations", "", "from dataclasses import dataclass, field", ""]
+    for name in m.order:
+        if name in m.records:
+            info = m.records[name]
+            L += ["", "@dataclass(slots=True)", f"class {name}:"]
+            doc = info.doc or name
+            fl = tree_fields(info)
+            L.append(f'    """{doc}')
+            if fl:
+                L.append("")
+                for f in fl:
+                    L.append(f"    ``{f.name}``: {f.doc}")
+            L.append('    """')
+            L.append("")
+            for f in fl:
+                d = field_desc(info, f)
+                L.append(f"    {f.name}: {annotation(d)} = {default(d, m)}")
+            if not fl:
+                L.append("    pass")
+            L.append("")
+        else:
+            u = m.unions[name]
+            L += ["", f"{name} = " + " | ".join(r for _, r in u.cases), f'"""{u.doc}"""', ""]
+    # schema: what the plain-data conversion and the strategies walk
+    L += ["", "# class name -> ((field, descriptor), ...)", "SCHEMA = {"]
+    for name in m.order:
+        if name in m.records:
+            info = m.records[name]
+            items = ", ".join(f"({f.name!r}, {field_desc(info, f)!r})" for f in tree_fields(info))
+            L.append(f"    {name!r}: ({items}{',' if len(tree_fields(info)) == 1 else ''}),")
+    L.append("}")
+    L += ["", "# union name -> variant class names, in tag order", "UNIONS = {"]
+    for name in m.order:
+        if name in m.unions:
+            L.append(f"    {name!r}: ({', '.join(repr(r) for _, r in m.unions[name].cases)},),")
+    L.append("}")
+    L += ["", "# variant class name -> (union name, tag); the post-processor layouts have no tag", "VARIANTS = {"]
+    for name in m.order:
+        if name in m.unions:
+            for t, r in m.unions[name].cases:
+                L.append(f"    {r!r}: ({name!r}, {t if t >= 0 else None}),")
+    L.append("}")
+    L += ["", "CLASSES = {", *[f"    {n!r}: {n}," for n in m.order if n in m.records], "}", ""]
+    return "\n".join(L)
+
+
+# ----------------------------------------------------------------------------------------------
+# codec.py
+# ----------------------------------------------------------------------------------------------
+
+
+class Emitter:
+    def __init__(self, m: Model):
+        self.m = m
+        self.lines: list[str] = []
+        self.structs: dict[str, str] = {}  # format -> variable name
+        self.tmp = 0
+
+    def st(self, fmt: str) -> str:
+        if fmt not in self.structs:
+            self.structs[fmt] = f"_S{len(self.structs)}"
+        return self.structs[fmt]
+
+    def var(self, base="t") -> str:
+        self.tmp += 1
+        return f"{base}{self.tmp}"
+
+    def w(self, indent: int, line: str):
+        self.lines.append("    " * indent + line)
+
+    # ---- parse ----------------------------------------------------------------------------
+    def fixed(self, sub):
+        """(struct char, is_flag) for a fixed-size scalar block, else None."""
+        sub = dsl.resolve(sub)
+        if isinstance(sub, dsl.Count):
+            sub = sub.subcon
+        s = scalar(sub)
+        if s:
+            return s[0], False
+        if isinstance(sub, dsl.FlagAdapter):
+            return "B", True
+        return None
+
+    def read_fixed_group(self, ind, group, names, pathexprs):
+        """One bounds check and one unpack for consecutive fixed-size fields."""
+        fmt = "<" + "".join(self.fixed(s)[0] for s in group)
+        size = struct.calcsize(fmt)
+        self.w(ind, f"if p + {size} > end:")
+        self.w(ind + 1, f"_truncated(p, {size}, end, {pathexprs[0]})")
+        if len(group) == 1 and fmt == "<B":
+            self.w(ind, f"{names[0]} = b[p]")
+        else:
+            self.w(ind, f"{', '.join(names)}{',' if len(names) == 1 else ''} = {self.st(fmt)}.unpack_from(b, p)")
+        for s, n, pe in zip(group, names, pathexprs):
+            if self.fixed(s)[1]:
+                self.w(ind, f"if {n} > 1:")
+                self.w(ind + 1, f'_invalid(p, {pe}, "flag must be 0 or 1, got %d" % {n})')
+                self.w(ind, f"{n} = {n} == 1")
+        # offsets inside the group for precise error offsets are not needed: p marks the group
+        self.w(ind, f"p += {size}")
+
+    def read_lenprefixed(self, ind, sub, target, pe, tail=()):
+        """A length-prefixed string, and optionally the fixed-size fields that follow it."""
+        pfmt = scalar(sub.prefix)[0]
+        psize = struct.calcsize("<" + pfmt)
+        n = self.var("n")
+        q = self.var("q")
+        self.w(ind, f"if p + {psize} > end:")
+        self.w(ind + 1, f"_truncated(p, {psize}, end, {pe})")
+        if pfmt == "H":
+            self.w(ind, f"{n} = b[p] | (b[p + 1] << 8)")
+        else:
+            self.w(ind, f"{n}, = {self.st('<' + pfmt)}.unpack_from(b, p)")
+        tfmt = "<" + "".join(self.fixed(t[0])[0] for t in tail)
+        tsize = struct.calcsize(tfmt) if tail else 0
+        self.w(ind, f"{q} = p + {psize} + {n}")
+        self.w(ind, f"if {q} + {tsize} > end:")
+        self.w(ind + 1, f"_truncated(p + {psize}, {n} + {tsize}, end, {pe})")
+        self.w(ind, f"{target} = b[p + {psize}:{q}]")
+        if sub.text:
+            self.w(ind, "try:")
+            self.w(ind + 1, f"{target} = {target}.decode()")
+            self.w(ind, "except UnicodeDecodeError as e:")
+            self.w(ind + 1, f'_invalid(p + {psize} + e.start, {pe}, "invalid UTF-8")')
+        if tail:
+            names = [t[1] for t in tail]
+            self.w(ind, f"{', '.join(names)}, = {self.st(tfmt)}.unpack_from(b, {q})")
+            for t in tail:
+                if self.fixed(t[0])[1]:
+                    self.w(ind, f"if {t[1]} > 1:")
+                    self.w(ind + 1, f'_invalid({q}, {t[2]}, "flag must be 0 or 1, got %d" % {t[1]})')
+                    self.w(ind, f"{t[1]} = {t[1]} == 1")
+        self.w(ind, f"p = {q} + {tsize}")
+
+    def read_fields(self, ind, items, ctx_names, depth_expr, union_name):
+        """items: [(sub, target_var, path_expr)].  Emits reads in order, grouping fixed fields."""
+        i = 0
+        while i < len(items):
+            sub, target, pe = items[i]
+            if self.fixed(sub):
+                j = i
+                while j < len(items) and self.fixed(items[j][0]):
+                    j += 1
+                grp = items[i:j]
+                self.read_fixed_group(ind, [g[0] for g in grp], [g[1] for g in grp], [g[2] for g in grp])
+                i = j
+                continue
+            j = i + 1
+            while j < len(items) and self.fixed(items[j][0]):
+                j += 1
+            if isinstance(dsl.resolve(sub), dsl.LenPrefixed) and j > i + 1:
+                # A string and the fixed fields after it (vocab rows): two bounds checks per row.
+                self.read_lenprefixed(ind, dsl.resolve(sub), target, pe, tail=items[i + 1:j])
+                i = j
+                continue
+            self.read_one(ind, sub, target, pe, ctx_names, depth_expr, union_name)
+            i += 1
+
+    def read_one(self, ind, sub, target, pe, ctx_names, depth_expr, union_name):
+        sub = dsl.resolve(sub)
+        if isinstance(sub, dsl.LenPrefixed):
+            self.read_lenprefixed(ind, sub, target, pe)
+        elif isinstance(sub, dsl.Record):
+            self.w(ind, f"{target}, p = _parse_{sub.record_name}(b, p, end, {pe}, 1)")
+        elif isinstance(sub, dsl.HeaderLines):
+            self.w(ind, f"{target}, p = _parse_header_lines(b, p, end, {pe}, {sub.magic_line!r})")
+        elif isinstance(sub, dsl.Union):
+            d = f"{depth_expr} + 1" if sub.union_name == union_name else "1"
+            self.w(ind, f"{target}, p = _parse_{sub.union_name}(b, p, end, {pe}, {d})")
+        elif isinstance(sub, dsl.PostProcessorLayouts):
+            self.w(ind, f"{target}, p = _parse_PostProcessor(b, p, end, {pe}, 1)")
+        elif isinstance(sub, dsl.Tail):
+            self.w(ind, "if p == end:")
+            self.w(ind + 1, f"{target} = None")
+            self.w(ind, "else:")
+            self.read_fields(ind + 1, [(sub.subcon, target, pe)], ctx_names, depth_expr, union_name)
+        elif isinstance(sub, dsl.When):
+            self.w(ind, f"if {ctx_names[sub.flag_field]}:")
+            self.read_fields(ind + 1, [(sub.subcon, target, pe)], ctx_names, depth_expr, union_name)
+            self.w(ind, "else:")
+            self.w(ind + 1, f"{target} = None")
+        elif isinstance(sub, dsl.List):
+            self.read_list(ind, sub, target, pe, ctx_names, depth_expr, union_name)
+        elif isinstance(sub, dsl.End):
+            self.w(ind, "if p != end:")
+            self.w(ind + 1, f'_invalid(p, {pe}, "%d trailing bytes after the last section" % (end - p))')
+        else:
+            raise TypeError(f"cannot emit a reader for {sub!r}")
+
+    def read_list(self, ind, sub, target, pe, ctx_names, depth_expr, union_name):
+        n = self.var("n")
+        if isinstance(sub.count, str):
+            self.w(ind, f"{n} = {ctx_names[sub.count]}")
+        else:
+            self.read_fixed_group(ind, [sub.count], [n], [pe])
+        el = dsl.resolve(sub.element)
+        ms = max(min_size(el, self.m), 1)
+        self.w(ind, f"if {n} * {ms} > end - p:")
+        self.w(ind + 1, f'_invalid(p, {pe}, "count %d needs at least %d bytes, %d left" % ({n}, {n} * {ms}, end - p))')
+        idx = self.var("i")
+        epe = f'{pe} + "[%d]" % {idx}'
+        if isinstance(el, dsl.Row):
+            cols = fields_of(el)
+            if all(self.fixed(f.sub) and not self.fixed(f.sub)[1] for f in cols):
+                fmt = "<" + "".join(self.fixed(f.sub)[0] for f in cols)
+                size = struct.calcsize(fmt)
+                # Bulk: the count was checked against the bytes left, so one slice holds every row.
+                self.w(ind, f"{target} = list({self.st(fmt)}.iter_unpack(b[p:p + {n} * {size}]))")
+                self.w(ind, f"p += {n} * {size}")
+                return
+            cv = [self.var("c") for _ in cols]
+            self.w(ind, f"{target} = []")
+            ap = self.var("ap")
+            self.w(ind, f"{ap} = {target}.append")
+            self.w(ind, f"for {idx} in range({n}):")
+            self.read_fields(ind + 1, [(f.sub, v, f'{epe} + ".{f.name}"') for f, v in zip(cols, cv)],
+                             ctx_names, depth_expr, union_name)
+            self.w(ind + 1, f"{ap}(({', '.join(cv)},))")
+            return
+        if self.fixed(el):
+            fmt = "<" + self.fixed(el)[0]
+            size = struct.calcsize(fmt)
+            self.w(ind, f"{target} = [x for (x,) in {self.st(fmt)}.iter_unpack(b[p:p + {n} * {size}])]")
+            self.w(ind, f"p += {n} * {size}")
+            return
+        self.w(ind, f"{target} = [None] * {n}")
+        self.w(ind, f"for {idx} in range({n}):")
+        self.read_one(ind + 1, el, f"{target}[{idx}]", epe, ctx_names, depth_expr, union_name)
+
+    def parse_record(self, info: RecordInfo):
+        name = info.name
+        if info.custom is not None:
+            return
+        self.w(0, f"def _parse_{name}(b, p, end, path, depth):")
+        ctx = {}
+        items = []
+        for f in info.fields:
+            v = f"v_{f.name}" if f.name else self.var("x")
+            if f.name:
+                ctx[f.name] = v
+            items.append((f.sub, v, f'path + ".{f.name}"' if f.name else "path"))
+        self.read_fields(1, items, ctx, "depth", info.union)
+        args = ", ".join(f"{f.name}=v_{f.name}" for f in tree_fields(info))
+        self.w(1, f"return {name}({args}), p")
+        self.w(0, "")
+        self.w(0, "")
+
+    def parse_union(self, u: UnionInfo):
+        if u.custom is not None:
+            self.parse_postprocessor(u)
+            return
+        self.w(0, f"def _parse_{u.name}(b, p, end, path, depth):")
+        self.w(1, f"if depth > {u.max_depth}:")
+        self.w(2, f'_invalid(p, path, "{u.name} nested deeper than {u.max_depth}")')
+        size = struct.calcsize("<" + u.tag_fmt)
+        self.w(1, f"if p + {size} > end:")
+        self.w(2, f"_truncated(p, {size}, end, path)")
+        if u.tag_fmt == "B":
+            self.w(1, "tag = b[p]")
+        else:
+            self.w(1, f"tag, = {self.st('<' + u.tag_fmt)}.unpack_from(b, p)")
+        self.w(1, f"fn = _{u.name.upper()}_PARSERS.get(tag)")
+        self.w(1, "if fn is None:")
+        self.w(2, f'_invalid(p, path, "unknown {u.name} tag %d" % tag)')
+        self.w(1, f"return fn(b, p + {size}, end, path, depth)")
+        self.w(0, "")
+        self.w(0, "")
+
+    def parse_postprocessor(self, u: UnionInfo):
+        pp = u.custom
+        cur, leg, op = pp.current.record_name, pp.legacy.record_name, pp.op_union.union_name
+        cfmt = scalar(pp.count)[0]
+        self.w(0, "def _ops_fit(b, p, end, n):")
+        self.w(1, '"""Do the bytes from p to end hold exactly n well-formed ops?"""')
+        self.w(1, "try:")
+        self.w(2, "for _ in range(n):")
+        self.w(3, f'_, p = _parse_{op}(b, p, end, "", 1)')
+        self.w(1, "except MtokFormatError:")
+        self.w(2, "return False")
+        self.w(1, "return p == end")
+        self.w(0, "")
+        self.w(0, "")
+        self.w(0, "def _parse_PostProcessor(b, p, end, path, depth):")
+        self.read_fixed_group(1, [pp.count], ["n"], ["path"])
+        self.w(1, "if n > 0 and end - p == 4 * n and not _ops_fit(b, p, end, n):")
+        self.w(2, f"ids = [x for (x,) in {self.st('<I')}.iter_unpack(b[p:end])]")
+        self.w(2, f"return {leg}(ids=ids), end")
+        self.w(1, "if n > end - p:")
+        self.w(2, '_invalid(p, path, "count %d needs at least %d bytes, %d left" % (n, n, end - p))')
+        self.w(1, "ops = [None] * n")
+        self.w(1, "for i in range(n):")
+        self.w(2, f'ops[i], p = _parse_{op}(b, p, end, path + ".ops[%d]" % i, 1)')
+        self.w(1, f"return {cur}(ops=ops), p")
+        self.w(0, "")
+        self.w(0, "")
+        _ = cfmt
+
+    # ---- build ----------------------------------------------------------------------------
+    def write_fixed_group(self, ind, group, exprs, pathexprs):
+        fmt = "<" + "".join(self.fixed(s)[0] for s in group)
+        for s, e, pe in zip(group, exprs, pathexprs):
+            if self.fixed(s)[1]:
+                self.w(ind, f"if {e} is not True and {e} is not False and {e} not in (0, 1):")
+                self.w(ind + 1, f'_bad_value({pe}, "flag must be a bool", {e})')
+        self.w(ind, "try:")
+        self.w(ind + 1, f"out.append({self.st(fmt)}.pack({', '.join(exprs)}))")
+        self.w(ind, "except (struct.error, TypeError) as e:")
+        self.w(ind + 1, f"_bad_value({pathexprs[0]}, str(e), ({', '.join(exprs)},))")
+
+    def write_fields(self, ind, items, obj, union_name):
+        """items: [(FieldInfo, value_expr, path_expr)]."""
+        i = 0
+        while i < len(items):
+            f, e, pe = items[i]
+            if self.fixed(f.sub):
+                j = i
+                while j < len(items) and self.fixed(items[j][0].sub):
+                    j += 1
+                grp = items[i:j]
+                self.write_fixed_group(ind, [g[0].sub for g in grp], [g[1] for g in grp], [g[2] for g in grp])
+                i = j
+                continue
+            self.write_one(ind, f.sub, e, pe, obj, union_name)
+            i += 1
+
+    def write_lenprefixed(self, ind, sub, e, pe):
+        pfmt = scalar(sub.prefix)[0]
+        limit = (1 << (8 * struct.calcsize("<" + pfmt))) - 1
+        v = self.var("s")
+        if sub.text:
+            self.w(ind, f"if {e}.__class__ is not str:")
+            self.w(ind + 1, f'_bad_value({pe}, "expected str", {e})')
+            self.w(ind, "try:")
+            self.w(ind + 1, f"{v} = {e}.encode()")
+            self.w(ind, "except UnicodeEncodeError:")
+            self.w(ind + 1, f'_bad_value({pe}, "text is not encodable as UTF-8", {e})')
+        else:
+            self.w(ind, f"{v} = {e}")
+            self.w(ind, f"if {v}.__class__ is not bytes:")
+            self.w(ind + 1, "if not isinstance({0}, (bytes, bytearray, memoryview)):".format(v))
+            self.w(ind + 2, f'_bad_value({pe}, "expected bytes", {v})')
+            self.w(ind + 1, f"{v} = bytes({v})")
+        self.w(ind, f"if len({v}) > {limit}:")
+        self.w(ind + 1, f'_bad_value({pe}, "longer than {limit} bytes", len({v}))')
+        self.w(ind, f"out.append({self.st('<' + pfmt)}.pack(len({v})))")
+        self.w(ind, f"out.append({v})")
+
+    def write_one(self, ind, sub, e, pe, obj, union_name):
+        sub = dsl.resolve(sub)
+        if isinstance(sub, dsl.LenPrefixed):
+            self.write_lenprefixed(ind, sub, e, pe)
+        elif isinstance(sub, dsl.Record):
+            self.w(ind, f"_build_{sub.record_name}({e}, out, {pe})")
+        elif isinstance(sub, dsl.HeaderLines):
+            self.w(ind, f"_build_header_lines({e}, out, {pe}, {sub.magic_line!r})")
+        elif isinstance(sub, dsl.Union):
+            self.w(ind, f"_build_{sub.union_name}({e}, out, {pe})")
+        elif isinstance(sub, dsl.PostProcessorLayouts):
+            self.w(ind, f"_build_PostProcessor({e}, out, {pe})")
+        elif isinstance(sub, dsl.Tail):
+            self.w(ind, f"if {e} is None:")
+            self.w(ind + 1, "absent = True")
+            self.w(ind, "else:")
+            self.w(ind + 1, "if absent:")
+            self.w(ind + 2, f'_bad_value({pe}, "a trailing section cannot follow an absent one", {e})')
+            self.write_fields(ind + 1, [(FieldInfo("", sub.subcon, ""), e, pe)], obj, union_name)
+        elif isinstance(sub, dsl.When):
+            flag = f"{obj}.{sub.flag_field}"
+            self.w(ind, f"if bool({flag}) != ({e} is not None):")
+            self.w(ind + 1, f'_bad_value({pe}, "present exactly when {sub.flag_field} is set", {e})')
+            self.w(ind, f"if {e} is not None:")
+            self.write_fields(ind + 1, [(FieldInfo("", sub.subcon, ""), e, pe)], obj, union_name)
+        elif isinstance(sub, dsl.List):
+            self.write_list(ind, sub, e, pe, obj, union_name)
+        elif isinstance(sub, dsl.End):
+            pass
+        else:
+            raise TypeError(f"cannot emit a writer for {sub!r}")
+
+    def write_list(self, ind, sub, e, pe, obj, union_name):
+        lv = self.var("lst")
+        self.w(ind, f"{lv} = {e}")
+        self.w(ind, f"if not isinstance({lv}, (list, tuple)):")
+        self.w(ind + 1, f'_bad_value({pe}, "expected a list", {lv})')
+        if not isinstance(sub.count, str):
+            self.write_fixed_group(ind, [sub.count], [f"len({lv})"], [pe])
+        el = dsl.resolve(sub.element)
+        idx = self.var("i")
+        epe = f'{pe} + "[%d]" % {idx}'
+        if isinstance(el, dsl.Row):
+            cols = fields_of(el)
+            if all(self.fixed(f.sub) and not self.fixed(f.sub)[1] for f in cols):
+                fmt = "".join(self.fixed(f.sub)[0] for f in cols)
+                if len(set(fmt)) == 1:
+                    fmt_expr = f'"<%d{fmt[0]}" % ({len(fmt)} * len({lv}))'
+                else:
+                    fmt_expr = f'"<" + "{fmt}" * len({lv})'
+                self.w(ind, "try:")
+                self.w(ind + 1, f"out.append(struct.pack({fmt_expr}, *_chain.from_iterable({lv})))")
+                self.w(ind, "except (struct.error, TypeError):")
+                self.w(ind + 1, f"_bad_rows({lv}, {len(cols)}, {self.st('<' + fmt)}, {pe})")
+                return
+            cv = [self.var("c") for _ in cols]
+            row = self.var("row")
+            self.w(ind, f"for {idx}, {row} in enumerate({lv}):")
+            self.w(ind + 1, "try:")
+            self.w(ind + 2, f"{', '.join(cv)}, = {row}")
+            self.w(ind + 1, "except (TypeError, ValueError):")
+            self.w(ind + 2, f'_bad_value({epe}, "expected a row of {len(cols)} values", {row})')
+            self.write_fields(ind + 1, [(f, v, f'{epe} + ".{f.name}"') for f, v in zip(cols, cv)], obj, union_name)
+            return
+        if self.fixed(el):
+            fmt = self.fixed(el)[0]
+            self.w(ind, "try:")
+            self.w(ind + 1, f'out.append(struct.pack("<%d{fmt}" % len({lv}), *{lv}))')
+            self.w(ind, "except (struct.error, TypeError) as e:")
+            self.w(ind + 1, f"_bad_value({pe}, str(e), {lv})")
+            return
+        item = self.var("it")
+        self.w(ind, f"for {idx}, {item} in enumerate({lv}):")
+        self.write_one(ind + 1, el, item, epe, obj, union_name)
+
+    def build_record(self, info: RecordInfo):
+        if info.custom is not None:
+            return
+        name = info.name
+        self.w(0, f"def _build_{name}(obj, out, path):")
+        self.w(1, f"if obj.__class__ is not {name}:")
+        self.w(2, f'_bad_value(path, "expected {name}", obj)')
+        if any(isinstance(f.sub, dsl.Tail) for f in info.fields):
+            self.w(1, "absent = False")
+        items = []
+        for f in info.fields:
+            if not f.name:
+                continue
+            e = f"len(obj.{f.sub.target})" if isinstance(f.sub, dsl.Count) else f"obj.{f.name}"
+            items.append((f, e, f'path + ".{f.name}"'))
+        self.write_fields(1, items, "obj", info.union)
+        self.w(0, "")
+        self.w(0, "")
+
+    def build_union(self, u: UnionInfo):
+        if u.custom is not None:
+            self.build_postprocessor(u)
+            return
+        self.w(0, f"def _build_{u.name}(obj, out, path):")
+        self.w(1, f"entry = _{u.name.upper()}_BUILDERS.get(obj.__class__)")
+        self.w(1, "if entry is None:")
+        self.w(2, f'_bad_value(path, "expected a {u.name} variant", obj)')
+        self.w(1, f"out.append({self.st('<' + u.tag_fmt)}.pack(entry[0]))")
+        self.w(1, "entry[1](obj, out, path)")
+        self.w(0, "")
+        self.w(0, "")
+
+    def build_postprocessor(self, u: UnionInfo):
+        pp = u.custom
+        cur, leg, op = pp.current.record_name, pp.legacy.record_name, pp.op_union.union_name
+        self.w(0, "def _build_PostProcessor(obj, out, path):")
+        self.w(1, f"if obj.__class__ is {leg}:")
+        self.w(2, "raw = []")
+        self.w(2, f"_build_{leg}(obj, raw, path)")
+        self.w(2, 'raw = b"".join(raw)')
+        self.w(2, "if not obj.ids or _ops_fit(raw, 2, len(raw), len(obj.ids)):")
+        self.w(3, '_bad_value(path, "these ids would read back as the current layout; write a '
+                  f'{cur}", obj.ids)')
+        self.w(2, "out.append(raw)")
+        self.w(1, f"elif obj.__class__ is {cur}:")
+        self.w(2, f"_build_{cur}(obj, out, path)")
+        self.w(1, "else:")
+        self.w(2, '_bad_value(path, "expected a post-processor layout", obj)')
+        self.w(0, "")
+        self.w(0, "")
+
+
+CODEC_PRELUDE = '''\
+"""Fast parse and build of the MNN tokenizer formats, emitted from the declarations in spec/.
+
+Every read is bounds-checked before it happens; counts are checked against the bytes left before
+any list is allocated; tables of fixed-size rows are decoded in one call.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from itertools import chain as _chain
+
+from mtokspec.errors import MtokFormatError
+
+from .tree import *  # noqa: F403
+
+
+def _where(path):
+    return path.lstrip(".") or "<root>"
+
+
+def _truncated(offset, need, end, path):
+    raise MtokFormatError("truncated: %d bytes needed, %d left" % (need, max(end - offset, 0)), offset, _where(path))
+
+
+def _invalid(offset, path, message):
+    raise MtokFormatError(message, offset, _where(path))
+
+
+def _bad_value(path, message, value):
+    text = repr(value)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    raise MtokFormatError("cannot build: %s (got %s)" % (message, text), None, _where(path))
+
+
+def _bad_rows(rows, width, st, path):
+    for i, row in enumerate(rows):
+        try:
+            if len(row) != width:
+                raise TypeError("expected %d values" % width)
+            st.pack(*row)
+        except (struct.error, TypeError) as e:
+            _bad_value("%s[%d]" % (path, i), str(e), row)
+    _bad_value(path, "malformed rows", len(rows))
+
+
+_COUNTS = re.compile(rb"(0|[1-9][0-9]*) (0|[1-9][0-9]*) (0|[1-9][0-9]*)\\n")
+_ID = rb"-?(?:0|[1-9][0-9]*)"
+_IDS = re.compile(rb"(?:" + _ID + rb"(?: " + _ID + rb")*)?( ?)\\n")
+_MAX_LINE = 1 << 24
+
+
+def _line(b, p, end, path):
+    q = b.find(b"\\n", p, min(end, p + _MAX_LINE))
+    if q < 0:
+        _truncated(p, 1, end, path)
+    return q + 1
+
+
+def _parse_header_lines(b, p, end, path, magic_line):
+    q = p + len(magic_line)
+    if b[p:q] != magic_line:
+        _invalid(p, path + ".magic", "expected %r, got %r" % (magic_line, bytes(b[p:q])))
+    p, q = q, _line(b, q, end, path + ".counts")
+    m = _COUNTS.fullmatch(b, p, q)
+    if m is None:
+        _invalid(p, path + ".counts", "malformed count line %r" % bytes(b[p:min(q, p + 80)]))
+    p, q = q, _line(b, q, end, path + ".ids")
+    m2 = _IDS.fullmatch(b, p, q)
+    if m2 is None:
+        _invalid(p, path + ".ids", "malformed id line %r" % bytes(b[p:min(q, p + 80)]))
+    body = b[p:q - 1 - len(m2.group(1))]
+    ids = [int(x) for x in body.split(b" ")] if body else []
+    header = Header(int(m.group(1)), int(m.group(2)), int(m.group(3)), ids, bool(m2.group(1)))
+    return header, q
+
+
+def _build_header_lines(h, out, path, magic_line):
+    if h.__class__ is not Header:
+        _bad_value(path, "expected Header", h)
+    counts = (h.special_count, h.stop_count, h.prefix_count)
+    for n in counts:
+        if n.__class__ is not int or n < 0:
+            _bad_value(path, "header counts must be non-negative ints", n)
+    if not isinstance(h.ids, (list, tuple)) or any(i.__class__ is not int for i in h.ids):
+        _bad_value(path + ".ids", "header ids must be ints", h.ids)
+    if h.trailing_space and not h.ids:
+        _bad_value(path + ".trailing_space", "trailing_space needs at least one id", h.ids)
+    out.append(magic_line)
+    out.append(b"%d %d %d\\n" % counts)
+    line = " ".join(map(str, h.ids)) + (" " if h.trailing_space else "")
+    out.append(line.encode() + b"\\n")
+
+
+'''
+
+
+def emit_codec(m: Model, root_name: str) -> str:
+    e = Emitter(m)
+    for name in m.order:
+        if name in m.records:
+            e.parse_record(m.records[name])
+            e.build_record(m.records[name])
+        else:
+            e.parse_union(m.unions[name])
+            e.build_union(m.unions[name])
+    tables = []
+    for name in m.order:
+        u = m.unions.get(name)
+        if u is None or u.custom is not None:
+            continue
+        tables.append(f"_{name.upper()}_PARSERS = {{")
+        tables += [f"    {t}: _parse_{r}," for t, r in u.cases]
+        tables.append("}")
+        tables.append(f"_{name.upper()}_BUILDERS = {{")
+        tables += [f"    {r}: ({t}, _build_{r})," for t, r in u.cases]
+        tables.append("}")
+    structs = [f"{v} = struct.Struct({fmt!r})" for fmt, v in e.structs.items()]
+    api = f'''
+
+def parse_{root_name}(data) -> {root_name}:
+    """Parse a whole file; raises MtokFormatError (with byte offset and field path) on any defect."""
+    b = bytes(data)
+    obj, _ = _parse_{root_name}(b, 0, len(b), "", 1)
+    return obj
+
+
+def build_{root_name}(tree: {root_name}) -> bytes:
+    """Build a whole file; raises MtokFormatError naming the field that cannot be written."""
+    out = []
+    _build_{root_name}(tree, out, "")
+    return b"".join(out)
+'''
+    return BANNER + CODEC_PRELUDE + "\n".join(structs) + "\n\n\n" + "\n".join(e.lines) + "\n" + "\n".join(tables) + "\n" + api
+
+
+# ----------------------------------------------------------------------------------------------
+# FORMAT.md
+# ----------------------------------------------------------------------------------------------
+
+
+def type_text(sub, m: Model) -> str:
+    sub = dsl.resolve(sub)
+    s = scalar(sub)
+    if s:
+        return s[1]
+    if isinstance(sub, dsl.FlagAdapter):
+        return "u8 (0 or 1)"
+    if isinstance(sub, dsl.Count):
+        return f"{type_text(sub.subcon, m)} = len({sub.target})"
+    if isinstance(sub, dsl.LenPrefixed):
+        p = scalar(sub.prefix)[1]
+        return f"[{p} len][len bytes" + (", UTF-8]" if sub.text else "]")
+    if isinstance(sub, dsl.List):
+        cnt = f"`{sub.count}`" if isinstance(sub.count, str) else f"[{type_text(sub.count, m)} count]"
+        return f"{cnt} × {type_text(sub.element, m)}"
+    if isinstance(sub, dsl.Row):
+        return "(" + ", ".join(f"{f.name}: {type_text(f.sub, m)}" for f in fields_of(sub)) + ")"
+    if isinstance(sub, dsl.Record):
+        return f"[{sub.record_name}](#{sub.record_name.lower()})"
+    if isinstance(sub, dsl.Union):
+        return f"[{sub.union_name}](#{sub.union_name.lower()})"
+    if isinstance(sub, dsl.HeaderLines):
+        return "[Header](#header)"
+    if isinstance(sub, dsl.PostProcessorLayouts):
+        return "[PostProcessor](#postprocessor)"
+    if isinstance(sub, dsl.Tail):
+        return f"optional: {type_text(sub.subcon, m)}"
+    if isinstance(sub, dsl.When):
+        return f"if `{sub.flag_field}`: {type_text(sub.subcon, m)}"
+    if isinstance(sub, dsl.End):
+        return "end of data"
+    raise TypeError(sub)
+
+
+def emit_format(m: Model, root: str, notes: str) -> str:
+    L = ["<!-- " + BANNER.strip("# \n") + " -->", "", "# The `.mtok` format", "",
+         "All integers are little-endian. `str` = `[u16 len][len bytes]`. Tree class names are the "
+         "section names below (`mtokspec.tree`).", ""]
+    L.append(notes.strip())
+    L.append("")
+    for name in [root] + [n for n in m.order if n != root]:
+        if name in m.unions:
+            u = m.unions[name]
+            L += [f"## {name}", "", u.doc, ""]
+            if u.custom is not None:
+                L += [u.custom.__doc__.strip().replace("\n    ", "\n"), "",
+                      "| layout | tree class |", "|---|---|",
+                      f"| current | [{u.custom.current.record_name}](#{u.custom.current.record_name.lower()}) |",
+                      f"| legacy | [{u.custom.legacy.record_name}](#{u.custom.legacy.record_name.lower()}) |", ""]
+                continue
+            L += [f"Tag: `{type_text(u.node.tag, m)}`. Nesting limit: {u.max_depth}.", "",
+                  "| tag | variant |", "|---|---|"]
+            L += [f"| {t} | [{r}](#{r.lower()}) |" for t, r in u.cases]
+            L.append("")
+            continue
+        info = m.records[name]
+        title = f"## {name}"
+        if info.union:
+            t = info.tag
+            title += f" ({info.union}" + (f" tag {t})" if t is not None and t >= 0 else ")")
+        L += [title, "", info.doc, ""]
+        if info.custom is not None:
+            h = info.custom
+            L += [h.__doc__.strip().replace("\n    ", "\n"), "",
+                  "| line | content | tree fields |", "|---|---|---|",
+                  f"| 1 | `{h.magic_line.decode().strip()}\\n` | (magic and file type) |",
+                  "| 2 | `special stop prefix\\n`, decimal | special_count, stop_count, prefix_count |",
+                  "| 3 | ids, decimal, space-separated, `\\n` | ids, trailing_space |", ""]
+            continue
+        if not info.fields:
+            L += ["No fields.", ""]
+            continue
+        L += ["| field | type | meaning |", "|---|---|---|"]
+        for f in info.fields:
+            L.append(f"| {f.name or '—'} | {type_text(f.sub, m)} | {f.doc} |")
+        L.append("")
+    return "\n".join(L) + "\n"
+
+
+# ----------------------------------------------------------------------------------------------
+
+
+def outputs() -> dict[str, str]:
+    m = collect(mtok.MtokFile)
+    notes = (ROOT / "spec" / "NOTES.md").read_text(encoding="utf-8")
+    return {
+        "__init__.py": BANNER + '"""Generated from spec/: tree classes (tree.py) and the fast codec (codec.py)."""\n',
+        "tree.py": emit_tree(m),
+        "codec.py": emit_codec(m, "MtokFile"),
+        "FORMAT.md": emit_format(m, "MtokFile", notes),
+    }
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--check", action="store_true", help="exit 1 if generated/ is stale; write nothing")
+    args = ap.parse_args(argv)
+    stale = []
+    for name, text in outputs().items():
+        path = OUT / name
+        current = path.read_text(encoding="utf-8") if path.exists() else None
+        if current != text:
+            stale.append(name)
+            if not args.check:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                tmp = path.with_suffix(path.suffix + ".tmp")
+                tmp.write_text(text, encoding="utf-8")
+                tmp.replace(path)
+    if args.check:
+        if stale:
+            print("generated/ is stale: " + ", ".join(stale) + " (run: python -m tools.generate)")
+            return 1
+        print("generated/ is fresh")
+        return 0
+    print("wrote " + (", ".join(stale) if stale else "nothing (already fresh)"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
