@@ -27,16 +27,14 @@ class Header:
 
 @dataclass(slots=True)
 class NoNormalizer:
-    """No normalisation.
-    """
+    """No normalisation."""
 
     pass
 
 
 @dataclass(slots=True)
 class LegacyNFKCNormalizer:
-    """NFKC without an embedded table (older files); readers use their own Unicode data.
-    """
+    """NFKC without an embedded table (older files); readers use their own Unicode data."""
 
     pass
 
@@ -135,8 +133,7 @@ Normalizer = NoNormalizer | LegacyNFKCNormalizer | PrependNormalizer | ReplaceNo
 
 @dataclass(slots=True)
 class NoPreTokenizer:
-    """No pre-tokenisation (also what the exporter writes for unsupported types).
-    """
+    """No pre-tokenisation (also what the exporter writes for unsupported types)."""
 
     pass
 
@@ -175,7 +172,7 @@ class MetaspacePreTokenizer:
 
 @dataclass(slots=True)
 class SplitPreTokenizer:
-    """HF `Split`; the exporter also writes `WhitespaceSplit` as Split('\s+', 0, 1).
+    """HF `Split`; the exporter also writes `WhitespaceSplit` as Split('\\s+', 0, 1).
 
     ``pattern``: regular expression or literal text (the file does not say which)
     ``invert``: the pattern matches the pieces rather than the delimiters
@@ -189,8 +186,7 @@ class SplitPreTokenizer:
 
 @dataclass(slots=True)
 class BertPreTokenizer:
-    """HF `BertPreTokenizer`: split on white space and punctuation.
-    """
+    """HF `BertPreTokenizer`: split on white space and punctuation."""
 
     pass
 
@@ -261,16 +257,14 @@ Model = BPEModel | WordPieceModel | UnigramModel
 
 @dataclass(slots=True)
 class ByteLevelDecoder:
-    """HF `ByteLevel`; the exporter also writes it for a missing or unknown decoder.
-    """
+    """HF `ByteLevel`; the exporter also writes it for a missing or unknown decoder."""
 
     pass
 
 
 @dataclass(slots=True)
 class ByteFallbackDecoder:
-    """HF `ByteFallback`: <0xXX> tokens back to bytes.
-    """
+    """HF `ByteFallback`: <0xXX> tokens back to bytes."""
 
     pass
 
@@ -301,8 +295,7 @@ class WordPieceDecoder:
 
 @dataclass(slots=True)
 class FuseDecoder:
-    """HF `Fuse`: join all tokens into one.
-    """
+    """HF `Fuse`: join all tokens into one."""
 
     pass
 
@@ -367,8 +360,7 @@ class AddedToken:
 
 @dataclass(slots=True)
 class SequenceOp:
-    """op 0: the encoded sequence A goes here.
-    """
+    """op 0: the encoded sequence A goes here."""
 
     pass
 

@@ -113,7 +113,7 @@ class Record(c.Struct):
         obj = super()._parse(stream, context, path)
         out = {}
         for sc in self.subcons:
-            if sc.name is not None and not isinstance(sc.subcon, Count):
+            if sc.name is not None and not isinstance(unwrap(sc), Count):
                 out[sc.name] = obj[sc.name]
         return out
 
@@ -167,6 +167,13 @@ class List(c.Construct):
         if not isinstance(obj, (list, tuple)):
             raise c.ValidationError(f"expected a list, got {type(obj).__name__}", path=path)
         return self._inner._build(list(obj), stream, context, path)
+
+
+def unwrap(sub):
+    """The block inside ``"name" / block * "doc"``."""
+    while isinstance(sub, c.Renamed):
+        sub = sub.subcon
+    return sub
 
 
 def resolve(sub):

@@ -255,14 +255,16 @@ def emit_tree(m: Model) -> str:
         if name in m.records:
             info = m.records[name]
             L += ["", "@dataclass(slots=True)", f"class {name}:"]
-            doc = info.doc or name
+            doc = (info.doc or name).replace("\\", "\\\\")
             fl = tree_fields(info)
-            L.append(f'    """{doc}')
             if fl:
+                L.append(f'    """{doc}')
                 L.append("")
                 for f in fl:
-                    L.append(f"    ``{f.name}``: {f.doc}")
-            L.append('    """')
+                    L.append(f"    ``{f.name}``: " + f.doc.replace("\\", "\\\\"))
+                L.append('    """')
+            else:
+                L.append(f'    """{doc}"""')
             L.append("")
             for f in fl:
                 d = field_desc(info, f)
@@ -447,8 +449,12 @@ class Emitter:
             self.read_fixed_group(ind, [sub.count], [n], [pe])
         el = dsl.resolve(sub.element)
         ms = max(min_size(el, self.m), 1)
-        self.w(ind, f"if {n} * {ms} > end - p:")
-        self.w(ind + 1, f'_invalid(p, {pe}, "count %d needs at least %d bytes, %d left" % ({n}, {n} * {ms}, end - p))')
+        bulk = self.fixed(el) or (isinstance(el, dsl.Row) and all(self.fixed(f.sub) for f in fields_of(el)))
+        if bulk or not isinstance(el, dsl.Row):
+            # Refuse impossible counts before slicing or allocating.  Rows of variable size are
+            # appended one by one, each bounds-checked, so their errors can name the row instead.
+            self.w(ind, f"if {n} * {ms} > end - p:")
+            self.w(ind + 1, f'_invalid(p, {pe}, "count %d needs at least %d bytes, %d left" % ({n}, {n} * {ms}, end - p))')
         idx = self.var("i")
         epe = f'{pe} + "[%d]" % {idx}'
         if isinstance(el, dsl.Row):
@@ -832,6 +838,21 @@ def emit_codec(m: Model, root_name: str) -> str:
         else:
             e.parse_union(m.unions[name])
             e.build_union(m.unions[name])
+    root = m.records[root_name]
+    e.w(0, f"def section_sizes_{root_name}(obj):")
+    e.w(1, '"""(section name, bytes it takes or None when absent) for each top-level section."""')
+    e.w(1, "sizes = []")
+    e.w(1, "absent = False")
+    e.w(1, 'path = ""')
+    for f in root.fields:
+        if not f.name:
+            continue
+        e.w(1, "out = []")
+        e.write_fields(1, [(f, f"obj.{f.name}", f'"{f.name}"')], "obj", None)
+        e.w(1, f"sizes.append(({f.name!r}, None if obj.{f.name} is None else sum(map(len, out))))")
+    e.w(1, "return sizes")
+    e.w(0, "")
+    e.w(0, "")
     tables = []
     for name in m.order:
         u = m.unions.get(name)

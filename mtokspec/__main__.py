@@ -1,0 +1,5 @@
+import sys
+
+from mtokspec.cli import main
+
+sys.exit(main())

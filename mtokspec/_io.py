@@ -1,0 +1,39 @@
+"""File helpers shared by the commands."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+
+def atomic_write(path: str | os.PathLike, data: bytes | str) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same folder and a rename.
+
+    Readers see the old file or the whole new one; a failure leaves neither a partial file nor the
+    temporary behind.
+    """
+    path = Path(path)
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def read_input(path: str) -> bytes:
+    """Bytes of a file, or of standard input for ``-``."""
+    if path == "-":
+        return sys.stdin.buffer.read()
+    return Path(path).read_bytes()

@@ -1,0 +1,45 @@
+"""The ``mtokspec`` command: composes the library, adds no behaviour of its own."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from mtokspec import __version__
+from mtokspec._commands import COMMAND_MODULES
+
+DESCRIPTION = """\
+Read, check, write and run MNN tokenizer files (.mtok, legacy tokenizer.txt).
+
+Exit codes: 0 success; 1 the command ran and found problems (validate findings, compare
+mismatches); 2 a file could not be read, parsed or written (nothing is left half-written)."""
+
+
+def make_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mtokspec", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--version", action="version", version=f"mtokspec {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module in COMMAND_MODULES:
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = make_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except BrokenPipeError:  # e.g. `mtokspec dump big.mtok | head`
+        sys.stderr.close()
+        return 0
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

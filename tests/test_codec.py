@@ -1,0 +1,341 @@
+"""The .mtok codec: corpus round trips, differential against the construct reference, fuzzing."""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import struct
+from contextlib import contextmanager
+
+import pytest
+from conftest import corpus_mtok_files
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import mtokspec
+from mtokspec import plainio
+from mtokspec import strategies as mst
+from mtokspec import tree as t
+from mtokspec._generated.tree import CLASSES, VARIANTS
+from mtokspec.errors import MtokFormatError
+from spec import ReferenceError, reference_build, reference_parse
+
+CORPUS_FILES = corpus_mtok_files()
+corpus_param = pytest.mark.parametrize(
+    "path", CORPUS_FILES or [pytest.param(None, marks=pytest.mark.skip(reason="../shared/corpus is absent"))],
+    ids=[p.parent.name for p in CORPUS_FILES] or None,
+)
+
+
+def plain(value):
+    """The reference codec's output in the plain form ``mtokspec.to_dict`` uses."""
+    if isinstance(value, bytes):
+        return t._bytes_to_plain(value)
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return value
+
+
+def tree_plain(tree):
+    d = mtokspec.to_dict(tree)
+    d.pop("format")
+    return d
+
+
+@contextmanager
+def deadline(seconds: float):
+    """Hang guard for hostile inputs: a parse that runs past this is a bug, not a slow machine."""
+    def fire(*_):
+        raise TimeoutError(f"parse took longer than {seconds} s")
+    old = signal.signal(signal.SIGALRM, fire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+# ---------------------------------------------------------------------------------------------
+# Corpus
+# ---------------------------------------------------------------------------------------------
+
+
+@corpus_param
+def test_corpus_round_trip_and_validate(path):
+    data = path.read_bytes()
+    tree = mtokspec.parse(data)
+    assert mtokspec.build(tree) == data
+    assert mtokspec.parse(mtokspec.build(tree)) == tree
+    errors = [f for f in mtokspec.validate(tree) if f.severity == "error"]
+    assert errors == []
+
+
+@corpus_param
+def test_corpus_matches_reference_codec(path):
+    data = path.read_bytes()
+    tree = mtokspec.parse(data)
+    assert tree_plain(tree) == plain(reference_parse(data))
+    assert reference_build(mtokspec.to_dict(tree)) == data
+
+
+@corpus_param
+def test_corpus_dump_formats_rebuild_bytes(path):
+    data = path.read_bytes()
+    doc = mtokspec.to_dict(mtokspec.parse(data))
+    via_json = mtokspec.from_dict(json.loads(json.dumps(doc, ensure_ascii=False)))
+    assert mtokspec.build(via_json) == data
+
+
+def test_whisper_program_is_read_as_written(corpus):
+    tree = mtokspec.parse((corpus / "tok" / "whisper.tiny" / "mnn.mtok").read_bytes())
+    assert tree.post_processor == t.PostProcessorProgram(
+        [t.SpecialTokenOp(50258), t.SpecialTokenOp(50363), t.SequenceOp(), t.SpecialTokenOp(50257)]
+    )
+    codes = {f.code for f in mtokspec.validate(tree)}
+    assert "post-misread-by-mnn" in codes
+
+
+# ---------------------------------------------------------------------------------------------
+# Generated trees
+# ---------------------------------------------------------------------------------------------
+
+
+@settings(max_examples=150)
+@given(mst.mtok_files(valid=False))
+def test_tree_build_parse_round_trip(tree):
+    data = mtokspec.build(tree)
+    again = mtokspec.parse(data)
+    assert again == tree
+    assert mtokspec.build(again) == data
+
+
+@settings(max_examples=60)
+@given(mst.mtok_files())
+def test_valid_trees_validate_clean_and_match_reference(tree):
+    data = mtokspec.build(tree)
+    assert [f for f in mtokspec.validate(data) if f.severity == "error"] == []
+    assert plain(reference_parse(data)) == tree_plain(tree)
+    assert reference_build(mtokspec.to_dict(tree)) == data
+
+
+@settings(max_examples=40)
+@given(mst.mtok_files(valid=False))
+def test_plain_form_round_trips_through_yaml(tree):
+    text = plainio.dump_yaml(mtokspec.to_dict(tree))
+    assert mtokspec.from_dict(plainio.load_yaml(text)) == tree
+    assert mtokspec.from_dict(plainio.load_json(plainio.dump_json(mtokspec.to_dict(tree)))) == tree
+
+
+def _wrap(node):
+    """A whole file holding ``node`` where its kind belongs."""
+    kinds = {
+        "Normalizer": "normalizer", "PreTokenizer": "pre_tokenizer", "Model": "model",
+        "Decoder": "decoder", "PostProcessor": "post_processor",
+    }
+    union = VARIANTS[type(node).__name__][0]
+    if union == "PostOp":
+        return t.MtokFile(chat_template="", eos_token="", flags=0, bos_token="",
+                          post_processor=t.PostProcessorProgram([node]))
+    if union == "PostProcessor":
+        return t.MtokFile(chat_template="", eos_token="", flags=0, bos_token="", post_processor=node)
+    return t.MtokFile(**{kinds[union]: node})
+
+
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_every_variant_round_trips(name):
+    @settings(max_examples=25)
+    @given(mst.variants(CLASSES[name]))
+    def check(node):
+        tree = _wrap(node)
+        data = mtokspec.build(tree)
+        assert mtokspec.parse(data) == tree
+        assert plain(reference_parse(data)) == tree_plain(tree)
+
+    check()
+
+
+@pytest.mark.parametrize("tails", range(6))
+def test_absent_and_empty_trailing_sections_differ(tails):
+    values = ["", "", 0, "", t.PostProcessorProgram([])]
+    kwargs = dict(zip(["chat_template", "eos_token", "flags", "bos_token", "post_processor"],
+                      values[:tails] + [None] * (5 - tails)))
+    tree = t.MtokFile(**kwargs)
+    data = mtokspec.build(tree)
+    assert mtokspec.parse(data) == tree
+    assert len(data) == len(mtokspec.build(t.MtokFile())) + [0, 4, 6, 7, 9, 11][tails]
+
+
+def test_header_spacing_and_duplicates_are_kept():
+    for header in (t.make_header([0, 0, 5], [2], [1]), t.make_header([3, 3], [], [], trailing_space=True),
+                   t.make_header()):
+        tree = t.MtokFile(header=header)
+        data = mtokspec.build(tree)
+        assert mtokspec.parse(data).header == header
+    data = mtokspec.build(t.MtokFile(header=t.make_header([7, 8], trailing_space=True)))
+    assert data.startswith(b"430 4\n2 0 0\n7 8 \n")
+
+
+# ---------------------------------------------------------------------------------------------
+# Errors
+# ---------------------------------------------------------------------------------------------
+
+
+def small_real_tree(corpus) -> t.MtokFile:
+    """A small tree cut from a real one: t5-small (table normalizer, Sequence pre-tokenizer,
+    Unigram, added tokens, every trailing section) with its tables shortened."""
+    tree = mtokspec.parse((corpus / "tok" / "t5-small" / "mnn.mtok").read_bytes())
+    tree.model.vocab = [(tok, i, score) for i, (tok, _, score) in enumerate(tree.model.vocab[:30])]
+    tree.normalizer.table = tree.normalizer.table[:20]
+    tree.added_tokens = tree.added_tokens[:3]
+    tree.chat_template = "{{ messages }}"
+    return tree
+
+
+def small_real_file(corpus) -> bytes:
+    return mtokspec.build(small_real_tree(corpus))
+
+
+def test_every_truncation_fails_cleanly(corpus):
+    tree = small_real_tree(corpus)
+    data = mtokspec.build(tree)
+    # the file may end where an optional trailing section would start
+    names = ["chat_template", "eos_token", "flags", "bos_token", "post_processor"]
+    boundaries = set()
+    for k in range(5):
+        shorter = t.MtokFile(**{f: getattr(tree, f) for f in tree.__slots__})
+        for name in names[k:]:
+            setattr(shorter, name, None)
+        boundaries.add(len(mtokspec.build(shorter)))
+    assert len(boundaries) == 5
+    for n in range(len(data)):
+        with deadline(1.0):
+            if n in boundaries:
+                assert data[:n] == mtokspec.build(mtokspec.parse(data[:n]))
+                continue
+            with pytest.raises(MtokFormatError) as info:
+                mtokspec.parse(data[:n])
+        err = info.value
+        assert err.offset is not None and 0 <= err.offset <= n, (n, str(err))
+        assert err.path
+
+
+def test_truncation_names_offset_and_field(corpus):
+    data = (corpus / "tok" / "roberta-base" / "mnn.mtok").read_bytes()
+    tree = mtokspec.parse(data)
+    header_len = data.index(b"\n", data.index(b"\n", 6) + 1) + 1
+    # byte offset of vocab entry 1234's token: tags (normalizer, pre-tokenizer 2 bytes, model 11 bytes)
+    p = header_len + 1 + 2 + 11
+    for tok, _ in tree.model.vocab[:1234]:
+        p += 2 + len(tok) + 4
+    with pytest.raises(MtokFormatError) as info:
+        mtokspec.parse(data[: p + 3])
+    assert info.value.path == "model.vocab[1234].token"
+    assert info.value.offset == p + 2
+    assert f"at byte {p + 2}, model.vocab[1234].token" in str(info.value)
+
+
+def test_random_byte_flips_only_raise_format_errors(corpus):
+    data = bytearray(small_real_file(corpus))
+    rng = random.Random(1234)
+    for _ in range(3000):
+        mutated = bytearray(data)
+        for _ in range(rng.randint(1, 4)):
+            mutated[rng.randrange(len(mutated))] = rng.randrange(256)
+        with deadline(1.0):
+            try:
+                tree = mtokspec.parse(bytes(mutated))
+            except MtokFormatError:
+                continue
+        assert mtokspec.build(tree) == bytes(mutated)
+
+
+@settings(max_examples=300)
+@given(st.binary(max_size=300))
+def test_arbitrary_bytes_only_raise_format_errors(data):
+    for prefix in (b"", b"430 4\n", b"430 4\n0 0 0\n\n"):
+        try:
+            tree = mtokspec.parse(prefix + data)
+        except MtokFormatError:
+            continue
+        assert mtokspec.build(tree) == prefix + data
+
+
+HEADER = b"430 4\n0 0 0\n\n"
+EMPTY_BODY = b"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" + b"\x00" + b"\x00\x00\x00\x00"
+
+
+@pytest.mark.parametrize("count", [2**16 - 1, 2**31, 2**32 - 1])
+@pytest.mark.parametrize("place", ["vocab", "merges", "added", "norm_table", "sequence", "chat_template"])
+def test_huge_counts_are_refused_before_allocation(count, place):
+    c32 = struct.pack("<I", count)
+    model = b"\x00" + struct.pack("<I", 0) + b"\x00\x00" + struct.pack("<I", 0)
+    body = {
+        "vocab": b"\x00\x00" + b"\x00" + c32 + b"\x00\x00" + struct.pack("<I", 0),
+        "merges": b"\x00\x00" + b"\x00" + struct.pack("<I", 0) + b"\x00\x00" + c32,
+        "added": b"\x00\x00" + model + b"\x00" + c32,
+        "norm_table": b"\x06" + c32,
+        "sequence": b"\x04" + c32,
+        "chat_template": b"\x00\x00" + model + b"\x00" + b"\x00\x00\x00\x00" + c32,
+    }[place]
+    with deadline(1.0), pytest.raises(MtokFormatError):
+        mtokspec.parse(HEADER + body + b"\x00" * 64)
+
+
+def test_deep_nesting_is_refused():
+    for tag in (b"\x04", ):  # Sequence normalizer
+        data = HEADER + (tag + b"\x01\x00\x00\x00") * 100_000 + b"\x00"
+        with deadline(1.0), pytest.raises(MtokFormatError, match="nested deeper"):
+            mtokspec.parse(data)
+        with pytest.raises(ReferenceError, match="nested deeper"):
+            reference_parse(data)
+    pre = HEADER + b"\x00" + b"\x06\x01\x00\x00\x00" * 100_000
+    with deadline(1.0), pytest.raises(MtokFormatError, match="PreTokenizer nested deeper"):
+        mtokspec.parse(pre)
+
+
+def test_unknown_tags_trailing_bytes_and_bad_utf8():
+    base = mtokspec.build(t.MtokFile(chat_template="", eos_token="", flags=0, bos_token="",
+                                     post_processor=t.PostProcessorProgram([])))
+    i = len(HEADER)
+    with pytest.raises(MtokFormatError, match="unknown Normalizer tag 9") as info:
+        mtokspec.parse(base[:i] + b"\x09" + base[i + 1:])
+    assert info.value.offset == i and info.value.path == "normalizer"
+    with pytest.raises(MtokFormatError, match="trailing bytes"):
+        mtokspec.parse(base + b"\x00")
+    bad = mtokspec.build(t.MtokFile(chat_template="ab"))
+    with pytest.raises(MtokFormatError, match="invalid UTF-8") as info:
+        mtokspec.parse(bad[:-2] + b"\xffb")
+    assert info.value.path == "chat_template"
+    with pytest.raises(MtokFormatError, match="flag must be 0 or 1"):
+        mtokspec.parse(HEADER + b"\x00\x01\x02")
+
+
+def test_parse_refuses_non_bytes():
+    with pytest.raises(MtokFormatError):
+        mtokspec.parse("430 4\n")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "tree, path",
+    [
+        (t.MtokFile(model=t.BPEModel(vocab=[("a", 0)])), "model.vocab[0].token"),
+        (t.MtokFile(model=t.BPEModel(vocab=[(b"a", -1)])), "model.vocab[0].id"),
+        (t.MtokFile(model=t.BPEModel(merges=[(1, 2)])), "model.merges[0]"),
+        (t.MtokFile(model=t.BPEModel(vocab=[(b"x" * 70000, 0)])), "model.vocab[0].token"),
+        (t.MtokFile(normalizer=t.SequenceNormalizer([t.NoPreTokenizer()])), "normalizer.normalizers[0]"),
+        (t.MtokFile(added_tokens=[t.AddedToken(content=b"x")]), "added_tokens[0].content"),
+        (t.MtokFile(eos_token="x"), "eos_token"),
+        (t.MtokFile(normalizer=t.BertNFDNormalizer(strip_accents=True)), "normalizer.nfd_table"),
+        (t.MtokFile(chat_template="", post_processor=t.LegacyPostProcessor([])), "post_processor"),
+        (t.MtokFile(header=t.Header(special_count=-1)), "header"),
+    ],
+)
+def test_build_errors_name_the_field(tree, path):
+    with pytest.raises(MtokFormatError) as info:
+        mtokspec.build(tree)
+    assert info.value.path == path
+    assert info.value.offset is None
