@@ -12,6 +12,7 @@ import struct
 from itertools import chain as _chain
 
 from mtokspec.errors import MtokFormatError
+from mtokspec.table import Table
 
 from .tree import *  # noqa: F403
 
@@ -105,6 +106,67 @@ _S7 = struct.Struct('<IIB')
 _S8 = struct.Struct('<Id')
 _S9 = struct.Struct('<II')
 _S10 = struct.Struct('<IBBB')
+
+
+def _decode_rows0(b, n):
+    p, end, path = 0, len(b), "<table>"
+    rows = []
+    ap = rows.append
+    for i in range(n):
+        if p + 4 > end:
+            _truncated(p, 4, end, path)
+        c19, = _S1.unpack_from(b, p)
+        p += 4
+        if p + 2 > end:
+            _truncated(p, 2, end, path)
+        n21 = b[p] | (b[p + 1] << 8)
+        q22 = p + 2 + n21
+        if q22 + 0 > end:
+            _truncated(p + 2, n21 + 0, end, path)
+        c20 = b[p + 2:q22]
+        p = q22 + 0
+        ap((c19, c20,))
+    return rows
+
+
+def _decode_rows1(b, n):
+    p, end, path = 0, len(b), "<table>"
+    rows = []
+    ap = rows.append
+    for i in range(n):
+        if p + 2 > end:
+            _truncated(p, 2, end, path)
+        n58 = b[p] | (b[p + 1] << 8)
+        q59 = p + 2 + n58
+        if q59 + 4 > end:
+            _truncated(p + 2, n58 + 4, end, path)
+        c56 = b[p + 2:q59]
+        c57, = _S1.unpack_from(b, q59)
+        p = q59 + 4
+        ap((c56, c57,))
+    return rows
+
+
+def _decode_rows2(b, n):
+    return list(_S6.iter_unpack(b))
+
+
+def _decode_rows3(b, n):
+    p, end, path = 0, len(b), "<table>"
+    rows = []
+    ap = rows.append
+    for i in range(n):
+        if p + 2 > end:
+            _truncated(p, 2, end, path)
+        n97 = b[p] | (b[p + 1] << 8)
+        q98 = p + 2 + n97
+        if q98 + 12 > end:
+            _truncated(p + 2, n97 + 12, end, path)
+        c94 = b[p + 2:q98]
+        c95, c96, = _S8.unpack_from(b, q98)
+        p = q98 + 12
+        ap((c94, c95, c96,))
+    return rows
 
 
 def _parse_NoNormalizer(b, p, end, path, depth):
@@ -226,7 +288,7 @@ def _build_SequenceNormalizer(obj, out, path):
     if obj.__class__ is not SequenceNormalizer:
         _bad_value(path, "expected SequenceNormalizer", obj)
     lst12 = obj.normalizers
-    if not isinstance(lst12, (list, tuple)):
+    if not isinstance(lst12, (list, tuple, Table)):
         _bad_value(path + ".normalizers", "expected a list", lst12)
     try:
         out.append(_S1.pack(len(lst12)))
@@ -278,53 +340,61 @@ def _parse_TableNormalizer(b, p, end, path, depth):
         _truncated(p, 4, end, path + ".table")
     n15, = _S1.unpack_from(b, p)
     p += 4
-    v_table = []
-    ap19 = v_table.append
-    for i16 in range(n15):
-        if p + 4 > end:
-            _truncated(p, 4, end, path + ".table" + "[%d]" % i16 + ".codepoint")
-        c17, = _S1.unpack_from(b, p)
-        p += 4
-        if p + 2 > end:
-            _truncated(p, 2, end, path + ".table" + "[%d]" % i16 + ".normalized")
-        n20 = b[p] | (b[p + 1] << 8)
-        q21 = p + 2 + n20
-        if q21 + 0 > end:
-            _truncated(p + 2, n20 + 0, end, path + ".table" + "[%d]" % i16 + ".normalized")
-        c18 = b[p + 2:q21]
-        p = q21 + 0
-        ap19((c17, c18,))
+    start17 = p
+    p18 = p
+    try:
+        for _ in range(n15):
+            p += 6 + (b[p + 4] | (b[p + 5] << 8))
+    except IndexError:
+        p = end + 1
+    if p > end:
+        p = p18
+        for i16 in range(n15):
+            if p + 4 > end:
+                _truncated(p, 4, end, path + ".table" + "[%d]" % i16 + ".codepoint")
+            p += 4
+            if p + 2 > end:
+                _truncated(p, 2, end, path + ".table" + "[%d]" % i16 + ".normalized")
+            q = p + 2 + (b[p] | (b[p + 1] << 8))
+            if q > end:
+                _truncated(p + 2, q - p - 2, end, path + ".table" + "[%d]" % i16 + ".normalized")
+            p = q
+    v_table = Table.lazy(b[start17:p], n15, _decode_rows0)
     return TableNormalizer(table=v_table), p
 
 
 def _build_TableNormalizer(obj, out, path):
     if obj.__class__ is not TableNormalizer:
         _bad_value(path, "expected TableNormalizer", obj)
-    lst22 = obj.table
-    if not isinstance(lst22, (list, tuple)):
-        _bad_value(path + ".table", "expected a list", lst22)
+    lst23 = obj.table
+    if not isinstance(lst23, (list, tuple, Table)):
+        _bad_value(path + ".table", "expected a list", lst23)
     try:
-        out.append(_S1.pack(len(lst22)))
+        out.append(_S1.pack(len(lst23)))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".table", str(e), (len(lst22),))
-    for i23, row26 in enumerate(lst22):
-        try:
-            c24, c25, = row26
-        except (TypeError, ValueError):
-            _bad_value(path + ".table" + "[%d]" % i23, "expected a row of 2 values", row26)
-        try:
-            out.append(_S1.pack(c24))
-        except (struct.error, TypeError) as e:
-            _bad_value(path + ".table" + "[%d]" % i23 + ".codepoint", str(e), (c24,))
-        s27 = c25
-        if s27.__class__ is not bytes:
-            if not isinstance(s27, (bytes, bytearray, memoryview)):
-                _bad_value(path + ".table" + "[%d]" % i23 + ".normalized", "expected bytes", s27)
-            s27 = bytes(s27)
-        if len(s27) > 65535:
-            _bad_value(path + ".table" + "[%d]" % i23 + ".normalized", "longer than 65535 bytes", len(s27))
-        out.append(_S0.pack(len(s27)))
-        out.append(s27)
+        _bad_value(path + ".table", str(e), (len(lst23),))
+    raw25 = lst23.raw_bytes() if lst23.__class__ is Table else None
+    if raw25 is not None:
+        out.append(raw25)
+    else:
+        for i24, row28 in enumerate(lst23):
+            try:
+                c26, c27, = row28
+            except (TypeError, ValueError):
+                _bad_value(path + ".table" + "[%d]" % i24, "expected a row of 2 values", row28)
+            try:
+                out.append(_S1.pack(c26))
+            except (struct.error, TypeError) as e:
+                _bad_value(path + ".table" + "[%d]" % i24 + ".codepoint", str(e), (c26,))
+            s29 = c27
+            if s29.__class__ is not bytes:
+                if not isinstance(s29, (bytes, bytearray, memoryview)):
+                    _bad_value(path + ".table" + "[%d]" % i24 + ".normalized", "expected bytes", s29)
+                s29 = bytes(s29)
+            if len(s29) > 65535:
+                _bad_value(path + ".table" + "[%d]" % i24 + ".normalized", "longer than 65535 bytes", len(s29))
+            out.append(_S0.pack(len(s29)))
+            out.append(s29)
 
 
 def _parse_BertNFDNormalizer(b, p, end, path, depth):
@@ -347,24 +417,28 @@ def _parse_BertNFDNormalizer(b, p, end, path, depth):
     if v_strip_accents:
         if p + 4 > end:
             _truncated(p, 4, end, path + ".nfd_table")
-        n28, = _S1.unpack_from(b, p)
+        n30, = _S1.unpack_from(b, p)
         p += 4
-        v_nfd_table = []
-        ap32 = v_nfd_table.append
-        for i29 in range(n28):
-            if p + 4 > end:
-                _truncated(p, 4, end, path + ".nfd_table" + "[%d]" % i29 + ".codepoint")
-            c30, = _S1.unpack_from(b, p)
-            p += 4
-            if p + 2 > end:
-                _truncated(p, 2, end, path + ".nfd_table" + "[%d]" % i29 + ".normalized")
-            n33 = b[p] | (b[p + 1] << 8)
-            q34 = p + 2 + n33
-            if q34 + 0 > end:
-                _truncated(p + 2, n33 + 0, end, path + ".nfd_table" + "[%d]" % i29 + ".normalized")
-            c31 = b[p + 2:q34]
-            p = q34 + 0
-            ap32((c30, c31,))
+        start32 = p
+        p33 = p
+        try:
+            for _ in range(n30):
+                p += 6 + (b[p + 4] | (b[p + 5] << 8))
+        except IndexError:
+            p = end + 1
+        if p > end:
+            p = p33
+            for i31 in range(n30):
+                if p + 4 > end:
+                    _truncated(p, 4, end, path + ".nfd_table" + "[%d]" % i31 + ".codepoint")
+                p += 4
+                if p + 2 > end:
+                    _truncated(p, 2, end, path + ".nfd_table" + "[%d]" % i31 + ".normalized")
+                q = p + 2 + (b[p] | (b[p + 1] << 8))
+                if q > end:
+                    _truncated(p + 2, q - p - 2, end, path + ".nfd_table" + "[%d]" % i31 + ".normalized")
+                p = q
+        v_nfd_table = Table.lazy(b[start32:p], n30, _decode_rows0)
     else:
         v_nfd_table = None
     return BertNFDNormalizer(clean_text=v_clean_text, handle_chinese_chars=v_handle_chinese_chars, strip_accents=v_strip_accents, lowercase=v_lowercase, nfd_table=v_nfd_table), p
@@ -388,31 +462,35 @@ def _build_BertNFDNormalizer(obj, out, path):
     if bool(obj.strip_accents) != (obj.nfd_table is not None):
         _bad_value(path + ".nfd_table", "present exactly when strip_accents is set", obj.nfd_table)
     if obj.nfd_table is not None:
-        lst35 = obj.nfd_table
-        if not isinstance(lst35, (list, tuple)):
-            _bad_value(path + ".nfd_table", "expected a list", lst35)
+        lst34 = obj.nfd_table
+        if not isinstance(lst34, (list, tuple, Table)):
+            _bad_value(path + ".nfd_table", "expected a list", lst34)
         try:
-            out.append(_S1.pack(len(lst35)))
+            out.append(_S1.pack(len(lst34)))
         except (struct.error, TypeError) as e:
-            _bad_value(path + ".nfd_table", str(e), (len(lst35),))
-        for i36, row39 in enumerate(lst35):
-            try:
-                c37, c38, = row39
-            except (TypeError, ValueError):
-                _bad_value(path + ".nfd_table" + "[%d]" % i36, "expected a row of 2 values", row39)
-            try:
-                out.append(_S1.pack(c37))
-            except (struct.error, TypeError) as e:
-                _bad_value(path + ".nfd_table" + "[%d]" % i36 + ".codepoint", str(e), (c37,))
-            s40 = c38
-            if s40.__class__ is not bytes:
-                if not isinstance(s40, (bytes, bytearray, memoryview)):
-                    _bad_value(path + ".nfd_table" + "[%d]" % i36 + ".normalized", "expected bytes", s40)
-                s40 = bytes(s40)
-            if len(s40) > 65535:
-                _bad_value(path + ".nfd_table" + "[%d]" % i36 + ".normalized", "longer than 65535 bytes", len(s40))
-            out.append(_S0.pack(len(s40)))
-            out.append(s40)
+            _bad_value(path + ".nfd_table", str(e), (len(lst34),))
+        raw36 = lst34.raw_bytes() if lst34.__class__ is Table else None
+        if raw36 is not None:
+            out.append(raw36)
+        else:
+            for i35, row39 in enumerate(lst34):
+                try:
+                    c37, c38, = row39
+                except (TypeError, ValueError):
+                    _bad_value(path + ".nfd_table" + "[%d]" % i35, "expected a row of 2 values", row39)
+                try:
+                    out.append(_S1.pack(c37))
+                except (struct.error, TypeError) as e:
+                    _bad_value(path + ".nfd_table" + "[%d]" % i35 + ".codepoint", str(e), (c37,))
+                s40 = c38
+                if s40.__class__ is not bytes:
+                    if not isinstance(s40, (bytes, bytearray, memoryview)):
+                        _bad_value(path + ".nfd_table" + "[%d]" % i35 + ".normalized", "expected bytes", s40)
+                    s40 = bytes(s40)
+                if len(s40) > 65535:
+                    _bad_value(path + ".nfd_table" + "[%d]" % i35 + ".normalized", "longer than 65535 bytes", len(s40))
+                out.append(_S0.pack(len(s40)))
+                out.append(s40)
 
 
 def _parse_StripNormalizer(b, p, end, path, depth):
@@ -623,7 +701,7 @@ def _build_SequencePreTokenizer(obj, out, path):
     if obj.__class__ is not SequencePreTokenizer:
         _bad_value(path, "expected SequencePreTokenizer", obj)
     lst49 = obj.pretokenizers
-    if not isinstance(lst49, (list, tuple)):
+    if not isinstance(lst49, (list, tuple, Table)):
         _bad_value(path + ".pretokenizers", "expected a list", lst49)
     try:
         out.append(_S1.pack(len(lst49)))
@@ -665,24 +743,32 @@ def _parse_BPEModel(b, p, end, path, depth):
     v_byte_level = v_byte_level == 1
     p += 10
     n52 = v_vocab_size
-    v_vocab = []
-    ap56 = v_vocab.append
-    for i53 in range(n52):
-        if p + 2 > end:
-            _truncated(p, 2, end, path + ".vocab" + "[%d]" % i53 + ".token")
-        n57 = b[p] | (b[p + 1] << 8)
-        q58 = p + 2 + n57
-        if q58 + 4 > end:
-            _truncated(p + 2, n57 + 4, end, path + ".vocab" + "[%d]" % i53 + ".token")
-        c54 = b[p + 2:q58]
-        c55, = _S1.unpack_from(b, q58)
-        p = q58 + 4
-        ap56((c54, c55,))
-    n59 = v_merge_size
-    if n59 * 12 > end - p:
-        _invalid(p, path + ".merges", "count %d needs at least %d bytes, %d left" % (n59, n59 * 12, end - p))
-    v_merges = list(_S6.iter_unpack(b[p:p + n59 * 12]))
-    p += n59 * 12
+    start54 = p
+    p55 = p
+    try:
+        for _ in range(n52):
+            p += 6 + (b[p + 0] | (b[p + 1] << 8))
+    except IndexError:
+        p = end + 1
+    if p > end:
+        p = p55
+        for i53 in range(n52):
+            if p + 2 > end:
+                _truncated(p, 2, end, path + ".vocab" + "[%d]" % i53 + ".token")
+            q = p + 2 + (b[p] | (b[p + 1] << 8))
+            if q > end:
+                _truncated(p + 2, q - p - 2, end, path + ".vocab" + "[%d]" % i53 + ".token")
+            p = q
+            if p + 4 > end:
+                _truncated(p, 4, end, path + ".vocab" + "[%d]" % i53 + ".id")
+            p += 4
+    v_vocab = Table.lazy(b[start54:p], n52, _decode_rows1)
+    n60 = v_merge_size
+    if n60 * 12 > end - p:
+        _invalid(p, path + ".merges", "count %d needs at least %d bytes, %d left" % (n60, n60 * 12, end - p))
+    start62 = p
+    p += n60 * 12  # the count was checked against the bytes left
+    v_merges = Table.lazy(b[start62:p], n60, _decode_rows2)
     return BPEModel(byte_fallback=v_byte_fallback, byte_level=v_byte_level, vocab=v_vocab, merges=v_merges), p
 
 
@@ -697,34 +783,42 @@ def _build_BPEModel(obj, out, path):
         out.append(_S5.pack(len(obj.vocab), obj.byte_fallback, obj.byte_level, len(obj.merges)))
     except (struct.error, TypeError) as e:
         _bad_value(path + ".vocab_size", str(e), (len(obj.vocab), obj.byte_fallback, obj.byte_level, len(obj.merges),))
-    lst61 = obj.vocab
-    if not isinstance(lst61, (list, tuple)):
-        _bad_value(path + ".vocab", "expected a list", lst61)
-    for i62, row65 in enumerate(lst61):
+    lst63 = obj.vocab
+    if not isinstance(lst63, (list, tuple, Table)):
+        _bad_value(path + ".vocab", "expected a list", lst63)
+    raw65 = lst63.raw_bytes() if lst63.__class__ is Table else None
+    if raw65 is not None:
+        out.append(raw65)
+    else:
+        for i64, row68 in enumerate(lst63):
+            try:
+                c66, c67, = row68
+            except (TypeError, ValueError):
+                _bad_value(path + ".vocab" + "[%d]" % i64, "expected a row of 2 values", row68)
+            s69 = c66
+            if s69.__class__ is not bytes:
+                if not isinstance(s69, (bytes, bytearray, memoryview)):
+                    _bad_value(path + ".vocab" + "[%d]" % i64 + ".token", "expected bytes", s69)
+                s69 = bytes(s69)
+            if len(s69) > 65535:
+                _bad_value(path + ".vocab" + "[%d]" % i64 + ".token", "longer than 65535 bytes", len(s69))
+            out.append(_S0.pack(len(s69)))
+            out.append(s69)
+            try:
+                out.append(_S1.pack(c67))
+            except (struct.error, TypeError) as e:
+                _bad_value(path + ".vocab" + "[%d]" % i64 + ".id", str(e), (c67,))
+    lst70 = obj.merges
+    if not isinstance(lst70, (list, tuple, Table)):
+        _bad_value(path + ".merges", "expected a list", lst70)
+    raw72 = lst70.raw_bytes() if lst70.__class__ is Table else None
+    if raw72 is not None:
+        out.append(raw72)
+    else:
         try:
-            c63, c64, = row65
-        except (TypeError, ValueError):
-            _bad_value(path + ".vocab" + "[%d]" % i62, "expected a row of 2 values", row65)
-        s66 = c63
-        if s66.__class__ is not bytes:
-            if not isinstance(s66, (bytes, bytearray, memoryview)):
-                _bad_value(path + ".vocab" + "[%d]" % i62 + ".token", "expected bytes", s66)
-            s66 = bytes(s66)
-        if len(s66) > 65535:
-            _bad_value(path + ".vocab" + "[%d]" % i62 + ".token", "longer than 65535 bytes", len(s66))
-        out.append(_S0.pack(len(s66)))
-        out.append(s66)
-        try:
-            out.append(_S1.pack(c64))
-        except (struct.error, TypeError) as e:
-            _bad_value(path + ".vocab" + "[%d]" % i62 + ".id", str(e), (c64,))
-    lst67 = obj.merges
-    if not isinstance(lst67, (list, tuple)):
-        _bad_value(path + ".merges", "expected a list", lst67)
-    try:
-        out.append(struct.pack("<%dI" % (3 * len(lst67)), *_chain.from_iterable(lst67)))
-    except (struct.error, TypeError):
-        _bad_rows(lst67, 3, _S6, path + ".merges")
+            out.append(struct.pack("<%dI" % (3 * len(lst70)), *_chain.from_iterable(lst70)))
+        except (struct.error, TypeError):
+            _bad_rows(lst70, 3, _S6, path + ".merges")
 
 
 def _parse_WordPieceModel(b, p, end, path, depth):
@@ -734,43 +828,50 @@ def _parse_WordPieceModel(b, p, end, path, depth):
     p += 4
     if p + 2 > end:
         _truncated(p, 2, end, path + ".unk_token")
-    n69 = b[p] | (b[p + 1] << 8)
-    q70 = p + 2 + n69
-    if q70 + 0 > end:
-        _truncated(p + 2, n69 + 0, end, path + ".unk_token")
-    v_unk_token = b[p + 2:q70]
+    n73 = b[p] | (b[p + 1] << 8)
+    q74 = p + 2 + n73
+    if q74 + 0 > end:
+        _truncated(p + 2, n73 + 0, end, path + ".unk_token")
+    v_unk_token = b[p + 2:q74]
     try:
         v_unk_token = v_unk_token.decode()
     except UnicodeDecodeError as e:
         _invalid(p + 2 + e.start, path + ".unk_token", "invalid UTF-8")
-    p = q70 + 0
+    p = q74 + 0
     if p + 2 > end:
         _truncated(p, 2, end, path + ".continuing_subword_prefix")
-    n71 = b[p] | (b[p + 1] << 8)
-    q72 = p + 2 + n71
-    if q72 + 4 > end:
-        _truncated(p + 2, n71 + 4, end, path + ".continuing_subword_prefix")
-    v_continuing_subword_prefix = b[p + 2:q72]
+    n75 = b[p] | (b[p + 1] << 8)
+    q76 = p + 2 + n75
+    if q76 + 4 > end:
+        _truncated(p + 2, n75 + 4, end, path + ".continuing_subword_prefix")
+    v_continuing_subword_prefix = b[p + 2:q76]
     try:
         v_continuing_subword_prefix = v_continuing_subword_prefix.decode()
     except UnicodeDecodeError as e:
         _invalid(p + 2 + e.start, path + ".continuing_subword_prefix", "invalid UTF-8")
-    v_max_input_chars_per_word, = _S1.unpack_from(b, q72)
-    p = q72 + 4
-    n73 = v_vocab_size
-    v_vocab = []
-    ap77 = v_vocab.append
-    for i74 in range(n73):
-        if p + 2 > end:
-            _truncated(p, 2, end, path + ".vocab" + "[%d]" % i74 + ".token")
-        n78 = b[p] | (b[p + 1] << 8)
-        q79 = p + 2 + n78
-        if q79 + 4 > end:
-            _truncated(p + 2, n78 + 4, end, path + ".vocab" + "[%d]" % i74 + ".token")
-        c75 = b[p + 2:q79]
-        c76, = _S1.unpack_from(b, q79)
-        p = q79 + 4
-        ap77((c75, c76,))
+    v_max_input_chars_per_word, = _S1.unpack_from(b, q76)
+    p = q76 + 4
+    n77 = v_vocab_size
+    start79 = p
+    p80 = p
+    try:
+        for _ in range(n77):
+            p += 6 + (b[p + 0] | (b[p + 1] << 8))
+    except IndexError:
+        p = end + 1
+    if p > end:
+        p = p80
+        for i78 in range(n77):
+            if p + 2 > end:
+                _truncated(p, 2, end, path + ".vocab" + "[%d]" % i78 + ".token")
+            q = p + 2 + (b[p] | (b[p + 1] << 8))
+            if q > end:
+                _truncated(p + 2, q - p - 2, end, path + ".vocab" + "[%d]" % i78 + ".token")
+            p = q
+            if p + 4 > end:
+                _truncated(p, 4, end, path + ".vocab" + "[%d]" % i78 + ".id")
+            p += 4
+    v_vocab = Table.lazy(b[start79:p], n77, _decode_rows1)
     return WordPieceModel(unk_token=v_unk_token, continuing_subword_prefix=v_continuing_subword_prefix, max_input_chars_per_word=v_max_input_chars_per_word, vocab=v_vocab), p
 
 
@@ -784,48 +885,52 @@ def _build_WordPieceModel(obj, out, path):
     if obj.unk_token.__class__ is not str:
         _bad_value(path + ".unk_token", "expected str", obj.unk_token)
     try:
-        s80 = obj.unk_token.encode()
+        s81 = obj.unk_token.encode()
     except UnicodeEncodeError:
         _bad_value(path + ".unk_token", "text is not encodable as UTF-8", obj.unk_token)
-    if len(s80) > 65535:
-        _bad_value(path + ".unk_token", "longer than 65535 bytes", len(s80))
-    out.append(_S0.pack(len(s80)))
-    out.append(s80)
+    if len(s81) > 65535:
+        _bad_value(path + ".unk_token", "longer than 65535 bytes", len(s81))
+    out.append(_S0.pack(len(s81)))
+    out.append(s81)
     if obj.continuing_subword_prefix.__class__ is not str:
         _bad_value(path + ".continuing_subword_prefix", "expected str", obj.continuing_subword_prefix)
     try:
-        s81 = obj.continuing_subword_prefix.encode()
+        s82 = obj.continuing_subword_prefix.encode()
     except UnicodeEncodeError:
         _bad_value(path + ".continuing_subword_prefix", "text is not encodable as UTF-8", obj.continuing_subword_prefix)
-    if len(s81) > 65535:
-        _bad_value(path + ".continuing_subword_prefix", "longer than 65535 bytes", len(s81))
-    out.append(_S0.pack(len(s81)))
-    out.append(s81)
+    if len(s82) > 65535:
+        _bad_value(path + ".continuing_subword_prefix", "longer than 65535 bytes", len(s82))
+    out.append(_S0.pack(len(s82)))
+    out.append(s82)
     try:
         out.append(_S1.pack(obj.max_input_chars_per_word))
     except (struct.error, TypeError) as e:
         _bad_value(path + ".max_input_chars_per_word", str(e), (obj.max_input_chars_per_word,))
-    lst82 = obj.vocab
-    if not isinstance(lst82, (list, tuple)):
-        _bad_value(path + ".vocab", "expected a list", lst82)
-    for i83, row86 in enumerate(lst82):
-        try:
-            c84, c85, = row86
-        except (TypeError, ValueError):
-            _bad_value(path + ".vocab" + "[%d]" % i83, "expected a row of 2 values", row86)
-        s87 = c84
-        if s87.__class__ is not bytes:
-            if not isinstance(s87, (bytes, bytearray, memoryview)):
-                _bad_value(path + ".vocab" + "[%d]" % i83 + ".token", "expected bytes", s87)
-            s87 = bytes(s87)
-        if len(s87) > 65535:
-            _bad_value(path + ".vocab" + "[%d]" % i83 + ".token", "longer than 65535 bytes", len(s87))
-        out.append(_S0.pack(len(s87)))
-        out.append(s87)
-        try:
-            out.append(_S1.pack(c85))
-        except (struct.error, TypeError) as e:
-            _bad_value(path + ".vocab" + "[%d]" % i83 + ".id", str(e), (c85,))
+    lst83 = obj.vocab
+    if not isinstance(lst83, (list, tuple, Table)):
+        _bad_value(path + ".vocab", "expected a list", lst83)
+    raw85 = lst83.raw_bytes() if lst83.__class__ is Table else None
+    if raw85 is not None:
+        out.append(raw85)
+    else:
+        for i84, row88 in enumerate(lst83):
+            try:
+                c86, c87, = row88
+            except (TypeError, ValueError):
+                _bad_value(path + ".vocab" + "[%d]" % i84, "expected a row of 2 values", row88)
+            s89 = c86
+            if s89.__class__ is not bytes:
+                if not isinstance(s89, (bytes, bytearray, memoryview)):
+                    _bad_value(path + ".vocab" + "[%d]" % i84 + ".token", "expected bytes", s89)
+                s89 = bytes(s89)
+            if len(s89) > 65535:
+                _bad_value(path + ".vocab" + "[%d]" % i84 + ".token", "longer than 65535 bytes", len(s89))
+            out.append(_S0.pack(len(s89)))
+            out.append(s89)
+            try:
+                out.append(_S1.pack(c87))
+            except (struct.error, TypeError) as e:
+                _bad_value(path + ".vocab" + "[%d]" % i84 + ".id", str(e), (c87,))
 
 
 def _parse_UnigramModel(b, p, end, path, depth):
@@ -836,20 +941,27 @@ def _parse_UnigramModel(b, p, end, path, depth):
         _invalid(p, path + ".byte_fallback", "flag must be 0 or 1, got %d" % v_byte_fallback)
     v_byte_fallback = v_byte_fallback == 1
     p += 9
-    n88 = v_vocab_size
-    v_vocab = []
-    ap93 = v_vocab.append
-    for i89 in range(n88):
-        if p + 2 > end:
-            _truncated(p, 2, end, path + ".vocab" + "[%d]" % i89 + ".token")
-        n94 = b[p] | (b[p + 1] << 8)
-        q95 = p + 2 + n94
-        if q95 + 12 > end:
-            _truncated(p + 2, n94 + 12, end, path + ".vocab" + "[%d]" % i89 + ".token")
-        c90 = b[p + 2:q95]
-        c91, c92, = _S8.unpack_from(b, q95)
-        p = q95 + 12
-        ap93((c90, c91, c92,))
+    n90 = v_vocab_size
+    start92 = p
+    p93 = p
+    try:
+        for _ in range(n90):
+            p += 14 + (b[p + 0] | (b[p + 1] << 8))
+    except IndexError:
+        p = end + 1
+    if p > end:
+        p = p93
+        for i91 in range(n90):
+            if p + 2 > end:
+                _truncated(p, 2, end, path + ".vocab" + "[%d]" % i91 + ".token")
+            q = p + 2 + (b[p] | (b[p + 1] << 8))
+            if q > end:
+                _truncated(p + 2, q - p - 2, end, path + ".vocab" + "[%d]" % i91 + ".token")
+            p = q
+            if p + 12 > end:
+                _truncated(p, 12, end, path + ".vocab" + "[%d]" % i91 + ".id")
+            p += 12
+    v_vocab = Table.lazy(b[start92:p], n90, _decode_rows3)
     return UnigramModel(unk_id=v_unk_id, byte_fallback=v_byte_fallback, vocab=v_vocab), p
 
 
@@ -862,27 +974,31 @@ def _build_UnigramModel(obj, out, path):
         out.append(_S7.pack(len(obj.vocab), obj.unk_id, obj.byte_fallback))
     except (struct.error, TypeError) as e:
         _bad_value(path + ".vocab_size", str(e), (len(obj.vocab), obj.unk_id, obj.byte_fallback,))
-    lst96 = obj.vocab
-    if not isinstance(lst96, (list, tuple)):
-        _bad_value(path + ".vocab", "expected a list", lst96)
-    for i97, row101 in enumerate(lst96):
-        try:
-            c98, c99, c100, = row101
-        except (TypeError, ValueError):
-            _bad_value(path + ".vocab" + "[%d]" % i97, "expected a row of 3 values", row101)
-        s102 = c98
-        if s102.__class__ is not bytes:
-            if not isinstance(s102, (bytes, bytearray, memoryview)):
-                _bad_value(path + ".vocab" + "[%d]" % i97 + ".token", "expected bytes", s102)
-            s102 = bytes(s102)
-        if len(s102) > 65535:
-            _bad_value(path + ".vocab" + "[%d]" % i97 + ".token", "longer than 65535 bytes", len(s102))
-        out.append(_S0.pack(len(s102)))
-        out.append(s102)
-        try:
-            out.append(_S8.pack(c99, c100))
-        except (struct.error, TypeError) as e:
-            _bad_value(path + ".vocab" + "[%d]" % i97 + ".id", str(e), (c99, c100,))
+    lst99 = obj.vocab
+    if not isinstance(lst99, (list, tuple, Table)):
+        _bad_value(path + ".vocab", "expected a list", lst99)
+    raw101 = lst99.raw_bytes() if lst99.__class__ is Table else None
+    if raw101 is not None:
+        out.append(raw101)
+    else:
+        for i100, row105 in enumerate(lst99):
+            try:
+                c102, c103, c104, = row105
+            except (TypeError, ValueError):
+                _bad_value(path + ".vocab" + "[%d]" % i100, "expected a row of 3 values", row105)
+            s106 = c102
+            if s106.__class__ is not bytes:
+                if not isinstance(s106, (bytes, bytearray, memoryview)):
+                    _bad_value(path + ".vocab" + "[%d]" % i100 + ".token", "expected bytes", s106)
+                s106 = bytes(s106)
+            if len(s106) > 65535:
+                _bad_value(path + ".vocab" + "[%d]" % i100 + ".token", "longer than 65535 bytes", len(s106))
+            out.append(_S0.pack(len(s106)))
+            out.append(s106)
+            try:
+                out.append(_S8.pack(c103, c104))
+            except (struct.error, TypeError) as e:
+                _bad_value(path + ".vocab" + "[%d]" % i100 + ".id", str(e), (c103, c104,))
 
 
 def _parse_Model(b, p, end, path, depth):
@@ -926,20 +1042,20 @@ def _build_ByteFallbackDecoder(obj, out, path):
 def _parse_MetaspaceDecoder(b, p, end, path, depth):
     if p + 2 > end:
         _truncated(p, 2, end, path + ".replacement")
-    n103 = b[p] | (b[p + 1] << 8)
-    q104 = p + 2 + n103
-    if q104 + 1 > end:
-        _truncated(p + 2, n103 + 1, end, path + ".replacement")
-    v_replacement = b[p + 2:q104]
+    n107 = b[p] | (b[p + 1] << 8)
+    q108 = p + 2 + n107
+    if q108 + 1 > end:
+        _truncated(p + 2, n107 + 1, end, path + ".replacement")
+    v_replacement = b[p + 2:q108]
     try:
         v_replacement = v_replacement.decode()
     except UnicodeDecodeError as e:
         _invalid(p + 2 + e.start, path + ".replacement", "invalid UTF-8")
-    v_add_prefix_space, = _S4.unpack_from(b, q104)
+    v_add_prefix_space, = _S4.unpack_from(b, q108)
     if v_add_prefix_space > 1:
-        _invalid(q104, path + ".add_prefix_space", "flag must be 0 or 1, got %d" % v_add_prefix_space)
+        _invalid(q108, path + ".add_prefix_space", "flag must be 0 or 1, got %d" % v_add_prefix_space)
     v_add_prefix_space = v_add_prefix_space == 1
-    p = q104 + 1
+    p = q108 + 1
     return MetaspaceDecoder(replacement=v_replacement, add_prefix_space=v_add_prefix_space), p
 
 
@@ -949,13 +1065,13 @@ def _build_MetaspaceDecoder(obj, out, path):
     if obj.replacement.__class__ is not str:
         _bad_value(path + ".replacement", "expected str", obj.replacement)
     try:
-        s105 = obj.replacement.encode()
+        s109 = obj.replacement.encode()
     except UnicodeEncodeError:
         _bad_value(path + ".replacement", "text is not encodable as UTF-8", obj.replacement)
-    if len(s105) > 65535:
-        _bad_value(path + ".replacement", "longer than 65535 bytes", len(s105))
-    out.append(_S0.pack(len(s105)))
-    out.append(s105)
+    if len(s109) > 65535:
+        _bad_value(path + ".replacement", "longer than 65535 bytes", len(s109))
+    out.append(_S0.pack(len(s109)))
+    out.append(s109)
     if obj.add_prefix_space is not True and obj.add_prefix_space is not False and obj.add_prefix_space not in (0, 1):
         _bad_value(path + ".add_prefix_space", "flag must be a bool", obj.add_prefix_space)
     try:
@@ -967,20 +1083,20 @@ def _build_MetaspaceDecoder(obj, out, path):
 def _parse_WordPieceDecoder(b, p, end, path, depth):
     if p + 2 > end:
         _truncated(p, 2, end, path + ".prefix")
-    n106 = b[p] | (b[p + 1] << 8)
-    q107 = p + 2 + n106
-    if q107 + 1 > end:
-        _truncated(p + 2, n106 + 1, end, path + ".prefix")
-    v_prefix = b[p + 2:q107]
+    n110 = b[p] | (b[p + 1] << 8)
+    q111 = p + 2 + n110
+    if q111 + 1 > end:
+        _truncated(p + 2, n110 + 1, end, path + ".prefix")
+    v_prefix = b[p + 2:q111]
     try:
         v_prefix = v_prefix.decode()
     except UnicodeDecodeError as e:
         _invalid(p + 2 + e.start, path + ".prefix", "invalid UTF-8")
-    v_cleanup, = _S4.unpack_from(b, q107)
+    v_cleanup, = _S4.unpack_from(b, q111)
     if v_cleanup > 1:
-        _invalid(q107, path + ".cleanup", "flag must be 0 or 1, got %d" % v_cleanup)
+        _invalid(q111, path + ".cleanup", "flag must be 0 or 1, got %d" % v_cleanup)
     v_cleanup = v_cleanup == 1
-    p = q107 + 1
+    p = q111 + 1
     return WordPieceDecoder(prefix=v_prefix, cleanup=v_cleanup), p
 
 
@@ -990,13 +1106,13 @@ def _build_WordPieceDecoder(obj, out, path):
     if obj.prefix.__class__ is not str:
         _bad_value(path + ".prefix", "expected str", obj.prefix)
     try:
-        s108 = obj.prefix.encode()
+        s112 = obj.prefix.encode()
     except UnicodeEncodeError:
         _bad_value(path + ".prefix", "text is not encodable as UTF-8", obj.prefix)
-    if len(s108) > 65535:
-        _bad_value(path + ".prefix", "longer than 65535 bytes", len(s108))
-    out.append(_S0.pack(len(s108)))
-    out.append(s108)
+    if len(s112) > 65535:
+        _bad_value(path + ".prefix", "longer than 65535 bytes", len(s112))
+    out.append(_S0.pack(len(s112)))
+    out.append(s112)
     if obj.cleanup is not True and obj.cleanup is not False and obj.cleanup not in (0, 1):
         _bad_value(path + ".cleanup", "flag must be a bool", obj.cleanup)
     try:
@@ -1017,28 +1133,28 @@ def _build_FuseDecoder(obj, out, path):
 def _parse_ReplaceDecoder(b, p, end, path, depth):
     if p + 2 > end:
         _truncated(p, 2, end, path + ".pattern")
-    n109 = b[p] | (b[p + 1] << 8)
-    q110 = p + 2 + n109
-    if q110 + 0 > end:
-        _truncated(p + 2, n109 + 0, end, path + ".pattern")
-    v_pattern = b[p + 2:q110]
+    n113 = b[p] | (b[p + 1] << 8)
+    q114 = p + 2 + n113
+    if q114 + 0 > end:
+        _truncated(p + 2, n113 + 0, end, path + ".pattern")
+    v_pattern = b[p + 2:q114]
     try:
         v_pattern = v_pattern.decode()
     except UnicodeDecodeError as e:
         _invalid(p + 2 + e.start, path + ".pattern", "invalid UTF-8")
-    p = q110 + 0
+    p = q114 + 0
     if p + 2 > end:
         _truncated(p, 2, end, path + ".content")
-    n111 = b[p] | (b[p + 1] << 8)
-    q112 = p + 2 + n111
-    if q112 + 0 > end:
-        _truncated(p + 2, n111 + 0, end, path + ".content")
-    v_content = b[p + 2:q112]
+    n115 = b[p] | (b[p + 1] << 8)
+    q116 = p + 2 + n115
+    if q116 + 0 > end:
+        _truncated(p + 2, n115 + 0, end, path + ".content")
+    v_content = b[p + 2:q116]
     try:
         v_content = v_content.decode()
     except UnicodeDecodeError as e:
         _invalid(p + 2 + e.start, path + ".content", "invalid UTF-8")
-    p = q112 + 0
+    p = q116 + 0
     return ReplaceDecoder(pattern=v_pattern, content=v_content), p
 
 
@@ -1048,39 +1164,39 @@ def _build_ReplaceDecoder(obj, out, path):
     if obj.pattern.__class__ is not str:
         _bad_value(path + ".pattern", "expected str", obj.pattern)
     try:
-        s113 = obj.pattern.encode()
+        s117 = obj.pattern.encode()
     except UnicodeEncodeError:
         _bad_value(path + ".pattern", "text is not encodable as UTF-8", obj.pattern)
-    if len(s113) > 65535:
-        _bad_value(path + ".pattern", "longer than 65535 bytes", len(s113))
-    out.append(_S0.pack(len(s113)))
-    out.append(s113)
+    if len(s117) > 65535:
+        _bad_value(path + ".pattern", "longer than 65535 bytes", len(s117))
+    out.append(_S0.pack(len(s117)))
+    out.append(s117)
     if obj.content.__class__ is not str:
         _bad_value(path + ".content", "expected str", obj.content)
     try:
-        s114 = obj.content.encode()
+        s118 = obj.content.encode()
     except UnicodeEncodeError:
         _bad_value(path + ".content", "text is not encodable as UTF-8", obj.content)
-    if len(s114) > 65535:
-        _bad_value(path + ".content", "longer than 65535 bytes", len(s114))
-    out.append(_S0.pack(len(s114)))
-    out.append(s114)
+    if len(s118) > 65535:
+        _bad_value(path + ".content", "longer than 65535 bytes", len(s118))
+    out.append(_S0.pack(len(s118)))
+    out.append(s118)
 
 
 def _parse_StripDecoder(b, p, end, path, depth):
     if p + 2 > end:
         _truncated(p, 2, end, path + ".content")
-    n115 = b[p] | (b[p + 1] << 8)
-    q116 = p + 2 + n115
-    if q116 + 8 > end:
-        _truncated(p + 2, n115 + 8, end, path + ".content")
-    v_content = b[p + 2:q116]
+    n119 = b[p] | (b[p + 1] << 8)
+    q120 = p + 2 + n119
+    if q120 + 8 > end:
+        _truncated(p + 2, n119 + 8, end, path + ".content")
+    v_content = b[p + 2:q120]
     try:
         v_content = v_content.decode()
     except UnicodeDecodeError as e:
         _invalid(p + 2 + e.start, path + ".content", "invalid UTF-8")
-    v_start, v_stop, = _S9.unpack_from(b, q116)
-    p = q116 + 8
+    v_start, v_stop, = _S9.unpack_from(b, q120)
+    p = q120 + 8
     return StripDecoder(content=v_content, start=v_start, stop=v_stop), p
 
 
@@ -1090,13 +1206,13 @@ def _build_StripDecoder(obj, out, path):
     if obj.content.__class__ is not str:
         _bad_value(path + ".content", "expected str", obj.content)
     try:
-        s117 = obj.content.encode()
+        s121 = obj.content.encode()
     except UnicodeEncodeError:
         _bad_value(path + ".content", "text is not encodable as UTF-8", obj.content)
-    if len(s117) > 65535:
-        _bad_value(path + ".content", "longer than 65535 bytes", len(s117))
-    out.append(_S0.pack(len(s117)))
-    out.append(s117)
+    if len(s121) > 65535:
+        _bad_value(path + ".content", "longer than 65535 bytes", len(s121))
+    out.append(_S0.pack(len(s121)))
+    out.append(s121)
     try:
         out.append(_S9.pack(obj.start, obj.stop))
     except (struct.error, TypeError) as e:
@@ -1106,28 +1222,28 @@ def _build_StripDecoder(obj, out, path):
 def _parse_SequenceDecoder(b, p, end, path, depth):
     if p + 4 > end:
         _truncated(p, 4, end, path + ".decoders")
-    n118, = _S1.unpack_from(b, p)
+    n122, = _S1.unpack_from(b, p)
     p += 4
-    if n118 * 1 > end - p:
-        _invalid(p, path + ".decoders", "count %d needs at least %d bytes, %d left" % (n118, n118 * 1, end - p))
-    v_decoders = [None] * n118
-    for i119 in range(n118):
-        v_decoders[i119], p = _parse_Decoder(b, p, end, path + ".decoders" + "[%d]" % i119, depth + 1)
+    if n122 * 1 > end - p:
+        _invalid(p, path + ".decoders", "count %d needs at least %d bytes, %d left" % (n122, n122 * 1, end - p))
+    v_decoders = [None] * n122
+    for i123 in range(n122):
+        v_decoders[i123], p = _parse_Decoder(b, p, end, path + ".decoders" + "[%d]" % i123, depth + 1)
     return SequenceDecoder(decoders=v_decoders), p
 
 
 def _build_SequenceDecoder(obj, out, path):
     if obj.__class__ is not SequenceDecoder:
         _bad_value(path, "expected SequenceDecoder", obj)
-    lst120 = obj.decoders
-    if not isinstance(lst120, (list, tuple)):
-        _bad_value(path + ".decoders", "expected a list", lst120)
+    lst124 = obj.decoders
+    if not isinstance(lst124, (list, tuple, Table)):
+        _bad_value(path + ".decoders", "expected a list", lst124)
     try:
-        out.append(_S1.pack(len(lst120)))
+        out.append(_S1.pack(len(lst124)))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".decoders", str(e), (len(lst120),))
-    for i121, it122 in enumerate(lst120):
-        _build_Decoder(it122, out, path + ".decoders" + "[%d]" % i121)
+        _bad_value(path + ".decoders", str(e), (len(lst124),))
+    for i125, it126 in enumerate(lst124):
+        _build_Decoder(it126, out, path + ".decoders" + "[%d]" % i125)
 
 
 def _parse_Decoder(b, p, end, path, depth):
@@ -1166,16 +1282,16 @@ def _parse_AddedToken(b, p, end, path, depth):
     p += 7
     if p + 2 > end:
         _truncated(p, 2, end, path + ".content")
-    n123 = b[p] | (b[p + 1] << 8)
-    q124 = p + 2 + n123
-    if q124 + 0 > end:
-        _truncated(p + 2, n123 + 0, end, path + ".content")
-    v_content = b[p + 2:q124]
+    n127 = b[p] | (b[p + 1] << 8)
+    q128 = p + 2 + n127
+    if q128 + 0 > end:
+        _truncated(p + 2, n127 + 0, end, path + ".content")
+    v_content = b[p + 2:q128]
     try:
         v_content = v_content.decode()
     except UnicodeDecodeError as e:
         _invalid(p + 2 + e.start, path + ".content", "invalid UTF-8")
-    p = q124 + 0
+    p = q128 + 0
     return AddedToken(id=v_id, special=v_special, lstrip=v_lstrip, rstrip=v_rstrip, content=v_content), p
 
 
@@ -1195,13 +1311,13 @@ def _build_AddedToken(obj, out, path):
     if obj.content.__class__ is not str:
         _bad_value(path + ".content", "expected str", obj.content)
     try:
-        s125 = obj.content.encode()
+        s129 = obj.content.encode()
     except UnicodeEncodeError:
         _bad_value(path + ".content", "text is not encodable as UTF-8", obj.content)
-    if len(s125) > 65535:
-        _bad_value(path + ".content", "longer than 65535 bytes", len(s125))
-    out.append(_S0.pack(len(s125)))
-    out.append(s125)
+    if len(s129) > 65535:
+        _bad_value(path + ".content", "longer than 65535 bytes", len(s129))
+    out.append(_S0.pack(len(s129)))
+    out.append(s129)
 
 
 def _parse_SequenceOp(b, p, end, path, depth):
@@ -1253,56 +1369,56 @@ def _build_PostOp(obj, out, path):
 def _parse_PostProcessorProgram(b, p, end, path, depth):
     if p + 2 > end:
         _truncated(p, 2, end, path + ".ops")
-    n126, = _S0.unpack_from(b, p)
+    n130, = _S0.unpack_from(b, p)
     p += 2
-    if n126 * 1 > end - p:
-        _invalid(p, path + ".ops", "count %d needs at least %d bytes, %d left" % (n126, n126 * 1, end - p))
-    v_ops = [None] * n126
-    for i127 in range(n126):
-        v_ops[i127], p = _parse_PostOp(b, p, end, path + ".ops" + "[%d]" % i127, 1)
+    if n130 * 1 > end - p:
+        _invalid(p, path + ".ops", "count %d needs at least %d bytes, %d left" % (n130, n130 * 1, end - p))
+    v_ops = [None] * n130
+    for i131 in range(n130):
+        v_ops[i131], p = _parse_PostOp(b, p, end, path + ".ops" + "[%d]" % i131, 1)
     return PostProcessorProgram(ops=v_ops), p
 
 
 def _build_PostProcessorProgram(obj, out, path):
     if obj.__class__ is not PostProcessorProgram:
         _bad_value(path, "expected PostProcessorProgram", obj)
-    lst128 = obj.ops
-    if not isinstance(lst128, (list, tuple)):
-        _bad_value(path + ".ops", "expected a list", lst128)
+    lst132 = obj.ops
+    if not isinstance(lst132, (list, tuple, Table)):
+        _bad_value(path + ".ops", "expected a list", lst132)
     try:
-        out.append(_S0.pack(len(lst128)))
+        out.append(_S0.pack(len(lst132)))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".ops", str(e), (len(lst128),))
-    for i129, it130 in enumerate(lst128):
-        _build_PostOp(it130, out, path + ".ops" + "[%d]" % i129)
+        _bad_value(path + ".ops", str(e), (len(lst132),))
+    for i133, it134 in enumerate(lst132):
+        _build_PostOp(it134, out, path + ".ops" + "[%d]" % i133)
 
 
 def _parse_LegacyPostProcessor(b, p, end, path, depth):
     if p + 2 > end:
         _truncated(p, 2, end, path + ".ids")
-    n131, = _S0.unpack_from(b, p)
+    n135, = _S0.unpack_from(b, p)
     p += 2
-    if n131 * 4 > end - p:
-        _invalid(p, path + ".ids", "count %d needs at least %d bytes, %d left" % (n131, n131 * 4, end - p))
-    v_ids = [x for (x,) in _S1.iter_unpack(b[p:p + n131 * 4])]
-    p += n131 * 4
+    if n135 * 4 > end - p:
+        _invalid(p, path + ".ids", "count %d needs at least %d bytes, %d left" % (n135, n135 * 4, end - p))
+    v_ids = [x for (x,) in _S1.iter_unpack(b[p:p + n135 * 4])]
+    p += n135 * 4
     return LegacyPostProcessor(ids=v_ids), p
 
 
 def _build_LegacyPostProcessor(obj, out, path):
     if obj.__class__ is not LegacyPostProcessor:
         _bad_value(path, "expected LegacyPostProcessor", obj)
-    lst133 = obj.ids
-    if not isinstance(lst133, (list, tuple)):
-        _bad_value(path + ".ids", "expected a list", lst133)
+    lst137 = obj.ids
+    if not isinstance(lst137, (list, tuple, Table)):
+        _bad_value(path + ".ids", "expected a list", lst137)
     try:
-        out.append(_S0.pack(len(lst133)))
+        out.append(_S0.pack(len(lst137)))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".ids", str(e), (len(lst133),))
+        _bad_value(path + ".ids", str(e), (len(lst137),))
     try:
-        out.append(struct.pack("<%dI" % len(lst133), *lst133))
+        out.append(struct.pack("<%dI" % len(lst137), *lst137))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".ids", str(e), lst133)
+        _bad_value(path + ".ids", str(e), lst137)
 
 
 def _ops_fit(b, p, end, n):
@@ -1353,43 +1469,43 @@ def _parse_MtokFile(b, p, end, path, depth):
     v_decoder, p = _parse_Decoder(b, p, end, path + ".decoder", 1)
     if p + 4 > end:
         _truncated(p, 4, end, path + ".added_tokens")
-    n136, = _S1.unpack_from(b, p)
+    n140, = _S1.unpack_from(b, p)
     p += 4
-    if n136 * 9 > end - p:
-        _invalid(p, path + ".added_tokens", "count %d needs at least %d bytes, %d left" % (n136, n136 * 9, end - p))
-    v_added_tokens = [None] * n136
-    for i137 in range(n136):
-        v_added_tokens[i137], p = _parse_AddedToken(b, p, end, path + ".added_tokens" + "[%d]" % i137, 1)
+    if n140 * 9 > end - p:
+        _invalid(p, path + ".added_tokens", "count %d needs at least %d bytes, %d left" % (n140, n140 * 9, end - p))
+    v_added_tokens = [None] * n140
+    for i141 in range(n140):
+        v_added_tokens[i141], p = _parse_AddedToken(b, p, end, path + ".added_tokens" + "[%d]" % i141, 1)
     if p == end:
         v_chat_template = None
     else:
         if p + 4 > end:
             _truncated(p, 4, end, path + ".chat_template")
-        n138, = _S1.unpack_from(b, p)
-        q139 = p + 4 + n138
-        if q139 + 0 > end:
-            _truncated(p + 4, n138 + 0, end, path + ".chat_template")
-        v_chat_template = b[p + 4:q139]
+        n142, = _S1.unpack_from(b, p)
+        q143 = p + 4 + n142
+        if q143 + 0 > end:
+            _truncated(p + 4, n142 + 0, end, path + ".chat_template")
+        v_chat_template = b[p + 4:q143]
         try:
             v_chat_template = v_chat_template.decode()
         except UnicodeDecodeError as e:
             _invalid(p + 4 + e.start, path + ".chat_template", "invalid UTF-8")
-        p = q139 + 0
+        p = q143 + 0
     if p == end:
         v_eos_token = None
     else:
         if p + 2 > end:
             _truncated(p, 2, end, path + ".eos_token")
-        n140 = b[p] | (b[p + 1] << 8)
-        q141 = p + 2 + n140
-        if q141 + 0 > end:
-            _truncated(p + 2, n140 + 0, end, path + ".eos_token")
-        v_eos_token = b[p + 2:q141]
+        n144 = b[p] | (b[p + 1] << 8)
+        q145 = p + 2 + n144
+        if q145 + 0 > end:
+            _truncated(p + 2, n144 + 0, end, path + ".eos_token")
+        v_eos_token = b[p + 2:q145]
         try:
             v_eos_token = v_eos_token.decode()
         except UnicodeDecodeError as e:
             _invalid(p + 2 + e.start, path + ".eos_token", "invalid UTF-8")
-        p = q141 + 0
+        p = q145 + 0
     if p == end:
         v_flags = None
     else:
@@ -1402,16 +1518,16 @@ def _parse_MtokFile(b, p, end, path, depth):
     else:
         if p + 2 > end:
             _truncated(p, 2, end, path + ".bos_token")
-        n142 = b[p] | (b[p + 1] << 8)
-        q143 = p + 2 + n142
-        if q143 + 0 > end:
-            _truncated(p + 2, n142 + 0, end, path + ".bos_token")
-        v_bos_token = b[p + 2:q143]
+        n146 = b[p] | (b[p + 1] << 8)
+        q147 = p + 2 + n146
+        if q147 + 0 > end:
+            _truncated(p + 2, n146 + 0, end, path + ".bos_token")
+        v_bos_token = b[p + 2:q147]
         try:
             v_bos_token = v_bos_token.decode()
         except UnicodeDecodeError as e:
             _invalid(p + 2 + e.start, path + ".bos_token", "invalid UTF-8")
-        p = q143 + 0
+        p = q147 + 0
     if p == end:
         v_post_processor = None
     else:
@@ -1430,15 +1546,15 @@ def _build_MtokFile(obj, out, path):
     _build_PreTokenizer(obj.pre_tokenizer, out, path + ".pre_tokenizer")
     _build_Model(obj.model, out, path + ".model")
     _build_Decoder(obj.decoder, out, path + ".decoder")
-    lst144 = obj.added_tokens
-    if not isinstance(lst144, (list, tuple)):
-        _bad_value(path + ".added_tokens", "expected a list", lst144)
+    lst148 = obj.added_tokens
+    if not isinstance(lst148, (list, tuple, Table)):
+        _bad_value(path + ".added_tokens", "expected a list", lst148)
     try:
-        out.append(_S1.pack(len(lst144)))
+        out.append(_S1.pack(len(lst148)))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".added_tokens", str(e), (len(lst144),))
-    for i145, it146 in enumerate(lst144):
-        _build_AddedToken(it146, out, path + ".added_tokens" + "[%d]" % i145)
+        _bad_value(path + ".added_tokens", str(e), (len(lst148),))
+    for i149, it150 in enumerate(lst148):
+        _build_AddedToken(it150, out, path + ".added_tokens" + "[%d]" % i149)
     if obj.chat_template is None:
         absent = True
     else:
@@ -1447,13 +1563,13 @@ def _build_MtokFile(obj, out, path):
         if obj.chat_template.__class__ is not str:
             _bad_value(path + ".chat_template", "expected str", obj.chat_template)
         try:
-            s147 = obj.chat_template.encode()
+            s151 = obj.chat_template.encode()
         except UnicodeEncodeError:
             _bad_value(path + ".chat_template", "text is not encodable as UTF-8", obj.chat_template)
-        if len(s147) > 4294967295:
-            _bad_value(path + ".chat_template", "longer than 4294967295 bytes", len(s147))
-        out.append(_S1.pack(len(s147)))
-        out.append(s147)
+        if len(s151) > 4294967295:
+            _bad_value(path + ".chat_template", "longer than 4294967295 bytes", len(s151))
+        out.append(_S1.pack(len(s151)))
+        out.append(s151)
     if obj.eos_token is None:
         absent = True
     else:
@@ -1462,13 +1578,13 @@ def _build_MtokFile(obj, out, path):
         if obj.eos_token.__class__ is not str:
             _bad_value(path + ".eos_token", "expected str", obj.eos_token)
         try:
-            s148 = obj.eos_token.encode()
+            s152 = obj.eos_token.encode()
         except UnicodeEncodeError:
             _bad_value(path + ".eos_token", "text is not encodable as UTF-8", obj.eos_token)
-        if len(s148) > 65535:
-            _bad_value(path + ".eos_token", "longer than 65535 bytes", len(s148))
-        out.append(_S0.pack(len(s148)))
-        out.append(s148)
+        if len(s152) > 65535:
+            _bad_value(path + ".eos_token", "longer than 65535 bytes", len(s152))
+        out.append(_S0.pack(len(s152)))
+        out.append(s152)
     if obj.flags is None:
         absent = True
     else:
@@ -1486,13 +1602,13 @@ def _build_MtokFile(obj, out, path):
         if obj.bos_token.__class__ is not str:
             _bad_value(path + ".bos_token", "expected str", obj.bos_token)
         try:
-            s149 = obj.bos_token.encode()
+            s153 = obj.bos_token.encode()
         except UnicodeEncodeError:
             _bad_value(path + ".bos_token", "text is not encodable as UTF-8", obj.bos_token)
-        if len(s149) > 65535:
-            _bad_value(path + ".bos_token", "longer than 65535 bytes", len(s149))
-        out.append(_S0.pack(len(s149)))
-        out.append(s149)
+        if len(s153) > 65535:
+            _bad_value(path + ".bos_token", "longer than 65535 bytes", len(s153))
+        out.append(_S0.pack(len(s153)))
+        out.append(s153)
     if obj.post_processor is None:
         absent = True
     else:
@@ -1522,15 +1638,15 @@ def section_sizes_MtokFile(obj):
     _build_Decoder(obj.decoder, out, "decoder")
     sizes.append(('decoder', None if obj.decoder is None else sum(map(len, out))))
     out = []
-    lst150 = obj.added_tokens
-    if not isinstance(lst150, (list, tuple)):
-        _bad_value("added_tokens", "expected a list", lst150)
+    lst154 = obj.added_tokens
+    if not isinstance(lst154, (list, tuple, Table)):
+        _bad_value("added_tokens", "expected a list", lst154)
     try:
-        out.append(_S1.pack(len(lst150)))
+        out.append(_S1.pack(len(lst154)))
     except (struct.error, TypeError) as e:
-        _bad_value("added_tokens", str(e), (len(lst150),))
-    for i151, it152 in enumerate(lst150):
-        _build_AddedToken(it152, out, "added_tokens" + "[%d]" % i151)
+        _bad_value("added_tokens", str(e), (len(lst154),))
+    for i155, it156 in enumerate(lst154):
+        _build_AddedToken(it156, out, "added_tokens" + "[%d]" % i155)
     sizes.append(('added_tokens', None if obj.added_tokens is None else sum(map(len, out))))
     out = []
     if obj.chat_template is None:
@@ -1541,13 +1657,13 @@ def section_sizes_MtokFile(obj):
         if obj.chat_template.__class__ is not str:
             _bad_value("chat_template", "expected str", obj.chat_template)
         try:
-            s153 = obj.chat_template.encode()
+            s157 = obj.chat_template.encode()
         except UnicodeEncodeError:
             _bad_value("chat_template", "text is not encodable as UTF-8", obj.chat_template)
-        if len(s153) > 4294967295:
-            _bad_value("chat_template", "longer than 4294967295 bytes", len(s153))
-        out.append(_S1.pack(len(s153)))
-        out.append(s153)
+        if len(s157) > 4294967295:
+            _bad_value("chat_template", "longer than 4294967295 bytes", len(s157))
+        out.append(_S1.pack(len(s157)))
+        out.append(s157)
     sizes.append(('chat_template', None if obj.chat_template is None else sum(map(len, out))))
     out = []
     if obj.eos_token is None:
@@ -1558,13 +1674,13 @@ def section_sizes_MtokFile(obj):
         if obj.eos_token.__class__ is not str:
             _bad_value("eos_token", "expected str", obj.eos_token)
         try:
-            s154 = obj.eos_token.encode()
+            s158 = obj.eos_token.encode()
         except UnicodeEncodeError:
             _bad_value("eos_token", "text is not encodable as UTF-8", obj.eos_token)
-        if len(s154) > 65535:
-            _bad_value("eos_token", "longer than 65535 bytes", len(s154))
-        out.append(_S0.pack(len(s154)))
-        out.append(s154)
+        if len(s158) > 65535:
+            _bad_value("eos_token", "longer than 65535 bytes", len(s158))
+        out.append(_S0.pack(len(s158)))
+        out.append(s158)
     sizes.append(('eos_token', None if obj.eos_token is None else sum(map(len, out))))
     out = []
     if obj.flags is None:
@@ -1586,13 +1702,13 @@ def section_sizes_MtokFile(obj):
         if obj.bos_token.__class__ is not str:
             _bad_value("bos_token", "expected str", obj.bos_token)
         try:
-            s155 = obj.bos_token.encode()
+            s159 = obj.bos_token.encode()
         except UnicodeEncodeError:
             _bad_value("bos_token", "text is not encodable as UTF-8", obj.bos_token)
-        if len(s155) > 65535:
-            _bad_value("bos_token", "longer than 65535 bytes", len(s155))
-        out.append(_S0.pack(len(s155)))
-        out.append(s155)
+        if len(s159) > 65535:
+            _bad_value("bos_token", "longer than 65535 bytes", len(s159))
+        out.append(_S0.pack(len(s159)))
+        out.append(s159)
     sizes.append(('bos_token', None if obj.bos_token is None else sum(map(len, out))))
     out = []
     if obj.post_processor is None:

@@ -400,7 +400,7 @@ class LegacyPostProcessor:
 
 
 PostProcessor = PostProcessorProgram | LegacyPostProcessor
-"""The post-processor program in one of its two layouts."""
+""""""
 
 
 @dataclass(slots=True)

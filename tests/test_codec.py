@@ -339,3 +339,24 @@ def test_build_errors_name_the_field(tree, path):
         mtokspec.build(tree)
     assert info.value.path == path
     assert info.value.offset is None
+
+
+def test_lazy_tables_behave_like_lists(corpus):
+    data = (corpus / "tok" / "roberta-base" / "mnn.mtok").read_bytes()
+    tree = mtokspec.parse(data)
+    vocab = tree.model.vocab
+    assert len(vocab) == 50265 and "not decoded" in repr(vocab)
+    assert vocab == list(vocab) and vocab[0] == list(vocab)[0]
+    assert mtokspec.parse(data).model.vocab == vocab  # raw comparison, no decoding
+    old = vocab[5]
+    vocab[5] = (old[0] + b"!", old[1])
+    changed = mtokspec.build(tree)
+    assert changed != data and len(changed) == len(data) + 1
+    assert mtokspec.parse(changed).model.vocab[5] == (old[0] + b"!", old[1])
+    vocab[5] = old
+    assert mtokspec.build(tree) == data
+    merges = tree.model.merges
+    merges.append(merges[-1])
+    with pytest.raises(TypeError):
+        hash(merges)
+    assert mtokspec.parse(mtokspec.build(tree)).model.merges == merges

@@ -13,6 +13,7 @@ it only knows how to read and write each kind of block.
 from __future__ import annotations
 
 import argparse
+import inspect
 import struct
 import sys
 from dataclasses import dataclass, field
@@ -117,7 +118,7 @@ def collect(root) -> Model:
         elif isinstance(sub, dsl.PostProcessorLayouts):
             if "PostProcessor" not in m.unions:
                 m.unions["PostProcessor"] = UnionInfo(
-                    "PostProcessor", "The post-processor program in one of its two layouts.", "",
+                    "PostProcessor", "", "",
                     [(-1, sub.current.record_name), (-2, sub.legacy.record_name)], 1, custom=sub, node=sub,
                 )
                 visit(sub.op_union)
@@ -309,6 +310,8 @@ class Emitter:
         self.lines: list[str] = []
         self.structs: dict[str, str] = {}  # format -> variable name
         self.tmp = 0
+        self.decoders: dict[tuple, str] = {}  # row layout -> decoder function name
+        self.decoder_lines: list[str] = []
 
     def st(self, fmt: str) -> str:
         if fmt not in self.structs:
@@ -459,12 +462,12 @@ class Emitter:
         epe = f'{pe} + "[%d]" % {idx}'
         if isinstance(el, dsl.Row):
             cols = fields_of(el)
-            if all(self.fixed(f.sub) and not self.fixed(f.sub)[1] for f in cols):
-                fmt = "<" + "".join(self.fixed(f.sub)[0] for f in cols)
-                size = struct.calcsize(fmt)
-                # Bulk: the count was checked against the bytes left, so one slice holds every row.
-                self.w(ind, f"{target} = list({self.st(fmt)}.iter_unpack(b[p:p + {n} * {size}]))")
-                self.w(ind, f"p += {n} * {size}")
+            if self.lazy_row(el):
+                # Check the bounds of every row now; decode the rows the first time they are used.
+                start = self.var("start")
+                self.w(ind, f"{start} = p")
+                self.walk_rows(ind, cols, n, idx, epe)
+                self.w(ind, f"{target} = Table.lazy(b[{start}:p], {n}, {self.row_decoder(el)})")
                 return
             cv = [self.var("c") for _ in cols]
             self.w(ind, f"{target} = []")
@@ -484,6 +487,93 @@ class Emitter:
         self.w(ind, f"{target} = [None] * {n}")
         self.w(ind, f"for {idx} in range({n}):")
         self.read_one(ind + 1, el, f"{target}[{idx}]", epe, ctx_names, depth_expr, union_name)
+
+    def lazy_row(self, row) -> bool:
+        """Rows that need no check beyond their bounds (no flags, no text) are decoded lazily."""
+        for f in fields_of(row):
+            fx = self.fixed(f.sub)
+            if fx and fx[1]:
+                return False
+            sub = dsl.resolve(f.sub)
+            if not fx and not (isinstance(sub, dsl.LenPrefixed) and not sub.text):
+                return False
+        return True
+
+    def walk_rows(self, ind, cols, n, idx, epe):
+        """Bounds-check n rows, advancing p past them, without decoding anything."""
+        if all(self.fixed(f.sub) for f in cols):
+            size = struct.calcsize("<" + "".join(self.fixed(f.sub)[0] for f in cols))
+            self.w(ind, f"p += {n} * {size}  # the count was checked against the bytes left")
+            return
+        strings = [k for k, f in enumerate(cols) if not self.fixed(f.sub)]
+        if len(strings) == 1 and scalar(dsl.resolve(cols[strings[0]].sub).prefix)[0] == "H":
+            # Fast path: no per-row checks.  A length that runs past the end makes the next index
+            # fail or leaves p past the end; then the checked walk below finds the row and says why.
+            k = strings[0]
+            before = sum(struct.calcsize("<" + self.fixed(f.sub)[0]) for f in cols[:k])
+            after = sum(struct.calcsize("<" + self.fixed(f.sub)[0]) for f in cols[k + 1:])
+            start = self.var("p")
+            self.w(ind, f"{start} = p")
+            self.w(ind, "try:")
+            self.w(ind + 1, f"for _ in range({n}):")
+            self.w(ind + 2, f"p += {before + 2 + after} + (b[p + {before}] | (b[p + {before + 1}] << 8))")
+            self.w(ind, "except IndexError:")
+            self.w(ind + 1, "p = end + 1")
+            self.w(ind, "if p > end:")
+            self.w(ind + 1, f"p = {start}")
+            ind += 1
+        self.w(ind, f"for {idx} in range({n}):")
+        pending = []  # fixed columns not yet checked: checked together before the next string
+        for k, f in enumerate(cols):
+            fx = self.fixed(f.sub)
+            if fx:
+                pending.append(f)
+            if pending and (not fx or k == len(cols) - 1):
+                size = sum(struct.calcsize("<" + self.fixed(g.sub)[0]) for g in pending)
+                self.w(ind + 1, f"if p + {size} > end:")
+                self.w(ind + 2, f'_truncated(p, {size}, end, {epe} + ".{pending[0].name}")')
+                self.w(ind + 1, f"p += {size}")
+                pending = []
+            if fx:
+                continue
+            pfmt = scalar(dsl.resolve(f.sub).prefix)[0]
+            psize = struct.calcsize("<" + pfmt)
+            fpe = f'{epe} + ".{f.name}"'
+            self.w(ind + 1, f"if p + {psize} > end:")
+            self.w(ind + 2, f"_truncated(p, {psize}, end, {fpe})")
+            ln = "(b[p] | (b[p + 1] << 8))" if pfmt == "H" else f"{self.st('<' + pfmt)}.unpack_from(b, p)[0]"
+            self.w(ind + 1, f"q = p + {psize} + {ln}")
+            self.w(ind + 1, "if q > end:")
+            self.w(ind + 2, f"_truncated(p + {psize}, q - p - {psize}, end, {fpe})")
+            self.w(ind + 1, "p = q")
+
+    def row_decoder(self, row) -> str:
+        """A module-level function decoding a lazily kept table: (raw, n) -> list of tuples."""
+        cols = fields_of(row)
+        key = tuple((f.name, self.fixed(f.sub) or ("str", scalar(dsl.resolve(f.sub).prefix)[0])) for f in cols)
+        if key in self.decoders:
+            return self.decoders[key]
+        name = f"_decode_rows{len(self.decoders)}"
+        self.decoders[key] = name
+        saved, self.lines = self.lines, []
+        self.w(0, f"def {name}(b, n):")
+        if all(self.fixed(f.sub) for f in cols):
+            fmt = "<" + "".join(self.fixed(f.sub)[0] for f in cols)
+            self.w(1, f"return list({self.st(fmt)}.iter_unpack(b))")
+        else:
+            self.w(1, 'p, end, path = 0, len(b), "<table>"')
+            cv = [self.var("c") for _ in cols]
+            self.w(1, "rows = []")
+            self.w(1, "ap = rows.append")
+            self.w(1, "for i in range(n):")
+            self.read_fields(2, [(f.sub, v, "path") for f, v in zip(cols, cv)], {}, "1", None)
+            self.w(2, f"ap(({', '.join(cv)},))")
+            self.w(1, "return rows")
+        self.w(0, "")
+        self.w(0, "")
+        self.decoder_lines += self.lines
+        self.lines = saved
+        return name
 
     def parse_record(self, info: RecordInfo):
         name = info.name
@@ -638,13 +728,20 @@ class Emitter:
     def write_list(self, ind, sub, e, pe, obj, union_name):
         lv = self.var("lst")
         self.w(ind, f"{lv} = {e}")
-        self.w(ind, f"if not isinstance({lv}, (list, tuple)):")
+        self.w(ind, f"if not isinstance({lv}, (list, tuple, Table)):")
         self.w(ind + 1, f'_bad_value({pe}, "expected a list", {lv})')
         if not isinstance(sub.count, str):
             self.write_fixed_group(ind, [sub.count], [f"len({lv})"], [pe])
         el = dsl.resolve(sub.element)
         idx = self.var("i")
         epe = f'{pe} + "[%d]" % {idx}'
+        if isinstance(el, dsl.Row) and self.lazy_row(el):
+            raw = self.var("raw")
+            self.w(ind, f"{raw} = {lv}.raw_bytes() if {lv}.__class__ is Table else None")
+            self.w(ind, f"if {raw} is not None:")
+            self.w(ind + 1, f"out.append({raw})")
+            self.w(ind, "else:")
+            ind += 1
         if isinstance(el, dsl.Row):
             cols = fields_of(el)
             if all(self.fixed(f.sub) and not self.fixed(f.sub)[1] for f in cols):
@@ -744,6 +841,7 @@ import struct
 from itertools import chain as _chain
 
 from mtokspec.errors import MtokFormatError
+from mtokspec.table import Table
 
 from .tree import *  # noqa: F403
 
@@ -880,7 +978,7 @@ def build_{root_name}(tree: {root_name}) -> bytes:
     _build_{root_name}(tree, out, "")
     return b"".join(out)
 '''
-    return BANNER + CODEC_PRELUDE + "\n".join(structs) + "\n\n\n" + "\n".join(e.lines) + "\n" + "\n".join(tables) + "\n" + api
+    return BANNER + CODEC_PRELUDE + "\n".join(structs) + "\n\n\n" + "\n".join(e.decoder_lines + e.lines) + "\n" + "\n".join(tables) + "\n" + api
 
 
 # ----------------------------------------------------------------------------------------------
@@ -928,12 +1026,20 @@ def emit_format(m: Model, root: str, notes: str) -> str:
          "section names below (`mtokspec.tree`).", ""]
     L.append(notes.strip())
     L.append("")
+    # a union's table comes first, then its variants
+    ordered = []
     for name in [root] + [n for n in m.order if n != root]:
+        if name in m.records and m.records[name].union:
+            continue
+        ordered.append(name)
+        if name in m.unions:
+            ordered += [r for _, r in m.unions[name].cases]
+    for name in ordered:
         if name in m.unions:
             u = m.unions[name]
             L += [f"## {name}", "", u.doc, ""]
             if u.custom is not None:
-                L += [u.custom.__doc__.strip().replace("\n    ", "\n"), "",
+                L += [inspect.cleandoc(u.custom.__doc__).replace("``", "`"), "",
                       "| layout | tree class |", "|---|---|",
                       f"| current | [{u.custom.current.record_name}](#{u.custom.current.record_name.lower()}) |",
                       f"| legacy | [{u.custom.legacy.record_name}](#{u.custom.legacy.record_name.lower()}) |", ""]
@@ -951,7 +1057,7 @@ def emit_format(m: Model, root: str, notes: str) -> str:
         L += [title, "", info.doc, ""]
         if info.custom is not None:
             h = info.custom
-            L += [h.__doc__.strip().replace("\n    ", "\n"), "",
+            L += [inspect.cleandoc(h.__doc__).split("\n\n", 1)[1].replace("``", "`"), "",
                   "| line | content | tree fields |", "|---|---|---|",
                   f"| 1 | `{h.magic_line.decode().strip()}\\n` | (magic and file type) |",
                   "| 2 | `special stop prefix\\n`, decimal | special_count, stop_count, prefix_count |",

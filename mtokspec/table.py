@@ -1,0 +1,109 @@
+"""``Table``: the list type of parsed bulk tables (vocab, merges, norm tables).
+
+A file's tables are its bulk: 150k vocab rows are 150k bytes objects and tuples, which take longer
+to create than the rest of parsing.  ``parse`` therefore checks a table's bounds and keeps its raw
+bytes; the rows are decoded, all at once, the first time anything looks at them.  Until then
+``len()`` is known and ``build`` copies the raw bytes unchanged.
+
+A ``Table`` is a mutable sequence of row tuples that compares equal to a list with the same rows;
+use it like a list (index, slice, iterate, append, sort, ...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, MutableSequence
+from typing import Any
+
+__all__ = ["Table"]
+
+
+class Table(MutableSequence):
+    __slots__ = ("_rows", "_raw", "_count", "_decode")
+
+    def __init__(self, rows: Iterable[Any] = ()):
+        self._rows: list | None = list(rows)
+        self._raw: bytes | None = None
+        self._count = len(self._rows)
+        self._decode: Callable[[bytes, int], list] | None = None
+
+    @classmethod
+    def lazy(cls, raw: bytes, count: int, decode: Callable[[bytes, int], list]) -> Table:
+        """A table of ``count`` rows whose encoding ``raw`` was already bounds-checked."""
+        self = cls.__new__(cls)
+        self._rows = None
+        self._raw = raw
+        self._count = count
+        self._decode = decode
+        return self
+
+    # -- the raw form -------------------------------------------------------------------------
+    def raw_bytes(self) -> bytes | None:
+        """The encoding the rows were read from, while they are unchanged (else None)."""
+        return self._raw if self._rows is None else None
+
+    def _materialize(self) -> list:
+        rows = self._rows
+        if rows is None:
+            rows = self._rows = self._decode(self._raw, self._count)
+            self._raw = None
+            self._decode = None
+        return rows
+
+    # -- sequence protocol ----------------------------------------------------------------------
+    def __len__(self) -> int:
+        return self._count if self._rows is None else len(self._rows)
+
+    def __getitem__(self, index):
+        return self._materialize()[index]
+
+    def __iter__(self) -> Iterator:
+        return iter(self._materialize())
+
+    def __reversed__(self) -> Iterator:
+        return reversed(self._materialize())
+
+    def __contains__(self, value: object) -> bool:
+        return value in self._materialize()
+
+    def __setitem__(self, index, value) -> None:
+        self._materialize()[index] = value
+
+    def __delitem__(self, index) -> None:
+        del self._materialize()[index]
+
+    def insert(self, index: int, value: Any) -> None:
+        self._materialize().insert(index, value)
+
+    def append(self, value: Any) -> None:
+        self._materialize().append(value)
+
+    def extend(self, values: Iterable[Any]) -> None:
+        self._materialize().extend(values)
+
+    def sort(self, *, key=None, reverse: bool = False) -> None:
+        self._materialize().sort(key=key, reverse=reverse)
+
+    def copy(self) -> list:
+        return list(self._materialize())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Table):
+            if self._rows is None and other._rows is None and self._raw == other._raw:
+                return True
+            return self._materialize() == other._materialize()
+        if isinstance(other, (list, tuple)):
+            return self._materialize() == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __add__(self, other: Iterable[Any]) -> list:
+        return self._materialize() + list(other)
+
+    def __repr__(self) -> str:
+        if self._rows is None:
+            return f"Table(<{self._count} rows, not decoded yet>)"
+        return f"Table({self._rows!r})"
+
+    def __reduce__(self):
+        return (Table, (self._materialize(),))
