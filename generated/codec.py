@@ -7,8 +7,11 @@ any list is allocated; tables of fixed-size rows are decoded in one call.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 import struct
+import sys
 from itertools import chain as _chain
 
 from mtokspec.errors import MtokFormatError
@@ -47,6 +50,7 @@ def _bad_rows(rows, width, st, path):
     _bad_value(path, "malformed rows", len(rows))
 
 
+_STRICT_B64 = sys.version_info >= (3, 11)
 _COUNTS = re.compile(rb"(0|[1-9][0-9]*) (0|[1-9][0-9]*) (0|[1-9][0-9]*)\n")
 _ID = rb"-?(?:0|[1-9][0-9]*)"
 _IDS = re.compile(rb"(?:" + _ID + rb"(?: " + _ID + rb")*)?( ?)\n")
@@ -76,6 +80,62 @@ def _parse_header_lines(b, p, end, path, magic_line):
     ids = [int(x) for x in body.split(b" ")] if body else []
     header = Header(int(m.group(1)), int(m.group(2)), int(m.group(3)), ids, bool(m2.group(1)))
     return header, q
+
+
+_DECIMAL = re.compile(rb"-?(?:0|[1-9][0-9]*)")
+_COUNT = re.compile(rb"0|[1-9][0-9]*")
+
+
+def _counts(b, p, q, k, path):
+    parts = b[p:q - 1].split(b" ")
+    if len(parts) != k or not all(_COUNT.fullmatch(x) for x in parts):
+        _invalid(p, path, "expected %d decimal count(s), got %r" % (k, bytes(b[p:min(q, p + 80)])))
+    return [int(x) for x in parts]
+
+
+def _b64decode(text, offset, path):
+    try:
+        value = binascii.a2b_base64(text, strict_mode=True) if _STRICT_B64 else base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        _invalid(offset, path, "bad base64 %r" % bytes(text[:40]))
+    if binascii.b2a_base64(value, newline=False) != text:
+        _invalid(offset, path, "non-canonical base64 %r" % bytes(text[:40]))
+    return value
+
+
+def _decimal(text, offset, path):
+    if _DECIMAL.fullmatch(text) is None:
+        _invalid(offset, path, "bad integer %r" % bytes(text[:40]))
+    return int(text)
+
+
+def _word(text, offset, path):
+    try:
+        return text.decode()
+    except UnicodeDecodeError:
+        _invalid(offset, path, "invalid UTF-8")
+
+
+def _line_value(value, kind, path):
+    """The bytes of one column of a text line; refuses values that would break the line."""
+    if kind == "int":
+        if value.__class__ is not int:
+            _bad_value(path, "expected an int", value)
+        return b"%d" % value
+    if kind == "word":
+        if value.__class__ is not str or " " in value or "\n" in value:
+            _bad_value(path, "expected text without spaces or newlines", value)
+        try:
+            return value.encode()
+        except UnicodeEncodeError:
+            _bad_value(path, "text is not encodable as UTF-8", value)
+    if not isinstance(value, (bytes, bytearray, memoryview)):
+        _bad_value(path, "expected bytes", value)
+    if kind == "base64":
+        return binascii.b2a_base64(value, newline=False)
+    if b"\n" in value:
+        _bad_value(path, "a line cannot hold a newline", value)
+    return bytes(value)
 
 
 def _build_header_lines(h, out, path, magic_line):
@@ -1617,6 +1677,180 @@ def _build_MtokFile(obj, out, path):
         _build_PostProcessor(obj.post_processor, out, path + ".post_processor")
 
 
+def _parse_SentencePieceTxtFile(b, p, end, path, depth):
+    v_header, p = _parse_header_lines(b, p, end, path + ".header", b'430 0\n')
+    q155 = _line(b, p, end, path + ".count")
+    v_vocab_size, = _counts(b, p, q155, 1, path + ".count")
+    p = q155
+    n156 = v_vocab_size
+    v_pieces = []
+    ap160 = v_pieces.append
+    for i157 in range(n156):
+        q158 = b.find(b"\n", p, end)
+        if q158 < 0:
+            _truncated(p, 1, end, path + ".pieces" + "[%d]" % i157)
+        line159 = b[p:q158]
+        parts161 = line159.split(b" ")
+        if len(parts161) != 3:
+            _invalid(p, path + ".pieces" + "[%d]" % i157, "expected 3 space-separated values")
+        ap160((_b64decode(parts161[0], p, path + ".pieces" + "[%d]" % i157 + ".token"), _word(parts161[1], p, path + ".pieces" + "[%d]" % i157 + ".score"), _decimal(parts161[2], p, path + ".pieces" + "[%d]" % i157 + ".type"),))
+        p = q158 + 1
+    if p != end:
+        _invalid(p, path, "%d trailing bytes after the last section" % (end - p))
+    return SentencePieceTxtFile(header=v_header, pieces=v_pieces), p
+
+
+def _build_SentencePieceTxtFile(obj, out, path):
+    if obj.__class__ is not SentencePieceTxtFile:
+        _bad_value(path, "expected SentencePieceTxtFile", obj)
+    _build_header_lines(obj.header, out, path + ".header", b'430 0\n')
+    out.append(b"%d\n" % (len(obj.pieces),))
+    lst162 = obj.pieces
+    if not isinstance(lst162, (list, tuple, Table)):
+        _bad_value(path + ".pieces", "expected a list", lst162)
+    lines163 = []
+    for i164, row165 in enumerate(lst162):
+        if not isinstance(row165, (tuple, list)) or len(row165) != 3:
+            _bad_value(path + ".pieces" + "[%d]" % i164, "expected a row of 3 values", row165)
+        lines163.append(b" ".join((_line_value(row165[0], 'base64', path + ".pieces" + "[%d]" % i164 + '.token'), _line_value(row165[1], 'word', path + ".pieces" + "[%d]" % i164 + '.score'), _line_value(row165[2], 'int', path + ".pieces" + "[%d]" % i164 + '.type'),)))
+    if lines163:
+        out.append(b"\n".join(lines163) + (b"\n" if True else b""))
+
+
+def _parse_TiktokenTxtFile(b, p, end, path, depth):
+    v_header, p = _parse_header_lines(b, p, end, path + ".header", b'430 1\n')
+    q167 = _line(b, p, end, path + ".count")
+    v_vocab_size, = _counts(b, p, q167, 1, path + ".count")
+    p = q167
+    n168 = v_vocab_size
+    v_tokens = []
+    ap172 = v_tokens.append
+    for i169 in range(n168):
+        q170 = b.find(b"\n", p, end)
+        if q170 < 0:
+            _truncated(p, 1, end, path + ".tokens" + "[%d]" % i169)
+        line171 = b[p:q170]
+        ap172(_b64decode(line171, p, path + ".tokens" + "[%d]" % i169))
+        p = q170 + 1
+    if p != end:
+        _invalid(p, path, "%d trailing bytes after the last section" % (end - p))
+    return TiktokenTxtFile(header=v_header, tokens=v_tokens), p
+
+
+def _build_TiktokenTxtFile(obj, out, path):
+    if obj.__class__ is not TiktokenTxtFile:
+        _bad_value(path, "expected TiktokenTxtFile", obj)
+    _build_header_lines(obj.header, out, path + ".header", b'430 1\n')
+    out.append(b"%d\n" % (len(obj.tokens),))
+    lst173 = obj.tokens
+    if not isinstance(lst173, (list, tuple, Table)):
+        _bad_value(path + ".tokens", "expected a list", lst173)
+    lines174 = []
+    for i175, row176 in enumerate(lst173):
+        lines174.append(_line_value(row176, 'base64', path + ".tokens" + "[%d]" % i175))
+    if lines174:
+        out.append(b"\n".join(lines174) + (b"\n" if True else b""))
+
+
+def _parse_BertTxtFile(b, p, end, path, depth):
+    v_header, p = _parse_header_lines(b, p, end, path + ".header", b'430 2\n')
+    q178 = _line(b, p, end, path + ".count")
+    v_vocab_size, = _counts(b, p, q178, 1, path + ".count")
+    p = q178
+    n179 = v_vocab_size
+    v_tokens = []
+    ap183 = v_tokens.append
+    for i180 in range(n179):
+        q181 = b.find(b"\n", p, end)
+        if q181 < 0:
+            _truncated(p, 1, end, path + ".tokens" + "[%d]" % i180)
+        line182 = b[p:q181]
+        ap183(_b64decode(line182, p, path + ".tokens" + "[%d]" % i180))
+        p = q181 + 1
+    if p != end:
+        _invalid(p, path, "%d trailing bytes after the last section" % (end - p))
+    return BertTxtFile(header=v_header, tokens=v_tokens), p
+
+
+def _build_BertTxtFile(obj, out, path):
+    if obj.__class__ is not BertTxtFile:
+        _bad_value(path, "expected BertTxtFile", obj)
+    _build_header_lines(obj.header, out, path + ".header", b'430 2\n')
+    out.append(b"%d\n" % (len(obj.tokens),))
+    lst184 = obj.tokens
+    if not isinstance(lst184, (list, tuple, Table)):
+        _bad_value(path + ".tokens", "expected a list", lst184)
+    lines185 = []
+    for i186, row187 in enumerate(lst184):
+        lines185.append(_line_value(row187, 'base64', path + ".tokens" + "[%d]" % i186))
+    if lines185:
+        out.append(b"\n".join(lines185) + (b"\n" if True else b""))
+
+
+def _parse_HuggingFaceTxtFile(b, p, end, path, depth):
+    v_header, p = _parse_header_lines(b, p, end, path + ".header", b'430 3\n')
+    q189 = _line(b, p, end, path + ".counts")
+    v_vocab_size, v_merge_size, = _counts(b, p, q189, 2, path + ".counts")
+    p = q189
+    n190 = v_vocab_size
+    v_tokens = []
+    ap194 = v_tokens.append
+    for i191 in range(n190):
+        q192 = b.find(b"\n", p, end)
+        if q192 < 0:
+            _truncated(p, 1, end, path + ".tokens" + "[%d]" % i191)
+        line193 = b[p:q192]
+        ap194(line193)
+        p = q192 + 1
+    n195 = v_merge_size
+    v_merges = []
+    ap199 = v_merges.append
+    final_newline = True
+    for i196 in range(n195):
+        q197 = b.find(b"\n", p, end)
+        if q197 < 0:
+            if i196 == n195 - 1 and p < end:
+                q197 = end
+                final_newline = False
+            else:
+                _truncated(p, 1, end, path + ".merges" + "[%d]" % i196)
+        line198 = b[p:q197]
+        ap199(line198)
+        p = q197 + 1
+    p = min(p, end)
+    v_final_newline = final_newline
+    if p != end:
+        _invalid(p, path, "%d trailing bytes after the last section" % (end - p))
+    return HuggingFaceTxtFile(header=v_header, tokens=v_tokens, merges=v_merges, final_newline=v_final_newline), p
+
+
+def _build_HuggingFaceTxtFile(obj, out, path):
+    if obj.__class__ is not HuggingFaceTxtFile:
+        _bad_value(path, "expected HuggingFaceTxtFile", obj)
+    _build_header_lines(obj.header, out, path + ".header", b'430 3\n')
+    out.append(b"%d %d\n" % (len(obj.tokens), len(obj.merges),))
+    lst200 = obj.tokens
+    if not isinstance(lst200, (list, tuple, Table)):
+        _bad_value(path + ".tokens", "expected a list", lst200)
+    lines201 = []
+    for i202, row203 in enumerate(lst200):
+        lines201.append(_line_value(row203, 'raw', path + ".tokens" + "[%d]" % i202))
+    if lines201:
+        out.append(b"\n".join(lines201) + (b"\n" if True else b""))
+    lst204 = obj.merges
+    if not isinstance(lst204, (list, tuple, Table)):
+        _bad_value(path + ".merges", "expected a list", lst204)
+    lines205 = []
+    for i206, row207 in enumerate(lst204):
+        lines205.append(_line_value(row207, 'raw', path + ".merges" + "[%d]" % i206))
+    if not obj.final_newline and not (lines205 and lines205[-1]):
+        _bad_value(path + ".merges", "final_newline false needs a last line that is not empty", lst204)
+    if lines205:
+        out.append(b"\n".join(lines205) + (b"\n" if obj.final_newline else b""))
+    if obj.final_newline.__class__ is not bool:
+        _bad_value(path + ".final_newline", "expected a bool", obj.final_newline)
+
+
 def section_sizes_MtokFile(obj):
     """(section name, bytes it takes or None when absent) for each top-level section."""
     sizes = []
@@ -1638,15 +1872,15 @@ def section_sizes_MtokFile(obj):
     _build_Decoder(obj.decoder, out, "decoder")
     sizes.append(('decoder', None if obj.decoder is None else sum(map(len, out))))
     out = []
-    lst154 = obj.added_tokens
-    if not isinstance(lst154, (list, tuple, Table)):
-        _bad_value("added_tokens", "expected a list", lst154)
+    lst208 = obj.added_tokens
+    if not isinstance(lst208, (list, tuple, Table)):
+        _bad_value("added_tokens", "expected a list", lst208)
     try:
-        out.append(_S1.pack(len(lst154)))
+        out.append(_S1.pack(len(lst208)))
     except (struct.error, TypeError) as e:
-        _bad_value("added_tokens", str(e), (len(lst154),))
-    for i155, it156 in enumerate(lst154):
-        _build_AddedToken(it156, out, "added_tokens" + "[%d]" % i155)
+        _bad_value("added_tokens", str(e), (len(lst208),))
+    for i209, it210 in enumerate(lst208):
+        _build_AddedToken(it210, out, "added_tokens" + "[%d]" % i209)
     sizes.append(('added_tokens', None if obj.added_tokens is None else sum(map(len, out))))
     out = []
     if obj.chat_template is None:
@@ -1657,13 +1891,13 @@ def section_sizes_MtokFile(obj):
         if obj.chat_template.__class__ is not str:
             _bad_value("chat_template", "expected str", obj.chat_template)
         try:
-            s157 = obj.chat_template.encode()
+            s211 = obj.chat_template.encode()
         except UnicodeEncodeError:
             _bad_value("chat_template", "text is not encodable as UTF-8", obj.chat_template)
-        if len(s157) > 4294967295:
-            _bad_value("chat_template", "longer than 4294967295 bytes", len(s157))
-        out.append(_S1.pack(len(s157)))
-        out.append(s157)
+        if len(s211) > 4294967295:
+            _bad_value("chat_template", "longer than 4294967295 bytes", len(s211))
+        out.append(_S1.pack(len(s211)))
+        out.append(s211)
     sizes.append(('chat_template', None if obj.chat_template is None else sum(map(len, out))))
     out = []
     if obj.eos_token is None:
@@ -1674,13 +1908,13 @@ def section_sizes_MtokFile(obj):
         if obj.eos_token.__class__ is not str:
             _bad_value("eos_token", "expected str", obj.eos_token)
         try:
-            s158 = obj.eos_token.encode()
+            s212 = obj.eos_token.encode()
         except UnicodeEncodeError:
             _bad_value("eos_token", "text is not encodable as UTF-8", obj.eos_token)
-        if len(s158) > 65535:
-            _bad_value("eos_token", "longer than 65535 bytes", len(s158))
-        out.append(_S0.pack(len(s158)))
-        out.append(s158)
+        if len(s212) > 65535:
+            _bad_value("eos_token", "longer than 65535 bytes", len(s212))
+        out.append(_S0.pack(len(s212)))
+        out.append(s212)
     sizes.append(('eos_token', None if obj.eos_token is None else sum(map(len, out))))
     out = []
     if obj.flags is None:
@@ -1702,13 +1936,13 @@ def section_sizes_MtokFile(obj):
         if obj.bos_token.__class__ is not str:
             _bad_value("bos_token", "expected str", obj.bos_token)
         try:
-            s159 = obj.bos_token.encode()
+            s213 = obj.bos_token.encode()
         except UnicodeEncodeError:
             _bad_value("bos_token", "text is not encodable as UTF-8", obj.bos_token)
-        if len(s159) > 65535:
-            _bad_value("bos_token", "longer than 65535 bytes", len(s159))
-        out.append(_S0.pack(len(s159)))
-        out.append(s159)
+        if len(s213) > 65535:
+            _bad_value("bos_token", "longer than 65535 bytes", len(s213))
+        out.append(_S0.pack(len(s213)))
+        out.append(s213)
     sizes.append(('bos_token', None if obj.bos_token is None else sum(map(len, out))))
     out = []
     if obj.post_processor is None:
@@ -1718,6 +1952,120 @@ def section_sizes_MtokFile(obj):
             _bad_value("post_processor", "a trailing section cannot follow an absent one", obj.post_processor)
         _build_PostProcessor(obj.post_processor, out, "post_processor")
     sizes.append(('post_processor', None if obj.post_processor is None else sum(map(len, out))))
+    return sizes
+
+
+def section_sizes_SentencePieceTxtFile(obj):
+    """(section name, bytes it takes or None when absent) for each top-level section."""
+    sizes = []
+    absent = False
+    path = ""
+    out = []
+    _build_header_lines(obj.header, out, "header", b'430 0\n')
+    sizes.append(('header', None if obj.header is None else sum(map(len, out))))
+    out = []
+    out.append(b"%d\n" % (len(obj.pieces),))
+    sizes.append(('count', sum(map(len, out))))
+    out = []
+    lst214 = obj.pieces
+    if not isinstance(lst214, (list, tuple, Table)):
+        _bad_value("pieces", "expected a list", lst214)
+    lines215 = []
+    for i216, row217 in enumerate(lst214):
+        if not isinstance(row217, (tuple, list)) or len(row217) != 3:
+            _bad_value("pieces" + "[%d]" % i216, "expected a row of 3 values", row217)
+        lines215.append(b" ".join((_line_value(row217[0], 'base64', "pieces" + "[%d]" % i216 + '.token'), _line_value(row217[1], 'word', "pieces" + "[%d]" % i216 + '.score'), _line_value(row217[2], 'int', "pieces" + "[%d]" % i216 + '.type'),)))
+    if lines215:
+        out.append(b"\n".join(lines215) + (b"\n" if True else b""))
+    sizes.append(('pieces', None if obj.pieces is None else sum(map(len, out))))
+    return sizes
+
+
+def section_sizes_TiktokenTxtFile(obj):
+    """(section name, bytes it takes or None when absent) for each top-level section."""
+    sizes = []
+    absent = False
+    path = ""
+    out = []
+    _build_header_lines(obj.header, out, "header", b'430 1\n')
+    sizes.append(('header', None if obj.header is None else sum(map(len, out))))
+    out = []
+    out.append(b"%d\n" % (len(obj.tokens),))
+    sizes.append(('count', sum(map(len, out))))
+    out = []
+    lst218 = obj.tokens
+    if not isinstance(lst218, (list, tuple, Table)):
+        _bad_value("tokens", "expected a list", lst218)
+    lines219 = []
+    for i220, row221 in enumerate(lst218):
+        lines219.append(_line_value(row221, 'base64', "tokens" + "[%d]" % i220))
+    if lines219:
+        out.append(b"\n".join(lines219) + (b"\n" if True else b""))
+    sizes.append(('tokens', None if obj.tokens is None else sum(map(len, out))))
+    return sizes
+
+
+def section_sizes_BertTxtFile(obj):
+    """(section name, bytes it takes or None when absent) for each top-level section."""
+    sizes = []
+    absent = False
+    path = ""
+    out = []
+    _build_header_lines(obj.header, out, "header", b'430 2\n')
+    sizes.append(('header', None if obj.header is None else sum(map(len, out))))
+    out = []
+    out.append(b"%d\n" % (len(obj.tokens),))
+    sizes.append(('count', sum(map(len, out))))
+    out = []
+    lst222 = obj.tokens
+    if not isinstance(lst222, (list, tuple, Table)):
+        _bad_value("tokens", "expected a list", lst222)
+    lines223 = []
+    for i224, row225 in enumerate(lst222):
+        lines223.append(_line_value(row225, 'base64', "tokens" + "[%d]" % i224))
+    if lines223:
+        out.append(b"\n".join(lines223) + (b"\n" if True else b""))
+    sizes.append(('tokens', None if obj.tokens is None else sum(map(len, out))))
+    return sizes
+
+
+def section_sizes_HuggingFaceTxtFile(obj):
+    """(section name, bytes it takes or None when absent) for each top-level section."""
+    sizes = []
+    absent = False
+    path = ""
+    out = []
+    _build_header_lines(obj.header, out, "header", b'430 3\n')
+    sizes.append(('header', None if obj.header is None else sum(map(len, out))))
+    out = []
+    out.append(b"%d %d\n" % (len(obj.tokens), len(obj.merges),))
+    sizes.append(('counts', sum(map(len, out))))
+    out = []
+    lst226 = obj.tokens
+    if not isinstance(lst226, (list, tuple, Table)):
+        _bad_value("tokens", "expected a list", lst226)
+    lines227 = []
+    for i228, row229 in enumerate(lst226):
+        lines227.append(_line_value(row229, 'raw', "tokens" + "[%d]" % i228))
+    if lines227:
+        out.append(b"\n".join(lines227) + (b"\n" if True else b""))
+    sizes.append(('tokens', None if obj.tokens is None else sum(map(len, out))))
+    out = []
+    lst230 = obj.merges
+    if not isinstance(lst230, (list, tuple, Table)):
+        _bad_value("merges", "expected a list", lst230)
+    lines231 = []
+    for i232, row233 in enumerate(lst230):
+        lines231.append(_line_value(row233, 'raw', "merges" + "[%d]" % i232))
+    if not obj.final_newline and not (lines231 and lines231[-1]):
+        _bad_value("merges", "final_newline false needs a last line that is not empty", lst230)
+    if lines231:
+        out.append(b"\n".join(lines231) + (b"\n" if obj.final_newline else b""))
+    sizes.append(('merges', None if obj.merges is None else sum(map(len, out))))
+    out = []
+    if obj.final_newline.__class__ is not bool:
+        _bad_value("final_newline", "expected a bool", obj.final_newline)
+    sizes.append(('final_newline', sum(map(len, out))))
     return sizes
 
 
@@ -1812,4 +2160,60 @@ def build_MtokFile(tree: MtokFile) -> bytes:
     """Build a whole file; raises MtokFormatError naming the field that cannot be written."""
     out = []
     _build_MtokFile(tree, out, "")
+    return b"".join(out)
+
+
+def parse_SentencePieceTxtFile(data) -> SentencePieceTxtFile:
+    """Parse a whole file; raises MtokFormatError (with byte offset and field path) on any defect."""
+    b = bytes(data)
+    obj, _ = _parse_SentencePieceTxtFile(b, 0, len(b), "", 1)
+    return obj
+
+
+def build_SentencePieceTxtFile(tree: SentencePieceTxtFile) -> bytes:
+    """Build a whole file; raises MtokFormatError naming the field that cannot be written."""
+    out = []
+    _build_SentencePieceTxtFile(tree, out, "")
+    return b"".join(out)
+
+
+def parse_TiktokenTxtFile(data) -> TiktokenTxtFile:
+    """Parse a whole file; raises MtokFormatError (with byte offset and field path) on any defect."""
+    b = bytes(data)
+    obj, _ = _parse_TiktokenTxtFile(b, 0, len(b), "", 1)
+    return obj
+
+
+def build_TiktokenTxtFile(tree: TiktokenTxtFile) -> bytes:
+    """Build a whole file; raises MtokFormatError naming the field that cannot be written."""
+    out = []
+    _build_TiktokenTxtFile(tree, out, "")
+    return b"".join(out)
+
+
+def parse_BertTxtFile(data) -> BertTxtFile:
+    """Parse a whole file; raises MtokFormatError (with byte offset and field path) on any defect."""
+    b = bytes(data)
+    obj, _ = _parse_BertTxtFile(b, 0, len(b), "", 1)
+    return obj
+
+
+def build_BertTxtFile(tree: BertTxtFile) -> bytes:
+    """Build a whole file; raises MtokFormatError naming the field that cannot be written."""
+    out = []
+    _build_BertTxtFile(tree, out, "")
+    return b"".join(out)
+
+
+def parse_HuggingFaceTxtFile(data) -> HuggingFaceTxtFile:
+    """Parse a whole file; raises MtokFormatError (with byte offset and field path) on any defect."""
+    b = bytes(data)
+    obj, _ = _parse_HuggingFaceTxtFile(b, 0, len(b), "", 1)
+    return obj
+
+
+def build_HuggingFaceTxtFile(tree: HuggingFaceTxtFile) -> bytes:
+    """Build a whole file; raises MtokFormatError naming the field that cannot be written."""
+    out = []
+    _build_HuggingFaceTxtFile(tree, out, "")
     return b"".join(out)

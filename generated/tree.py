@@ -433,6 +433,58 @@ class MtokFile:
     post_processor: PostProcessor | None = None
 
 
+@dataclass(slots=True)
+class SentencePieceTxtFile:
+    """Type 0 SENTENCEPIECE: pieces with scores and piece types.
+
+    ``header``: three text lines: magic and type 0, counts, ids
+    ``pieces``: one line per piece, line index = id: `base64 score type`
+    """
+
+    header: Header = field(default_factory=Header)
+    pieces: list[tuple[bytes, str, int]] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class TiktokenTxtFile:
+    """Type 1 TIKTOKEN: byte-level BPE ranks.
+
+    ``header``: three text lines: magic and type 1, counts, ids
+    ``tokens``: one line per token, line index = id = BPE rank
+    """
+
+    header: Header = field(default_factory=Header)
+    tokens: list[bytes] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class BertTxtFile:
+    """Type 2 BERT: a WordPiece vocabulary.
+
+    ``header``: three text lines: magic and type 2, counts, ids
+    ``tokens``: one line per token, line index = id (WordPiece, `##` marks continuations)
+    """
+
+    header: Header = field(default_factory=Header)
+    tokens: list[bytes] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class HuggingFaceTxtFile:
+    """Type 3 HUGGINGFACE: GPT-2 style byte-level BPE vocabulary and merges.
+
+    ``header``: three text lines: magic and type 3, counts, ids
+    ``tokens``: one line per token, line index = id
+    ``merges``: the lines of merges.txt as the exporter copied them, in priority order
+    ``final_newline``: the last merge line ends with a newline (merges.txt may not)
+    """
+
+    header: Header = field(default_factory=Header)
+    tokens: list[bytes] = field(default_factory=list)
+    merges: list[bytes] = field(default_factory=list)
+    final_newline: bool = False
+
+
 # class name -> ((field, descriptor), ...)
 SCHEMA = {
     'Header': (('special_count', ('int',)), ('stop_count', ('int',)), ('prefix_count', ('int',)), ('ids', ('list', ('int',))), ('trailing_space', ('bool',))),
@@ -469,6 +521,10 @@ SCHEMA = {
     'PostProcessorProgram': (('ops', ('list', ('union', 'PostOp'))),),
     'LegacyPostProcessor': (('ids', ('list', ('int',))),),
     'MtokFile': (('header', ('record', 'Header')), ('normalizer', ('union', 'Normalizer')), ('pre_tokenizer', ('union', 'PreTokenizer')), ('model', ('union', 'Model')), ('decoder', ('union', 'Decoder')), ('added_tokens', ('list', ('record', 'AddedToken'))), ('chat_template', ('optional', ('str',))), ('eos_token', ('optional', ('str',))), ('flags', ('optional', ('int',))), ('bos_token', ('optional', ('str',))), ('post_processor', ('optional', ('union', 'PostProcessor')))),
+    'SentencePieceTxtFile': (('header', ('record', 'Header')), ('pieces', ('list', ('row', (('bytes',), ('str',), ('int',)))))),
+    'TiktokenTxtFile': (('header', ('record', 'Header')), ('tokens', ('list', ('bytes',)))),
+    'BertTxtFile': (('header', ('record', 'Header')), ('tokens', ('list', ('bytes',)))),
+    'HuggingFaceTxtFile': (('header', ('record', 'Header')), ('tokens', ('list', ('bytes',))), ('merges', ('list', ('bytes',))), ('final_newline', ('bool',))),
 }
 
 # union name -> variant class names, in tag order
@@ -551,4 +607,8 @@ CLASSES = {
     'PostProcessorProgram': PostProcessorProgram,
     'LegacyPostProcessor': LegacyPostProcessor,
     'MtokFile': MtokFile,
+    'SentencePieceTxtFile': SentencePieceTxtFile,
+    'TiktokenTxtFile': TiktokenTxtFile,
+    'BertTxtFile': BertTxtFile,
+    'HuggingFaceTxtFile': HuggingFaceTxtFile,
 }

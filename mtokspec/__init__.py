@@ -8,23 +8,58 @@
 
 from __future__ import annotations
 
-from mtokspec._generated.codec import build_MtokFile as _build_mtok
-from mtokspec._generated.codec import parse_MtokFile as _parse_mtok
+from mtokspec._generated import codec as _codec
 from mtokspec.errors import MtokFormatError
-from mtokspec.tree import MtokFile, from_dict, to_dict
+from mtokspec.tree import (
+    BertTxtFile,
+    HuggingFaceTxtFile,
+    MtokFile,
+    SentencePieceTxtFile,
+    TiktokenTxtFile,
+    TokenizerFile,
+    from_dict,
+    to_dict,
+)
 from mtokspec.validate import Finding, validate
 
-__all__ = ["parse", "build", "validate", "Finding", "MtokFormatError", "MtokFile", "to_dict", "from_dict"]
+__all__ = [
+    "parse", "build", "validate", "Finding", "MtokFormatError", "to_dict", "from_dict",
+    "TokenizerFile", "MtokFile", "SentencePieceTxtFile", "TiktokenTxtFile", "BertTxtFile", "HuggingFaceTxtFile",
+]
 __version__ = "0.1.0"
 
+# line 1 of the file -> its root class; "430 4" is .mtok, "430 0".."430 3" the legacy text types
+_BY_MAGIC = {
+    b"430 4\n": MtokFile,
+    b"430 0\n": SentencePieceTxtFile,
+    b"430 1\n": TiktokenTxtFile,
+    b"430 2\n": BertTxtFile,
+    b"430 3\n": HuggingFaceTxtFile,
+}
+_PARSE = {cls: getattr(_codec, f"parse_{cls.__name__}") for cls in _BY_MAGIC.values()}
+_BUILD = {cls: getattr(_codec, f"build_{cls.__name__}") for cls in _BY_MAGIC.values()}
 
-def parse(data: bytes | bytearray | memoryview) -> MtokFile:
-    """Parse a tokenizer file.  Any defect raises :class:`MtokFormatError` (byte offset + field)."""
+
+def parse(data: bytes | bytearray | memoryview) -> TokenizerFile:
+    """Parse a tokenizer file: ``.mtok`` (``MtokFile``) or a legacy ``tokenizer.txt`` of type 0-3.
+
+    The format is told by the first line.  Any defect raises :class:`MtokFormatError` with the
+    byte offset and the field path; no other exception escapes.
+    """
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise MtokFormatError(f"expected bytes, got {type(data).__name__}")
-    return _parse_mtok(data)
+    head = bytes(data[:6])
+    cls = _BY_MAGIC.get(head)
+    if cls is None:
+        raise MtokFormatError(
+            f"not an MNN tokenizer file: line 1 must be '430 <type>' with type 0-4, got {head!r}", 0, "header.magic"
+        )
+    return _PARSE[cls](data)
 
 
-def build(tree: MtokFile) -> bytes:
+def build(tree: TokenizerFile) -> bytes:
     """The bytes of a tree; ``build(parse(b)) == b`` for every file the reference exporter writes."""
-    return _build_mtok(tree)
+    fn = _BUILD.get(type(tree))
+    if fn is None:
+        raise MtokFormatError(f"expected a tokenizer file tree (MtokFile, ...), got {type(tree).__name__}")
+    return fn(tree)

@@ -23,7 +23,7 @@ from mtokspec import tree as t
 __all__ = [
     "texts", "token_bytes", "norm_tables", "headers", "normalizers", "pre_tokenizers", "models",
     "bpe_models", "wordpiece_models", "unigram_models", "decoders", "added_tokens",
-    "post_processors", "mtok_files", "mtok_bytes", "variants",
+    "post_processors", "mtok_files", "mtok_bytes", "variants", "txt_files", "txt_bytes",
 ]
 
 _U32 = st.integers(0, 2**32 - 1)
@@ -251,3 +251,48 @@ def variants(cls: type) -> st.SearchStrategy:
     if cls not in table:
         raise KeyError(f"no strategy for {cls!r}: not a variant class of mtokspec.tree")
     return table[cls]
+
+
+_SCORE_TEXT = st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False).map(repr),
+    st.integers(-100_000, 100_000).map(str),
+)
+_LINE = st.binary(max_size=10).filter(lambda b: b"\n" not in b)
+
+
+@st.composite
+def txt_files(draw, file_type: int | None = None, valid: bool = True):
+    """Legacy ``tokenizer.txt`` trees of type 0-3 (``file_type`` picks one)."""
+    kind = draw(st.integers(0, 3)) if file_type is None else file_type
+    if kind == 0:
+        pieces = draw(st.lists(st.tuples(token_bytes(), _SCORE_TEXT, st.integers(1, 6)), max_size=10))
+        n = len(pieces)
+    elif kind == 3:
+        tokens = draw(st.lists(_LINE, max_size=10, unique=valid))
+        n = len(tokens)
+    else:
+        tokens = draw(st.lists(st.binary(max_size=8), max_size=10, unique=valid))
+        n = len(tokens)
+    header = draw(headers(st.integers(0, n - 1) if (valid and n) else st.integers(0, 1000)))
+    if kind == 0:
+        return t.SentencePieceTxtFile(header=header, pieces=pieces)
+    if kind == 1:
+        return t.TiktokenTxtFile(header=header, tokens=tokens)
+    if kind == 2:
+        return t.BertTxtFile(header=header, tokens=tokens)
+    if valid:
+        pairs = draw(st.lists(st.tuples(st.sampled_from(tokens), st.sampled_from(tokens)), max_size=6)) if tokens else []
+        merges = [a + b" " + b for a, b in pairs if b" " not in a + b and a + b in tokens]
+    else:
+        merges = draw(st.lists(_LINE, max_size=8))
+    if draw(st.booleans()):
+        merges = [b"#version: 0.2"] + merges
+    final_newline = draw(st.booleans()) if merges and merges[-1] else True
+    return t.HuggingFaceTxtFile(header=header, tokens=tokens, merges=merges, final_newline=final_newline)
+
+
+def txt_bytes(file_type: int | None = None) -> st.SearchStrategy[bytes]:
+    """The bytes of :func:`txt_files` trees."""
+    import mtokspec
+
+    return txt_files(file_type).map(mtokspec.build)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from mtokspec import tree as t
-from mtokspec._generated.codec import section_sizes_MtokFile
+from mtokspec._generated import codec as _codec
 
 
 def _yn(flag: bool) -> str:
@@ -78,12 +78,40 @@ def _text_summary(value: str | None) -> str:
     return _short(value, 60)
 
 
-def inspect_rows(tree: t.MtokFile) -> list[tuple[str, int | None, str]]:
+FORMAT_NAMES = {
+    t.MtokFile: ".mtok (MNN PIPELINE tokenizer, type 4)",
+    t.SentencePieceTxtFile: "tokenizer.txt type 0 (SENTENCEPIECE)",
+    t.TiktokenTxtFile: "tokenizer.txt type 1 (TIKTOKEN)",
+    t.BertTxtFile: "tokenizer.txt type 2 (BERT)",
+    t.HuggingFaceTxtFile: "tokenizer.txt type 3 (HUGGINGFACE)",
+}
+
+
+def _header_summary(h: t.Header) -> str:
+    return (f"special {h.special_count}, stop {h.stop_count}, prefix {h.prefix_count}"
+            + (" (ids end with a space)" if h.trailing_space else ""))
+
+
+def inspect_rows(tree) -> list[tuple[str, int | None, str]]:
     """(section, size in bytes or None when absent, description) for every top-level section."""
+    sizes = getattr(_codec, f"section_sizes_{type(tree).__name__}")(tree)
+    if not isinstance(tree, t.MtokFile):
+        detail = {"header": _header_summary(tree.header)}
+        if isinstance(tree, t.SentencePieceTxtFile):
+            kinds: dict[int, int] = {}
+            for _, _, kind in tree.pieces:
+                kinds[kind] = kinds.get(kind, 0) + 1
+            detail["pieces"] = f"{len(tree.pieces):,} pieces; by type " + ", ".join(
+                f"{k}: {v:,}" for k, v in sorted(kinds.items()))
+        else:
+            detail["tokens"] = f"{len(tree.tokens):,} tokens"
+        if isinstance(tree, t.HuggingFaceTxtFile):
+            detail["merges"] = f"{len(tree.merges):,} lines"
+            detail["final_newline"] = "yes" if tree.final_newline else "no (the last merge line has no newline)"
+        return [(name, size, detail.get(name, "the counts of the lines below")) for name, size in sizes]
     h = tree.header
     detail = {
-        "header": f"special {h.special_count}, stop {h.stop_count}, prefix {h.prefix_count}"
-                  + (" (ids end with a space)" if h.trailing_space else ""),
+        "header": _header_summary(h),
         "normalizer": describe(tree.normalizer),
         "pre_tokenizer": describe(tree.pre_tokenizer),
         "model": describe(tree.model),
@@ -97,4 +125,4 @@ def inspect_rows(tree: t.MtokFile) -> list[tuple[str, int | None, str]]:
         "bos_token": _text_summary(tree.bos_token),
         "post_processor": "absent" if tree.post_processor is None else describe(tree.post_processor),
     }
-    return [(name, size, detail[name]) for name, size in section_sizes_MtokFile(tree)]
+    return [(name, size, detail[name]) for name, size in sizes]

@@ -17,9 +17,29 @@ from mtokspec._generated.tree import *  # noqa: F403
 from mtokspec._generated.tree import CLASSES, SCHEMA, UNIONS, VARIANTS
 from mtokspec.errors import MtokFormatError
 
-__all__ = [*CLASSES, *UNIONS, "to_dict", "from_dict", "make_header", "FORMAT_MTOK"]
+__all__ = [*CLASSES, *UNIONS, "TokenizerFile", "FORMATS", "format_key", "to_dict", "from_dict", "make_header"]
 
-FORMAT_MTOK = "mtok"
+#: the ``format`` key of the plain form -> root class
+FORMATS: dict[str, type] = {
+    "mtok": _t.MtokFile,
+    "txt-sentencepiece": _t.SentencePieceTxtFile,
+    "txt-tiktoken": _t.TiktokenTxtFile,
+    "txt-bert": _t.BertTxtFile,
+    "txt-huggingface": _t.HuggingFaceTxtFile,
+}
+_FORMAT_OF = {cls: name for name, cls in FORMATS.items()}
+
+TokenizerFile = (_t.MtokFile | _t.SentencePieceTxtFile | _t.TiktokenTxtFile | _t.BertTxtFile
+                 | _t.HuggingFaceTxtFile)
+"""Any whole file: ``.mtok`` or one of the legacy ``tokenizer.txt`` types."""
+
+
+def format_key(tree: Any) -> str:
+    """The ``format`` key of a whole-file tree (``mtok``, ``txt-bert``, ...)."""
+    try:
+        return _FORMAT_OF[type(tree)]
+    except KeyError:
+        raise MtokFormatError(f"not a whole-file tree: {type(tree).__name__}") from None
 
 
 def make_header(special: list[int] = (), stop: list[int] = (), prefix: list[int] = (),
@@ -70,9 +90,8 @@ def _record_to_plain(obj: Any) -> dict:
 def to_dict(tree: Any) -> dict:
     """Plain data for a whole file tree (or any record or variant within it)."""
     out = _record_to_plain(tree)
-    if isinstance(tree, _t.MtokFile):
-        return {"format": FORMAT_MTOK, **out}
-    return out
+    fmt = _FORMAT_OF.get(type(tree))
+    return {"format": fmt, **out} if fmt else out
 
 
 class _Path:
@@ -157,14 +176,15 @@ def _record_from_plain(value: Any, name: str, path: list[str]) -> Any:
 
 
 def from_dict(data: dict) -> Any:
-    """The tree for plain data made by :func:`to_dict` (or written by hand).
+    """The tree for plain data made by :func:`to_dict` (or written by hand); ``format`` picks the root
+    class (``mtok`` when absent).
 
     Missing fields take their defaults; unknown fields and wrong types raise MtokFormatError
     naming the field.
     """
     if not isinstance(data, dict):
         raise MtokFormatError(f"expected a mapping, got {type(data).__name__}")
-    fmt = data.get("format", FORMAT_MTOK)
-    if fmt != FORMAT_MTOK:
-        raise MtokFormatError(f"unknown format {fmt!r}", None, "format")
-    return _record_from_plain(data, "MtokFile", [])
+    fmt = data.get("format", "mtok")
+    if fmt not in FORMATS:
+        raise MtokFormatError(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}", None, "format")
+    return _record_from_plain(data, FORMATS[fmt].__name__, [])

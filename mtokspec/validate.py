@@ -11,7 +11,6 @@ import math
 from dataclasses import dataclass
 
 from mtokspec import tree as t
-from mtokspec._generated.codec import parse_MtokFile
 from mtokspec.errors import MtokFormatError
 
 __all__ = ["Finding", "validate", "ERROR", "WARNING", "INFO"]
@@ -46,12 +45,23 @@ def validate(tree_or_bytes: t.MtokFile | bytes | bytearray | memoryview) -> list
     Bytes that cannot be parsed at all raise :class:`MtokFormatError` (there is no tree to check).
     """
     if isinstance(tree_or_bytes, (bytes, bytearray, memoryview)):
-        tree = parse_MtokFile(tree_or_bytes)
-    elif isinstance(tree_or_bytes, t.MtokFile):
-        tree = tree_or_bytes
+        from mtokspec import parse
+
+        tree = parse(tree_or_bytes)
     else:
-        raise MtokFormatError(f"expected an MtokFile or bytes, got {type(tree_or_bytes).__name__}")
+        tree = tree_or_bytes
     ck = _Checker()
+    if isinstance(tree, _TXT):
+        _check_txt(ck, tree)
+    elif isinstance(tree, t.MtokFile):
+        _check_mtok(ck, tree)
+    else:
+        raise MtokFormatError(f"expected a tokenizer file tree or bytes, got {type(tree_or_bytes).__name__}")
+    order = {ERROR: 0, WARNING: 1, INFO: 2}
+    return sorted(ck.findings, key=lambda f: order[f.severity])
+
+
+def _check_mtok(ck: _Checker, tree: t.MtokFile) -> None:
     known = _check_model(ck, tree.model)
     added_ids = _check_added(ck, tree.added_tokens, known)
     all_ids = known | added_ids
@@ -60,8 +70,6 @@ def validate(tree_or_bytes: t.MtokFile | bytes | bytearray | memoryview) -> list
     _check_pre_tokenizer(ck, tree.pre_tokenizer, "pre_tokenizer")
     _check_decoder(ck, tree.decoder, "decoder")
     _check_tails(ck, tree, all_ids)
-    order = {ERROR: 0, WARNING: 1, INFO: 2}
-    return sorted(ck.findings, key=lambda f: order[f.severity])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -238,3 +246,45 @@ def _check_tails(ck: _Checker, tree: t.MtokFile, ids: set[int]) -> None:
         ck.add(WARNING, "post_processor", "post-misread-by-mnn",
                "this program's size equals count*4, so MNN's C++ loader reads it as the older layout "
                "(sequence A then raw u32 ids) and inserts wrong ids; mtokspec reads it as written")
+
+
+# ---------------------------------------------------------------------------------------------
+# Legacy tokenizer.txt
+# ---------------------------------------------------------------------------------------------
+
+_TXT = (t.SentencePieceTxtFile, t.TiktokenTxtFile, t.BertTxtFile, t.HuggingFaceTxtFile)
+_PIECE_TYPES = {1: "normal", 2: "unknown", 3: "control", 4: "user-defined", 5: "unused", 6: "byte"}
+
+
+def _check_txt(ck: _Checker, tree) -> None:
+    if isinstance(tree, t.SentencePieceTxtFile):
+        tokens = [row[0] for row in tree.pieces]
+        for i, (_, score, kind) in enumerate(tree.pieces):
+            try:
+                float(score)
+            except ValueError:
+                ck.add(ERROR, f"pieces[{i}].score", "score-not-number", f"score {score!r} is not a number")
+            if kind not in _PIECE_TYPES:
+                ck.add(ERROR, f"pieces[{i}].type", "piece-type", f"piece type {kind} is not 1-6")
+    else:
+        tokens = list(tree.tokens)
+    _check_header(ck, tree.header, set(range(len(tokens))))
+    seen: dict[bytes, int] = {}
+    for i, tok in enumerate(tokens):
+        if tok in seen:
+            ck.add(WARNING, f"{'pieces' if isinstance(tree, t.SentencePieceTxtFile) else 'tokens'}[{i}]",
+                   "token-duplicate", f"{tok!r} repeats entry {seen[tok]}: MNN's loader keeps one of them")
+        else:
+            seen[tok] = i
+    if isinstance(tree, t.HuggingFaceTxtFile):
+        for i, line in enumerate(tree.merges):
+            if i == 0 and line.startswith(b"#version"):
+                continue
+            parts = line.split(b" ")
+            if len(parts) != 2:
+                ck.add(ERROR, f"merges[{i}]", "merge-line", f"{line[:40]!r} is not 'left right'")
+                continue
+            missing = [p for p in parts if p not in seen]
+            if missing or (parts[0] + parts[1]) not in seen:
+                ck.add(WARNING, f"merges[{i}]", "merge-unknown-token",
+                       f"merge {line[:40]!r} names or makes a token that is not in the vocab")

@@ -9,9 +9,19 @@ from __future__ import annotations
 
 import construct as c
 
-from . import mtok
+from . import mtok, txt
 
-__all__ = ["mtok", "reference_parse", "reference_build", "ReferenceError"]
+__all__ = ["mtok", "txt", "reference_parse", "reference_build", "ReferenceError", "ROOTS"]
+
+#: line 1 -> the root declaration; the plain form's "format" key -> the same
+ROOTS = {b"430 4\n": mtok.MtokFile, **{f"430 {t}\n".encode(): root for t, root in txt.ROOTS.items()}}
+FORMATS = {
+    "mtok": mtok.MtokFile,
+    "txt-sentencepiece": txt.SentencePieceTxtFile,
+    "txt-tiktoken": txt.TiktokenTxtFile,
+    "txt-bert": txt.BertTxtFile,
+    "txt-huggingface": txt.HuggingFaceTxtFile,
+}
 
 
 class ReferenceError(ValueError):
@@ -20,15 +30,22 @@ class ReferenceError(ValueError):
 
 def reference_parse(data: bytes) -> dict:
     """Parse with construct (slow, independent of the generated code) into the plain form."""
+    data = bytes(data)
+    root = ROOTS.get(data[:6])
+    if root is None:
+        raise ReferenceError(f"unknown magic line {data[:6]!r}")
     try:
-        return mtok.MtokFile.parse(bytes(data))
+        return root.parse(data)
     except (c.ConstructError, ValueError, OverflowError, RecursionError) as e:
         raise ReferenceError(str(e)) from None
 
 
 def reference_build(plain: dict) -> bytes:
     """Build from the plain form with construct."""
+    root = FORMATS.get(plain.get("format", "mtok"))
+    if root is None:
+        raise ReferenceError(f"unknown format {plain.get('format')!r}")
     try:
-        return mtok.MtokFile.build(plain)
+        return root.build({k: v for k, v in plain.items() if k != "format"})
     except (c.ConstructError, ValueError, OverflowError, RecursionError, KeyError, TypeError) as e:
         raise ReferenceError(f"{type(e).__name__}: {e}") from None

@@ -12,6 +12,8 @@ given as ``str`` (UTF-8) or ``{"hex": ...}`` on build.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import io
 import re
 import threading
@@ -113,7 +115,7 @@ class Record(c.Struct):
         obj = super()._parse(stream, context, path)
         out = {}
         for sc in self.subcons:
-            if sc.name is not None and not isinstance(unwrap(sc), Count):
+            if sc.name is not None and not isinstance(unwrap(sc), (Count, CountLine)):
                 out[sc.name] = obj[sc.name]
         return out
 
@@ -452,3 +454,157 @@ class PostProcessorLayouts(c.Construct):
 
 def doc_of(renamed) -> str:
     return getattr(renamed, "docs", "") or ""
+
+
+# ---------------------------------------------------------------------------------------------
+# Line-oriented blocks (legacy tokenizer.txt)
+# ---------------------------------------------------------------------------------------------
+
+_DEC = re.compile(rb"0|[1-9][0-9]*")
+
+
+class CountLine(c.Construct):
+    """A text line of decimal counts separated by one space, e.g. ``"50265 50001\\n"``.
+
+    Each count belongs to a later line table (``targets``: count name -> table name) and is derived
+    from ``len()`` on build, like ``Count``.
+    """
+
+    kind = "countline"
+
+    def __init__(self, *pairs: tuple[str, str]):
+        super().__init__()
+        self.pairs = list(pairs)
+        self.flagbuildnone = True
+
+    def _parse(self, stream, context, path):
+        line = _read_line(stream, path)
+        parts = line[:-1].split(b" ")
+        if len(parts) != len(self.pairs) or not all(_DEC.fullmatch(x) for x in parts):
+            raise c.ValidationError(f"expected {len(self.pairs)} decimal count(s), got {line[:80]!r}", path=path)
+        for (name, _), v in zip(self.pairs, parts):
+            context[name] = int(v)
+        return None
+
+    def _build(self, obj, stream, context, path):
+        counts = [len(context[target]) for _, target in self.pairs]
+        for (name, _), n in zip(self.pairs, counts):
+            context[name] = n
+        stream.write((" ".join(map(str, counts)) + "\n").encode())
+        return None
+
+
+class LineColumn:
+    """One column of a line table.  ``kind``: ``base64`` (bytes, canonical padded base64),
+    ``word`` (text without spaces), ``int`` (canonical decimal), ``raw`` (the whole line, bytes)."""
+
+    def __init__(self, name: str, kind: str, doc: str):
+        assert kind in ("base64", "word", "int", "raw")
+        self.name, self.kind, self.doc = name, kind, doc
+
+
+class LineTable(c.Construct):
+    """``count`` lines, each the columns joined by one space and ended by ``\\n``.
+
+    With one column the tree holds the values themselves, with more a tuple per line.
+    ``final_newline``: the name of a later tree field that says whether the last line ends with
+    ``\\n`` (the reference exporter copies ``merges.txt`` as it is, with or without one).
+    """
+
+    kind = "linetable"
+
+    def __init__(self, count: str, *columns: LineColumn, final_newline: str | None = None):
+        super().__init__()
+        self.count = count
+        self.columns = list(columns)
+        self.final_newline = final_newline
+        assert all(col.kind != "raw" for col in columns) or len(columns) == 1
+
+    def _decode(self, line: bytes, path):
+        parts = [line] if len(self.columns) == 1 else line.split(b" ")
+        if len(parts) != len(self.columns):
+            raise c.ValidationError(f"expected {len(self.columns)} space-separated values: {line[:80]!r}", path=path)
+        values = []
+        for col, part in zip(self.columns, parts):
+            if col.kind == "base64":
+                try:
+                    v = base64.b64decode(part, validate=True)
+                except (ValueError, binascii.Error):
+                    raise c.ValidationError(f"bad base64 {part[:40]!r}", path=path) from None
+                if base64.b64encode(v) != part:
+                    raise c.ValidationError(f"non-canonical base64 {part[:40]!r}", path=path)
+            elif col.kind == "int":
+                if not re.fullmatch(rb"-?(?:0|[1-9][0-9]*)", part):
+                    raise c.ValidationError(f"bad integer {part[:40]!r}", path=path)
+                v = int(part)
+            elif col.kind == "word":
+                try:
+                    v = part.decode("utf-8")
+                except UnicodeDecodeError:
+                    raise c.ValidationError("invalid UTF-8", path=path) from None
+            else:
+                v = part
+            values.append(v)
+        return values[0] if len(values) == 1 else tuple(values)
+
+    def _encode(self, row, path) -> bytes:
+        values = [row] if len(self.columns) == 1 else list(row)
+        parts = []
+        for col, v in zip(self.columns, values):
+            if col.kind == "base64":
+                parts.append(base64.b64encode(plain_bytes(v)))
+            elif col.kind == "int":
+                parts.append(b"%d" % v)
+            elif col.kind == "word":
+                parts.append(v.encode("utf-8"))
+            else:
+                parts.append(plain_bytes(v))
+        line = b" ".join(parts)
+        if b"\n" in line or (len(self.columns) > 1 and len(line.split(b" ")) != len(self.columns)):
+            raise c.ValidationError(f"value cannot be written on one line: {row!r:.60}", path=path)
+        return line
+
+    def _parse(self, stream, context, path):
+        n = context[self.count]
+        rows = []
+        for i in range(n):
+            chunks = []
+            while True:
+                ch = stream.read(1)
+                if ch == b"" and self.final_newline and i == n - 1 and chunks:
+                    context["_final_newline"] = False
+                    break
+                if ch == b"":
+                    raise c.StreamError(f"truncated at line {i} of {n}", path=path)
+                if ch == b"\n":
+                    break
+                chunks.append(ch)
+            rows.append(self._decode(b"".join(chunks), path))
+        if self.final_newline and "_final_newline" not in context:
+            context["_final_newline"] = True
+        return rows
+
+    def _build(self, obj, stream, context, path):
+        last_newline = True if not self.final_newline else context[self.final_newline]
+        if self.final_newline and not last_newline and not (obj and self._encode(obj[-1], path)):
+            raise c.ValidationError("final_newline false needs a last line that is not empty", path=path)
+        for i, row in enumerate(obj):
+            stream.write(self._encode(row, path))
+            if i < len(obj) - 1 or last_newline:
+                stream.write(b"\n")
+        return obj
+
+
+class FinalNewline(c.Construct):
+    """Whether the last line of the preceding line table ended with ``\\n`` (tree field, no bytes)."""
+
+    kind = "finalnewline"
+    flagbuildnone = False
+
+    def _parse(self, stream, context, path):
+        return context.get("_final_newline", True)
+
+    def _build(self, obj, stream, context, path):
+        if not isinstance(obj, bool):
+            raise c.ValidationError("final_newline must be a bool", path=path)
+        return obj

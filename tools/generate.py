@@ -26,7 +26,7 @@ if str(ROOT) not in sys.path:
 import construct as c  # noqa: E402
 
 from spec import _dsl as dsl  # noqa: E402
-from spec import mtok  # noqa: E402
+from spec import mtok, txt  # noqa: E402
 
 OUT = ROOT / "generated"
 
@@ -88,7 +88,7 @@ def fields_of(rec: c.Struct) -> list[FieldInfo]:
     return out
 
 
-def collect(root) -> Model:
+def collect(*roots) -> Model:
     m = Model()
 
     def visit(sub, union=None, tag=None):
@@ -133,7 +133,8 @@ def collect(root) -> Model:
             for f in fields_of(sub):
                 visit(f.sub)
 
-    visit(root)
+    for root in roots:
+        visit(root)
     return m
 
 
@@ -166,7 +167,15 @@ def desc(sub):
         return ("union", "PostProcessor")
     if isinstance(sub, (dsl.Tail, dsl.When)):
         return ("optional", desc(sub.subcon))
+    if isinstance(sub, dsl.LineTable):
+        cols = [LINE_KINDS[col.kind] for col in sub.columns]
+        return ("list", cols[0] if len(cols) == 1 else ("row", tuple(cols)))
+    if isinstance(sub, dsl.FinalNewline):
+        return ("bool",)
     raise TypeError(f"no descriptor for {sub!r}")
+
+
+LINE_KINDS = {"base64": ("bytes",), "raw": ("bytes",), "word": ("str",), "int": ("int",)}
 
 
 def annotation(d) -> str:
@@ -218,13 +227,15 @@ def min_size(sub, m: Model) -> int:
         return sum(min_size(f.sub, m) for f in fields_of(sub))
     if isinstance(sub, dsl.Union):
         return min_size(sub.tag, m) + min(min_size(r, m) for r in sub.cases.values())
+    if isinstance(sub, dsl.CountLine):
+        return 2
     return 0
 
 
 def tree_fields(info: RecordInfo) -> list[FieldInfo]:
     if info.custom is not None:
         return [FieldInfo(n, None, d) for n, d in HEADER_FIELDS]
-    return [f for f in info.fields if f.name and not isinstance(f.sub, dsl.Count)]
+    return [f for f in info.fields if f.name and not isinstance(f.sub, (dsl.Count, dsl.CountLine))]
 
 
 HEADER_FIELDS = [
@@ -438,6 +449,16 @@ class Emitter:
             self.w(ind + 1, f"{target} = None")
         elif isinstance(sub, dsl.List):
             self.read_list(ind, sub, target, pe, ctx_names, depth_expr, union_name)
+        elif isinstance(sub, dsl.CountLine):
+            q = self.var("q")
+            self.w(ind, f"{q} = _line(b, p, end, {pe})")
+            names = [ctx_names[name] for name, _ in sub.pairs]
+            self.w(ind, f"{', '.join(names)}, = _counts(b, p, {q}, {len(names)}, {pe})")
+            self.w(ind, f"p = {q}")
+        elif isinstance(sub, dsl.LineTable):
+            self.read_line_table(ind, sub, target, pe, ctx_names)
+        elif isinstance(sub, dsl.FinalNewline):
+            self.w(ind, f"{target} = final_newline")
         elif isinstance(sub, dsl.End):
             self.w(ind, "if p != end:")
             self.w(ind + 1, f'_invalid(p, {pe}, "%d trailing bytes after the last section" % (end - p))')
@@ -487,6 +508,51 @@ class Emitter:
         self.w(ind, f"{target} = [None] * {n}")
         self.w(ind, f"for {idx} in range({n}):")
         self.read_one(ind + 1, el, f"{target}[{idx}]", epe, ctx_names, depth_expr, union_name)
+
+    def read_line_table(self, ind, sub, target, pe, ctx_names):
+        n, i, q, line = self.var("n"), self.var("i"), self.var("q"), self.var("line")
+        self.w(ind, f"{n} = {ctx_names[sub.count]}")
+        self.w(ind, f"{target} = []")
+        ap = self.var("ap")
+        self.w(ind, f"{ap} = {target}.append")
+        if sub.final_newline:
+            self.w(ind, "final_newline = True")
+        epe = f'{pe} + "[%d]" % {i}'
+        self.w(ind, f"for {i} in range({n}):")
+        self.w(ind + 1, f'{q} = b.find(b"\\n", p, end)')
+        self.w(ind + 1, f"if {q} < 0:")
+        if sub.final_newline:
+            self.w(ind + 2, f"if {i} == {n} - 1 and p < end:")
+            self.w(ind + 3, f"{q} = end")
+            self.w(ind + 3, "final_newline = False")
+            self.w(ind + 2, "else:")
+            self.w(ind + 3, f"_truncated(p, 1, end, {epe})")
+        else:
+            self.w(ind + 2, f"_truncated(p, 1, end, {epe})")
+        self.w(ind + 1, f"{line} = b[p:{q}]")
+        cols = sub.columns
+        if len(cols) == 1:
+            self.w(ind + 1, f"{ap}({self.line_value(cols[0], line, 'p', epe)})")
+        else:
+            parts = self.var("parts")
+            self.w(ind + 1, f'{parts} = {line}.split(b" ")')
+            self.w(ind + 1, f"if len({parts}) != {len(cols)}:")
+            self.w(ind + 2, f'_invalid(p, {epe}, "expected {len(cols)} space-separated values")')
+            vals = [self.line_value(col, f"{parts}[{k}]", "p", f'{epe} + ".{col.name}"') for k, col in enumerate(cols)]
+            self.w(ind + 1, f"{ap}(({', '.join(vals)},))")
+        self.w(ind + 1, f"p = {q} + 1")
+        if sub.final_newline:
+            self.w(ind, "p = min(p, end)")
+
+    @staticmethod
+    def line_value(col, expr, offset, pe) -> str:
+        if col.kind == "base64":
+            return f"_b64decode({expr}, {offset}, {pe})"
+        if col.kind == "int":
+            return f"_decimal({expr}, {offset}, {pe})"
+        if col.kind == "word":
+            return f"_word({expr}, {offset}, {pe})"
+        return expr
 
     def lazy_row(self, row) -> bool:
         """Rows that need no check beyond their bounds (no flags, no text) are decoded lazily."""
@@ -586,6 +652,8 @@ class Emitter:
             v = f"v_{f.name}" if f.name else self.var("x")
             if f.name:
                 ctx[f.name] = v
+            if isinstance(f.sub, dsl.CountLine):
+                ctx.update({name: f"v_{name}" for name, _ in f.sub.pairs})
             items.append((f.sub, v, f'path + ".{f.name}"' if f.name else "path"))
         self.read_fields(1, items, ctx, "depth", info.union)
         args = ", ".join(f"{f.name}=v_{f.name}" for f in tree_fields(info))
@@ -720,10 +788,42 @@ class Emitter:
             self.write_fields(ind + 1, [(FieldInfo("", sub.subcon, ""), e, pe)], obj, union_name)
         elif isinstance(sub, dsl.List):
             self.write_list(ind, sub, e, pe, obj, union_name)
+        elif isinstance(sub, dsl.CountLine):
+            counts = ", ".join(f"len({obj}.{target})" for _, target in sub.pairs)
+            fmt = " ".join(["%d"] * len(sub.pairs))
+            self.w(ind, f'out.append(b"{fmt}\\n" % ({counts},))')
+        elif isinstance(sub, dsl.LineTable):
+            self.write_line_table(ind, sub, e, pe, obj)
+        elif isinstance(sub, dsl.FinalNewline):
+            self.w(ind, f"if {e}.__class__ is not bool:")
+            self.w(ind + 1, f'_bad_value({pe}, "expected a bool", {e})')
         elif isinstance(sub, dsl.End):
             pass
         else:
             raise TypeError(f"cannot emit a writer for {sub!r}")
+
+    def write_line_table(self, ind, sub, e, pe, obj):
+        lv, lines, i, row = self.var("lst"), self.var("lines"), self.var("i"), self.var("row")
+        self.w(ind, f"{lv} = {e}")
+        self.w(ind, f"if not isinstance({lv}, (list, tuple, Table)):")
+        self.w(ind + 1, f'_bad_value({pe}, "expected a list", {lv})')
+        self.w(ind, f"{lines} = []")
+        epe = f'{pe} + "[%d]" % {i}'
+        self.w(ind, f"for {i}, {row} in enumerate({lv}):")
+        cols = sub.columns
+        if len(cols) == 1:
+            self.w(ind + 1, f"{lines}.append(_line_value({row}, {cols[0].kind!r}, {epe}))")
+        else:
+            self.w(ind + 1, f"if not isinstance({row}, (tuple, list)) or len({row}) != {len(cols)}:")
+            self.w(ind + 2, f'_bad_value({epe}, "expected a row of {len(cols)} values", {row})')
+            vals = [f"_line_value({row}[{k}], {col.kind!r}, {epe} + '.{col.name}')" for k, col in enumerate(cols)]
+            self.w(ind + 1, f'{lines}.append(b" ".join(({", ".join(vals)},)))')
+        end_nl = f"{obj}.{sub.final_newline}" if sub.final_newline else "True"
+        if sub.final_newline:
+            self.w(ind, f"if not {end_nl} and not ({lines} and {lines}[-1]):")
+            self.w(ind + 1, f'_bad_value({pe}, "{sub.final_newline} false needs a last line that is not empty", {lv})')
+        self.w(ind, f"if {lines}:")
+        self.w(ind + 1, f'out.append(b"\\n".join({lines}) + (b"\\n" if {end_nl} else b""))')
 
     def write_list(self, ind, sub, e, pe, obj, union_name):
         lv = self.var("lst")
@@ -836,8 +936,11 @@ any list is allocated; tables of fixed-size rows are decoded in one call.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 import struct
+import sys
 from itertools import chain as _chain
 
 from mtokspec.errors import MtokFormatError
@@ -876,6 +979,7 @@ def _bad_rows(rows, width, st, path):
     _bad_value(path, "malformed rows", len(rows))
 
 
+_STRICT_B64 = sys.version_info >= (3, 11)
 _COUNTS = re.compile(rb"(0|[1-9][0-9]*) (0|[1-9][0-9]*) (0|[1-9][0-9]*)\\n")
 _ID = rb"-?(?:0|[1-9][0-9]*)"
 _IDS = re.compile(rb"(?:" + _ID + rb"(?: " + _ID + rb")*)?( ?)\\n")
@@ -907,6 +1011,62 @@ def _parse_header_lines(b, p, end, path, magic_line):
     return header, q
 
 
+_DECIMAL = re.compile(rb"-?(?:0|[1-9][0-9]*)")
+_COUNT = re.compile(rb"0|[1-9][0-9]*")
+
+
+def _counts(b, p, q, k, path):
+    parts = b[p:q - 1].split(b" ")
+    if len(parts) != k or not all(_COUNT.fullmatch(x) for x in parts):
+        _invalid(p, path, "expected %d decimal count(s), got %r" % (k, bytes(b[p:min(q, p + 80)])))
+    return [int(x) for x in parts]
+
+
+def _b64decode(text, offset, path):
+    try:
+        value = binascii.a2b_base64(text, strict_mode=True) if _STRICT_B64 else base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        _invalid(offset, path, "bad base64 %r" % bytes(text[:40]))
+    if binascii.b2a_base64(value, newline=False) != text:
+        _invalid(offset, path, "non-canonical base64 %r" % bytes(text[:40]))
+    return value
+
+
+def _decimal(text, offset, path):
+    if _DECIMAL.fullmatch(text) is None:
+        _invalid(offset, path, "bad integer %r" % bytes(text[:40]))
+    return int(text)
+
+
+def _word(text, offset, path):
+    try:
+        return text.decode()
+    except UnicodeDecodeError:
+        _invalid(offset, path, "invalid UTF-8")
+
+
+def _line_value(value, kind, path):
+    """The bytes of one column of a text line; refuses values that would break the line."""
+    if kind == "int":
+        if value.__class__ is not int:
+            _bad_value(path, "expected an int", value)
+        return b"%d" % value
+    if kind == "word":
+        if value.__class__ is not str or " " in value or "\\n" in value:
+            _bad_value(path, "expected text without spaces or newlines", value)
+        try:
+            return value.encode()
+        except UnicodeEncodeError:
+            _bad_value(path, "text is not encodable as UTF-8", value)
+    if not isinstance(value, (bytes, bytearray, memoryview)):
+        _bad_value(path, "expected bytes", value)
+    if kind == "base64":
+        return binascii.b2a_base64(value, newline=False)
+    if b"\\n" in value:
+        _bad_value(path, "a line cannot hold a newline", value)
+    return bytes(value)
+
+
 def _build_header_lines(h, out, path, magic_line):
     if h.__class__ is not Header:
         _bad_value(path, "expected Header", h)
@@ -927,17 +1087,25 @@ def _build_header_lines(h, out, path, magic_line):
 '''
 
 
-def emit_codec(m: Model, root_name: str) -> str:
-    e = Emitter(m)
-    for name in m.order:
-        if name in m.records:
-            e.parse_record(m.records[name])
-            e.build_record(m.records[name])
-        else:
-            e.parse_union(m.unions[name])
-            e.build_union(m.unions[name])
-    root = m.records[root_name]
-    e.w(0, f"def section_sizes_{root_name}(obj):")
+ROOT_API = '''
+
+def parse_{root}(data) -> {root}:
+    """Parse a whole file; raises MtokFormatError (with byte offset and field path) on any defect."""
+    b = bytes(data)
+    obj, _ = _parse_{root}(b, 0, len(b), "", 1)
+    return obj
+
+
+def build_{root}(tree: {root}) -> bytes:
+    """Build a whole file; raises MtokFormatError naming the field that cannot be written."""
+    out = []
+    _build_{root}(tree, out, "")
+    return b"".join(out)
+'''
+
+
+def emit_section_sizes(e: Emitter, root: RecordInfo) -> None:
+    e.w(0, f"def section_sizes_{root.name}(obj):")
     e.w(1, '"""(section name, bytes it takes or None when absent) for each top-level section."""')
     e.w(1, "sizes = []")
     e.w(1, "absent = False")
@@ -947,10 +1115,26 @@ def emit_codec(m: Model, root_name: str) -> str:
             continue
         e.w(1, "out = []")
         e.write_fields(1, [(f, f"obj.{f.name}", f'"{f.name}"')], "obj", None)
-        e.w(1, f"sizes.append(({f.name!r}, None if obj.{f.name} is None else sum(map(len, out))))")
+        if isinstance(f.sub, (dsl.CountLine, dsl.FinalNewline)):
+            e.w(1, f"sizes.append(({f.name!r}, sum(map(len, out))))")
+        else:
+            e.w(1, f"sizes.append(({f.name!r}, None if obj.{f.name} is None else sum(map(len, out))))")
     e.w(1, "return sizes")
     e.w(0, "")
     e.w(0, "")
+
+
+def emit_codec(m: Model, roots: list[str]) -> str:
+    e = Emitter(m)
+    for name in m.order:
+        if name in m.records:
+            e.parse_record(m.records[name])
+            e.build_record(m.records[name])
+        else:
+            e.parse_union(m.unions[name])
+            e.build_union(m.unions[name])
+    for root_name in roots:
+        emit_section_sizes(e, m.records[root_name])
     tables = []
     for name in m.order:
         u = m.unions.get(name)
@@ -963,21 +1147,7 @@ def emit_codec(m: Model, root_name: str) -> str:
         tables += [f"    {r}: ({t}, _build_{r})," for t, r in u.cases]
         tables.append("}")
     structs = [f"{v} = struct.Struct({fmt!r})" for fmt, v in e.structs.items()]
-    api = f'''
-
-def parse_{root_name}(data) -> {root_name}:
-    """Parse a whole file; raises MtokFormatError (with byte offset and field path) on any defect."""
-    b = bytes(data)
-    obj, _ = _parse_{root_name}(b, 0, len(b), "", 1)
-    return obj
-
-
-def build_{root_name}(tree: {root_name}) -> bytes:
-    """Build a whole file; raises MtokFormatError naming the field that cannot be written."""
-    out = []
-    _build_{root_name}(tree, out, "")
-    return b"".join(out)
-'''
+    api = "".join(ROOT_API.format(root=r) for r in roots)
     return BANNER + CODEC_PRELUDE + "\n".join(structs) + "\n\n\n" + "\n".join(e.decoder_lines + e.lines) + "\n" + "\n".join(tables) + "\n" + api
 
 
@@ -1017,10 +1187,17 @@ def type_text(sub, m: Model) -> str:
         return f"if `{sub.flag_field}`: {type_text(sub.subcon, m)}"
     if isinstance(sub, dsl.End):
         return "end of data"
+    if isinstance(sub, dsl.CountLine):
+        return "text line: " + " ".join(f"`{name}`" for name, _ in sub.pairs) + " (decimal) `\\n`"
+    if isinstance(sub, dsl.LineTable):
+        cols = " ".join(f"`{col.name}`:{col.kind}" for col in sub.columns)
+        return f"`{sub.count}` lines: {cols} `\\n`"
+    if isinstance(sub, dsl.FinalNewline):
+        return "(no bytes)"
     raise TypeError(sub)
 
 
-def emit_format(m: Model, root: str, notes: str) -> str:
+def emit_format(m: Model, mtok_root: str, txt_roots: list[str], notes: str, txt_notes: str) -> str:
     L = ["<!-- " + BANNER.strip("# \n") + " -->", "", "# The `.mtok` format", "",
          "All integers are little-endian. `str` = `[u16 len][len bytes]`. Tree class names are the "
          "section names below (`mtokspec.tree`).", ""]
@@ -1028,62 +1205,71 @@ def emit_format(m: Model, root: str, notes: str) -> str:
     L.append("")
     # a union's table comes first, then its variants
     ordered = []
-    for name in [root] + [n for n in m.order if n != root]:
+    for name in [mtok_root] + [n for n in m.order if n != mtok_root and n not in txt_roots]:
         if name in m.records and m.records[name].union:
             continue
         ordered.append(name)
         if name in m.unions:
             ordered += [r for _, r in m.unions[name].cases]
     for name in ordered:
-        if name in m.unions:
-            u = m.unions[name]
-            L += [f"## {name}", "", u.doc, ""]
-            if u.custom is not None:
-                L += [inspect.cleandoc(u.custom.__doc__).replace("``", "`"), "",
-                      "| layout | tree class |", "|---|---|",
-                      f"| current | [{u.custom.current.record_name}](#{u.custom.current.record_name.lower()}) |",
-                      f"| legacy | [{u.custom.legacy.record_name}](#{u.custom.legacy.record_name.lower()}) |", ""]
-                continue
-            L += [f"Tag: `{type_text(u.node.tag, m)}`. Nesting limit: {u.max_depth}.", "",
-                  "| tag | variant |", "|---|---|"]
-            L += [f"| {t} | [{r}](#{r.lower()}) |" for t, r in u.cases]
-            L.append("")
-            continue
-        info = m.records[name]
-        title = f"## {name}"
-        if info.union:
-            t = info.tag
-            title += f" ({info.union}" + (f" tag {t})" if t is not None and t >= 0 else ")")
-        L += [title, "", info.doc, ""]
-        if info.custom is not None:
-            h = info.custom
-            L += [inspect.cleandoc(h.__doc__).split("\n\n", 1)[1].replace("``", "`"), "",
-                  "| line | content | tree fields |", "|---|---|---|",
-                  f"| 1 | `{h.magic_line.decode().strip()}\\n` | (magic and file type) |",
-                  "| 2 | `special stop prefix\\n`, decimal | special_count, stop_count, prefix_count |",
-                  "| 3 | ids, decimal, space-separated, `\\n` | ids, trailing_space |", ""]
-            continue
-        if not info.fields:
-            L += ["No fields.", ""]
-            continue
-        L += ["| field | type | meaning |", "|---|---|---|"]
-        for f in info.fields:
-            L.append(f"| {f.name or '—'} | {type_text(f.sub, m)} | {f.doc} |")
-        L.append("")
+        format_section(L, m, name)
+    L += ["# The legacy `tokenizer.txt` formats (types 0-3)", "", txt_notes.strip(), ""]
+    for name in txt_roots:
+        format_section(L, m, name)
     return "\n".join(L) + "\n"
+
+
+def format_section(L: list[str], m: Model, name: str) -> None:
+    if name in m.unions:
+        u = m.unions[name]
+        L += [f"## {name}", "", u.doc, ""]
+        if u.custom is not None:
+            L += [inspect.cleandoc(u.custom.__doc__).replace("``", "`"), "",
+                  "| layout | tree class |", "|---|---|",
+                  f"| current | [{u.custom.current.record_name}](#{u.custom.current.record_name.lower()}) |",
+                  f"| legacy | [{u.custom.legacy.record_name}](#{u.custom.legacy.record_name.lower()}) |", ""]
+            return
+        L += [f"Tag: `{type_text(u.node.tag, m)}`. Nesting limit: {u.max_depth}.", "",
+              "| tag | variant |", "|---|---|"]
+        L += [f"| {t} | [{r}](#{r.lower()}) |" for t, r in u.cases]
+        L.append("")
+        return
+    info = m.records[name]
+    title = f"## {name}"
+    if info.union:
+        t = info.tag
+        title += f" ({info.union}" + (f" tag {t})" if t is not None and t >= 0 else ")")
+    L += [title, "", info.doc, ""]
+    if info.custom is not None:
+        h = info.custom
+        L += [inspect.cleandoc(h.__doc__).split("\n\n", 1)[1].replace("``", "`"), "",
+              "| line | content | tree fields |", "|---|---|---|",
+              f"| 1 | `{h.magic} <type>\\n`: 4 for `.mtok`, 0-3 for `tokenizer.txt` | (magic and file type) |",
+              "| 2 | `special stop prefix\\n`, decimal | special_count, stop_count, prefix_count |",
+              "| 3 | ids, decimal, space-separated, `\\n` | ids, trailing_space |", ""]
+        return
+    if not info.fields:
+        L += ["No fields.", ""]
+        return
+    L += ["| field | type | meaning |", "|---|---|---|"]
+    for f in info.fields:
+        L.append(f"| {f.name or '—'} | {type_text(f.sub, m)} | {f.doc} |")
+    L.append("")
 
 
 # ----------------------------------------------------------------------------------------------
 
 
 def outputs() -> dict[str, str]:
-    m = collect(mtok.MtokFile)
+    txt_roots = [r.record_name for r in txt.ROOTS.values()]
+    m = collect(mtok.MtokFile, *txt.ROOTS.values())
     notes = (ROOT / "spec" / "NOTES.md").read_text(encoding="utf-8")
+    txt_notes = (ROOT / "spec" / "NOTES_TXT.md").read_text(encoding="utf-8")
     return {
         "__init__.py": BANNER + '"""Generated from spec/: tree classes (tree.py) and the fast codec (codec.py)."""\n',
         "tree.py": emit_tree(m),
-        "codec.py": emit_codec(m, "MtokFile"),
-        "FORMAT.md": emit_format(m, "MtokFile", notes),
+        "codec.py": emit_codec(m, ["MtokFile", *txt_roots]),
+        "FORMAT.md": emit_format(m, "MtokFile", txt_roots, notes, txt_notes),
     }
 
 

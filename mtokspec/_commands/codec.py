@@ -11,7 +11,8 @@ import mtokspec
 from mtokspec import plainio
 from mtokspec._io import atomic_write, read_input
 from mtokspec.errors import MtokFormatError
-from mtokspec.summary import inspect_rows
+from mtokspec.summary import FORMAT_NAMES, inspect_rows
+from mtokspec.tree import format_key
 
 
 def fail(path: str, err: Exception) -> int:
@@ -32,11 +33,11 @@ def cmd_inspect(args) -> int:
         return fail(args.file, e)
     rows = inspect_rows(tree)
     if args.json:
-        print(json.dumps({"file": args.file, "size": size, "format": "mtok",
+        print(json.dumps({"file": args.file, "size": size, "format": format_key(tree),
                           "sections": [{"name": n, "size": s, "summary": d} for n, s, d in rows]},
                          ensure_ascii=False, indent=1))
         return 0
-    print(f"{args.file}: .mtok (MNN PIPELINE tokenizer), {size:,} bytes")
+    print(f"{args.file}: {FORMAT_NAMES[type(tree)]}, {size:,} bytes")
     width = max(len(n) for n, _, _ in rows)
     for name, sz, desc in rows:
         size_text = "-" if sz is None else f"{sz:,} B"
@@ -114,8 +115,9 @@ def cmd_build(args) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("inspect", help="summarise a file: components, counts, bytes per section",
-                       description="Summarise a .mtok file: each section's size in bytes and what it holds.")
-    p.add_argument("file", help="the .mtok file ('-' for standard input)")
+                       description="Summarise a .mtok or legacy tokenizer.txt file: each section's size in "
+                                   "bytes and what it holds.")
+    p.add_argument("file", help="the .mtok or tokenizer.txt file ('-' for standard input)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=cmd_inspect)
 
@@ -125,28 +127,29 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "range, merges sorted, norm tables sorted, header counts, post-processor ops...). "
                     "Exit 0: no errors or warnings; 1: findings; 2: a file could not be read or parsed.",
     )
-    p.add_argument("files", nargs="+", metavar="FILE", help=".mtok files")
+    p.add_argument("files", nargs="+", metavar="FILE", help=".mtok or tokenizer.txt files")
     p.add_argument("--all", action="store_true", help="also print informational findings")
     p.add_argument("--json", action="store_true", help="one JSON object per file")
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser(
         "dump", help="write a file's tree as YAML or JSON",
-        description="Write the whole tree of a .mtok file as YAML (default, for editing by hand) or JSON. "
-                    "`mtokspec build` turns it back into the identical bytes.",
+        description="Write the whole tree of a .mtok or tokenizer.txt file as YAML (default, for editing by "
+                    "hand) or JSON. `mtokspec build` turns it back into the identical bytes.",
     )
-    p.add_argument("file", help="the .mtok file ('-' for standard input)")
+    p.add_argument("file", help="the .mtok or tokenizer.txt file ('-' for standard input)")
     p.add_argument("--format", choices=["yaml", "json"], default="yaml", help="output format (default yaml)")
     p.add_argument("-o", "--output", help="write here (atomically) instead of standard output")
     p.set_defaults(func=cmd_dump)
 
     p = sub.add_parser(
-        "build", help="write a .mtok file from a YAML or JSON tree",
-        description="Build a .mtok file from a tree written by `mtokspec dump` (or by hand). The file is "
-                    "checked with `validate` first and written atomically: on any failure nothing is written.",
+        "build", help="write a file from a YAML or JSON tree",
+        description="Build a .mtok (or tokenizer.txt, by the tree's `format`) from a tree written by "
+                    "`mtokspec dump` or by hand. The file is checked with `validate` first and written "
+                    "atomically: on any failure nothing is written.",
     )
     p.add_argument("tree", help="TREE.yaml or TREE.json ('-' for standard input)")
-    p.add_argument("-o", "--output", required=True, help="the .mtok file to write")
+    p.add_argument("-o", "--output", required=True, help="the file to write")
     p.add_argument("--format", choices=["yaml", "json"], help="input format (default: from the file suffix)")
     p.add_argument("--no-validate", action="store_true", help="write even when validation finds errors")
     p.set_defaults(func=cmd_build)
