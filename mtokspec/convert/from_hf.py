@@ -1,0 +1,948 @@
+"""Hugging Face tokenizer folder -> ``.mtok`` tree, byte-identical to MNN's exporter, no transformers.
+
+``from_hf(path)`` reads ``tokenizer.json`` plus, when present next to it, ``tokenizer_config.json``,
+``special_tokens_map.json`` and ``generation_config.json``, and returns a :class:`ConversionResult`
+(``.tree``, ``.losses``, ``.unicode_version``).  ``mtokspec.build(result.tree)`` equals what MNN's
+``LlmTokenizer.export`` (``export_mtok``) writes from the same folder, under the rules below.  Only
+the standard library and mtokspec are used: no transformers, torch or tokenizers.
+
+Body (normalizer, pre-tokenizer, model, decoder, added tokens, trailing sections)
+    A transcription of ``export_mtok``: same field defaults, same sort orders (vocab by token,
+    Python ``str`` order = UTF-8 byte order; merges ``(id1, id2, rank)`` with rank = index in the
+    merges list, stably sorted by ``(id1 << 32) | id2``; Unigram ``(piece, index, score)`` by piece),
+    same fallbacks.  Every lossy fallback adds a :class:`~mtokspec.convert.loss.Loss`.
+    Tables: NFKC for ``NFKC``/``NFKD``/``Precompiled``, NFC for ``NFC``, NFD with strip-accents,
+    built from this Python's ``unicodedata`` (see ``unicode_tables``; the version is reported).
+    Trailing sections come from ``tokenizer_config.json`` only (chat template, ``eos_token``/
+    ``bos_token`` as a string or ``{"content": ...}``, flags bit 0 = ``clean_up_tokenization_spaces
+    is True``) and are always written, empty when the file is absent.  The post-processor program is
+    ``TemplateProcessing.single`` (first child of a ``Sequence`` that yields ops), else empty.
+    ``exact_whitespace=True`` writes HF ``Whitespace`` as :data:`WHITESPACE_SPLIT` instead of
+    dropping it (not what the exporter does, so the bytes then differ from its output).
+
+Header: how transformers' view of the folder is reproduced
+    Special-token attributes (rule S1): ``bos_token, eos_token, unk_token, sep_token, pad_token,
+    cls_token, mask_token`` and ``additional_special_tokens`` from ``tokenizer_config.json``, each
+    overridden by ``special_tokens_map.json`` when that file sets it (transformers lets the map win
+    over the config); values are strings or ``{"content": ...}``; ``null`` means unset.  A key that
+    neither file sets takes the default of the ``tokenizer_class`` (table ``CLASS_DEFAULTS``:
+    Llama/CodeLlama, Gemma, T5, Bert, GPT-2, Whisper, Roberta, Qwen2; unknown or missing class: none).
+    Token -> id (S2): added token with that content, else the model vocab, else the id of
+    ``unk_token`` (by the same lookup), else None.
+    ``all_special_ids`` (S3): the attribute tokens in the order above, then the additional ones,
+    de-duplicated by text keeping the first, mapped to ids.
+    Special ids (S4): ``list(set(all_special_ids))`` -- evaluated by this Python, exactly as the
+    exporter does -- then every ``added_tokens`` entry with ``special: true`` whose id is not yet
+    listed, in file order; None dropped.  CPython iterates a set of small ints in a fixed order that
+    depends only on the values, their insertion order and the set's growth policy (unchanged from
+    CPython 3.6 to 3.13; ints hash to themselves, no randomisation), so the order is reproducible
+    and the bytes are compared exactly.  (A None among the ids would hash by address; the exporter
+    then drops it, but its slot may reorder colliding ids -- documented, not reproduced.)
+    Effective single template (S5), what ``encode(text)`` adds with special tokens: for a Llama-like
+    ``tokenizer_class`` (``LLAMA_LIKE``) transformers rebuilds it as ``[bos if add_bos_token
+    (default true)] A [eos if add_eos_token (default false)]``; otherwise it is the
+    ``post_processor`` of ``tokenizer.json``: ``TemplateProcessing.single``, ``Roberta``/
+    ``BertProcessing`` = ``cls A sep``, ``ByteLevel`` = ``A``, ``Sequence`` = children composed in
+    order, none = ``A``.
+    ``encode(s)`` of a marker string (S6) is modelled only when ``s`` is the content of an added
+    token: ``template(s's id)``.  Any other string is taken to encode to several ids (true unless the
+    model vocabulary holds the whole marker as one ordinary token).
+    Stop ids (S7), in the exporter's order: the id of ``eos_token``; (``im_end_id`` exists only on
+    remote-code tokenizers and is not modelled); the id of ``<|eot_id|>`` when ``encode`` gives one
+    id; the second id of ``<end_of_turn>`` when ``encode`` gives two ids starting with 2; every id of
+    ``generation_config.json``'s ``eos_token_id`` (int or list); the id of ``<turn|>`` (no special
+    tokens) when one id and not yet listed; for ``model_type='glm_ocr'`` the id of ``<|user|>``.
+    None dropped, then ``list(set(...))`` evaluated by this Python (same argument as S4).
+    Prefix ids (S8): ``get_prefix_tokens`` (ChatGLM remote code) is not modelled.  ``encode("A")`` =
+    template around the model's ids for ``"A"``; the prefix is everything before the last id when
+    there are at least two ids and the last one decodes to ``"A"``.  The model's ids for ``"A"`` are
+    found by pushing ``"A"`` through the normalizer (Prepend, Replace with a string, Lowercase,
+    BertNormalizer lowercase, Strip, Sequence; Unicode forms leave ``"A"`` alone), the pre-tokenizer
+    (``ByteLevel`` add_prefix_space -> ``ĠA``; ``Metaspace`` with prepend -> ``▁A``) and a vocab
+    lookup (one token when the string is in the vocab; two when both characters are); otherwise the
+    prefix is empty.  The single token is decoded through the decoder (ByteLevel, Metaspace,
+    Replace, Strip, WordPiece, ByteFallback, Fuse, Sequence).
+    The exporter tries the slow tokenizer class first; slow and fast classes agree on all of the
+    above for the corpus models.
+
+Checked against all six reference folders of the corpus (byte-identical, header included).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mtokspec import tree as t
+from mtokspec.convert import unicode_tables
+from mtokspec.convert.loss import ConversionError, Loss
+
+__all__ = ["ConversionResult", "HFInputs", "from_hf", "from_hf_tree", "from_hf_inputs",
+           "load_hf", "WHITESPACE_SPLIT", "CLASS_DEFAULTS", "LLAMA_LIKE"]
+
+WHITESPACE_SPLIT = t.SplitPreTokenizer(
+    pattern=(r"[\p{L}\p{Alphabetic}\p{M}\d\p{Connector_Punctuation}_\p{Join_Control}]+"
+             r"|[^\p{L}\p{Alphabetic}\p{M}\d\p{Connector_Punctuation}_\p{Join_Control}\s\p{White_Space}]+"),
+    invert=True, behavior=1)
+"""HF ``Whitespace`` as a Split: the pieces are runs of word characters (Rust regex ``\\w`` =
+Alphabetic, Mark, Nd, Pc, Join_Control) or runs of other non-space characters (``\\s`` = White_Space);
+the white space between them is removed.  HF's ``Split`` runs Oniguruma, whose ``\\w`` differs from
+the Rust ``\\w`` of ``Whitespace`` (e.g. U+00B2, U+200D), hence the spelled-out classes; with HF
+``tokenizers`` this Split gives the same ``pre_tokenize_str`` as ``Whitespace`` on every code point.
+The redundant ``\\p{L}``, ``\\d``, ``_`` and ``\\s`` are for MNN's C++ runtime, whose regex engine folds
+each non-ASCII character to its general category and reads only the first letter of a property
+name (``\\p{Alphabetic}``, ``\\p{Join_Control}``, ``\\p{Connector_Punctuation}``, ``\\p{White_Space}``
+become empty classes there).  It then splits ASCII text exactly like HF but differs on non-ASCII
+characters whose class it cannot see: No (e.g. U+00B2: MNN word, HF not), So with Other_Alphabetic
+(circled letters), non-ASCII Pc (U+203F), ZWNJ/ZWJ, and U+0085/U+2028/U+2029 (HF space, MNN not)."""
+
+SPECIAL_ATTRS = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token",
+                 "mask_token")
+
+_LLAMA = {"bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>"}
+_GPT2 = {"bos_token": "<|endoftext|>", "eos_token": "<|endoftext|>", "unk_token": "<|endoftext|>"}
+CLASS_DEFAULTS: dict[str, dict[str, str]] = {
+    "LlamaTokenizer": _LLAMA, "LlamaTokenizerFast": _LLAMA,
+    "CodeLlamaTokenizer": _LLAMA, "CodeLlamaTokenizerFast": _LLAMA,
+    "GemmaTokenizer": {"bos_token": "<bos>", "eos_token": "<eos>", "unk_token": "<unk>", "pad_token": "<pad>"},
+    "GemmaTokenizerFast": {"bos_token": "<bos>", "eos_token": "<eos>", "unk_token": "<unk>", "pad_token": "<pad>"},
+    "T5Tokenizer": {"eos_token": "</s>", "unk_token": "<unk>", "pad_token": "<pad>"},
+    "T5TokenizerFast": {"eos_token": "</s>", "unk_token": "<unk>", "pad_token": "<pad>"},
+    "BertTokenizer": {"unk_token": "[UNK]", "sep_token": "[SEP]", "pad_token": "[PAD]", "cls_token": "[CLS]", "mask_token": "[MASK]"},
+    "BertTokenizerFast": {"unk_token": "[UNK]", "sep_token": "[SEP]", "pad_token": "[PAD]", "cls_token": "[CLS]", "mask_token": "[MASK]"},
+    "GPT2Tokenizer": _GPT2, "GPT2TokenizerFast": _GPT2,
+    "WhisperTokenizer": _GPT2, "WhisperTokenizerFast": _GPT2,
+    "RobertaTokenizer": {"bos_token": "<s>", "eos_token": "</s>", "sep_token": "</s>", "cls_token": "<s>", "unk_token": "<unk>", "pad_token": "<pad>", "mask_token": "<mask>"},
+    "RobertaTokenizerFast": {"bos_token": "<s>", "eos_token": "</s>", "sep_token": "</s>", "cls_token": "<s>", "unk_token": "<unk>", "pad_token": "<pad>", "mask_token": "<mask>"},
+    "Qwen2Tokenizer": {"unk_token": "<|endoftext|>", "eos_token": "<|endoftext|>", "pad_token": "<|endoftext|>"},
+    "Qwen2TokenizerFast": {"unk_token": "<|endoftext|>", "eos_token": "<|endoftext|>", "pad_token": "<|endoftext|>"},
+}
+"""Defaults of the special-token arguments of transformers' tokenizer classes (rule S1)."""
+
+LLAMA_LIKE = frozenset({"LlamaTokenizer", "LlamaTokenizerFast", "CodeLlamaTokenizer",
+                        "CodeLlamaTokenizerFast", "GemmaTokenizer", "GemmaTokenizerFast"})
+"""Classes whose post-processor transformers rebuilds from add_bos_token/add_eos_token (rule S5)."""
+
+_SEQ_A = "A"  # marker for "sequence A" inside a template list
+
+
+@dataclass
+class HFInputs:
+    """The files a conversion reads (parsed JSON; None when absent)."""
+
+    tokenizer_json: dict
+    tokenizer_config: dict | None = None
+    special_tokens_map: dict | None = None
+    generation_config: dict | None = None
+    folder: Path | None = None
+    extra_files: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ConversionResult:
+    """``tree``: the ``.mtok`` tree; ``losses``: what it could not keep; ``unicode_version``: the
+    Unicode version of the embedded tables."""
+
+    tree: t.MtokFile
+    losses: list[Loss]
+    unicode_version: str
+
+
+def _read_json(path: Path) -> Any:
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def load_hf(path: str | os.PathLike) -> HFInputs:
+    """Read a model folder (or a ``tokenizer.json`` file and its siblings)."""
+    p = Path(path)
+    if p.is_dir():
+        folder, tj_path = p, p / "tokenizer.json"
+    else:
+        folder, tj_path = p.parent, p
+    if not tj_path.is_file():
+        raise ConversionError(f"{tj_path}: no tokenizer.json (the .mtok converter needs it)")
+    try:
+        tj = _read_json(tj_path)
+    except (OSError, ValueError) as e:
+        raise ConversionError(f"{tj_path}: cannot read: {e}") from e
+    if not isinstance(tj, dict):
+        raise ConversionError(f"{tj_path}: not a JSON object")
+
+    def opt(name: str) -> Any:
+        f = folder / name
+        if not f.is_file():
+            return None
+        try:
+            return _read_json(f)
+        except (OSError, ValueError) as e:
+            raise ConversionError(f"{f}: cannot read: {e}") from e
+
+    tc = opt("tokenizer_config.json")
+    stm = opt("special_tokens_map.json")
+    # The exporter swallows every error while reading generation_config.json.
+    try:
+        gc = opt("generation_config.json")
+    except ConversionError:
+        gc = None
+    extra = [n for n in ("chat_template.jinja", "chat_template.json") if (folder / n).is_file()]
+    return HFInputs(tj, tc if isinstance(tc, dict) else None, stm if isinstance(stm, dict) else None,
+                    gc if isinstance(gc, dict) else None, folder, extra)
+
+
+def from_hf(path: str | os.PathLike, *, strict: bool = False, exact_whitespace: bool = False,
+            model_type: str | None = None) -> ConversionResult:
+    """Convert a Hugging Face tokenizer folder (or ``tokenizer.json``) to a ``.mtok`` tree.
+
+    ``strict=True`` raises :class:`ConversionError` listing the losses instead of returning.
+    ``exact_whitespace=True`` writes HF ``Whitespace`` as :data:`WHITESPACE_SPLIT`.
+    ``model_type`` is the exporter's model type (only ``glm_ocr`` changes anything).
+    """
+    return from_hf_inputs(load_hf(path), strict=strict, exact_whitespace=exact_whitespace,
+                          model_type=model_type)
+
+
+def from_hf_tree(path: str | os.PathLike, **kwargs) -> t.MtokFile:
+    """Just the tree of :func:`from_hf` (losses ignored unless ``strict=True``)."""
+    return from_hf(path, **kwargs).tree
+
+
+def from_hf_inputs(inputs: HFInputs, *, strict: bool = False, exact_whitespace: bool = False,
+                   model_type: str | None = None) -> ConversionResult:
+    """Convert already-loaded files (see :func:`load_hf`)."""
+    conv = _Converter(inputs, exact_whitespace=exact_whitespace, model_type=model_type)
+    tree = conv.run()
+    if strict and conv.losses:
+        raise ConversionError("conversion would lose information (strict mode)", conv.losses)
+    return ConversionResult(tree, conv.losses, unicode_tables.UNIDATA_VERSION)
+
+
+# ---------------------------------------------------------------------------------------------
+# helpers shared with the header rules
+
+
+def _token_text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        c = value.get("content")
+        return c if isinstance(c, str) else None
+    return value if isinstance(value, str) else str(value)
+
+
+def _pattern_kind(pattern: Any) -> tuple[str, str | None]:
+    """(text, 'Regex'|'String'|None) of a HF pattern field."""
+    if isinstance(pattern, dict):
+        if "Regex" in pattern:
+            return str(pattern["Regex"]), "Regex"
+        if "String" in pattern:
+            return str(pattern["String"]), "String"
+        return "", None
+    if isinstance(pattern, str):
+        return pattern, None
+    return "", None
+
+
+_BYTES_TO_UNICODE: dict[int, str] | None = None
+
+
+def bytes_to_unicode() -> dict[int, str]:
+    """GPT-2's byte -> printable character map (HF ByteLevel)."""
+    global _BYTES_TO_UNICODE
+    if _BYTES_TO_UNICODE is None:
+        bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + \
+            list(range(ord("®"), ord("ÿ") + 1))
+        cs = bs[:]
+        n = 0
+        for b in range(256):
+            if b not in bs:
+                bs.append(b)
+                cs.append(256 + n)
+                n += 1
+        _BYTES_TO_UNICODE = {b: chr(c) for b, c in zip(bs, cs)}
+    return _BYTES_TO_UNICODE
+
+
+class _Converter:
+    def __init__(self, inputs: HFInputs, *, exact_whitespace: bool, model_type: str | None):
+        self.inp = inputs
+        self.tj = inputs.tokenizer_json
+        self.tc = inputs.tokenizer_config
+        self.exact_whitespace = exact_whitespace
+        self.model_type = model_type
+        self.losses: list[Loss] = []
+        model = self.tj.get("model") or {}
+        if not isinstance(model, dict):
+            raise ConversionError("tokenizer.json: 'model' is not an object")
+        self.model = model
+        self.added = [a for a in (self.tj.get("added_tokens") or []) if isinstance(a, dict)]
+        self.mtype = self._model_type()
+
+    def loss(self, path: str, what: str, replacement: str, may_change: bool) -> None:
+        self.losses.append(Loss(path, what, replacement, may_change))
+
+    # -- model type and vocab lookups ---------------------------------------------------------
+
+    def _model_type(self) -> str:
+        m = self.model
+        mtype = m.get("type", "")
+        if not mtype:  # the exporter's inference for files without "type"
+            if "continuing_subword_prefix" in m and "merges" not in m:
+                mtype = "WordPiece"
+            elif isinstance(m.get("vocab"), list):
+                mtype = "Unigram"
+            else:
+                mtype = "BPE"
+        return mtype
+
+    def vocab_lookup(self, token: str) -> int | None:
+        v = self.model.get("vocab")
+        if isinstance(v, dict):
+            tid = v.get(token)
+            return tid if isinstance(tid, int) else None
+        if isinstance(v, list):
+            if not hasattr(self, "_uni_index"):
+                self._uni_index = {}
+                for i, item in enumerate(v):
+                    if isinstance(item, list) and item and isinstance(item[0], str):
+                        self._uni_index.setdefault(item[0], i)
+            return self._uni_index.get(token)
+        return None
+
+    def vocab_has(self, token: str) -> bool:
+        return self.vocab_lookup(token) is not None
+
+    def added_id(self, content: str) -> int | None:
+        for a in self.added:
+            if a.get("content") == content and isinstance(a.get("id"), int):
+                return a["id"]
+        return None
+
+    # -- rule S1..S3 --------------------------------------------------------------------------
+
+    def special_attrs(self) -> tuple[dict[str, str | None], list[str]]:
+        tc = self.tc or {}
+        stm = self.inp.special_tokens_map or {}
+        cls = tc.get("tokenizer_class") if isinstance(tc.get("tokenizer_class"), str) else None
+        defaults = CLASS_DEFAULTS.get(cls or "", {})
+        attrs: dict[str, str | None] = {}
+        for key in SPECIAL_ATTRS:
+            if key in stm and stm[key]:
+                val = _token_text(stm[key])
+            elif key in tc:
+                val = _token_text(tc[key])
+            else:
+                val = defaults.get(key)
+            attrs[key] = val
+        extra_raw = stm.get("additional_special_tokens") if stm.get("additional_special_tokens") \
+            else tc.get("additional_special_tokens")
+        extra = [x for x in (_token_text(v) for v in (extra_raw or [])) if x is not None] \
+            if isinstance(extra_raw, list) else []
+        return attrs, extra
+
+    def convert_token_to_id(self, token: str | None, _depth: int = 0) -> int | None:
+        if token is None:
+            return None
+        tid = self.added_id(token)
+        if tid is None:
+            tid = self.vocab_lookup(token)
+        if tid is None and _depth == 0:
+            unk = self.special_attrs()[0].get("unk_token")
+            tid = self.convert_token_to_id(unk, 1)
+        return tid
+
+    def all_special_ids(self) -> list[int | None]:
+        attrs, extra = self.special_attrs()
+        seen: list[str] = []
+        for key in SPECIAL_ATTRS:
+            v = attrs[key]
+            if v is not None and v not in seen:
+                seen.append(v)
+        for v in extra:
+            if v not in seen:
+                seen.append(v)
+        return [self.convert_token_to_id(s) for s in seen]
+
+    # -- rule S5/S6: templates and encode of marker strings -----------------------------------
+
+    def _template_of(self, pp: Any) -> list | None:
+        """A post-processor as a list of ids and _SEQ_A, or None when it is not modelled."""
+        if pp is None:
+            return [_SEQ_A]
+        if not isinstance(pp, dict):
+            return [_SEQ_A]
+        ptype = pp.get("type")
+        if ptype == "TemplateProcessing":
+            out: list = []
+            st = pp.get("special_tokens") or {}
+            for item in pp.get("single") or []:
+                if not isinstance(item, dict) or len(item) != 1:
+                    return None
+                key, value = next(iter(item.items()))
+                if key == "Sequence":
+                    out.append(_SEQ_A)
+                elif key == "SpecialToken":
+                    ids = (st.get(value.get("id")) or {}).get("ids") or []
+                    out.extend(int(i) for i in ids)
+                else:
+                    return None
+            return out
+        if ptype in ("RobertaProcessing", "BertProcessing"):
+            cls, sep = pp.get("cls"), pp.get("sep")
+            try:
+                return [int(cls[1]), _SEQ_A, int(sep[1])]
+            except (TypeError, IndexError, ValueError):
+                return None
+        if ptype == "ByteLevel":
+            return [_SEQ_A]
+        if ptype == "Sequence":
+            cur: list = [_SEQ_A]
+            for child in pp.get("processors") or []:
+                tpl = self._template_of(child)
+                if tpl is None:
+                    return None
+                new: list = []
+                for x in tpl:
+                    new.extend(cur if x == _SEQ_A else [x])
+                cur = new
+            return cur
+        return None
+
+    def effective_template(self) -> list | None:
+        tc = self.tc or {}
+        cls = tc.get("tokenizer_class")
+        if cls in LLAMA_LIKE:
+            attrs, _ = self.special_attrs()
+            out: list = []
+            if tc.get("add_bos_token", True):
+                out.append(self.convert_token_to_id(attrs.get("bos_token")))
+            out.append(_SEQ_A)
+            if tc.get("add_eos_token", False):
+                out.append(self.convert_token_to_id(attrs.get("eos_token")))
+            return out
+        return self._template_of(self.tj.get("post_processor"))
+
+    def encode_marker(self, text: str, add_special_tokens: bool) -> list | None:
+        """Rule S6: ids of ``encode(text)`` when ``text`` is an added token, else None."""
+        tid = self.added_id(text)
+        if tid is None:
+            return None
+        if not add_special_tokens:
+            return [tid]
+        tpl = self.effective_template()
+        if tpl is None:
+            return None
+        out: list = []
+        for x in tpl:
+            out.extend([tid] if x == _SEQ_A else [x])
+        return out
+
+    # -- rule S7 ------------------------------------------------------------------------------
+
+    def stop_ids(self) -> list[int]:
+        attrs, _ = self.special_attrs()
+        stop: list = [self.convert_token_to_id(attrs.get("eos_token"))]
+        ids = self.encode_marker("<|eot_id|>", True)
+        if ids is not None and len(ids) == 1:
+            stop.append(ids[0])
+        ids = self.encode_marker("<end_of_turn>", True)
+        if ids is not None and len(ids) == 2 and ids[0] == 2:
+            stop.append(ids[1])
+        gc = self.inp.generation_config
+        if gc is not None:
+            eos = gc.get("eos_token_id")
+            if isinstance(eos, int):
+                stop.append(eos)
+            elif isinstance(eos, Iterable) and not isinstance(eos, (str, bytes, dict)):
+                stop.extend(eos)
+        ids = self.encode_marker("<turn|>", False)
+        if ids is not None and len(ids) == 1 and ids[0] not in stop:
+            stop.append(ids[0])
+        if self.model_type == "glm_ocr":
+            ids = self.encode_marker("<|user|>", False)
+            if ids is not None and len(ids) == 1:
+                stop.append(ids[0])
+        stop = [s for s in stop if s is not None]
+        return list(set(stop))
+
+    # -- rule S8 ------------------------------------------------------------------------------
+
+    def _normalize_a(self, norm: Any, s: str) -> str:
+        if not isinstance(norm, dict):
+            return s
+        nt = norm.get("type")
+        if nt == "Sequence":
+            for n in norm.get("normalizers") or []:
+                s = self._normalize_a(n, s)
+            return s
+        if nt == "Prepend":
+            return str(norm.get("prepend", "")) + s
+        if nt == "Replace":
+            pat, kind = _pattern_kind(norm.get("pattern"))
+            if kind == "String" and pat:
+                return s.replace(pat, str(norm.get("content", "")))
+            return s
+        if nt == "Lowercase" or (nt == "BertNormalizer" and norm.get("lowercase", True)):
+            return s.lower()
+        if nt == "Strip":
+            return s.strip()
+        return s
+
+    def _pretokenize_a(self, pt: Any, s: str) -> str:
+        if not isinstance(pt, dict):
+            return s
+        ptype = pt.get("type")
+        if ptype == "Sequence":
+            for p in pt.get("pretokenizers") or []:
+                s = self._pretokenize_a(p, s)
+            return s
+        if ptype == "ByteLevel":
+            if pt.get("add_prefix_space", True) and not s.startswith(" "):
+                s = " " + s
+            m = bytes_to_unicode()
+            return "".join(m[b] for b in s.encode("utf-8"))
+        if ptype == "Metaspace":
+            rep = pt.get("str_rep") or pt.get("replacement", "\u2581")
+            scheme = pt.get("prepend_scheme")
+            prepend = scheme in ("always", "first") if scheme is not None else pt.get("add_prefix_space", True)
+            s = s.replace(" ", rep)
+            if prepend and not s.startswith(rep):
+                s = rep + s
+            return s
+        return s
+
+    def _decode_one(self, dec: Any, tokens: list[str]) -> list[str]:
+        if not isinstance(dec, dict):
+            return tokens
+        dt = dec.get("type")
+        if dt == "Sequence":
+            for d in dec.get("decoders") or []:
+                tokens = self._decode_one(d, tokens)
+            return tokens
+        if dt == "ByteLevel":
+            inv = {c: b for b, c in bytes_to_unicode().items()}
+            data = bytes(inv[c] if c in inv else 0 for c in "".join(tokens))
+            return [data.decode("utf-8", "replace")]
+        if dt == "Metaspace":
+            rep = dec.get("str_rep") or dec.get("replacement", "\u2581")
+            scheme = dec.get("prepend_scheme")
+            strip = scheme != "never" if scheme is not None else dec.get("add_prefix_space", True)
+            out = []
+            for i, tok in enumerate(tokens):
+                tok = tok.replace(rep, " ")
+                if i == 0 and strip and tok.startswith(" "):
+                    tok = tok[1:]
+                out.append(tok)
+            return out
+        if dt == "Replace":
+            pat, kind = _pattern_kind(dec.get("pattern"))
+            if kind == "String" and pat:
+                return [tok.replace(pat, str(dec.get("content", ""))) for tok in tokens]
+            return tokens
+        if dt == "Strip":
+            c, start, stop = str(dec.get("content", " ")), int(dec.get("start", 0)), int(dec.get("stop", 0))
+            out = []
+            for tok in tokens:
+                for _ in range(start):
+                    if tok.startswith(c):
+                        tok = tok[len(c):]
+                for _ in range(stop):
+                    if c and tok.endswith(c):
+                        tok = tok[:-len(c)]
+                out.append(tok)
+            return out
+        if dt == "WordPiece":
+            prefix = str(dec.get("prefix", "##"))
+            return [tok[len(prefix):] if i and tok.startswith(prefix) else (tok if i == 0 else " " + tok)
+                    for i, tok in enumerate(tokens)]
+        if dt == "Fuse":
+            return ["".join(tokens)]
+        return tokens
+
+    def prefix_ids(self) -> list[int]:
+        tpl = self.effective_template()
+        if tpl is None or _SEQ_A not in tpl:
+            return []
+        # ids of the model for "A"
+        tid = self.added_id("A")
+        if tid is not None:
+            model_ids, model_toks = [tid], ["A"]
+        else:
+            s = self._normalize_a(self.tj.get("normalizer"), "A")
+            s = self._pretokenize_a(self.tj.get("pre_tokenizer"), s)
+            if self.vocab_has(s):
+                model_ids, model_toks = [self.vocab_lookup(s)], [s]
+            elif len(s) == 2 and self.vocab_has(s[0]) and self.vocab_has(s[1]):
+                model_ids, model_toks = [self.vocab_lookup(s[0]), self.vocab_lookup(s[1])], [s[0], s[1]]
+            else:
+                return []
+        ids: list = []
+        for x in tpl:
+            ids.extend(model_ids if x == _SEQ_A else [x])
+        if len(ids) < 2:
+            return []
+        # decode(ids[-1]) == "A"?  Only a model token can decode to "A" here.
+        pos = len(ids) - 1
+        a_start = tpl.index(_SEQ_A)
+        if not (tpl[-1] == _SEQ_A and pos == a_start + len(model_ids) - 1):
+            return []
+        last_tok = model_toks[-1]
+        text = "".join(self._decode_one(self.tj.get("decoder"), [last_tok])) \
+            if self.tj.get("decoder") is not None else last_tok
+        if text != "A":
+            return []
+        return [i for i in ids[:-1]]
+
+    # -- header -------------------------------------------------------------------------------
+
+    def header(self) -> t.Header:
+        special = list(set(self.all_special_ids()))
+        for at in self.added:
+            if at.get("special", False) and at.get("id", -1) not in special:
+                special.append(at["id"])
+        special = [s for s in special if s is not None]
+        stop = self.stop_ids()
+        prefix = [p for p in self.prefix_ids()]
+        for name, ids in (("special", special), ("stop", stop), ("prefix", prefix)):
+            for i in ids:
+                if not isinstance(i, int) or isinstance(i, bool) or i < 0:
+                    raise ConversionError(f"header: {name} id {i!r} is not a non-negative integer")
+        return t.make_header(special, stop, prefix)
+
+    # -- normalizer ---------------------------------------------------------------------------
+
+    def normalizer(self, norm: Any, path: str) -> t.Normalizer:
+        if norm is None:
+            return t.NoNormalizer()
+        if not isinstance(norm, dict):
+            self.loss(path, f"normalizer {norm!r:.40}", "none", True)
+            return t.NoNormalizer()
+        nt = norm.get("type", "")
+        if nt in ("NFKC", "Precompiled", "NFKD"):
+            if nt != "NFKC":
+                what = ("Precompiled (the model's SentencePiece character map)" if nt == "Precompiled"
+                        else "NFKD")
+                self.loss(path, what, f"NFKC table (Unicode {unicode_tables.UNIDATA_VERSION})", True)
+            return t.TableNormalizer(unicode_tables.nfkc_table())
+        if nt == "NFC":
+            return t.TableNormalizer(unicode_tables.nfc_table())
+        if nt == "Prepend":
+            return t.PrependNormalizer(str(norm.get("prepend", "")))
+        if nt == "Replace":
+            pat, kind = _pattern_kind(norm.get("pattern"))
+            if kind == "Regex":
+                self.loss(path + ".pattern", f"Regex pattern {pat!r}", "empty pattern (no replacement)", True)
+                pat = ""
+            return t.ReplaceNormalizer(pat, str(norm.get("content", "")))
+        if nt == "Sequence":
+            return t.SequenceNormalizer([self.normalizer(n, f"{path}.normalizers[{i}]")
+                                         for i, n in enumerate(norm.get("normalizers", []))])
+        if nt == "BertNormalizer":
+            sa = norm.get("strip_accents", False)
+            if sa is None and norm.get("lowercase", True):
+                sa = True
+            strip = bool(int(sa or False))
+            flags = (bool(int(norm.get("clean_text", True))), bool(int(norm.get("handle_chinese_chars", True))),
+                     strip, bool(int(norm.get("lowercase", True))))
+            if strip:
+                return t.BertNFDNormalizer(*flags, nfd_table=unicode_tables.nfd_table())
+            return t.BertNormalizer(*flags)
+        if nt == "Lowercase":
+            return t.BertNormalizer(False, False, False, True)
+        if nt == "StripAccents":
+            self.loss(path, "StripAccents (removes combining marks only)",
+                      "NFD then strip marks (precomposed letters lose their accents too)", True)
+            return t.BertNFDNormalizer(False, False, True, False, nfd_table=unicode_tables.nfd_table())
+        if nt == "Strip":
+            return t.StripNormalizer(bool(int(norm.get("strip_left", True))),
+                                     bool(int(norm.get("strip_right", True))))
+        self.loss(path, f"normalizer {nt or '<no type>'}", "none (type 0)", True)
+        return t.NoNormalizer()
+
+    # -- pre-tokenizer ------------------------------------------------------------------------
+
+    def pre_tokenizer(self, pt: Any, path: str) -> t.PreTokenizer:
+        if pt is None:
+            return t.NoPreTokenizer()
+        if not isinstance(pt, dict):
+            self.loss(path, f"pre-tokenizer {pt!r:.40}", "none", True)
+            return t.NoPreTokenizer()
+        ptype = pt.get("type", "")
+        if ptype == "ByteLevel":
+            if pt.get("add_prefix_space", False):
+                self.loss(path + ".add_prefix_space", "add_prefix_space: true", "dropped (no space added)", True)
+            if "trim_offsets" in pt:
+                self.loss(path + ".trim_offsets", f"trim_offsets: {json.dumps(pt['trim_offsets'])}",
+                          "dropped (offsets only)", False)
+            return t.ByteLevelPreTokenizer(bool(int(pt.get("use_regex", True))))
+        if ptype == "Digits":
+            return t.DigitsPreTokenizer(bool(int(pt.get("individual_digits", False))))
+        if ptype == "Metaspace":
+            rep = pt.get("replacement", "\u2581")
+            if pt.get("str_rep"):
+                rep = pt["str_rep"]
+            aps = bool(int(pt.get("add_prefix_space", True)))
+            scheme = pt.get("prepend_scheme")
+            if scheme is not None and scheme != ("always" if aps else "never"):
+                self.loss(path + ".prepend_scheme", f"prepend_scheme: {scheme!r}",
+                          f"add_prefix_space {int(aps)} (prepend to {'every word' if aps else 'nothing'})", True)
+            if pt.get("split") is False:
+                self.loss(path + ".split", "split: false", "dropped (readers split on the replacement)", True)
+            return t.MetaspacePreTokenizer(str(rep), aps)
+        if ptype == "Split":
+            pat, kind = _pattern_kind(pt.get("pattern"))
+            if isinstance(pt.get("pattern"), dict) and "Regex" in pt["pattern"]:
+                pat = str(pt["pattern"]["Regex"])
+            if kind == "String" and _has_regex_meta(pat):
+                self.loss(path + ".pattern", f"String (literal) pattern {pat!r}",
+                          "the same text, read as a regular expression", True)
+            behavior = pt.get("behavior", "Isolated")
+            bid = 0 if behavior == "Isolated" else (2 if behavior == "MergedWithPrevious" else 1)
+            if behavior not in ("Isolated", "MergedWithPrevious", "Removed"):
+                self.loss(path + ".behavior", f"behavior {behavior!r}", "Removed (1)", True)
+            return t.SplitPreTokenizer(pat, bool(int(pt.get("invert", False))), bid)
+        if ptype == "BertPreTokenizer":
+            return t.BertPreTokenizer()
+        if ptype == "Sequence":
+            return t.SequencePreTokenizer([self.pre_tokenizer(p, f"{path}.pretokenizers[{i}]")
+                                           for i, p in enumerate(pt.get("pretokenizers", []))])
+        if ptype == "WhitespaceSplit":
+            return t.SplitPreTokenizer("\\s+", False, 1)
+        if ptype == "Whitespace" and self.exact_whitespace:
+            return t.SplitPreTokenizer(WHITESPACE_SPLIT.pattern, WHITESPACE_SPLIT.invert,
+                                       WHITESPACE_SPLIT.behavior)
+        self.loss(path, f"pre-tokenizer {ptype or '<no type>'}", "none (type 0)", True)
+        return t.NoPreTokenizer()
+
+    # -- model --------------------------------------------------------------------------------
+
+    def model_tree(self) -> t.Model:
+        m, mtype = self.model, self.mtype
+        pt = self.tj.get("pre_tokenizer")
+        if mtype == "BPE":
+            vocab = m.get("vocab", {})
+            if not isinstance(vocab, dict):
+                raise ConversionError("model.vocab: a BPE vocab must be an object")
+            merges = m.get("merges", [])
+            byte_fallback = bool(int(m.get("byte_fallback", False)))
+            byte_level = False
+            if pt and pt.get("type") == "Sequence":
+                if not any(isinstance(p, dict) and p.get("type") == "ByteLevel"
+                           for p in pt.get("pretokenizers", [])):
+                    dec = self.tj.get("decoder")
+                    if dec and dec.get("type") == "ByteLevel":
+                        byte_level = True
+                    elif dec and dec.get("type") == "Sequence":
+                        if any(isinstance(d, dict) and d.get("type") == "ByteLevel"
+                               for d in dec.get("decoders", [])):
+                            byte_level = True
+            for key, default in (("unk_token", None), ("dropout", None), ("continuing_subword_prefix", None),
+                                 ("end_of_word_suffix", None), ("ignore_merges", False)):
+                val = m.get(key, default)
+                if val not in (None, "", False, 0, 0.0) and val != default:
+                    # unk_token only matters where byte fallback cannot cover a character
+                    changes = not (key == "unk_token" and byte_fallback)
+                    self.loss(f"model.{key}", f"{key}: {json.dumps(val, ensure_ascii=False)}", "dropped", changes)
+            rows = [(tok.encode("utf-8"), int(tid)) for tok, tid in sorted(vocab.items(), key=lambda x: x[0])]
+            pairs = []
+            for i, mg in enumerate(merges):
+                if isinstance(mg, str):
+                    parts = mg.split(" ", 1)
+                    if len(parts) != 2:
+                        self.loss(f"model.merges[{i}]", f"merge {mg!r} without a space", "skipped", True)
+                        continue
+                elif isinstance(mg, list) and len(mg) >= 2:
+                    parts = mg
+                else:
+                    self.loss(f"model.merges[{i}]", f"merge {mg!r:.40}", "skipped", True)
+                    continue
+                id1, id2 = vocab.get(parts[0], -1), vocab.get(parts[1], -1)
+                if id1 < 0 or id2 < 0:
+                    raise ConversionError(f"model.merges[{i}]: {parts[0]!r} {parts[1]!r} names a token that "
+                                          "is not in the vocab (MNN's exporter crashes on this file)")
+                pairs.append((id1, id2, i))
+            pairs.sort(key=lambda x: (x[0] << 32) | (x[1] & 0xFFFFFFFF))
+            return t.BPEModel(byte_fallback, byte_level, rows, pairs)
+        if mtype == "WordPiece":
+            vocab = m.get("vocab", {})
+            if not isinstance(vocab, dict):
+                raise ConversionError("model.vocab: a WordPiece vocab must be an object")
+            rows = [(tok.encode("utf-8"), int(tid)) for tok, tid in sorted(vocab.items(), key=lambda x: x[0])]
+            return t.WordPieceModel(str(m.get("unk_token", "[UNK]")), str(m.get("continuing_subword_prefix", "##")),
+                                    int(m.get("max_input_chars_per_word", 100)), rows)
+        if mtype == "Unigram":
+            vocab = m.get("vocab", [])
+            if not isinstance(vocab, list):
+                raise ConversionError("model.vocab: a Unigram vocab must be a list")
+            unk_id = m.get("unk_id", 0)
+            if not isinstance(unk_id, int):
+                raise ConversionError(f"model.unk_id: {unk_id!r} is not an integer (MNN's exporter crashes)")
+            rows = []
+            for i, item in enumerate(vocab):
+                if isinstance(item, list) and len(item) >= 2:
+                    rows.append((item[0], i, item[1]))
+            rows.sort(key=lambda x: x[0])
+            return t.UnigramModel(unk_id, bool(int(m.get("byte_fallback", False))),
+                                  [(p.encode("utf-8"), i, float(s)) for p, i, s in rows])
+        raise ConversionError(f"model.type {mtype!r}: MNN's .mtok has no such model (BPE, WordPiece, Unigram)")
+
+    # -- decoder ------------------------------------------------------------------------------
+
+    def decoder(self, dec: Any, path: str) -> t.Decoder:
+        if dec is None:
+            self.loss(path, "no decoder", "ByteLevel decoder (type 0)", False)
+            return t.ByteLevelDecoder()
+        dtype = dec.get("type", "") if isinstance(dec, dict) else ""
+        if dtype == "ByteLevel":
+            return t.ByteLevelDecoder()
+        if dtype == "ByteFallback":
+            return t.ByteFallbackDecoder()
+        if dtype == "Metaspace":
+            aps = bool(int(dec.get("add_prefix_space", True)))
+            scheme = dec.get("prepend_scheme")
+            if scheme is not None and (scheme == "never") == aps:
+                self.loss(path + ".prepend_scheme", f"prepend_scheme: {scheme!r}", f"add_prefix_space {int(aps)}", False)
+            return t.MetaspaceDecoder(str(dec.get("replacement", "\u2581")), aps)
+        if dtype == "WordPiece":
+            return t.WordPieceDecoder(str(dec.get("prefix", "##")), bool(int(dec.get("cleanup", True))))
+        if dtype == "Fuse":
+            return t.FuseDecoder()
+        if dtype == "Replace":
+            pat, kind = _pattern_kind(dec.get("pattern"))
+            if kind == "Regex":
+                self.loss(path + ".pattern", f"Regex pattern {pat!r}", "empty pattern", False)
+                pat = ""
+            return t.ReplaceDecoder(pat, str(dec.get("content", "")))
+        if dtype == "Strip":
+            return t.StripDecoder(str(dec.get("content", "")), int(dec.get("start", 0)), int(dec.get("stop", 0)))
+        if dtype == "Sequence":
+            return t.SequenceDecoder([self.decoder(d, f"{path}.decoders[{i}]")
+                                      for i, d in enumerate(dec.get("decoders", []))])
+        self.loss(path, f"decoder {dtype or '<no type>'}", "ByteLevel decoder (type 0)", False)
+        return t.ByteLevelDecoder()
+
+    # -- added tokens, post-processor, trailing sections --------------------------------------
+
+    def added_tokens(self) -> list[t.AddedToken]:
+        out = []
+        single_word, normalized = [], []
+        for i, at in enumerate(self.tj.get("added_tokens", []) or []):
+            aid = at.get("id", -1)
+            if not isinstance(aid, int) or aid < 0:
+                raise ConversionError(f"added_tokens[{i}].id: {aid!r} is not a non-negative integer")
+            special = bool(int(at.get("special", False)))
+            if at.get("single_word", False):
+                single_word.append(aid)
+            if at.get("normalized", not special):
+                normalized.append(aid)
+            out.append(t.AddedToken(aid, special, bool(int(at.get("lstrip", False))),
+                                    bool(int(at.get("rstrip", False))), str(at.get("content", ""))))
+
+        def ids_text(ids: list[int]) -> str:
+            shown = ", ".join(map(str, ids[:8]))
+            return f"ids {shown}{', ...' if len(ids) > 8 else ''} ({len(ids)} tokens)"
+
+        if single_word:
+            self.loss("added_tokens[].single_word", f"single_word: true on {ids_text(single_word)}",
+                      "dropped (matched inside words too)", True)
+        if normalized and self.tj.get("normalizer") is not None:
+            # without a normalizer, matching before or after normalisation is the same
+            self.loss("added_tokens[].normalized", f"normalized: true on {ids_text(normalized)}",
+                      "dropped (matched in the text before normalisation)", True)
+        return out
+
+    def post_ops(self) -> list[t.PostOp]:
+        pp = self.tj.get("post_processor")
+        ops = _extract_ops(pp)
+        if not ops and isinstance(pp, dict):
+            tpl = self._template_of(pp)
+            if tpl is None or tpl != [_SEQ_A]:
+                self.loss("post_processor", f"{pp.get('type')} post-processor",
+                          "empty program (encode with special tokens adds nothing)", True)
+        return [t.SequenceOp() if op == 0 else t.SpecialTokenOp(tid) for op, tid in ops]
+
+    def trailing(self) -> tuple[str, str, int, str]:
+        tc = self.tc
+        chat_template, eos_token, bos_token, flags = "", "", "", 0
+        if tc is not None:
+            chat_template = tc.get("chat_template", "")
+            if isinstance(chat_template, list):
+                named = {d.get("name"): d.get("template") for d in chat_template if isinstance(d, dict)}
+                pick = "default" if "default" in named else next(iter(named), None)
+                self.loss("tokenizer_config.chat_template", f"{len(named)} named templates",
+                          f"the {pick!r} template only (MNN's exporter crashes on a list)", False)
+                chat_template = named.get(pick) or ""
+            elif chat_template is not None and not isinstance(chat_template, str):
+                raise ConversionError("tokenizer_config.json: chat_template is neither text nor a list")
+            eos = tc.get("eos_token", "")
+            eos_token = eos.get("content", "") if isinstance(eos, dict) else (str(eos) if eos else "")
+            bos = tc.get("bos_token", "")
+            bos_token = bos.get("content", "") if isinstance(bos, dict) else (str(bos) if bos else "")
+            if tc.get("clean_up_tokenization_spaces", False) is True:
+                flags |= 0x01
+        if not chat_template and self.inp.extra_files:
+            self.loss(self.inp.extra_files[0], "chat template in a separate file",
+                      "not embedded (the exporter reads tokenizer_config.json only)", False)
+        return chat_template or "", eos_token, flags, bos_token
+
+    def run(self) -> t.MtokFile:
+        header = self.header()
+        normalizer = self.normalizer(self.tj.get("normalizer"), "normalizer")
+        pre = self.pre_tokenizer(self.tj.get("pre_tokenizer"), "pre_tokenizer")
+        model = self.model_tree()
+        decoder = self.decoder(self.tj.get("decoder"), "decoder")
+        added = self.added_tokens()
+        chat, eos, flags, bos = self.trailing()
+        ops = self.post_ops()
+        return t.MtokFile(header=header, normalizer=normalizer, pre_tokenizer=pre, model=model,
+                          decoder=decoder, added_tokens=added, chat_template=chat, eos_token=eos,
+                          flags=flags, bos_token=bos, post_processor=t.PostProcessorProgram(ops))
+
+
+_REGEX_META = set(".^$*+?{}[]\\|()")
+
+
+def _has_regex_meta(s: str) -> bool:
+    return any(c in _REGEX_META for c in s)
+
+
+def _extract_ops(pp: Any) -> list[tuple[int, int | None]]:
+    """The exporter's ``extract_single_post_processor_ops``."""
+    if not isinstance(pp, dict):
+        return []
+    ptype = pp.get("type", "")
+    if ptype == "Sequence":
+        for child in pp.get("processors", []):
+            ops = _extract_ops(child)
+            if ops:
+                return ops
+        return []
+    if ptype != "TemplateProcessing":
+        return []
+    ops: list[tuple[int, int | None]] = []
+    stm = pp.get("special_tokens", {})
+    for item in pp.get("single", []):
+        if not isinstance(item, dict) or len(item) != 1:
+            return []
+        key, value = next(iter(item.items()))
+        if key == "Sequence":
+            if value.get("id") != "A":
+                return []
+            ops.append((0, None))
+            continue
+        if key == "SpecialToken":
+            ids = value.get("ids", [])
+            if not ids:
+                name = value.get("id")
+                if isinstance(name, str):
+                    ids = stm.get(name, {}).get("ids", [])
+            if not isinstance(ids, list):
+                return []
+            ops.extend((1, int(i)) for i in ids)
+            continue
+        return []
+    return ops

@@ -1,0 +1,63 @@
+"""Loss records: what a conversion to ``.mtok`` cannot keep.
+
+Every lossy (⚠) mapping of MNN's exporter that a conversion hits becomes one :class:`Loss`:
+``path`` names the place in ``tokenizer.json`` (or the companion file), ``what`` says what was there,
+``replacement`` what the ``.mtok`` holds instead, and ``may_change_tokenization`` whether encoding
+text to ids can differ from Hugging Face because of it (False: only decoding, offsets or metadata).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+
+__all__ = ["Loss", "ConversionError", "render_text", "render_json", "losses_to_plain"]
+
+
+@dataclass(frozen=True, slots=True)
+class Loss:
+    """One lossy mapping hit by a conversion."""
+
+    path: str
+    what: str
+    replacement: str
+    may_change_tokenization: bool
+
+    def __str__(self) -> str:
+        mark = "changes ids" if self.may_change_tokenization else "no id change"
+        return f"{self.path}: {self.what} -> {self.replacement} [{mark}]"
+
+
+class ConversionError(ValueError):
+    """A conversion that cannot be done, or (``strict=True``) one that would lose information.
+
+    ``losses`` holds the :class:`Loss` records (empty when the input itself is unusable).
+    """
+
+    def __init__(self, message: str, losses: list[Loss] | None = None):
+        self.losses = list(losses or [])
+        text = message
+        if self.losses:
+            text += "\n" + render_text(self.losses)
+        super().__init__(text)
+        self.message = message
+
+
+def losses_to_plain(losses: list[Loss]) -> list[dict]:
+    """The records as plain dicts (for JSON)."""
+    return [asdict(loss) for loss in losses]
+
+
+def render_json(losses: list[Loss], **extra) -> str:
+    """A JSON document ``{"losses": [...], **extra}``."""
+    return json.dumps({**extra, "losses": losses_to_plain(losses)}, ensure_ascii=False, indent=1)
+
+
+def render_text(losses: list[Loss]) -> str:
+    """One line per loss, ids-changing ones marked; a summary line when there are none."""
+    if not losses:
+        return "no losses: the .mtok holds everything the conversion reads"
+    n = sum(1 for loss in losses if loss.may_change_tokenization)
+    lines = [f"{len(losses)} loss(es), {n} may change tokenization:"]
+    lines += [f"  {'!' if loss.may_change_tokenization else '-'} {loss}" for loss in losses]
+    return "\n".join(lines)
