@@ -63,6 +63,8 @@ def describe(node: Any) -> str:
         return "program [" + " ".join(ops) + "]" if ops else "empty program"
     if isinstance(node, t.LegacyPostProcessor):
         return "legacy program [A " + " ".join(map(str, node.ids)) + "]"
+    if isinstance(node, (t.NoNormalizer, t.NoPreTokenizer)):
+        return "none"
     name = type(node).__name__
     for suffix in ("Normalizer", "PreTokenizer", "Decoder"):
         if name.endswith(suffix) and name != suffix:
