@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 from conftest import ROOT
 
 from mtokspec._generated.tree import CLASSES, UNIONS
@@ -40,3 +41,12 @@ def test_parse_and_build_do_not_import_construct():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_every_package_is_installed():
+    """pyproject lists packages explicitly (spec/ and generated/ are mapped into mtokspec)."""
+    tomllib = pytest.importorskip("tomllib", reason="tomllib is in the standard library from Python 3.11")
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "mtokspec").rglob("__init__.py")}
+    assert found <= listed, found - listed

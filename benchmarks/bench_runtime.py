@@ -1,0 +1,108 @@
+"""Benchmark the runtime tokenizer against HF ``tokenizers`` (run by hand, not a test).
+
+    TOKENIZERS_PARALLELISM=false python benchmarks/bench_runtime.py [--quick N] [--tok NAME ...]
+
+For each corpus tokenizer (``../shared/corpus/tok/*/mnn.mtok`` next to ``tokenizer.json``):
+load time (ours: ``Tokenizer.from_file`` = parse + build; HF: ``Tokenizer.from_file``), and for each
+``text/bench_*.txt`` the encode throughput in MB/s with one ``encode`` call per line, ours cold
+(fresh tokenizer, empty caches), ours warm (same lines again) and HF single-threaded, with the
+ratios measured in the same run.  Also checks that both give the same ids.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT.parent / "shared" / "corpus"
+SKIP = {"tokenizer-wiki"}  # its Whitespace pre-tokenizer is dropped by the exporter
+
+
+def _best(f, repeat: int) -> float:
+    best = math.inf
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        f()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", type=int, metavar="N", help="use only the first N lines of each text")
+    ap.add_argument("--tok", nargs="*", help="tokenizer folder names (default: all)")
+    ap.add_argument("--corpus", type=Path, default=CORPUS)
+    args = ap.parse_args(argv)
+    try:
+        import tokenizers
+    except ImportError:
+        print("HF tokenizers is not installed (pip install tokenizers)", file=sys.stderr)
+        return 2
+    from mtokspec.runtime import Tokenizer
+
+    if not args.corpus.is_dir():
+        print(f"corpus not found at {args.corpus}", file=sys.stderr)
+        return 2
+    folders = sorted(p for p in (args.corpus / "tok").iterdir() if (p / "mnn.mtok").is_file())
+    folders = [p for p in folders if (args.tok and p.name in args.tok) or (not args.tok and p.name not in SKIP)]
+    texts = {}
+    for b in sorted((args.corpus / "text").glob("bench_*.txt")):
+        lines = b.read_text(encoding="utf-8").split("\n")
+        if args.quick:
+            lines = lines[: args.quick]
+        texts[b.stem] = lines
+
+    ratios_cold, ratios_warm, load_ratios = [], [], []
+    print(f"{'tokenizer':24} {'load ours':>9} {'load hf':>8} {'ratio':>6}")
+    rows = []
+    for folder in folders:
+        mtok = folder / "mnn.mtok"
+        hf_json = str(folder / "tokenizer.json")
+        ours_load = _best(lambda: Tokenizer.from_file(mtok), 3)
+        hf_load = _best(lambda: tokenizers.Tokenizer.from_file(hf_json), 3)
+        load_ratios.append(ours_load / hf_load)
+        print(f"{folder.name:24} {ours_load * 1e3:8.1f}ms {hf_load * 1e3:7.1f}ms {ours_load / hf_load:6.2f}")
+        hf = tokenizers.Tokenizer.from_file(hf_json)
+        for name, lines in texts.items():
+            mb = sum(len(s.encode("utf-8")) for s in lines) / 1e6
+            tok = Tokenizer.from_file(mtok)
+            enc = tok.encode
+            t0 = time.perf_counter()
+            ours = [enc(s) for s in lines]
+            cold = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            for s in lines:
+                enc(s)
+            warm = time.perf_counter() - t0
+            hfe = hf.encode
+            t0 = time.perf_counter()
+            ref = [hfe(s, add_special_tokens=False).ids for s in lines]
+            hft = time.perf_counter() - t0
+            same = sum(a == b for a, b in zip(ours, ref))
+            rc, rw = hft / cold, hft / warm
+            ratios_cold.append(rc)
+            ratios_warm.append(rw)
+            rows.append((folder.name, name, mb / cold, mb / warm, mb / hft, rc, rw, same, len(lines)))
+    print()
+    print(f"{'tokenizer':24} {'text':11} {'ours cold':>10} {'ours warm':>10} {'hf':>8} "
+          f"{'cold×hf':>8} {'warm×hf':>8}  same ids")
+    for n, t, c, w, h, rc, rw, same, total in rows:
+        print(f"{n:24} {t:11} {c:7.2f}MB/s {w:7.2f}MB/s {h:5.2f}MB/s {rc:8.2f} {rw:8.2f}  {same}/{total}")
+
+    def gm(xs):
+        return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else float("nan")
+    print()
+    print(f"geometric mean encode ratio (ours/HF throughput): cold {gm(ratios_cold):.2f}, warm {gm(ratios_warm):.2f}")
+    print(f"geometric mean load ratio (ours/HF time): {gm(load_ratios):.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

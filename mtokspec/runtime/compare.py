@@ -1,0 +1,114 @@
+"""Compare the runtime with HF ``tokenizers`` on a list of texts.
+
+    from mtokspec.runtime.compare import compare
+    report = compare("mnn.mtok", "tokenizer.json", ["Hello world", "你好"])
+    print(report.summary())
+
+HF ``tokenizers`` is imported only when :func:`compare` runs; without it a clear error is raised.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mtokspec import tree as T
+from mtokspec.runtime import TokenizerError
+from mtokspec.runtime.tokenizer import Tokenizer
+
+__all__ = ["compare", "CompareReport", "Mismatch", "SAMPLE_TEXTS"]
+
+SAMPLE_TEXTS = [
+    "Hello world! This is a test.",
+    "  leading and trailing spaces  ",
+    "The year 2024 had 366 days; π ≈ 3.14159.",
+    "def f(x):\n    return x ** 2  # square\n",
+    "你好，世界！机器学习正在改变世界。",
+    "こんにちは、Привет, مرحبا, 안녕하세요",
+    "Emoji: 🚀 😶\u200d🌫️ 👍🏽 and combining: e\u0301 a\u0308",
+    "tabs\tand\nnewlines\r\n and   runs    of spaces",
+    "",
+]
+
+
+@dataclass
+class Mismatch:
+    index: int
+    text: str
+    ours: list[int]
+    theirs: list[int]
+    position: int  # first differing position
+    ours_tokens: list[str] = field(default_factory=list)
+    theirs_tokens: list[str] = field(default_factory=list)
+
+
+@dataclass
+class CompareReport:
+    total: int
+    matched: int
+    mismatches: list[Mismatch]
+    add_special_tokens: bool = False
+
+    @property
+    def match_rate(self) -> float:
+        return self.matched / self.total if self.total else 1.0
+
+    def summary(self, limit: int = 5) -> str:
+        lines = [f"{self.matched}/{self.total} texts encode identically "
+                 f"({100 * self.match_rate:.2f}%)"
+                 + (" with special tokens" if self.add_special_tokens else "")]
+        for m in self.mismatches[:limit]:
+            lines.append(f"- text {m.index} {m.text[:60]!r}: first difference at token {m.position}")
+            lines.append(f"    ours: {m.ours_tokens}")
+            lines.append(f"    HF:   {m.theirs_tokens}")
+        if len(self.mismatches) > limit:
+            lines.append(f"... and {len(self.mismatches) - limit} more")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict:
+        return {"total": self.total, "matched": self.matched, "match_rate": self.match_rate,
+                "mismatches": [m.__dict__ for m in self.mismatches]}
+
+
+def _hf():
+    try:
+        import tokenizers
+    except ImportError:
+        raise TokenizerError("comparing needs Hugging Face `tokenizers` "
+                             "(pip install tokenizers, or pip install 'mtokspec[hf]')") from None
+    return tokenizers
+
+
+def compare(mtok, tokenizer_json: str | os.PathLike, texts, *, add_special_tokens: bool = False,
+            max_mismatches: int = 20, context: int = 3) -> CompareReport:
+    """Encode each text with the runtime (``mtok``: a path or an :class:`MtokFile` tree) and with
+    HF ``tokenizers`` (``tokenizer.json``); report the match rate and the first mismatches, each
+    with the tokens around the first difference."""
+    tokenizers = _hf()
+    if isinstance(mtok, Tokenizer):
+        ours = mtok
+    elif isinstance(mtok, T.MtokFile):
+        ours = Tokenizer.from_tree(mtok)
+    else:
+        ours = Tokenizer.from_file(mtok)
+    theirs = tokenizers.Tokenizer.from_file(str(Path(tokenizer_json)))
+    matched = 0
+    mismatches: list[Mismatch] = []
+    texts = list(texts)
+    for i, text in enumerate(texts):
+        a = ours.encode(text, add_special_tokens=add_special_tokens)
+        b = theirs.encode(text, add_special_tokens=add_special_tokens).ids
+        if a == b:
+            matched += 1
+            continue
+        if len(mismatches) >= max_mismatches:
+            continue
+        pos = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+        lo = max(0, pos - context)
+        mismatches.append(Mismatch(
+            i, text, a, b, pos,
+            [ours.id_to_token(x) for x in a[lo:pos + context + 1]],
+            [theirs.id_to_token(x) for x in b[lo:pos + context + 1]],
+        ))
+    return CompareReport(len(texts), matched, mismatches, add_special_tokens)

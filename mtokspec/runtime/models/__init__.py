@@ -1,0 +1,30 @@
+"""Models: a pre-tokenized piece to ids.  One class per variant, built through :data:`REGISTRY`.
+
+Every model has ``tokenize(piece) -> list[int]`` (cached per piece, bounded), ``token_to_id``,
+``id_to_token`` (its id -> token table is built on first use) and ``vocab`` (token -> id).
+"""
+
+from __future__ import annotations
+
+from mtokspec import tree
+from mtokspec.runtime.models.bpe import BPE
+from mtokspec.runtime.models.unigram import Unigram
+from mtokspec.runtime.models.wordpiece import WordPiece
+
+__all__ = ["BPE", "WordPiece", "Unigram", "REGISTRY", "from_tree"]
+
+REGISTRY: dict[type, type] = {
+    tree.BPEModel: BPE,
+    tree.WordPieceModel: WordPiece,
+    tree.UnigramModel: Unigram,
+}
+
+
+def from_tree(node):
+    """The runtime model for a tree node."""
+    try:
+        cls = REGISTRY[type(node)]
+    except KeyError:
+        from mtokspec.runtime import TokenizerError
+        raise TokenizerError(f"unknown model node {type(node).__name__}") from None
+    return cls.from_tree(node)

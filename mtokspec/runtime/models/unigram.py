@@ -1,0 +1,202 @@
+"""Unigram language model: HF ``tokenizers/src/models/unigram/model.rs`` ``encode_optimized``.
+
+Viterbi over the characters of a piece: candidates are visited by start position, then by length,
+and a node keeps the first best score (ties go to the earliest candidate, as in HF).  A character
+that starts no single-character piece gets an unknown node scored ``min_score - 10``; consecutive
+unknown nodes are fused into one string, which becomes byte tokens under ``byte_fallback`` (when all
+``<0xXX>`` exist) or ``unk_id``.  Results are cached per piece (bounded).
+
+Scores and HF parity (format-notes, "Float scores"): HF reads ``tokenizer.json`` with serde_json's
+default float parser, which is not correctly rounded; the exporter writes Python's correctly rounded
+value.  With ``serde_scores=True`` (the default) every score is re-parsed from its shortest decimal
+form the way serde_json does (integer significand, then one multiplication or division by a power of
+ten), which reproduces HF's values exactly, so exact Viterbi ties resolve as in HF.
+``serde_scores=False`` uses the file's values unchanged.
+"""
+
+from __future__ import annotations
+
+import math
+
+from mtokspec import tree
+from mtokspec.runtime.models.bpe import CACHE_MAX, decode_token, vocab_dict
+
+__all__ = ["Unigram", "serde_f64", "UNK_PENALTY"]
+
+UNK_PENALTY = 10.0
+_POW10 = [float(f"1e{k}") for k in range(309)]
+
+
+def serde_f64(x: float) -> float:
+    """The f64 serde_json (default features) reads from the shortest decimal form of ``x``."""
+    if not math.isfinite(x) or x == 0.0:
+        return x
+    r = repr(x)
+    neg = r[0] == "-"
+    if neg:
+        r = r[1:]
+    mant, _, exp = r.partition("e")
+    e10 = int(exp) if exp else 0
+    ip, _, fp = mant.partition(".")
+    if fp == "0":
+        fp = ""
+    sig = int(ip + fp)
+    e10 -= len(fp)
+    f = float(sig)
+    while True:
+        k = -e10 if e10 < 0 else e10
+        if k < len(_POW10):
+            if e10 >= 0:
+                f *= _POW10[k]
+            else:
+                f /= _POW10[k]
+            break
+        if f == 0.0:
+            break
+        if e10 >= 0:
+            return x  # serde would report an overflow; keep the file's value
+        f /= 1e308
+        e10 += 308
+    return -f if neg else f
+
+
+class Unigram:
+    __slots__ = ("_rows", "unk_id", "byte_fallback", "serde_scores", "_tok2id", "_scores",
+                 "_pref", "_unk_score", "_cache", "_tokens")
+
+    def __init__(self, rows, unk_id: int, byte_fallback: bool = False, serde_scores: bool = True):
+        self._rows = rows  # (token bytes, id, score)
+        self.unk_id = unk_id
+        self.byte_fallback = byte_fallback
+        self.serde_scores = serde_scores
+        self._pref = None
+        self._cache: dict[str, list[int]] = {}
+        self._tokens = None
+        tok2id = vocab_dict(rows)
+        if len(tok2id) < len(rows):  # duplicated pieces: HF keeps the later id
+            tok2id = {}
+            for t, i, _s in rows:
+                s = decode_token(t)
+                j = tok2id.get(s)
+                if j is None or i > j:
+                    tok2id[s] = i
+        self._tok2id = tok2id
+
+    @classmethod
+    def from_tree(cls, node: tree.UnigramModel, serde_scores: bool = True) -> "Unigram":
+        return cls(node.vocab, node.unk_id, node.byte_fallback, serde_scores)
+
+    def _build(self):
+        scores: dict[int, float] = {}
+        conv = serde_f64 if self.serde_scores else float
+        for _t, i, s in self._rows:
+            scores[i] = conv(s)
+        self._scores = scores
+        self._unk_score = (min(scores.values()) if scores else 0.0) - UNK_PENALTY
+        pref: dict[str, int] = {}
+        for s, i in self._tok2id.items():
+            if not s:
+                continue
+            for k in range(1, len(s)):
+                p = s[:k]
+                if p not in pref:
+                    pref[p] = -1
+            pref[s] = i
+        self._pref = pref
+
+    def tokenize(self, word: str) -> list[int]:
+        r = self._cache.get(word)
+        if r is not None:
+            return r
+        r = self._encode(word)
+        if len(self._cache) >= CACHE_MAX:
+            self._cache.clear()
+        self._cache[word] = r
+        return r
+
+    def segment(self, s: str) -> list[str]:
+        """The Viterbi segmentation of ``s`` as strings (unknown runs fused)."""
+        if self._pref is None:
+            self._build()
+        n = len(s)
+        if n == 0:
+            return []
+        pref = self._pref
+        scores = self._scores
+        unk_id = self.unk_id
+        unk_score = self._unk_score
+        bscore = [0.0] * (n + 1)
+        bstart = [-1] * (n + 1)
+        bid = [0] * (n + 1)
+        get = pref.get
+        for i in range(n):
+            base = bscore[i]
+            single = False
+            j = i + 1
+            while j <= n:
+                v = get(s[i:j])
+                if v is None:
+                    break
+                if v >= 0:
+                    sc = scores[v] + base
+                    if bstart[j] < 0 or sc > bscore[j]:
+                        bscore[j] = sc
+                        bstart[j] = i
+                        bid[j] = v
+                    if j == i + 1:
+                        single = True
+                j += 1
+            if not single:
+                sc = unk_score + base
+                j = i + 1
+                if bstart[j] < 0 or sc > bscore[j]:
+                    bscore[j] = sc
+                    bstart[j] = i
+                    bid[j] = unk_id
+        out: list[str] = []
+        fused: list[str] = []
+        e = n
+        while e > 0:
+            st = bstart[e]
+            if bid[e] == unk_id:
+                fused.append(s[st:e])
+            else:
+                if fused:
+                    fused.reverse()
+                    out.append("".join(fused))
+                    fused = []
+                out.append(s[st:e])
+            e = st
+        if fused:
+            fused.reverse()
+            out.append("".join(fused))
+        out.reverse()
+        return out
+
+    def _encode(self, s: str) -> list[int]:
+        tok2id = self._tok2id
+        ids: list[int] = []
+        for piece in self.segment(s):
+            i = tok2id.get(piece)
+            if i is None:
+                if self.byte_fallback:
+                    bts = [tok2id.get("<0x%02X>" % b) for b in piece.encode("utf-8", "surrogatepass")]
+                    if None not in bts:
+                        ids.extend(bts)
+                        continue
+                i = self.unk_id
+            ids.append(i)
+        return ids
+
+    def token_to_id(self, token: str) -> int | None:
+        return self._tok2id.get(token)
+
+    def id_to_token(self, i: int) -> str | None:
+        t = self._tokens
+        if t is None:
+            t = self._tokens = {int(i): decode_token(tok) for tok, i, _s in self._rows}
+        return t.get(i)
+
+    @property
+    def vocab(self) -> dict[str, int]:
+        return self._tok2id

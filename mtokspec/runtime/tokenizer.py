@@ -1,0 +1,271 @@
+"""The runtime tokenizer: added tokens -> normalizer -> pre-tokenizer -> model -> post-processor.
+
+API named as HF ``tokenizers.Tokenizer``: ``encode``, ``encode_batch``, ``decode``,
+``decode_stream``, ``token_to_id``, ``id_to_token``, ``vocab_size``; plus the header's id lists
+(``special_ids``, ``stop_ids``, ``prefix_ids``), ``is_special`` and ``is_stop``.
+
+``add_special_tokens=True`` applies the file's post-processor program when it inserts any id (HF
+``TemplateProcessing.single``; the legacy layout appends its ids), else prepends the header's prefix
+ids -- never both.  (MNN's C++ runtime applies both, which gives Llama-style files BOS twice.)
+
+``decode`` follows HF ``tokenizers``: added tokens decode to their content, other ids to their
+vocabulary token, unknown ids are skipped, and the decoder joins the tokens.  The file's
+``clean_up_tokenization_spaces`` flag is a ``transformers`` setting that HF ``tokenizers`` does not
+apply; it is exposed as :attr:`Tokenizer.clean_up_tokenization_spaces` and not applied.
+``skip_special_tokens=True`` skips added tokens marked special (HF) and the header's special ids.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from mtokspec import tree as T
+from mtokspec.runtime import TokenizerError, decoders, models, normalizers, pre_tokenizers
+from mtokspec.runtime.added_tokens import AddedVocabulary
+from mtokspec.runtime.models.bpe import BPE
+
+__all__ = ["Tokenizer", "DecodeStream"]
+
+
+class Tokenizer:
+    """A tokenizer built from an :class:`mtokspec.tree.MtokFile`."""
+
+    def __init__(self, mtok: T.MtokFile, *, serde_scores: bool = True):
+        if not isinstance(mtok, T.MtokFile):
+            raise TokenizerError(f"expected an MtokFile tree, got {type(mtok).__name__}")
+        self.tree = mtok
+        self.normalizer = normalizers.from_tree(mtok.normalizer)
+        self.pre_tokenizer = pre_tokenizers.from_tree(mtok.pre_tokenizer)
+        if isinstance(mtok.model, T.UnigramModel):
+            self.model = models.Unigram.from_tree(mtok.model, serde_scores=serde_scores)
+        else:
+            self.model = models.from_tree(mtok.model)
+        self.decoder = decoders.from_tree(mtok.decoder)
+        self.added = AddedVocabulary(mtok.added_tokens)
+
+        h = mtok.header
+        ids = list(h.ids)
+        a, b, c = h.special_count, h.stop_count, h.prefix_count
+        self.special_ids: list[int] = ids[:a]
+        self.stop_ids: list[int] = ids[a:a + b]
+        self.prefix_ids: list[int] = ids[a + b:a + b + c]
+        self._special_set = frozenset(self.special_ids) | frozenset(self.added.special_ids)
+        self._stop_set = frozenset(self.stop_ids)
+        self.clean_up_tokenization_spaces = bool((mtok.flags or 0) & 1)
+        self.bos_token = mtok.bos_token
+        self.eos_token = mtok.eos_token
+        self.chat_template = mtok.chat_template
+        self._post = self._post_program(mtok.post_processor)
+        self._vocab_size = None
+
+        # encode plan
+        pt = self.pre_tokenizer
+        self._normalize = None if self.normalizer.is_identity else self.normalizer.normalize
+        model = self.model
+        if isinstance(model, BPE):
+            has_bl = pre_tokenizers.contains(pt, pre_tokenizers.ByteLevel)
+            if has_bl:
+                model.map_bytes = False
+            if type(pt) is pre_tokenizers.ByteLevel:
+                # fused fast path: GPT-2 split, BPE caches by the raw piece and maps on a miss
+                model.map_bytes = True
+                self._plan = "bytelevel"
+            elif type(pt) is pre_tokenizers.NoPreTokenizer:
+                self._plan = "text"
+            else:
+                self._plan = "pieces"
+        else:
+            self._plan = "pieces"
+
+    # --- construction ---------------------------------------------------------------------------
+    @classmethod
+    def from_tree(cls, mtok: T.MtokFile, **kw) -> "Tokenizer":
+        return cls(mtok, **kw)
+
+    @classmethod
+    def from_bytes(cls, data: bytes, **kw) -> "Tokenizer":
+        import mtokspec
+        return cls(mtokspec.parse(data), **kw)
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike, **kw) -> "Tokenizer":
+        return cls.from_bytes(Path(path).read_bytes(), **kw)
+
+    @staticmethod
+    def _post_program(pp):
+        """The post-processor as a list of ops (None = the sequence, int = an id), or None."""
+        if pp is None:
+            return None
+        if isinstance(pp, T.PostProcessorProgram):
+            ops = [None if isinstance(op, T.SequenceOp) else op.token_id for op in pp.ops]
+        elif isinstance(pp, T.LegacyPostProcessor):
+            ops = [None] + list(pp.ids)
+        else:
+            raise TokenizerError(f"unknown post-processor node {type(pp).__name__}")
+        if all(op is None for op in ops):
+            return None  # trivial: inserts nothing
+        return ops
+
+    # --- encoding -------------------------------------------------------------------------------
+    def _encode_segment(self, seg: str, out: list[int]) -> None:
+        plan = self._plan
+        model = self.model
+        if plan == "bytelevel":
+            get = model._cache.get
+            tok = model.tokenize
+            ext = out.extend
+            for p in self.pre_tokenizer.split_raw(seg):
+                r = get(p)
+                if r is None:
+                    r = tok(p)
+                ext(r)
+        elif plan == "text":
+            model.tokenize_text(seg, out)
+        else:
+            tok = model.tokenize
+            ext = out.extend
+            for p in self.pre_tokenizer.split(seg):
+                ext(tok(p))
+
+    def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
+        """The ids of ``text`` (HF ``Tokenizer.encode(text, add_special_tokens=...).ids``)."""
+        if not isinstance(text, str):
+            raise TypeError(f"encode expects str, got {type(text).__name__}")
+        ids: list[int] = []
+        normalize = self._normalize
+        if self.added:
+            for seg, tid in self.added.split(text):
+                if tid is not None:
+                    ids.append(tid)
+                    continue
+                if normalize is not None:
+                    seg = normalize(seg)
+                if seg:
+                    self._encode_segment(seg, ids)
+        elif text:
+            if normalize is not None:
+                text = normalize(text)
+            if text:
+                self._encode_segment(text, ids)
+        if add_special_tokens:
+            ids = self.add_special(ids)
+        return ids
+
+    def add_special(self, ids: list[int]) -> list[int]:
+        """``ids`` with the post-processor program (or, without one, the prefix ids) applied."""
+        ops = self._post
+        if ops is not None:
+            out: list[int] = []
+            for op in ops:
+                if op is None:
+                    out.extend(ids)
+                else:
+                    out.append(op)
+            return out
+        if self.prefix_ids:
+            return self.prefix_ids + ids
+        return list(ids)
+
+    def encode_batch(self, texts, add_special_tokens: bool = False) -> list[list[int]]:
+        return [self.encode(t, add_special_tokens) for t in texts]
+
+    # --- decoding -------------------------------------------------------------------------------
+    def _tokens(self, ids, skip_special_tokens: bool) -> list[str]:
+        by_id = self.added.by_id
+        id_to_token = self.model.id_to_token
+        special_contents = self.added.special_contents
+        special_ids = self._special_set
+        out = []
+        for i in ids:
+            t = by_id.get(i)
+            if t is None:
+                t = id_to_token(i)
+                if t is None:
+                    continue
+            if skip_special_tokens and (t in special_contents or i in special_ids):
+                continue
+            out.append(t)
+        return out
+
+    def decode(self, ids, skip_special_tokens: bool = False) -> str:
+        """The text of ``ids`` (HF ``Tokenizer.decode``)."""
+        return self.decoder.decode(self._tokens(ids, skip_special_tokens))
+
+    def decode_batch(self, batch, skip_special_tokens: bool = False) -> list[str]:
+        return [self.decode(ids, skip_special_tokens) for ids in batch]
+
+    def decode_stream(self, skip_special_tokens: bool = False) -> "DecodeStream":
+        """Incremental decoding: ``step(id)`` returns new text, or None while a character is
+        incomplete (HF ``DecodeStream``)."""
+        return DecodeStream(self, skip_special_tokens)
+
+    # --- vocabulary -----------------------------------------------------------------------------
+    def token_to_id(self, token: str) -> int | None:
+        i = self.added.by_content.get(token)
+        return i if i is not None else self.model.token_to_id(token)
+
+    def id_to_token(self, i: int) -> str | None:
+        t = self.added.by_id.get(i)
+        return t if t is not None else self.model.id_to_token(i)
+
+    @property
+    def vocab_size(self) -> int:
+        """Distinct tokens of the model vocabulary and the added tokens (HF
+        ``get_vocab_size(with_added_tokens=True)``)."""
+        if self._vocab_size is None:
+            v = self.model.vocab
+            self._vocab_size = len(v) + sum(1 for c in self.added.by_content if c not in v)
+        return self._vocab_size
+
+    def get_vocab(self) -> dict[str, int]:
+        v = dict(self.model.vocab)
+        v.update(self.added.by_content)
+        return v
+
+    def is_special(self, i: int) -> bool:
+        return i in self._special_set
+
+    def is_stop(self, i: int) -> bool:
+        return i in self._stop_set
+
+
+class DecodeStream:
+    """HF ``DecodeStream``: text as ids arrive, never ending inside a UTF-8 character.
+
+    Keeps the ids since the last emitted prefix, decodes them with the new id and returns what was
+    added after the prefix, unless the decoded text ends with U+FFFD (an incomplete character).
+    """
+
+    __slots__ = ("tokenizer", "skip_special_tokens", "ids", "prefix", "prefix_index")
+
+    def __init__(self, tokenizer: Tokenizer, skip_special_tokens: bool = False):
+        self.tokenizer = tokenizer
+        self.skip_special_tokens = skip_special_tokens
+        self.ids: list[int] = []
+        self.prefix = ""
+        self.prefix_index = 0
+
+    def step(self, token_id: int) -> str | None:
+        decode = self.tokenizer.decode
+        skip = self.skip_special_tokens
+        if not self.prefix and self.ids:
+            new_prefix = decode(self.ids, skip)
+            if not new_prefix.endswith("\ufffd"):
+                self.prefix = new_prefix
+                self.prefix_index = len(self.ids)
+        self.ids.append(token_id)
+        string = decode(self.ids, skip)
+        if len(string.encode("utf-8", "surrogatepass")) > len(
+                self.prefix.encode("utf-8", "surrogatepass")) and not string.endswith("\ufffd"):
+            if not string.startswith(self.prefix):
+                raise TokenizerError(
+                    f"decode stream: id {token_id} changed the text already returned "
+                    f"({self.prefix!r} -> {string!r})")
+            new_text = string[len(self.prefix):]
+            new_prefix_index = len(self.ids) - self.prefix_index
+            self.ids = self.ids[self.prefix_index:]
+            self.prefix = decode(self.ids, skip)
+            self.prefix_index = new_prefix_index
+            return new_text
+        return None
