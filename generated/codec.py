@@ -169,41 +169,22 @@ _S10 = struct.Struct('<IBBB')
 
 
 def _decode_rows0(b, n):
-    p, end, path = 0, len(b), "<table>"
-    rows = []
-    ap = rows.append
+    rows = [None] * n
+    p = 0
     for i in range(n):
-        if p + 4 > end:
-            _truncated(p, 4, end, path)
-        c19, = _S1.unpack_from(b, p)
-        p += 4
-        if p + 2 > end:
-            _truncated(p, 2, end, path)
-        n21 = b[p] | (b[p + 1] << 8)
-        q22 = p + 2 + n21
-        if q22 + 0 > end:
-            _truncated(p + 2, n21 + 0, end, path)
-        c20 = b[p + 2:q22]
-        p = q22 + 0
-        ap((c19, c20,))
+        q = p + 6 + (b[p + 4] | (b[p + 5] << 8))
+        rows[i] = _S1.unpack_from(b, p) + (b[p + 6:q],)
+        p = q + 0
     return rows
 
 
 def _decode_rows1(b, n):
-    p, end, path = 0, len(b), "<table>"
-    rows = []
-    ap = rows.append
+    rows = [None] * n
+    p = 0
     for i in range(n):
-        if p + 2 > end:
-            _truncated(p, 2, end, path)
-        n58 = b[p] | (b[p + 1] << 8)
-        q59 = p + 2 + n58
-        if q59 + 4 > end:
-            _truncated(p + 2, n58 + 4, end, path)
-        c56 = b[p + 2:q59]
-        c57, = _S1.unpack_from(b, q59)
-        p = q59 + 4
-        ap((c56, c57,))
+        q = p + 2 + (b[p + 0] | (b[p + 1] << 8))
+        rows[i] = (b[p + 2:q],) + _S1.unpack_from(b, q)
+        p = q + 4
     return rows
 
 
@@ -212,20 +193,12 @@ def _decode_rows2(b, n):
 
 
 def _decode_rows3(b, n):
-    p, end, path = 0, len(b), "<table>"
-    rows = []
-    ap = rows.append
+    rows = [None] * n
+    p = 0
     for i in range(n):
-        if p + 2 > end:
-            _truncated(p, 2, end, path)
-        n97 = b[p] | (b[p + 1] << 8)
-        q98 = p + 2 + n97
-        if q98 + 12 > end:
-            _truncated(p + 2, n97 + 12, end, path)
-        c94 = b[p + 2:q98]
-        c95, c96, = _S8.unpack_from(b, q98)
-        p = q98 + 12
-        ap((c94, c95, c96,))
+        q = p + 2 + (b[p + 0] | (b[p + 1] << 8))
+        rows[i] = (b[p + 2:q],) + _S8.unpack_from(b, q)
+        p = q + 12
     return rows
 
 
@@ -426,35 +399,35 @@ def _parse_TableNormalizer(b, p, end, path, depth):
 def _build_TableNormalizer(obj, out, path):
     if obj.__class__ is not TableNormalizer:
         _bad_value(path, "expected TableNormalizer", obj)
-    lst23 = obj.table
-    if not isinstance(lst23, (list, tuple, Table)):
-        _bad_value(path + ".table", "expected a list", lst23)
+    lst19 = obj.table
+    if not isinstance(lst19, (list, tuple, Table)):
+        _bad_value(path + ".table", "expected a list", lst19)
     try:
-        out.append(_S1.pack(len(lst23)))
+        out.append(_S1.pack(len(lst19)))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".table", str(e), (len(lst23),))
-    raw25 = lst23.raw_bytes() if lst23.__class__ is Table else None
-    if raw25 is not None:
-        out.append(raw25)
+        _bad_value(path + ".table", str(e), (len(lst19),))
+    raw21 = lst19.raw_bytes() if lst19.__class__ is Table else None
+    if raw21 is not None:
+        out.append(raw21)
     else:
-        for i24, row28 in enumerate(lst23):
+        for i20, row24 in enumerate(lst19):
             try:
-                c26, c27, = row28
+                c22, c23, = row24
             except (TypeError, ValueError):
-                _bad_value(path + ".table" + "[%d]" % i24, "expected a row of 2 values", row28)
+                _bad_value(path + ".table" + "[%d]" % i20, "expected a row of 2 values", row24)
             try:
-                out.append(_S1.pack(c26))
+                out.append(_S1.pack(c22))
             except (struct.error, TypeError) as e:
-                _bad_value(path + ".table" + "[%d]" % i24 + ".codepoint", str(e), (c26,))
-            s29 = c27
-            if s29.__class__ is not bytes:
-                if not isinstance(s29, (bytes, bytearray, memoryview)):
-                    _bad_value(path + ".table" + "[%d]" % i24 + ".normalized", "expected bytes", s29)
-                s29 = bytes(s29)
-            if len(s29) > 65535:
-                _bad_value(path + ".table" + "[%d]" % i24 + ".normalized", "longer than 65535 bytes", len(s29))
-            out.append(_S0.pack(len(s29)))
-            out.append(s29)
+                _bad_value(path + ".table" + "[%d]" % i20 + ".codepoint", str(e), (c22,))
+            s25 = c23
+            if s25.__class__ is not bytes:
+                if not isinstance(s25, (bytes, bytearray, memoryview)):
+                    _bad_value(path + ".table" + "[%d]" % i20 + ".normalized", "expected bytes", s25)
+                s25 = bytes(s25)
+            if len(s25) > 65535:
+                _bad_value(path + ".table" + "[%d]" % i20 + ".normalized", "longer than 65535 bytes", len(s25))
+            out.append(_S0.pack(len(s25)))
+            out.append(s25)
 
 
 def _parse_BertNFDNormalizer(b, p, end, path, depth):
@@ -477,28 +450,28 @@ def _parse_BertNFDNormalizer(b, p, end, path, depth):
     if v_strip_accents:
         if p + 4 > end:
             _truncated(p, 4, end, path + ".nfd_table")
-        n30, = _S1.unpack_from(b, p)
+        n26, = _S1.unpack_from(b, p)
         p += 4
-        start32 = p
-        p33 = p
+        start28 = p
+        p29 = p
         try:
-            for _ in range(n30):
+            for _ in range(n26):
                 p += 6 + (b[p + 4] | (b[p + 5] << 8))
         except IndexError:
             p = end + 1
         if p > end:
-            p = p33
-            for i31 in range(n30):
+            p = p29
+            for i27 in range(n26):
                 if p + 4 > end:
-                    _truncated(p, 4, end, path + ".nfd_table" + "[%d]" % i31 + ".codepoint")
+                    _truncated(p, 4, end, path + ".nfd_table" + "[%d]" % i27 + ".codepoint")
                 p += 4
                 if p + 2 > end:
-                    _truncated(p, 2, end, path + ".nfd_table" + "[%d]" % i31 + ".normalized")
+                    _truncated(p, 2, end, path + ".nfd_table" + "[%d]" % i27 + ".normalized")
                 q = p + 2 + (b[p] | (b[p + 1] << 8))
                 if q > end:
-                    _truncated(p + 2, q - p - 2, end, path + ".nfd_table" + "[%d]" % i31 + ".normalized")
+                    _truncated(p + 2, q - p - 2, end, path + ".nfd_table" + "[%d]" % i27 + ".normalized")
                 p = q
-        v_nfd_table = Table.lazy(b[start32:p], n30, _decode_rows0)
+        v_nfd_table = Table.lazy(b[start28:p], n26, _decode_rows0)
     else:
         v_nfd_table = None
     return BertNFDNormalizer(clean_text=v_clean_text, handle_chinese_chars=v_handle_chinese_chars, strip_accents=v_strip_accents, lowercase=v_lowercase, nfd_table=v_nfd_table), p
@@ -522,35 +495,35 @@ def _build_BertNFDNormalizer(obj, out, path):
     if bool(obj.strip_accents) != (obj.nfd_table is not None):
         _bad_value(path + ".nfd_table", "present exactly when strip_accents is set", obj.nfd_table)
     if obj.nfd_table is not None:
-        lst34 = obj.nfd_table
-        if not isinstance(lst34, (list, tuple, Table)):
-            _bad_value(path + ".nfd_table", "expected a list", lst34)
+        lst30 = obj.nfd_table
+        if not isinstance(lst30, (list, tuple, Table)):
+            _bad_value(path + ".nfd_table", "expected a list", lst30)
         try:
-            out.append(_S1.pack(len(lst34)))
+            out.append(_S1.pack(len(lst30)))
         except (struct.error, TypeError) as e:
-            _bad_value(path + ".nfd_table", str(e), (len(lst34),))
-        raw36 = lst34.raw_bytes() if lst34.__class__ is Table else None
-        if raw36 is not None:
-            out.append(raw36)
+            _bad_value(path + ".nfd_table", str(e), (len(lst30),))
+        raw32 = lst30.raw_bytes() if lst30.__class__ is Table else None
+        if raw32 is not None:
+            out.append(raw32)
         else:
-            for i35, row39 in enumerate(lst34):
+            for i31, row35 in enumerate(lst30):
                 try:
-                    c37, c38, = row39
+                    c33, c34, = row35
                 except (TypeError, ValueError):
-                    _bad_value(path + ".nfd_table" + "[%d]" % i35, "expected a row of 2 values", row39)
+                    _bad_value(path + ".nfd_table" + "[%d]" % i31, "expected a row of 2 values", row35)
                 try:
-                    out.append(_S1.pack(c37))
+                    out.append(_S1.pack(c33))
                 except (struct.error, TypeError) as e:
-                    _bad_value(path + ".nfd_table" + "[%d]" % i35 + ".codepoint", str(e), (c37,))
-                s40 = c38
-                if s40.__class__ is not bytes:
-                    if not isinstance(s40, (bytes, bytearray, memoryview)):
-                        _bad_value(path + ".nfd_table" + "[%d]" % i35 + ".normalized", "expected bytes", s40)
-                    s40 = bytes(s40)
-                if len(s40) > 65535:
-                    _bad_value(path + ".nfd_table" + "[%d]" % i35 + ".normalized", "longer than 65535 bytes", len(s40))
-                out.append(_S0.pack(len(s40)))
-                out.append(s40)
+                    _bad_value(path + ".nfd_table" + "[%d]" % i31 + ".codepoint", str(e), (c33,))
+                s36 = c34
+                if s36.__class__ is not bytes:
+                    if not isinstance(s36, (bytes, bytearray, memoryview)):
+                        _bad_value(path + ".nfd_table" + "[%d]" % i31 + ".normalized", "expected bytes", s36)
+                    s36 = bytes(s36)
+                if len(s36) > 65535:
+                    _bad_value(path + ".nfd_table" + "[%d]" % i31 + ".normalized", "longer than 65535 bytes", len(s36))
+                out.append(_S0.pack(len(s36)))
+                out.append(s36)
 
 
 def _parse_StripNormalizer(b, p, end, path, depth):
@@ -656,20 +629,20 @@ def _build_DigitsPreTokenizer(obj, out, path):
 def _parse_MetaspacePreTokenizer(b, p, end, path, depth):
     if p + 2 > end:
         _truncated(p, 2, end, path + ".replacement")
-    n41 = b[p] | (b[p + 1] << 8)
-    q42 = p + 2 + n41
-    if q42 + 1 > end:
-        _truncated(p + 2, n41 + 1, end, path + ".replacement")
-    v_replacement = b[p + 2:q42]
+    n37 = b[p] | (b[p + 1] << 8)
+    q38 = p + 2 + n37
+    if q38 + 1 > end:
+        _truncated(p + 2, n37 + 1, end, path + ".replacement")
+    v_replacement = b[p + 2:q38]
     try:
         v_replacement = v_replacement.decode()
     except UnicodeDecodeError as e:
         _invalid(p + 2 + e.start, path + ".replacement", "invalid UTF-8")
-    v_add_prefix_space, = _S4.unpack_from(b, q42)
+    v_add_prefix_space, = _S4.unpack_from(b, q38)
     if v_add_prefix_space > 1:
-        _invalid(q42, path + ".add_prefix_space", "flag must be 0 or 1, got %d" % v_add_prefix_space)
+        _invalid(q38, path + ".add_prefix_space", "flag must be 0 or 1, got %d" % v_add_prefix_space)
     v_add_prefix_space = v_add_prefix_space == 1
-    p = q42 + 1
+    p = q38 + 1
     return MetaspacePreTokenizer(replacement=v_replacement, add_prefix_space=v_add_prefix_space), p
 
 
@@ -679,13 +652,13 @@ def _build_MetaspacePreTokenizer(obj, out, path):
     if obj.replacement.__class__ is not str:
         _bad_value(path + ".replacement", "expected str", obj.replacement)
     try:
-        s43 = obj.replacement.encode()
+        s39 = obj.replacement.encode()
     except UnicodeEncodeError:
         _bad_value(path + ".replacement", "text is not encodable as UTF-8", obj.replacement)
-    if len(s43) > 65535:
-        _bad_value(path + ".replacement", "longer than 65535 bytes", len(s43))
-    out.append(_S0.pack(len(s43)))
-    out.append(s43)
+    if len(s39) > 65535:
+        _bad_value(path + ".replacement", "longer than 65535 bytes", len(s39))
+    out.append(_S0.pack(len(s39)))
+    out.append(s39)
     if obj.add_prefix_space is not True and obj.add_prefix_space is not False and obj.add_prefix_space not in (0, 1):
         _bad_value(path + ".add_prefix_space", "flag must be a bool", obj.add_prefix_space)
     try:
@@ -697,20 +670,20 @@ def _build_MetaspacePreTokenizer(obj, out, path):
 def _parse_SplitPreTokenizer(b, p, end, path, depth):
     if p + 2 > end:
         _truncated(p, 2, end, path + ".pattern")
-    n44 = b[p] | (b[p + 1] << 8)
-    q45 = p + 2 + n44
-    if q45 + 2 > end:
-        _truncated(p + 2, n44 + 2, end, path + ".pattern")
-    v_pattern = b[p + 2:q45]
+    n40 = b[p] | (b[p + 1] << 8)
+    q41 = p + 2 + n40
+    if q41 + 2 > end:
+        _truncated(p + 2, n40 + 2, end, path + ".pattern")
+    v_pattern = b[p + 2:q41]
     try:
         v_pattern = v_pattern.decode()
     except UnicodeDecodeError as e:
         _invalid(p + 2 + e.start, path + ".pattern", "invalid UTF-8")
-    v_invert, v_behavior, = _S3.unpack_from(b, q45)
+    v_invert, v_behavior, = _S3.unpack_from(b, q41)
     if v_invert > 1:
-        _invalid(q45, path + ".invert", "flag must be 0 or 1, got %d" % v_invert)
+        _invalid(q41, path + ".invert", "flag must be 0 or 1, got %d" % v_invert)
     v_invert = v_invert == 1
-    p = q45 + 2
+    p = q41 + 2
     return SplitPreTokenizer(pattern=v_pattern, invert=v_invert, behavior=v_behavior), p
 
 
@@ -720,13 +693,13 @@ def _build_SplitPreTokenizer(obj, out, path):
     if obj.pattern.__class__ is not str:
         _bad_value(path + ".pattern", "expected str", obj.pattern)
     try:
-        s46 = obj.pattern.encode()
+        s42 = obj.pattern.encode()
     except UnicodeEncodeError:
         _bad_value(path + ".pattern", "text is not encodable as UTF-8", obj.pattern)
-    if len(s46) > 65535:
-        _bad_value(path + ".pattern", "longer than 65535 bytes", len(s46))
-    out.append(_S0.pack(len(s46)))
-    out.append(s46)
+    if len(s42) > 65535:
+        _bad_value(path + ".pattern", "longer than 65535 bytes", len(s42))
+    out.append(_S0.pack(len(s42)))
+    out.append(s42)
     if obj.invert is not True and obj.invert is not False and obj.invert not in (0, 1):
         _bad_value(path + ".invert", "flag must be a bool", obj.invert)
     try:
@@ -747,28 +720,28 @@ def _build_BertPreTokenizer(obj, out, path):
 def _parse_SequencePreTokenizer(b, p, end, path, depth):
     if p + 4 > end:
         _truncated(p, 4, end, path + ".pretokenizers")
-    n47, = _S1.unpack_from(b, p)
+    n43, = _S1.unpack_from(b, p)
     p += 4
-    if n47 * 1 > end - p:
-        _invalid(p, path + ".pretokenizers", "count %d needs at least %d bytes, %d left" % (n47, n47 * 1, end - p))
-    v_pretokenizers = [None] * n47
-    for i48 in range(n47):
-        v_pretokenizers[i48], p = _parse_PreTokenizer(b, p, end, path + ".pretokenizers" + "[%d]" % i48, depth + 1)
+    if n43 * 1 > end - p:
+        _invalid(p, path + ".pretokenizers", "count %d needs at least %d bytes, %d left" % (n43, n43 * 1, end - p))
+    v_pretokenizers = [None] * n43
+    for i44 in range(n43):
+        v_pretokenizers[i44], p = _parse_PreTokenizer(b, p, end, path + ".pretokenizers" + "[%d]" % i44, depth + 1)
     return SequencePreTokenizer(pretokenizers=v_pretokenizers), p
 
 
 def _build_SequencePreTokenizer(obj, out, path):
     if obj.__class__ is not SequencePreTokenizer:
         _bad_value(path, "expected SequencePreTokenizer", obj)
-    lst49 = obj.pretokenizers
-    if not isinstance(lst49, (list, tuple, Table)):
-        _bad_value(path + ".pretokenizers", "expected a list", lst49)
+    lst45 = obj.pretokenizers
+    if not isinstance(lst45, (list, tuple, Table)):
+        _bad_value(path + ".pretokenizers", "expected a list", lst45)
     try:
-        out.append(_S1.pack(len(lst49)))
+        out.append(_S1.pack(len(lst45)))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".pretokenizers", str(e), (len(lst49),))
-    for i50, it51 in enumerate(lst49):
-        _build_PreTokenizer(it51, out, path + ".pretokenizers" + "[%d]" % i50)
+        _bad_value(path + ".pretokenizers", str(e), (len(lst45),))
+    for i46, it47 in enumerate(lst45):
+        _build_PreTokenizer(it47, out, path + ".pretokenizers" + "[%d]" % i46)
 
 
 def _parse_PreTokenizer(b, p, end, path, depth):
@@ -802,33 +775,33 @@ def _parse_BPEModel(b, p, end, path, depth):
         _invalid(p, path + ".byte_level", "flag must be 0 or 1, got %d" % v_byte_level)
     v_byte_level = v_byte_level == 1
     p += 10
-    n52 = v_vocab_size
-    start54 = p
-    p55 = p
+    n48 = v_vocab_size
+    start50 = p
+    p51 = p
     try:
-        for _ in range(n52):
+        for _ in range(n48):
             p += 6 + (b[p + 0] | (b[p + 1] << 8))
     except IndexError:
         p = end + 1
     if p > end:
-        p = p55
-        for i53 in range(n52):
+        p = p51
+        for i49 in range(n48):
             if p + 2 > end:
-                _truncated(p, 2, end, path + ".vocab" + "[%d]" % i53 + ".token")
+                _truncated(p, 2, end, path + ".vocab" + "[%d]" % i49 + ".token")
             q = p + 2 + (b[p] | (b[p + 1] << 8))
             if q > end:
-                _truncated(p + 2, q - p - 2, end, path + ".vocab" + "[%d]" % i53 + ".token")
+                _truncated(p + 2, q - p - 2, end, path + ".vocab" + "[%d]" % i49 + ".token")
             p = q
             if p + 4 > end:
-                _truncated(p, 4, end, path + ".vocab" + "[%d]" % i53 + ".id")
+                _truncated(p, 4, end, path + ".vocab" + "[%d]" % i49 + ".id")
             p += 4
-    v_vocab = Table.lazy(b[start54:p], n52, _decode_rows1)
-    n60 = v_merge_size
-    if n60 * 12 > end - p:
-        _invalid(p, path + ".merges", "count %d needs at least %d bytes, %d left" % (n60, n60 * 12, end - p))
-    start62 = p
-    p += n60 * 12  # the count was checked against the bytes left
-    v_merges = Table.lazy(b[start62:p], n60, _decode_rows2)
+    v_vocab = Table.lazy(b[start50:p], n48, _decode_rows1)
+    n52 = v_merge_size
+    if n52 * 12 > end - p:
+        _invalid(p, path + ".merges", "count %d needs at least %d bytes, %d left" % (n52, n52 * 12, end - p))
+    start54 = p
+    p += n52 * 12  # the count was checked against the bytes left
+    v_merges = Table.lazy(b[start54:p], n52, _decode_rows2)
     return BPEModel(byte_fallback=v_byte_fallback, byte_level=v_byte_level, vocab=v_vocab, merges=v_merges), p
 
 
@@ -843,42 +816,42 @@ def _build_BPEModel(obj, out, path):
         out.append(_S5.pack(len(obj.vocab), obj.byte_fallback, obj.byte_level, len(obj.merges)))
     except (struct.error, TypeError) as e:
         _bad_value(path + ".vocab_size", str(e), (len(obj.vocab), obj.byte_fallback, obj.byte_level, len(obj.merges),))
-    lst63 = obj.vocab
-    if not isinstance(lst63, (list, tuple, Table)):
-        _bad_value(path + ".vocab", "expected a list", lst63)
-    raw65 = lst63.raw_bytes() if lst63.__class__ is Table else None
-    if raw65 is not None:
-        out.append(raw65)
+    lst55 = obj.vocab
+    if not isinstance(lst55, (list, tuple, Table)):
+        _bad_value(path + ".vocab", "expected a list", lst55)
+    raw57 = lst55.raw_bytes() if lst55.__class__ is Table else None
+    if raw57 is not None:
+        out.append(raw57)
     else:
-        for i64, row68 in enumerate(lst63):
+        for i56, row60 in enumerate(lst55):
             try:
-                c66, c67, = row68
+                c58, c59, = row60
             except (TypeError, ValueError):
-                _bad_value(path + ".vocab" + "[%d]" % i64, "expected a row of 2 values", row68)
-            s69 = c66
-            if s69.__class__ is not bytes:
-                if not isinstance(s69, (bytes, bytearray, memoryview)):
-                    _bad_value(path + ".vocab" + "[%d]" % i64 + ".token", "expected bytes", s69)
-                s69 = bytes(s69)
-            if len(s69) > 65535:
-                _bad_value(path + ".vocab" + "[%d]" % i64 + ".token", "longer than 65535 bytes", len(s69))
-            out.append(_S0.pack(len(s69)))
-            out.append(s69)
+                _bad_value(path + ".vocab" + "[%d]" % i56, "expected a row of 2 values", row60)
+            s61 = c58
+            if s61.__class__ is not bytes:
+                if not isinstance(s61, (bytes, bytearray, memoryview)):
+                    _bad_value(path + ".vocab" + "[%d]" % i56 + ".token", "expected bytes", s61)
+                s61 = bytes(s61)
+            if len(s61) > 65535:
+                _bad_value(path + ".vocab" + "[%d]" % i56 + ".token", "longer than 65535 bytes", len(s61))
+            out.append(_S0.pack(len(s61)))
+            out.append(s61)
             try:
-                out.append(_S1.pack(c67))
+                out.append(_S1.pack(c59))
             except (struct.error, TypeError) as e:
-                _bad_value(path + ".vocab" + "[%d]" % i64 + ".id", str(e), (c67,))
-    lst70 = obj.merges
-    if not isinstance(lst70, (list, tuple, Table)):
-        _bad_value(path + ".merges", "expected a list", lst70)
-    raw72 = lst70.raw_bytes() if lst70.__class__ is Table else None
-    if raw72 is not None:
-        out.append(raw72)
+                _bad_value(path + ".vocab" + "[%d]" % i56 + ".id", str(e), (c59,))
+    lst62 = obj.merges
+    if not isinstance(lst62, (list, tuple, Table)):
+        _bad_value(path + ".merges", "expected a list", lst62)
+    raw64 = lst62.raw_bytes() if lst62.__class__ is Table else None
+    if raw64 is not None:
+        out.append(raw64)
     else:
         try:
-            out.append(struct.pack("<%dI" % (3 * len(lst70)), *_chain.from_iterable(lst70)))
+            out.append(struct.pack("<%dI" % (3 * len(lst62)), *_chain.from_iterable(lst62)))
         except (struct.error, TypeError):
-            _bad_rows(lst70, 3, _S6, path + ".merges")
+            _bad_rows(lst62, 3, _S6, path + ".merges")
 
 
 def _parse_WordPieceModel(b, p, end, path, depth):
@@ -888,50 +861,50 @@ def _parse_WordPieceModel(b, p, end, path, depth):
     p += 4
     if p + 2 > end:
         _truncated(p, 2, end, path + ".unk_token")
-    n73 = b[p] | (b[p + 1] << 8)
-    q74 = p + 2 + n73
-    if q74 + 0 > end:
-        _truncated(p + 2, n73 + 0, end, path + ".unk_token")
-    v_unk_token = b[p + 2:q74]
+    n65 = b[p] | (b[p + 1] << 8)
+    q66 = p + 2 + n65
+    if q66 + 0 > end:
+        _truncated(p + 2, n65 + 0, end, path + ".unk_token")
+    v_unk_token = b[p + 2:q66]
     try:
         v_unk_token = v_unk_token.decode()
     except UnicodeDecodeError as e:
         _invalid(p + 2 + e.start, path + ".unk_token", "invalid UTF-8")
-    p = q74 + 0
+    p = q66 + 0
     if p + 2 > end:
         _truncated(p, 2, end, path + ".continuing_subword_prefix")
-    n75 = b[p] | (b[p + 1] << 8)
-    q76 = p + 2 + n75
-    if q76 + 4 > end:
-        _truncated(p + 2, n75 + 4, end, path + ".continuing_subword_prefix")
-    v_continuing_subword_prefix = b[p + 2:q76]
+    n67 = b[p] | (b[p + 1] << 8)
+    q68 = p + 2 + n67
+    if q68 + 4 > end:
+        _truncated(p + 2, n67 + 4, end, path + ".continuing_subword_prefix")
+    v_continuing_subword_prefix = b[p + 2:q68]
     try:
         v_continuing_subword_prefix = v_continuing_subword_prefix.decode()
     except UnicodeDecodeError as e:
         _invalid(p + 2 + e.start, path + ".continuing_subword_prefix", "invalid UTF-8")
-    v_max_input_chars_per_word, = _S1.unpack_from(b, q76)
-    p = q76 + 4
-    n77 = v_vocab_size
-    start79 = p
-    p80 = p
+    v_max_input_chars_per_word, = _S1.unpack_from(b, q68)
+    p = q68 + 4
+    n69 = v_vocab_size
+    start71 = p
+    p72 = p
     try:
-        for _ in range(n77):
+        for _ in range(n69):
             p += 6 + (b[p + 0] | (b[p + 1] << 8))
     except IndexError:
         p = end + 1
     if p > end:
-        p = p80
-        for i78 in range(n77):
+        p = p72
+        for i70 in range(n69):
             if p + 2 > end:
-                _truncated(p, 2, end, path + ".vocab" + "[%d]" % i78 + ".token")
+                _truncated(p, 2, end, path + ".vocab" + "[%d]" % i70 + ".token")
             q = p + 2 + (b[p] | (b[p + 1] << 8))
             if q > end:
-                _truncated(p + 2, q - p - 2, end, path + ".vocab" + "[%d]" % i78 + ".token")
+                _truncated(p + 2, q - p - 2, end, path + ".vocab" + "[%d]" % i70 + ".token")
             p = q
             if p + 4 > end:
-                _truncated(p, 4, end, path + ".vocab" + "[%d]" % i78 + ".id")
+                _truncated(p, 4, end, path + ".vocab" + "[%d]" % i70 + ".id")
             p += 4
-    v_vocab = Table.lazy(b[start79:p], n77, _decode_rows1)
+    v_vocab = Table.lazy(b[start71:p], n69, _decode_rows1)
     return WordPieceModel(unk_token=v_unk_token, continuing_subword_prefix=v_continuing_subword_prefix, max_input_chars_per_word=v_max_input_chars_per_word, vocab=v_vocab), p
 
 
@@ -945,52 +918,52 @@ def _build_WordPieceModel(obj, out, path):
     if obj.unk_token.__class__ is not str:
         _bad_value(path + ".unk_token", "expected str", obj.unk_token)
     try:
-        s81 = obj.unk_token.encode()
+        s73 = obj.unk_token.encode()
     except UnicodeEncodeError:
         _bad_value(path + ".unk_token", "text is not encodable as UTF-8", obj.unk_token)
-    if len(s81) > 65535:
-        _bad_value(path + ".unk_token", "longer than 65535 bytes", len(s81))
-    out.append(_S0.pack(len(s81)))
-    out.append(s81)
+    if len(s73) > 65535:
+        _bad_value(path + ".unk_token", "longer than 65535 bytes", len(s73))
+    out.append(_S0.pack(len(s73)))
+    out.append(s73)
     if obj.continuing_subword_prefix.__class__ is not str:
         _bad_value(path + ".continuing_subword_prefix", "expected str", obj.continuing_subword_prefix)
     try:
-        s82 = obj.continuing_subword_prefix.encode()
+        s74 = obj.continuing_subword_prefix.encode()
     except UnicodeEncodeError:
         _bad_value(path + ".continuing_subword_prefix", "text is not encodable as UTF-8", obj.continuing_subword_prefix)
-    if len(s82) > 65535:
-        _bad_value(path + ".continuing_subword_prefix", "longer than 65535 bytes", len(s82))
-    out.append(_S0.pack(len(s82)))
-    out.append(s82)
+    if len(s74) > 65535:
+        _bad_value(path + ".continuing_subword_prefix", "longer than 65535 bytes", len(s74))
+    out.append(_S0.pack(len(s74)))
+    out.append(s74)
     try:
         out.append(_S1.pack(obj.max_input_chars_per_word))
     except (struct.error, TypeError) as e:
         _bad_value(path + ".max_input_chars_per_word", str(e), (obj.max_input_chars_per_word,))
-    lst83 = obj.vocab
-    if not isinstance(lst83, (list, tuple, Table)):
-        _bad_value(path + ".vocab", "expected a list", lst83)
-    raw85 = lst83.raw_bytes() if lst83.__class__ is Table else None
-    if raw85 is not None:
-        out.append(raw85)
+    lst75 = obj.vocab
+    if not isinstance(lst75, (list, tuple, Table)):
+        _bad_value(path + ".vocab", "expected a list", lst75)
+    raw77 = lst75.raw_bytes() if lst75.__class__ is Table else None
+    if raw77 is not None:
+        out.append(raw77)
     else:
-        for i84, row88 in enumerate(lst83):
+        for i76, row80 in enumerate(lst75):
             try:
-                c86, c87, = row88
+                c78, c79, = row80
             except (TypeError, ValueError):
-                _bad_value(path + ".vocab" + "[%d]" % i84, "expected a row of 2 values", row88)
-            s89 = c86
-            if s89.__class__ is not bytes:
-                if not isinstance(s89, (bytes, bytearray, memoryview)):
-                    _bad_value(path + ".vocab" + "[%d]" % i84 + ".token", "expected bytes", s89)
-                s89 = bytes(s89)
-            if len(s89) > 65535:
-                _bad_value(path + ".vocab" + "[%d]" % i84 + ".token", "longer than 65535 bytes", len(s89))
-            out.append(_S0.pack(len(s89)))
-            out.append(s89)
+                _bad_value(path + ".vocab" + "[%d]" % i76, "expected a row of 2 values", row80)
+            s81 = c78
+            if s81.__class__ is not bytes:
+                if not isinstance(s81, (bytes, bytearray, memoryview)):
+                    _bad_value(path + ".vocab" + "[%d]" % i76 + ".token", "expected bytes", s81)
+                s81 = bytes(s81)
+            if len(s81) > 65535:
+                _bad_value(path + ".vocab" + "[%d]" % i76 + ".token", "longer than 65535 bytes", len(s81))
+            out.append(_S0.pack(len(s81)))
+            out.append(s81)
             try:
-                out.append(_S1.pack(c87))
+                out.append(_S1.pack(c79))
             except (struct.error, TypeError) as e:
-                _bad_value(path + ".vocab" + "[%d]" % i84 + ".id", str(e), (c87,))
+                _bad_value(path + ".vocab" + "[%d]" % i76 + ".id", str(e), (c79,))
 
 
 def _parse_UnigramModel(b, p, end, path, depth):
@@ -1001,27 +974,27 @@ def _parse_UnigramModel(b, p, end, path, depth):
         _invalid(p, path + ".byte_fallback", "flag must be 0 or 1, got %d" % v_byte_fallback)
     v_byte_fallback = v_byte_fallback == 1
     p += 9
-    n90 = v_vocab_size
-    start92 = p
-    p93 = p
+    n82 = v_vocab_size
+    start84 = p
+    p85 = p
     try:
-        for _ in range(n90):
+        for _ in range(n82):
             p += 14 + (b[p + 0] | (b[p + 1] << 8))
     except IndexError:
         p = end + 1
     if p > end:
-        p = p93
-        for i91 in range(n90):
+        p = p85
+        for i83 in range(n82):
             if p + 2 > end:
-                _truncated(p, 2, end, path + ".vocab" + "[%d]" % i91 + ".token")
+                _truncated(p, 2, end, path + ".vocab" + "[%d]" % i83 + ".token")
             q = p + 2 + (b[p] | (b[p + 1] << 8))
             if q > end:
-                _truncated(p + 2, q - p - 2, end, path + ".vocab" + "[%d]" % i91 + ".token")
+                _truncated(p + 2, q - p - 2, end, path + ".vocab" + "[%d]" % i83 + ".token")
             p = q
             if p + 12 > end:
-                _truncated(p, 12, end, path + ".vocab" + "[%d]" % i91 + ".id")
+                _truncated(p, 12, end, path + ".vocab" + "[%d]" % i83 + ".id")
             p += 12
-    v_vocab = Table.lazy(b[start92:p], n90, _decode_rows3)
+    v_vocab = Table.lazy(b[start84:p], n82, _decode_rows3)
     return UnigramModel(unk_id=v_unk_id, byte_fallback=v_byte_fallback, vocab=v_vocab), p
 
 
@@ -1034,31 +1007,31 @@ def _build_UnigramModel(obj, out, path):
         out.append(_S7.pack(len(obj.vocab), obj.unk_id, obj.byte_fallback))
     except (struct.error, TypeError) as e:
         _bad_value(path + ".vocab_size", str(e), (len(obj.vocab), obj.unk_id, obj.byte_fallback,))
-    lst99 = obj.vocab
-    if not isinstance(lst99, (list, tuple, Table)):
-        _bad_value(path + ".vocab", "expected a list", lst99)
-    raw101 = lst99.raw_bytes() if lst99.__class__ is Table else None
-    if raw101 is not None:
-        out.append(raw101)
+    lst86 = obj.vocab
+    if not isinstance(lst86, (list, tuple, Table)):
+        _bad_value(path + ".vocab", "expected a list", lst86)
+    raw88 = lst86.raw_bytes() if lst86.__class__ is Table else None
+    if raw88 is not None:
+        out.append(raw88)
     else:
-        for i100, row105 in enumerate(lst99):
+        for i87, row92 in enumerate(lst86):
             try:
-                c102, c103, c104, = row105
+                c89, c90, c91, = row92
             except (TypeError, ValueError):
-                _bad_value(path + ".vocab" + "[%d]" % i100, "expected a row of 3 values", row105)
-            s106 = c102
-            if s106.__class__ is not bytes:
-                if not isinstance(s106, (bytes, bytearray, memoryview)):
-                    _bad_value(path + ".vocab" + "[%d]" % i100 + ".token", "expected bytes", s106)
-                s106 = bytes(s106)
-            if len(s106) > 65535:
-                _bad_value(path + ".vocab" + "[%d]" % i100 + ".token", "longer than 65535 bytes", len(s106))
-            out.append(_S0.pack(len(s106)))
-            out.append(s106)
+                _bad_value(path + ".vocab" + "[%d]" % i87, "expected a row of 3 values", row92)
+            s93 = c89
+            if s93.__class__ is not bytes:
+                if not isinstance(s93, (bytes, bytearray, memoryview)):
+                    _bad_value(path + ".vocab" + "[%d]" % i87 + ".token", "expected bytes", s93)
+                s93 = bytes(s93)
+            if len(s93) > 65535:
+                _bad_value(path + ".vocab" + "[%d]" % i87 + ".token", "longer than 65535 bytes", len(s93))
+            out.append(_S0.pack(len(s93)))
+            out.append(s93)
             try:
-                out.append(_S8.pack(c103, c104))
+                out.append(_S8.pack(c90, c91))
             except (struct.error, TypeError) as e:
-                _bad_value(path + ".vocab" + "[%d]" % i100 + ".id", str(e), (c103, c104,))
+                _bad_value(path + ".vocab" + "[%d]" % i87 + ".id", str(e), (c90, c91,))
 
 
 def _parse_Model(b, p, end, path, depth):
@@ -1102,20 +1075,20 @@ def _build_ByteFallbackDecoder(obj, out, path):
 def _parse_MetaspaceDecoder(b, p, end, path, depth):
     if p + 2 > end:
         _truncated(p, 2, end, path + ".replacement")
-    n107 = b[p] | (b[p + 1] << 8)
-    q108 = p + 2 + n107
-    if q108 + 1 > end:
-        _truncated(p + 2, n107 + 1, end, path + ".replacement")
-    v_replacement = b[p + 2:q108]
+    n94 = b[p] | (b[p + 1] << 8)
+    q95 = p + 2 + n94
+    if q95 + 1 > end:
+        _truncated(p + 2, n94 + 1, end, path + ".replacement")
+    v_replacement = b[p + 2:q95]
     try:
         v_replacement = v_replacement.decode()
     except UnicodeDecodeError as e:
         _invalid(p + 2 + e.start, path + ".replacement", "invalid UTF-8")
-    v_add_prefix_space, = _S4.unpack_from(b, q108)
+    v_add_prefix_space, = _S4.unpack_from(b, q95)
     if v_add_prefix_space > 1:
-        _invalid(q108, path + ".add_prefix_space", "flag must be 0 or 1, got %d" % v_add_prefix_space)
+        _invalid(q95, path + ".add_prefix_space", "flag must be 0 or 1, got %d" % v_add_prefix_space)
     v_add_prefix_space = v_add_prefix_space == 1
-    p = q108 + 1
+    p = q95 + 1
     return MetaspaceDecoder(replacement=v_replacement, add_prefix_space=v_add_prefix_space), p
 
 
@@ -1125,13 +1098,13 @@ def _build_MetaspaceDecoder(obj, out, path):
     if obj.replacement.__class__ is not str:
         _bad_value(path + ".replacement", "expected str", obj.replacement)
     try:
-        s109 = obj.replacement.encode()
+        s96 = obj.replacement.encode()
     except UnicodeEncodeError:
         _bad_value(path + ".replacement", "text is not encodable as UTF-8", obj.replacement)
-    if len(s109) > 65535:
-        _bad_value(path + ".replacement", "longer than 65535 bytes", len(s109))
-    out.append(_S0.pack(len(s109)))
-    out.append(s109)
+    if len(s96) > 65535:
+        _bad_value(path + ".replacement", "longer than 65535 bytes", len(s96))
+    out.append(_S0.pack(len(s96)))
+    out.append(s96)
     if obj.add_prefix_space is not True and obj.add_prefix_space is not False and obj.add_prefix_space not in (0, 1):
         _bad_value(path + ".add_prefix_space", "flag must be a bool", obj.add_prefix_space)
     try:
@@ -1143,20 +1116,20 @@ def _build_MetaspaceDecoder(obj, out, path):
 def _parse_WordPieceDecoder(b, p, end, path, depth):
     if p + 2 > end:
         _truncated(p, 2, end, path + ".prefix")
-    n110 = b[p] | (b[p + 1] << 8)
-    q111 = p + 2 + n110
-    if q111 + 1 > end:
-        _truncated(p + 2, n110 + 1, end, path + ".prefix")
-    v_prefix = b[p + 2:q111]
+    n97 = b[p] | (b[p + 1] << 8)
+    q98 = p + 2 + n97
+    if q98 + 1 > end:
+        _truncated(p + 2, n97 + 1, end, path + ".prefix")
+    v_prefix = b[p + 2:q98]
     try:
         v_prefix = v_prefix.decode()
     except UnicodeDecodeError as e:
         _invalid(p + 2 + e.start, path + ".prefix", "invalid UTF-8")
-    v_cleanup, = _S4.unpack_from(b, q111)
+    v_cleanup, = _S4.unpack_from(b, q98)
     if v_cleanup > 1:
-        _invalid(q111, path + ".cleanup", "flag must be 0 or 1, got %d" % v_cleanup)
+        _invalid(q98, path + ".cleanup", "flag must be 0 or 1, got %d" % v_cleanup)
     v_cleanup = v_cleanup == 1
-    p = q111 + 1
+    p = q98 + 1
     return WordPieceDecoder(prefix=v_prefix, cleanup=v_cleanup), p
 
 
@@ -1166,13 +1139,13 @@ def _build_WordPieceDecoder(obj, out, path):
     if obj.prefix.__class__ is not str:
         _bad_value(path + ".prefix", "expected str", obj.prefix)
     try:
-        s112 = obj.prefix.encode()
+        s99 = obj.prefix.encode()
     except UnicodeEncodeError:
         _bad_value(path + ".prefix", "text is not encodable as UTF-8", obj.prefix)
-    if len(s112) > 65535:
-        _bad_value(path + ".prefix", "longer than 65535 bytes", len(s112))
-    out.append(_S0.pack(len(s112)))
-    out.append(s112)
+    if len(s99) > 65535:
+        _bad_value(path + ".prefix", "longer than 65535 bytes", len(s99))
+    out.append(_S0.pack(len(s99)))
+    out.append(s99)
     if obj.cleanup is not True and obj.cleanup is not False and obj.cleanup not in (0, 1):
         _bad_value(path + ".cleanup", "flag must be a bool", obj.cleanup)
     try:
@@ -1193,28 +1166,28 @@ def _build_FuseDecoder(obj, out, path):
 def _parse_ReplaceDecoder(b, p, end, path, depth):
     if p + 2 > end:
         _truncated(p, 2, end, path + ".pattern")
-    n113 = b[p] | (b[p + 1] << 8)
-    q114 = p + 2 + n113
-    if q114 + 0 > end:
-        _truncated(p + 2, n113 + 0, end, path + ".pattern")
-    v_pattern = b[p + 2:q114]
+    n100 = b[p] | (b[p + 1] << 8)
+    q101 = p + 2 + n100
+    if q101 + 0 > end:
+        _truncated(p + 2, n100 + 0, end, path + ".pattern")
+    v_pattern = b[p + 2:q101]
     try:
         v_pattern = v_pattern.decode()
     except UnicodeDecodeError as e:
         _invalid(p + 2 + e.start, path + ".pattern", "invalid UTF-8")
-    p = q114 + 0
+    p = q101 + 0
     if p + 2 > end:
         _truncated(p, 2, end, path + ".content")
-    n115 = b[p] | (b[p + 1] << 8)
-    q116 = p + 2 + n115
-    if q116 + 0 > end:
-        _truncated(p + 2, n115 + 0, end, path + ".content")
-    v_content = b[p + 2:q116]
+    n102 = b[p] | (b[p + 1] << 8)
+    q103 = p + 2 + n102
+    if q103 + 0 > end:
+        _truncated(p + 2, n102 + 0, end, path + ".content")
+    v_content = b[p + 2:q103]
     try:
         v_content = v_content.decode()
     except UnicodeDecodeError as e:
         _invalid(p + 2 + e.start, path + ".content", "invalid UTF-8")
-    p = q116 + 0
+    p = q103 + 0
     return ReplaceDecoder(pattern=v_pattern, content=v_content), p
 
 
@@ -1224,39 +1197,39 @@ def _build_ReplaceDecoder(obj, out, path):
     if obj.pattern.__class__ is not str:
         _bad_value(path + ".pattern", "expected str", obj.pattern)
     try:
-        s117 = obj.pattern.encode()
+        s104 = obj.pattern.encode()
     except UnicodeEncodeError:
         _bad_value(path + ".pattern", "text is not encodable as UTF-8", obj.pattern)
-    if len(s117) > 65535:
-        _bad_value(path + ".pattern", "longer than 65535 bytes", len(s117))
-    out.append(_S0.pack(len(s117)))
-    out.append(s117)
+    if len(s104) > 65535:
+        _bad_value(path + ".pattern", "longer than 65535 bytes", len(s104))
+    out.append(_S0.pack(len(s104)))
+    out.append(s104)
     if obj.content.__class__ is not str:
         _bad_value(path + ".content", "expected str", obj.content)
     try:
-        s118 = obj.content.encode()
+        s105 = obj.content.encode()
     except UnicodeEncodeError:
         _bad_value(path + ".content", "text is not encodable as UTF-8", obj.content)
-    if len(s118) > 65535:
-        _bad_value(path + ".content", "longer than 65535 bytes", len(s118))
-    out.append(_S0.pack(len(s118)))
-    out.append(s118)
+    if len(s105) > 65535:
+        _bad_value(path + ".content", "longer than 65535 bytes", len(s105))
+    out.append(_S0.pack(len(s105)))
+    out.append(s105)
 
 
 def _parse_StripDecoder(b, p, end, path, depth):
     if p + 2 > end:
         _truncated(p, 2, end, path + ".content")
-    n119 = b[p] | (b[p + 1] << 8)
-    q120 = p + 2 + n119
-    if q120 + 8 > end:
-        _truncated(p + 2, n119 + 8, end, path + ".content")
-    v_content = b[p + 2:q120]
+    n106 = b[p] | (b[p + 1] << 8)
+    q107 = p + 2 + n106
+    if q107 + 8 > end:
+        _truncated(p + 2, n106 + 8, end, path + ".content")
+    v_content = b[p + 2:q107]
     try:
         v_content = v_content.decode()
     except UnicodeDecodeError as e:
         _invalid(p + 2 + e.start, path + ".content", "invalid UTF-8")
-    v_start, v_stop, = _S9.unpack_from(b, q120)
-    p = q120 + 8
+    v_start, v_stop, = _S9.unpack_from(b, q107)
+    p = q107 + 8
     return StripDecoder(content=v_content, start=v_start, stop=v_stop), p
 
 
@@ -1266,13 +1239,13 @@ def _build_StripDecoder(obj, out, path):
     if obj.content.__class__ is not str:
         _bad_value(path + ".content", "expected str", obj.content)
     try:
-        s121 = obj.content.encode()
+        s108 = obj.content.encode()
     except UnicodeEncodeError:
         _bad_value(path + ".content", "text is not encodable as UTF-8", obj.content)
-    if len(s121) > 65535:
-        _bad_value(path + ".content", "longer than 65535 bytes", len(s121))
-    out.append(_S0.pack(len(s121)))
-    out.append(s121)
+    if len(s108) > 65535:
+        _bad_value(path + ".content", "longer than 65535 bytes", len(s108))
+    out.append(_S0.pack(len(s108)))
+    out.append(s108)
     try:
         out.append(_S9.pack(obj.start, obj.stop))
     except (struct.error, TypeError) as e:
@@ -1282,28 +1255,28 @@ def _build_StripDecoder(obj, out, path):
 def _parse_SequenceDecoder(b, p, end, path, depth):
     if p + 4 > end:
         _truncated(p, 4, end, path + ".decoders")
-    n122, = _S1.unpack_from(b, p)
+    n109, = _S1.unpack_from(b, p)
     p += 4
-    if n122 * 1 > end - p:
-        _invalid(p, path + ".decoders", "count %d needs at least %d bytes, %d left" % (n122, n122 * 1, end - p))
-    v_decoders = [None] * n122
-    for i123 in range(n122):
-        v_decoders[i123], p = _parse_Decoder(b, p, end, path + ".decoders" + "[%d]" % i123, depth + 1)
+    if n109 * 1 > end - p:
+        _invalid(p, path + ".decoders", "count %d needs at least %d bytes, %d left" % (n109, n109 * 1, end - p))
+    v_decoders = [None] * n109
+    for i110 in range(n109):
+        v_decoders[i110], p = _parse_Decoder(b, p, end, path + ".decoders" + "[%d]" % i110, depth + 1)
     return SequenceDecoder(decoders=v_decoders), p
 
 
 def _build_SequenceDecoder(obj, out, path):
     if obj.__class__ is not SequenceDecoder:
         _bad_value(path, "expected SequenceDecoder", obj)
-    lst124 = obj.decoders
-    if not isinstance(lst124, (list, tuple, Table)):
-        _bad_value(path + ".decoders", "expected a list", lst124)
+    lst111 = obj.decoders
+    if not isinstance(lst111, (list, tuple, Table)):
+        _bad_value(path + ".decoders", "expected a list", lst111)
     try:
-        out.append(_S1.pack(len(lst124)))
+        out.append(_S1.pack(len(lst111)))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".decoders", str(e), (len(lst124),))
-    for i125, it126 in enumerate(lst124):
-        _build_Decoder(it126, out, path + ".decoders" + "[%d]" % i125)
+        _bad_value(path + ".decoders", str(e), (len(lst111),))
+    for i112, it113 in enumerate(lst111):
+        _build_Decoder(it113, out, path + ".decoders" + "[%d]" % i112)
 
 
 def _parse_Decoder(b, p, end, path, depth):
@@ -1342,16 +1315,16 @@ def _parse_AddedToken(b, p, end, path, depth):
     p += 7
     if p + 2 > end:
         _truncated(p, 2, end, path + ".content")
-    n127 = b[p] | (b[p + 1] << 8)
-    q128 = p + 2 + n127
-    if q128 + 0 > end:
-        _truncated(p + 2, n127 + 0, end, path + ".content")
-    v_content = b[p + 2:q128]
+    n114 = b[p] | (b[p + 1] << 8)
+    q115 = p + 2 + n114
+    if q115 + 0 > end:
+        _truncated(p + 2, n114 + 0, end, path + ".content")
+    v_content = b[p + 2:q115]
     try:
         v_content = v_content.decode()
     except UnicodeDecodeError as e:
         _invalid(p + 2 + e.start, path + ".content", "invalid UTF-8")
-    p = q128 + 0
+    p = q115 + 0
     return AddedToken(id=v_id, special=v_special, lstrip=v_lstrip, rstrip=v_rstrip, content=v_content), p
 
 
@@ -1371,13 +1344,13 @@ def _build_AddedToken(obj, out, path):
     if obj.content.__class__ is not str:
         _bad_value(path + ".content", "expected str", obj.content)
     try:
-        s129 = obj.content.encode()
+        s116 = obj.content.encode()
     except UnicodeEncodeError:
         _bad_value(path + ".content", "text is not encodable as UTF-8", obj.content)
-    if len(s129) > 65535:
-        _bad_value(path + ".content", "longer than 65535 bytes", len(s129))
-    out.append(_S0.pack(len(s129)))
-    out.append(s129)
+    if len(s116) > 65535:
+        _bad_value(path + ".content", "longer than 65535 bytes", len(s116))
+    out.append(_S0.pack(len(s116)))
+    out.append(s116)
 
 
 def _parse_SequenceOp(b, p, end, path, depth):
@@ -1429,56 +1402,56 @@ def _build_PostOp(obj, out, path):
 def _parse_PostProcessorProgram(b, p, end, path, depth):
     if p + 2 > end:
         _truncated(p, 2, end, path + ".ops")
-    n130, = _S0.unpack_from(b, p)
+    n117, = _S0.unpack_from(b, p)
     p += 2
-    if n130 * 1 > end - p:
-        _invalid(p, path + ".ops", "count %d needs at least %d bytes, %d left" % (n130, n130 * 1, end - p))
-    v_ops = [None] * n130
-    for i131 in range(n130):
-        v_ops[i131], p = _parse_PostOp(b, p, end, path + ".ops" + "[%d]" % i131, 1)
+    if n117 * 1 > end - p:
+        _invalid(p, path + ".ops", "count %d needs at least %d bytes, %d left" % (n117, n117 * 1, end - p))
+    v_ops = [None] * n117
+    for i118 in range(n117):
+        v_ops[i118], p = _parse_PostOp(b, p, end, path + ".ops" + "[%d]" % i118, 1)
     return PostProcessorProgram(ops=v_ops), p
 
 
 def _build_PostProcessorProgram(obj, out, path):
     if obj.__class__ is not PostProcessorProgram:
         _bad_value(path, "expected PostProcessorProgram", obj)
-    lst132 = obj.ops
-    if not isinstance(lst132, (list, tuple, Table)):
-        _bad_value(path + ".ops", "expected a list", lst132)
+    lst119 = obj.ops
+    if not isinstance(lst119, (list, tuple, Table)):
+        _bad_value(path + ".ops", "expected a list", lst119)
     try:
-        out.append(_S0.pack(len(lst132)))
+        out.append(_S0.pack(len(lst119)))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".ops", str(e), (len(lst132),))
-    for i133, it134 in enumerate(lst132):
-        _build_PostOp(it134, out, path + ".ops" + "[%d]" % i133)
+        _bad_value(path + ".ops", str(e), (len(lst119),))
+    for i120, it121 in enumerate(lst119):
+        _build_PostOp(it121, out, path + ".ops" + "[%d]" % i120)
 
 
 def _parse_LegacyPostProcessor(b, p, end, path, depth):
     if p + 2 > end:
         _truncated(p, 2, end, path + ".ids")
-    n135, = _S0.unpack_from(b, p)
+    n122, = _S0.unpack_from(b, p)
     p += 2
-    if n135 * 4 > end - p:
-        _invalid(p, path + ".ids", "count %d needs at least %d bytes, %d left" % (n135, n135 * 4, end - p))
-    v_ids = [x for (x,) in _S1.iter_unpack(b[p:p + n135 * 4])]
-    p += n135 * 4
+    if n122 * 4 > end - p:
+        _invalid(p, path + ".ids", "count %d needs at least %d bytes, %d left" % (n122, n122 * 4, end - p))
+    v_ids = [x for (x,) in _S1.iter_unpack(b[p:p + n122 * 4])]
+    p += n122 * 4
     return LegacyPostProcessor(ids=v_ids), p
 
 
 def _build_LegacyPostProcessor(obj, out, path):
     if obj.__class__ is not LegacyPostProcessor:
         _bad_value(path, "expected LegacyPostProcessor", obj)
-    lst137 = obj.ids
-    if not isinstance(lst137, (list, tuple, Table)):
-        _bad_value(path + ".ids", "expected a list", lst137)
+    lst124 = obj.ids
+    if not isinstance(lst124, (list, tuple, Table)):
+        _bad_value(path + ".ids", "expected a list", lst124)
     try:
-        out.append(_S0.pack(len(lst137)))
+        out.append(_S0.pack(len(lst124)))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".ids", str(e), (len(lst137),))
+        _bad_value(path + ".ids", str(e), (len(lst124),))
     try:
-        out.append(struct.pack("<%dI" % len(lst137), *lst137))
+        out.append(struct.pack("<%dI" % len(lst124), *lst124))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".ids", str(e), lst137)
+        _bad_value(path + ".ids", str(e), lst124)
 
 
 def _ops_fit(b, p, end, n):
@@ -1529,43 +1502,43 @@ def _parse_MtokFile(b, p, end, path, depth):
     v_decoder, p = _parse_Decoder(b, p, end, path + ".decoder", 1)
     if p + 4 > end:
         _truncated(p, 4, end, path + ".added_tokens")
-    n140, = _S1.unpack_from(b, p)
+    n127, = _S1.unpack_from(b, p)
     p += 4
-    if n140 * 9 > end - p:
-        _invalid(p, path + ".added_tokens", "count %d needs at least %d bytes, %d left" % (n140, n140 * 9, end - p))
-    v_added_tokens = [None] * n140
-    for i141 in range(n140):
-        v_added_tokens[i141], p = _parse_AddedToken(b, p, end, path + ".added_tokens" + "[%d]" % i141, 1)
+    if n127 * 9 > end - p:
+        _invalid(p, path + ".added_tokens", "count %d needs at least %d bytes, %d left" % (n127, n127 * 9, end - p))
+    v_added_tokens = [None] * n127
+    for i128 in range(n127):
+        v_added_tokens[i128], p = _parse_AddedToken(b, p, end, path + ".added_tokens" + "[%d]" % i128, 1)
     if p == end:
         v_chat_template = None
     else:
         if p + 4 > end:
             _truncated(p, 4, end, path + ".chat_template")
-        n142, = _S1.unpack_from(b, p)
-        q143 = p + 4 + n142
-        if q143 + 0 > end:
-            _truncated(p + 4, n142 + 0, end, path + ".chat_template")
-        v_chat_template = b[p + 4:q143]
+        n129, = _S1.unpack_from(b, p)
+        q130 = p + 4 + n129
+        if q130 + 0 > end:
+            _truncated(p + 4, n129 + 0, end, path + ".chat_template")
+        v_chat_template = b[p + 4:q130]
         try:
             v_chat_template = v_chat_template.decode()
         except UnicodeDecodeError as e:
             _invalid(p + 4 + e.start, path + ".chat_template", "invalid UTF-8")
-        p = q143 + 0
+        p = q130 + 0
     if p == end:
         v_eos_token = None
     else:
         if p + 2 > end:
             _truncated(p, 2, end, path + ".eos_token")
-        n144 = b[p] | (b[p + 1] << 8)
-        q145 = p + 2 + n144
-        if q145 + 0 > end:
-            _truncated(p + 2, n144 + 0, end, path + ".eos_token")
-        v_eos_token = b[p + 2:q145]
+        n131 = b[p] | (b[p + 1] << 8)
+        q132 = p + 2 + n131
+        if q132 + 0 > end:
+            _truncated(p + 2, n131 + 0, end, path + ".eos_token")
+        v_eos_token = b[p + 2:q132]
         try:
             v_eos_token = v_eos_token.decode()
         except UnicodeDecodeError as e:
             _invalid(p + 2 + e.start, path + ".eos_token", "invalid UTF-8")
-        p = q145 + 0
+        p = q132 + 0
     if p == end:
         v_flags = None
     else:
@@ -1578,16 +1551,16 @@ def _parse_MtokFile(b, p, end, path, depth):
     else:
         if p + 2 > end:
             _truncated(p, 2, end, path + ".bos_token")
-        n146 = b[p] | (b[p + 1] << 8)
-        q147 = p + 2 + n146
-        if q147 + 0 > end:
-            _truncated(p + 2, n146 + 0, end, path + ".bos_token")
-        v_bos_token = b[p + 2:q147]
+        n133 = b[p] | (b[p + 1] << 8)
+        q134 = p + 2 + n133
+        if q134 + 0 > end:
+            _truncated(p + 2, n133 + 0, end, path + ".bos_token")
+        v_bos_token = b[p + 2:q134]
         try:
             v_bos_token = v_bos_token.decode()
         except UnicodeDecodeError as e:
             _invalid(p + 2 + e.start, path + ".bos_token", "invalid UTF-8")
-        p = q147 + 0
+        p = q134 + 0
     if p == end:
         v_post_processor = None
     else:
@@ -1606,15 +1579,15 @@ def _build_MtokFile(obj, out, path):
     _build_PreTokenizer(obj.pre_tokenizer, out, path + ".pre_tokenizer")
     _build_Model(obj.model, out, path + ".model")
     _build_Decoder(obj.decoder, out, path + ".decoder")
-    lst148 = obj.added_tokens
-    if not isinstance(lst148, (list, tuple, Table)):
-        _bad_value(path + ".added_tokens", "expected a list", lst148)
+    lst135 = obj.added_tokens
+    if not isinstance(lst135, (list, tuple, Table)):
+        _bad_value(path + ".added_tokens", "expected a list", lst135)
     try:
-        out.append(_S1.pack(len(lst148)))
+        out.append(_S1.pack(len(lst135)))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".added_tokens", str(e), (len(lst148),))
-    for i149, it150 in enumerate(lst148):
-        _build_AddedToken(it150, out, path + ".added_tokens" + "[%d]" % i149)
+        _bad_value(path + ".added_tokens", str(e), (len(lst135),))
+    for i136, it137 in enumerate(lst135):
+        _build_AddedToken(it137, out, path + ".added_tokens" + "[%d]" % i136)
     if obj.chat_template is None:
         absent = True
     else:
@@ -1623,13 +1596,13 @@ def _build_MtokFile(obj, out, path):
         if obj.chat_template.__class__ is not str:
             _bad_value(path + ".chat_template", "expected str", obj.chat_template)
         try:
-            s151 = obj.chat_template.encode()
+            s138 = obj.chat_template.encode()
         except UnicodeEncodeError:
             _bad_value(path + ".chat_template", "text is not encodable as UTF-8", obj.chat_template)
-        if len(s151) > 4294967295:
-            _bad_value(path + ".chat_template", "longer than 4294967295 bytes", len(s151))
-        out.append(_S1.pack(len(s151)))
-        out.append(s151)
+        if len(s138) > 4294967295:
+            _bad_value(path + ".chat_template", "longer than 4294967295 bytes", len(s138))
+        out.append(_S1.pack(len(s138)))
+        out.append(s138)
     if obj.eos_token is None:
         absent = True
     else:
@@ -1638,13 +1611,13 @@ def _build_MtokFile(obj, out, path):
         if obj.eos_token.__class__ is not str:
             _bad_value(path + ".eos_token", "expected str", obj.eos_token)
         try:
-            s152 = obj.eos_token.encode()
+            s139 = obj.eos_token.encode()
         except UnicodeEncodeError:
             _bad_value(path + ".eos_token", "text is not encodable as UTF-8", obj.eos_token)
-        if len(s152) > 65535:
-            _bad_value(path + ".eos_token", "longer than 65535 bytes", len(s152))
-        out.append(_S0.pack(len(s152)))
-        out.append(s152)
+        if len(s139) > 65535:
+            _bad_value(path + ".eos_token", "longer than 65535 bytes", len(s139))
+        out.append(_S0.pack(len(s139)))
+        out.append(s139)
     if obj.flags is None:
         absent = True
     else:
@@ -1662,13 +1635,13 @@ def _build_MtokFile(obj, out, path):
         if obj.bos_token.__class__ is not str:
             _bad_value(path + ".bos_token", "expected str", obj.bos_token)
         try:
-            s153 = obj.bos_token.encode()
+            s140 = obj.bos_token.encode()
         except UnicodeEncodeError:
             _bad_value(path + ".bos_token", "text is not encodable as UTF-8", obj.bos_token)
-        if len(s153) > 65535:
-            _bad_value(path + ".bos_token", "longer than 65535 bytes", len(s153))
-        out.append(_S0.pack(len(s153)))
-        out.append(s153)
+        if len(s140) > 65535:
+            _bad_value(path + ".bos_token", "longer than 65535 bytes", len(s140))
+        out.append(_S0.pack(len(s140)))
+        out.append(s140)
     if obj.post_processor is None:
         absent = True
     else:
@@ -1679,22 +1652,22 @@ def _build_MtokFile(obj, out, path):
 
 def _parse_SentencePieceTxtFile(b, p, end, path, depth):
     v_header, p = _parse_header_lines(b, p, end, path + ".header", b'430 0\n')
-    q155 = _line(b, p, end, path + ".count")
-    v_vocab_size, = _counts(b, p, q155, 1, path + ".count")
-    p = q155
-    n156 = v_vocab_size
+    q142 = _line(b, p, end, path + ".count")
+    v_vocab_size, = _counts(b, p, q142, 1, path + ".count")
+    p = q142
+    n143 = v_vocab_size
     v_pieces = []
-    ap160 = v_pieces.append
-    for i157 in range(n156):
-        q158 = b.find(b"\n", p, end)
-        if q158 < 0:
-            _truncated(p, 1, end, path + ".pieces" + "[%d]" % i157)
-        line159 = b[p:q158]
-        parts161 = line159.split(b" ")
-        if len(parts161) != 3:
-            _invalid(p, path + ".pieces" + "[%d]" % i157, "expected 3 space-separated values")
-        ap160((_b64decode(parts161[0], p, path + ".pieces" + "[%d]" % i157 + ".token"), _word(parts161[1], p, path + ".pieces" + "[%d]" % i157 + ".score"), _decimal(parts161[2], p, path + ".pieces" + "[%d]" % i157 + ".type"),))
-        p = q158 + 1
+    ap147 = v_pieces.append
+    for i144 in range(n143):
+        q145 = b.find(b"\n", p, end)
+        if q145 < 0:
+            _truncated(p, 1, end, path + ".pieces" + "[%d]" % i144)
+        line146 = b[p:q145]
+        parts148 = line146.split(b" ")
+        if len(parts148) != 3:
+            _invalid(p, path + ".pieces" + "[%d]" % i144, "expected 3 space-separated values")
+        ap147((_b64decode(parts148[0], p, path + ".pieces" + "[%d]" % i144 + ".token"), _word(parts148[1], p, path + ".pieces" + "[%d]" % i144 + ".score"), _decimal(parts148[2], p, path + ".pieces" + "[%d]" % i144 + ".type"),))
+        p = q145 + 1
     if p != end:
         _invalid(p, path, "%d trailing bytes after the last section" % (end - p))
     return SentencePieceTxtFile(header=v_header, pieces=v_pieces), p
@@ -1705,33 +1678,33 @@ def _build_SentencePieceTxtFile(obj, out, path):
         _bad_value(path, "expected SentencePieceTxtFile", obj)
     _build_header_lines(obj.header, out, path + ".header", b'430 0\n')
     out.append(b"%d\n" % (len(obj.pieces),))
-    lst162 = obj.pieces
-    if not isinstance(lst162, (list, tuple, Table)):
-        _bad_value(path + ".pieces", "expected a list", lst162)
-    lines163 = []
-    for i164, row165 in enumerate(lst162):
-        if not isinstance(row165, (tuple, list)) or len(row165) != 3:
-            _bad_value(path + ".pieces" + "[%d]" % i164, "expected a row of 3 values", row165)
-        lines163.append(b" ".join((_line_value(row165[0], 'base64', path + ".pieces" + "[%d]" % i164 + '.token'), _line_value(row165[1], 'word', path + ".pieces" + "[%d]" % i164 + '.score'), _line_value(row165[2], 'int', path + ".pieces" + "[%d]" % i164 + '.type'),)))
-    if lines163:
-        out.append(b"\n".join(lines163) + (b"\n" if True else b""))
+    lst149 = obj.pieces
+    if not isinstance(lst149, (list, tuple, Table)):
+        _bad_value(path + ".pieces", "expected a list", lst149)
+    lines150 = []
+    for i151, row152 in enumerate(lst149):
+        if not isinstance(row152, (tuple, list)) or len(row152) != 3:
+            _bad_value(path + ".pieces" + "[%d]" % i151, "expected a row of 3 values", row152)
+        lines150.append(b" ".join((_line_value(row152[0], 'base64', path + ".pieces" + "[%d]" % i151 + '.token'), _line_value(row152[1], 'word', path + ".pieces" + "[%d]" % i151 + '.score'), _line_value(row152[2], 'int', path + ".pieces" + "[%d]" % i151 + '.type'),)))
+    if lines150:
+        out.append(b"\n".join(lines150) + (b"\n" if True else b""))
 
 
 def _parse_TiktokenTxtFile(b, p, end, path, depth):
     v_header, p = _parse_header_lines(b, p, end, path + ".header", b'430 1\n')
-    q167 = _line(b, p, end, path + ".count")
-    v_vocab_size, = _counts(b, p, q167, 1, path + ".count")
-    p = q167
-    n168 = v_vocab_size
+    q154 = _line(b, p, end, path + ".count")
+    v_vocab_size, = _counts(b, p, q154, 1, path + ".count")
+    p = q154
+    n155 = v_vocab_size
     v_tokens = []
-    ap172 = v_tokens.append
-    for i169 in range(n168):
-        q170 = b.find(b"\n", p, end)
-        if q170 < 0:
-            _truncated(p, 1, end, path + ".tokens" + "[%d]" % i169)
-        line171 = b[p:q170]
-        ap172(_b64decode(line171, p, path + ".tokens" + "[%d]" % i169))
-        p = q170 + 1
+    ap159 = v_tokens.append
+    for i156 in range(n155):
+        q157 = b.find(b"\n", p, end)
+        if q157 < 0:
+            _truncated(p, 1, end, path + ".tokens" + "[%d]" % i156)
+        line158 = b[p:q157]
+        ap159(_b64decode(line158, p, path + ".tokens" + "[%d]" % i156))
+        p = q157 + 1
     if p != end:
         _invalid(p, path, "%d trailing bytes after the last section" % (end - p))
     return TiktokenTxtFile(header=v_header, tokens=v_tokens), p
@@ -1742,31 +1715,31 @@ def _build_TiktokenTxtFile(obj, out, path):
         _bad_value(path, "expected TiktokenTxtFile", obj)
     _build_header_lines(obj.header, out, path + ".header", b'430 1\n')
     out.append(b"%d\n" % (len(obj.tokens),))
-    lst173 = obj.tokens
-    if not isinstance(lst173, (list, tuple, Table)):
-        _bad_value(path + ".tokens", "expected a list", lst173)
-    lines174 = []
-    for i175, row176 in enumerate(lst173):
-        lines174.append(_line_value(row176, 'base64', path + ".tokens" + "[%d]" % i175))
-    if lines174:
-        out.append(b"\n".join(lines174) + (b"\n" if True else b""))
+    lst160 = obj.tokens
+    if not isinstance(lst160, (list, tuple, Table)):
+        _bad_value(path + ".tokens", "expected a list", lst160)
+    lines161 = []
+    for i162, row163 in enumerate(lst160):
+        lines161.append(_line_value(row163, 'base64', path + ".tokens" + "[%d]" % i162))
+    if lines161:
+        out.append(b"\n".join(lines161) + (b"\n" if True else b""))
 
 
 def _parse_BertTxtFile(b, p, end, path, depth):
     v_header, p = _parse_header_lines(b, p, end, path + ".header", b'430 2\n')
-    q178 = _line(b, p, end, path + ".count")
-    v_vocab_size, = _counts(b, p, q178, 1, path + ".count")
-    p = q178
-    n179 = v_vocab_size
+    q165 = _line(b, p, end, path + ".count")
+    v_vocab_size, = _counts(b, p, q165, 1, path + ".count")
+    p = q165
+    n166 = v_vocab_size
     v_tokens = []
-    ap183 = v_tokens.append
-    for i180 in range(n179):
-        q181 = b.find(b"\n", p, end)
-        if q181 < 0:
-            _truncated(p, 1, end, path + ".tokens" + "[%d]" % i180)
-        line182 = b[p:q181]
-        ap183(_b64decode(line182, p, path + ".tokens" + "[%d]" % i180))
-        p = q181 + 1
+    ap170 = v_tokens.append
+    for i167 in range(n166):
+        q168 = b.find(b"\n", p, end)
+        if q168 < 0:
+            _truncated(p, 1, end, path + ".tokens" + "[%d]" % i167)
+        line169 = b[p:q168]
+        ap170(_b64decode(line169, p, path + ".tokens" + "[%d]" % i167))
+        p = q168 + 1
     if p != end:
         _invalid(p, path, "%d trailing bytes after the last section" % (end - p))
     return BertTxtFile(header=v_header, tokens=v_tokens), p
@@ -1777,46 +1750,46 @@ def _build_BertTxtFile(obj, out, path):
         _bad_value(path, "expected BertTxtFile", obj)
     _build_header_lines(obj.header, out, path + ".header", b'430 2\n')
     out.append(b"%d\n" % (len(obj.tokens),))
-    lst184 = obj.tokens
-    if not isinstance(lst184, (list, tuple, Table)):
-        _bad_value(path + ".tokens", "expected a list", lst184)
-    lines185 = []
-    for i186, row187 in enumerate(lst184):
-        lines185.append(_line_value(row187, 'base64', path + ".tokens" + "[%d]" % i186))
-    if lines185:
-        out.append(b"\n".join(lines185) + (b"\n" if True else b""))
+    lst171 = obj.tokens
+    if not isinstance(lst171, (list, tuple, Table)):
+        _bad_value(path + ".tokens", "expected a list", lst171)
+    lines172 = []
+    for i173, row174 in enumerate(lst171):
+        lines172.append(_line_value(row174, 'base64', path + ".tokens" + "[%d]" % i173))
+    if lines172:
+        out.append(b"\n".join(lines172) + (b"\n" if True else b""))
 
 
 def _parse_HuggingFaceTxtFile(b, p, end, path, depth):
     v_header, p = _parse_header_lines(b, p, end, path + ".header", b'430 3\n')
-    q189 = _line(b, p, end, path + ".counts")
-    v_vocab_size, v_merge_size, = _counts(b, p, q189, 2, path + ".counts")
-    p = q189
-    n190 = v_vocab_size
+    q176 = _line(b, p, end, path + ".counts")
+    v_vocab_size, v_merge_size, = _counts(b, p, q176, 2, path + ".counts")
+    p = q176
+    n177 = v_vocab_size
     v_tokens = []
-    ap194 = v_tokens.append
-    for i191 in range(n190):
-        q192 = b.find(b"\n", p, end)
-        if q192 < 0:
-            _truncated(p, 1, end, path + ".tokens" + "[%d]" % i191)
-        line193 = b[p:q192]
-        ap194(line193)
-        p = q192 + 1
-    n195 = v_merge_size
+    ap181 = v_tokens.append
+    for i178 in range(n177):
+        q179 = b.find(b"\n", p, end)
+        if q179 < 0:
+            _truncated(p, 1, end, path + ".tokens" + "[%d]" % i178)
+        line180 = b[p:q179]
+        ap181(line180)
+        p = q179 + 1
+    n182 = v_merge_size
     v_merges = []
-    ap199 = v_merges.append
+    ap186 = v_merges.append
     final_newline = True
-    for i196 in range(n195):
-        q197 = b.find(b"\n", p, end)
-        if q197 < 0:
-            if i196 == n195 - 1 and p < end:
-                q197 = end
+    for i183 in range(n182):
+        q184 = b.find(b"\n", p, end)
+        if q184 < 0:
+            if i183 == n182 - 1 and p < end:
+                q184 = end
                 final_newline = False
             else:
-                _truncated(p, 1, end, path + ".merges" + "[%d]" % i196)
-        line198 = b[p:q197]
-        ap199(line198)
-        p = q197 + 1
+                _truncated(p, 1, end, path + ".merges" + "[%d]" % i183)
+        line185 = b[p:q184]
+        ap186(line185)
+        p = q184 + 1
     p = min(p, end)
     v_final_newline = final_newline
     if p != end:
@@ -1829,24 +1802,24 @@ def _build_HuggingFaceTxtFile(obj, out, path):
         _bad_value(path, "expected HuggingFaceTxtFile", obj)
     _build_header_lines(obj.header, out, path + ".header", b'430 3\n')
     out.append(b"%d %d\n" % (len(obj.tokens), len(obj.merges),))
-    lst200 = obj.tokens
-    if not isinstance(lst200, (list, tuple, Table)):
-        _bad_value(path + ".tokens", "expected a list", lst200)
-    lines201 = []
-    for i202, row203 in enumerate(lst200):
-        lines201.append(_line_value(row203, 'raw', path + ".tokens" + "[%d]" % i202))
-    if lines201:
-        out.append(b"\n".join(lines201) + (b"\n" if True else b""))
-    lst204 = obj.merges
-    if not isinstance(lst204, (list, tuple, Table)):
-        _bad_value(path + ".merges", "expected a list", lst204)
-    lines205 = []
-    for i206, row207 in enumerate(lst204):
-        lines205.append(_line_value(row207, 'raw', path + ".merges" + "[%d]" % i206))
-    if not obj.final_newline and not (lines205 and lines205[-1]):
-        _bad_value(path + ".merges", "final_newline false needs a last line that is not empty", lst204)
-    if lines205:
-        out.append(b"\n".join(lines205) + (b"\n" if obj.final_newline else b""))
+    lst187 = obj.tokens
+    if not isinstance(lst187, (list, tuple, Table)):
+        _bad_value(path + ".tokens", "expected a list", lst187)
+    lines188 = []
+    for i189, row190 in enumerate(lst187):
+        lines188.append(_line_value(row190, 'raw', path + ".tokens" + "[%d]" % i189))
+    if lines188:
+        out.append(b"\n".join(lines188) + (b"\n" if True else b""))
+    lst191 = obj.merges
+    if not isinstance(lst191, (list, tuple, Table)):
+        _bad_value(path + ".merges", "expected a list", lst191)
+    lines192 = []
+    for i193, row194 in enumerate(lst191):
+        lines192.append(_line_value(row194, 'raw', path + ".merges" + "[%d]" % i193))
+    if not obj.final_newline and not (lines192 and lines192[-1]):
+        _bad_value(path + ".merges", "final_newline false needs a last line that is not empty", lst191)
+    if lines192:
+        out.append(b"\n".join(lines192) + (b"\n" if obj.final_newline else b""))
     if obj.final_newline.__class__ is not bool:
         _bad_value(path + ".final_newline", "expected a bool", obj.final_newline)
 
@@ -1872,15 +1845,15 @@ def section_sizes_MtokFile(obj):
     _build_Decoder(obj.decoder, out, "decoder")
     sizes.append(('decoder', None if obj.decoder is None else sum(map(len, out))))
     out = []
-    lst208 = obj.added_tokens
-    if not isinstance(lst208, (list, tuple, Table)):
-        _bad_value("added_tokens", "expected a list", lst208)
+    lst195 = obj.added_tokens
+    if not isinstance(lst195, (list, tuple, Table)):
+        _bad_value("added_tokens", "expected a list", lst195)
     try:
-        out.append(_S1.pack(len(lst208)))
+        out.append(_S1.pack(len(lst195)))
     except (struct.error, TypeError) as e:
-        _bad_value("added_tokens", str(e), (len(lst208),))
-    for i209, it210 in enumerate(lst208):
-        _build_AddedToken(it210, out, "added_tokens" + "[%d]" % i209)
+        _bad_value("added_tokens", str(e), (len(lst195),))
+    for i196, it197 in enumerate(lst195):
+        _build_AddedToken(it197, out, "added_tokens" + "[%d]" % i196)
     sizes.append(('added_tokens', None if obj.added_tokens is None else sum(map(len, out))))
     out = []
     if obj.chat_template is None:
@@ -1891,13 +1864,13 @@ def section_sizes_MtokFile(obj):
         if obj.chat_template.__class__ is not str:
             _bad_value("chat_template", "expected str", obj.chat_template)
         try:
-            s211 = obj.chat_template.encode()
+            s198 = obj.chat_template.encode()
         except UnicodeEncodeError:
             _bad_value("chat_template", "text is not encodable as UTF-8", obj.chat_template)
-        if len(s211) > 4294967295:
-            _bad_value("chat_template", "longer than 4294967295 bytes", len(s211))
-        out.append(_S1.pack(len(s211)))
-        out.append(s211)
+        if len(s198) > 4294967295:
+            _bad_value("chat_template", "longer than 4294967295 bytes", len(s198))
+        out.append(_S1.pack(len(s198)))
+        out.append(s198)
     sizes.append(('chat_template', None if obj.chat_template is None else sum(map(len, out))))
     out = []
     if obj.eos_token is None:
@@ -1908,13 +1881,13 @@ def section_sizes_MtokFile(obj):
         if obj.eos_token.__class__ is not str:
             _bad_value("eos_token", "expected str", obj.eos_token)
         try:
-            s212 = obj.eos_token.encode()
+            s199 = obj.eos_token.encode()
         except UnicodeEncodeError:
             _bad_value("eos_token", "text is not encodable as UTF-8", obj.eos_token)
-        if len(s212) > 65535:
-            _bad_value("eos_token", "longer than 65535 bytes", len(s212))
-        out.append(_S0.pack(len(s212)))
-        out.append(s212)
+        if len(s199) > 65535:
+            _bad_value("eos_token", "longer than 65535 bytes", len(s199))
+        out.append(_S0.pack(len(s199)))
+        out.append(s199)
     sizes.append(('eos_token', None if obj.eos_token is None else sum(map(len, out))))
     out = []
     if obj.flags is None:
@@ -1936,13 +1909,13 @@ def section_sizes_MtokFile(obj):
         if obj.bos_token.__class__ is not str:
             _bad_value("bos_token", "expected str", obj.bos_token)
         try:
-            s213 = obj.bos_token.encode()
+            s200 = obj.bos_token.encode()
         except UnicodeEncodeError:
             _bad_value("bos_token", "text is not encodable as UTF-8", obj.bos_token)
-        if len(s213) > 65535:
-            _bad_value("bos_token", "longer than 65535 bytes", len(s213))
-        out.append(_S0.pack(len(s213)))
-        out.append(s213)
+        if len(s200) > 65535:
+            _bad_value("bos_token", "longer than 65535 bytes", len(s200))
+        out.append(_S0.pack(len(s200)))
+        out.append(s200)
     sizes.append(('bos_token', None if obj.bos_token is None else sum(map(len, out))))
     out = []
     if obj.post_processor is None:
@@ -1967,16 +1940,16 @@ def section_sizes_SentencePieceTxtFile(obj):
     out.append(b"%d\n" % (len(obj.pieces),))
     sizes.append(('count', sum(map(len, out))))
     out = []
-    lst214 = obj.pieces
-    if not isinstance(lst214, (list, tuple, Table)):
-        _bad_value("pieces", "expected a list", lst214)
-    lines215 = []
-    for i216, row217 in enumerate(lst214):
-        if not isinstance(row217, (tuple, list)) or len(row217) != 3:
-            _bad_value("pieces" + "[%d]" % i216, "expected a row of 3 values", row217)
-        lines215.append(b" ".join((_line_value(row217[0], 'base64', "pieces" + "[%d]" % i216 + '.token'), _line_value(row217[1], 'word', "pieces" + "[%d]" % i216 + '.score'), _line_value(row217[2], 'int', "pieces" + "[%d]" % i216 + '.type'),)))
-    if lines215:
-        out.append(b"\n".join(lines215) + (b"\n" if True else b""))
+    lst201 = obj.pieces
+    if not isinstance(lst201, (list, tuple, Table)):
+        _bad_value("pieces", "expected a list", lst201)
+    lines202 = []
+    for i203, row204 in enumerate(lst201):
+        if not isinstance(row204, (tuple, list)) or len(row204) != 3:
+            _bad_value("pieces" + "[%d]" % i203, "expected a row of 3 values", row204)
+        lines202.append(b" ".join((_line_value(row204[0], 'base64', "pieces" + "[%d]" % i203 + '.token'), _line_value(row204[1], 'word', "pieces" + "[%d]" % i203 + '.score'), _line_value(row204[2], 'int', "pieces" + "[%d]" % i203 + '.type'),)))
+    if lines202:
+        out.append(b"\n".join(lines202) + (b"\n" if True else b""))
     sizes.append(('pieces', None if obj.pieces is None else sum(map(len, out))))
     return sizes
 
@@ -1993,14 +1966,14 @@ def section_sizes_TiktokenTxtFile(obj):
     out.append(b"%d\n" % (len(obj.tokens),))
     sizes.append(('count', sum(map(len, out))))
     out = []
-    lst218 = obj.tokens
-    if not isinstance(lst218, (list, tuple, Table)):
-        _bad_value("tokens", "expected a list", lst218)
-    lines219 = []
-    for i220, row221 in enumerate(lst218):
-        lines219.append(_line_value(row221, 'base64', "tokens" + "[%d]" % i220))
-    if lines219:
-        out.append(b"\n".join(lines219) + (b"\n" if True else b""))
+    lst205 = obj.tokens
+    if not isinstance(lst205, (list, tuple, Table)):
+        _bad_value("tokens", "expected a list", lst205)
+    lines206 = []
+    for i207, row208 in enumerate(lst205):
+        lines206.append(_line_value(row208, 'base64', "tokens" + "[%d]" % i207))
+    if lines206:
+        out.append(b"\n".join(lines206) + (b"\n" if True else b""))
     sizes.append(('tokens', None if obj.tokens is None else sum(map(len, out))))
     return sizes
 
@@ -2017,14 +1990,14 @@ def section_sizes_BertTxtFile(obj):
     out.append(b"%d\n" % (len(obj.tokens),))
     sizes.append(('count', sum(map(len, out))))
     out = []
-    lst222 = obj.tokens
-    if not isinstance(lst222, (list, tuple, Table)):
-        _bad_value("tokens", "expected a list", lst222)
-    lines223 = []
-    for i224, row225 in enumerate(lst222):
-        lines223.append(_line_value(row225, 'base64', "tokens" + "[%d]" % i224))
-    if lines223:
-        out.append(b"\n".join(lines223) + (b"\n" if True else b""))
+    lst209 = obj.tokens
+    if not isinstance(lst209, (list, tuple, Table)):
+        _bad_value("tokens", "expected a list", lst209)
+    lines210 = []
+    for i211, row212 in enumerate(lst209):
+        lines210.append(_line_value(row212, 'base64', "tokens" + "[%d]" % i211))
+    if lines210:
+        out.append(b"\n".join(lines210) + (b"\n" if True else b""))
     sizes.append(('tokens', None if obj.tokens is None else sum(map(len, out))))
     return sizes
 
@@ -2041,26 +2014,26 @@ def section_sizes_HuggingFaceTxtFile(obj):
     out.append(b"%d %d\n" % (len(obj.tokens), len(obj.merges),))
     sizes.append(('counts', sum(map(len, out))))
     out = []
-    lst226 = obj.tokens
-    if not isinstance(lst226, (list, tuple, Table)):
-        _bad_value("tokens", "expected a list", lst226)
-    lines227 = []
-    for i228, row229 in enumerate(lst226):
-        lines227.append(_line_value(row229, 'raw', "tokens" + "[%d]" % i228))
-    if lines227:
-        out.append(b"\n".join(lines227) + (b"\n" if True else b""))
+    lst213 = obj.tokens
+    if not isinstance(lst213, (list, tuple, Table)):
+        _bad_value("tokens", "expected a list", lst213)
+    lines214 = []
+    for i215, row216 in enumerate(lst213):
+        lines214.append(_line_value(row216, 'raw', "tokens" + "[%d]" % i215))
+    if lines214:
+        out.append(b"\n".join(lines214) + (b"\n" if True else b""))
     sizes.append(('tokens', None if obj.tokens is None else sum(map(len, out))))
     out = []
-    lst230 = obj.merges
-    if not isinstance(lst230, (list, tuple, Table)):
-        _bad_value("merges", "expected a list", lst230)
-    lines231 = []
-    for i232, row233 in enumerate(lst230):
-        lines231.append(_line_value(row233, 'raw', "merges" + "[%d]" % i232))
-    if not obj.final_newline and not (lines231 and lines231[-1]):
-        _bad_value("merges", "final_newline false needs a last line that is not empty", lst230)
-    if lines231:
-        out.append(b"\n".join(lines231) + (b"\n" if obj.final_newline else b""))
+    lst217 = obj.merges
+    if not isinstance(lst217, (list, tuple, Table)):
+        _bad_value("merges", "expected a list", lst217)
+    lines218 = []
+    for i219, row220 in enumerate(lst217):
+        lines218.append(_line_value(row220, 'raw', "merges" + "[%d]" % i219))
+    if not obj.final_newline and not (lines218 and lines218[-1]):
+        _bad_value("merges", "final_newline false needs a last line that is not empty", lst217)
+    if lines218:
+        out.append(b"\n".join(lines218) + (b"\n" if obj.final_newline else b""))
     sizes.append(('merges', None if obj.merges is None else sum(map(len, out))))
     out = []
     if obj.final_newline.__class__ is not bool:

@@ -623,9 +623,29 @@ class Emitter:
         self.decoders[key] = name
         saved, self.lines = self.lines, []
         self.w(0, f"def {name}(b, n):")
+        strings = [k for k, f in enumerate(cols) if not self.fixed(f.sub)]
         if all(self.fixed(f.sub) for f in cols):
             fmt = "<" + "".join(self.fixed(f.sub)[0] for f in cols)
             self.w(1, f"return list({self.st(fmt)}.iter_unpack(b))")
+        elif len(strings) == 1 and scalar(dsl.resolve(cols[strings[0]].sub).prefix)[0] == "H":
+            # The bytes were bounds-checked when the file was parsed: decode without checks.
+            k = strings[0]
+            pre = "<" + "".join(self.fixed(f.sub)[0] for f in cols[:k])
+            post = "<" + "".join(self.fixed(f.sub)[0] for f in cols[k + 1:])
+            a, z = struct.calcsize(pre), struct.calcsize(post)
+            self.w(1, "rows = [None] * n")
+            self.w(1, "p = 0")
+            self.w(1, "for i in range(n):")
+            self.w(2, f"q = p + {a + 2} + (b[p + {a}] | (b[p + {a + 1}] << 8))")
+            parts = []
+            if a:
+                parts.append(f"{self.st(pre)}.unpack_from(b, p)")
+            parts.append(f"(b[p + {a + 2}:q],)")
+            if z:
+                parts.append(f"{self.st(post)}.unpack_from(b, q)")
+            self.w(2, f"rows[i] = {' + '.join(parts)}")
+            self.w(2, f"p = q + {z}")
+            self.w(1, "return rows")
         else:
             self.w(1, 'p, end, path = 0, len(b), "<table>"')
             cv = [self.var("c") for _ in cols]

@@ -1,5 +1,5 @@
 """Sub-commands of the ``mtokspec`` CLI; each module has ``register(subparsers)``."""
 
-from mtokspec._commands import codec, convert, runtime
+from mtokspec._commands import chat, codec, convert, runtime
 
-COMMAND_MODULES = [codec, convert, runtime]
+COMMAND_MODULES = [codec, runtime, chat, convert]

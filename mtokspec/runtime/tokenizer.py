@@ -92,6 +92,26 @@ class Tokenizer:
     def from_file(cls, path: str | os.PathLike, **kw) -> "Tokenizer":
         return cls.from_bytes(Path(path).read_bytes(), **kw)
 
+    # --- chat template ----------------------------------------------------------------------------
+    def apply_chat_template(self, messages: list[dict], add_generation_prompt: bool = True, tools=None,
+                            template: str | None = None, **kwargs) -> str:
+        """The prompt for ``messages``, rendered as ``transformers`` renders chat templates.
+
+        Uses the file's chat template unless ``template`` is given; ``bos_token``/``eos_token`` come
+        from the file (an empty string counts as absent, as the exporter writes absent ones) unless
+        passed; other keyword arguments become template variables.  Rendering is sandboxed and
+        bounded: see :func:`mtokspec.chat_template.render_chat_template`.
+        """
+        from mtokspec.chat_template import ChatTemplateError, render_chat_template
+
+        source = template if template is not None else self.chat_template
+        if not source:
+            raise ChatTemplateError("the file has no chat template; pass template=...")
+        kwargs.setdefault("bos_token", self.bos_token or None)
+        kwargs.setdefault("eos_token", self.eos_token or None)
+        return render_chat_template(source, messages, add_generation_prompt=add_generation_prompt,
+                                    tools=tools, **kwargs)
+
     @staticmethod
     def _post_program(pp):
         """The post-processor as a list of ops (None = the sequence, int = an id), or None."""
