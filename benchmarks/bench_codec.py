@@ -38,15 +38,9 @@ def best(fn, repeat: int) -> float:
 
 
 def byte_level_alphabet() -> list[str]:
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
-    cs = bs[:]
-    n = 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    return [chr(c) for c in cs]
+    from mtokspec.convert.from_hf import bytes_to_unicode
+
+    return list(bytes_to_unicode().values())
 
 
 def synthetic(n_vocab: int, seed: int = 7) -> tuple[bytes, str]:
