@@ -1,0 +1,44 @@
+"""from_hf on folders trained here with HF tokenizers, then our runtime against HF itself."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from test_convert_roundtrip_hf import _TEXT, TRAIN_TEXT, TRAINERS
+
+import mtokspec
+from mtokspec.convert import from_hf
+from mtokspec.runtime import Tokenizer
+
+pytest.importorskip("tokenizers", reason="HF tokenizers is the oracle (a test dependency)")
+_CACHE: dict[str, tuple] = {}
+
+
+def _pair(kind: str, tmp_path_factory):
+    if kind not in _CACHE:
+        original = TRAINERS[kind]()
+        folder = tmp_path_factory.mktemp(f"runtime-{kind}")
+        original.save(str(folder / "tokenizer.json"))
+        result = from_hf(folder)
+        assert [loss for loss in result.losses if loss.may_change_tokenization] == []
+        ours = Tokenizer.from_bytes(mtokspec.build(result.tree))
+        _CACHE[kind] = (original, ours)
+    return _CACHE[kind]
+
+
+@pytest.mark.parametrize("kind", sorted(TRAINERS))
+def test_runtime_of_converted_folder_matches_hf(kind, tmp_path_factory):
+    original, ours = _pair(kind, tmp_path_factory)
+
+    @settings(max_examples=150, deadline=None, database=None)
+    @given(_TEXT)
+    def check(text):
+        for special in (False, True):
+            expected = original.encode(text, add_special_tokens=special).ids
+            assert ours.encode(text, add_special_tokens=special) == expected, (text, special)
+        ids = original.encode(text, add_special_tokens=True).ids
+        assert ours.decode(ids) == original.decode(ids, skip_special_tokens=False), text
+
+    check()
+    for line in TRAIN_TEXT.splitlines():
+        assert ours.encode(line) == original.encode(line, add_special_tokens=False).ids
