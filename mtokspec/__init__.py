@@ -25,6 +25,7 @@ from mtokspec.validate import Finding, validate
 __all__ = [
     "parse", "build", "validate", "Finding", "MtokFormatError", "to_dict", "from_dict",
     "TokenizerFile", "MtokFile", "SentencePieceTxtFile", "TiktokenTxtFile", "BertTxtFile", "HuggingFaceTxtFile",
+    "Tokenizer",
 ]
 __version__ = "0.1.0"
 
@@ -63,3 +64,12 @@ def build(tree: TokenizerFile) -> bytes:
     if fn is None:
         raise MtokFormatError(f"expected a tokenizer file tree (MtokFile, ...), got {type(tree).__name__}")
     return fn(tree)
+
+
+def __getattr__(name: str):
+    # The runtime (and the `regex` module it compiles patterns with) loads only when asked for.
+    if name == "Tokenizer":
+        from mtokspec.runtime import Tokenizer
+
+        return Tokenizer
+    raise AttributeError(f"module 'mtokspec' has no attribute {name!r}")
