@@ -102,3 +102,16 @@ def test_stdin_input(monkeypatch, capsys):
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(EXAMPLE.read_bytes())))
     assert run("inspect", "-") == 0
     assert "tiny" not in capsys.readouterr().err
+
+
+def test_written_files_get_ordinary_permissions(tmp_path):
+    old = os.umask(0o022)
+    try:
+        out = tmp_path / "out.yaml"
+        assert run("dump", str(EXAMPLE), "-o", str(out)) == 0
+        assert out.stat().st_mode & 0o777 == 0o644
+        out.chmod(0o600)
+        assert run("dump", str(EXAMPLE), "-o", str(out)) == 0
+        assert out.stat().st_mode & 0o777 == 0o600  # an existing file keeps its mode
+    finally:
+        os.umask(old)

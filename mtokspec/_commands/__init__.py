@@ -1,5 +1,5 @@
 """Sub-commands of the ``mtokspec`` CLI; each module has ``register(subparsers)``."""
 
-from mtokspec._commands import chat, codec, convert, runtime
+from mtokspec._commands import chat, codec, convert, runtime, upgrade
 
-COMMAND_MODULES = [codec, runtime, chat, convert]
+COMMAND_MODULES = [codec, runtime, chat, convert, upgrade]
