@@ -52,7 +52,7 @@ def _bad_rows(rows, width, st, path):
 
 _STRICT_B64 = sys.version_info >= (3, 11)
 _COUNTS = re.compile(rb"(0|[1-9][0-9]*) (0|[1-9][0-9]*) (0|[1-9][0-9]*)\n")
-_ID = rb"-?(?:0|[1-9][0-9]*)"
+_ID = rb"(?:0|-?[1-9][0-9]*)"
 _IDS = re.compile(rb"(?:" + _ID + rb"(?: " + _ID + rb")*)?( ?)\n")
 _MAX_LINE = 1 << 24
 
@@ -82,7 +82,7 @@ def _parse_header_lines(b, p, end, path, magic_line):
     return header, q
 
 
-_DECIMAL = re.compile(rb"-?(?:0|[1-9][0-9]*)")
+_DECIMAL = re.compile(rb"(?:0|-?[1-9][0-9]*)")
 _COUNT = re.compile(rb"0|[1-9][0-9]*")
 
 

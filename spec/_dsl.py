@@ -317,7 +317,7 @@ class End(c.Construct):
         return None
 
 
-_INT = rb"-?(?:0|[1-9][0-9]*)"
+_INT = rb"(?:0|-?[1-9][0-9]*)"
 _COUNTS_RE = re.compile(rb"(0|[1-9][0-9]*) (0|[1-9][0-9]*) (0|[1-9][0-9]*)\n")
 _IDS_RE = re.compile(rb"(?:" + _INT + rb"(?: " + _INT + rb")*)?( ?)\n")
 
@@ -534,7 +534,7 @@ class LineTable(c.Construct):
                 if base64.b64encode(v) != part:
                     raise c.ValidationError(f"non-canonical base64 {part[:40]!r}", path=path)
             elif col.kind == "int":
-                if not re.fullmatch(rb"-?(?:0|[1-9][0-9]*)", part):
+                if not re.fullmatch(rb"(?:0|-?[1-9][0-9]*)", part):
                     raise c.ValidationError(f"bad integer {part[:40]!r}", path=path)
                 v = int(part)
             elif col.kind == "word":

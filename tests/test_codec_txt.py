@@ -106,3 +106,11 @@ def test_txt_build_refuses_values_that_break_lines():
         mtokspec.build(t.SentencePieceTxtFile(pieces=[(b"a", "1 2", 1)]))
     with pytest.raises(MtokFormatError):
         mtokspec.build(t.HuggingFaceTxtFile(tokens=[b"a"], merges=[b""], final_newline=False))
+
+
+@pytest.mark.parametrize("data", [b"430 1\n1 0 0\n-0\n0\n", b"430 0\n0 0 0\n\n1\nYQ== 0.0 -0\n",
+                                  b"430 4\n1 0 0\n007\n"])
+def test_non_canonical_numbers_are_refused(data):
+    """'-0' or '007' would read as 0 or 7 and write back differently."""
+    with pytest.raises(MtokFormatError):
+        mtokspec.parse(data)
