@@ -38,7 +38,7 @@ def best(fn, repeat: int) -> float:
 
 
 def byte_level_alphabet() -> list[str]:
-    from mtokspec.convert.from_hf import bytes_to_unicode
+    from mtokspec.byte_level import bytes_to_unicode
 
     return list(bytes_to_unicode().values())
 

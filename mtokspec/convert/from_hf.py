@@ -78,6 +78,7 @@ from pathlib import Path
 from typing import Any
 
 from mtokspec import tree as t
+from mtokspec.byte_level import bytes_to_unicode
 from mtokspec.convert import unicode_tables
 from mtokspec.convert.loss import ConversionError, Loss
 
@@ -245,26 +246,6 @@ def _pattern_kind(pattern: Any) -> tuple[str, str | None]:
     if isinstance(pattern, str):
         return pattern, None
     return "", None
-
-
-_BYTES_TO_UNICODE: dict[int, str] | None = None
-
-
-def bytes_to_unicode() -> dict[int, str]:
-    """GPT-2's byte -> printable character map (HF ByteLevel)."""
-    global _BYTES_TO_UNICODE
-    if _BYTES_TO_UNICODE is None:
-        bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + \
-            list(range(ord("®"), ord("ÿ") + 1))
-        cs = bs[:]
-        n = 0
-        for b in range(256):
-            if b not in bs:
-                bs.append(b)
-                cs.append(256 + n)
-                n += 1
-        _BYTES_TO_UNICODE = {b: chr(c) for b, c in zip(bs, cs)}
-    return _BYTES_TO_UNICODE
 
 
 class _Converter:

@@ -77,7 +77,8 @@ import regex
 
 from mtokspec import tree as t
 from mtokspec.convert import unicode_tables
-from mtokspec.convert.from_hf import ConversionResult, bytes_to_unicode
+from mtokspec.byte_level import bytes_to_unicode
+from mtokspec.convert.from_hf import ConversionResult
 from mtokspec.convert.loss import ConversionError, Loss
 
 __all__ = ["upgrade", "GPT2_PATTERN", "tiktoken_merges", "sentencepiece_merges", "byte_level_spelling",
