@@ -3,7 +3,8 @@
     TOKENIZERS_PARALLELISM=false python benchmarks/bench_runtime.py [--quick N] [--tok NAME ...]
 
 For each corpus tokenizer (``../shared/corpus/tok/*/mnn.mtok`` next to ``tokenizer.json``):
-load time (ours: ``Tokenizer.from_file`` = parse + build; HF: ``Tokenizer.from_file``), and for each
+load time (ours: ``Tokenizer.from_file`` = parse + build; HF: ``Tokenizer.from_file``; best of 3, teardown
+excluded), and for each
 ``text/bench_*.txt`` the encode throughput in MB/s with one ``encode`` call per line, ours cold
 (fresh tokenizer, empty caches), ours warm (same lines again) and HF single-threaded, with the
 ratios measured in the same run.  Also checks that both give the same ids.
@@ -12,6 +13,7 @@ ratios measured in the same run.  Also checks that both give the same ids.
 from __future__ import annotations
 
 import argparse
+import gc
 import math
 import os
 import sys
@@ -26,11 +28,15 @@ SKIP = {"tokenizer-wiki"}  # its Whitespace pre-tokenizer is dropped by the expo
 
 
 def _best(f, repeat: int) -> float:
+    """Best of ``repeat`` timings of ``f()``; the result is kept alive until the clock stopped, so
+    its teardown (and the previous one's) is not counted, and each run starts after a collection."""
     best = math.inf
     for _ in range(repeat):
+        gc.collect()
         t0 = time.perf_counter()
-        f()
+        r = f()
         best = min(best, time.perf_counter() - t0)
+        del r
     return best
 
 

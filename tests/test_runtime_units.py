@@ -163,14 +163,32 @@ def test_bpe_merge_order_matches_hf():
     rnd = random.Random(0)
     for _ in range(400):
         w = "".join(rnd.choice("abcd") for _ in range(rnd.randint(1, 40)))
-        assert ours.tokenize(w) == [t.id for t in theirs.tokenize(w)], w
+        assert list(ours.tokenize(w)) == [t.id for t in theirs.tokenize(w)], w
 
 
 def test_bpe_byte_fallback_and_unknown():
     vocab = {"a": 0, "b": 1, "ab": 2, "<0xC3>": 3, "<0xA9>": 4}
     ours, theirs = _bpe_pair(vocab, [("a", "b")], byte_fallback=True)
     for w in ["abé", "éab", "a€b"]:  # € has no byte tokens: dropped (no unk token in the file)
-        assert ours.tokenize(w) == [t.id for t in theirs.tokenize(w)], w
+        assert list(ours.tokenize(w)) == [t.id for t in theirs.tokenize(w)], w
+
+
+def test_bpe_cut_long_words_matches_hf():
+    """Long words are cut where no merge can cross (bigram rule; around characters spelled by
+    byte tokens that no merge uses): the result must equal HF's BPE over the whole word."""
+    base = list("abcé") + ["<0xE4>", "<0xB8>", "<0xAD>", "<0xC3>", "<0xA9>"]
+    merges = [("a", "b"), ("b", "c"), ("ab", "c"), ("c", "a"), ("é", "a"), ("c", "é")]
+    for with_byte_merge in (False, True):
+        vocab = {t: i for i, t in enumerate(base)}
+        ms = merges + ([("<0xE4>", "<0xB8>")] if with_byte_merge else [])
+        for a, b in ms:
+            vocab.setdefault(a + b, len(vocab))
+        ours, theirs = _bpe_pair(vocab, ms, byte_fallback=True)
+        rnd = random.Random(2)
+        for _ in range(300):
+            w = "".join(rnd.choice("abcé中€x") for _ in range(rnd.randint(20, 60)))
+            assert list(ours.tokenize(w)) == [t.id for t in theirs.tokenize(w)], (with_byte_merge, w)
+        assert (ours._solo is not None) is (not with_byte_merge)
 
 
 def test_bpe_sentencepiece_chunking_is_checked_not_assumed():
@@ -193,7 +211,7 @@ def test_wordpiece_matches_hf():
     ours = WordPiece(vocab, "[UNK]", "##", 10)
     theirs = models.WordPiece(vocab, unk_token="[UNK]", max_input_chars_per_word=10)
     for w in ["unaffable", "aaaa", "affable", "unx", "a" * 11, "a"]:
-        assert ours.tokenize(w) == [t.id for t in theirs.tokenize(w)], w
+        assert list(ours.tokenize(w)) == [t.id for t in theirs.tokenize(w)], w
 
 
 def test_unigram_matches_hf_ties_unk_and_byte_fallback():
@@ -204,7 +222,7 @@ def test_unigram_matches_hf_ties_unk_and_byte_fallback():
         ours = Unigram(rows, 0, bf)
         theirs = models.Unigram(vocab, unk_id=0, byte_fallback=bf)
         for w in ["---", "------", "abab-", "xyz", "axxb", "zz", "<unk>a", "é"]:
-            assert ours.tokenize(w) == [t.id for t in theirs.tokenize(w)], (bf, w)
+            assert list(ours.tokenize(w)) == [t.id for t in theirs.tokenize(w)], (bf, w)
 
 
 def test_serde_f64_reproduces_hf_score_parsing():
@@ -286,7 +304,13 @@ def test_add_special_tokens_program_or_prefix_never_both():
     assert t.encode("a", True).count(300) == 1
     t = Tokenizer.from_tree(_tiny_tree(post=T.PostProcessorProgram([T.SequenceOp()]), prefix=[300],
                                        added=[bos]))
-    assert t.encode("a", True) == [300] + t.encode("a")  # trivial program: the prefix ids
+    assert t.encode("a", True) == t.encode("a")  # program [A]: HF's TemplateProcessing "$A"
+    t = Tokenizer.from_tree(_tiny_tree(post=T.PostProcessorProgram([T.SequenceOp()] * 2), prefix=[300]))
+    assert t.encode("a", True) == t.encode("a") == [97, 97]  # A twice, with or without specials (HF)
+    t = Tokenizer.from_tree(_tiny_tree(post=T.PostProcessorProgram([]), prefix=[300]))
+    assert t.encode("a", True) == t.encode("a")  # empty program: no post-processor
+    t = Tokenizer.from_tree(_tiny_tree(post=None, prefix=[300], added=[bos]))
+    assert t.encode("a", True) == [300] + t.encode("a")  # no section (older files): the prefix ids
     t = Tokenizer.from_tree(_tiny_tree(post=T.LegacyPostProcessor([301]), added=[eos]))
     assert t.encode("a", True) == t.encode("a") + [301]
     t = Tokenizer.from_tree(_tiny_tree(added=[bos]))

@@ -2,7 +2,10 @@
 
 Matching is leftmost-longest over all added tokens (HF builds an Aho-Corasick automaton with
 ``LeftmostLongest``); ``lstrip`` extends a match over the white space before it (never into a
-previous match), ``rstrip`` over the white space after it.  White space is Unicode White_Space.
+previous match), ``rstrip`` over the white space after it.  As in HF, all matches are found in the
+original text first and stripped afterwards, so a white-space token (e.g. ``" "`` with ``rstrip``)
+inside white space eaten by an earlier ``rstrip`` still yields its id -- unless its own ``lstrip``
+leaves it an empty span, which HF drops.  White space is Unicode White_Space.
 
 **Where tokens are matched (the file drops HF's ``normalized`` flag).**  HF matches tokens with
 ``normalized=false`` in the raw input and tokens with ``normalized=true`` in each normalised piece
@@ -79,8 +82,10 @@ class AddedVocabulary:
             return [(text, None)] if text else []
         by_first = self._by_first
         by_content = self.by_content
+        lstrip = self._lstrip
+        rstrip = self._rstrip
         out: list[tuple[str, int | None]] = []
-        start_offset = 0  # end of the previous match
+        start_offset = 0  # end of the previous match (after rstrip)
         pos = 0
         n = len(text)
         search = first.search
@@ -99,17 +104,23 @@ class AddedVocabulary:
             if hit is None:
                 pos = p + 1
                 continue
-            start, stop = p, p + len(hit)
-            if self._lstrip[hit]:
-                while start > start_offset and text[start - 1] in WHITESPACE:
+            # matches are found in the original text, independently of the white space eaten
+            # around earlier matches (HF runs the automaton first, then strips)
+            start = p
+            stop = pos = p + len(hit)
+            if lstrip[hit]:
+                while start > 0 and text[start - 1] in WHITESPACE:
                     start -= 1
-            if self._rstrip[hit]:
+                if start < start_offset:
+                    start = start_offset
+            if rstrip[hit]:
                 while stop < n and text[stop] in WHITESPACE:
                     stop += 1
             if start_offset < start:
                 out.append((text[start_offset:start], None))
-            out.append((text[start:stop], by_content[hit]))
-            start_offset = pos = stop
+            if start < stop:  # HF drops empty splits, with their token
+                out.append((text[start:stop], by_content[hit]))
+            start_offset = stop
         if start_offset < n:
             out.append((text[start_offset:], None))
         return out

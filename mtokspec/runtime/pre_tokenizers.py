@@ -318,12 +318,29 @@ class BertPreTokenizer(PreTokenizer):
 class Sequence(PreTokenizer):
     """HF ``Sequence``: each pre-tokenizer splits the pieces of the previous one."""
 
-    __slots__ = ("pretokenizers",)
+    __slots__ = ("pretokenizers", "_ws_meta")
 
     def __init__(self, pretokenizers: list[PreTokenizer]):
         self.pretokenizers = [p for p in pretokenizers if not isinstance(p, NoPreTokenizer)]
+        # T5 style [WhitespaceSplit, Metaspace]: the words hold no white space, so Metaspace only
+        # prepends the replacement to a word without it (and splits the others as usual)
+        ps = self.pretokenizers
+        self._ws_meta = (ps[0]._fast, ps[1]) if (
+            len(ps) == 2 and type(ps[0]) is Split and ps[0]._fast is not None
+            and type(ps[1]) is Metaspace) else None
 
     def split(self, s: str) -> list[str]:
+        if self._ws_meta is not None:
+            fast, meta = self._ws_meta
+            r = meta.replacement
+            pre = r if meta.add_prefix_space else ""
+            out: list[str] = []
+            for w in fast.findall(s, timeout=SPLIT_TIMEOUT + len(s) * SPLIT_TIMEOUT_PER_CHAR):
+                if r in w:
+                    out += meta.split(w)
+                else:
+                    out.append(pre + w)
+            return out
         pieces = [s] if s else []
         for p in self.pretokenizers:
             pieces = p.pre_tokenize(pieces)

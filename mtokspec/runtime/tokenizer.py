@@ -4,9 +4,13 @@ API named as HF ``tokenizers.Tokenizer``: ``encode``, ``encode_batch``, ``decode
 ``decode_stream``, ``token_to_id``, ``id_to_token``, ``vocab_size``; plus the header's id lists
 (``special_ids``, ``stop_ids``, ``prefix_ids``), ``is_special`` and ``is_stop``.
 
-``add_special_tokens=True`` applies the file's post-processor program when it inserts any id (HF
-``TemplateProcessing.single``; the legacy layout appends its ids), else prepends the header's prefix
-ids -- never both.  (MNN's C++ runtime applies both, which gives Llama-style files BOS twice.)
+``add_special_tokens=True`` applies the file's post-processor program as HF applies
+``TemplateProcessing.single``: each op in turn, so a program that names the sequence twice repeats it
+and ``[A]`` adds nothing; the legacy layout appends its ids; an empty program adds nothing (as ``to_hf`` reads it).  Only a
+file without the post-processor section (older exporters) prepends the header's prefix ids -- never
+both.  (MNN's C++ runtime applies both, which gives Llama-style files BOS twice.)  Like HF,
+``add_special_tokens=False`` still repeats the sequence as often as the program names it (HF skips
+only the special-token pieces of the template), so a program without a sequence op encodes to ``[]``.
 
 ``decode`` follows HF ``tokenizers``: added tokens decode to their content, other ids to their
 vocabulary token, unknown ids are skipped, and the decoder joins the tokens.  The file's
@@ -17,7 +21,9 @@ apply; it is exposed as :attr:`Tokenizer.clean_up_tokenization_spaces` and not a
 
 from __future__ import annotations
 
+import gc
 import os
+from contextlib import contextmanager
 from pathlib import Path
 
 from mtokspec import tree as T
@@ -28,12 +34,29 @@ from mtokspec.runtime.models.bpe import BPE
 __all__ = ["Tokenizer", "DecodeStream"]
 
 
+@contextmanager
+def _no_gc():
+    """The cycle collector paused: loading creates ~100k acyclic objects (rows, tokens), and in a
+    process holding many live objects each collection they trigger walks all of them."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 class Tokenizer:
     """A tokenizer built from an :class:`mtokspec.tree.MtokFile`."""
 
     def __init__(self, mtok: T.MtokFile, *, serde_scores: bool = True):
         if not isinstance(mtok, T.MtokFile):
             raise TokenizerError(f"expected an MtokFile tree, got {type(mtok).__name__}")
+        with _no_gc():
+            self._build(mtok, serde_scores)
+
+    def _build(self, mtok: T.MtokFile, serde_scores: bool) -> None:
         self.tree = mtok
         self.normalizer = normalizers.from_tree(mtok.normalizer)
         self.pre_tokenizer = pre_tokenizers.from_tree(mtok.pre_tokenizer)
@@ -57,6 +80,9 @@ class Tokenizer:
         self.eos_token = mtok.eos_token
         self.chat_template = mtok.chat_template
         self._post = self._post_program(mtok.post_processor)
+        # HF applies a TemplateProcessing even without special tokens, skipping only the ids: the
+        # sequence appears once per sequence op (0 or 2+ only in hand-made programs)
+        self._seq_repeat = self._post.count(None) if self._post else 1
         self._vocab_size = None
 
         # encode plan
@@ -86,7 +112,8 @@ class Tokenizer:
     @classmethod
     def from_bytes(cls, data: bytes, **kw) -> "Tokenizer":
         import mtokspec
-        return cls(mtokspec.parse(data), **kw)
+        with _no_gc():
+            return cls(mtokspec.parse(data), **kw)
 
     @classmethod
     def from_file(cls, path: str | os.PathLike, **kw) -> "Tokenizer":
@@ -114,18 +141,15 @@ class Tokenizer:
 
     @staticmethod
     def _post_program(pp):
-        """The post-processor as a list of ops (None = the sequence, int = an id), or None."""
+        """The post-processor as a list of ops (None = the sequence, int = an id); None when the
+        section is absent (then the prefix ids apply)."""
         if pp is None:
             return None
         if isinstance(pp, T.PostProcessorProgram):
-            ops = [None if isinstance(op, T.SequenceOp) else op.token_id for op in pp.ops]
-        elif isinstance(pp, T.LegacyPostProcessor):
-            ops = [None] + list(pp.ids)
-        else:
-            raise TokenizerError(f"unknown post-processor node {type(pp).__name__}")
-        if all(op is None for op in ops):
-            return None  # trivial: inserts nothing
-        return ops
+            return [None if isinstance(op, T.SequenceOp) else op.token_id for op in pp.ops]
+        if isinstance(pp, T.LegacyPostProcessor):
+            return [None] + list(pp.ids)
+        raise TokenizerError(f"unknown post-processor node {type(pp).__name__}")
 
     # --- encoding -------------------------------------------------------------------------------
     def _encode_segment(self, seg: str, out: list[int]) -> None:
@@ -143,10 +167,14 @@ class Tokenizer:
         elif plan == "text":
             model.tokenize_text(seg, out)
         else:
+            get = model._cache.get  # every model caches by piece; tokenize() fills the cache
             tok = model.tokenize
             ext = out.extend
             for p in self.pre_tokenizer.split(seg):
-                ext(tok(p))
+                r = get(p)
+                if r is None:
+                    r = tok(p)
+                ext(r)
 
     def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
         """The ids of ``text`` (HF ``Tokenizer.encode(text, add_special_tokens=...).ids``)."""
@@ -170,12 +198,16 @@ class Tokenizer:
                 self._encode_segment(text, ids)
         if add_special_tokens:
             ids = self.add_special(ids)
+        elif self._seq_repeat != 1:
+            ids = ids * self._seq_repeat
         return ids
 
     def add_special(self, ids: list[int]) -> list[int]:
         """``ids`` with the post-processor program (or, without one, the prefix ids) applied."""
         ops = self._post
         if ops is not None:
+            if not ops:  # an empty program: HF has no post-processor
+                return list(ids)
             out: list[int] = []
             for op in ops:
                 if op is None:

@@ -1,6 +1,7 @@
 """Models: a pre-tokenized piece to ids.  One class per variant, built through :data:`REGISTRY`.
 
-Every model has ``tokenize(piece) -> list[int]`` (cached per piece, bounded), ``token_to_id``,
+Every model has ``tokenize(piece)`` -> a sequence of ids (cached per piece, bounded; BPE caches tuples,
+which the cycle collector stops tracking), ``token_to_id``,
 ``id_to_token`` (its id -> token table is built on first use) and ``vocab`` (token -> id).
 """
 

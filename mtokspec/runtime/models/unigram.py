@@ -17,6 +17,7 @@ ten), which reproduces HF's values exactly, so exact Viterbi ties resolve as in 
 from __future__ import annotations
 
 import math
+from operator import itemgetter
 
 from mtokspec import tree
 from mtokspec.runtime.models.bpe import CACHE_MAX, decode_token, vocab_dict
@@ -24,6 +25,9 @@ from mtokspec.runtime.models.bpe import CACHE_MAX, decode_token, vocab_dict
 __all__ = ["Unigram", "serde_f64", "UNK_PENALTY"]
 
 UNK_PENALTY = 10.0
+_MISSING = object()
+_second = itemgetter(1)
+_third = itemgetter(2)
 _POW10 = [float(f"1e{k}") for k in range(309)]
 
 
@@ -87,21 +91,21 @@ class Unigram:
         return cls(node.vocab, node.unk_id, node.byte_fallback, serde_scores)
 
     def _build(self):
-        scores: dict[int, float] = {}
         conv = serde_f64 if self.serde_scores else float
-        for _t, i, s in self._rows:
-            scores[i] = conv(s)
+        rows = self._rows
+        scores: dict[int, float] = dict(zip(map(_second, rows), map(conv, map(_third, rows))))
         self._scores = scores
         self._unk_score = (min(scores.values()) if scores else 0.0) - UNK_PENALTY
-        pref: dict[str, int] = {}
-        for s, i in self._tok2id.items():
-            if not s:
-                continue
-            for k in range(1, len(s)):
-                p = s[:k]
+        # every prefix of every piece -> None (a prefix only) or (id, score) (a piece)
+        pref: dict[str, tuple | None] = {}
+        for t in self._tok2id:
+            for k in range(1, len(t)):
+                p = t[:k]
                 if p not in pref:
-                    pref[p] = -1
-            pref[s] = i
+                    pref[p] = None
+        pref.update(zip(self._tok2id, zip(self._tok2id.values(), map(scores.__getitem__,
+                                                                     self._tok2id.values()))))
+        pref.pop("", None)
         self._pref = pref
 
     def tokenize(self, word: str) -> list[int]:
@@ -111,7 +115,7 @@ class Unigram:
         r = self._encode(word)
         if len(self._cache) >= CACHE_MAX:
             self._cache.clear()
-        self._cache[word] = r
+        self._cache[word] = r = tuple(r)
         return r
 
     def segment(self, s: str) -> list[str]:
@@ -122,37 +126,44 @@ class Unigram:
         if n == 0:
             return []
         pref = self._pref
-        scores = self._scores
         unk_id = self.unk_id
         unk_score = self._unk_score
         bscore = [0.0] * (n + 1)
         bstart = [-1] * (n + 1)
         bid = [0] * (n + 1)
         get = pref.get
+        missing = _MISSING
         for i in range(n):
             base = bscore[i]
-            single = False
-            j = i + 1
-            while j <= n:
-                v = get(s[i:j])
-                if v is None:
-                    break
-                if v >= 0:
-                    sc = scores[v] + base
-                    if bstart[j] < 0 or sc > bscore[j]:
-                        bscore[j] = sc
-                        bstart[j] = i
-                        bid[j] = v
-                    if j == i + 1:
-                        single = True
-                j += 1
-            if not single:
+            v = get(s[i], missing)
+            if v is missing or v is None:  # no single-character piece: an unknown node
                 sc = unk_score + base
                 j = i + 1
                 if bstart[j] < 0 or sc > bscore[j]:
                     bscore[j] = sc
                     bstart[j] = i
                     bid[j] = unk_id
+                if v is missing:  # not even a prefix: no longer piece starts here
+                    continue
+            else:
+                sc = v[1] + base
+                j = i + 1
+                if bstart[j] < 0 or sc > bscore[j]:
+                    bscore[j] = sc
+                    bstart[j] = i
+                    bid[j] = v[0]
+            j = i + 2
+            while j <= n:
+                v = get(s[i:j], missing)
+                if v is missing:
+                    break
+                if v is not None:
+                    sc = v[1] + base
+                    if bstart[j] < 0 or sc > bscore[j]:
+                        bscore[j] = sc
+                        bstart[j] = i
+                        bid[j] = v[0]
+                j += 1
         out: list[str] = []
         fused: list[str] = []
         e = n

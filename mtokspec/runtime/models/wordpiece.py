@@ -46,7 +46,7 @@ class WordPiece:
         r = self._tokenize(word)
         if len(self._cache) >= CACHE_MAX:
             self._cache.clear()
-        self._cache[word] = r
+        self._cache[word] = r = tuple(r)
         return r
 
     def _tokenize(self, word: str) -> list[int]:
