@@ -168,38 +168,58 @@ _S9 = struct.Struct('<II')
 _S10 = struct.Struct('<IBBB')
 
 
-def _decode_rows0(b, n):
-    rows = [None] * n
+def _columns0(b, n):
+    lens = [0] * n
     p = 0
     for i in range(n):
-        q = p + 6 + (b[p + 4] | (b[p + 5] << 8))
-        rows[i] = _S1.unpack_from(b, p) + (b[p + 6:q],)
-        p = q + 0
-    return rows
+        lens[i] = m = b[p + 4] | (b[p + 5] << 8)
+        p += 6 + m
+    spell = ["I2x%ds" % m for m in range(max(lens, default=0) + 1)]
+    flat = struct.unpack("<" + "".join(map(spell.__getitem__, lens)), b)
+    return (flat[0::2], flat[1::2],)
+
+
+def _decode_rows0(b, n):
+    return list(zip(*_columns0(b, n)))
+
+
+def _columns1(b, n):
+    lens = [0] * n
+    p = 0
+    for i in range(n):
+        lens[i] = m = b[p + 0] | (b[p + 1] << 8)
+        p += 6 + m
+    spell = ["2x%dsI" % m for m in range(max(lens, default=0) + 1)]
+    flat = struct.unpack("<" + "".join(map(spell.__getitem__, lens)), b)
+    return (flat[0::2], flat[1::2],)
 
 
 def _decode_rows1(b, n):
-    rows = [None] * n
-    p = 0
-    for i in range(n):
-        q = p + 2 + (b[p + 0] | (b[p + 1] << 8))
-        rows[i] = (b[p + 2:q],) + _S1.unpack_from(b, q)
-        p = q + 4
-    return rows
+    return list(zip(*_columns1(b, n)))
+
+
+def _columns2(b, n):
+    flat = struct.unpack("<%dI" % (n * 3), b)
+    return (flat[0::3], flat[1::3], flat[2::3],)
 
 
 def _decode_rows2(b, n):
-    return list(_S6.iter_unpack(b))
+    return list(zip(*_columns2(b, n)))
+
+
+def _columns3(b, n):
+    lens = [0] * n
+    p = 0
+    for i in range(n):
+        lens[i] = m = b[p + 0] | (b[p + 1] << 8)
+        p += 14 + m
+    spell = ["2x%dsId" % m for m in range(max(lens, default=0) + 1)]
+    flat = struct.unpack("<" + "".join(map(spell.__getitem__, lens)), b)
+    return (flat[0::3], flat[1::3], flat[2::3],)
 
 
 def _decode_rows3(b, n):
-    rows = [None] * n
-    p = 0
-    for i in range(n):
-        q = p + 2 + (b[p + 0] | (b[p + 1] << 8))
-        rows[i] = (b[p + 2:q],) + _S8.unpack_from(b, q)
-        p = q + 12
-    return rows
+    return list(zip(*_columns3(b, n)))
 
 
 def _parse_NoNormalizer(b, p, end, path, depth):
@@ -392,7 +412,7 @@ def _parse_TableNormalizer(b, p, end, path, depth):
             if q > end:
                 _truncated(p + 2, q - p - 2, end, path + ".table" + "[%d]" % i16 + ".normalized")
             p = q
-    v_table = Table.lazy(b[start17:p], n15, _decode_rows0)
+    v_table = Table.lazy(b[start17:p], n15, _decode_rows0, _columns0, 2)
     return TableNormalizer(table=v_table), p
 
 
@@ -471,7 +491,7 @@ def _parse_BertNFDNormalizer(b, p, end, path, depth):
                 if q > end:
                     _truncated(p + 2, q - p - 2, end, path + ".nfd_table" + "[%d]" % i27 + ".normalized")
                 p = q
-        v_nfd_table = Table.lazy(b[start28:p], n26, _decode_rows0)
+        v_nfd_table = Table.lazy(b[start28:p], n26, _decode_rows0, _columns0, 2)
     else:
         v_nfd_table = None
     return BertNFDNormalizer(clean_text=v_clean_text, handle_chinese_chars=v_handle_chinese_chars, strip_accents=v_strip_accents, lowercase=v_lowercase, nfd_table=v_nfd_table), p
@@ -795,13 +815,13 @@ def _parse_BPEModel(b, p, end, path, depth):
             if p + 4 > end:
                 _truncated(p, 4, end, path + ".vocab" + "[%d]" % i49 + ".id")
             p += 4
-    v_vocab = Table.lazy(b[start50:p], n48, _decode_rows1)
+    v_vocab = Table.lazy(b[start50:p], n48, _decode_rows1, _columns1, 2)
     n52 = v_merge_size
     if n52 * 12 > end - p:
         _invalid(p, path + ".merges", "count %d needs at least %d bytes, %d left" % (n52, n52 * 12, end - p))
     start54 = p
     p += n52 * 12  # the count was checked against the bytes left
-    v_merges = Table.lazy(b[start54:p], n52, _decode_rows2)
+    v_merges = Table.lazy(b[start54:p], n52, _decode_rows2, _columns2, 3)
     return BPEModel(byte_fallback=v_byte_fallback, byte_level=v_byte_level, vocab=v_vocab, merges=v_merges), p
 
 
@@ -904,7 +924,7 @@ def _parse_WordPieceModel(b, p, end, path, depth):
             if p + 4 > end:
                 _truncated(p, 4, end, path + ".vocab" + "[%d]" % i70 + ".id")
             p += 4
-    v_vocab = Table.lazy(b[start71:p], n69, _decode_rows1)
+    v_vocab = Table.lazy(b[start71:p], n69, _decode_rows1, _columns1, 2)
     return WordPieceModel(unk_token=v_unk_token, continuing_subword_prefix=v_continuing_subword_prefix, max_input_chars_per_word=v_max_input_chars_per_word, vocab=v_vocab), p
 
 
@@ -994,7 +1014,7 @@ def _parse_UnigramModel(b, p, end, path, depth):
             if p + 12 > end:
                 _truncated(p, 12, end, path + ".vocab" + "[%d]" % i83 + ".id")
             p += 12
-    v_vocab = Table.lazy(b[start84:p], n82, _decode_rows3)
+    v_vocab = Table.lazy(b[start84:p], n82, _decode_rows3, _columns3, 3)
     return UnigramModel(unk_id=v_unk_id, byte_fallback=v_byte_fallback, vocab=v_vocab), p
 
 

@@ -11,30 +11,47 @@ use it like a list (index, slice, iterate, append, sort, ...).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, MutableSequence
+from collections.abc import Callable, Iterable, Iterator, MutableSequence, Sequence
 from typing import Any
 
 __all__ = ["Table"]
 
 
 class Table(MutableSequence):
-    __slots__ = ("_rows", "_raw", "_count", "_decode")
+    __slots__ = ("_rows", "_raw", "_count", "_decode", "_columns", "_width")
 
     def __init__(self, rows: Iterable[Any] = ()):
         self._rows: list | None = list(rows)
         self._raw: bytes | None = None
         self._count = len(self._rows)
         self._decode: Callable[[bytes, int], list] | None = None
+        self._columns: Callable[[bytes, int], tuple] | None = None
+        self._width = len(self._rows[0]) if self._rows and isinstance(self._rows[0], tuple) else 0
 
     @classmethod
-    def lazy(cls, raw: bytes, count: int, decode: Callable[[bytes, int], list]) -> Table:
-        """A table of ``count`` rows whose encoding ``raw`` was already bounds-checked."""
+    def lazy(cls, raw: bytes, count: int, decode: Callable[[bytes, int], list],
+             columns: Callable[[bytes, int], tuple], width: int) -> Table:
+        """A table of ``count`` rows of ``width`` columns whose encoding ``raw`` was bounds-checked."""
         self = cls.__new__(cls)
         self._rows = None
         self._raw = raw
         self._count = count
         self._decode = decode
+        self._columns = columns
+        self._width = width
         return self
+
+    def columns(self) -> tuple[Sequence, ...]:
+        """One sequence per column (a snapshot): e.g. ``tokens, ids = vocab.columns()``.
+
+        While the table is still raw this decodes straight into columns without building a tuple
+        per row, which is the fastest way to load a large table into other structures.
+        """
+        if self._rows is None:
+            return self._columns(self._raw, self._count)
+        if self._rows:
+            return tuple(zip(*self._rows))
+        return ((),) * self._width
 
     # -- the raw form -------------------------------------------------------------------------
     def raw_bytes(self) -> bytes | None:
@@ -47,6 +64,7 @@ class Table(MutableSequence):
             rows = self._rows = self._decode(self._raw, self._count)
             self._raw = None
             self._decode = None
+            self._columns = None
         return rows
 
     # -- sequence protocol ----------------------------------------------------------------------

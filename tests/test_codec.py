@@ -360,3 +360,14 @@ def test_lazy_tables_behave_like_lists(corpus):
     with pytest.raises(TypeError):
         hash(merges)
     assert mtokspec.parse(mtokspec.build(tree)).model.merges == merges
+
+
+def test_table_columns_match_rows(corpus):
+    for name in ("roberta-base", "t5-small"):
+        tree = mtokspec.parse((corpus / "tok" / name / "mnn.mtok").read_bytes())
+        tables = [tree.model.vocab, getattr(tree.model, "merges", None), getattr(tree.normalizer, "table", None)]
+        for table in filter(None, tables):
+            cols = table.columns()  # straight from the raw bytes
+            assert "not decoded" in repr(table)
+            assert list(zip(*cols)) == list(table) and table.columns() == cols
+    assert t.BPEModel().vocab == [] and mtokspec.parse(mtokspec.build(t.MtokFile())).model.vocab.columns() == ((), ())

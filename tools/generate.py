@@ -488,7 +488,8 @@ class Emitter:
                 start = self.var("start")
                 self.w(ind, f"{start} = p")
                 self.walk_rows(ind, cols, n, idx, epe)
-                self.w(ind, f"{target} = Table.lazy(b[{start}:p], {n}, {self.row_decoder(el)})")
+                dec = self.row_decoder(el)
+                self.w(ind, f"{target} = Table.lazy(b[{start}:p], {n}, _decode_rows{dec}, _columns{dec}, {len(cols)})")
                 return
             cv = [self.var("c") for _ in cols]
             self.w(ind, f"{target} = []")
@@ -614,39 +615,48 @@ class Emitter:
             self.w(ind + 1, "p = q")
 
     def row_decoder(self, row) -> str:
-        """A module-level function decoding a lazily kept table: (raw, n) -> list of tuples."""
+        """Module-level functions for a lazily kept table: ``_columnsN(raw, n)`` gives one sequence
+        per column, ``_decode_rowsN(raw, n)`` the list of row tuples.  Returns the pair's suffix."""
         cols = fields_of(row)
         key = tuple((f.name, self.fixed(f.sub) or ("str", scalar(dsl.resolve(f.sub).prefix)[0])) for f in cols)
         if key in self.decoders:
             return self.decoders[key]
-        name = f"_decode_rows{len(self.decoders)}"
+        k = len(cols)
+        name = str(len(self.decoders))
         self.decoders[key] = name
         saved, self.lines = self.lines, []
-        self.w(0, f"def {name}(b, n):")
-        strings = [k for k, f in enumerate(cols) if not self.fixed(f.sub)]
-        if all(self.fixed(f.sub) for f in cols):
-            fmt = "<" + "".join(self.fixed(f.sub)[0] for f in cols)
-            self.w(1, f"return list({self.st(fmt)}.iter_unpack(b))")
-        elif len(strings) == 1 and scalar(dsl.resolve(cols[strings[0]].sub).prefix)[0] == "H":
-            # The bytes were bounds-checked when the file was parsed: decode without checks.
-            k = strings[0]
-            pre = "<" + "".join(self.fixed(f.sub)[0] for f in cols[:k])
-            post = "<" + "".join(self.fixed(f.sub)[0] for f in cols[k + 1:])
-            a, z = struct.calcsize(pre), struct.calcsize(post)
-            self.w(1, "rows = [None] * n")
-            self.w(1, "p = 0")
-            self.w(1, "for i in range(n):")
-            self.w(2, f"q = p + {a + 2} + (b[p + {a}] | (b[p + {a + 1}] << 8))")
-            parts = []
-            if a:
-                parts.append(f"{self.st(pre)}.unpack_from(b, p)")
-            parts.append(f"(b[p + {a + 2}:q],)")
-            if z:
-                parts.append(f"{self.st(post)}.unpack_from(b, q)")
-            self.w(2, f"rows[i] = {' + '.join(parts)}")
-            self.w(2, f"p = q + {z}")
-            self.w(1, "return rows")
+        strings = [i for i, f in enumerate(cols) if not self.fixed(f.sub)]
+        fast = all(self.fixed(f.sub) for f in cols) or (
+            len(strings) == 1 and scalar(dsl.resolve(cols[strings[0]].sub).prefix)[0] == "H")
+        if fast:
+            # The bytes were bounds-checked when the file was parsed.  One struct format for the whole
+            # table ("2x5sI2x3sI..."), one unpack, columns sliced out at C speed: no per-row objects.
+            self.w(0, f"def _columns{name}(b, n):")
+            if not strings:
+                fmt = "".join(self.fixed(f.sub)[0] for f in cols)
+                if len(set(fmt)) == 1:
+                    self.w(1, f'flat = struct.unpack("<%d{fmt[0]}" % (n * {k}), b)')
+                else:
+                    self.w(1, f'flat = struct.unpack("<" + "{fmt}" * n, b)')
+            else:
+                i = strings[0]
+                pre = "".join(self.fixed(f.sub)[0] for f in cols[:i])
+                post = "".join(self.fixed(f.sub)[0] for f in cols[i + 1:])
+                a, z = struct.calcsize("<" + pre), struct.calcsize("<" + post)
+                self.w(1, "lens = [0] * n")
+                self.w(1, "p = 0")
+                self.w(1, "for i in range(n):")
+                self.w(2, f"lens[i] = m = b[p + {a}] | (b[p + {a + 1}] << 8)")
+                self.w(2, f"p += {a + z + 2} + m")
+                self.w(1, f'spell = ["{pre}2x%ds{post}" % m for m in range(max(lens, default=0) + 1)]')
+                self.w(1, 'flat = struct.unpack("<" + "".join(map(spell.__getitem__, lens)), b)')
+            self.w(1, "return " + (f"(flat,)" if k == 1 else "(" + ", ".join(f"flat[{j}::{k}]" for j in range(k)) + ",)"))
+            self.w(0, "")
+            self.w(0, "")
+            self.w(0, f"def _decode_rows{name}(b, n):")
+            self.w(1, f"return list(zip(*_columns{name}(b, n)))")
         else:
+            self.w(0, f"def _decode_rows{name}(b, n):")
             self.w(1, 'p, end, path = 0, len(b), "<table>"')
             cv = [self.var("c") for _ in cols]
             self.w(1, "rows = []")
@@ -655,6 +665,11 @@ class Emitter:
             self.read_fields(2, [(f.sub, v, "path") for f, v in zip(cols, cv)], {}, "1", None)
             self.w(2, f"ap(({', '.join(cv)},))")
             self.w(1, "return rows")
+            self.w(0, "")
+            self.w(0, "")
+            self.w(0, f"def _columns{name}(b, n):")
+            self.w(1, f"rows = _decode_rows{name}(b, n)")
+            self.w(1, f"return tuple(zip(*rows)) if rows else {tuple([()] * k)!r}")
         self.w(0, "")
         self.w(0, "")
         self.decoder_lines += self.lines

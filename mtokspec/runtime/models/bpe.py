@@ -54,20 +54,28 @@ def decode_token(b: bytes) -> str:
         return b.decode("utf-8", "surrogateescape")
 
 
+def columns(rows, width: int) -> tuple:
+    """A table's columns without a tuple per row (``Table.columns``), or from plain row lists."""
+    if hasattr(rows, "columns"):
+        cols = rows.columns()
+        if cols:
+            return cols
+    return tuple(zip(*rows)) if rows else ((),) * width
+
+
 def vocab_dict(rows) -> dict[str, int]:
     """``{token text: id}`` of ``(token bytes, id, ...)`` rows (C-level loops when all are UTF-8)."""
     if not rows:
         return {}
+    tokens, ids = columns(rows, 2)[:2]
     try:
-        return dict(zip(map(bytes.decode, map(_first, rows)), map(_second, rows)))
+        return dict(zip(map(bytes.decode, tokens), ids))
     except UnicodeDecodeError:
-        return {decode_token(t): i for t, i, *_ in rows}
+        return {decode_token(t): i for t, i in zip(tokens, ids)}
 
 
 _first = itemgetter(0)
 _second = itemgetter(1)
-_pair = itemgetter(0, 1)
-_third = itemgetter(2)
 
 
 class BPE:
@@ -80,7 +88,8 @@ class BPE:
         self._tokens = tokens  # id -> token, built lazily
         # (left id, right id) -> rank, built at C speed from the rows; HF keeps the later (higher
         # rank) entry of a repeated pair
-        ranks = dict(zip(map(_pair, merges_rows), map(_third, merges_rows)))
+        lefts, rights, order = columns(merges_rows, 3)
+        ranks = dict(zip(zip(lefts, rights), order))
         if len(ranks) < len(merges_rows):
             ranks = {}
             for a, b, k in merges_rows:
