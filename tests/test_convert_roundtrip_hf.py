@@ -197,3 +197,19 @@ def test_to_hf_rejects_what_tokenizer_json_cannot_hold():
         to_hf(merge)
     ok = t.MtokFile(**base, model=t.BPEModel(vocab=[(b"a", 0), (b"ab", 2), (b"b", 1)], merges=[(0, 1, 0)]))
     assert Tokenizer.from_str(json.dumps(to_hf(ok))).encode("ab").ids == [2]
+
+
+def test_byte_level_flag_maps_bytes_once():
+    """A byte_level BPE under a ByteLevel pre-tokenizer: HF must map the bytes once, like the runtime."""
+    from mtokspec.byte_level import BYTE_TO_CHAR
+    from mtokspec.runtime import Tokenizer as Ours
+    from mtokspec import tree as tt
+
+    vocab = sorted((c.encode(), b) for b, c in enumerate(BYTE_TO_CHAR))
+    tree = tt.MtokFile(pre_tokenizer=tt.ByteLevelPreTokenizer(True),
+                       model=tt.BPEModel(byte_level=True, vocab=vocab), decoder=tt.ByteLevelDecoder())
+    doc = to_hf(tree)
+    assert json.dumps(doc).count('"ByteLevel"') == 2  # the pre-tokenizer and the decoder
+    hf = Tokenizer.from_str(json.dumps(doc))
+    for text in ("hello world", "héllo wörld", "日本"):
+        assert hf.encode(text).ids == Ours.from_tree(tree).encode(text)

@@ -442,3 +442,20 @@ def test_cli_strict_and_errors_leave_nothing(tmp_path, capsys):
     assert _cli(["upgrade", str(src), "-o", str(tmp_path / "no" / "dir.mtok")]) == 2
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.txt", "tokenizer.txt", "x.mtok"]
     capsys.readouterr()
+
+
+def test_runtime_loads_legacy_files_directly(corpus):
+    """Tokenizer.from_file on a tokenizer.txt runs it through upgrade: the same ids as the upgraded tree."""
+    import json
+
+    from mtokspec.runtime import Tokenizer
+
+    texts = json.loads((corpus / "text" / "en.json").read_text(encoding="utf-8"))[:40]
+    for name in ("roberta-base", "bert-base-cased-derived", "whisper.tiny"):
+        path = corpus / "tok" / name / "mnn.txt"
+        ref = json.loads((corpus / "tok" / name / "ref_en.json").read_text(encoding="utf-8"))
+        direct = Tokenizer.from_file(path)
+        for i, text in enumerate(texts):
+            assert direct.encode(text) == ref["no_special"][i], (name, i)
+    with pytest.raises(Exception, match="legacy"):
+        Tokenizer.from_file(corpus / "tok" / "roberta-base" / "mnn.mtok", upgrade_options={"lowercase": True})

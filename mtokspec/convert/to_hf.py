@@ -14,7 +14,8 @@ that encodes text the way the ``.mtok`` specifies (FORMAT.md semantics, read as 
   0/1/2 -> Isolated/Removed/MergedWithPrevious and the pattern as ``Regex`` (``String`` when it
   has no regex metacharacter, which is the same match either way); BertPreTokenizer; Sequence.
   A BPE model with ``byte_level`` set gets a ``ByteLevel(use_regex=false)`` appended to its
-  pre-tokenizer (the bytes-to-unicode mapping the flag stands for).
+  pre-tokenizer (the bytes-to-unicode mapping the flag stands for), unless the pre-tokenizer already
+  has a ByteLevel, which maps the bytes once (as the runtime does).
 - Models: BPE vocab bytes -> str (UTF-8; a token that is not UTF-8 cannot be expressed and raises
   ValueError), merges by rank order as ``[left, right]`` token pairs, byte_fallback, no unk_token
   (the file has none); WordPiece; Unigram with the vocab listed by id (ids must be 0..n-1).
@@ -52,7 +53,7 @@ def to_hf_with_notes(tree: t.MtokFile) -> tuple[dict, list[str]]:
     notes: list[str] = []
     model, vocab_text = _model(tree.model)
     pre = _pre_tokenizer(tree.pre_tokenizer)
-    if isinstance(tree.model, t.BPEModel) and tree.model.byte_level:
+    if isinstance(tree.model, t.BPEModel) and tree.model.byte_level and not _has_byte_level(pre):
         bl = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}
         if pre is None:
             pre = bl
@@ -108,6 +109,15 @@ def _normalizer(n: t.Normalizer, notes: list[str]) -> dict | None:
     if isinstance(n, t.StripNormalizer):
         return {"type": "Strip", "strip_left": n.strip_left, "strip_right": n.strip_right}
     raise TypeError(f"unknown normalizer {type(n).__name__}")
+
+
+def _has_byte_level(pre: dict | None) -> bool:
+    """Does the pre-tokenizer already map bytes (then ``byte_level`` adds nothing, as in the runtime)?"""
+    if pre is None:
+        return False
+    if pre.get("type") == "Sequence":
+        return any(_has_byte_level(child) for child in pre["pretokenizers"])
+    return pre.get("type") == "ByteLevel"
 
 
 def _pre_tokenizer(p: t.PreTokenizer) -> dict | None:

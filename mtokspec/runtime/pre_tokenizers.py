@@ -26,6 +26,7 @@ import time
 import regex
 
 from mtokspec import tree
+from mtokspec.byte_level import BYTE_TO_CHAR, CHAR_TO_BYTE
 from mtokspec.runtime.normalizers import _WS_STR
 
 __all__ = [
@@ -43,24 +44,8 @@ SPLIT_TIMEOUT = 1.0
 SPLIT_TIMEOUT_PER_CHAR = 2e-6
 
 
-def _bytes_to_unicode() -> list[str]:
-    """GPT-2's reversible byte -> printable character map (HF ``bytes_char``)."""
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
-    cs = list(bs)
-    n = 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    out = [""] * 256
-    for b, c in zip(bs, cs):
-        out[b] = chr(c)
-    return out
-
-
-BYTES_TO_UNICODE: list[str] = _bytes_to_unicode()
-UNICODE_TO_BYTES: dict[str, int] = {c: b for b, c in enumerate(BYTES_TO_UNICODE)}
+BYTES_TO_UNICODE: list[str] = list(BYTE_TO_CHAR)  # GPT-2's byte -> printable character map
+UNICODE_TO_BYTES: dict[str, int] = CHAR_TO_BYTE
 _LATIN1_TO_BL = {b: c for b, c in enumerate(BYTES_TO_UNICODE)}
 
 

@@ -33,6 +33,8 @@ from mtokspec.runtime.models.bpe import BPE
 
 __all__ = ["Tokenizer", "DecodeStream"]
 
+_LEGACY = (T.SentencePieceTxtFile, T.TiktokenTxtFile, T.BertTxtFile, T.HuggingFaceTxtFile)
+
 
 @contextmanager
 def _no_gc():
@@ -106,14 +108,24 @@ class Tokenizer:
 
     # --- construction ---------------------------------------------------------------------------
     @classmethod
-    def from_tree(cls, mtok: T.MtokFile, **kw) -> "Tokenizer":
+    def from_tree(cls, mtok: T.TokenizerFile, *, upgrade_options: dict | None = None, **kw) -> "Tokenizer":
+        """A tokenizer for a ``.mtok`` tree, or for a legacy ``tokenizer.txt`` tree through
+        :func:`mtokspec.convert.upgrade` (``upgrade_options`` go to it: split pattern, lower-casing,
+        SentencePiece model; its losses say what the legacy file cannot hold)."""
+        if isinstance(mtok, _LEGACY):
+            from mtokspec.convert.upgrade import upgrade
+
+            mtok = upgrade(mtok, **(upgrade_options or {})).tree
+        elif upgrade_options:
+            raise TokenizerError("upgrade_options apply to legacy tokenizer.txt files only")
         return cls(mtok, **kw)
 
     @classmethod
     def from_bytes(cls, data: bytes, **kw) -> "Tokenizer":
+        """A tokenizer for the bytes of a ``.mtok`` or legacy ``tokenizer.txt`` file."""
         import mtokspec
         with _no_gc():
-            return cls(mtokspec.parse(data), **kw)
+            return cls.from_tree(mtokspec.parse(data), **kw)
 
     @classmethod
     def from_file(cls, path: str | os.PathLike, **kw) -> "Tokenizer":
