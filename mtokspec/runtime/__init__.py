@@ -22,6 +22,14 @@ class TokenizerError(ValueError):
     """A tree the runtime cannot run (bad pattern, pattern timeout, missing unk token, ...)."""
 
 
+def build_from_registry(registry: dict, node, stage: str):
+    """The runtime object for a tree node, through a stage's registry (tree class -> runtime class)."""
+    cls = registry.get(type(node))
+    if cls is None:
+        raise TokenizerError(f"unknown {stage} node {type(node).__name__}")
+    return cls.from_tree(node)
+
+
 from mtokspec.runtime.tokenizer import DecodeStream, Tokenizer  # noqa: E402
 
 __all__ = ["Tokenizer", "DecodeStream", "TokenizerError"]

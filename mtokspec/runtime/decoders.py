@@ -8,6 +8,7 @@ as HF's ``Decoder::decode`` does.  A missing or unknown HF decoder is written by
 from __future__ import annotations
 
 from mtokspec import tree
+from mtokspec.runtime import build_from_registry
 from mtokspec.runtime.pre_tokenizers import UNICODE_TO_BYTES
 
 __all__ = ["Decoder", "ByteLevel", "ByteFallback", "Metaspace", "WordPiece", "Fuse", "Replace",
@@ -233,9 +234,4 @@ REGISTRY: dict[type, type[Decoder]] = {
 
 def from_tree(node) -> Decoder:
     """The runtime decoder for a tree node."""
-    try:
-        cls = REGISTRY[type(node)]
-    except KeyError:
-        from mtokspec.runtime import TokenizerError
-        raise TokenizerError(f"unknown decoder node {type(node).__name__}") from None
-    return cls.from_tree(node)
+    return build_from_registry(REGISTRY, node, "decoder")

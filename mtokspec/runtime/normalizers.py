@@ -28,6 +28,7 @@ import unicodedata
 import regex
 
 from mtokspec import tree
+from mtokspec.runtime import build_from_registry
 
 __all__ = [
     "Normalizer", "NoNormalizer", "LegacyNFKC", "Prepend", "Replace", "Sequence", "BertNormalizer",
@@ -299,9 +300,4 @@ REGISTRY: dict[type, type[Normalizer]] = {
 
 def from_tree(node) -> Normalizer:
     """The runtime normalizer for a tree node."""
-    try:
-        cls = REGISTRY[type(node)]
-    except KeyError:
-        from mtokspec.runtime import TokenizerError
-        raise TokenizerError(f"unknown normalizer node {type(node).__name__}") from None
-    return cls.from_tree(node)
+    return build_from_registry(REGISTRY, node, "normalizer")

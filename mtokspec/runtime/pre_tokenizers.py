@@ -27,6 +27,7 @@ import regex
 
 from mtokspec import tree
 from mtokspec.byte_level import BYTE_TO_CHAR, CHAR_TO_BYTE
+from mtokspec.runtime import build_from_registry
 from mtokspec.runtime.normalizers import _WS_STR
 
 __all__ = [
@@ -349,11 +350,7 @@ REGISTRY: dict[type, type[PreTokenizer]] = {
 
 def from_tree(node) -> PreTokenizer:
     """The runtime pre-tokenizer for a tree node."""
-    try:
-        cls = REGISTRY[type(node)]
-    except KeyError:
-        raise _error(f"unknown pre-tokenizer node {type(node).__name__}") from None
-    return cls.from_tree(node)
+    return build_from_registry(REGISTRY, node, "pre-tokenizer")
 
 
 def contains(pt: PreTokenizer, cls: type) -> bool:

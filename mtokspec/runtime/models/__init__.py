@@ -8,6 +8,7 @@ which the cycle collector stops tracking), ``token_to_id``,
 from __future__ import annotations
 
 from mtokspec import tree
+from mtokspec.runtime import build_from_registry
 from mtokspec.runtime.models.bpe import BPE
 from mtokspec.runtime.models.unigram import Unigram
 from mtokspec.runtime.models.wordpiece import WordPiece
@@ -23,9 +24,4 @@ REGISTRY: dict[type, type] = {
 
 def from_tree(node):
     """The runtime model for a tree node."""
-    try:
-        cls = REGISTRY[type(node)]
-    except KeyError:
-        from mtokspec.runtime import TokenizerError
-        raise TokenizerError(f"unknown model node {type(node).__name__}") from None
-    return cls.from_tree(node)
+    return build_from_registry(REGISTRY, node, "model")
