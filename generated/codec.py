@@ -1849,22 +1849,22 @@ def section_sizes_MtokFile(obj):
     sizes = []
     absent = False
     path = ""
-    out = []
+    out: list[bytes] = []
     _build_header_lines(obj.header, out, "header", b'430 4\n')
     sizes.append(('header', None if obj.header is None else sum(map(len, out))))
-    out = []
+    out: list[bytes] = []
     _build_Normalizer(obj.normalizer, out, "normalizer")
     sizes.append(('normalizer', None if obj.normalizer is None else sum(map(len, out))))
-    out = []
+    out: list[bytes] = []
     _build_PreTokenizer(obj.pre_tokenizer, out, "pre_tokenizer")
     sizes.append(('pre_tokenizer', None if obj.pre_tokenizer is None else sum(map(len, out))))
-    out = []
+    out: list[bytes] = []
     _build_Model(obj.model, out, "model")
     sizes.append(('model', None if obj.model is None else sum(map(len, out))))
-    out = []
+    out: list[bytes] = []
     _build_Decoder(obj.decoder, out, "decoder")
     sizes.append(('decoder', None if obj.decoder is None else sum(map(len, out))))
-    out = []
+    out: list[bytes] = []
     lst195 = obj.added_tokens
     if not isinstance(lst195, (list, tuple, Table)):
         _bad_value("added_tokens", "expected a list", lst195)
@@ -1875,7 +1875,7 @@ def section_sizes_MtokFile(obj):
     for i196, it197 in enumerate(lst195):
         _build_AddedToken(it197, out, "added_tokens" + "[%d]" % i196)
     sizes.append(('added_tokens', None if obj.added_tokens is None else sum(map(len, out))))
-    out = []
+    out: list[bytes] = []
     if obj.chat_template is None:
         absent = True
     else:
@@ -1892,7 +1892,7 @@ def section_sizes_MtokFile(obj):
         out.append(_S1.pack(len(s198)))
         out.append(s198)
     sizes.append(('chat_template', None if obj.chat_template is None else sum(map(len, out))))
-    out = []
+    out: list[bytes] = []
     if obj.eos_token is None:
         absent = True
     else:
@@ -1909,7 +1909,7 @@ def section_sizes_MtokFile(obj):
         out.append(_S0.pack(len(s199)))
         out.append(s199)
     sizes.append(('eos_token', None if obj.eos_token is None else sum(map(len, out))))
-    out = []
+    out: list[bytes] = []
     if obj.flags is None:
         absent = True
     else:
@@ -1920,7 +1920,7 @@ def section_sizes_MtokFile(obj):
         except (struct.error, TypeError) as e:
             _bad_value("flags", str(e), (obj.flags,))
     sizes.append(('flags', None if obj.flags is None else sum(map(len, out))))
-    out = []
+    out: list[bytes] = []
     if obj.bos_token is None:
         absent = True
     else:
@@ -1937,7 +1937,7 @@ def section_sizes_MtokFile(obj):
         out.append(_S0.pack(len(s200)))
         out.append(s200)
     sizes.append(('bos_token', None if obj.bos_token is None else sum(map(len, out))))
-    out = []
+    out: list[bytes] = []
     if obj.post_processor is None:
         absent = True
     else:
@@ -1953,13 +1953,13 @@ def section_sizes_SentencePieceTxtFile(obj):
     sizes = []
     absent = False
     path = ""
-    out = []
+    out: list[bytes] = []
     _build_header_lines(obj.header, out, "header", b'430 0\n')
     sizes.append(('header', None if obj.header is None else sum(map(len, out))))
-    out = []
+    out: list[bytes] = []
     out.append(b"%d\n" % (len(obj.pieces),))
     sizes.append(('count', sum(map(len, out))))
-    out = []
+    out: list[bytes] = []
     lst201 = obj.pieces
     if not isinstance(lst201, (list, tuple, Table)):
         _bad_value("pieces", "expected a list", lst201)
@@ -1979,13 +1979,13 @@ def section_sizes_TiktokenTxtFile(obj):
     sizes = []
     absent = False
     path = ""
-    out = []
+    out: list[bytes] = []
     _build_header_lines(obj.header, out, "header", b'430 1\n')
     sizes.append(('header', None if obj.header is None else sum(map(len, out))))
-    out = []
+    out: list[bytes] = []
     out.append(b"%d\n" % (len(obj.tokens),))
     sizes.append(('count', sum(map(len, out))))
-    out = []
+    out: list[bytes] = []
     lst205 = obj.tokens
     if not isinstance(lst205, (list, tuple, Table)):
         _bad_value("tokens", "expected a list", lst205)
@@ -2003,13 +2003,13 @@ def section_sizes_BertTxtFile(obj):
     sizes = []
     absent = False
     path = ""
-    out = []
+    out: list[bytes] = []
     _build_header_lines(obj.header, out, "header", b'430 2\n')
     sizes.append(('header', None if obj.header is None else sum(map(len, out))))
-    out = []
+    out: list[bytes] = []
     out.append(b"%d\n" % (len(obj.tokens),))
     sizes.append(('count', sum(map(len, out))))
-    out = []
+    out: list[bytes] = []
     lst209 = obj.tokens
     if not isinstance(lst209, (list, tuple, Table)):
         _bad_value("tokens", "expected a list", lst209)
@@ -2027,13 +2027,13 @@ def section_sizes_HuggingFaceTxtFile(obj):
     sizes = []
     absent = False
     path = ""
-    out = []
+    out: list[bytes] = []
     _build_header_lines(obj.header, out, "header", b'430 3\n')
     sizes.append(('header', None if obj.header is None else sum(map(len, out))))
-    out = []
+    out: list[bytes] = []
     out.append(b"%d %d\n" % (len(obj.tokens), len(obj.merges),))
     sizes.append(('counts', sum(map(len, out))))
-    out = []
+    out: list[bytes] = []
     lst213 = obj.tokens
     if not isinstance(lst213, (list, tuple, Table)):
         _bad_value("tokens", "expected a list", lst213)
@@ -2043,7 +2043,7 @@ def section_sizes_HuggingFaceTxtFile(obj):
     if lines214:
         out.append(b"\n".join(lines214) + (b"\n" if True else b""))
     sizes.append(('tokens', None if obj.tokens is None else sum(map(len, out))))
-    out = []
+    out: list[bytes] = []
     lst217 = obj.merges
     if not isinstance(lst217, (list, tuple, Table)):
         _bad_value("merges", "expected a list", lst217)
@@ -2055,7 +2055,7 @@ def section_sizes_HuggingFaceTxtFile(obj):
     if lines218:
         out.append(b"\n".join(lines218) + (b"\n" if obj.final_newline else b""))
     sizes.append(('merges', None if obj.merges is None else sum(map(len, out))))
-    out = []
+    out: list[bytes] = []
     if obj.final_newline.__class__ is not bool:
         _bad_value("final_newline", "expected a bool", obj.final_newline)
     sizes.append(('final_newline', sum(map(len, out))))
@@ -2151,7 +2151,7 @@ def parse_MtokFile(data) -> MtokFile:
 
 def build_MtokFile(tree: MtokFile) -> bytes:
     """Build a whole file; raises MtokFormatError naming the field that cannot be written."""
-    out = []
+    out: list[bytes] = []
     _build_MtokFile(tree, out, "")
     return b"".join(out)
 
@@ -2165,7 +2165,7 @@ def parse_SentencePieceTxtFile(data) -> SentencePieceTxtFile:
 
 def build_SentencePieceTxtFile(tree: SentencePieceTxtFile) -> bytes:
     """Build a whole file; raises MtokFormatError naming the field that cannot be written."""
-    out = []
+    out: list[bytes] = []
     _build_SentencePieceTxtFile(tree, out, "")
     return b"".join(out)
 
@@ -2179,7 +2179,7 @@ def parse_TiktokenTxtFile(data) -> TiktokenTxtFile:
 
 def build_TiktokenTxtFile(tree: TiktokenTxtFile) -> bytes:
     """Build a whole file; raises MtokFormatError naming the field that cannot be written."""
-    out = []
+    out: list[bytes] = []
     _build_TiktokenTxtFile(tree, out, "")
     return b"".join(out)
 
@@ -2193,7 +2193,7 @@ def parse_BertTxtFile(data) -> BertTxtFile:
 
 def build_BertTxtFile(tree: BertTxtFile) -> bytes:
     """Build a whole file; raises MtokFormatError naming the field that cannot be written."""
-    out = []
+    out: list[bytes] = []
     _build_BertTxtFile(tree, out, "")
     return b"".join(out)
 
@@ -2207,6 +2207,6 @@ def parse_HuggingFaceTxtFile(data) -> HuggingFaceTxtFile:
 
 def build_HuggingFaceTxtFile(tree: HuggingFaceTxtFile) -> bytes:
     """Build a whole file; raises MtokFormatError naming the field that cannot be written."""
-    out = []
+    out: list[bytes] = []
     _build_HuggingFaceTxtFile(tree, out, "")
     return b"".join(out)

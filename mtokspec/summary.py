@@ -29,7 +29,8 @@ def describe(node: Any) -> str:
         return f"Table({len(node.table):,} code points)"
     if isinstance(node, (t.BertNormalizer, t.BertNFDNormalizer)):
         opts = [n for n in ("clean_text", "handle_chinese_chars", "strip_accents", "lowercase") if getattr(node, n)]
-        table = f", NFD table {len(node.nfd_table):,}" if getattr(node, "nfd_table", None) else ""
+        nfd = getattr(node, "nfd_table", None)
+        table = f", NFD table {len(nfd):,}" if nfd else ""
         return f"Bert({', '.join(opts) or 'no options'}{table})"
     if isinstance(node, t.PrependNormalizer):
         return f"Prepend({_short(node.prepend)})"

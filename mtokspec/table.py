@@ -48,6 +48,7 @@ class Table(MutableSequence):
         per row, which is the fastest way to load a large table into other structures.
         """
         if self._rows is None:
+            assert self._columns is not None and self._raw is not None
             return self._columns(self._raw, self._count)
         if self._rows:
             return tuple(zip(*self._rows))
@@ -61,6 +62,7 @@ class Table(MutableSequence):
     def _materialize(self) -> list:
         rows = self._rows
         if rows is None:
+            assert self._decode is not None and self._raw is not None
             rows = self._rows = self._decode(self._raw, self._count)
             self._raw = None
             self._decode = None

@@ -10,6 +10,7 @@ carries ``"format": "mtok"``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from mtokspec._generated import tree as _t
@@ -42,12 +43,12 @@ def format_key(tree: Any) -> str:
         raise MtokFormatError(f"not a whole-file tree: {type(tree).__name__}") from None
 
 
-def make_header(special: list[int] = (), stop: list[int] = (), prefix: list[int] = (),
+def make_header(special: Iterable[int] = (), stop: Iterable[int] = (), prefix: Iterable[int] = (),
                 trailing_space: bool = False) -> _t.Header:
     """A header whose counts match its id lists (what a hand-written tree usually wants)."""
-    special, stop, prefix = list(special), list(stop), list(prefix)
-    return _t.Header(len(special), len(stop), len(prefix), special + stop + prefix,
-                     trailing_space and bool(special or stop or prefix))
+    ids = [list(special), list(stop), list(prefix)]
+    return _t.Header(len(ids[0]), len(ids[1]), len(ids[2]), ids[0] + ids[1] + ids[2],
+                     trailing_space and any(ids))
 
 
 def _bytes_to_plain(b: bytes) -> Any:

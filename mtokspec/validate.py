@@ -39,7 +39,7 @@ class _Checker:
         self.findings.append(Finding(severity, path, message, code))
 
 
-def validate(tree_or_bytes: t.MtokFile | bytes | bytearray | memoryview) -> list[Finding]:
+def validate(tree_or_bytes: t.TokenizerFile | bytes | bytearray | memoryview) -> list[Finding]:
     """Check a tree (or the bytes of a file) and return the findings, errors first.
 
     Bytes that cannot be parsed at all raise :class:`MtokFormatError` (there is no tree to check).

@@ -1133,7 +1133,7 @@ def parse_{root}(data) -> {root}:
 
 def build_{root}(tree: {root}) -> bytes:
     """Build a whole file; raises MtokFormatError naming the field that cannot be written."""
-    out = []
+    out: list[bytes] = []
     _build_{root}(tree, out, "")
     return b"".join(out)
 '''
@@ -1148,7 +1148,7 @@ def emit_section_sizes(e: Emitter, root: RecordInfo) -> None:
     for f in root.fields:
         if not f.name:
             continue
-        e.w(1, "out = []")
+        e.w(1, "out: list[bytes] = []")
         e.write_fields(1, [(f, f"obj.{f.name}", f'"{f.name}"')], "obj", None)
         if isinstance(f.sub, (dsl.CountLine, dsl.FinalNewline)):
             e.w(1, f"sizes.append(({f.name!r}, sum(map(len, out))))")
