@@ -11,33 +11,49 @@ from mtokspec._io import atomic_write, read_input
 from mtokspec.errors import MtokFormatError
 
 
-def cmd_convert(args) -> int:
-    from mtokspec.convert import ConversionError, from_hf, render_json, render_text
+def write_conversion(command: str, source: str, output: str, report: str, convert, what: str = "",
+                     **report_extra) -> int:
+    """Run ``convert() -> ConversionResult``, build and write the .mtok atomically, report the losses.
+
+    Exit 0 written; 1 a strict conversion refused losses (nothing written); 2 anything else failed.
+    Shared by ``convert`` and ``upgrade``.
+    """
+    from mtokspec.convert import ConversionError, render_json, render_text
+
+    def fail(message: str, losses=(), code: int = 2) -> int:
+        if report == "json":
+            print(render_json(list(losses), error=message, source=source), file=sys.stderr)
+        else:
+            print(f"mtokspec {command}: {source}: {message}", file=sys.stderr)
+        return code
 
     try:
-        result = from_hf(args.model_dir, strict=args.strict, exact_whitespace=args.exact_whitespace)
+        result = convert()
         data = mtokspec.build(result.tree)
     except ConversionError as e:
-        if args.report == "json":
-            print(render_json(e.losses, error=e.message, source=args.model_dir), file=sys.stderr)
-        else:
-            print(f"mtokspec convert: {args.model_dir}: {e}", file=sys.stderr)
-        return 1 if e.losses else 2
-    except (OSError, MtokFormatError) as e:
-        print(f"mtokspec convert: {args.model_dir}: {e}", file=sys.stderr)
-        return 2
+        return fail(str(e) if report != "json" else e.message, e.losses, 1 if e.losses else 2)
+    except (OSError, MtokFormatError, ValueError) as e:
+        return fail(str(e))
     try:
-        atomic_write(args.output, data)
+        atomic_write(output, data)
     except OSError as e:
-        print(f"mtokspec convert: {args.output}: {e}", file=sys.stderr)
+        print(f"mtokspec {command}: {output}: {e}", file=sys.stderr)
         return 2
-    if args.report == "json":
-        print(render_json(result.losses, source=args.model_dir, output=args.output, size=len(data),
-                          unicode_version=result.unicode_version), file=sys.stderr)
+    if report == "json":
+        print(render_json(result.losses, source=source, output=output, size=len(data),
+                          unicode_version=result.unicode_version, **report_extra), file=sys.stderr)
     else:
-        print(f"{args.output}: {len(data):,} bytes (Unicode tables {result.unicode_version})", file=sys.stderr)
+        print(f"{output}: {len(data):,} bytes{what} (Unicode tables {result.unicode_version})", file=sys.stderr)
         print(render_text(result.losses), file=sys.stderr)
     return 0
+
+
+def cmd_convert(args) -> int:
+    from mtokspec.convert import from_hf
+
+    return write_conversion(
+        "convert", args.model_dir, args.output, args.report,
+        lambda: from_hf(args.model_dir, strict=args.strict, exact_whitespace=args.exact_whitespace))
 
 
 def cmd_export_hf(args) -> int:

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 import mtokspec
-from mtokspec._io import atomic_write, read_input
+from mtokspec._io import read_input
 from mtokspec.errors import MtokFormatError
 
 _EPILOG = """\
@@ -21,49 +21,25 @@ exit codes: 0 written; 1 --strict and the upgrade would lose information (nothin
 
 
 def cmd_upgrade(args) -> int:
-    from mtokspec.convert import ConversionError, render_json, render_text
+    from mtokspec._commands.convert import write_conversion
     from mtokspec.convert.upgrade import LEGACY_TYPES, upgrade
-
-    def fail(message: str, losses=None, code: int = 2) -> int:
-        if args.report == "json":
-            print(render_json(losses or [], error=message, source=args.file), file=sys.stderr)
-        else:
-            print(f"mtokspec upgrade: {args.file}: {message}", file=sys.stderr)
-        return code
 
     try:
         src = mtokspec.parse(read_input(args.file))
     except (OSError, MtokFormatError) as e:
-        return fail(str(e))
+        print(f"mtokspec upgrade: {args.file}: {e}", file=sys.stderr)
+        return 2
     if type(src) not in LEGACY_TYPES:
-        return fail("already a .mtok file (upgrade reads legacy tokenizer.txt files, types 0-3)")
-    try:
-        result = upgrade(src, split_pattern=args.split_pattern, lowercase=args.lowercase,
-                         sentencepiece_model=args.sp_model, sentencepiece_normalization=args.sp_normalization,
-                         strict=args.strict)
-        data = mtokspec.build(result.tree)
-    except ConversionError as e:
-        if args.report == "json":
-            print(render_json(e.losses, error=e.message, source=args.file), file=sys.stderr)
-        else:
-            print(f"mtokspec upgrade: {args.file}: {e}", file=sys.stderr)
-        return 1 if e.losses else 2
-    except (MtokFormatError, ValueError) as e:
-        return fail(f"cannot build the .mtok: {e}")
-    try:
-        atomic_write(args.output, data)
-    except OSError as e:
-        print(f"mtokspec upgrade: {args.output}: {e}", file=sys.stderr)
+        print(f"mtokspec upgrade: {args.file}: already a .mtok file (upgrade reads legacy tokenizer.txt "
+              "files, types 0-3)", file=sys.stderr)
         return 2
     legacy_type = LEGACY_TYPES[type(src)]
-    if args.report == "json":
-        print(render_json(result.losses, source=args.file, legacy_type=legacy_type, output=args.output,
-                          size=len(data), unicode_version=result.unicode_version), file=sys.stderr)
-    else:
-        print(f"{args.output}: {len(data):,} bytes from a type-{legacy_type} tokenizer.txt "
-              f"(Unicode tables {result.unicode_version})", file=sys.stderr)
-        print(render_text(result.losses), file=sys.stderr)
-    return 0
+    return write_conversion(
+        "upgrade", args.file, args.output, args.report,
+        lambda: upgrade(src, split_pattern=args.split_pattern, lowercase=args.lowercase,
+                        sentencepiece_model=args.sp_model, sentencepiece_normalization=args.sp_normalization,
+                        strict=args.strict),
+        what=f" from a type-{legacy_type} tokenizer.txt", legacy_type=legacy_type)
 
 
 def register(subparsers) -> None:
