@@ -24,7 +24,6 @@ import array
 import hashlib
 import json
 from functools import lru_cache
-from pathlib import Path
 
 import pytest
 

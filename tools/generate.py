@@ -650,7 +650,7 @@ class Emitter:
                 self.w(2, f"p += {a + z + 2} + m")
                 self.w(1, f'spell = ["{pre}2x%ds{post}" % m for m in range(max(lens, default=0) + 1)]')
                 self.w(1, 'flat = struct.unpack("<" + "".join(map(spell.__getitem__, lens)), b)')
-            self.w(1, "return " + (f"(flat,)" if k == 1 else "(" + ", ".join(f"flat[{j}::{k}]" for j in range(k)) + ",)"))
+            self.w(1, "return " + ("(flat,)" if k == 1 else "(" + ", ".join(f"flat[{j}::{k}]" for j in range(k)) + ",)"))
             self.w(0, "")
             self.w(0, "")
             self.w(0, f"def _decode_rows{name}(b, n):")
@@ -720,7 +720,6 @@ class Emitter:
     def parse_postprocessor(self, u: UnionInfo):
         pp = u.custom
         cur, leg, op = pp.current.record_name, pp.legacy.record_name, pp.op_union.union_name
-        cfmt = scalar(pp.count)[0]
         self.w(0, "def _ops_fit(b, p, end, n):")
         self.w(1, '"""Do the bytes from p to end hold exactly n well-formed ops?"""')
         self.w(1, "try:")
@@ -744,7 +743,6 @@ class Emitter:
         self.w(1, f"return {cur}(ops=ops), p")
         self.w(0, "")
         self.w(0, "")
-        _ = cfmt
 
     # ---- build ----------------------------------------------------------------------------
     def write_fixed_group(self, ind, group, exprs, pathexprs):
@@ -944,7 +942,7 @@ class Emitter:
 
     def build_postprocessor(self, u: UnionInfo):
         pp = u.custom
-        cur, leg, op = pp.current.record_name, pp.legacy.record_name, pp.op_union.union_name
+        cur, leg = pp.current.record_name, pp.legacy.record_name
         self.w(0, "def _build_PostProcessor(obj, out, path):")
         self.w(1, f"if obj.__class__ is {leg}:")
         self.w(2, "raw = []")
