@@ -28,7 +28,13 @@ def make_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = make_parser()
-    args = parser.parse_args(argv)
+    args, extras = parser.parse_known_args(argv)
+    # argparse cannot fill an optional positional that comes after a flag
+    # (`encode FILE --special TEXT`); take it here rather than refuse a natural command line.
+    if len(extras) == 1 and not extras[0].startswith("-") and getattr(args, "text", False) is None:
+        args.text = extras[0]
+    elif extras:
+        parser.error(f"unrecognized arguments: {' '.join(extras)}")
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

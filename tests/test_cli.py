@@ -115,3 +115,12 @@ def test_written_files_get_ordinary_permissions(tmp_path):
         assert out.stat().st_mode & 0o777 == 0o600  # an existing file keeps its mode
     finally:
         os.umask(old)
+
+
+def test_encode_text_after_a_flag(capsys):
+    assert run("encode", str(EXAMPLE), "--json", "Hello") == 0
+    after = capsys.readouterr().out
+    assert run("encode", "--json", str(EXAMPLE), "Hello") == 0
+    assert capsys.readouterr().out == after and json.loads(after)
+    with pytest.raises(SystemExit):
+        run("inspect", str(EXAMPLE), "unexpected")
