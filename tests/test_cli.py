@@ -124,3 +124,16 @@ def test_encode_text_after_a_flag(capsys):
     assert capsys.readouterr().out == after and json.loads(after)
     with pytest.raises(SystemExit):
         run("inspect", str(EXAMPLE), "unexpected")
+
+
+def test_export_hf_of_a_legacy_file(tmp_path, capsys):
+    src = ROOT.parent / "shared" / "corpus" / "tok" / "roberta-base" / "mnn.txt"
+    if not src.exists():
+        pytest.skip("../shared/corpus is absent")
+    out = tmp_path / "tokenizer.json"
+    assert run("export-hf", str(src), "-o", str(out)) == 0
+    assert "upgraded from a legacy tokenizer.txt" in capsys.readouterr().err
+    tokenizers = pytest.importorskip("tokenizers")
+    ref = json.loads((src.parent / "ref_en.json").read_text(encoding="utf-8"))
+    text = json.loads((ROOT.parent / "shared" / "corpus" / "text" / "en.json").read_text(encoding="utf-8"))[0]
+    assert tokenizers.Tokenizer.from_file(str(out)).encode(text, add_special_tokens=False).ids == ref["no_special"][0]

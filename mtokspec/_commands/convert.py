@@ -61,7 +61,16 @@ def cmd_export_hf(args) -> int:
 
     try:
         tree = mtokspec.parse(read_input(args.file))
+        upgraded = []
+        if not isinstance(tree, mtokspec.MtokFile):  # a legacy tokenizer.txt: its .mtok equivalent
+            from mtokspec.convert.upgrade import upgrade
+
+            result = upgrade(tree)
+            tree = result.tree
+            upgraded = [f"upgraded from a legacy tokenizer.txt with default options "
+                        f"({len(result.losses)} losses; see `mtokspec upgrade`)"]
         doc, notes = to_hf_with_notes(tree)
+        notes = upgraded + notes
         text = json.dumps(doc, ensure_ascii=False, indent=args.indent)
     except (OSError, MtokFormatError, ValueError) as e:
         print(f"mtokspec export-hf: {args.file}: {e}", file=sys.stderr)
@@ -109,7 +118,8 @@ def register(subparsers) -> None:
             "Write the tokenizer.json that tokenizes like FILE.mtok; Hugging Face `tokenizers` "
             "loads it with Tokenizer.from_file (an independent oracle for any .mtok)."),
         formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    q.add_argument("file", metavar="FILE.mtok", help="the .mtok to export ('-' for stdin)")
+    q.add_argument("file", metavar="FILE.mtok",
+                   help="the .mtok to export ('-' for stdin); a legacy tokenizer.txt is upgraded first")
     q.add_argument("-o", "--output", required=True, metavar="tokenizer.json",
                    help="where to write the JSON ('-' for stdout)")
     q.add_argument("--indent", type=int, default=None, help="indent the JSON (default: compact)")

@@ -50,6 +50,9 @@ def to_hf(tree: t.MtokFile) -> dict:
 
 def to_hf_with_notes(tree: t.MtokFile) -> tuple[dict, list[str]]:
     """``(document, notes)``: notes say where the mapping had to choose (e.g. table not identical)."""
+    if not isinstance(tree, t.MtokFile):
+        raise ValueError(f"to_hf takes an MtokFile tree, got {type(tree).__name__} "
+                         "(a legacy tokenizer.txt tree: mtokspec.convert.upgrade(tree).tree first)")
     notes: list[str] = []
     model, vocab_text = _model(tree.model)
     pre = _pre_tokenizer(tree.pre_tokenizer)
