@@ -50,7 +50,7 @@ import string
 import time
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Callable
+from typing import Any, Callable, Generator, cast
 
 import jinja2
 import jinja2.ext
@@ -255,7 +255,7 @@ def _precheck_str_method(obj: Any, args: tuple, kwargs: dict) -> tuple:
     elif name == "expandtabs":
         size = args[0] if args else kwargs.get("tabsize", 8)
         if isinstance(size, int):
-            _too_big("str.expandtabs", len(owner) + max(size, 0) * owner.count("\t" if isinstance(owner, str) else b"\t"))
+            _too_big("str.expandtabs", len(owner) + max(size, 0) * cast(Any, owner).count("\t" if isinstance(owner, str) else b"\t"))
     elif name == "replace" and len(args) >= 2:
         old, new = args[0], args[1]
         count = args[2] if len(args) > 2 else kwargs.get("count", -1)
@@ -495,31 +495,31 @@ class _GenerationTag(jinja2.ext.Extension):
 
 
 def _env_call(name: str, arg: nodes.Expr) -> nodes.Expr:
-    return nodes.Call(nodes.EnvironmentAttribute(name), [arg], [], None, None).set_lineno(
-        arg.lineno or 1
-    )
+    call = nodes.Call(nodes.EnvironmentAttribute(name), [arg], [], None, None)
+    return cast(nodes.Expr, call.set_lineno(arg.lineno or 1))
 
 
 class _Hardener(NodeTransformer):
     """Rewrites the parsed template so that loops, ``~`` and container literals are checked."""
 
     def visit_For(self, node: nodes.For) -> nodes.Node:
-        node = self.generic_visit(node)
-        node.iter = _env_call("mtok_loop_guard", node.iter)
+        node = cast(nodes.For, self.generic_visit(node))
+        node.iter = _env_call("mtok_loop_guard", cast(nodes.Expr, node.iter))
         return node
 
     def visit_Concat(self, node: nodes.Concat) -> nodes.Node:
-        node = self.generic_visit(node)
-        return _env_call("mtok_concat", nodes.List(node.nodes).set_lineno(node.lineno or 1))
+        node = cast(nodes.Concat, self.generic_visit(node))
+        items = cast(nodes.Expr, nodes.List(node.nodes).set_lineno(node.lineno or 1))
+        return _env_call("mtok_concat", items)
 
     def visit_List(self, node: nodes.List) -> nodes.Node:
-        return _env_call("mtok_check", self.generic_visit(node))
+        return _env_call("mtok_check", cast(nodes.Expr, self.generic_visit(node)))
 
     def visit_Dict(self, node: nodes.Dict) -> nodes.Node:
-        return _env_call("mtok_check", self.generic_visit(node))
+        return _env_call("mtok_check", cast(nodes.Expr, self.generic_visit(node)))
 
     def visit_Tuple(self, node: nodes.Tuple) -> nodes.Node:
-        node = self.generic_visit(node)
+        node = cast(nodes.Tuple, self.generic_visit(node))
         return _env_call("mtok_check", node) if node.ctx == "load" else node
 
 
@@ -762,7 +762,7 @@ def render_chat_template(
     token = _STATE.set(state)
     parts: list[str] = []
     produced = 0
-    gen = compiled.generate(**variables)
+    gen = cast(Generator[str, None, None], compiled.generate(**variables))
     try:
         for chunk in gen:
             produced += len(chunk)

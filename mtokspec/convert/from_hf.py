@@ -75,7 +75,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from mtokspec import tree as t
 from mtokspec.byte_level import bytes_to_unicode
@@ -287,7 +287,7 @@ class _Converter:
             return tid if isinstance(tid, int) else None
         if isinstance(v, list):
             if not hasattr(self, "_uni_index"):
-                self._uni_index = {}
+                self._uni_index: dict[str, int] = {}
                 for i, item in enumerate(v):
                     if isinstance(item, list) and item and isinstance(item[0], str):
                         self._uni_index.setdefault(item[0], i)
@@ -373,7 +373,8 @@ class _Converter:
                     return None
             return out
         if ptype in ("RobertaProcessing", "BertProcessing"):
-            cls, sep = pp.get("cls"), pp.get("sep")
+            cls: Any = pp.get("cls")  # malformed values raise below and are caught
+            sep: Any = pp.get("sep")
             try:
                 return [int(cls[1]), _SEQ_A, int(sep[1])]
             except (TypeError, IndexError, ValueError):
@@ -550,6 +551,7 @@ class _Converter:
             return []
         # ids of the model for "A"
         tid = self.added_id("A")
+        model_ids: list[int | None]  # ids from vocab_lookup are not None: vocab_has checked them
         if tid is not None:
             model_ids, model_toks = [tid], ["A"]
         else:
@@ -585,14 +587,14 @@ class _Converter:
         for at in self.added:
             if at.get("special", False) and at.get("id", -1) not in special:
                 special.append(at["id"])
-        special = [s for s in special if s is not None]
+        special_ids = [s for s in special if s is not None]
         stop = self.stop_ids()
         prefix = [p for p in self.prefix_ids()]
-        for name, ids in (("special", special), ("stop", stop), ("prefix", prefix)):
+        for name, ids in (("special", special_ids), ("stop", stop), ("prefix", prefix)):
             for i in ids:
                 if not isinstance(i, int) or isinstance(i, bool) or i < 0:
                     raise ConversionError(f"header: {name} id {i!r} is not a non-negative integer")
-        return t.make_header(special, stop, prefix)
+        return t.make_header(special_ids, stop, prefix)
 
     # -- normalizer ---------------------------------------------------------------------------
 
@@ -762,13 +764,13 @@ class _Converter:
             unk_id = m.get("unk_id", 0)
             if not isinstance(unk_id, int):
                 raise ConversionError(f"model.unk_id: {unk_id!r} is not an integer (MNN's exporter crashes)")
-            rows = []
+            uni_rows: list[tuple[Any, int, Any]] = []
             for i, item in enumerate(vocab):
                 if isinstance(item, list) and len(item) >= 2:
-                    rows.append((item[0], i, item[1]))
-            rows.sort(key=lambda x: x[0])
+                    uni_rows.append((item[0], i, item[1]))
+            uni_rows.sort(key=lambda x: x[0])
             return t.UnigramModel(unk_id, bool(int(m.get("byte_fallback", False))),
-                                  [(p.encode("utf-8"), i, float(s)) for p, i, s in rows])
+                                  [(p.encode("utf-8"), i, float(s)) for p, i, s in uni_rows])
         raise ConversionError(f"model.type {mtype!r}: MNN's .mtok has no such model (BPE, WordPiece, Unigram)")
 
     # -- decoder ------------------------------------------------------------------------------
@@ -844,7 +846,8 @@ class _Converter:
             if tpl is None or tpl != [_SEQ_A]:
                 self.loss("post_processor", f"{pp.get('type')} post-processor",
                           "empty program (encode with special tokens adds nothing)", True)
-        return [t.SequenceOp() if op == 0 else t.SpecialTokenOp(tid) for op, tid in ops]
+        # op 1 always carries an id
+        return [t.SequenceOp() if op == 0 else t.SpecialTokenOp(cast(int, tid)) for op, tid in ops]
 
     def trailing(self) -> tuple[str, str, int, str]:
         tc = self.tc
@@ -898,9 +901,9 @@ def _extract_ops(pp: Any) -> list[tuple[int, int | None]]:
     ptype = pp.get("type", "")
     if ptype == "Sequence":
         for child in pp.get("processors", []):
-            ops = _extract_ops(child)
-            if ops:
-                return ops
+            child_ops = _extract_ops(child)
+            if child_ops:
+                return child_ops
         return []
     if ptype != "TemplateProcessing":
         return []

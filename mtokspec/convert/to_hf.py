@@ -186,9 +186,9 @@ def _model(m: t.Model) -> tuple[dict, dict[int, str]]:
         by_id = sorted(m.vocab, key=lambda r: r[1])
         if [r[1] for r in by_id] != list(range(len(by_id))):
             raise ValueError("model.vocab: Unigram ids must be exactly 0..n-1 for tokenizer.json")
-        vocab = [[_text(tok, "model.vocab"), score] for tok, _id, score in by_id]
-        return ({"type": "Unigram", "unk_id": m.unk_id, "vocab": vocab, "byte_fallback": m.byte_fallback},
-                {i: v[0] for i, v in enumerate(vocab)})
+        uni_vocab: list[list[Any]] = [[_text(tok, "model.vocab"), score] for tok, _id, score in by_id]
+        return ({"type": "Unigram", "unk_id": m.unk_id, "vocab": uni_vocab, "byte_fallback": m.byte_fallback},
+                {i: v[0] for i, v in enumerate(uni_vocab)})
     raise TypeError(f"unknown model {type(m).__name__}")
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import unicodedata
 from functools import lru_cache
+from typing import Callable, cast
 
 __all__ = ["UNIDATA_VERSION", "FORMS", "normalization_table", "nfkc_table", "nfc_table",
            "nfd_table", "identify_table", "closest_form"]
@@ -28,8 +29,9 @@ FORMS = ("NFKC", "NFC", "NFD", "NFKD")
 def _table(form: str) -> tuple[tuple[int, bytes], ...]:
     if form not in FORMS:
         raise ValueError(f"unknown normalization form {form!r}")
-    is_normalized = unicodedata.is_normalized
-    normalize = unicodedata.normalize
+    # typed for any str: ``form`` was checked against FORMS above
+    is_normalized = cast(Callable[[str, str], bool], unicodedata.is_normalized)
+    normalize = cast(Callable[[str, str], str], unicodedata.normalize)
     out = []
     for cp in range(0x110000):
         ch = chr(cp)

@@ -193,7 +193,7 @@ def sentencepiece_merges(pieces: list[tuple[str, float, int]], vocab: dict[str, 
     ids of the pieces a merge may produce.  Order: descending score, then piece id, then
     ``(id(l), id(r))``; ranks 0, 1, ...
     """
-    found = []
+    found: list[tuple[float, int, int, int]] = []
     for pid in mergeable:
         text, score, _ = pieces[pid]
         local = []
@@ -433,6 +433,7 @@ class _Upgrader:
         added.sort(key=lambda a: a.id)
 
         unknown = [i for i, ty in enumerate(types) if ty == _SP_UNKNOWN]
+        m: t.Model
         if model == "unigram":
             m = self._unigram(pieces, rows, normal, unknown, flat, byte_fallback)
         else:

@@ -39,7 +39,7 @@ class Mismatch:
     ours: list[int]
     theirs: list[int]
     position: int  # first differing position
-    ours_tokens: list[str] = field(default_factory=list)
+    ours_tokens: list[str | None] = field(default_factory=list)  # None: id not in the vocabulary
     theirs_tokens: list[str] = field(default_factory=list)
 
 

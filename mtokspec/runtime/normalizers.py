@@ -40,7 +40,7 @@ WHITESPACE = frozenset(
     "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
     "\u200a\u2028\u2029\u202f\u205f\u3000"
 )
-_WS_STR = "".join(sorted(WHITESPACE))
+_WS_STR: str = "".join(sorted(WHITESPACE))
 
 
 def strip_ws(s: str, left: bool = True, right: bool = True) -> str:
@@ -195,6 +195,8 @@ class BertNormalizer(Normalizer):
 
     __slots__ = ("clean_text", "handle_chinese_chars", "strip_accents", "lowercase", "_nfd_table",
                  "_nfd")
+
+    _nfd: dict[int, str] | None
 
     def __init__(self, clean_text: bool, handle_chinese_chars: bool, strip_accents: bool,
                  lowercase: bool, nfd_table=None):

@@ -25,6 +25,7 @@ import gc
 import os
 from contextlib import contextmanager
 from pathlib import Path
+from typing import cast
 
 from mtokspec import tree as T
 from mtokspec.runtime import TokenizerError, decoders, models, normalizers, pre_tokenizers
@@ -51,6 +52,9 @@ def _no_gc():
 
 class Tokenizer:
     """A tokenizer built from an :class:`mtokspec.tree.MtokFile`."""
+
+    _plan: str  # "bytelevel", "text" or "pieces"
+    _vocab_size: int | None
 
     def __init__(self, mtok: T.MtokFile, *, serde_scores: bool = True):
         if not isinstance(mtok, T.MtokFile):
@@ -171,13 +175,14 @@ class Tokenizer:
             get = model._cache.get
             tok = model.tokenize
             ext = out.extend
-            for p in self.pre_tokenizer.split_raw(seg):
+            # the "bytelevel" plan is chosen only for a ByteLevel pre-tokenizer
+            for p in cast(pre_tokenizers.ByteLevel, self.pre_tokenizer).split_raw(seg):
                 r = get(p)
                 if r is None:
                     r = tok(p)
                 ext(r)
         elif plan == "text":
-            model.tokenize_text(seg, out)
+            cast(BPE, model).tokenize_text(seg, out)  # the "text" plan is chosen only for BPE
         else:
             get = model._cache.get  # every model caches by piece; tokenize() fills the cache
             tok = model.tokenize

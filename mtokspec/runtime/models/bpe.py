@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from itertools import repeat
 from operator import itemgetter
+from typing import Any
 
 import regex
 
@@ -82,8 +83,16 @@ class BPE:
     __slots__ = ("vocab", "_tokens", "_ranks", "_merged", "_tied", "byte_fallback", "byte_level", "_cache",
                  "_parts", "_sp_chunk", "_bigrams", "_solo", "_chunk_re", "map_bytes")
 
+    _tokens: dict[int, str] | None
+    # values are ``rank << 32 | merged id``, or ``(rank, merged id)`` when ``_tied``
+    _merged: dict[tuple[int, int], Any] | None
+    _sp_chunk: bool | None
+    _bigrams: frozenset[str] | None
+    _solo: dict[str, bool] | None
+    _chunk_re: regex.Pattern[str] | None
+
     def __init__(self, vocab: dict[str, int], merges_rows, byte_fallback: bool = False,
-                 byte_level: bool = False, tokens: list | None = None):
+                 byte_level: bool = False, tokens: dict[int, str] | None = None):
         self.vocab = vocab
         self._tokens = tokens  # id -> token, built lazily
         # (left id, right id) -> rank, built at C speed from the rows; HF keeps the later (higher
@@ -148,7 +157,7 @@ class BPE:
             self._chunk_re = regex.compile(f"{_SP}*[^{_SP}]+|{_SP}+")
         return ok
 
-    def bigrams(self) -> frozenset:
+    def bigrams(self) -> frozenset[str]:
         bg = self._bigrams
         if bg is None:
             s = self._merge_outputs()
@@ -163,7 +172,8 @@ class BPE:
 
     def _spelled_by_bytes(self, c: str) -> bool:
         """Whether ``c`` (not in the vocab) becomes byte tokens under byte fallback, all present."""
-        solo = self._solo
+        # not None: callers check it (no narrowing here, it runs per character)
+        solo: dict[str, bool] = self._solo  # type: ignore[assignment]
         ok = solo.get(c)
         if ok is None:
             vocab = self.vocab
@@ -207,7 +217,9 @@ class BPE:
             cache = self._cache
             get = cache.get
             tok = self.tokenize
-            for chunk in self._chunk_re.findall(text):
+            chunk_re = self._chunk_re
+            assert chunk_re is not None  # set by sp_chunking()
+            for chunk in chunk_re.findall(text):
                 r = get(chunk)
                 if r is None:
                     r = tok(chunk)
@@ -248,14 +260,14 @@ class BPE:
             return list(map(vocab.__getitem__, word))
         except KeyError:
             pass
-        out = []
+        out: list[int] = []
         for c in word:
             i = vocab.get(c)
             if i is not None:
                 out.append(i)
             elif self.byte_fallback:
-                bts = [vocab.get("<0x%02X>" % b) for b in c.encode("utf-8", "surrogatepass")]
-                if None not in bts:
+                bts: list = [vocab.get("<0x%02X>" % b) for b in c.encode("utf-8", "surrogatepass")]
+                if None not in bts:  # all ints (no cast: this runs per character)
                     out.extend(bts)
                 # else: unknown and no unk token stored: dropped
         return out
@@ -272,6 +284,7 @@ class BPE:
             raise _err(f"BPE merge names id {e.args[0]} which is not in the vocabulary") from None
         # a merge whose output is not in the vocab (HF refuses such files) fails when applied
         mids = list(map(self.vocab.get, outs, repeat(_BAD)))
+        m: dict[tuple[int, int], Any]
         if len(set(ranks.values())) < len(ranks):
             # two merges share a rank (not in real files): HF then takes the leftmost pair, which a
             # combined key cannot express; keep (rank, merged id) pairs for the general loop
@@ -291,7 +304,9 @@ class BPE:
 
     def _bpe_tied(self, syms: list[int]) -> tuple:
         """The merge loop for merge tables with repeated ranks (ties go to the leftmost pair)."""
-        get = self._merged.get
+        merged = self._merged
+        assert merged is not None  # built by _bpe() before it calls this
+        get = merged.get
         inf = (_INF, 0)
         rk = [get(p, inf) for p in zip(syms, syms[1:])]
         best = min(rk)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from operator import itemgetter
+from typing import Any
 
 from mtokspec import tree
 from mtokspec.runtime.models.bpe import CACHE_MAX, decode_token, vocab_dict
@@ -68,13 +69,16 @@ class Unigram:
     __slots__ = ("_rows", "unk_id", "byte_fallback", "serde_scores", "_tok2id", "_scores",
                  "_pref", "_unk_score", "_cache", "_tokens")
 
+    _pref: dict[str, tuple | None] | None  # built on first use
+    _tokens: dict[int, str] | None
+
     def __init__(self, rows, unk_id: int, byte_fallback: bool = False, serde_scores: bool = True):
         self._rows = rows  # (token bytes, id, score)
         self.unk_id = unk_id
         self.byte_fallback = byte_fallback
         self.serde_scores = serde_scores
         self._pref = None
-        self._cache: dict[str, list[int]] = {}
+        self._cache: dict[str, tuple[int, ...]] = {}
         self._tokens = None
         tok2id = vocab_dict(rows)
         if len(tok2id) < len(rows):  # duplicated pieces: HF keeps the later id
@@ -108,14 +112,14 @@ class Unigram:
         pref.pop("", None)
         self._pref = pref
 
-    def tokenize(self, word: str) -> list[int]:
+    def tokenize(self, word: str) -> tuple[int, ...]:
         r = self._cache.get(word)
         if r is not None:
             return r
-        r = self._encode(word)
+        ids = self._encode(word)
         if len(self._cache) >= CACHE_MAX:
             self._cache.clear()
-        self._cache[word] = r = tuple(r)
+        self._cache[word] = r = tuple(ids)
         return r
 
     def segment(self, s: str) -> list[str]:
@@ -126,13 +130,14 @@ class Unigram:
         if n == 0:
             return []
         pref = self._pref
+        assert pref is not None  # built above
         unk_id = self.unk_id
         unk_score = self._unk_score
         bscore = [0.0] * (n + 1)
         bstart = [-1] * (n + 1)
         bid = [0] * (n + 1)
         get = pref.get
-        missing = _MISSING
+        missing: Any = _MISSING
         for i in range(n):
             base = bscore[i]
             v = get(s[i], missing)
@@ -191,7 +196,7 @@ class Unigram:
             i = tok2id.get(piece)
             if i is None:
                 if self.byte_fallback:
-                    bts = [tok2id.get("<0x%02X>" % b) for b in piece.encode("utf-8", "surrogatepass")]
+                    bts: list = [tok2id.get("<0x%02X>" % b) for b in piece.encode("utf-8", "surrogatepass")]
                     if None not in bts:
                         ids.extend(bts)
                         continue

@@ -16,6 +16,8 @@ __all__ = ["WordPiece"]
 class WordPiece:
     __slots__ = ("vocab", "unk_token", "prefix", "max_chars", "_maxlen", "_tokens", "_cache")
 
+    _tokens: dict[int, str] | None
+
     def __init__(self, vocab: dict[str, int], unk_token: str, continuing_subword_prefix: str,
                  max_input_chars_per_word: int):
         self.vocab = vocab
@@ -24,7 +26,7 @@ class WordPiece:
         self.max_chars = max_input_chars_per_word
         self._maxlen = max(map(len, vocab), default=0)
         self._tokens = None
-        self._cache: dict[str, list[int]] = {}
+        self._cache: dict[str, tuple[int, ...]] = {}
 
     @classmethod
     def from_tree(cls, node: tree.WordPieceModel) -> "WordPiece":
@@ -39,14 +41,14 @@ class WordPiece:
             raise TokenizerError(f"WordPiece: unk token {self.unk_token!r} is not in the vocabulary")
         return [i]
 
-    def tokenize(self, word: str) -> list[int]:
+    def tokenize(self, word: str) -> tuple[int, ...]:
         r = self._cache.get(word)
         if r is not None:
             return r
-        r = self._tokenize(word)
+        ids = self._tokenize(word)
         if len(self._cache) >= CACHE_MAX:
             self._cache.clear()
-        self._cache[word] = r = tuple(r)
+        self._cache[word] = r = tuple(ids)
         return r
 
     def _tokenize(self, word: str) -> list[int]:
