@@ -51,9 +51,6 @@ def _bad_rows(rows, width, st, path):
 
 
 _STRICT_B64 = sys.version_info >= (3, 11)
-_COUNTS = re.compile(rb"(0|[1-9][0-9]*) (0|[1-9][0-9]*) (0|[1-9][0-9]*)\n")
-_ID = rb"(?:0|-?[1-9][0-9]*)"
-_IDS = re.compile(rb"(?:" + _ID + rb"(?: " + _ID + rb")*)?( ?)\n")
 _MAX_LINE = 1 << 24
 
 
@@ -82,8 +79,6 @@ def _parse_header_lines(b, p, end, path, magic_line):
     return header, q
 
 
-_DECIMAL = re.compile(rb"(?:0|-?[1-9][0-9]*)")
-_COUNT = re.compile(rb"0|[1-9][0-9]*")
 
 
 def _counts(b, p, q, k, path):
@@ -166,6 +161,12 @@ _S7 = struct.Struct('<IIB')
 _S8 = struct.Struct('<Id')
 _S9 = struct.Struct('<II')
 _S10 = struct.Struct('<IBBB')
+
+# the text grammar, from spec/_dsl.py
+_COUNTS = re.compile(b'(0|[1-9][0-9]*) (0|[1-9][0-9]*) (0|[1-9][0-9]*)\\n')
+_IDS = re.compile(b'(?:(?:0|-?[1-9][0-9]*)(?: (?:0|-?[1-9][0-9]*))*)?( ?)\\n')
+_DECIMAL = re.compile(b'0|-?[1-9][0-9]*')
+_COUNT = re.compile(b'0|[1-9][0-9]*')
 
 
 def _columns0(b, n):

@@ -317,9 +317,14 @@ class End(c.Construct):
         return None
 
 
-_INT = rb"(?:0|-?[1-9][0-9]*)"
-_COUNTS_RE = re.compile(rb"(0|[1-9][0-9]*) (0|[1-9][0-9]*) (0|[1-9][0-9]*)\n")
-_IDS_RE = re.compile(rb"(?:" + _INT + rb"(?: " + _INT + rb")*)?( ?)\n")
+# The text grammar of the header and the legacy lines, canonical forms only (so that reading and
+# writing back give the same bytes).  The generator copies these patterns into the fast codec.
+COUNT = rb"0|[1-9][0-9]*"  # a count: no sign, no leading zero
+INT = rb"0|-?[1-9][0-9]*"  # an id or a number column: no "-0", no leading zero
+COUNTS_LINE = rb"(" + COUNT + rb") (" + COUNT + rb") (" + COUNT + rb")\n"  # header line 2
+IDS_LINE = rb"(?:(?:" + INT + rb")(?: (?:" + INT + rb"))*)?( ?)\n"  # header line 3, group 1: trailing space
+_COUNTS_RE = re.compile(COUNTS_LINE)
+_IDS_RE = re.compile(IDS_LINE)
 
 
 class HeaderLines(c.Construct):
@@ -331,7 +336,15 @@ class HeaderLines(c.Construct):
     """
 
     kind = "header"
-    fields = ("special_count", "stop_count", "prefix_count", "ids", "trailing_space")
+    #: the tree fields: (name, schema descriptor, doc)
+    FIELDS = (
+        ("special_count", ("int",), "count of special ids (line 2, first number)"),
+        ("stop_count", ("int",), "count of stop ids (line 2, second number)"),
+        ("prefix_count", ("int",), "count of prefix ids (line 2, third number)"),
+        ("ids", ("list", ("int",)), "line 3: special ids, then stop ids, then prefix ids"),
+        ("trailing_space", ("bool",),
+         "line 3 ends every id with a space (legacy exporter) instead of joining with spaces"),
+    )
 
     def __init__(self, magic: int, file_type: int):
         super().__init__()
@@ -460,7 +473,7 @@ def doc_of(renamed) -> str:
 # Line-oriented blocks (legacy tokenizer.txt)
 # ---------------------------------------------------------------------------------------------
 
-_DEC = re.compile(rb"0|[1-9][0-9]*")
+_DEC = re.compile(COUNT)
 
 
 class CountLine(c.Construct):
@@ -534,7 +547,7 @@ class LineTable(c.Construct):
                 if base64.b64encode(v) != part:
                     raise c.ValidationError(f"non-canonical base64 {part[:40]!r}", path=path)
             elif col.kind == "int":
-                if not re.fullmatch(rb"(?:0|-?[1-9][0-9]*)", part):
+                if not re.fullmatch(INT, part):
                     raise c.ValidationError(f"bad integer {part[:40]!r}", path=path)
                 v = int(part)
             elif col.kind == "word":

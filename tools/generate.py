@@ -234,19 +234,11 @@ def min_size(sub, m: Model) -> int:
 
 def tree_fields(info: RecordInfo) -> list[FieldInfo]:
     if info.custom is not None:
-        return [FieldInfo(n, None, d) for n, d in HEADER_FIELDS]
+        return [FieldInfo(n, None, doc) for n, _, doc in dsl.HeaderLines.FIELDS]
     return [f for f in info.fields if f.name and not isinstance(f.sub, (dsl.Count, dsl.CountLine))]
 
 
-HEADER_FIELDS = [
-    ("special_count", "count of special ids (line 2, first number)"),
-    ("stop_count", "count of stop ids (line 2, second number)"),
-    ("prefix_count", "count of prefix ids (line 2, third number)"),
-    ("ids", "line 3: special ids, then stop ids, then prefix ids"),
-    ("trailing_space", "line 3 ends every id with a space (legacy exporter) instead of joining with spaces"),
-]
-HEADER_DESCS = {"special_count": ("int",), "stop_count": ("int",), "prefix_count": ("int",),
-                "ids": ("list", ("int",)), "trailing_space": ("bool",)}
+HEADER_DESCS = {name: d for name, d, _ in dsl.HeaderLines.FIELDS}
 
 
 def field_desc(info: RecordInfo, f: FieldInfo):
@@ -1013,9 +1005,6 @@ def _bad_rows(rows, width, st, path):
 
 
 _STRICT_B64 = sys.version_info >= (3, 11)
-_COUNTS = re.compile(rb"(0|[1-9][0-9]*) (0|[1-9][0-9]*) (0|[1-9][0-9]*)\\n")
-_ID = rb"(?:0|-?[1-9][0-9]*)"
-_IDS = re.compile(rb"(?:" + _ID + rb"(?: " + _ID + rb")*)?( ?)\\n")
 _MAX_LINE = 1 << 24
 
 
@@ -1044,8 +1033,6 @@ def _parse_header_lines(b, p, end, path, magic_line):
     return header, q
 
 
-_DECIMAL = re.compile(rb"(?:0|-?[1-9][0-9]*)")
-_COUNT = re.compile(rb"0|[1-9][0-9]*")
 
 
 def _counts(b, p, q, k, path):
@@ -1180,6 +1167,9 @@ def emit_codec(m: Model, roots: list[str]) -> str:
         tables += [f"    {r}: ({t}, _build_{r})," for t, r in u.cases]
         tables.append("}")
     structs = [f"{v} = struct.Struct({fmt!r})" for fmt, v in e.structs.items()]
+    structs += ["", "# the text grammar, from spec/_dsl.py",
+                f"_COUNTS = re.compile({dsl.COUNTS_LINE!r})", f"_IDS = re.compile({dsl.IDS_LINE!r})",
+                f"_DECIMAL = re.compile({dsl.INT!r})", f"_COUNT = re.compile({dsl.COUNT!r})"]
     api = "".join(ROOT_API.format(root=r) for r in roots)
     return BANNER + CODEC_PRELUDE + "\n".join(structs) + "\n\n\n" + "\n".join(e.decoder_lines + e.lines) + "\n" + "\n".join(tables) + "\n" + api
 
