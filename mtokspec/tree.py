@@ -95,13 +95,6 @@ def to_dict(tree: Any) -> dict:
     return {"format": fmt, **out} if fmt else out
 
 
-class _Path:
-    __slots__ = ("parts",)
-
-    def __init__(self):
-        self.parts: list[str] = []
-
-
 def _fail(path: list[str], msg: str) -> None:
     raise MtokFormatError(msg, None, "".join(path).lstrip(".") or "<root>")
 

@@ -227,8 +227,7 @@ def _check_tails(ck: _Checker, tree: t.MtokFile, ids: set[int]) -> None:
         return
     if isinstance(pp, t.LegacyPostProcessor):
         ck.add(INFO, "post_processor", "post-legacy", "older layout (sequence A, then ids)")
-        op_ids = list(enumerate(pp.ids))
-        for i, v in op_ids:
+        for i, v in enumerate(pp.ids):
             if v not in ids:
                 ck.add(WARNING, f"post_processor.ids[{i}]", "post-unknown-id", f"id {v} is not a known token")
         return
