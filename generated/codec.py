@@ -169,58 +169,97 @@ _DECIMAL = re.compile(b'0|-?[1-9][0-9]*')
 _COUNT = re.compile(b'0|[1-9][0-9]*')
 
 
-def _columns0(b, n):
-    lens = [0] * n
-    p = 0
-    for i in range(n):
-        lens[i] = m = b[p + 4] | (b[p + 5] << 8)
-        p += 6 + m
-    spell = ["I2x%ds" % m for m in range(max(lens, default=0) + 1)]
-    flat = struct.unpack("<" + "".join(map(spell.__getitem__, lens)), b)
+# struct formats of table 0's rows by string length (never changed: thread-safe)
+_SPELL0 = ["I2x%ds" % m for m in range(256)]
+
+
+def _columns0(b, n, lens=None, pack=False):
+    if pack:
+        raise ValueError("pack=True needs two leading u32 columns")
+    if lens is None:
+        lens = [0] * n
+        p = 0
+        for i in range(n):
+            lens[i] = m = b[p + 4] | (b[p + 5] << 8)
+            p += 6 + m
+    spell = _SPELL0
+    try:
+        fmt = "".join(map(spell.__getitem__, lens))
+    except IndexError:  # a string of 256 bytes or more: a longer list, for this call only
+        spell = spell + ["I2x%ds" % m for m in range(256, max(lens) + 1)]
+        fmt = "".join(map(spell.__getitem__, lens))
+    flat = struct.unpack("<" + fmt, b)
     return (flat[0::2], flat[1::2],)
 
 
-def _decode_rows0(b, n):
-    return list(zip(*_columns0(b, n)))
+def _decode_rows0(b, n, lens=None):
+    return list(zip(*_columns0(b, n, lens)))
 
 
-def _columns1(b, n):
-    lens = [0] * n
-    p = 0
-    for i in range(n):
-        lens[i] = m = b[p + 0] | (b[p + 1] << 8)
-        p += 6 + m
-    spell = ["2x%dsI" % m for m in range(max(lens, default=0) + 1)]
-    flat = struct.unpack("<" + "".join(map(spell.__getitem__, lens)), b)
+# struct formats of table 1's rows by string length (never changed: thread-safe)
+_SPELL1 = ["2x%dsI" % m for m in range(256)]
+
+
+def _columns1(b, n, lens=None, pack=False):
+    if pack:
+        raise ValueError("pack=True needs two leading u32 columns")
+    if lens is None:
+        lens = [0] * n
+        p = 0
+        for i in range(n):
+            lens[i] = m = b[p + 0] | (b[p + 1] << 8)
+            p += 6 + m
+    spell = _SPELL1
+    try:
+        fmt = "".join(map(spell.__getitem__, lens))
+    except IndexError:  # a string of 256 bytes or more: a longer list, for this call only
+        spell = spell + ["2x%dsI" % m for m in range(256, max(lens) + 1)]
+        fmt = "".join(map(spell.__getitem__, lens))
+    flat = struct.unpack("<" + fmt, b)
     return (flat[0::2], flat[1::2],)
 
 
-def _decode_rows1(b, n):
-    return list(zip(*_columns1(b, n)))
+def _decode_rows1(b, n, lens=None):
+    return list(zip(*_columns1(b, n, lens)))
 
 
-def _columns2(b, n):
+def _columns2(b, n, lens=None, pack=False):
+    if pack:
+        flat = struct.unpack("<" + "QI" * n, b)
+        return (flat[0::2], flat[1::2],)
     flat = struct.unpack("<%dI" % (n * 3), b)
     return (flat[0::3], flat[1::3], flat[2::3],)
 
 
-def _decode_rows2(b, n):
-    return list(zip(*_columns2(b, n)))
+def _decode_rows2(b, n, lens=None):
+    return list(zip(*_columns2(b, n, lens)))
 
 
-def _columns3(b, n):
-    lens = [0] * n
-    p = 0
-    for i in range(n):
-        lens[i] = m = b[p + 0] | (b[p + 1] << 8)
-        p += 14 + m
-    spell = ["2x%dsId" % m for m in range(max(lens, default=0) + 1)]
-    flat = struct.unpack("<" + "".join(map(spell.__getitem__, lens)), b)
+# struct formats of table 3's rows by string length (never changed: thread-safe)
+_SPELL3 = ["2x%dsId" % m for m in range(256)]
+
+
+def _columns3(b, n, lens=None, pack=False):
+    if pack:
+        raise ValueError("pack=True needs two leading u32 columns")
+    if lens is None:
+        lens = [0] * n
+        p = 0
+        for i in range(n):
+            lens[i] = m = b[p + 0] | (b[p + 1] << 8)
+            p += 14 + m
+    spell = _SPELL3
+    try:
+        fmt = "".join(map(spell.__getitem__, lens))
+    except IndexError:  # a string of 256 bytes or more: a longer list, for this call only
+        spell = spell + ["2x%dsId" % m for m in range(256, max(lens) + 1)]
+        fmt = "".join(map(spell.__getitem__, lens))
+    flat = struct.unpack("<" + fmt, b)
     return (flat[0::3], flat[1::3], flat[2::3],)
 
 
-def _decode_rows3(b, n):
-    return list(zip(*_columns3(b, n)))
+def _decode_rows3(b, n, lens=None):
+    return list(zip(*_columns3(b, n, lens)))
 
 
 def _parse_NoNormalizer(b, p, end, path, depth):
@@ -396,11 +435,37 @@ def _parse_TableNormalizer(b, p, end, path, depth):
     p += 4
     start17 = p
     p18 = p
+    lens19 = []
+    lo = b[p + 4:end]
+    hi = b[p + 5:end]
+    r = 0
     try:
-        for _ in range(n15):
-            p += 6 + (b[p + 4] | (b[p + 5] << 8))
+        for _ in range(n15 >> 3):
+            m0 = lo[r] | hi[r] << 8
+            r += 6 + m0
+            m1 = lo[r] | hi[r] << 8
+            r += 6 + m1
+            m2 = lo[r] | hi[r] << 8
+            r += 6 + m2
+            m3 = lo[r] | hi[r] << 8
+            r += 6 + m3
+            m4 = lo[r] | hi[r] << 8
+            r += 6 + m4
+            m5 = lo[r] | hi[r] << 8
+            r += 6 + m5
+            m6 = lo[r] | hi[r] << 8
+            r += 6 + m6
+            m7 = lo[r] | hi[r] << 8
+            r += 6 + m7
+            lens19.extend((m0, m1, m2, m3, m4, m5, m6, m7))
+        for _ in range(n15 & 7):
+            m0 = lo[r] | hi[r] << 8
+            r += 6 + m0
+            lens19.append(m0)
+        p += r
     except IndexError:
         p = end + 1
+    del lo, hi
     if p > end:
         p = p18
         for i16 in range(n15):
@@ -413,42 +478,43 @@ def _parse_TableNormalizer(b, p, end, path, depth):
             if q > end:
                 _truncated(p + 2, q - p - 2, end, path + ".table" + "[%d]" % i16 + ".normalized")
             p = q
-    v_table = Table.lazy(b[start17:p], n15, _decode_rows0, _columns0, 2)
+        lens19 = None
+    v_table = Table.lazy(b[start17:p], n15, _decode_rows0, _columns0, 2, lens19)
     return TableNormalizer(table=v_table), p
 
 
 def _build_TableNormalizer(obj, out, path):
     if obj.__class__ is not TableNormalizer:
         _bad_value(path, "expected TableNormalizer", obj)
-    lst19 = obj.table
-    if not isinstance(lst19, (list, tuple, Table)):
-        _bad_value(path + ".table", "expected a list", lst19)
+    lst20 = obj.table
+    if not isinstance(lst20, (list, tuple, Table)):
+        _bad_value(path + ".table", "expected a list", lst20)
     try:
-        out.append(_S1.pack(len(lst19)))
+        out.append(_S1.pack(len(lst20)))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".table", str(e), (len(lst19),))
-    raw21 = lst19.raw_bytes() if lst19.__class__ is Table else None
-    if raw21 is not None:
-        out.append(raw21)
+        _bad_value(path + ".table", str(e), (len(lst20),))
+    raw22 = lst20.raw_bytes() if lst20.__class__ is Table else None
+    if raw22 is not None:
+        out.append(raw22)
     else:
-        for i20, row24 in enumerate(lst19):
+        for i21, row25 in enumerate(lst20):
             try:
-                c22, c23, = row24
+                c23, c24, = row25
             except (TypeError, ValueError):
-                _bad_value(path + ".table" + "[%d]" % i20, "expected a row of 2 values", row24)
+                _bad_value(path + ".table" + "[%d]" % i21, "expected a row of 2 values", row25)
             try:
-                out.append(_S1.pack(c22))
+                out.append(_S1.pack(c23))
             except (struct.error, TypeError) as e:
-                _bad_value(path + ".table" + "[%d]" % i20 + ".codepoint", str(e), (c22,))
-            s25 = c23
-            if s25.__class__ is not bytes:
-                if not isinstance(s25, (bytes, bytearray, memoryview)):
-                    _bad_value(path + ".table" + "[%d]" % i20 + ".normalized", "expected bytes", s25)
-                s25 = bytes(s25)
-            if len(s25) > 65535:
-                _bad_value(path + ".table" + "[%d]" % i20 + ".normalized", "longer than 65535 bytes", len(s25))
-            out.append(_S0.pack(len(s25)))
-            out.append(s25)
+                _bad_value(path + ".table" + "[%d]" % i21 + ".codepoint", str(e), (c23,))
+            s26 = c24
+            if s26.__class__ is not bytes:
+                if not isinstance(s26, (bytes, bytearray, memoryview)):
+                    _bad_value(path + ".table" + "[%d]" % i21 + ".normalized", "expected bytes", s26)
+                s26 = bytes(s26)
+            if len(s26) > 65535:
+                _bad_value(path + ".table" + "[%d]" % i21 + ".normalized", "longer than 65535 bytes", len(s26))
+            out.append(_S0.pack(len(s26)))
+            out.append(s26)
 
 
 def _parse_BertNFDNormalizer(b, p, end, path, depth):
@@ -471,28 +537,55 @@ def _parse_BertNFDNormalizer(b, p, end, path, depth):
     if v_strip_accents:
         if p + 4 > end:
             _truncated(p, 4, end, path + ".nfd_table")
-        n26, = _S1.unpack_from(b, p)
+        n27, = _S1.unpack_from(b, p)
         p += 4
-        start28 = p
-        p29 = p
+        start29 = p
+        p30 = p
+        lens31 = []
+        lo = b[p + 4:end]
+        hi = b[p + 5:end]
+        r = 0
         try:
-            for _ in range(n26):
-                p += 6 + (b[p + 4] | (b[p + 5] << 8))
+            for _ in range(n27 >> 3):
+                m0 = lo[r] | hi[r] << 8
+                r += 6 + m0
+                m1 = lo[r] | hi[r] << 8
+                r += 6 + m1
+                m2 = lo[r] | hi[r] << 8
+                r += 6 + m2
+                m3 = lo[r] | hi[r] << 8
+                r += 6 + m3
+                m4 = lo[r] | hi[r] << 8
+                r += 6 + m4
+                m5 = lo[r] | hi[r] << 8
+                r += 6 + m5
+                m6 = lo[r] | hi[r] << 8
+                r += 6 + m6
+                m7 = lo[r] | hi[r] << 8
+                r += 6 + m7
+                lens31.extend((m0, m1, m2, m3, m4, m5, m6, m7))
+            for _ in range(n27 & 7):
+                m0 = lo[r] | hi[r] << 8
+                r += 6 + m0
+                lens31.append(m0)
+            p += r
         except IndexError:
             p = end + 1
+        del lo, hi
         if p > end:
-            p = p29
-            for i27 in range(n26):
+            p = p30
+            for i28 in range(n27):
                 if p + 4 > end:
-                    _truncated(p, 4, end, path + ".nfd_table" + "[%d]" % i27 + ".codepoint")
+                    _truncated(p, 4, end, path + ".nfd_table" + "[%d]" % i28 + ".codepoint")
                 p += 4
                 if p + 2 > end:
-                    _truncated(p, 2, end, path + ".nfd_table" + "[%d]" % i27 + ".normalized")
+                    _truncated(p, 2, end, path + ".nfd_table" + "[%d]" % i28 + ".normalized")
                 q = p + 2 + (b[p] | (b[p + 1] << 8))
                 if q > end:
-                    _truncated(p + 2, q - p - 2, end, path + ".nfd_table" + "[%d]" % i27 + ".normalized")
+                    _truncated(p + 2, q - p - 2, end, path + ".nfd_table" + "[%d]" % i28 + ".normalized")
                 p = q
-        v_nfd_table = Table.lazy(b[start28:p], n26, _decode_rows0, _columns0, 2)
+            lens31 = None
+        v_nfd_table = Table.lazy(b[start29:p], n27, _decode_rows0, _columns0, 2, lens31)
     else:
         v_nfd_table = None
     return BertNFDNormalizer(clean_text=v_clean_text, handle_chinese_chars=v_handle_chinese_chars, strip_accents=v_strip_accents, lowercase=v_lowercase, nfd_table=v_nfd_table), p
@@ -516,35 +609,35 @@ def _build_BertNFDNormalizer(obj, out, path):
     if bool(obj.strip_accents) != (obj.nfd_table is not None):
         _bad_value(path + ".nfd_table", "present exactly when strip_accents is set", obj.nfd_table)
     if obj.nfd_table is not None:
-        lst30 = obj.nfd_table
-        if not isinstance(lst30, (list, tuple, Table)):
-            _bad_value(path + ".nfd_table", "expected a list", lst30)
+        lst32 = obj.nfd_table
+        if not isinstance(lst32, (list, tuple, Table)):
+            _bad_value(path + ".nfd_table", "expected a list", lst32)
         try:
-            out.append(_S1.pack(len(lst30)))
+            out.append(_S1.pack(len(lst32)))
         except (struct.error, TypeError) as e:
-            _bad_value(path + ".nfd_table", str(e), (len(lst30),))
-        raw32 = lst30.raw_bytes() if lst30.__class__ is Table else None
-        if raw32 is not None:
-            out.append(raw32)
+            _bad_value(path + ".nfd_table", str(e), (len(lst32),))
+        raw34 = lst32.raw_bytes() if lst32.__class__ is Table else None
+        if raw34 is not None:
+            out.append(raw34)
         else:
-            for i31, row35 in enumerate(lst30):
+            for i33, row37 in enumerate(lst32):
                 try:
-                    c33, c34, = row35
+                    c35, c36, = row37
                 except (TypeError, ValueError):
-                    _bad_value(path + ".nfd_table" + "[%d]" % i31, "expected a row of 2 values", row35)
+                    _bad_value(path + ".nfd_table" + "[%d]" % i33, "expected a row of 2 values", row37)
                 try:
-                    out.append(_S1.pack(c33))
+                    out.append(_S1.pack(c35))
                 except (struct.error, TypeError) as e:
-                    _bad_value(path + ".nfd_table" + "[%d]" % i31 + ".codepoint", str(e), (c33,))
-                s36 = c34
-                if s36.__class__ is not bytes:
-                    if not isinstance(s36, (bytes, bytearray, memoryview)):
-                        _bad_value(path + ".nfd_table" + "[%d]" % i31 + ".normalized", "expected bytes", s36)
-                    s36 = bytes(s36)
-                if len(s36) > 65535:
-                    _bad_value(path + ".nfd_table" + "[%d]" % i31 + ".normalized", "longer than 65535 bytes", len(s36))
-                out.append(_S0.pack(len(s36)))
-                out.append(s36)
+                    _bad_value(path + ".nfd_table" + "[%d]" % i33 + ".codepoint", str(e), (c35,))
+                s38 = c36
+                if s38.__class__ is not bytes:
+                    if not isinstance(s38, (bytes, bytearray, memoryview)):
+                        _bad_value(path + ".nfd_table" + "[%d]" % i33 + ".normalized", "expected bytes", s38)
+                    s38 = bytes(s38)
+                if len(s38) > 65535:
+                    _bad_value(path + ".nfd_table" + "[%d]" % i33 + ".normalized", "longer than 65535 bytes", len(s38))
+                out.append(_S0.pack(len(s38)))
+                out.append(s38)
 
 
 def _parse_StripNormalizer(b, p, end, path, depth):
@@ -650,20 +743,20 @@ def _build_DigitsPreTokenizer(obj, out, path):
 def _parse_MetaspacePreTokenizer(b, p, end, path, depth):
     if p + 2 > end:
         _truncated(p, 2, end, path + ".replacement")
-    n37 = b[p] | (b[p + 1] << 8)
-    q38 = p + 2 + n37
-    if q38 + 1 > end:
-        _truncated(p + 2, n37 + 1, end, path + ".replacement")
-    v_replacement = b[p + 2:q38]
+    n39 = b[p] | (b[p + 1] << 8)
+    q40 = p + 2 + n39
+    if q40 + 1 > end:
+        _truncated(p + 2, n39 + 1, end, path + ".replacement")
+    v_replacement = b[p + 2:q40]
     try:
         v_replacement = v_replacement.decode()
     except UnicodeDecodeError as e:
         _invalid(p + 2 + e.start, path + ".replacement", "invalid UTF-8")
-    v_add_prefix_space, = _S4.unpack_from(b, q38)
+    v_add_prefix_space, = _S4.unpack_from(b, q40)
     if v_add_prefix_space > 1:
-        _invalid(q38, path + ".add_prefix_space", "flag must be 0 or 1, got %d" % v_add_prefix_space)
+        _invalid(q40, path + ".add_prefix_space", "flag must be 0 or 1, got %d" % v_add_prefix_space)
     v_add_prefix_space = v_add_prefix_space == 1
-    p = q38 + 1
+    p = q40 + 1
     return MetaspacePreTokenizer(replacement=v_replacement, add_prefix_space=v_add_prefix_space), p
 
 
@@ -673,13 +766,13 @@ def _build_MetaspacePreTokenizer(obj, out, path):
     if obj.replacement.__class__ is not str:
         _bad_value(path + ".replacement", "expected str", obj.replacement)
     try:
-        s39 = obj.replacement.encode()
+        s41 = obj.replacement.encode()
     except UnicodeEncodeError:
         _bad_value(path + ".replacement", "text is not encodable as UTF-8", obj.replacement)
-    if len(s39) > 65535:
-        _bad_value(path + ".replacement", "longer than 65535 bytes", len(s39))
-    out.append(_S0.pack(len(s39)))
-    out.append(s39)
+    if len(s41) > 65535:
+        _bad_value(path + ".replacement", "longer than 65535 bytes", len(s41))
+    out.append(_S0.pack(len(s41)))
+    out.append(s41)
     if obj.add_prefix_space is not True and obj.add_prefix_space is not False and obj.add_prefix_space not in (0, 1):
         _bad_value(path + ".add_prefix_space", "flag must be a bool", obj.add_prefix_space)
     try:
@@ -691,20 +784,20 @@ def _build_MetaspacePreTokenizer(obj, out, path):
 def _parse_SplitPreTokenizer(b, p, end, path, depth):
     if p + 2 > end:
         _truncated(p, 2, end, path + ".pattern")
-    n40 = b[p] | (b[p + 1] << 8)
-    q41 = p + 2 + n40
-    if q41 + 2 > end:
-        _truncated(p + 2, n40 + 2, end, path + ".pattern")
-    v_pattern = b[p + 2:q41]
+    n42 = b[p] | (b[p + 1] << 8)
+    q43 = p + 2 + n42
+    if q43 + 2 > end:
+        _truncated(p + 2, n42 + 2, end, path + ".pattern")
+    v_pattern = b[p + 2:q43]
     try:
         v_pattern = v_pattern.decode()
     except UnicodeDecodeError as e:
         _invalid(p + 2 + e.start, path + ".pattern", "invalid UTF-8")
-    v_invert, v_behavior, = _S3.unpack_from(b, q41)
+    v_invert, v_behavior, = _S3.unpack_from(b, q43)
     if v_invert > 1:
-        _invalid(q41, path + ".invert", "flag must be 0 or 1, got %d" % v_invert)
+        _invalid(q43, path + ".invert", "flag must be 0 or 1, got %d" % v_invert)
     v_invert = v_invert == 1
-    p = q41 + 2
+    p = q43 + 2
     return SplitPreTokenizer(pattern=v_pattern, invert=v_invert, behavior=v_behavior), p
 
 
@@ -714,13 +807,13 @@ def _build_SplitPreTokenizer(obj, out, path):
     if obj.pattern.__class__ is not str:
         _bad_value(path + ".pattern", "expected str", obj.pattern)
     try:
-        s42 = obj.pattern.encode()
+        s44 = obj.pattern.encode()
     except UnicodeEncodeError:
         _bad_value(path + ".pattern", "text is not encodable as UTF-8", obj.pattern)
-    if len(s42) > 65535:
-        _bad_value(path + ".pattern", "longer than 65535 bytes", len(s42))
-    out.append(_S0.pack(len(s42)))
-    out.append(s42)
+    if len(s44) > 65535:
+        _bad_value(path + ".pattern", "longer than 65535 bytes", len(s44))
+    out.append(_S0.pack(len(s44)))
+    out.append(s44)
     if obj.invert is not True and obj.invert is not False and obj.invert not in (0, 1):
         _bad_value(path + ".invert", "flag must be a bool", obj.invert)
     try:
@@ -741,28 +834,28 @@ def _build_BertPreTokenizer(obj, out, path):
 def _parse_SequencePreTokenizer(b, p, end, path, depth):
     if p + 4 > end:
         _truncated(p, 4, end, path + ".pretokenizers")
-    n43, = _S1.unpack_from(b, p)
+    n45, = _S1.unpack_from(b, p)
     p += 4
-    if n43 * 1 > end - p:
-        _invalid(p, path + ".pretokenizers", "count %d needs at least %d bytes, %d left" % (n43, n43 * 1, end - p))
-    v_pretokenizers = [None] * n43
-    for i44 in range(n43):
-        v_pretokenizers[i44], p = _parse_PreTokenizer(b, p, end, path + ".pretokenizers" + "[%d]" % i44, depth + 1)
+    if n45 * 1 > end - p:
+        _invalid(p, path + ".pretokenizers", "count %d needs at least %d bytes, %d left" % (n45, n45 * 1, end - p))
+    v_pretokenizers = [None] * n45
+    for i46 in range(n45):
+        v_pretokenizers[i46], p = _parse_PreTokenizer(b, p, end, path + ".pretokenizers" + "[%d]" % i46, depth + 1)
     return SequencePreTokenizer(pretokenizers=v_pretokenizers), p
 
 
 def _build_SequencePreTokenizer(obj, out, path):
     if obj.__class__ is not SequencePreTokenizer:
         _bad_value(path, "expected SequencePreTokenizer", obj)
-    lst45 = obj.pretokenizers
-    if not isinstance(lst45, (list, tuple, Table)):
-        _bad_value(path + ".pretokenizers", "expected a list", lst45)
+    lst47 = obj.pretokenizers
+    if not isinstance(lst47, (list, tuple, Table)):
+        _bad_value(path + ".pretokenizers", "expected a list", lst47)
     try:
-        out.append(_S1.pack(len(lst45)))
+        out.append(_S1.pack(len(lst47)))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".pretokenizers", str(e), (len(lst45),))
-    for i46, it47 in enumerate(lst45):
-        _build_PreTokenizer(it47, out, path + ".pretokenizers" + "[%d]" % i46)
+        _bad_value(path + ".pretokenizers", str(e), (len(lst47),))
+    for i48, it49 in enumerate(lst47):
+        _build_PreTokenizer(it49, out, path + ".pretokenizers" + "[%d]" % i48)
 
 
 def _parse_PreTokenizer(b, p, end, path, depth):
@@ -796,33 +889,60 @@ def _parse_BPEModel(b, p, end, path, depth):
         _invalid(p, path + ".byte_level", "flag must be 0 or 1, got %d" % v_byte_level)
     v_byte_level = v_byte_level == 1
     p += 10
-    n48 = v_vocab_size
-    start50 = p
-    p51 = p
+    n50 = v_vocab_size
+    start52 = p
+    p53 = p
+    lens54 = []
+    lo = b[p + 0:end]
+    hi = b[p + 1:end]
+    r = 0
     try:
-        for _ in range(n48):
-            p += 6 + (b[p + 0] | (b[p + 1] << 8))
+        for _ in range(n50 >> 3):
+            m0 = lo[r] | hi[r] << 8
+            r += 6 + m0
+            m1 = lo[r] | hi[r] << 8
+            r += 6 + m1
+            m2 = lo[r] | hi[r] << 8
+            r += 6 + m2
+            m3 = lo[r] | hi[r] << 8
+            r += 6 + m3
+            m4 = lo[r] | hi[r] << 8
+            r += 6 + m4
+            m5 = lo[r] | hi[r] << 8
+            r += 6 + m5
+            m6 = lo[r] | hi[r] << 8
+            r += 6 + m6
+            m7 = lo[r] | hi[r] << 8
+            r += 6 + m7
+            lens54.extend((m0, m1, m2, m3, m4, m5, m6, m7))
+        for _ in range(n50 & 7):
+            m0 = lo[r] | hi[r] << 8
+            r += 6 + m0
+            lens54.append(m0)
+        p += r
     except IndexError:
         p = end + 1
+    del lo, hi
     if p > end:
-        p = p51
-        for i49 in range(n48):
+        p = p53
+        for i51 in range(n50):
             if p + 2 > end:
-                _truncated(p, 2, end, path + ".vocab" + "[%d]" % i49 + ".token")
+                _truncated(p, 2, end, path + ".vocab" + "[%d]" % i51 + ".token")
             q = p + 2 + (b[p] | (b[p + 1] << 8))
             if q > end:
-                _truncated(p + 2, q - p - 2, end, path + ".vocab" + "[%d]" % i49 + ".token")
+                _truncated(p + 2, q - p - 2, end, path + ".vocab" + "[%d]" % i51 + ".token")
             p = q
             if p + 4 > end:
-                _truncated(p, 4, end, path + ".vocab" + "[%d]" % i49 + ".id")
+                _truncated(p, 4, end, path + ".vocab" + "[%d]" % i51 + ".id")
             p += 4
-    v_vocab = Table.lazy(b[start50:p], n48, _decode_rows1, _columns1, 2)
-    n52 = v_merge_size
-    if n52 * 12 > end - p:
-        _invalid(p, path + ".merges", "count %d needs at least %d bytes, %d left" % (n52, n52 * 12, end - p))
-    start54 = p
-    p += n52 * 12  # the count was checked against the bytes left
-    v_merges = Table.lazy(b[start54:p], n52, _decode_rows2, _columns2, 3)
+        lens54 = None
+    v_vocab = Table.lazy(b[start52:p], n50, _decode_rows1, _columns1, 2, lens54)
+    n55 = v_merge_size
+    if n55 * 12 > end - p:
+        _invalid(p, path + ".merges", "count %d needs at least %d bytes, %d left" % (n55, n55 * 12, end - p))
+    start57 = p
+    p += n55 * 12  # the count was checked against the bytes left
+    v_merges = Table.lazy(b[start57:p], n55, _decode_rows2, _columns2, 3)
     return BPEModel(byte_fallback=v_byte_fallback, byte_level=v_byte_level, vocab=v_vocab, merges=v_merges), p
 
 
@@ -837,42 +957,42 @@ def _build_BPEModel(obj, out, path):
         out.append(_S5.pack(len(obj.vocab), obj.byte_fallback, obj.byte_level, len(obj.merges)))
     except (struct.error, TypeError) as e:
         _bad_value(path + ".vocab_size", str(e), (len(obj.vocab), obj.byte_fallback, obj.byte_level, len(obj.merges),))
-    lst55 = obj.vocab
-    if not isinstance(lst55, (list, tuple, Table)):
-        _bad_value(path + ".vocab", "expected a list", lst55)
-    raw57 = lst55.raw_bytes() if lst55.__class__ is Table else None
-    if raw57 is not None:
-        out.append(raw57)
+    lst58 = obj.vocab
+    if not isinstance(lst58, (list, tuple, Table)):
+        _bad_value(path + ".vocab", "expected a list", lst58)
+    raw60 = lst58.raw_bytes() if lst58.__class__ is Table else None
+    if raw60 is not None:
+        out.append(raw60)
     else:
-        for i56, row60 in enumerate(lst55):
+        for i59, row63 in enumerate(lst58):
             try:
-                c58, c59, = row60
+                c61, c62, = row63
             except (TypeError, ValueError):
-                _bad_value(path + ".vocab" + "[%d]" % i56, "expected a row of 2 values", row60)
-            s61 = c58
-            if s61.__class__ is not bytes:
-                if not isinstance(s61, (bytes, bytearray, memoryview)):
-                    _bad_value(path + ".vocab" + "[%d]" % i56 + ".token", "expected bytes", s61)
-                s61 = bytes(s61)
-            if len(s61) > 65535:
-                _bad_value(path + ".vocab" + "[%d]" % i56 + ".token", "longer than 65535 bytes", len(s61))
-            out.append(_S0.pack(len(s61)))
-            out.append(s61)
+                _bad_value(path + ".vocab" + "[%d]" % i59, "expected a row of 2 values", row63)
+            s64 = c61
+            if s64.__class__ is not bytes:
+                if not isinstance(s64, (bytes, bytearray, memoryview)):
+                    _bad_value(path + ".vocab" + "[%d]" % i59 + ".token", "expected bytes", s64)
+                s64 = bytes(s64)
+            if len(s64) > 65535:
+                _bad_value(path + ".vocab" + "[%d]" % i59 + ".token", "longer than 65535 bytes", len(s64))
+            out.append(_S0.pack(len(s64)))
+            out.append(s64)
             try:
-                out.append(_S1.pack(c59))
+                out.append(_S1.pack(c62))
             except (struct.error, TypeError) as e:
-                _bad_value(path + ".vocab" + "[%d]" % i56 + ".id", str(e), (c59,))
-    lst62 = obj.merges
-    if not isinstance(lst62, (list, tuple, Table)):
-        _bad_value(path + ".merges", "expected a list", lst62)
-    raw64 = lst62.raw_bytes() if lst62.__class__ is Table else None
-    if raw64 is not None:
-        out.append(raw64)
+                _bad_value(path + ".vocab" + "[%d]" % i59 + ".id", str(e), (c62,))
+    lst65 = obj.merges
+    if not isinstance(lst65, (list, tuple, Table)):
+        _bad_value(path + ".merges", "expected a list", lst65)
+    raw67 = lst65.raw_bytes() if lst65.__class__ is Table else None
+    if raw67 is not None:
+        out.append(raw67)
     else:
         try:
-            out.append(struct.pack("<%dI" % (3 * len(lst62)), *_chain.from_iterable(lst62)))
+            out.append(struct.pack("<%dI" % (3 * len(lst65)), *_chain.from_iterable(lst65)))
         except (struct.error, TypeError):
-            _bad_rows(lst62, 3, _S6, path + ".merges")
+            _bad_rows(lst65, 3, _S6, path + ".merges")
 
 
 def _parse_WordPieceModel(b, p, end, path, depth):
@@ -882,50 +1002,77 @@ def _parse_WordPieceModel(b, p, end, path, depth):
     p += 4
     if p + 2 > end:
         _truncated(p, 2, end, path + ".unk_token")
-    n65 = b[p] | (b[p + 1] << 8)
-    q66 = p + 2 + n65
-    if q66 + 0 > end:
-        _truncated(p + 2, n65 + 0, end, path + ".unk_token")
-    v_unk_token = b[p + 2:q66]
+    n68 = b[p] | (b[p + 1] << 8)
+    q69 = p + 2 + n68
+    if q69 + 0 > end:
+        _truncated(p + 2, n68 + 0, end, path + ".unk_token")
+    v_unk_token = b[p + 2:q69]
     try:
         v_unk_token = v_unk_token.decode()
     except UnicodeDecodeError as e:
         _invalid(p + 2 + e.start, path + ".unk_token", "invalid UTF-8")
-    p = q66 + 0
+    p = q69 + 0
     if p + 2 > end:
         _truncated(p, 2, end, path + ".continuing_subword_prefix")
-    n67 = b[p] | (b[p + 1] << 8)
-    q68 = p + 2 + n67
-    if q68 + 4 > end:
-        _truncated(p + 2, n67 + 4, end, path + ".continuing_subword_prefix")
-    v_continuing_subword_prefix = b[p + 2:q68]
+    n70 = b[p] | (b[p + 1] << 8)
+    q71 = p + 2 + n70
+    if q71 + 4 > end:
+        _truncated(p + 2, n70 + 4, end, path + ".continuing_subword_prefix")
+    v_continuing_subword_prefix = b[p + 2:q71]
     try:
         v_continuing_subword_prefix = v_continuing_subword_prefix.decode()
     except UnicodeDecodeError as e:
         _invalid(p + 2 + e.start, path + ".continuing_subword_prefix", "invalid UTF-8")
-    v_max_input_chars_per_word, = _S1.unpack_from(b, q68)
-    p = q68 + 4
-    n69 = v_vocab_size
-    start71 = p
-    p72 = p
+    v_max_input_chars_per_word, = _S1.unpack_from(b, q71)
+    p = q71 + 4
+    n72 = v_vocab_size
+    start74 = p
+    p75 = p
+    lens76 = []
+    lo = b[p + 0:end]
+    hi = b[p + 1:end]
+    r = 0
     try:
-        for _ in range(n69):
-            p += 6 + (b[p + 0] | (b[p + 1] << 8))
+        for _ in range(n72 >> 3):
+            m0 = lo[r] | hi[r] << 8
+            r += 6 + m0
+            m1 = lo[r] | hi[r] << 8
+            r += 6 + m1
+            m2 = lo[r] | hi[r] << 8
+            r += 6 + m2
+            m3 = lo[r] | hi[r] << 8
+            r += 6 + m3
+            m4 = lo[r] | hi[r] << 8
+            r += 6 + m4
+            m5 = lo[r] | hi[r] << 8
+            r += 6 + m5
+            m6 = lo[r] | hi[r] << 8
+            r += 6 + m6
+            m7 = lo[r] | hi[r] << 8
+            r += 6 + m7
+            lens76.extend((m0, m1, m2, m3, m4, m5, m6, m7))
+        for _ in range(n72 & 7):
+            m0 = lo[r] | hi[r] << 8
+            r += 6 + m0
+            lens76.append(m0)
+        p += r
     except IndexError:
         p = end + 1
+    del lo, hi
     if p > end:
-        p = p72
-        for i70 in range(n69):
+        p = p75
+        for i73 in range(n72):
             if p + 2 > end:
-                _truncated(p, 2, end, path + ".vocab" + "[%d]" % i70 + ".token")
+                _truncated(p, 2, end, path + ".vocab" + "[%d]" % i73 + ".token")
             q = p + 2 + (b[p] | (b[p + 1] << 8))
             if q > end:
-                _truncated(p + 2, q - p - 2, end, path + ".vocab" + "[%d]" % i70 + ".token")
+                _truncated(p + 2, q - p - 2, end, path + ".vocab" + "[%d]" % i73 + ".token")
             p = q
             if p + 4 > end:
-                _truncated(p, 4, end, path + ".vocab" + "[%d]" % i70 + ".id")
+                _truncated(p, 4, end, path + ".vocab" + "[%d]" % i73 + ".id")
             p += 4
-    v_vocab = Table.lazy(b[start71:p], n69, _decode_rows1, _columns1, 2)
+        lens76 = None
+    v_vocab = Table.lazy(b[start74:p], n72, _decode_rows1, _columns1, 2, lens76)
     return WordPieceModel(unk_token=v_unk_token, continuing_subword_prefix=v_continuing_subword_prefix, max_input_chars_per_word=v_max_input_chars_per_word, vocab=v_vocab), p
 
 
@@ -939,52 +1086,52 @@ def _build_WordPieceModel(obj, out, path):
     if obj.unk_token.__class__ is not str:
         _bad_value(path + ".unk_token", "expected str", obj.unk_token)
     try:
-        s73 = obj.unk_token.encode()
+        s77 = obj.unk_token.encode()
     except UnicodeEncodeError:
         _bad_value(path + ".unk_token", "text is not encodable as UTF-8", obj.unk_token)
-    if len(s73) > 65535:
-        _bad_value(path + ".unk_token", "longer than 65535 bytes", len(s73))
-    out.append(_S0.pack(len(s73)))
-    out.append(s73)
+    if len(s77) > 65535:
+        _bad_value(path + ".unk_token", "longer than 65535 bytes", len(s77))
+    out.append(_S0.pack(len(s77)))
+    out.append(s77)
     if obj.continuing_subword_prefix.__class__ is not str:
         _bad_value(path + ".continuing_subword_prefix", "expected str", obj.continuing_subword_prefix)
     try:
-        s74 = obj.continuing_subword_prefix.encode()
+        s78 = obj.continuing_subword_prefix.encode()
     except UnicodeEncodeError:
         _bad_value(path + ".continuing_subword_prefix", "text is not encodable as UTF-8", obj.continuing_subword_prefix)
-    if len(s74) > 65535:
-        _bad_value(path + ".continuing_subword_prefix", "longer than 65535 bytes", len(s74))
-    out.append(_S0.pack(len(s74)))
-    out.append(s74)
+    if len(s78) > 65535:
+        _bad_value(path + ".continuing_subword_prefix", "longer than 65535 bytes", len(s78))
+    out.append(_S0.pack(len(s78)))
+    out.append(s78)
     try:
         out.append(_S1.pack(obj.max_input_chars_per_word))
     except (struct.error, TypeError) as e:
         _bad_value(path + ".max_input_chars_per_word", str(e), (obj.max_input_chars_per_word,))
-    lst75 = obj.vocab
-    if not isinstance(lst75, (list, tuple, Table)):
-        _bad_value(path + ".vocab", "expected a list", lst75)
-    raw77 = lst75.raw_bytes() if lst75.__class__ is Table else None
-    if raw77 is not None:
-        out.append(raw77)
+    lst79 = obj.vocab
+    if not isinstance(lst79, (list, tuple, Table)):
+        _bad_value(path + ".vocab", "expected a list", lst79)
+    raw81 = lst79.raw_bytes() if lst79.__class__ is Table else None
+    if raw81 is not None:
+        out.append(raw81)
     else:
-        for i76, row80 in enumerate(lst75):
+        for i80, row84 in enumerate(lst79):
             try:
-                c78, c79, = row80
+                c82, c83, = row84
             except (TypeError, ValueError):
-                _bad_value(path + ".vocab" + "[%d]" % i76, "expected a row of 2 values", row80)
-            s81 = c78
-            if s81.__class__ is not bytes:
-                if not isinstance(s81, (bytes, bytearray, memoryview)):
-                    _bad_value(path + ".vocab" + "[%d]" % i76 + ".token", "expected bytes", s81)
-                s81 = bytes(s81)
-            if len(s81) > 65535:
-                _bad_value(path + ".vocab" + "[%d]" % i76 + ".token", "longer than 65535 bytes", len(s81))
-            out.append(_S0.pack(len(s81)))
-            out.append(s81)
+                _bad_value(path + ".vocab" + "[%d]" % i80, "expected a row of 2 values", row84)
+            s85 = c82
+            if s85.__class__ is not bytes:
+                if not isinstance(s85, (bytes, bytearray, memoryview)):
+                    _bad_value(path + ".vocab" + "[%d]" % i80 + ".token", "expected bytes", s85)
+                s85 = bytes(s85)
+            if len(s85) > 65535:
+                _bad_value(path + ".vocab" + "[%d]" % i80 + ".token", "longer than 65535 bytes", len(s85))
+            out.append(_S0.pack(len(s85)))
+            out.append(s85)
             try:
-                out.append(_S1.pack(c79))
+                out.append(_S1.pack(c83))
             except (struct.error, TypeError) as e:
-                _bad_value(path + ".vocab" + "[%d]" % i76 + ".id", str(e), (c79,))
+                _bad_value(path + ".vocab" + "[%d]" % i80 + ".id", str(e), (c83,))
 
 
 def _parse_UnigramModel(b, p, end, path, depth):
@@ -995,27 +1142,54 @@ def _parse_UnigramModel(b, p, end, path, depth):
         _invalid(p, path + ".byte_fallback", "flag must be 0 or 1, got %d" % v_byte_fallback)
     v_byte_fallback = v_byte_fallback == 1
     p += 9
-    n82 = v_vocab_size
-    start84 = p
-    p85 = p
+    n86 = v_vocab_size
+    start88 = p
+    p89 = p
+    lens90 = []
+    lo = b[p + 0:end]
+    hi = b[p + 1:end]
+    r = 0
     try:
-        for _ in range(n82):
-            p += 14 + (b[p + 0] | (b[p + 1] << 8))
+        for _ in range(n86 >> 3):
+            m0 = lo[r] | hi[r] << 8
+            r += 14 + m0
+            m1 = lo[r] | hi[r] << 8
+            r += 14 + m1
+            m2 = lo[r] | hi[r] << 8
+            r += 14 + m2
+            m3 = lo[r] | hi[r] << 8
+            r += 14 + m3
+            m4 = lo[r] | hi[r] << 8
+            r += 14 + m4
+            m5 = lo[r] | hi[r] << 8
+            r += 14 + m5
+            m6 = lo[r] | hi[r] << 8
+            r += 14 + m6
+            m7 = lo[r] | hi[r] << 8
+            r += 14 + m7
+            lens90.extend((m0, m1, m2, m3, m4, m5, m6, m7))
+        for _ in range(n86 & 7):
+            m0 = lo[r] | hi[r] << 8
+            r += 14 + m0
+            lens90.append(m0)
+        p += r
     except IndexError:
         p = end + 1
+    del lo, hi
     if p > end:
-        p = p85
-        for i83 in range(n82):
+        p = p89
+        for i87 in range(n86):
             if p + 2 > end:
-                _truncated(p, 2, end, path + ".vocab" + "[%d]" % i83 + ".token")
+                _truncated(p, 2, end, path + ".vocab" + "[%d]" % i87 + ".token")
             q = p + 2 + (b[p] | (b[p + 1] << 8))
             if q > end:
-                _truncated(p + 2, q - p - 2, end, path + ".vocab" + "[%d]" % i83 + ".token")
+                _truncated(p + 2, q - p - 2, end, path + ".vocab" + "[%d]" % i87 + ".token")
             p = q
             if p + 12 > end:
-                _truncated(p, 12, end, path + ".vocab" + "[%d]" % i83 + ".id")
+                _truncated(p, 12, end, path + ".vocab" + "[%d]" % i87 + ".id")
             p += 12
-    v_vocab = Table.lazy(b[start84:p], n82, _decode_rows3, _columns3, 3)
+        lens90 = None
+    v_vocab = Table.lazy(b[start88:p], n86, _decode_rows3, _columns3, 3, lens90)
     return UnigramModel(unk_id=v_unk_id, byte_fallback=v_byte_fallback, vocab=v_vocab), p
 
 
@@ -1028,31 +1202,31 @@ def _build_UnigramModel(obj, out, path):
         out.append(_S7.pack(len(obj.vocab), obj.unk_id, obj.byte_fallback))
     except (struct.error, TypeError) as e:
         _bad_value(path + ".vocab_size", str(e), (len(obj.vocab), obj.unk_id, obj.byte_fallback,))
-    lst86 = obj.vocab
-    if not isinstance(lst86, (list, tuple, Table)):
-        _bad_value(path + ".vocab", "expected a list", lst86)
-    raw88 = lst86.raw_bytes() if lst86.__class__ is Table else None
-    if raw88 is not None:
-        out.append(raw88)
+    lst91 = obj.vocab
+    if not isinstance(lst91, (list, tuple, Table)):
+        _bad_value(path + ".vocab", "expected a list", lst91)
+    raw93 = lst91.raw_bytes() if lst91.__class__ is Table else None
+    if raw93 is not None:
+        out.append(raw93)
     else:
-        for i87, row92 in enumerate(lst86):
+        for i92, row97 in enumerate(lst91):
             try:
-                c89, c90, c91, = row92
+                c94, c95, c96, = row97
             except (TypeError, ValueError):
-                _bad_value(path + ".vocab" + "[%d]" % i87, "expected a row of 3 values", row92)
-            s93 = c89
-            if s93.__class__ is not bytes:
-                if not isinstance(s93, (bytes, bytearray, memoryview)):
-                    _bad_value(path + ".vocab" + "[%d]" % i87 + ".token", "expected bytes", s93)
-                s93 = bytes(s93)
-            if len(s93) > 65535:
-                _bad_value(path + ".vocab" + "[%d]" % i87 + ".token", "longer than 65535 bytes", len(s93))
-            out.append(_S0.pack(len(s93)))
-            out.append(s93)
+                _bad_value(path + ".vocab" + "[%d]" % i92, "expected a row of 3 values", row97)
+            s98 = c94
+            if s98.__class__ is not bytes:
+                if not isinstance(s98, (bytes, bytearray, memoryview)):
+                    _bad_value(path + ".vocab" + "[%d]" % i92 + ".token", "expected bytes", s98)
+                s98 = bytes(s98)
+            if len(s98) > 65535:
+                _bad_value(path + ".vocab" + "[%d]" % i92 + ".token", "longer than 65535 bytes", len(s98))
+            out.append(_S0.pack(len(s98)))
+            out.append(s98)
             try:
-                out.append(_S8.pack(c90, c91))
+                out.append(_S8.pack(c95, c96))
             except (struct.error, TypeError) as e:
-                _bad_value(path + ".vocab" + "[%d]" % i87 + ".id", str(e), (c90, c91,))
+                _bad_value(path + ".vocab" + "[%d]" % i92 + ".id", str(e), (c95, c96,))
 
 
 def _parse_Model(b, p, end, path, depth):
@@ -1096,20 +1270,20 @@ def _build_ByteFallbackDecoder(obj, out, path):
 def _parse_MetaspaceDecoder(b, p, end, path, depth):
     if p + 2 > end:
         _truncated(p, 2, end, path + ".replacement")
-    n94 = b[p] | (b[p + 1] << 8)
-    q95 = p + 2 + n94
-    if q95 + 1 > end:
-        _truncated(p + 2, n94 + 1, end, path + ".replacement")
-    v_replacement = b[p + 2:q95]
+    n99 = b[p] | (b[p + 1] << 8)
+    q100 = p + 2 + n99
+    if q100 + 1 > end:
+        _truncated(p + 2, n99 + 1, end, path + ".replacement")
+    v_replacement = b[p + 2:q100]
     try:
         v_replacement = v_replacement.decode()
     except UnicodeDecodeError as e:
         _invalid(p + 2 + e.start, path + ".replacement", "invalid UTF-8")
-    v_add_prefix_space, = _S4.unpack_from(b, q95)
+    v_add_prefix_space, = _S4.unpack_from(b, q100)
     if v_add_prefix_space > 1:
-        _invalid(q95, path + ".add_prefix_space", "flag must be 0 or 1, got %d" % v_add_prefix_space)
+        _invalid(q100, path + ".add_prefix_space", "flag must be 0 or 1, got %d" % v_add_prefix_space)
     v_add_prefix_space = v_add_prefix_space == 1
-    p = q95 + 1
+    p = q100 + 1
     return MetaspaceDecoder(replacement=v_replacement, add_prefix_space=v_add_prefix_space), p
 
 
@@ -1119,13 +1293,13 @@ def _build_MetaspaceDecoder(obj, out, path):
     if obj.replacement.__class__ is not str:
         _bad_value(path + ".replacement", "expected str", obj.replacement)
     try:
-        s96 = obj.replacement.encode()
+        s101 = obj.replacement.encode()
     except UnicodeEncodeError:
         _bad_value(path + ".replacement", "text is not encodable as UTF-8", obj.replacement)
-    if len(s96) > 65535:
-        _bad_value(path + ".replacement", "longer than 65535 bytes", len(s96))
-    out.append(_S0.pack(len(s96)))
-    out.append(s96)
+    if len(s101) > 65535:
+        _bad_value(path + ".replacement", "longer than 65535 bytes", len(s101))
+    out.append(_S0.pack(len(s101)))
+    out.append(s101)
     if obj.add_prefix_space is not True and obj.add_prefix_space is not False and obj.add_prefix_space not in (0, 1):
         _bad_value(path + ".add_prefix_space", "flag must be a bool", obj.add_prefix_space)
     try:
@@ -1137,20 +1311,20 @@ def _build_MetaspaceDecoder(obj, out, path):
 def _parse_WordPieceDecoder(b, p, end, path, depth):
     if p + 2 > end:
         _truncated(p, 2, end, path + ".prefix")
-    n97 = b[p] | (b[p + 1] << 8)
-    q98 = p + 2 + n97
-    if q98 + 1 > end:
-        _truncated(p + 2, n97 + 1, end, path + ".prefix")
-    v_prefix = b[p + 2:q98]
+    n102 = b[p] | (b[p + 1] << 8)
+    q103 = p + 2 + n102
+    if q103 + 1 > end:
+        _truncated(p + 2, n102 + 1, end, path + ".prefix")
+    v_prefix = b[p + 2:q103]
     try:
         v_prefix = v_prefix.decode()
     except UnicodeDecodeError as e:
         _invalid(p + 2 + e.start, path + ".prefix", "invalid UTF-8")
-    v_cleanup, = _S4.unpack_from(b, q98)
+    v_cleanup, = _S4.unpack_from(b, q103)
     if v_cleanup > 1:
-        _invalid(q98, path + ".cleanup", "flag must be 0 or 1, got %d" % v_cleanup)
+        _invalid(q103, path + ".cleanup", "flag must be 0 or 1, got %d" % v_cleanup)
     v_cleanup = v_cleanup == 1
-    p = q98 + 1
+    p = q103 + 1
     return WordPieceDecoder(prefix=v_prefix, cleanup=v_cleanup), p
 
 
@@ -1160,13 +1334,13 @@ def _build_WordPieceDecoder(obj, out, path):
     if obj.prefix.__class__ is not str:
         _bad_value(path + ".prefix", "expected str", obj.prefix)
     try:
-        s99 = obj.prefix.encode()
+        s104 = obj.prefix.encode()
     except UnicodeEncodeError:
         _bad_value(path + ".prefix", "text is not encodable as UTF-8", obj.prefix)
-    if len(s99) > 65535:
-        _bad_value(path + ".prefix", "longer than 65535 bytes", len(s99))
-    out.append(_S0.pack(len(s99)))
-    out.append(s99)
+    if len(s104) > 65535:
+        _bad_value(path + ".prefix", "longer than 65535 bytes", len(s104))
+    out.append(_S0.pack(len(s104)))
+    out.append(s104)
     if obj.cleanup is not True and obj.cleanup is not False and obj.cleanup not in (0, 1):
         _bad_value(path + ".cleanup", "flag must be a bool", obj.cleanup)
     try:
@@ -1187,28 +1361,28 @@ def _build_FuseDecoder(obj, out, path):
 def _parse_ReplaceDecoder(b, p, end, path, depth):
     if p + 2 > end:
         _truncated(p, 2, end, path + ".pattern")
-    n100 = b[p] | (b[p + 1] << 8)
-    q101 = p + 2 + n100
-    if q101 + 0 > end:
-        _truncated(p + 2, n100 + 0, end, path + ".pattern")
-    v_pattern = b[p + 2:q101]
+    n105 = b[p] | (b[p + 1] << 8)
+    q106 = p + 2 + n105
+    if q106 + 0 > end:
+        _truncated(p + 2, n105 + 0, end, path + ".pattern")
+    v_pattern = b[p + 2:q106]
     try:
         v_pattern = v_pattern.decode()
     except UnicodeDecodeError as e:
         _invalid(p + 2 + e.start, path + ".pattern", "invalid UTF-8")
-    p = q101 + 0
+    p = q106 + 0
     if p + 2 > end:
         _truncated(p, 2, end, path + ".content")
-    n102 = b[p] | (b[p + 1] << 8)
-    q103 = p + 2 + n102
-    if q103 + 0 > end:
-        _truncated(p + 2, n102 + 0, end, path + ".content")
-    v_content = b[p + 2:q103]
+    n107 = b[p] | (b[p + 1] << 8)
+    q108 = p + 2 + n107
+    if q108 + 0 > end:
+        _truncated(p + 2, n107 + 0, end, path + ".content")
+    v_content = b[p + 2:q108]
     try:
         v_content = v_content.decode()
     except UnicodeDecodeError as e:
         _invalid(p + 2 + e.start, path + ".content", "invalid UTF-8")
-    p = q103 + 0
+    p = q108 + 0
     return ReplaceDecoder(pattern=v_pattern, content=v_content), p
 
 
@@ -1218,39 +1392,39 @@ def _build_ReplaceDecoder(obj, out, path):
     if obj.pattern.__class__ is not str:
         _bad_value(path + ".pattern", "expected str", obj.pattern)
     try:
-        s104 = obj.pattern.encode()
+        s109 = obj.pattern.encode()
     except UnicodeEncodeError:
         _bad_value(path + ".pattern", "text is not encodable as UTF-8", obj.pattern)
-    if len(s104) > 65535:
-        _bad_value(path + ".pattern", "longer than 65535 bytes", len(s104))
-    out.append(_S0.pack(len(s104)))
-    out.append(s104)
+    if len(s109) > 65535:
+        _bad_value(path + ".pattern", "longer than 65535 bytes", len(s109))
+    out.append(_S0.pack(len(s109)))
+    out.append(s109)
     if obj.content.__class__ is not str:
         _bad_value(path + ".content", "expected str", obj.content)
     try:
-        s105 = obj.content.encode()
+        s110 = obj.content.encode()
     except UnicodeEncodeError:
         _bad_value(path + ".content", "text is not encodable as UTF-8", obj.content)
-    if len(s105) > 65535:
-        _bad_value(path + ".content", "longer than 65535 bytes", len(s105))
-    out.append(_S0.pack(len(s105)))
-    out.append(s105)
+    if len(s110) > 65535:
+        _bad_value(path + ".content", "longer than 65535 bytes", len(s110))
+    out.append(_S0.pack(len(s110)))
+    out.append(s110)
 
 
 def _parse_StripDecoder(b, p, end, path, depth):
     if p + 2 > end:
         _truncated(p, 2, end, path + ".content")
-    n106 = b[p] | (b[p + 1] << 8)
-    q107 = p + 2 + n106
-    if q107 + 8 > end:
-        _truncated(p + 2, n106 + 8, end, path + ".content")
-    v_content = b[p + 2:q107]
+    n111 = b[p] | (b[p + 1] << 8)
+    q112 = p + 2 + n111
+    if q112 + 8 > end:
+        _truncated(p + 2, n111 + 8, end, path + ".content")
+    v_content = b[p + 2:q112]
     try:
         v_content = v_content.decode()
     except UnicodeDecodeError as e:
         _invalid(p + 2 + e.start, path + ".content", "invalid UTF-8")
-    v_start, v_stop, = _S9.unpack_from(b, q107)
-    p = q107 + 8
+    v_start, v_stop, = _S9.unpack_from(b, q112)
+    p = q112 + 8
     return StripDecoder(content=v_content, start=v_start, stop=v_stop), p
 
 
@@ -1260,13 +1434,13 @@ def _build_StripDecoder(obj, out, path):
     if obj.content.__class__ is not str:
         _bad_value(path + ".content", "expected str", obj.content)
     try:
-        s108 = obj.content.encode()
+        s113 = obj.content.encode()
     except UnicodeEncodeError:
         _bad_value(path + ".content", "text is not encodable as UTF-8", obj.content)
-    if len(s108) > 65535:
-        _bad_value(path + ".content", "longer than 65535 bytes", len(s108))
-    out.append(_S0.pack(len(s108)))
-    out.append(s108)
+    if len(s113) > 65535:
+        _bad_value(path + ".content", "longer than 65535 bytes", len(s113))
+    out.append(_S0.pack(len(s113)))
+    out.append(s113)
     try:
         out.append(_S9.pack(obj.start, obj.stop))
     except (struct.error, TypeError) as e:
@@ -1276,28 +1450,28 @@ def _build_StripDecoder(obj, out, path):
 def _parse_SequenceDecoder(b, p, end, path, depth):
     if p + 4 > end:
         _truncated(p, 4, end, path + ".decoders")
-    n109, = _S1.unpack_from(b, p)
+    n114, = _S1.unpack_from(b, p)
     p += 4
-    if n109 * 1 > end - p:
-        _invalid(p, path + ".decoders", "count %d needs at least %d bytes, %d left" % (n109, n109 * 1, end - p))
-    v_decoders = [None] * n109
-    for i110 in range(n109):
-        v_decoders[i110], p = _parse_Decoder(b, p, end, path + ".decoders" + "[%d]" % i110, depth + 1)
+    if n114 * 1 > end - p:
+        _invalid(p, path + ".decoders", "count %d needs at least %d bytes, %d left" % (n114, n114 * 1, end - p))
+    v_decoders = [None] * n114
+    for i115 in range(n114):
+        v_decoders[i115], p = _parse_Decoder(b, p, end, path + ".decoders" + "[%d]" % i115, depth + 1)
     return SequenceDecoder(decoders=v_decoders), p
 
 
 def _build_SequenceDecoder(obj, out, path):
     if obj.__class__ is not SequenceDecoder:
         _bad_value(path, "expected SequenceDecoder", obj)
-    lst111 = obj.decoders
-    if not isinstance(lst111, (list, tuple, Table)):
-        _bad_value(path + ".decoders", "expected a list", lst111)
+    lst116 = obj.decoders
+    if not isinstance(lst116, (list, tuple, Table)):
+        _bad_value(path + ".decoders", "expected a list", lst116)
     try:
-        out.append(_S1.pack(len(lst111)))
+        out.append(_S1.pack(len(lst116)))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".decoders", str(e), (len(lst111),))
-    for i112, it113 in enumerate(lst111):
-        _build_Decoder(it113, out, path + ".decoders" + "[%d]" % i112)
+        _bad_value(path + ".decoders", str(e), (len(lst116),))
+    for i117, it118 in enumerate(lst116):
+        _build_Decoder(it118, out, path + ".decoders" + "[%d]" % i117)
 
 
 def _parse_Decoder(b, p, end, path, depth):
@@ -1336,16 +1510,16 @@ def _parse_AddedToken(b, p, end, path, depth):
     p += 7
     if p + 2 > end:
         _truncated(p, 2, end, path + ".content")
-    n114 = b[p] | (b[p + 1] << 8)
-    q115 = p + 2 + n114
-    if q115 + 0 > end:
-        _truncated(p + 2, n114 + 0, end, path + ".content")
-    v_content = b[p + 2:q115]
+    n119 = b[p] | (b[p + 1] << 8)
+    q120 = p + 2 + n119
+    if q120 + 0 > end:
+        _truncated(p + 2, n119 + 0, end, path + ".content")
+    v_content = b[p + 2:q120]
     try:
         v_content = v_content.decode()
     except UnicodeDecodeError as e:
         _invalid(p + 2 + e.start, path + ".content", "invalid UTF-8")
-    p = q115 + 0
+    p = q120 + 0
     return AddedToken(id=v_id, special=v_special, lstrip=v_lstrip, rstrip=v_rstrip, content=v_content), p
 
 
@@ -1365,13 +1539,13 @@ def _build_AddedToken(obj, out, path):
     if obj.content.__class__ is not str:
         _bad_value(path + ".content", "expected str", obj.content)
     try:
-        s116 = obj.content.encode()
+        s121 = obj.content.encode()
     except UnicodeEncodeError:
         _bad_value(path + ".content", "text is not encodable as UTF-8", obj.content)
-    if len(s116) > 65535:
-        _bad_value(path + ".content", "longer than 65535 bytes", len(s116))
-    out.append(_S0.pack(len(s116)))
-    out.append(s116)
+    if len(s121) > 65535:
+        _bad_value(path + ".content", "longer than 65535 bytes", len(s121))
+    out.append(_S0.pack(len(s121)))
+    out.append(s121)
 
 
 def _parse_SequenceOp(b, p, end, path, depth):
@@ -1423,56 +1597,56 @@ def _build_PostOp(obj, out, path):
 def _parse_PostProcessorProgram(b, p, end, path, depth):
     if p + 2 > end:
         _truncated(p, 2, end, path + ".ops")
-    n117, = _S0.unpack_from(b, p)
+    n122, = _S0.unpack_from(b, p)
     p += 2
-    if n117 * 1 > end - p:
-        _invalid(p, path + ".ops", "count %d needs at least %d bytes, %d left" % (n117, n117 * 1, end - p))
-    v_ops = [None] * n117
-    for i118 in range(n117):
-        v_ops[i118], p = _parse_PostOp(b, p, end, path + ".ops" + "[%d]" % i118, 1)
+    if n122 * 1 > end - p:
+        _invalid(p, path + ".ops", "count %d needs at least %d bytes, %d left" % (n122, n122 * 1, end - p))
+    v_ops = [None] * n122
+    for i123 in range(n122):
+        v_ops[i123], p = _parse_PostOp(b, p, end, path + ".ops" + "[%d]" % i123, 1)
     return PostProcessorProgram(ops=v_ops), p
 
 
 def _build_PostProcessorProgram(obj, out, path):
     if obj.__class__ is not PostProcessorProgram:
         _bad_value(path, "expected PostProcessorProgram", obj)
-    lst119 = obj.ops
-    if not isinstance(lst119, (list, tuple, Table)):
-        _bad_value(path + ".ops", "expected a list", lst119)
+    lst124 = obj.ops
+    if not isinstance(lst124, (list, tuple, Table)):
+        _bad_value(path + ".ops", "expected a list", lst124)
     try:
-        out.append(_S0.pack(len(lst119)))
+        out.append(_S0.pack(len(lst124)))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".ops", str(e), (len(lst119),))
-    for i120, it121 in enumerate(lst119):
-        _build_PostOp(it121, out, path + ".ops" + "[%d]" % i120)
+        _bad_value(path + ".ops", str(e), (len(lst124),))
+    for i125, it126 in enumerate(lst124):
+        _build_PostOp(it126, out, path + ".ops" + "[%d]" % i125)
 
 
 def _parse_LegacyPostProcessor(b, p, end, path, depth):
     if p + 2 > end:
         _truncated(p, 2, end, path + ".ids")
-    n122, = _S0.unpack_from(b, p)
+    n127, = _S0.unpack_from(b, p)
     p += 2
-    if n122 * 4 > end - p:
-        _invalid(p, path + ".ids", "count %d needs at least %d bytes, %d left" % (n122, n122 * 4, end - p))
-    v_ids = [x for (x,) in _S1.iter_unpack(b[p:p + n122 * 4])]
-    p += n122 * 4
+    if n127 * 4 > end - p:
+        _invalid(p, path + ".ids", "count %d needs at least %d bytes, %d left" % (n127, n127 * 4, end - p))
+    v_ids = [x for (x,) in _S1.iter_unpack(b[p:p + n127 * 4])]
+    p += n127 * 4
     return LegacyPostProcessor(ids=v_ids), p
 
 
 def _build_LegacyPostProcessor(obj, out, path):
     if obj.__class__ is not LegacyPostProcessor:
         _bad_value(path, "expected LegacyPostProcessor", obj)
-    lst124 = obj.ids
-    if not isinstance(lst124, (list, tuple, Table)):
-        _bad_value(path + ".ids", "expected a list", lst124)
+    lst129 = obj.ids
+    if not isinstance(lst129, (list, tuple, Table)):
+        _bad_value(path + ".ids", "expected a list", lst129)
     try:
-        out.append(_S0.pack(len(lst124)))
+        out.append(_S0.pack(len(lst129)))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".ids", str(e), (len(lst124),))
+        _bad_value(path + ".ids", str(e), (len(lst129),))
     try:
-        out.append(struct.pack("<%dI" % len(lst124), *lst124))
+        out.append(struct.pack("<%dI" % len(lst129), *lst129))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".ids", str(e), lst124)
+        _bad_value(path + ".ids", str(e), lst129)
 
 
 def _ops_fit(b, p, end, n):
@@ -1523,43 +1697,43 @@ def _parse_MtokFile(b, p, end, path, depth):
     v_decoder, p = _parse_Decoder(b, p, end, path + ".decoder", 1)
     if p + 4 > end:
         _truncated(p, 4, end, path + ".added_tokens")
-    n127, = _S1.unpack_from(b, p)
+    n132, = _S1.unpack_from(b, p)
     p += 4
-    if n127 * 9 > end - p:
-        _invalid(p, path + ".added_tokens", "count %d needs at least %d bytes, %d left" % (n127, n127 * 9, end - p))
-    v_added_tokens = [None] * n127
-    for i128 in range(n127):
-        v_added_tokens[i128], p = _parse_AddedToken(b, p, end, path + ".added_tokens" + "[%d]" % i128, 1)
+    if n132 * 9 > end - p:
+        _invalid(p, path + ".added_tokens", "count %d needs at least %d bytes, %d left" % (n132, n132 * 9, end - p))
+    v_added_tokens = [None] * n132
+    for i133 in range(n132):
+        v_added_tokens[i133], p = _parse_AddedToken(b, p, end, path + ".added_tokens" + "[%d]" % i133, 1)
     if p == end:
         v_chat_template = None
     else:
         if p + 4 > end:
             _truncated(p, 4, end, path + ".chat_template")
-        n129, = _S1.unpack_from(b, p)
-        q130 = p + 4 + n129
-        if q130 + 0 > end:
-            _truncated(p + 4, n129 + 0, end, path + ".chat_template")
-        v_chat_template = b[p + 4:q130]
+        n134, = _S1.unpack_from(b, p)
+        q135 = p + 4 + n134
+        if q135 + 0 > end:
+            _truncated(p + 4, n134 + 0, end, path + ".chat_template")
+        v_chat_template = b[p + 4:q135]
         try:
             v_chat_template = v_chat_template.decode()
         except UnicodeDecodeError as e:
             _invalid(p + 4 + e.start, path + ".chat_template", "invalid UTF-8")
-        p = q130 + 0
+        p = q135 + 0
     if p == end:
         v_eos_token = None
     else:
         if p + 2 > end:
             _truncated(p, 2, end, path + ".eos_token")
-        n131 = b[p] | (b[p + 1] << 8)
-        q132 = p + 2 + n131
-        if q132 + 0 > end:
-            _truncated(p + 2, n131 + 0, end, path + ".eos_token")
-        v_eos_token = b[p + 2:q132]
+        n136 = b[p] | (b[p + 1] << 8)
+        q137 = p + 2 + n136
+        if q137 + 0 > end:
+            _truncated(p + 2, n136 + 0, end, path + ".eos_token")
+        v_eos_token = b[p + 2:q137]
         try:
             v_eos_token = v_eos_token.decode()
         except UnicodeDecodeError as e:
             _invalid(p + 2 + e.start, path + ".eos_token", "invalid UTF-8")
-        p = q132 + 0
+        p = q137 + 0
     if p == end:
         v_flags = None
     else:
@@ -1572,16 +1746,16 @@ def _parse_MtokFile(b, p, end, path, depth):
     else:
         if p + 2 > end:
             _truncated(p, 2, end, path + ".bos_token")
-        n133 = b[p] | (b[p + 1] << 8)
-        q134 = p + 2 + n133
-        if q134 + 0 > end:
-            _truncated(p + 2, n133 + 0, end, path + ".bos_token")
-        v_bos_token = b[p + 2:q134]
+        n138 = b[p] | (b[p + 1] << 8)
+        q139 = p + 2 + n138
+        if q139 + 0 > end:
+            _truncated(p + 2, n138 + 0, end, path + ".bos_token")
+        v_bos_token = b[p + 2:q139]
         try:
             v_bos_token = v_bos_token.decode()
         except UnicodeDecodeError as e:
             _invalid(p + 2 + e.start, path + ".bos_token", "invalid UTF-8")
-        p = q134 + 0
+        p = q139 + 0
     if p == end:
         v_post_processor = None
     else:
@@ -1600,15 +1774,15 @@ def _build_MtokFile(obj, out, path):
     _build_PreTokenizer(obj.pre_tokenizer, out, path + ".pre_tokenizer")
     _build_Model(obj.model, out, path + ".model")
     _build_Decoder(obj.decoder, out, path + ".decoder")
-    lst135 = obj.added_tokens
-    if not isinstance(lst135, (list, tuple, Table)):
-        _bad_value(path + ".added_tokens", "expected a list", lst135)
+    lst140 = obj.added_tokens
+    if not isinstance(lst140, (list, tuple, Table)):
+        _bad_value(path + ".added_tokens", "expected a list", lst140)
     try:
-        out.append(_S1.pack(len(lst135)))
+        out.append(_S1.pack(len(lst140)))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".added_tokens", str(e), (len(lst135),))
-    for i136, it137 in enumerate(lst135):
-        _build_AddedToken(it137, out, path + ".added_tokens" + "[%d]" % i136)
+        _bad_value(path + ".added_tokens", str(e), (len(lst140),))
+    for i141, it142 in enumerate(lst140):
+        _build_AddedToken(it142, out, path + ".added_tokens" + "[%d]" % i141)
     if obj.chat_template is None:
         absent = True
     else:
@@ -1617,13 +1791,13 @@ def _build_MtokFile(obj, out, path):
         if obj.chat_template.__class__ is not str:
             _bad_value(path + ".chat_template", "expected str", obj.chat_template)
         try:
-            s138 = obj.chat_template.encode()
+            s143 = obj.chat_template.encode()
         except UnicodeEncodeError:
             _bad_value(path + ".chat_template", "text is not encodable as UTF-8", obj.chat_template)
-        if len(s138) > 4294967295:
-            _bad_value(path + ".chat_template", "longer than 4294967295 bytes", len(s138))
-        out.append(_S1.pack(len(s138)))
-        out.append(s138)
+        if len(s143) > 4294967295:
+            _bad_value(path + ".chat_template", "longer than 4294967295 bytes", len(s143))
+        out.append(_S1.pack(len(s143)))
+        out.append(s143)
     if obj.eos_token is None:
         absent = True
     else:
@@ -1632,13 +1806,13 @@ def _build_MtokFile(obj, out, path):
         if obj.eos_token.__class__ is not str:
             _bad_value(path + ".eos_token", "expected str", obj.eos_token)
         try:
-            s139 = obj.eos_token.encode()
+            s144 = obj.eos_token.encode()
         except UnicodeEncodeError:
             _bad_value(path + ".eos_token", "text is not encodable as UTF-8", obj.eos_token)
-        if len(s139) > 65535:
-            _bad_value(path + ".eos_token", "longer than 65535 bytes", len(s139))
-        out.append(_S0.pack(len(s139)))
-        out.append(s139)
+        if len(s144) > 65535:
+            _bad_value(path + ".eos_token", "longer than 65535 bytes", len(s144))
+        out.append(_S0.pack(len(s144)))
+        out.append(s144)
     if obj.flags is None:
         absent = True
     else:
@@ -1656,13 +1830,13 @@ def _build_MtokFile(obj, out, path):
         if obj.bos_token.__class__ is not str:
             _bad_value(path + ".bos_token", "expected str", obj.bos_token)
         try:
-            s140 = obj.bos_token.encode()
+            s145 = obj.bos_token.encode()
         except UnicodeEncodeError:
             _bad_value(path + ".bos_token", "text is not encodable as UTF-8", obj.bos_token)
-        if len(s140) > 65535:
-            _bad_value(path + ".bos_token", "longer than 65535 bytes", len(s140))
-        out.append(_S0.pack(len(s140)))
-        out.append(s140)
+        if len(s145) > 65535:
+            _bad_value(path + ".bos_token", "longer than 65535 bytes", len(s145))
+        out.append(_S0.pack(len(s145)))
+        out.append(s145)
     if obj.post_processor is None:
         absent = True
     else:
@@ -1673,22 +1847,22 @@ def _build_MtokFile(obj, out, path):
 
 def _parse_SentencePieceTxtFile(b, p, end, path, depth):
     v_header, p = _parse_header_lines(b, p, end, path + ".header", b'430 0\n')
-    q142 = _line(b, p, end, path + ".count")
-    v_vocab_size, = _counts(b, p, q142, 1, path + ".count")
-    p = q142
-    n143 = v_vocab_size
+    q147 = _line(b, p, end, path + ".count")
+    v_vocab_size, = _counts(b, p, q147, 1, path + ".count")
+    p = q147
+    n148 = v_vocab_size
     v_pieces = []
-    ap147 = v_pieces.append
-    for i144 in range(n143):
-        q145 = b.find(b"\n", p, end)
-        if q145 < 0:
-            _truncated(p, 1, end, path + ".pieces" + "[%d]" % i144)
-        line146 = b[p:q145]
-        parts148 = line146.split(b" ")
-        if len(parts148) != 3:
-            _invalid(p, path + ".pieces" + "[%d]" % i144, "expected 3 space-separated values")
-        ap147((_b64decode(parts148[0], p, path + ".pieces" + "[%d]" % i144 + ".token"), _word(parts148[1], p, path + ".pieces" + "[%d]" % i144 + ".score"), _decimal(parts148[2], p, path + ".pieces" + "[%d]" % i144 + ".type"),))
-        p = q145 + 1
+    ap152 = v_pieces.append
+    for i149 in range(n148):
+        q150 = b.find(b"\n", p, end)
+        if q150 < 0:
+            _truncated(p, 1, end, path + ".pieces" + "[%d]" % i149)
+        line151 = b[p:q150]
+        parts153 = line151.split(b" ")
+        if len(parts153) != 3:
+            _invalid(p, path + ".pieces" + "[%d]" % i149, "expected 3 space-separated values")
+        ap152((_b64decode(parts153[0], p, path + ".pieces" + "[%d]" % i149 + ".token"), _word(parts153[1], p, path + ".pieces" + "[%d]" % i149 + ".score"), _decimal(parts153[2], p, path + ".pieces" + "[%d]" % i149 + ".type"),))
+        p = q150 + 1
     if p != end:
         _invalid(p, path, "%d trailing bytes after the last section" % (end - p))
     return SentencePieceTxtFile(header=v_header, pieces=v_pieces), p
@@ -1699,33 +1873,33 @@ def _build_SentencePieceTxtFile(obj, out, path):
         _bad_value(path, "expected SentencePieceTxtFile", obj)
     _build_header_lines(obj.header, out, path + ".header", b'430 0\n')
     out.append(b"%d\n" % (len(obj.pieces),))
-    lst149 = obj.pieces
-    if not isinstance(lst149, (list, tuple, Table)):
-        _bad_value(path + ".pieces", "expected a list", lst149)
-    lines150 = []
-    for i151, row152 in enumerate(lst149):
-        if not isinstance(row152, (tuple, list)) or len(row152) != 3:
-            _bad_value(path + ".pieces" + "[%d]" % i151, "expected a row of 3 values", row152)
-        lines150.append(b" ".join((_line_value(row152[0], 'base64', path + ".pieces" + "[%d]" % i151 + '.token'), _line_value(row152[1], 'word', path + ".pieces" + "[%d]" % i151 + '.score'), _line_value(row152[2], 'int', path + ".pieces" + "[%d]" % i151 + '.type'),)))
-    if lines150:
-        out.append(b"\n".join(lines150) + (b"\n" if True else b""))
+    lst154 = obj.pieces
+    if not isinstance(lst154, (list, tuple, Table)):
+        _bad_value(path + ".pieces", "expected a list", lst154)
+    lines155 = []
+    for i156, row157 in enumerate(lst154):
+        if not isinstance(row157, (tuple, list)) or len(row157) != 3:
+            _bad_value(path + ".pieces" + "[%d]" % i156, "expected a row of 3 values", row157)
+        lines155.append(b" ".join((_line_value(row157[0], 'base64', path + ".pieces" + "[%d]" % i156 + '.token'), _line_value(row157[1], 'word', path + ".pieces" + "[%d]" % i156 + '.score'), _line_value(row157[2], 'int', path + ".pieces" + "[%d]" % i156 + '.type'),)))
+    if lines155:
+        out.append(b"\n".join(lines155) + (b"\n" if True else b""))
 
 
 def _parse_TiktokenTxtFile(b, p, end, path, depth):
     v_header, p = _parse_header_lines(b, p, end, path + ".header", b'430 1\n')
-    q154 = _line(b, p, end, path + ".count")
-    v_vocab_size, = _counts(b, p, q154, 1, path + ".count")
-    p = q154
-    n155 = v_vocab_size
+    q159 = _line(b, p, end, path + ".count")
+    v_vocab_size, = _counts(b, p, q159, 1, path + ".count")
+    p = q159
+    n160 = v_vocab_size
     v_tokens = []
-    ap159 = v_tokens.append
-    for i156 in range(n155):
-        q157 = b.find(b"\n", p, end)
-        if q157 < 0:
-            _truncated(p, 1, end, path + ".tokens" + "[%d]" % i156)
-        line158 = b[p:q157]
-        ap159(_b64decode(line158, p, path + ".tokens" + "[%d]" % i156))
-        p = q157 + 1
+    ap164 = v_tokens.append
+    for i161 in range(n160):
+        q162 = b.find(b"\n", p, end)
+        if q162 < 0:
+            _truncated(p, 1, end, path + ".tokens" + "[%d]" % i161)
+        line163 = b[p:q162]
+        ap164(_b64decode(line163, p, path + ".tokens" + "[%d]" % i161))
+        p = q162 + 1
     if p != end:
         _invalid(p, path, "%d trailing bytes after the last section" % (end - p))
     return TiktokenTxtFile(header=v_header, tokens=v_tokens), p
@@ -1736,31 +1910,31 @@ def _build_TiktokenTxtFile(obj, out, path):
         _bad_value(path, "expected TiktokenTxtFile", obj)
     _build_header_lines(obj.header, out, path + ".header", b'430 1\n')
     out.append(b"%d\n" % (len(obj.tokens),))
-    lst160 = obj.tokens
-    if not isinstance(lst160, (list, tuple, Table)):
-        _bad_value(path + ".tokens", "expected a list", lst160)
-    lines161 = []
-    for i162, row163 in enumerate(lst160):
-        lines161.append(_line_value(row163, 'base64', path + ".tokens" + "[%d]" % i162))
-    if lines161:
-        out.append(b"\n".join(lines161) + (b"\n" if True else b""))
+    lst165 = obj.tokens
+    if not isinstance(lst165, (list, tuple, Table)):
+        _bad_value(path + ".tokens", "expected a list", lst165)
+    lines166 = []
+    for i167, row168 in enumerate(lst165):
+        lines166.append(_line_value(row168, 'base64', path + ".tokens" + "[%d]" % i167))
+    if lines166:
+        out.append(b"\n".join(lines166) + (b"\n" if True else b""))
 
 
 def _parse_BertTxtFile(b, p, end, path, depth):
     v_header, p = _parse_header_lines(b, p, end, path + ".header", b'430 2\n')
-    q165 = _line(b, p, end, path + ".count")
-    v_vocab_size, = _counts(b, p, q165, 1, path + ".count")
-    p = q165
-    n166 = v_vocab_size
+    q170 = _line(b, p, end, path + ".count")
+    v_vocab_size, = _counts(b, p, q170, 1, path + ".count")
+    p = q170
+    n171 = v_vocab_size
     v_tokens = []
-    ap170 = v_tokens.append
-    for i167 in range(n166):
-        q168 = b.find(b"\n", p, end)
-        if q168 < 0:
-            _truncated(p, 1, end, path + ".tokens" + "[%d]" % i167)
-        line169 = b[p:q168]
-        ap170(_b64decode(line169, p, path + ".tokens" + "[%d]" % i167))
-        p = q168 + 1
+    ap175 = v_tokens.append
+    for i172 in range(n171):
+        q173 = b.find(b"\n", p, end)
+        if q173 < 0:
+            _truncated(p, 1, end, path + ".tokens" + "[%d]" % i172)
+        line174 = b[p:q173]
+        ap175(_b64decode(line174, p, path + ".tokens" + "[%d]" % i172))
+        p = q173 + 1
     if p != end:
         _invalid(p, path, "%d trailing bytes after the last section" % (end - p))
     return BertTxtFile(header=v_header, tokens=v_tokens), p
@@ -1771,46 +1945,46 @@ def _build_BertTxtFile(obj, out, path):
         _bad_value(path, "expected BertTxtFile", obj)
     _build_header_lines(obj.header, out, path + ".header", b'430 2\n')
     out.append(b"%d\n" % (len(obj.tokens),))
-    lst171 = obj.tokens
-    if not isinstance(lst171, (list, tuple, Table)):
-        _bad_value(path + ".tokens", "expected a list", lst171)
-    lines172 = []
-    for i173, row174 in enumerate(lst171):
-        lines172.append(_line_value(row174, 'base64', path + ".tokens" + "[%d]" % i173))
-    if lines172:
-        out.append(b"\n".join(lines172) + (b"\n" if True else b""))
+    lst176 = obj.tokens
+    if not isinstance(lst176, (list, tuple, Table)):
+        _bad_value(path + ".tokens", "expected a list", lst176)
+    lines177 = []
+    for i178, row179 in enumerate(lst176):
+        lines177.append(_line_value(row179, 'base64', path + ".tokens" + "[%d]" % i178))
+    if lines177:
+        out.append(b"\n".join(lines177) + (b"\n" if True else b""))
 
 
 def _parse_HuggingFaceTxtFile(b, p, end, path, depth):
     v_header, p = _parse_header_lines(b, p, end, path + ".header", b'430 3\n')
-    q176 = _line(b, p, end, path + ".counts")
-    v_vocab_size, v_merge_size, = _counts(b, p, q176, 2, path + ".counts")
-    p = q176
-    n177 = v_vocab_size
+    q181 = _line(b, p, end, path + ".counts")
+    v_vocab_size, v_merge_size, = _counts(b, p, q181, 2, path + ".counts")
+    p = q181
+    n182 = v_vocab_size
     v_tokens = []
-    ap181 = v_tokens.append
-    for i178 in range(n177):
-        q179 = b.find(b"\n", p, end)
-        if q179 < 0:
-            _truncated(p, 1, end, path + ".tokens" + "[%d]" % i178)
-        line180 = b[p:q179]
-        ap181(line180)
-        p = q179 + 1
-    n182 = v_merge_size
-    v_merges = []
-    ap186 = v_merges.append
-    final_newline = True
+    ap186 = v_tokens.append
     for i183 in range(n182):
         q184 = b.find(b"\n", p, end)
         if q184 < 0:
-            if i183 == n182 - 1 and p < end:
-                q184 = end
-                final_newline = False
-            else:
-                _truncated(p, 1, end, path + ".merges" + "[%d]" % i183)
+            _truncated(p, 1, end, path + ".tokens" + "[%d]" % i183)
         line185 = b[p:q184]
         ap186(line185)
         p = q184 + 1
+    n187 = v_merge_size
+    v_merges = []
+    ap191 = v_merges.append
+    final_newline = True
+    for i188 in range(n187):
+        q189 = b.find(b"\n", p, end)
+        if q189 < 0:
+            if i188 == n187 - 1 and p < end:
+                q189 = end
+                final_newline = False
+            else:
+                _truncated(p, 1, end, path + ".merges" + "[%d]" % i188)
+        line190 = b[p:q189]
+        ap191(line190)
+        p = q189 + 1
     p = min(p, end)
     v_final_newline = final_newline
     if p != end:
@@ -1823,24 +1997,24 @@ def _build_HuggingFaceTxtFile(obj, out, path):
         _bad_value(path, "expected HuggingFaceTxtFile", obj)
     _build_header_lines(obj.header, out, path + ".header", b'430 3\n')
     out.append(b"%d %d\n" % (len(obj.tokens), len(obj.merges),))
-    lst187 = obj.tokens
-    if not isinstance(lst187, (list, tuple, Table)):
-        _bad_value(path + ".tokens", "expected a list", lst187)
-    lines188 = []
-    for i189, row190 in enumerate(lst187):
-        lines188.append(_line_value(row190, 'raw', path + ".tokens" + "[%d]" % i189))
-    if lines188:
-        out.append(b"\n".join(lines188) + (b"\n" if True else b""))
-    lst191 = obj.merges
-    if not isinstance(lst191, (list, tuple, Table)):
-        _bad_value(path + ".merges", "expected a list", lst191)
-    lines192 = []
-    for i193, row194 in enumerate(lst191):
-        lines192.append(_line_value(row194, 'raw', path + ".merges" + "[%d]" % i193))
-    if not obj.final_newline and not (lines192 and lines192[-1]):
-        _bad_value(path + ".merges", "final_newline false needs a last line that is not empty", lst191)
-    if lines192:
-        out.append(b"\n".join(lines192) + (b"\n" if obj.final_newline else b""))
+    lst192 = obj.tokens
+    if not isinstance(lst192, (list, tuple, Table)):
+        _bad_value(path + ".tokens", "expected a list", lst192)
+    lines193 = []
+    for i194, row195 in enumerate(lst192):
+        lines193.append(_line_value(row195, 'raw', path + ".tokens" + "[%d]" % i194))
+    if lines193:
+        out.append(b"\n".join(lines193) + (b"\n" if True else b""))
+    lst196 = obj.merges
+    if not isinstance(lst196, (list, tuple, Table)):
+        _bad_value(path + ".merges", "expected a list", lst196)
+    lines197 = []
+    for i198, row199 in enumerate(lst196):
+        lines197.append(_line_value(row199, 'raw', path + ".merges" + "[%d]" % i198))
+    if not obj.final_newline and not (lines197 and lines197[-1]):
+        _bad_value(path + ".merges", "final_newline false needs a last line that is not empty", lst196)
+    if lines197:
+        out.append(b"\n".join(lines197) + (b"\n" if obj.final_newline else b""))
     if obj.final_newline.__class__ is not bool:
         _bad_value(path + ".final_newline", "expected a bool", obj.final_newline)
 
@@ -1866,15 +2040,15 @@ def section_sizes_MtokFile(obj):
     _build_Decoder(obj.decoder, out, "decoder")
     sizes.append(('decoder', None if obj.decoder is None else sum(map(len, out))))
     out: list[bytes] = []
-    lst195 = obj.added_tokens
-    if not isinstance(lst195, (list, tuple, Table)):
-        _bad_value("added_tokens", "expected a list", lst195)
+    lst200 = obj.added_tokens
+    if not isinstance(lst200, (list, tuple, Table)):
+        _bad_value("added_tokens", "expected a list", lst200)
     try:
-        out.append(_S1.pack(len(lst195)))
+        out.append(_S1.pack(len(lst200)))
     except (struct.error, TypeError) as e:
-        _bad_value("added_tokens", str(e), (len(lst195),))
-    for i196, it197 in enumerate(lst195):
-        _build_AddedToken(it197, out, "added_tokens" + "[%d]" % i196)
+        _bad_value("added_tokens", str(e), (len(lst200),))
+    for i201, it202 in enumerate(lst200):
+        _build_AddedToken(it202, out, "added_tokens" + "[%d]" % i201)
     sizes.append(('added_tokens', None if obj.added_tokens is None else sum(map(len, out))))
     out: list[bytes] = []
     if obj.chat_template is None:
@@ -1885,13 +2059,13 @@ def section_sizes_MtokFile(obj):
         if obj.chat_template.__class__ is not str:
             _bad_value("chat_template", "expected str", obj.chat_template)
         try:
-            s198 = obj.chat_template.encode()
+            s203 = obj.chat_template.encode()
         except UnicodeEncodeError:
             _bad_value("chat_template", "text is not encodable as UTF-8", obj.chat_template)
-        if len(s198) > 4294967295:
-            _bad_value("chat_template", "longer than 4294967295 bytes", len(s198))
-        out.append(_S1.pack(len(s198)))
-        out.append(s198)
+        if len(s203) > 4294967295:
+            _bad_value("chat_template", "longer than 4294967295 bytes", len(s203))
+        out.append(_S1.pack(len(s203)))
+        out.append(s203)
     sizes.append(('chat_template', None if obj.chat_template is None else sum(map(len, out))))
     out: list[bytes] = []
     if obj.eos_token is None:
@@ -1902,13 +2076,13 @@ def section_sizes_MtokFile(obj):
         if obj.eos_token.__class__ is not str:
             _bad_value("eos_token", "expected str", obj.eos_token)
         try:
-            s199 = obj.eos_token.encode()
+            s204 = obj.eos_token.encode()
         except UnicodeEncodeError:
             _bad_value("eos_token", "text is not encodable as UTF-8", obj.eos_token)
-        if len(s199) > 65535:
-            _bad_value("eos_token", "longer than 65535 bytes", len(s199))
-        out.append(_S0.pack(len(s199)))
-        out.append(s199)
+        if len(s204) > 65535:
+            _bad_value("eos_token", "longer than 65535 bytes", len(s204))
+        out.append(_S0.pack(len(s204)))
+        out.append(s204)
     sizes.append(('eos_token', None if obj.eos_token is None else sum(map(len, out))))
     out: list[bytes] = []
     if obj.flags is None:
@@ -1930,13 +2104,13 @@ def section_sizes_MtokFile(obj):
         if obj.bos_token.__class__ is not str:
             _bad_value("bos_token", "expected str", obj.bos_token)
         try:
-            s200 = obj.bos_token.encode()
+            s205 = obj.bos_token.encode()
         except UnicodeEncodeError:
             _bad_value("bos_token", "text is not encodable as UTF-8", obj.bos_token)
-        if len(s200) > 65535:
-            _bad_value("bos_token", "longer than 65535 bytes", len(s200))
-        out.append(_S0.pack(len(s200)))
-        out.append(s200)
+        if len(s205) > 65535:
+            _bad_value("bos_token", "longer than 65535 bytes", len(s205))
+        out.append(_S0.pack(len(s205)))
+        out.append(s205)
     sizes.append(('bos_token', None if obj.bos_token is None else sum(map(len, out))))
     out: list[bytes] = []
     if obj.post_processor is None:
@@ -1961,16 +2135,16 @@ def section_sizes_SentencePieceTxtFile(obj):
     out.append(b"%d\n" % (len(obj.pieces),))
     sizes.append(('count', sum(map(len, out))))
     out: list[bytes] = []
-    lst201 = obj.pieces
-    if not isinstance(lst201, (list, tuple, Table)):
-        _bad_value("pieces", "expected a list", lst201)
-    lines202 = []
-    for i203, row204 in enumerate(lst201):
-        if not isinstance(row204, (tuple, list)) or len(row204) != 3:
-            _bad_value("pieces" + "[%d]" % i203, "expected a row of 3 values", row204)
-        lines202.append(b" ".join((_line_value(row204[0], 'base64', "pieces" + "[%d]" % i203 + '.token'), _line_value(row204[1], 'word', "pieces" + "[%d]" % i203 + '.score'), _line_value(row204[2], 'int', "pieces" + "[%d]" % i203 + '.type'),)))
-    if lines202:
-        out.append(b"\n".join(lines202) + (b"\n" if True else b""))
+    lst206 = obj.pieces
+    if not isinstance(lst206, (list, tuple, Table)):
+        _bad_value("pieces", "expected a list", lst206)
+    lines207 = []
+    for i208, row209 in enumerate(lst206):
+        if not isinstance(row209, (tuple, list)) or len(row209) != 3:
+            _bad_value("pieces" + "[%d]" % i208, "expected a row of 3 values", row209)
+        lines207.append(b" ".join((_line_value(row209[0], 'base64', "pieces" + "[%d]" % i208 + '.token'), _line_value(row209[1], 'word', "pieces" + "[%d]" % i208 + '.score'), _line_value(row209[2], 'int', "pieces" + "[%d]" % i208 + '.type'),)))
+    if lines207:
+        out.append(b"\n".join(lines207) + (b"\n" if True else b""))
     sizes.append(('pieces', None if obj.pieces is None else sum(map(len, out))))
     return sizes
 
@@ -1987,14 +2161,14 @@ def section_sizes_TiktokenTxtFile(obj):
     out.append(b"%d\n" % (len(obj.tokens),))
     sizes.append(('count', sum(map(len, out))))
     out: list[bytes] = []
-    lst205 = obj.tokens
-    if not isinstance(lst205, (list, tuple, Table)):
-        _bad_value("tokens", "expected a list", lst205)
-    lines206 = []
-    for i207, row208 in enumerate(lst205):
-        lines206.append(_line_value(row208, 'base64', "tokens" + "[%d]" % i207))
-    if lines206:
-        out.append(b"\n".join(lines206) + (b"\n" if True else b""))
+    lst210 = obj.tokens
+    if not isinstance(lst210, (list, tuple, Table)):
+        _bad_value("tokens", "expected a list", lst210)
+    lines211 = []
+    for i212, row213 in enumerate(lst210):
+        lines211.append(_line_value(row213, 'base64', "tokens" + "[%d]" % i212))
+    if lines211:
+        out.append(b"\n".join(lines211) + (b"\n" if True else b""))
     sizes.append(('tokens', None if obj.tokens is None else sum(map(len, out))))
     return sizes
 
@@ -2011,14 +2185,14 @@ def section_sizes_BertTxtFile(obj):
     out.append(b"%d\n" % (len(obj.tokens),))
     sizes.append(('count', sum(map(len, out))))
     out: list[bytes] = []
-    lst209 = obj.tokens
-    if not isinstance(lst209, (list, tuple, Table)):
-        _bad_value("tokens", "expected a list", lst209)
-    lines210 = []
-    for i211, row212 in enumerate(lst209):
-        lines210.append(_line_value(row212, 'base64', "tokens" + "[%d]" % i211))
-    if lines210:
-        out.append(b"\n".join(lines210) + (b"\n" if True else b""))
+    lst214 = obj.tokens
+    if not isinstance(lst214, (list, tuple, Table)):
+        _bad_value("tokens", "expected a list", lst214)
+    lines215 = []
+    for i216, row217 in enumerate(lst214):
+        lines215.append(_line_value(row217, 'base64', "tokens" + "[%d]" % i216))
+    if lines215:
+        out.append(b"\n".join(lines215) + (b"\n" if True else b""))
     sizes.append(('tokens', None if obj.tokens is None else sum(map(len, out))))
     return sizes
 
@@ -2035,26 +2209,26 @@ def section_sizes_HuggingFaceTxtFile(obj):
     out.append(b"%d %d\n" % (len(obj.tokens), len(obj.merges),))
     sizes.append(('counts', sum(map(len, out))))
     out: list[bytes] = []
-    lst213 = obj.tokens
-    if not isinstance(lst213, (list, tuple, Table)):
-        _bad_value("tokens", "expected a list", lst213)
-    lines214 = []
-    for i215, row216 in enumerate(lst213):
-        lines214.append(_line_value(row216, 'raw', "tokens" + "[%d]" % i215))
-    if lines214:
-        out.append(b"\n".join(lines214) + (b"\n" if True else b""))
+    lst218 = obj.tokens
+    if not isinstance(lst218, (list, tuple, Table)):
+        _bad_value("tokens", "expected a list", lst218)
+    lines219 = []
+    for i220, row221 in enumerate(lst218):
+        lines219.append(_line_value(row221, 'raw', "tokens" + "[%d]" % i220))
+    if lines219:
+        out.append(b"\n".join(lines219) + (b"\n" if True else b""))
     sizes.append(('tokens', None if obj.tokens is None else sum(map(len, out))))
     out: list[bytes] = []
-    lst217 = obj.merges
-    if not isinstance(lst217, (list, tuple, Table)):
-        _bad_value("merges", "expected a list", lst217)
-    lines218 = []
-    for i219, row220 in enumerate(lst217):
-        lines218.append(_line_value(row220, 'raw', "merges" + "[%d]" % i219))
-    if not obj.final_newline and not (lines218 and lines218[-1]):
-        _bad_value("merges", "final_newline false needs a last line that is not empty", lst217)
-    if lines218:
-        out.append(b"\n".join(lines218) + (b"\n" if obj.final_newline else b""))
+    lst222 = obj.merges
+    if not isinstance(lst222, (list, tuple, Table)):
+        _bad_value("merges", "expected a list", lst222)
+    lines223 = []
+    for i224, row225 in enumerate(lst222):
+        lines223.append(_line_value(row225, 'raw', "merges" + "[%d]" % i224))
+    if not obj.final_newline and not (lines223 and lines223[-1]):
+        _bad_value("merges", "final_newline false needs a last line that is not empty", lst222)
+    if lines223:
+        out.append(b"\n".join(lines223) + (b"\n" if obj.final_newline else b""))
     sizes.append(('merges', None if obj.merges is None else sum(map(len, out))))
     out: list[bytes] = []
     if obj.final_newline.__class__ is not bool:

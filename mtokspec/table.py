@@ -18,7 +18,7 @@ __all__ = ["Table"]
 
 
 class Table(MutableSequence):
-    __slots__ = ("_rows", "_raw", "_count", "_decode", "_columns", "_width")
+    __slots__ = ("_rows", "_raw", "_count", "_decode", "_columns", "_width", "_lens")
 
     def __init__(self, rows: Iterable[Any] = ()):
         self._rows: list | None = list(rows)
@@ -27,11 +27,15 @@ class Table(MutableSequence):
         self._decode: Callable[[bytes, int], list] | None = None
         self._columns: Callable[[bytes, int], tuple] | None = None
         self._width = len(self._rows[0]) if self._rows and isinstance(self._rows[0], tuple) else 0
+        self._lens = None
 
     @classmethod
-    def lazy(cls, raw: bytes, count: int, decode: Callable[[bytes, int], list],
-             columns: Callable[[bytes, int], tuple], width: int) -> Table:
-        """A table of ``count`` rows of ``width`` columns whose encoding ``raw`` was bounds-checked."""
+    def lazy(cls, raw: bytes, count: int, decode: Callable[[bytes, int, Any], list],
+             columns: Callable[[bytes, int, Any], tuple], width: int, lens: list[int] | None = None) -> Table:
+        """A table of ``count`` rows of ``width`` columns whose encoding ``raw`` was bounds-checked.
+
+        ``lens``: the string length of every row, when the bounds check walked them (the decoders
+        then need not walk the rows again)."""
         self = cls.__new__(cls)
         self._rows = None
         self._raw = raw
@@ -39,20 +43,30 @@ class Table(MutableSequence):
         self._decode = decode
         self._columns = columns
         self._width = width
+        self._lens = lens
         return self
 
-    def columns(self) -> tuple[Sequence, ...]:
+    def columns(self, pack: bool = False) -> tuple[Sequence, ...]:
         """One sequence per column (a snapshot): e.g. ``tokens, ids = vocab.columns()``.
 
         While the table is still raw this decodes straight into columns without building a tuple
         per row, which is the fastest way to load a large table into other structures.
+
+        ``pack=True`` (tables whose first two columns are u32, e.g. merges) gives those two columns
+        as one: ``first | second << 32`` per row, read as one u64 -- a pair key for a dict that
+        costs no tuple per row.
         """
         if self._rows is None:
             assert self._columns is not None and self._raw is not None
-            return self._columns(self._raw, self._count)
-        if self._rows:
-            return tuple(zip(*self._rows))
-        return ((),) * self._width
+            if pack:
+                return self._columns(self._raw, self._count, self._lens, True)
+            return self._columns(self._raw, self._count, self._lens)
+        cols = tuple(zip(*self._rows)) if self._rows else ((),) * self._width
+        if not pack:
+            return cols
+        if len(cols) < 2 or not all(isinstance(x, int) and 0 <= x < 1 << 32 for x in cols[0] + cols[1]):
+            raise ValueError("pack=True needs two leading u32 columns")
+        return (tuple(a | b << 32 for a, b in zip(cols[0], cols[1])),) + cols[2:]
 
     # -- the raw form -------------------------------------------------------------------------
     def raw_bytes(self) -> bytes | None:
@@ -63,10 +77,11 @@ class Table(MutableSequence):
         rows = self._rows
         if rows is None:
             assert self._decode is not None and self._raw is not None
-            rows = self._rows = self._decode(self._raw, self._count)
+            rows = self._rows = self._decode(self._raw, self._count, self._lens)
             self._raw = None
             self._decode = None
             self._columns = None
+            self._lens = None
         return rows
 
     # -- sequence protocol ----------------------------------------------------------------------

@@ -208,7 +208,7 @@ def test_bpe_sentencepiece_chunking_is_checked_not_assumed():
 
 def test_wordpiece_matches_hf():
     vocab = {"[UNK]": 0, "un": 1, "##aff": 2, "##able": 3, "a": 4, "##a": 5, "aff": 6}
-    ours = WordPiece(vocab, "[UNK]", "##", 10)
+    ours = WordPiece({t.encode(): i for t, i in vocab.items()}, "[UNK]", "##", 10)
     theirs = models.WordPiece(vocab, unk_token="[UNK]", max_input_chars_per_word=10)
     for w in ["unaffable", "aaaa", "affable", "unx", "a" * 11, "a"]:
         assert list(ours.tokenize(w)) == [t.id for t in theirs.tokenize(w)], w

@@ -479,9 +479,10 @@ class Emitter:
                 # Check the bounds of every row now; decode the rows the first time they are used.
                 start = self.var("start")
                 self.w(ind, f"{start} = p")
-                self.walk_rows(ind, cols, n, idx, epe)
+                lens = self.walk_rows(ind, cols, n, idx, epe)
                 dec = self.row_decoder(el)
-                self.w(ind, f"{target} = Table.lazy(b[{start}:p], {n}, _decode_rows{dec}, _columns{dec}, {len(cols)})")
+                self.w(ind, f"{target} = Table.lazy(b[{start}:p], {n}, _decode_rows{dec}, _columns{dec}, {len(cols)}"
+                            + (f", {lens})" if lens else ")"))
                 return
             cv = [self.var("c") for _ in cols]
             self.w(ind, f"{target} = []")
@@ -558,26 +559,48 @@ class Emitter:
                 return False
         return True
 
+    UNROLL = 8  # rows per iteration of the fast walk: recording the lengths then costs nothing
+
     def walk_rows(self, ind, cols, n, idx, epe):
-        """Bounds-check n rows, advancing p past them, without decoding anything."""
+        """Bounds-check n rows, advancing p past them, without decoding anything.  Returns the name
+        of the variable holding every row's string length when the walk recorded them, else None."""
         if all(self.fixed(f.sub) for f in cols):
             size = struct.calcsize("<" + "".join(self.fixed(f.sub)[0] for f in cols))
             self.w(ind, f"p += {n} * {size}  # the count was checked against the bytes left")
-            return
+            return None
         strings = [k for k, f in enumerate(cols) if not self.fixed(f.sub)]
+        lens = None
         if len(strings) == 1 and scalar(dsl.resolve(cols[strings[0]].sub).prefix)[0] == "H":
             # Fast path: no per-row checks.  A length that runs past the end makes the next index
             # fail or leaves p past the end; then the checked walk below finds the row and says why.
+            # The lengths are kept for the decoders (unrolled, the walk costs the same with them).
             k = strings[0]
             before = sum(struct.calcsize("<" + self.fixed(f.sub)[0]) for f in cols[:k])
             after = sum(struct.calcsize("<" + self.fixed(f.sub)[0]) for f in cols[k + 1:])
-            start = self.var("p")
+            # ``lo[r]``/``hi[r]`` are the length bytes of the row at ``r`` (relative to the first
+            # row): one index each, no offset arithmetic per row.
+            start, lens = self.var("p"), self.var("lens")
+            ms = [f"m{j}" for j in range(self.UNROLL)]
+            step = "lo[r] | hi[r] << 8"
             self.w(ind, f"{start} = p")
+            self.w(ind, f"{lens} = []")
+            self.w(ind, f"lo = b[p + {before}:end]")
+            self.w(ind, f"hi = b[p + {before + 1}:end]")
+            self.w(ind, "r = 0")
             self.w(ind, "try:")
-            self.w(ind + 1, f"for _ in range({n}):")
-            self.w(ind + 2, f"p += {before + 2 + after} + (b[p + {before}] | (b[p + {before + 1}] << 8))")
+            self.w(ind + 1, f"for _ in range({n} >> {self.UNROLL.bit_length() - 1}):")
+            for m in ms:
+                self.w(ind + 2, f"{m} = {step}")
+                self.w(ind + 2, f"r += {before + 2 + after} + {m}")
+            self.w(ind + 2, f"{lens}.extend(({', '.join(ms)}))")
+            self.w(ind + 1, f"for _ in range({n} & {self.UNROLL - 1}):")
+            self.w(ind + 2, f"m0 = {step}")
+            self.w(ind + 2, f"r += {before + 2 + after} + m0")
+            self.w(ind + 2, f"{lens}.append(m0)")
+            self.w(ind + 1, "p += r")
             self.w(ind, "except IndexError:")
             self.w(ind + 1, "p = end + 1")
+            self.w(ind, "del lo, hi")
             self.w(ind, "if p > end:")
             self.w(ind + 1, f"p = {start}")
             ind += 1
@@ -605,10 +628,15 @@ class Emitter:
             self.w(ind + 1, "if q > end:")
             self.w(ind + 2, f"_truncated(p + {psize}, q - p - {psize}, end, {fpe})")
             self.w(ind + 1, "p = q")
+        if lens:
+            # unreachable when the fast walk failed (the checked walk raises), kept for safety
+            self.w(ind, f"{lens} = None")
+        return lens
 
     def row_decoder(self, row) -> str:
-        """Module-level functions for a lazily kept table: ``_columnsN(raw, n)`` gives one sequence
-        per column, ``_decode_rowsN(raw, n)`` the list of row tuples.  Returns the pair's suffix."""
+        """Module-level functions for a lazily kept table: ``_columnsN(raw, n, lens)`` gives one
+        sequence per column, ``_decode_rowsN(raw, n, lens)`` the list of row tuples (``lens``: the
+        rows' string lengths if the parse recorded them, else None).  Returns the pair's suffix."""
         cols = fields_of(row)
         key = tuple((f.name, self.fixed(f.sub) or ("str", scalar(dsl.resolve(f.sub).prefix)[0])) for f in cols)
         if key in self.decoders:
@@ -623,7 +651,25 @@ class Emitter:
         if fast:
             # The bytes were bounds-checked when the file was parsed.  One struct format for the whole
             # table ("2x5sI2x3sI..."), one unpack, columns sliced out at C speed: no per-row objects.
-            self.w(0, f"def _columns{name}(b, n):")
+            packable = not strings and k >= 2 and all(self.fixed(f.sub)[0] == "I" for f in cols[:2])
+            if strings:
+                i = strings[0]
+                pre = "".join(self.fixed(f.sub)[0] for f in cols[:i])
+                post = "".join(self.fixed(f.sub)[0] for f in cols[i + 1:])
+                self.w(0, f"# struct formats of table {name}'s rows by string length (never changed: thread-safe)")
+                self.w(0, f'_SPELL{name} = ["{pre}2x%ds{post}" % m for m in range(256)]')
+                self.w(0, "")
+                self.w(0, "")
+            self.w(0, f"def _columns{name}(b, n, lens=None, pack=False):")
+            if packable:
+                # the first two u32 columns read as one u64: first | second << 32 (little-endian)
+                rest = "".join(self.fixed(f.sub)[0] for f in cols[2:])
+                self.w(1, "if pack:")
+                self.w(2, f'flat = struct.unpack("<" + "Q{rest}" * n, b)')
+                self.w(2, "return " + ("(flat,)" if k == 2 else "(" + ", ".join(f"flat[{j}::{k - 1}]" for j in range(k - 1)) + ",)"))
+            else:
+                self.w(1, "if pack:")
+                self.w(2, 'raise ValueError("pack=True needs two leading u32 columns")')
             if not strings:
                 fmt = "".join(self.fixed(f.sub)[0] for f in cols)
                 if len(set(fmt)) == 1:
@@ -635,20 +681,26 @@ class Emitter:
                 pre = "".join(self.fixed(f.sub)[0] for f in cols[:i])
                 post = "".join(self.fixed(f.sub)[0] for f in cols[i + 1:])
                 a, z = struct.calcsize("<" + pre), struct.calcsize("<" + post)
-                self.w(1, "lens = [0] * n")
-                self.w(1, "p = 0")
-                self.w(1, "for i in range(n):")
-                self.w(2, f"lens[i] = m = b[p + {a}] | (b[p + {a + 1}] << 8)")
-                self.w(2, f"p += {a + z + 2} + m")
-                self.w(1, f'spell = ["{pre}2x%ds{post}" % m for m in range(max(lens, default=0) + 1)]')
-                self.w(1, 'flat = struct.unpack("<" + "".join(map(spell.__getitem__, lens)), b)')
+                self.w(1, "if lens is None:")
+                self.w(2, "lens = [0] * n")
+                self.w(2, "p = 0")
+                self.w(2, "for i in range(n):")
+                self.w(3, f"lens[i] = m = b[p + {a}] | (b[p + {a + 1}] << 8)")
+                self.w(3, f"p += {a + z + 2} + m")
+                self.w(1, f"spell = _SPELL{name}")
+                self.w(1, "try:")
+                self.w(2, 'fmt = "".join(map(spell.__getitem__, lens))')
+                self.w(1, "except IndexError:  # a string of 256 bytes or more: a longer list, for this call only")
+                self.w(2, f'spell = spell + ["{pre}2x%ds{post}" % m for m in range(256, max(lens) + 1)]')
+                self.w(2, 'fmt = "".join(map(spell.__getitem__, lens))')
+                self.w(1, 'flat = struct.unpack("<" + fmt, b)')
             self.w(1, "return " + ("(flat,)" if k == 1 else "(" + ", ".join(f"flat[{j}::{k}]" for j in range(k)) + ",)"))
             self.w(0, "")
             self.w(0, "")
-            self.w(0, f"def _decode_rows{name}(b, n):")
-            self.w(1, f"return list(zip(*_columns{name}(b, n)))")
+            self.w(0, f"def _decode_rows{name}(b, n, lens=None):")
+            self.w(1, f"return list(zip(*_columns{name}(b, n, lens)))")
         else:
-            self.w(0, f"def _decode_rows{name}(b, n):")
+            self.w(0, f"def _decode_rows{name}(b, n, lens=None):")
             self.w(1, 'p, end, path = 0, len(b), "<table>"')
             cv = [self.var("c") for _ in cols]
             self.w(1, "rows = []")
@@ -659,7 +711,9 @@ class Emitter:
             self.w(1, "return rows")
             self.w(0, "")
             self.w(0, "")
-            self.w(0, f"def _columns{name}(b, n):")
+            self.w(0, f"def _columns{name}(b, n, lens=None, pack=False):")
+            self.w(1, "if pack:")
+            self.w(2, 'raise ValueError("pack=True needs two leading u32 columns")')
             self.w(1, f"rows = _decode_rows{name}(b, n)")
             self.w(1, f"return tuple(zip(*rows)) if rows else {tuple([()] * k)!r}")
         self.w(0, "")

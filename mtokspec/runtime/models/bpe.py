@@ -2,10 +2,12 @@
 
 HF merges, at every step, the adjacent pair with the lowest rank, the leftmost one among equal
 ranks.  Here a word is a list of symbol ids with a parallel list of pair keys ``rank << 32 | merged
-id`` (looked up by ``(left id, right id)``); a step takes ``min`` of the key list (leftmost minimum
-via ``list.index``) and updates the two neighbouring keys.  At load only ``{(left, right): rank}`` is
-built, at C speed from the merge rows; the merged ids are resolved in one pass on first use (a merge
-whose output is missing fails when it is applied).  Merge tables with repeated ranks (not in real
+id`` (looked up by the pair ``left id | right id << 32``: an int, no tuple per lookup); a step takes
+``min`` of the key list (leftmost minimum via ``list.index``) and updates the two neighbouring
+keys.  At load only ``{pair: rank}`` is built, at C speed from the merge rows (read with the pair
+packed, ``Table.columns(pack=True)``); the merged ids are resolved in one pass on first use (a merge
+whose output is missing fails when it is applied).  The vocabulary is keyed by token bytes
+(``models/_vocab.py``); characters are looked up once and cached.  Merge tables with repeated ranks (not in real
 files) use a slower loop that keeps HF's leftmost-first tie rule.  Results are cached per piece as
 tuples, and the parts of cut pieces have a cache of their own (both bounded: cleared when full).
 
@@ -26,20 +28,26 @@ result is exactly that of the whole piece.
 from __future__ import annotations
 
 from itertools import repeat
-from operator import itemgetter
+from operator import and_, rshift
 from typing import Any
 
 import regex
 
 from mtokspec import tree
+from mtokspec.runtime.models._vocab import bytes_vocab, columns, decode_token, id_texts, text_key, text_vocab, vocab_dict
 from mtokspec.runtime.pre_tokenizers import byte_level_map
 
-__all__ = ["BPE", "CACHE_MAX"]
+__all__ = ["BPE", "CACHE_MAX", "columns", "decode_token", "vocab_dict"]
 
 CACHE_MAX = 200_000
 _INF = 1 << 62
 _BAD = 0xFFFFFFFF  # merged id of a merge whose output is missing from the vocab
+_LOW = 0xFFFFFFFF  # a pair key's left id: key & _LOW; its right id: key >> 32
 _SP = "\u2581"
+
+
+def _rank(v: tuple) -> int:
+    return v[0]
 
 
 def _err(msg: str):
@@ -47,65 +55,57 @@ def _err(msg: str):
     return TokenizerError(msg)
 
 
-def decode_token(b: bytes) -> str:
-    """A vocab token as text (bytes that are not UTF-8 keep their identity via surrogates)."""
-    try:
-        return b.decode("utf-8")
-    except UnicodeDecodeError:
-        return b.decode("utf-8", "surrogateescape")
-
-
-def columns(rows, width: int) -> tuple:
-    """A table's columns without a tuple per row (``Table.columns``), or from plain row lists."""
+def pair_ranks(rows) -> dict[int, int]:
+    """``{left id | right id << 32: rank}`` of ``(left, right, rank)`` merge rows; HF keeps the
+    later (higher rank) entry of a repeated pair."""
     if hasattr(rows, "columns"):
-        cols = rows.columns()
-        if cols:
-            return cols
-    return tuple(zip(*rows)) if rows else ((),) * width
+        keys, ranks = rows.columns(pack=True)
+    else:
+        keys = [a | b << 32 for a, b, _ in rows]
+        ranks = [k for _, _, k in rows]
+    d = dict(zip(keys, ranks))
+    if len(d) < len(keys):
+        d = {}
+        for key, k in zip(keys, ranks):
+            if d.get(key, -1) < k:
+                d[key] = k
+    return d
 
 
-def vocab_dict(rows) -> dict[str, int]:
-    """``{token text: id}`` of ``(token bytes, id, ...)`` rows (C-level loops when all are UTF-8)."""
-    if not rows:
-        return {}
-    tokens, ids = columns(rows, 2)[:2]
-    try:
-        return dict(zip(map(bytes.decode, tokens), ids))
-    except UnicodeDecodeError:
-        return {decode_token(t): i for t, i in zip(tokens, ids)}
+def _lefts(keys):
+    return map(and_, keys, repeat(_LOW))
 
 
-_first = itemgetter(0)
-_second = itemgetter(1)
+def _rights(keys):
+    return map(rshift, keys, repeat(32))
 
 
 class BPE:
-    __slots__ = ("vocab", "_tokens", "_ranks", "_merged", "_tied", "byte_fallback", "byte_level", "_cache",
+    __slots__ = ("bvocab", "_vocab", "_chars", "_byte_ids", "_tokens", "_btokens", "_ranks", "_merged", "_tied", "byte_fallback", "byte_level", "_cache",
                  "_parts", "_sp_chunk", "_bigrams", "_solo", "_chunk_re", "map_bytes")
 
+    _vocab: dict[str, int] | None
     _tokens: dict[int, str] | None
+    _btokens: dict[int, bytes] | None
+    _byte_ids: list[int | None] | None
+    _ranks: dict[int, int]  # left id | right id << 32 -> rank
     # values are ``rank << 32 | merged id``, or ``(rank, merged id)`` when ``_tied``
-    _merged: dict[tuple[int, int], Any] | None
+    _merged: dict[int, Any] | None
     _sp_chunk: bool | None
     _bigrams: frozenset[str] | None
     _solo: dict[str, bool] | None
     _chunk_re: regex.Pattern[str] | None
 
-    def __init__(self, vocab: dict[str, int], merges_rows, byte_fallback: bool = False,
-                 byte_level: bool = False, tokens: dict[int, str] | None = None):
-        self.vocab = vocab
-        self._tokens = tokens  # id -> token, built lazily
-        # (left id, right id) -> rank, built at C speed from the rows; HF keeps the later (higher
-        # rank) entry of a repeated pair
-        lefts, rights, order = columns(merges_rows, 3)
-        ranks = dict(zip(zip(lefts, rights), order))
-        if len(ranks) < len(merges_rows):
-            ranks = {}
-            for a, b, k in merges_rows:
-                if ranks.get((a, b), -1) < k:
-                    ranks[(a, b)] = k
-        self._ranks = ranks
-        self._merged = None  # (left id, right id) -> rank << 32 | merged id, built on first use
+    def __init__(self, bvocab: dict[bytes, int], merges_rows, byte_fallback: bool = False,
+                 byte_level: bool = False):
+        self.bvocab = bvocab  # token bytes -> id
+        self._vocab = None  # token text -> id, built when asked for
+        self._chars: dict[str, int] = {}  # character -> id of the one-character tokens seen so far
+        self._byte_ids = None  # byte value -> id of its byte-fallback token <0xNN>
+        self._tokens = None  # id -> token text, built lazily
+        self._btokens = None  # id -> token bytes, built with the merge table
+        self._ranks = pair_ranks(merges_rows)
+        self._merged = None  # pair -> rank << 32 | merged id, built on first use
         self._tied = False
         self.byte_fallback = byte_fallback
         self.byte_level = byte_level
@@ -119,21 +119,48 @@ class BPE:
 
     @classmethod
     def from_tree(cls, node: tree.BPEModel) -> "BPE":
-        return cls(vocab_dict(node.vocab), node.merges, node.byte_fallback, node.byte_level)
+        return cls(bytes_vocab(node.vocab), node.merges, node.byte_fallback, node.byte_level)
 
     # --- tables ---------------------------------------------------------------------------------
+    @property
+    def vocab(self) -> dict[str, int]:
+        """``{token text: id}`` (built on first use; encoding works on :attr:`bvocab`)."""
+        v = self._vocab
+        if v is None:
+            v = self._vocab = text_vocab(self.bvocab)
+        return v
+
     def id_to_token_table(self) -> dict[int, str]:
         t = self._tokens
         if t is None:
-            v = self.vocab
-            t = self._tokens = dict(zip(v.values(), v.keys()))
+            t = self._tokens = id_texts(self.bvocab)
         return t
+
+    def _char_id(self, c: str) -> int | None:
+        """The id of the token spelled by the text ``c`` (cached when found)."""
+        i = self._chars.get(c)
+        if i is None:
+            k = text_key(c)
+            i = None if k is None else self.bvocab.get(k)
+            if i is not None:
+                chars = self._chars
+                if len(chars) >= CACHE_MAX:
+                    chars.clear()
+                chars[c] = i
+        return i
+
+    def _byte_token_ids(self) -> list[int | None]:
+        b = self._byte_ids
+        if b is None:
+            get = self.bvocab.get
+            b = self._byte_ids = [get(b"<0x%02X>" % x) for x in range(256)]
+        return b
 
     def ranks(self) -> dict[tuple[str, str], int]:
         """The merges as ``{(left token, right token): rank}``."""
         toks = self.id_to_token_table()
         try:
-            return {(toks[a], toks[b]): k for (a, b), k in self._ranks.items()}
+            return {(toks[key & _LOW], toks[key >> 32]): k for key, k in self._ranks.items()}
         except KeyError as e:
             raise _err(f"BPE merge names id {e.args[0]} which is not in the vocabulary") from None
 
@@ -142,8 +169,7 @@ class BPE:
         toks = self.id_to_token_table()
         pairs = self._ranks.keys()
         try:
-            outs = map(str.__add__, map(toks.__getitem__, map(_first, pairs)),
-                       map(toks.__getitem__, map(_second, pairs)))
+            outs = map(str.__add__, map(toks.__getitem__, _lefts(pairs)), map(toks.__getitem__, _rights(pairs)))
             return "\n".join(outs)
         except KeyError as e:
             raise _err(f"BPE merge names id {e.args[0]} which is not in the vocabulary") from None
@@ -165,9 +191,9 @@ class BPE:
             if self.byte_fallback:
                 # byte tokens that take part in no merge: a character spelled with them is a part
                 # of its own (nothing merges across it), which keeps the parts short and repeating
-                bts = {self.vocab.get("<0x%02X>" % b) for b in range(256)} - {None}
+                bts = set(self._byte_token_ids()) - {None}
                 r = self._ranks
-                self._solo = {} if bts.isdisjoint(map(_first, r)) and bts.isdisjoint(map(_second, r)) else None
+                self._solo = {} if bts.isdisjoint(_lefts(r)) and bts.isdisjoint(_rights(r)) else None
         return bg
 
     def _spelled_by_bytes(self, c: str) -> bool:
@@ -176,8 +202,8 @@ class BPE:
         solo: dict[str, bool] = self._solo  # type: ignore[assignment]
         ok = solo.get(c)
         if ok is None:
-            vocab = self.vocab
-            ok = solo[c] = all("<0x%02X>" % b in vocab for b in c.encode("utf-8", "surrogatepass"))
+            bids = self._byte_token_ids()
+            ok = solo[c] = all(bids[b] is not None for b in c.encode("utf-8", "surrogatepass"))
         return ok
 
     # --- encoding -------------------------------------------------------------------------------
@@ -234,16 +260,17 @@ class BPE:
         bg = self._bigrams
         if bg is None:
             bg = self.bigrams()
-        vocab = self.vocab
+        chars = self._chars
+        char_id = self._char_id
         solo = self._solo
         parts = []
         start = 0
         prev = word[0]
-        prev_known = prev in vocab
+        prev_known = prev in chars or char_id(prev) is not None
         prev_solo = solo is not None and not prev_known and self._spelled_by_bytes(prev)
         for i in range(1, len(word)):
             c = word[i]
-            known = c in vocab
+            known = c in chars or char_id(c) is not None
             cur_solo = not known and solo is not None and self._spelled_by_bytes(c)
             if prev_solo or cur_solo or (known and prev_known and (prev + c) not in bg):
                 parts.append(word[start:i])
@@ -255,36 +282,38 @@ class BPE:
         return parts
 
     def _symbols(self, word: str) -> list[int]:
-        vocab = self.vocab
         try:
-            return list(map(vocab.__getitem__, word))
+            return list(map(self._chars.__getitem__, word))
         except KeyError:
             pass
+        char_id = self._char_id
         out: list[int] = []
         for c in word:
-            i = vocab.get(c)
+            i = char_id(c)
             if i is not None:
                 out.append(i)
             elif self.byte_fallback:
-                bts: list = [vocab.get("<0x%02X>" % b) for b in c.encode("utf-8", "surrogatepass")]
+                bids = self._byte_token_ids()
+                bts: list = [bids[b] for b in c.encode("utf-8", "surrogatepass")]
                 if None not in bts:  # all ints (no cast: this runs per character)
                     out.extend(bts)
                 # else: unknown and no unk token stored: dropped
         return out
 
     def _merge_table(self) -> dict:
-        """``{(left id, right id): rank << 32 | merged id}`` (C-level maps over the merges)."""
-        toks = self.id_to_token_table()
+        """``{left id | right id << 32: rank << 32 | merged id}`` (C-level maps over the merges)."""
+        bv = self.bvocab
+        toks = self._btokens = dict(zip(bv.values(), bv))
         ranks = self._ranks
         pairs = list(ranks)
         try:
-            outs = list(map(str.__add__, map(toks.__getitem__, map(_first, pairs)),
-                            map(toks.__getitem__, map(_second, pairs))))
+            # bytes concatenate like the texts they spell (both are UTF-8 or neither merges in HF)
+            outs = list(map(bytes.__add__, map(toks.__getitem__, _lefts(pairs)), map(toks.__getitem__, _rights(pairs))))
         except KeyError as e:
             raise _err(f"BPE merge names id {e.args[0]} which is not in the vocabulary") from None
         # a merge whose output is not in the vocab (HF refuses such files) fails when applied
-        mids = list(map(self.vocab.get, outs, repeat(_BAD)))
-        m: dict[tuple[int, int], Any]
+        mids = list(map(bv.get, outs, repeat(_BAD)))
+        m: dict[int, Any]
         if len(set(ranks.values())) < len(ranks):
             # two merges share a rank (not in real files): HF then takes the leftmost pair, which a
             # combined key cannot express; keep (rank, merged id) pairs for the general loop
@@ -296,10 +325,11 @@ class BPE:
         return m
 
     def _bad_merge(self, a: int, b: int) -> int:
-        toks = self.id_to_token_table()
-        i = self.vocab.get(toks[a] + toks[b])
+        toks = self._btokens
+        assert toks is not None  # built with the merge table
+        i = self.bvocab.get(toks[a] + toks[b])
         if i is None:
-            raise _err(f"BPE merge output {toks[a] + toks[b]!r} is not in the vocabulary")
+            raise _err(f"BPE merge output {decode_token(toks[a] + toks[b])!r} is not in the vocabulary")
         return i  # the id really is _BAD
 
     def _bpe_tied(self, syms: list[int]) -> tuple:
@@ -308,28 +338,28 @@ class BPE:
         assert merged is not None  # built by _bpe() before it calls this
         get = merged.get
         inf = (_INF, 0)
-        rk = [get(p, inf) for p in zip(syms, syms[1:])]
+        rk = [get(a | b << 32, inf) for a, b in zip(syms, syms[1:])]
         best = min(rk)
         while best[0] != _INF:
-            i = rk.index(min(rk, key=_first))
+            i = rk.index(min(rk, key=_rank))
             m = rk[i][1]
             if m == _BAD:
                 m = self._bad_merge(syms[i], syms[i + 1])
             if i:
-                rk[i - 1] = get((syms[i - 1], m), inf)
+                rk[i - 1] = get(syms[i - 1] | m << 32, inf)
             if i + 2 < len(syms):
-                rk[i:i + 2] = (get((m, syms[i + 2]), inf),)
+                rk[i:i + 2] = (get(m | syms[i + 2] << 32, inf),)
             else:
                 del rk[i]
             syms[i:i + 2] = (m,)
             if not rk:
                 break
-            best = min(rk, key=_first)
+            best = min(rk, key=_rank)
         return tuple(syms)
 
     def _bpe(self, word: str) -> tuple:
         if len(word) == 1:
-            i = self.vocab.get(word)
+            i = self._char_id(word)
             if i is not None:
                 return (i,)
         syms = self._symbols(word)
@@ -341,7 +371,7 @@ class BPE:
                 return self._bpe_tied(syms)
             get = merged.get
             inf = _INF
-            rk = [get(p, inf) for p in zip(syms, syms[1:])]
+            rk = [get(a | b << 32, inf) for a, b in zip(syms, syms[1:])]
             best = min(rk)
             while best != inf:
                 i = rk.index(best)
@@ -349,9 +379,9 @@ class BPE:
                 if m == _BAD:
                     m = self._bad_merge(syms[i], syms[i + 1])
                 if i:
-                    rk[i - 1] = get((syms[i - 1], m), inf)
+                    rk[i - 1] = get(syms[i - 1] | m << 32, inf)
                 if i + 2 < len(syms):
-                    rk[i:i + 2] = (get((m, syms[i + 2]), inf),)
+                    rk[i:i + 2] = (get(m | syms[i + 2] << 32, inf),)
                 else:
                     del rk[i]
                 syms[i:i + 2] = (m,)
@@ -362,7 +392,8 @@ class BPE:
 
     # --- vocabulary -----------------------------------------------------------------------------
     def token_to_id(self, token: str) -> int | None:
-        return self.vocab.get(token)
+        k = text_key(token)
+        return None if k is None else self.bvocab.get(k)
 
     def id_to_token(self, i: int) -> str | None:
         return self.id_to_token_table().get(i)

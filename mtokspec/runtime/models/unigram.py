@@ -21,7 +21,8 @@ from operator import itemgetter
 from typing import Any
 
 from mtokspec import tree
-from mtokspec.runtime.models.bpe import CACHE_MAX, decode_token, vocab_dict
+from mtokspec.runtime.models._vocab import decode_token, vocab_dict
+from mtokspec.runtime.models.bpe import CACHE_MAX
 
 __all__ = ["Unigram", "serde_f64", "UNK_PENALTY"]
 

@@ -2,40 +2,54 @@
 
 A word longer than ``max_input_chars_per_word`` characters, or one that cannot be covered by
 vocabulary pieces (non-initial pieces carry ``continuing_subword_prefix``), becomes ``unk_token``.
-Results are cached per word (bounded).
+Results are cached per word (bounded).  The vocabulary is keyed by token bytes (``_vocab.py``):
+an ASCII word is matched on its bytes directly, any other word piece by piece through
+:func:`text_key`.
 """
 
 from __future__ import annotations
 
 from mtokspec import tree
-from mtokspec.runtime.models.bpe import CACHE_MAX, vocab_dict
+from mtokspec.runtime.models._vocab import bytes_vocab, id_texts, text_key, text_vocab
+from mtokspec.runtime.models.bpe import CACHE_MAX
 
 __all__ = ["WordPiece"]
 
 
 class WordPiece:
-    __slots__ = ("vocab", "unk_token", "prefix", "max_chars", "_maxlen", "_tokens", "_cache")
+    __slots__ = ("bvocab", "_vocab", "unk_token", "prefix", "_bprefix", "max_chars", "_maxlen", "_tokens",
+                 "_cache")
 
+    _vocab: dict[str, int] | None
     _tokens: dict[int, str] | None
 
-    def __init__(self, vocab: dict[str, int], unk_token: str, continuing_subword_prefix: str,
+    def __init__(self, bvocab: dict[bytes, int], unk_token: str, continuing_subword_prefix: str,
                  max_input_chars_per_word: int):
-        self.vocab = vocab
+        self.bvocab = bvocab  # token bytes -> id
+        self._vocab = None  # token text -> id, built when asked for
         self.unk_token = unk_token
         self.prefix = continuing_subword_prefix
+        self._bprefix = text_key(continuing_subword_prefix)
         self.max_chars = max_input_chars_per_word
-        self._maxlen = max(map(len, vocab), default=0)
+        self._maxlen = -1  # the longest token in bytes: bounds the search; computed on first use
         self._tokens = None
         self._cache: dict[str, tuple[int, ...]] = {}
 
     @classmethod
     def from_tree(cls, node: tree.WordPieceModel) -> "WordPiece":
-        vocab = vocab_dict(node.vocab)
-        return cls(vocab, node.unk_token, node.continuing_subword_prefix,
+        return cls(bytes_vocab(node.vocab), node.unk_token, node.continuing_subword_prefix,
                    node.max_input_chars_per_word)
 
+    @property
+    def vocab(self) -> dict[str, int]:
+        """``{token text: id}`` (built on first use; encoding works on :attr:`bvocab`)."""
+        v = self._vocab
+        if v is None:
+            v = self._vocab = text_vocab(self.bvocab)
+        return v
+
     def _unk(self) -> list[int]:
-        i = self.vocab.get(self.unk_token)
+        i = self.token_to_id(self.unk_token)
         if i is None:
             from mtokspec.runtime import TokenizerError
             raise TokenizerError(f"WordPiece: unk token {self.unk_token!r} is not in the vocabulary")
@@ -55,19 +69,38 @@ class WordPiece:
         n = len(word)
         if n > self.max_chars:
             return self._unk()
-        vocab = self.vocab
-        prefix = self.prefix
+        get = self.bvocab.get
         maxlen = self._maxlen
+        if maxlen < 0:
+            # in bytes: at least the length in characters, so a safe bound for both loops below
+            maxlen = self._maxlen = max(map(len, self.bvocab), default=0)
         out = []
         start = 0
+        prefix = self._bprefix
+        word_b = word.encode("utf-8", "surrogatepass")
+        if len(word_b) == n and prefix is not None:
+            # ASCII: a character is a byte, slice the bytes
+            while start < n:
+                end = min(n, start + maxlen)
+                found = None
+                while start < end:
+                    found = get(prefix + word_b[start:end] if start else word_b[:end])
+                    if found is not None:
+                        break
+                    end -= 1
+                if found is None:
+                    return self._unk()
+                out.append(found)
+                start = end
+            return out
+        tprefix = self.prefix
         while start < n:
             end = min(n, start + maxlen)
             found = None
             while start < end:
                 sub = word[start:end]
-                if start > 0:
-                    sub = prefix + sub
-                found = vocab.get(sub)
+                key = text_key(tprefix + sub if start else sub)
+                found = None if key is None else get(key)
                 if found is not None:
                     break
                 end -= 1
@@ -78,10 +111,11 @@ class WordPiece:
         return out
 
     def token_to_id(self, token: str) -> int | None:
-        return self.vocab.get(token)
+        k = text_key(token)
+        return None if k is None else self.bvocab.get(k)
 
     def id_to_token(self, i: int) -> str | None:
         t = self._tokens
         if t is None:
-            t = self._tokens = {v: k for k, v in self.vocab.items()}
+            t = self._tokens = id_texts(self.bvocab)
         return t.get(i)
