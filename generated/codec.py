@@ -52,6 +52,7 @@ def _bad_rows(rows, width, st, path):
 
 _STRICT_B64 = sys.version_info >= (3, 11)
 _MAX_LINE = 1 << 24
+_LITTLE = sys.byteorder == "little"  # memoryview casts read the file's little-endian words as is
 
 
 def _line(b, p, end, path):
@@ -225,6 +226,13 @@ def _decode_rows1(b, n, lens=None):
 
 def _columns2(b, n, lens=None, pack=False):
     if pack:
+        if _LITTLE and n:
+            mv = memoryview(b)
+            keys = [0] * n
+            keys[0::2] = mv[:len(b) // 8 * 8].cast('Q')[0::3].tolist()
+            keys[1::2] = mv[4:4 + (len(b) - 4) // 8 * 8].cast('Q')[1::3].tolist()
+            words = mv.cast('I')
+            return (keys, words[2::3].tolist(), )
         flat = struct.unpack("<" + "QI" * n, b)
         return (flat[0::2], flat[1::2],)
     flat = struct.unpack("<%dI" % (n * 3), b)

@@ -371,3 +371,28 @@ def test_table_columns_match_rows(corpus):
             assert "not decoded" in repr(table)
             assert list(zip(*cols)) == list(table) and table.columns() == cols
     assert t.BPEModel().vocab == [] and mtokspec.parse(mtokspec.build(t.MtokFile())).model.vocab.columns() == ((), ())
+
+
+def test_table_packed_pair_columns(corpus, monkeypatch):
+    """``columns(pack=True)``: the merge pair as one int, the same from the raw bytes (memoryview on
+    little-endian machines, struct elsewhere) and from decoded rows; refused for other tables."""
+    from mtokspec._generated import codec
+    from mtokspec.table import Table
+
+    tree = mtokspec.parse((corpus / "tok" / "roberta-base" / "mnn.mtok").read_bytes())
+    merges = tree.model.merges
+    lefts, rights, ranks = merges.columns()
+    want = [[a | b << 32 for a, b in zip(lefts, rights)], list(ranks)]
+    assert [list(c) for c in merges.columns(pack=True)] == want
+    monkeypatch.setattr(codec, "_LITTLE", not codec._LITTLE)
+    assert [list(c) for c in merges.columns(pack=True)] == want
+    for n in range(6):  # odd and even row counts, both alignments of the u64 reads
+        rows = merges[:n] if n else []
+        raw = mtokspec.parse(mtokspec.build(t.MtokFile(model=t.BPEModel(merges=rows)))).model.merges
+        assert [list(c) for c in raw.columns(pack=True)] == [[a | b << 32 for a, b, _ in rows], [k for *_, k in rows]]
+    monkeypatch.undo()
+    assert [list(c) for c in Table(list(merges)).columns(pack=True)] == want
+    with pytest.raises(ValueError):
+        tree.model.vocab.columns(pack=True)
+    with pytest.raises(ValueError):
+        Table([(b"a", 1)]).columns(pack=True)

@@ -1,15 +1,16 @@
 """Byte-pair encoding, with the merge order of HF ``tokenizers/src/models/bpe/word.rs``.
 
 HF merges, at every step, the adjacent pair with the lowest rank, the leftmost one among equal
-ranks.  Here a word is a list of symbol ids with a parallel list of pair keys ``rank << 32 | merged
-id`` (looked up by the pair ``left id | right id << 32``: an int, no tuple per lookup); a step takes
-``min`` of the key list (leftmost minimum via ``list.index``) and updates the two neighbouring
-keys.  At load only ``{pair: rank}`` is built, at C speed from the merge rows (read with the pair
-packed, ``Table.columns(pack=True)``); the merged ids are resolved in one pass on first use (a merge
-whose output is missing fails when it is applied).  The vocabulary is keyed by token bytes
-(``models/_vocab.py``); characters are looked up once and cached.  Merge tables with repeated ranks (not in real
-files) use a slower loop that keeps HF's leftmost-first tie rule.  Results are cached per piece as
-tuples, and the parts of cut pieces have a cache of their own (both bounded: cleared when full).
+ranks.  Here a word is a list of symbol ids with a parallel list of the ranks of its adjacent pairs
+(looked up by the pair ``left id | right id << 32``: an int, no tuple per lookup); a step takes
+``min`` of the rank list (leftmost minimum via ``list.index``, which is HF's tie rule) and updates
+the two neighbouring ranks.  At load only ``{pair: rank}`` is built, at C speed from the merge rows
+(read with the pair packed, ``Table.columns(pack=True)``).  The id a merge produces is looked up
+(left token bytes + right token bytes in the vocabulary) the first time the merge is applied and
+kept: only merges that text needs are ever resolved, and a merge whose output is missing fails when
+it is applied.  The vocabulary is keyed by token bytes (``models/_vocab.py``); characters are looked
+up once and cached.  Results are cached per piece as tuples, and the parts of cut pieces have a
+cache of their own (both bounded: cleared when full).
 
 Lossy places (format-notes ⚠), followed as the file says: ``unk_token`` is not stored, so a
 character that is neither in the vocabulary nor covered by byte fallback is dropped (HF with
@@ -27,9 +28,9 @@ result is exactly that of the whole piece.
 
 from __future__ import annotations
 
-from itertools import repeat
-from operator import and_, rshift
-from typing import Any
+import sys
+from itertools import chain, compress, repeat
+from operator import and_, lshift, not_, or_, rshift
 
 import regex
 
@@ -41,13 +42,8 @@ __all__ = ["BPE", "CACHE_MAX", "columns", "decode_token", "vocab_dict"]
 
 CACHE_MAX = 200_000
 _INF = 1 << 62
-_BAD = 0xFFFFFFFF  # merged id of a merge whose output is missing from the vocab
 _LOW = 0xFFFFFFFF  # a pair key's left id: key & _LOW; its right id: key >> 32
 _SP = "\u2581"
-
-
-def _rank(v: tuple) -> int:
-    return v[0]
 
 
 def _err(msg: str):
@@ -72,6 +68,19 @@ def pair_ranks(rows) -> dict[int, int]:
     return d
 
 
+def _bigram_keys(s: str) -> frozenset[int]:
+    """``{ord(x) | ord(y) << 32}`` for every two adjacent characters of ``s``: the UTF-32 code units
+    read as u64 at both alignments (C speed; a set of 2-character strings costs several times more)."""
+    if sys.byteorder != "little":
+        o = list(map(ord, s))
+        return frozenset(map(int.__or__, o, map(int.__lshift__, o[1:], repeat(32))))
+    u = s.encode("utf-32-le")
+    mv = memoryview(u)
+    keys = set(mv[:len(u) // 8 * 8].cast("Q"))
+    keys.update(mv[4:4 + (len(u) - 4) // 8 * 8].cast("Q"))
+    return frozenset(keys)
+
+
 def _lefts(keys):
     return map(and_, keys, repeat(_LOW))
 
@@ -81,7 +90,7 @@ def _rights(keys):
 
 
 class BPE:
-    __slots__ = ("bvocab", "_vocab", "_chars", "_byte_ids", "_tokens", "_btokens", "_ranks", "_merged", "_tied", "byte_fallback", "byte_level", "_cache",
+    __slots__ = ("bvocab", "_vocab", "_chars", "_byte_ids", "_tokens", "_btokens", "_ranks", "_mids", "byte_fallback", "byte_level", "_cache",
                  "_parts", "_sp_chunk", "_bigrams", "_solo", "_chunk_re", "map_bytes")
 
     _vocab: dict[str, int] | None
@@ -89,10 +98,9 @@ class BPE:
     _btokens: dict[int, bytes] | None
     _byte_ids: list[int | None] | None
     _ranks: dict[int, int]  # left id | right id << 32 -> rank
-    # values are ``rank << 32 | merged id``, or ``(rank, merged id)`` when ``_tied``
-    _merged: dict[int, Any] | None
+    _mids: dict[int, int]  # pair -> the id it merges into, for the merges applied so far
     _sp_chunk: bool | None
-    _bigrams: frozenset[str] | None
+    _bigrams: frozenset[int] | None
     _solo: dict[str, bool] | None
     _chunk_re: regex.Pattern[str] | None
 
@@ -103,10 +111,9 @@ class BPE:
         self._chars: dict[str, int] = {}  # character -> id of the one-character tokens seen so far
         self._byte_ids = None  # byte value -> id of its byte-fallback token <0xNN>
         self._tokens = None  # id -> token text, built lazily
-        self._btokens = None  # id -> token bytes, built with the merge table
+        self._btokens = None  # id -> token bytes, built when the first merge is resolved
         self._ranks = pair_ranks(merges_rows)
-        self._merged = None  # pair -> rank << 32 | merged id, built on first use
-        self._tied = False
+        self._mids = {}
         self.byte_fallback = byte_fallback
         self.byte_level = byte_level
         self.map_bytes = byte_level  # the tokenizer turns this off when a ByteLevel pre-tokenizer maps
@@ -169,8 +176,9 @@ class BPE:
         toks = self.id_to_token_table()
         pairs = self._ranks.keys()
         try:
-            outs = map(str.__add__, map(toks.__getitem__, _lefts(pairs)), map(toks.__getitem__, _rights(pairs)))
-            return "\n".join(outs)
+            # one join over (left, right, "\n") triples: no string per merge
+            return "".join(chain.from_iterable(zip(map(toks.__getitem__, _lefts(pairs)),
+                                                   map(toks.__getitem__, _rights(pairs)), repeat("\n"))))
         except KeyError as e:
             raise _err(f"BPE merge names id {e.args[0]} which is not in the vocabulary") from None
 
@@ -183,11 +191,11 @@ class BPE:
             self._chunk_re = regex.compile(f"{_SP}*[^{_SP}]+|{_SP}+")
         return ok
 
-    def bigrams(self) -> frozenset[str]:
+    def bigrams(self) -> frozenset[int]:
+        """Every two adjacent characters ``x``, ``y`` inside a merge output, as ``ord(x) | ord(y) << 32``."""
         bg = self._bigrams
         if bg is None:
-            s = self._merge_outputs()
-            bg = self._bigrams = frozenset(map("".join, zip(s, s[1:])))
+            bg = self._bigrams = _bigram_keys(self._merge_outputs())
             if self.byte_fallback:
                 # byte tokens that take part in no merge: a character spelled with them is a part
                 # of its own (nothing merges across it), which keeps the parts short and repeating
@@ -261,21 +269,32 @@ class BPE:
         if bg is None:
             bg = self.bigrams()
         chars = self._chars
+        if all(map(chars.__contains__, word)):
+            # every character a known token (byte-level words always): only the bigram rule
+            # applies; find the cuts with C-level maps
+            o = list(map(ord, word))
+            pairs = map(or_, o, map(lshift, o[1:], repeat(32)))
+            cuts = list(compress(range(1, len(word)), map(not_, map(bg.__contains__, pairs))))
+            if not cuts:
+                return [word]
+            return list(map(word.__getitem__, map(slice, [0] + cuts, cuts + [len(word)])))
         char_id = self._char_id
         solo = self._solo
         parts = []
         start = 0
         prev = word[0]
+        prev_o = ord(prev)
         prev_known = prev in chars or char_id(prev) is not None
         prev_solo = solo is not None and not prev_known and self._spelled_by_bytes(prev)
         for i in range(1, len(word)):
             c = word[i]
+            o = ord(c)
             known = c in chars or char_id(c) is not None
             cur_solo = not known and solo is not None and self._spelled_by_bytes(c)
-            if prev_solo or cur_solo or (known and prev_known and (prev + c) not in bg):
+            if prev_solo or cur_solo or (known and prev_known and (prev_o | o << 32) not in bg):
                 parts.append(word[start:i])
                 start = i
-            prev = c
+            prev_o = o
             prev_known = known
             prev_solo = cur_solo
         parts.append(word[start:])
@@ -300,62 +319,21 @@ class BPE:
                 # else: unknown and no unk token stored: dropped
         return out
 
-    def _merge_table(self) -> dict:
-        """``{left id | right id << 32: rank << 32 | merged id}`` (C-level maps over the merges)."""
-        bv = self.bvocab
-        toks = self._btokens = dict(zip(bv.values(), bv))
-        ranks = self._ranks
-        pairs = list(ranks)
-        try:
-            # bytes concatenate like the texts they spell (both are UTF-8 or neither merges in HF)
-            outs = list(map(bytes.__add__, map(toks.__getitem__, _lefts(pairs)), map(toks.__getitem__, _rights(pairs))))
-        except KeyError as e:
-            raise _err(f"BPE merge names id {e.args[0]} which is not in the vocabulary") from None
-        # a merge whose output is not in the vocab (HF refuses such files) fails when applied
-        mids = list(map(bv.get, outs, repeat(_BAD)))
-        m: dict[int, Any]
-        if len(set(ranks.values())) < len(ranks):
-            # two merges share a rank (not in real files): HF then takes the leftmost pair, which a
-            # combined key cannot express; keep (rank, merged id) pairs for the general loop
-            m = self._merged = dict(zip(pairs, zip(ranks.values(), mids)))
-            self._tied = True
-        else:
-            m = self._merged = dict(zip(pairs, map(int.__or__, map(int.__lshift__, ranks.values(),
-                                                                     repeat(32)), mids)))
-        return m
-
-    def _bad_merge(self, a: int, b: int) -> int:
+    def _resolve(self, pair: int) -> int:
+        """The id the merge ``pair`` produces (cached): its two tokens' bytes joined, looked up."""
         toks = self._btokens
-        assert toks is not None  # built with the merge table
-        i = self.bvocab.get(toks[a] + toks[b])
+        if toks is None:
+            bv = self.bvocab
+            toks = self._btokens = dict(zip(bv.values(), bv))
+        a, b = pair & _LOW, pair >> 32
+        if a not in toks or b not in toks:
+            raise _err(f"BPE merge names id {a if a not in toks else b} which is not in the vocabulary")
+        out = toks[a] + toks[b]  # bytes join like the texts they spell (HF's tokens are UTF-8)
+        i = self.bvocab.get(out)
         if i is None:
-            raise _err(f"BPE merge output {decode_token(toks[a] + toks[b])!r} is not in the vocabulary")
-        return i  # the id really is _BAD
-
-    def _bpe_tied(self, syms: list[int]) -> tuple:
-        """The merge loop for merge tables with repeated ranks (ties go to the leftmost pair)."""
-        merged = self._merged
-        assert merged is not None  # built by _bpe() before it calls this
-        get = merged.get
-        inf = (_INF, 0)
-        rk = [get(a | b << 32, inf) for a, b in zip(syms, syms[1:])]
-        best = min(rk)
-        while best[0] != _INF:
-            i = rk.index(min(rk, key=_rank))
-            m = rk[i][1]
-            if m == _BAD:
-                m = self._bad_merge(syms[i], syms[i + 1])
-            if i:
-                rk[i - 1] = get(syms[i - 1] | m << 32, inf)
-            if i + 2 < len(syms):
-                rk[i:i + 2] = (get(m | syms[i + 2] << 32, inf),)
-            else:
-                del rk[i]
-            syms[i:i + 2] = (m,)
-            if not rk:
-                break
-            best = min(rk, key=_rank)
-        return tuple(syms)
+            raise _err(f"BPE merge output {decode_token(out)!r} is not in the vocabulary")
+        self._mids[pair] = i
+        return i
 
     def _bpe(self, word: str) -> tuple:
         if len(word) == 1:
@@ -364,20 +342,17 @@ class BPE:
                 return (i,)
         syms = self._symbols(word)
         if len(syms) > 1:
-            merged = self._merged
-            if merged is None:
-                merged = self._merge_table()
-            if self._tied:
-                return self._bpe_tied(syms)
-            get = merged.get
+            get = self._ranks.get
+            mid = self._mids.get
             inf = _INF
             rk = [get(a | b << 32, inf) for a, b in zip(syms, syms[1:])]
             best = min(rk)
             while best != inf:
                 i = rk.index(best)
-                m = best & 0xFFFFFFFF
-                if m == _BAD:
-                    m = self._bad_merge(syms[i], syms[i + 1])
+                pair = syms[i] | syms[i + 1] << 32
+                m = mid(pair)
+                if m is None:
+                    m = self._resolve(pair)
                 if i:
                     rk[i - 1] = get(syms[i - 1] | m << 32, inf)
                 if i + 2 < len(syms):

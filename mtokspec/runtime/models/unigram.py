@@ -1,7 +1,8 @@
 """Unigram language model: HF ``tokenizers/src/models/unigram/model.rs`` ``encode_optimized``.
 
-Viterbi over the characters of a piece: candidates are visited by start position, then by length,
-and a node keeps the first best score (ties go to the earliest candidate, as in HF).  A character
+Viterbi over the characters of a piece: candidates are visited by start position, then by length
+(up to the longest piece that starts with that character), and a node keeps the first best score
+(ties go to the earliest candidate, as in HF).  A character
 that starts no single-character piece gets an unknown node scored ``min_score - 10``; consecutive
 unknown nodes are fused into one string, which becomes byte tokens under ``byte_fallback`` (when all
 ``<0xXX>`` exist) or ``unk_id``.  Results are cached per piece (bounded).
@@ -17,19 +18,16 @@ ten), which reproduces HF's values exactly, so exact Viterbi ties resolve as in 
 from __future__ import annotations
 
 import math
-from operator import itemgetter
-from typing import Any
+from itertools import repeat
+from operator import itemgetter, truediv
 
 from mtokspec import tree
-from mtokspec.runtime.models._vocab import decode_token, vocab_dict
+from mtokspec.runtime.models._vocab import columns, decode_token, vocab_dict
 from mtokspec.runtime.models.bpe import CACHE_MAX
 
-__all__ = ["Unigram", "serde_f64", "UNK_PENALTY"]
+__all__ = ["Unigram", "serde_f64", "serde_f64_all", "UNK_PENALTY"]
 
 UNK_PENALTY = 10.0
-_MISSING = object()
-_second = itemgetter(1)
-_third = itemgetter(2)
 _POW10 = [float(f"1e{k}") for k in range(309)]
 
 
@@ -66,11 +64,31 @@ def serde_f64(x: float) -> float:
     return -f if neg else f
 
 
+def serde_f64_all(xs) -> list[float]:
+    """``[serde_f64(x) for x in xs]`` at C speed for the usual form (``-d.ddd``, no exponent): the
+    significand is the repr without its point, divided by the power of ten of its decimals, which is
+    exactly what :func:`serde_f64` computes for that form; any other form goes through it."""
+    reprs = list(map(repr, xs))
+    joined = "\n".join(reprs) + "\n"
+    other: list[int] = []
+    if "e" in joined or "n" in joined or ".0\n" in joined:  # exponents, inf/nan, integral values
+        other = [i for i, r in enumerate(reprs) if "e" in r or "n" in r or r.endswith(".0")]
+        for i in other:
+            reprs[i] = "0.5"
+    decimals = map(len, map(itemgetter(2), map(str.partition, reprs, repeat("."))))
+    sigs = map(float, map(int, map(str.replace, reprs, repeat("."), repeat(""))))
+    out = list(map(truediv, sigs, map(_POW10.__getitem__, decimals)))
+    for i in other:
+        out[i] = serde_f64(xs[i])
+    return out
+
+
 class Unigram:
     __slots__ = ("_rows", "unk_id", "byte_fallback", "serde_scores", "_tok2id", "_scores",
-                 "_pref", "_unk_score", "_cache", "_tokens")
+                 "_cand", "_longest", "_unk_score", "_cache", "_tokens")
 
-    _pref: dict[str, tuple | None] | None  # built on first use
+    _cand: dict[str, tuple[int, float]] | None  # piece -> (id, score); built on first use
+    _longest: dict[str, int]  # first character -> length of the longest piece starting with it
     _tokens: dict[int, str] | None
 
     def __init__(self, rows, unk_id: int, byte_fallback: bool = False, serde_scores: bool = True):
@@ -78,7 +96,8 @@ class Unigram:
         self.unk_id = unk_id
         self.byte_fallback = byte_fallback
         self.serde_scores = serde_scores
-        self._pref = None
+        self._cand = None
+        self._longest = {}
         self._cache: dict[str, tuple[int, ...]] = {}
         self._tokens = None
         tok2id = vocab_dict(rows)
@@ -96,22 +115,17 @@ class Unigram:
         return cls(node.vocab, node.unk_id, node.byte_fallback, serde_scores)
 
     def _build(self):
-        conv = serde_f64 if self.serde_scores else float
         rows = self._rows
-        scores: dict[int, float] = dict(zip(map(_second, rows), map(conv, map(_third, rows))))
+        ids, raw = columns(rows, 3)[1:3]
+        conv = serde_f64_all(raw) if self.serde_scores else list(map(float, raw))
+        scores: dict[int, float] = dict(zip(ids, conv))
         self._scores = scores
         self._unk_score = (min(scores.values()) if scores else 0.0) - UNK_PENALTY
-        # every prefix of every piece -> None (a prefix only) or (id, score) (a piece)
-        pref: dict[str, tuple | None] = {}
-        for t in self._tok2id:
-            for k in range(1, len(t)):
-                p = t[:k]
-                if p not in pref:
-                    pref[p] = None
-        pref.update(zip(self._tok2id, zip(self._tok2id.values(), map(scores.__getitem__,
-                                                                     self._tok2id.values()))))
-        pref.pop("", None)
-        self._pref = pref
+        tok2id = self._tok2id
+        self._cand = dict(zip(tok2id, zip(tok2id.values(), map(scores.__getitem__, tok2id.values()))))
+        # shortest first, so the longest piece of each first character is written last
+        pieces = sorted(filter(None, tok2id), key=len)
+        self._longest = dict(zip(map(itemgetter(0), pieces), map(len, pieces)))
 
     def tokenize(self, word: str) -> tuple[int, ...]:
         r = self._cache.get(word)
@@ -125,32 +139,32 @@ class Unigram:
 
     def segment(self, s: str) -> list[str]:
         """The Viterbi segmentation of ``s`` as strings (unknown runs fused)."""
-        if self._pref is None:
+        if self._cand is None:
             self._build()
         n = len(s)
         if n == 0:
             return []
-        pref = self._pref
-        assert pref is not None  # built above
+        cand = self._cand
+        assert cand is not None  # built above
+        longest = self._longest
         unk_id = self.unk_id
         unk_score = self._unk_score
         bscore = [0.0] * (n + 1)
         bstart = [-1] * (n + 1)
         bid = [0] * (n + 1)
-        get = pref.get
-        missing: Any = _MISSING
+        get = cand.get
+        reach = longest.get
         for i in range(n):
             base = bscore[i]
-            v = get(s[i], missing)
-            if v is missing or v is None:  # no single-character piece: an unknown node
+            c = s[i]
+            v = get(c)
+            if v is None:  # no single-character piece: an unknown node
                 sc = unk_score + base
                 j = i + 1
                 if bstart[j] < 0 or sc > bscore[j]:
                     bscore[j] = sc
                     bstart[j] = i
                     bid[j] = unk_id
-                if v is missing:  # not even a prefix: no longer piece starts here
-                    continue
             else:
                 sc = v[1] + base
                 j = i + 1
@@ -158,11 +172,12 @@ class Unigram:
                     bscore[j] = sc
                     bstart[j] = i
                     bid[j] = v[0]
+            stop = i + reach(c, 0)
+            if stop > n:
+                stop = n
             j = i + 2
-            while j <= n:
-                v = get(s[i:j], missing)
-                if v is missing:
-                    break
+            while j <= stop:
+                v = get(s[i:j])
                 if v is not None:
                     sc = v[1] + base
                     if bstart[j] < 0 or sc > bscore[j]:
