@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import sys
 from itertools import chain, compress, repeat
-from operator import and_, lshift, not_, or_, rshift
+from operator import and_, lshift, methodcaller, not_, or_, rshift
 
 import regex
 
@@ -186,10 +186,35 @@ class BPE:
         """Whether cutting before each ``▁`` that follows a non-``▁`` is safe (checked once)."""
         ok = self._sp_chunk
         if ok is None:
-            joined = self._merge_outputs()
-            ok = self._sp_chunk = regex.search(f"[^{_SP}\n]{_SP}", joined) is None
+            ok = self._sp_chunk = not self._sp_crossing()
             self._chunk_re = regex.compile(f"{_SP}*[^{_SP}]+|{_SP}+")
         return ok
+
+    def _sp_crossing(self) -> bool:
+        """Whether some merge output has a ``▁`` right after another character.  An output ``a + b``
+        has one iff ``a`` or ``b`` has one, or ``a`` ends with a non-``▁`` and ``b`` starts with
+        ``▁``.  The first part is asked of the whole vocabulary (conservative: any token counts),
+        the second of the merges, on token bytes (``▁`` is E2 96 81; a lead byte, so a token's
+        bytes end with it iff its text ends with ``▁``)."""
+        bv = self.bvocab
+        try:
+            texts = b"\n".join(bv).decode("utf-8")
+        except UnicodeDecodeError:
+            texts = "\n".join(map(decode_token, bv))
+        if regex.search(f"[^{_SP}\n]{_SP}", texts) is not None:
+            return True
+        sp = _SP.encode("utf-8")
+        values = bv.values()
+        starts = set(compress(values, map(methodcaller("startswith", sp), bv)))
+        pairs = self._ranks.keys()
+        hits = list(compress(pairs, map(starts.__contains__, _rights(pairs))))  # right starts with ▁
+        if not hits:
+            return False
+        # a left that ends with ▁, or is empty, ends with no other character
+        no_other = set(compress(values, map(methodcaller("endswith", sp), bv)))
+        if b"" in bv:
+            no_other.add(bv[b""])
+        return not all(map(no_other.__contains__, _lefts(hits)))
 
     def bigrams(self) -> frozenset[int]:
         """Every two adjacent characters ``x``, ``y`` inside a merge output, as ``ord(x) | ord(y) << 32``."""

@@ -1,8 +1,7 @@
 """Unigram language model: HF ``tokenizers/src/models/unigram/model.rs`` ``encode_optimized``.
 
-Viterbi over the characters of a piece: candidates are visited by start position, then by length
-(up to the longest piece that starts with that character), and a node keeps the first best score
-(ties go to the earliest candidate, as in HF).  A character
+Viterbi over the characters of a piece: candidates are visited by start position, then by length,
+and a node keeps the first best score (ties go to the earliest candidate, as in HF).  A character
 that starts no single-character piece gets an unknown node scored ``min_score - 10``; consecutive
 unknown nodes are fused into one string, which becomes byte tokens under ``byte_fallback`` (when all
 ``<0xXX>`` exist) or ``unk_id``.  Results are cached per piece (bounded).
@@ -20,6 +19,7 @@ from __future__ import annotations
 import math
 from itertools import repeat
 from operator import itemgetter, truediv
+from typing import Any
 
 from mtokspec import tree
 from mtokspec.runtime.models._vocab import columns, decode_token, vocab_dict
@@ -28,6 +28,7 @@ from mtokspec.runtime.models.bpe import CACHE_MAX
 __all__ = ["Unigram", "serde_f64", "serde_f64_all", "UNK_PENALTY"]
 
 UNK_PENALTY = 10.0
+_MISSING = object()
 _POW10 = [float(f"1e{k}") for k in range(309)]
 
 
@@ -85,10 +86,9 @@ def serde_f64_all(xs) -> list[float]:
 
 class Unigram:
     __slots__ = ("_rows", "unk_id", "byte_fallback", "serde_scores", "_tok2id", "_scores",
-                 "_cand", "_longest", "_unk_score", "_cache", "_tokens")
+                 "_pref", "_unk_score", "_cache", "_tokens")
 
-    _cand: dict[str, tuple[int, float]] | None  # piece -> (id, score); built on first use
-    _longest: dict[str, int]  # first character -> length of the longest piece starting with it
+    _pref: dict[str, tuple | None] | None  # built on first use
     _tokens: dict[int, str] | None
 
     def __init__(self, rows, unk_id: int, byte_fallback: bool = False, serde_scores: bool = True):
@@ -96,8 +96,7 @@ class Unigram:
         self.unk_id = unk_id
         self.byte_fallback = byte_fallback
         self.serde_scores = serde_scores
-        self._cand = None
-        self._longest = {}
+        self._pref = None
         self._cache: dict[str, tuple[int, ...]] = {}
         self._tokens = None
         tok2id = vocab_dict(rows)
@@ -121,11 +120,17 @@ class Unigram:
         scores: dict[int, float] = dict(zip(ids, conv))
         self._scores = scores
         self._unk_score = (min(scores.values()) if scores else 0.0) - UNK_PENALTY
-        tok2id = self._tok2id
-        self._cand = dict(zip(tok2id, zip(tok2id.values(), map(scores.__getitem__, tok2id.values()))))
-        # shortest first, so the longest piece of each first character is written last
-        pieces = sorted(filter(None, tok2id), key=len)
-        self._longest = dict(zip(map(itemgetter(0), pieces), map(len, pieces)))
+        # every prefix of every piece -> None (a prefix only) or (id, score) (a piece)
+        pref: dict[str, tuple | None] = {}
+        for t in self._tok2id:
+            for k in range(1, len(t)):
+                p = t[:k]
+                if p not in pref:
+                    pref[p] = None
+        pref.update(zip(self._tok2id, zip(self._tok2id.values(), map(scores.__getitem__,
+                                                                     self._tok2id.values()))))
+        pref.pop("", None)
+        self._pref = pref
 
     def tokenize(self, word: str) -> tuple[int, ...]:
         r = self._cache.get(word)
@@ -139,32 +144,32 @@ class Unigram:
 
     def segment(self, s: str) -> list[str]:
         """The Viterbi segmentation of ``s`` as strings (unknown runs fused)."""
-        if self._cand is None:
+        if self._pref is None:
             self._build()
         n = len(s)
         if n == 0:
             return []
-        cand = self._cand
-        assert cand is not None  # built above
-        longest = self._longest
+        pref = self._pref
+        assert pref is not None  # built above
         unk_id = self.unk_id
         unk_score = self._unk_score
         bscore = [0.0] * (n + 1)
         bstart = [-1] * (n + 1)
         bid = [0] * (n + 1)
-        get = cand.get
-        reach = longest.get
+        get = pref.get
+        missing: Any = _MISSING
         for i in range(n):
             base = bscore[i]
-            c = s[i]
-            v = get(c)
-            if v is None:  # no single-character piece: an unknown node
+            v = get(s[i], missing)
+            if v is missing or v is None:  # no single-character piece: an unknown node
                 sc = unk_score + base
                 j = i + 1
                 if bstart[j] < 0 or sc > bscore[j]:
                     bscore[j] = sc
                     bstart[j] = i
                     bid[j] = unk_id
+                if v is missing:  # not even a prefix: no longer piece starts here
+                    continue
             else:
                 sc = v[1] + base
                 j = i + 1
@@ -172,12 +177,11 @@ class Unigram:
                     bscore[j] = sc
                     bstart[j] = i
                     bid[j] = v[0]
-            stop = i + reach(c, 0)
-            if stop > n:
-                stop = n
             j = i + 2
-            while j <= stop:
-                v = get(s[i:j])
+            while j <= n:
+                v = get(s[i:j], missing)
+                if v is missing:
+                    break
                 if v is not None:
                     sc = v[1] + base
                     if bstart[j] < 0 or sc > bscore[j]:
