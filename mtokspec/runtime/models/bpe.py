@@ -32,6 +32,8 @@ import sys
 from itertools import chain, compress, repeat
 from operator import and_, lshift, methodcaller, not_, or_, rshift
 
+from typing import Any
+
 import regex
 
 from mtokspec import tree
@@ -90,7 +92,7 @@ def _rights(keys):
 
 
 class BPE:
-    __slots__ = ("bvocab", "_vocab", "_chars", "_byte_ids", "_tokens", "_btokens", "_ranks", "_mids", "byte_fallback", "byte_level", "_cache",
+    __slots__ = ("bvocab", "_vocab", "_chars", "_spell", "_byte_ids", "_tokens", "_btokens", "_ranks", "_mids", "byte_fallback", "byte_level", "_cache",
                  "_parts", "_sp_chunk", "_bigrams", "_solo", "_chunk_re", "map_bytes")
 
     _vocab: dict[str, int] | None
@@ -109,6 +111,7 @@ class BPE:
         self.bvocab = bvocab  # token bytes -> id
         self._vocab = None  # token text -> id, built when asked for
         self._chars: dict[str, int] = {}  # character -> id of the one-character tokens seen so far
+        self._spell: dict[str, tuple[int, ...]] = {}  # character -> its symbols (byte fallback, or none)
         self._byte_ids = None  # byte value -> id of its byte-fallback token <0xNN>
         self._tokens = None  # id -> token text, built lazily
         self._btokens = None  # id -> token bytes, built when the first merge is resolved
@@ -121,7 +124,7 @@ class BPE:
         self._parts: dict[str, tuple] = {}  # results of the pieces of cut words
         self._sp_chunk = None
         self._bigrams = None
-        self._solo = None  # char -> spelled by unmergeable byte tokens (None: rule not safe)
+        self._solo = None  # {} once the solo rule (byte tokens in no merge) is known safe, else None
         self._chunk_re = None
 
     @classmethod
@@ -150,11 +153,35 @@ class BPE:
             k = text_key(c)
             i = None if k is None else self.bvocab.get(k)
             if i is not None:
-                chars = self._chars
-                if len(chars) >= CACHE_MAX:
-                    chars.clear()
-                chars[c] = i
+                # never cleared (callers read it right after filling it); bounded anyway: the
+                # strings HF splits into characters are single code points
+                self._chars[c] = i
         return i
+
+    def _spelling(self, c: str) -> tuple[int, ...]:
+        """The symbols of ``c``: its token, else its byte-fallback tokens (all must exist), else
+        none (unknown and no unk token stored: dropped)."""
+        i = self._char_id(c)
+        if i is not None:
+            return (i,)
+        if self.byte_fallback:
+            bids = self._byte_token_ids()
+            bts = [bids[b] for b in c.encode("utf-8", "surrogatepass")]
+            if None not in bts:
+                return tuple(bts)  # type: ignore[arg-type]  # no None left
+        return ()
+
+    def _spell_all(self, word: str) -> dict[str, tuple[int, ...]]:
+        """The spelling table, with every character of ``word`` in it."""
+        spell = self._spell
+        new = set(word).difference(spell)
+        if new:
+            if len(spell) + len(new) > CACHE_MAX:
+                spell.clear()
+                new = set(word)
+            for c in new:
+                spell[c] = self._spelling(c)
+        return spell
 
     def _byte_token_ids(self) -> list[int | None]:
         b = self._byte_ids
@@ -229,16 +256,6 @@ class BPE:
                 self._solo = {} if bts.isdisjoint(_lefts(r)) and bts.isdisjoint(_rights(r)) else None
         return bg
 
-    def _spelled_by_bytes(self, c: str) -> bool:
-        """Whether ``c`` (not in the vocab) becomes byte tokens under byte fallback, all present."""
-        # not None: callers check it (no narrowing here, it runs per character)
-        solo: dict[str, bool] = self._solo  # type: ignore[assignment]
-        ok = solo.get(c)
-        if ok is None:
-            bids = self._byte_token_ids()
-            ok = solo[c] = all(bids[b] is not None for b in c.encode("utf-8", "surrogatepass"))
-        return ok
-
     # --- encoding -------------------------------------------------------------------------------
     def get_cache(self) -> dict:
         return self._cache
@@ -303,46 +320,28 @@ class BPE:
             if not cuts:
                 return [word]
             return list(map(word.__getitem__, map(slice, [0] + cuts, cuts + [len(word)])))
-        char_id = self._char_id
-        solo = self._solo
-        parts = []
-        start = 0
-        prev = word[0]
-        prev_o = ord(prev)
-        prev_known = prev in chars or char_id(prev) is not None
-        prev_solo = solo is not None and not prev_known and self._spelled_by_bytes(prev)
-        for i in range(1, len(word)):
-            c = word[i]
-            o = ord(c)
-            known = c in chars or char_id(c) is not None
-            cur_solo = not known and solo is not None and self._spelled_by_bytes(c)
-            if prev_solo or cur_solo or (known and prev_known and (prev_o | o << 32) not in bg):
-                parts.append(word[start:i])
-                start = i
-            prev_o = o
-            prev_known = known
-            prev_solo = cur_solo
-        parts.append(word[start:])
-        return parts
+        # some character is no token: it cannot take part in the bigram rule, and with the solo rule
+        # (byte tokens that no merge uses) a character spelled by byte tokens is a part of its own
+        spell = self._spell_all(word)
+        known = list(map(chars.__contains__, word))
+        o = list(map(ord, word))
+        flags: Any = map(and_, map(and_, known, known[1:]),
+                         map(not_, map(bg.__contains__, map(or_, o, map(lshift, o[1:], repeat(32))))))
+        if self._solo is not None:
+            solo_of = {c: c not in chars and len(spell[c]) > 0 for c in set(word)}
+            solo = list(map(solo_of.__getitem__, word))
+            flags = map(or_, map(or_, solo, solo[1:]), flags)
+        cuts = list(compress(range(1, len(word)), flags))
+        if not cuts:
+            return [word]
+        return list(map(word.__getitem__, map(slice, [0] + cuts, cuts + [len(word)])))
 
     def _symbols(self, word: str) -> list[int]:
         try:
             return list(map(self._chars.__getitem__, word))
         except KeyError:
             pass
-        char_id = self._char_id
-        out: list[int] = []
-        for c in word:
-            i = char_id(c)
-            if i is not None:
-                out.append(i)
-            elif self.byte_fallback:
-                bids = self._byte_token_ids()
-                bts: list = [bids[b] for b in c.encode("utf-8", "surrogatepass")]
-                if None not in bts:  # all ints (no cast: this runs per character)
-                    out.extend(bts)
-                # else: unknown and no unk token stored: dropped
-        return out
+        return list(chain.from_iterable(map(self._spell_all(word).__getitem__, word)))
 
     def _resolve(self, pair: int) -> int:
         """The id the merge ``pair`` produces (cached): its two tokens' bytes joined, looked up."""
