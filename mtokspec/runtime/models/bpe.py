@@ -18,19 +18,19 @@ character that is neither in the vocabulary nor covered by byte fallback is drop
 ``end_of_word_suffix`` and ``ignore_merges`` are not stored and not applied.
 
 Long pieces (SentencePiece-style files without a pre-tokenizer encode whole lines) are cut where no
-merge can cross: (1) before every ``▁`` that follows a non-``▁`` character, when no merge output
-contains a non-``▁`` character followed by ``▁`` — checked on the loaded merges, never assumed;
-(2) for a cache miss, between two characters (both single-character tokens) whose two-character
-string occurs in no merge output, and around a character spelled by byte-fallback tokens when no
-merge uses a byte token.  Merges on either side of such a cut are independent, so the
-result is exactly that of the whole piece.
+merge can cross: (1) before every ``▁`` that follows a non-``▁`` character, when no token (so no
+merge output) contains a non-``▁`` character followed by ``▁`` — checked on the loaded vocabulary,
+never assumed; (2) for a cache miss, between two characters (both single-character tokens) whose
+two-character string occurs in no token, and around a character spelled by byte-fallback tokens when
+no merge uses a byte token.  Merges on either side of such a cut are independent, so the result is
+exactly that of the whole piece.
 """
 
 from __future__ import annotations
 
 import sys
 from itertools import chain, compress, repeat
-from operator import and_, lshift, methodcaller, not_, or_, rshift
+from operator import and_, contains, lshift, not_, or_, rshift
 
 from typing import Any
 
@@ -198,16 +198,15 @@ class BPE:
         except KeyError as e:
             raise _err(f"BPE merge names id {e.args[0]} which is not in the vocabulary") from None
 
-    def _merge_outputs(self) -> str:
-        """Every merge output, joined by newlines (C-level maps; kept until both checks ran)."""
-        toks = self.id_to_token_table()
-        pairs = self._ranks.keys()
+    def _vocab_text(self) -> str:
+        """Every token's text, joined by newlines (one join, one decode).  The two cut rules below
+        ask it instead of the merge outputs: an output is a token (HF refuses files where one is
+        not; here such a merge fails when applied), so what no token contains no output does."""
+        bv = self.bvocab
         try:
-            # one join over (left, right, "\n") triples: no string per merge
-            return "".join(chain.from_iterable(zip(map(toks.__getitem__, _lefts(pairs)),
-                                                   map(toks.__getitem__, _rights(pairs)), repeat("\n"))))
-        except KeyError as e:
-            raise _err(f"BPE merge names id {e.args[0]} which is not in the vocabulary") from None
+            return b"\n".join(bv).decode("utf-8")
+        except UnicodeDecodeError:
+            return "\n".join(map(decode_token, bv))
 
     def sp_chunking(self) -> bool:
         """Whether cutting before each ``▁`` that follows a non-``▁`` is safe (checked once)."""
@@ -218,36 +217,22 @@ class BPE:
         return ok
 
     def _sp_crossing(self) -> bool:
-        """Whether some merge output has a ``▁`` right after another character.  An output ``a + b``
-        has one iff ``a`` or ``b`` has one, or ``a`` ends with a non-``▁`` and ``b`` starts with
-        ``▁``.  The first part is asked of the whole vocabulary (conservative: any token counts),
-        the second of the merges, on token bytes (``▁`` is E2 96 81; a lead byte, so a token's
-        bytes end with it iff its text ends with ``▁``)."""
-        bv = self.bvocab
-        try:
-            texts = b"\n".join(bv).decode("utf-8")
-        except UnicodeDecodeError:
-            texts = "\n".join(map(decode_token, bv))
-        if regex.search(f"[^{_SP}\n]{_SP}", texts) is not None:
+        """Whether some token has a ``▁`` right after another character (then a merge could cross
+        a cut before that ``▁``).  The newline that joins the tokens counts only inside a token."""
+        text = self._vocab_text()
+        if regex.search(f"[^{_SP}\n]{_SP}", text) is not None:
             return True
-        sp = _SP.encode("utf-8")
-        values = bv.values()
-        starts = set(compress(values, map(methodcaller("startswith", sp), bv)))
-        pairs = self._ranks.keys()
-        hits = list(compress(pairs, map(starts.__contains__, _rights(pairs))))  # right starts with ▁
-        if not hits:
+        if text.count("\n") == len(self.bvocab) - 1:  # no token has a newline of its own
             return False
-        # a left that ends with ▁, or is empty, ends with no other character
-        no_other = set(compress(values, map(methodcaller("endswith", sp), bv)))
-        if b"" in bv:
-            no_other.add(bv[b""])
-        return not all(map(no_other.__contains__, _lefts(hits)))
+        nl = compress(self.bvocab, map(contains, self.bvocab, repeat(b"\n")))
+        return any(f"\n{_SP}" in decode_token(t) for t in nl)
 
     def bigrams(self) -> frozenset[int]:
-        """Every two adjacent characters ``x``, ``y`` inside a merge output, as ``ord(x) | ord(y) << 32``."""
+        """Every two adjacent characters ``x``, ``y`` inside a token (so inside any merge output),
+        as ``ord(x) | ord(y) << 32`` (plus pairs with the joining newline: more, never fewer)."""
         bg = self._bigrams
         if bg is None:
-            bg = self._bigrams = _bigram_keys(self._merge_outputs())
+            bg = self._bigrams = _bigram_keys(self._vocab_text())
             if self.byte_fallback:
                 # byte tokens that take part in no merge: a character spelled with them is a part
                 # of its own (nothing merges across it), which keeps the parts short and repeating
