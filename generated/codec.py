@@ -270,6 +270,50 @@ def _decode_rows3(b, n, lens=None):
     return list(zip(*_columns3(b, n, lens)))
 
 
+_SPELL_AddedToken = ["IBBB2x%ds" % m for m in range(256)]
+
+
+def _bulk_AddedToken(b, p, end, n):
+    """n AddedToken records at p, read together; None when any check fails."""
+    lens = []
+    ap = lens.append
+    lo = b[p + 7:end]
+    hi = b[p + 8:end]
+    r = 0
+    try:
+        for _ in range(n):
+            m = lo[r] | hi[r] << 8
+            r += 9 + m
+            ap(m)
+    except IndexError:
+        return None
+    if p + r > end:
+        return None
+    spell = _SPELL_AddedToken
+    if lens and max(lens) >= 256:
+        spell = spell + ["IBBB2x%ds" % m for m in range(256, max(lens) + 1)]
+    flat = struct.unpack("<" + "".join(map(spell.__getitem__, lens)), b[p:p + r])
+    c0 = flat[0::5]
+    c1 = flat[1::5]
+    if c1 and max(c1) > 1:
+        return None
+    c1 = list(map((1).__eq__, c1))
+    c2 = flat[2::5]
+    if c2 and max(c2) > 1:
+        return None
+    c2 = list(map((1).__eq__, c2))
+    c3 = flat[3::5]
+    if c3 and max(c3) > 1:
+        return None
+    c3 = list(map((1).__eq__, c3))
+    c4 = flat[4::5]
+    try:
+        c4 = list(map(bytes.decode, c4))
+    except UnicodeDecodeError:
+        return None
+    return list(map(AddedToken, c0, c1, c2, c3, c4)), p + r
+
+
 def _parse_NoNormalizer(b, p, end, path, depth):
     return NoNormalizer(), p
 
@@ -1709,39 +1753,43 @@ def _parse_MtokFile(b, p, end, path, depth):
     p += 4
     if n132 * 9 > end - p:
         _invalid(p, path + ".added_tokens", "count %d needs at least %d bytes, %d left" % (n132, n132 * 9, end - p))
-    v_added_tokens = [None] * n132
-    for i133 in range(n132):
-        v_added_tokens[i133], p = _parse_AddedToken(b, p, end, path + ".added_tokens" + "[%d]" % i133, 1)
+    got134 = _bulk_AddedToken(b, p, end, n132)
+    if got134 is not None:
+        v_added_tokens, p = got134
+    else:
+        v_added_tokens = [None] * n132
+        for i133 in range(n132):
+            v_added_tokens[i133], p = _parse_AddedToken(b, p, end, path + ".added_tokens" + "[%d]" % i133, 1)
     if p == end:
         v_chat_template = None
     else:
         if p + 4 > end:
             _truncated(p, 4, end, path + ".chat_template")
-        n134, = _S1.unpack_from(b, p)
-        q135 = p + 4 + n134
-        if q135 + 0 > end:
-            _truncated(p + 4, n134 + 0, end, path + ".chat_template")
-        v_chat_template = b[p + 4:q135]
+        n135, = _S1.unpack_from(b, p)
+        q136 = p + 4 + n135
+        if q136 + 0 > end:
+            _truncated(p + 4, n135 + 0, end, path + ".chat_template")
+        v_chat_template = b[p + 4:q136]
         try:
             v_chat_template = v_chat_template.decode()
         except UnicodeDecodeError as e:
             _invalid(p + 4 + e.start, path + ".chat_template", "invalid UTF-8")
-        p = q135 + 0
+        p = q136 + 0
     if p == end:
         v_eos_token = None
     else:
         if p + 2 > end:
             _truncated(p, 2, end, path + ".eos_token")
-        n136 = b[p] | (b[p + 1] << 8)
-        q137 = p + 2 + n136
-        if q137 + 0 > end:
-            _truncated(p + 2, n136 + 0, end, path + ".eos_token")
-        v_eos_token = b[p + 2:q137]
+        n137 = b[p] | (b[p + 1] << 8)
+        q138 = p + 2 + n137
+        if q138 + 0 > end:
+            _truncated(p + 2, n137 + 0, end, path + ".eos_token")
+        v_eos_token = b[p + 2:q138]
         try:
             v_eos_token = v_eos_token.decode()
         except UnicodeDecodeError as e:
             _invalid(p + 2 + e.start, path + ".eos_token", "invalid UTF-8")
-        p = q137 + 0
+        p = q138 + 0
     if p == end:
         v_flags = None
     else:
@@ -1754,16 +1802,16 @@ def _parse_MtokFile(b, p, end, path, depth):
     else:
         if p + 2 > end:
             _truncated(p, 2, end, path + ".bos_token")
-        n138 = b[p] | (b[p + 1] << 8)
-        q139 = p + 2 + n138
-        if q139 + 0 > end:
-            _truncated(p + 2, n138 + 0, end, path + ".bos_token")
-        v_bos_token = b[p + 2:q139]
+        n139 = b[p] | (b[p + 1] << 8)
+        q140 = p + 2 + n139
+        if q140 + 0 > end:
+            _truncated(p + 2, n139 + 0, end, path + ".bos_token")
+        v_bos_token = b[p + 2:q140]
         try:
             v_bos_token = v_bos_token.decode()
         except UnicodeDecodeError as e:
             _invalid(p + 2 + e.start, path + ".bos_token", "invalid UTF-8")
-        p = q139 + 0
+        p = q140 + 0
     if p == end:
         v_post_processor = None
     else:
@@ -1782,15 +1830,15 @@ def _build_MtokFile(obj, out, path):
     _build_PreTokenizer(obj.pre_tokenizer, out, path + ".pre_tokenizer")
     _build_Model(obj.model, out, path + ".model")
     _build_Decoder(obj.decoder, out, path + ".decoder")
-    lst140 = obj.added_tokens
-    if not isinstance(lst140, (list, tuple, Table)):
-        _bad_value(path + ".added_tokens", "expected a list", lst140)
+    lst141 = obj.added_tokens
+    if not isinstance(lst141, (list, tuple, Table)):
+        _bad_value(path + ".added_tokens", "expected a list", lst141)
     try:
-        out.append(_S1.pack(len(lst140)))
+        out.append(_S1.pack(len(lst141)))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".added_tokens", str(e), (len(lst140),))
-    for i141, it142 in enumerate(lst140):
-        _build_AddedToken(it142, out, path + ".added_tokens" + "[%d]" % i141)
+        _bad_value(path + ".added_tokens", str(e), (len(lst141),))
+    for i142, it143 in enumerate(lst141):
+        _build_AddedToken(it143, out, path + ".added_tokens" + "[%d]" % i142)
     if obj.chat_template is None:
         absent = True
     else:
@@ -1799,13 +1847,13 @@ def _build_MtokFile(obj, out, path):
         if obj.chat_template.__class__ is not str:
             _bad_value(path + ".chat_template", "expected str", obj.chat_template)
         try:
-            s143 = obj.chat_template.encode()
+            s144 = obj.chat_template.encode()
         except UnicodeEncodeError:
             _bad_value(path + ".chat_template", "text is not encodable as UTF-8", obj.chat_template)
-        if len(s143) > 4294967295:
-            _bad_value(path + ".chat_template", "longer than 4294967295 bytes", len(s143))
-        out.append(_S1.pack(len(s143)))
-        out.append(s143)
+        if len(s144) > 4294967295:
+            _bad_value(path + ".chat_template", "longer than 4294967295 bytes", len(s144))
+        out.append(_S1.pack(len(s144)))
+        out.append(s144)
     if obj.eos_token is None:
         absent = True
     else:
@@ -1814,13 +1862,13 @@ def _build_MtokFile(obj, out, path):
         if obj.eos_token.__class__ is not str:
             _bad_value(path + ".eos_token", "expected str", obj.eos_token)
         try:
-            s144 = obj.eos_token.encode()
+            s145 = obj.eos_token.encode()
         except UnicodeEncodeError:
             _bad_value(path + ".eos_token", "text is not encodable as UTF-8", obj.eos_token)
-        if len(s144) > 65535:
-            _bad_value(path + ".eos_token", "longer than 65535 bytes", len(s144))
-        out.append(_S0.pack(len(s144)))
-        out.append(s144)
+        if len(s145) > 65535:
+            _bad_value(path + ".eos_token", "longer than 65535 bytes", len(s145))
+        out.append(_S0.pack(len(s145)))
+        out.append(s145)
     if obj.flags is None:
         absent = True
     else:
@@ -1838,13 +1886,13 @@ def _build_MtokFile(obj, out, path):
         if obj.bos_token.__class__ is not str:
             _bad_value(path + ".bos_token", "expected str", obj.bos_token)
         try:
-            s145 = obj.bos_token.encode()
+            s146 = obj.bos_token.encode()
         except UnicodeEncodeError:
             _bad_value(path + ".bos_token", "text is not encodable as UTF-8", obj.bos_token)
-        if len(s145) > 65535:
-            _bad_value(path + ".bos_token", "longer than 65535 bytes", len(s145))
-        out.append(_S0.pack(len(s145)))
-        out.append(s145)
+        if len(s146) > 65535:
+            _bad_value(path + ".bos_token", "longer than 65535 bytes", len(s146))
+        out.append(_S0.pack(len(s146)))
+        out.append(s146)
     if obj.post_processor is None:
         absent = True
     else:
@@ -1855,22 +1903,22 @@ def _build_MtokFile(obj, out, path):
 
 def _parse_SentencePieceTxtFile(b, p, end, path, depth):
     v_header, p = _parse_header_lines(b, p, end, path + ".header", b'430 0\n')
-    q147 = _line(b, p, end, path + ".count")
-    v_vocab_size, = _counts(b, p, q147, 1, path + ".count")
-    p = q147
-    n148 = v_vocab_size
+    q148 = _line(b, p, end, path + ".count")
+    v_vocab_size, = _counts(b, p, q148, 1, path + ".count")
+    p = q148
+    n149 = v_vocab_size
     v_pieces = []
-    ap152 = v_pieces.append
-    for i149 in range(n148):
-        q150 = b.find(b"\n", p, end)
-        if q150 < 0:
-            _truncated(p, 1, end, path + ".pieces" + "[%d]" % i149)
-        line151 = b[p:q150]
-        parts153 = line151.split(b" ")
-        if len(parts153) != 3:
-            _invalid(p, path + ".pieces" + "[%d]" % i149, "expected 3 space-separated values")
-        ap152((_b64decode(parts153[0], p, path + ".pieces" + "[%d]" % i149 + ".token"), _word(parts153[1], p, path + ".pieces" + "[%d]" % i149 + ".score"), _decimal(parts153[2], p, path + ".pieces" + "[%d]" % i149 + ".type"),))
-        p = q150 + 1
+    ap153 = v_pieces.append
+    for i150 in range(n149):
+        q151 = b.find(b"\n", p, end)
+        if q151 < 0:
+            _truncated(p, 1, end, path + ".pieces" + "[%d]" % i150)
+        line152 = b[p:q151]
+        parts154 = line152.split(b" ")
+        if len(parts154) != 3:
+            _invalid(p, path + ".pieces" + "[%d]" % i150, "expected 3 space-separated values")
+        ap153((_b64decode(parts154[0], p, path + ".pieces" + "[%d]" % i150 + ".token"), _word(parts154[1], p, path + ".pieces" + "[%d]" % i150 + ".score"), _decimal(parts154[2], p, path + ".pieces" + "[%d]" % i150 + ".type"),))
+        p = q151 + 1
     if p != end:
         _invalid(p, path, "%d trailing bytes after the last section" % (end - p))
     return SentencePieceTxtFile(header=v_header, pieces=v_pieces), p
@@ -1881,33 +1929,33 @@ def _build_SentencePieceTxtFile(obj, out, path):
         _bad_value(path, "expected SentencePieceTxtFile", obj)
     _build_header_lines(obj.header, out, path + ".header", b'430 0\n')
     out.append(b"%d\n" % (len(obj.pieces),))
-    lst154 = obj.pieces
-    if not isinstance(lst154, (list, tuple, Table)):
-        _bad_value(path + ".pieces", "expected a list", lst154)
-    lines155 = []
-    for i156, row157 in enumerate(lst154):
-        if not isinstance(row157, (tuple, list)) or len(row157) != 3:
-            _bad_value(path + ".pieces" + "[%d]" % i156, "expected a row of 3 values", row157)
-        lines155.append(b" ".join((_line_value(row157[0], 'base64', path + ".pieces" + "[%d]" % i156 + '.token'), _line_value(row157[1], 'word', path + ".pieces" + "[%d]" % i156 + '.score'), _line_value(row157[2], 'int', path + ".pieces" + "[%d]" % i156 + '.type'),)))
-    if lines155:
-        out.append(b"\n".join(lines155) + (b"\n" if True else b""))
+    lst155 = obj.pieces
+    if not isinstance(lst155, (list, tuple, Table)):
+        _bad_value(path + ".pieces", "expected a list", lst155)
+    lines156 = []
+    for i157, row158 in enumerate(lst155):
+        if not isinstance(row158, (tuple, list)) or len(row158) != 3:
+            _bad_value(path + ".pieces" + "[%d]" % i157, "expected a row of 3 values", row158)
+        lines156.append(b" ".join((_line_value(row158[0], 'base64', path + ".pieces" + "[%d]" % i157 + '.token'), _line_value(row158[1], 'word', path + ".pieces" + "[%d]" % i157 + '.score'), _line_value(row158[2], 'int', path + ".pieces" + "[%d]" % i157 + '.type'),)))
+    if lines156:
+        out.append(b"\n".join(lines156) + (b"\n" if True else b""))
 
 
 def _parse_TiktokenTxtFile(b, p, end, path, depth):
     v_header, p = _parse_header_lines(b, p, end, path + ".header", b'430 1\n')
-    q159 = _line(b, p, end, path + ".count")
-    v_vocab_size, = _counts(b, p, q159, 1, path + ".count")
-    p = q159
-    n160 = v_vocab_size
+    q160 = _line(b, p, end, path + ".count")
+    v_vocab_size, = _counts(b, p, q160, 1, path + ".count")
+    p = q160
+    n161 = v_vocab_size
     v_tokens = []
-    ap164 = v_tokens.append
-    for i161 in range(n160):
-        q162 = b.find(b"\n", p, end)
-        if q162 < 0:
-            _truncated(p, 1, end, path + ".tokens" + "[%d]" % i161)
-        line163 = b[p:q162]
-        ap164(_b64decode(line163, p, path + ".tokens" + "[%d]" % i161))
-        p = q162 + 1
+    ap165 = v_tokens.append
+    for i162 in range(n161):
+        q163 = b.find(b"\n", p, end)
+        if q163 < 0:
+            _truncated(p, 1, end, path + ".tokens" + "[%d]" % i162)
+        line164 = b[p:q163]
+        ap165(_b64decode(line164, p, path + ".tokens" + "[%d]" % i162))
+        p = q163 + 1
     if p != end:
         _invalid(p, path, "%d trailing bytes after the last section" % (end - p))
     return TiktokenTxtFile(header=v_header, tokens=v_tokens), p
@@ -1918,31 +1966,31 @@ def _build_TiktokenTxtFile(obj, out, path):
         _bad_value(path, "expected TiktokenTxtFile", obj)
     _build_header_lines(obj.header, out, path + ".header", b'430 1\n')
     out.append(b"%d\n" % (len(obj.tokens),))
-    lst165 = obj.tokens
-    if not isinstance(lst165, (list, tuple, Table)):
-        _bad_value(path + ".tokens", "expected a list", lst165)
-    lines166 = []
-    for i167, row168 in enumerate(lst165):
-        lines166.append(_line_value(row168, 'base64', path + ".tokens" + "[%d]" % i167))
-    if lines166:
-        out.append(b"\n".join(lines166) + (b"\n" if True else b""))
+    lst166 = obj.tokens
+    if not isinstance(lst166, (list, tuple, Table)):
+        _bad_value(path + ".tokens", "expected a list", lst166)
+    lines167 = []
+    for i168, row169 in enumerate(lst166):
+        lines167.append(_line_value(row169, 'base64', path + ".tokens" + "[%d]" % i168))
+    if lines167:
+        out.append(b"\n".join(lines167) + (b"\n" if True else b""))
 
 
 def _parse_BertTxtFile(b, p, end, path, depth):
     v_header, p = _parse_header_lines(b, p, end, path + ".header", b'430 2\n')
-    q170 = _line(b, p, end, path + ".count")
-    v_vocab_size, = _counts(b, p, q170, 1, path + ".count")
-    p = q170
-    n171 = v_vocab_size
+    q171 = _line(b, p, end, path + ".count")
+    v_vocab_size, = _counts(b, p, q171, 1, path + ".count")
+    p = q171
+    n172 = v_vocab_size
     v_tokens = []
-    ap175 = v_tokens.append
-    for i172 in range(n171):
-        q173 = b.find(b"\n", p, end)
-        if q173 < 0:
-            _truncated(p, 1, end, path + ".tokens" + "[%d]" % i172)
-        line174 = b[p:q173]
-        ap175(_b64decode(line174, p, path + ".tokens" + "[%d]" % i172))
-        p = q173 + 1
+    ap176 = v_tokens.append
+    for i173 in range(n172):
+        q174 = b.find(b"\n", p, end)
+        if q174 < 0:
+            _truncated(p, 1, end, path + ".tokens" + "[%d]" % i173)
+        line175 = b[p:q174]
+        ap176(_b64decode(line175, p, path + ".tokens" + "[%d]" % i173))
+        p = q174 + 1
     if p != end:
         _invalid(p, path, "%d trailing bytes after the last section" % (end - p))
     return BertTxtFile(header=v_header, tokens=v_tokens), p
@@ -1953,46 +2001,46 @@ def _build_BertTxtFile(obj, out, path):
         _bad_value(path, "expected BertTxtFile", obj)
     _build_header_lines(obj.header, out, path + ".header", b'430 2\n')
     out.append(b"%d\n" % (len(obj.tokens),))
-    lst176 = obj.tokens
-    if not isinstance(lst176, (list, tuple, Table)):
-        _bad_value(path + ".tokens", "expected a list", lst176)
-    lines177 = []
-    for i178, row179 in enumerate(lst176):
-        lines177.append(_line_value(row179, 'base64', path + ".tokens" + "[%d]" % i178))
-    if lines177:
-        out.append(b"\n".join(lines177) + (b"\n" if True else b""))
+    lst177 = obj.tokens
+    if not isinstance(lst177, (list, tuple, Table)):
+        _bad_value(path + ".tokens", "expected a list", lst177)
+    lines178 = []
+    for i179, row180 in enumerate(lst177):
+        lines178.append(_line_value(row180, 'base64', path + ".tokens" + "[%d]" % i179))
+    if lines178:
+        out.append(b"\n".join(lines178) + (b"\n" if True else b""))
 
 
 def _parse_HuggingFaceTxtFile(b, p, end, path, depth):
     v_header, p = _parse_header_lines(b, p, end, path + ".header", b'430 3\n')
-    q181 = _line(b, p, end, path + ".counts")
-    v_vocab_size, v_merge_size, = _counts(b, p, q181, 2, path + ".counts")
-    p = q181
-    n182 = v_vocab_size
+    q182 = _line(b, p, end, path + ".counts")
+    v_vocab_size, v_merge_size, = _counts(b, p, q182, 2, path + ".counts")
+    p = q182
+    n183 = v_vocab_size
     v_tokens = []
-    ap186 = v_tokens.append
-    for i183 in range(n182):
-        q184 = b.find(b"\n", p, end)
-        if q184 < 0:
-            _truncated(p, 1, end, path + ".tokens" + "[%d]" % i183)
-        line185 = b[p:q184]
-        ap186(line185)
-        p = q184 + 1
-    n187 = v_merge_size
+    ap187 = v_tokens.append
+    for i184 in range(n183):
+        q185 = b.find(b"\n", p, end)
+        if q185 < 0:
+            _truncated(p, 1, end, path + ".tokens" + "[%d]" % i184)
+        line186 = b[p:q185]
+        ap187(line186)
+        p = q185 + 1
+    n188 = v_merge_size
     v_merges = []
-    ap191 = v_merges.append
+    ap192 = v_merges.append
     final_newline = True
-    for i188 in range(n187):
-        q189 = b.find(b"\n", p, end)
-        if q189 < 0:
-            if i188 == n187 - 1 and p < end:
-                q189 = end
+    for i189 in range(n188):
+        q190 = b.find(b"\n", p, end)
+        if q190 < 0:
+            if i189 == n188 - 1 and p < end:
+                q190 = end
                 final_newline = False
             else:
-                _truncated(p, 1, end, path + ".merges" + "[%d]" % i188)
-        line190 = b[p:q189]
-        ap191(line190)
-        p = q189 + 1
+                _truncated(p, 1, end, path + ".merges" + "[%d]" % i189)
+        line191 = b[p:q190]
+        ap192(line191)
+        p = q190 + 1
     p = min(p, end)
     v_final_newline = final_newline
     if p != end:
@@ -2005,24 +2053,24 @@ def _build_HuggingFaceTxtFile(obj, out, path):
         _bad_value(path, "expected HuggingFaceTxtFile", obj)
     _build_header_lines(obj.header, out, path + ".header", b'430 3\n')
     out.append(b"%d %d\n" % (len(obj.tokens), len(obj.merges),))
-    lst192 = obj.tokens
-    if not isinstance(lst192, (list, tuple, Table)):
-        _bad_value(path + ".tokens", "expected a list", lst192)
-    lines193 = []
-    for i194, row195 in enumerate(lst192):
-        lines193.append(_line_value(row195, 'raw', path + ".tokens" + "[%d]" % i194))
-    if lines193:
-        out.append(b"\n".join(lines193) + (b"\n" if True else b""))
-    lst196 = obj.merges
-    if not isinstance(lst196, (list, tuple, Table)):
-        _bad_value(path + ".merges", "expected a list", lst196)
-    lines197 = []
-    for i198, row199 in enumerate(lst196):
-        lines197.append(_line_value(row199, 'raw', path + ".merges" + "[%d]" % i198))
-    if not obj.final_newline and not (lines197 and lines197[-1]):
-        _bad_value(path + ".merges", "final_newline false needs a last line that is not empty", lst196)
-    if lines197:
-        out.append(b"\n".join(lines197) + (b"\n" if obj.final_newline else b""))
+    lst193 = obj.tokens
+    if not isinstance(lst193, (list, tuple, Table)):
+        _bad_value(path + ".tokens", "expected a list", lst193)
+    lines194 = []
+    for i195, row196 in enumerate(lst193):
+        lines194.append(_line_value(row196, 'raw', path + ".tokens" + "[%d]" % i195))
+    if lines194:
+        out.append(b"\n".join(lines194) + (b"\n" if True else b""))
+    lst197 = obj.merges
+    if not isinstance(lst197, (list, tuple, Table)):
+        _bad_value(path + ".merges", "expected a list", lst197)
+    lines198 = []
+    for i199, row200 in enumerate(lst197):
+        lines198.append(_line_value(row200, 'raw', path + ".merges" + "[%d]" % i199))
+    if not obj.final_newline and not (lines198 and lines198[-1]):
+        _bad_value(path + ".merges", "final_newline false needs a last line that is not empty", lst197)
+    if lines198:
+        out.append(b"\n".join(lines198) + (b"\n" if obj.final_newline else b""))
     if obj.final_newline.__class__ is not bool:
         _bad_value(path + ".final_newline", "expected a bool", obj.final_newline)
 
@@ -2048,15 +2096,15 @@ def section_sizes_MtokFile(obj):
     _build_Decoder(obj.decoder, out, "decoder")
     sizes.append(('decoder', None if obj.decoder is None else sum(map(len, out))))
     out: list[bytes] = []
-    lst200 = obj.added_tokens
-    if not isinstance(lst200, (list, tuple, Table)):
-        _bad_value("added_tokens", "expected a list", lst200)
+    lst201 = obj.added_tokens
+    if not isinstance(lst201, (list, tuple, Table)):
+        _bad_value("added_tokens", "expected a list", lst201)
     try:
-        out.append(_S1.pack(len(lst200)))
+        out.append(_S1.pack(len(lst201)))
     except (struct.error, TypeError) as e:
-        _bad_value("added_tokens", str(e), (len(lst200),))
-    for i201, it202 in enumerate(lst200):
-        _build_AddedToken(it202, out, "added_tokens" + "[%d]" % i201)
+        _bad_value("added_tokens", str(e), (len(lst201),))
+    for i202, it203 in enumerate(lst201):
+        _build_AddedToken(it203, out, "added_tokens" + "[%d]" % i202)
     sizes.append(('added_tokens', None if obj.added_tokens is None else sum(map(len, out))))
     out: list[bytes] = []
     if obj.chat_template is None:
@@ -2067,13 +2115,13 @@ def section_sizes_MtokFile(obj):
         if obj.chat_template.__class__ is not str:
             _bad_value("chat_template", "expected str", obj.chat_template)
         try:
-            s203 = obj.chat_template.encode()
+            s204 = obj.chat_template.encode()
         except UnicodeEncodeError:
             _bad_value("chat_template", "text is not encodable as UTF-8", obj.chat_template)
-        if len(s203) > 4294967295:
-            _bad_value("chat_template", "longer than 4294967295 bytes", len(s203))
-        out.append(_S1.pack(len(s203)))
-        out.append(s203)
+        if len(s204) > 4294967295:
+            _bad_value("chat_template", "longer than 4294967295 bytes", len(s204))
+        out.append(_S1.pack(len(s204)))
+        out.append(s204)
     sizes.append(('chat_template', None if obj.chat_template is None else sum(map(len, out))))
     out: list[bytes] = []
     if obj.eos_token is None:
@@ -2084,13 +2132,13 @@ def section_sizes_MtokFile(obj):
         if obj.eos_token.__class__ is not str:
             _bad_value("eos_token", "expected str", obj.eos_token)
         try:
-            s204 = obj.eos_token.encode()
+            s205 = obj.eos_token.encode()
         except UnicodeEncodeError:
             _bad_value("eos_token", "text is not encodable as UTF-8", obj.eos_token)
-        if len(s204) > 65535:
-            _bad_value("eos_token", "longer than 65535 bytes", len(s204))
-        out.append(_S0.pack(len(s204)))
-        out.append(s204)
+        if len(s205) > 65535:
+            _bad_value("eos_token", "longer than 65535 bytes", len(s205))
+        out.append(_S0.pack(len(s205)))
+        out.append(s205)
     sizes.append(('eos_token', None if obj.eos_token is None else sum(map(len, out))))
     out: list[bytes] = []
     if obj.flags is None:
@@ -2112,13 +2160,13 @@ def section_sizes_MtokFile(obj):
         if obj.bos_token.__class__ is not str:
             _bad_value("bos_token", "expected str", obj.bos_token)
         try:
-            s205 = obj.bos_token.encode()
+            s206 = obj.bos_token.encode()
         except UnicodeEncodeError:
             _bad_value("bos_token", "text is not encodable as UTF-8", obj.bos_token)
-        if len(s205) > 65535:
-            _bad_value("bos_token", "longer than 65535 bytes", len(s205))
-        out.append(_S0.pack(len(s205)))
-        out.append(s205)
+        if len(s206) > 65535:
+            _bad_value("bos_token", "longer than 65535 bytes", len(s206))
+        out.append(_S0.pack(len(s206)))
+        out.append(s206)
     sizes.append(('bos_token', None if obj.bos_token is None else sum(map(len, out))))
     out: list[bytes] = []
     if obj.post_processor is None:
@@ -2143,16 +2191,16 @@ def section_sizes_SentencePieceTxtFile(obj):
     out.append(b"%d\n" % (len(obj.pieces),))
     sizes.append(('count', sum(map(len, out))))
     out: list[bytes] = []
-    lst206 = obj.pieces
-    if not isinstance(lst206, (list, tuple, Table)):
-        _bad_value("pieces", "expected a list", lst206)
-    lines207 = []
-    for i208, row209 in enumerate(lst206):
-        if not isinstance(row209, (tuple, list)) or len(row209) != 3:
-            _bad_value("pieces" + "[%d]" % i208, "expected a row of 3 values", row209)
-        lines207.append(b" ".join((_line_value(row209[0], 'base64', "pieces" + "[%d]" % i208 + '.token'), _line_value(row209[1], 'word', "pieces" + "[%d]" % i208 + '.score'), _line_value(row209[2], 'int', "pieces" + "[%d]" % i208 + '.type'),)))
-    if lines207:
-        out.append(b"\n".join(lines207) + (b"\n" if True else b""))
+    lst207 = obj.pieces
+    if not isinstance(lst207, (list, tuple, Table)):
+        _bad_value("pieces", "expected a list", lst207)
+    lines208 = []
+    for i209, row210 in enumerate(lst207):
+        if not isinstance(row210, (tuple, list)) or len(row210) != 3:
+            _bad_value("pieces" + "[%d]" % i209, "expected a row of 3 values", row210)
+        lines208.append(b" ".join((_line_value(row210[0], 'base64', "pieces" + "[%d]" % i209 + '.token'), _line_value(row210[1], 'word', "pieces" + "[%d]" % i209 + '.score'), _line_value(row210[2], 'int', "pieces" + "[%d]" % i209 + '.type'),)))
+    if lines208:
+        out.append(b"\n".join(lines208) + (b"\n" if True else b""))
     sizes.append(('pieces', None if obj.pieces is None else sum(map(len, out))))
     return sizes
 
@@ -2169,14 +2217,14 @@ def section_sizes_TiktokenTxtFile(obj):
     out.append(b"%d\n" % (len(obj.tokens),))
     sizes.append(('count', sum(map(len, out))))
     out: list[bytes] = []
-    lst210 = obj.tokens
-    if not isinstance(lst210, (list, tuple, Table)):
-        _bad_value("tokens", "expected a list", lst210)
-    lines211 = []
-    for i212, row213 in enumerate(lst210):
-        lines211.append(_line_value(row213, 'base64', "tokens" + "[%d]" % i212))
-    if lines211:
-        out.append(b"\n".join(lines211) + (b"\n" if True else b""))
+    lst211 = obj.tokens
+    if not isinstance(lst211, (list, tuple, Table)):
+        _bad_value("tokens", "expected a list", lst211)
+    lines212 = []
+    for i213, row214 in enumerate(lst211):
+        lines212.append(_line_value(row214, 'base64', "tokens" + "[%d]" % i213))
+    if lines212:
+        out.append(b"\n".join(lines212) + (b"\n" if True else b""))
     sizes.append(('tokens', None if obj.tokens is None else sum(map(len, out))))
     return sizes
 
@@ -2193,14 +2241,14 @@ def section_sizes_BertTxtFile(obj):
     out.append(b"%d\n" % (len(obj.tokens),))
     sizes.append(('count', sum(map(len, out))))
     out: list[bytes] = []
-    lst214 = obj.tokens
-    if not isinstance(lst214, (list, tuple, Table)):
-        _bad_value("tokens", "expected a list", lst214)
-    lines215 = []
-    for i216, row217 in enumerate(lst214):
-        lines215.append(_line_value(row217, 'base64', "tokens" + "[%d]" % i216))
-    if lines215:
-        out.append(b"\n".join(lines215) + (b"\n" if True else b""))
+    lst215 = obj.tokens
+    if not isinstance(lst215, (list, tuple, Table)):
+        _bad_value("tokens", "expected a list", lst215)
+    lines216 = []
+    for i217, row218 in enumerate(lst215):
+        lines216.append(_line_value(row218, 'base64', "tokens" + "[%d]" % i217))
+    if lines216:
+        out.append(b"\n".join(lines216) + (b"\n" if True else b""))
     sizes.append(('tokens', None if obj.tokens is None else sum(map(len, out))))
     return sizes
 
@@ -2217,26 +2265,26 @@ def section_sizes_HuggingFaceTxtFile(obj):
     out.append(b"%d %d\n" % (len(obj.tokens), len(obj.merges),))
     sizes.append(('counts', sum(map(len, out))))
     out: list[bytes] = []
-    lst218 = obj.tokens
-    if not isinstance(lst218, (list, tuple, Table)):
-        _bad_value("tokens", "expected a list", lst218)
-    lines219 = []
-    for i220, row221 in enumerate(lst218):
-        lines219.append(_line_value(row221, 'raw', "tokens" + "[%d]" % i220))
-    if lines219:
-        out.append(b"\n".join(lines219) + (b"\n" if True else b""))
+    lst219 = obj.tokens
+    if not isinstance(lst219, (list, tuple, Table)):
+        _bad_value("tokens", "expected a list", lst219)
+    lines220 = []
+    for i221, row222 in enumerate(lst219):
+        lines220.append(_line_value(row222, 'raw', "tokens" + "[%d]" % i221))
+    if lines220:
+        out.append(b"\n".join(lines220) + (b"\n" if True else b""))
     sizes.append(('tokens', None if obj.tokens is None else sum(map(len, out))))
     out: list[bytes] = []
-    lst222 = obj.merges
-    if not isinstance(lst222, (list, tuple, Table)):
-        _bad_value("merges", "expected a list", lst222)
-    lines223 = []
-    for i224, row225 in enumerate(lst222):
-        lines223.append(_line_value(row225, 'raw', "merges" + "[%d]" % i224))
-    if not obj.final_newline and not (lines223 and lines223[-1]):
-        _bad_value("merges", "final_newline false needs a last line that is not empty", lst222)
-    if lines223:
-        out.append(b"\n".join(lines223) + (b"\n" if obj.final_newline else b""))
+    lst223 = obj.merges
+    if not isinstance(lst223, (list, tuple, Table)):
+        _bad_value("merges", "expected a list", lst223)
+    lines224 = []
+    for i225, row226 in enumerate(lst223):
+        lines224.append(_line_value(row226, 'raw', "merges" + "[%d]" % i225))
+    if not obj.final_newline and not (lines224 and lines224[-1]):
+        _bad_value("merges", "final_newline false needs a last line that is not empty", lst223)
+    if lines224:
+        out.append(b"\n".join(lines224) + (b"\n" if obj.final_newline else b""))
     sizes.append(('merges', None if obj.merges is None else sum(map(len, out))))
     out: list[bytes] = []
     if obj.final_newline.__class__ is not bool:

@@ -315,6 +315,7 @@ class Emitter:
         self.tmp = 0
         self.decoders: dict[tuple, str] = {}  # row layout -> decoder function name
         self.decoder_lines: list[str] = []
+        self.bulk_done: set[str] = set()  # bulk record readers already emitted
 
     def st(self, fmt: str) -> str:
         if fmt not in self.structs:
@@ -499,9 +500,89 @@ class Emitter:
             self.w(ind, f"{target} = [x for (x,) in {self.st(fmt)}.iter_unpack(b[p:p + {n} * {size}])]")
             self.w(ind, f"p += {n} * {size}")
             return
+        bulk_fn = self.bulk_records(el) if isinstance(el, dsl.Record) else None
+        if bulk_fn:
+            # All rows at once; when any row is wrong the row-by-row parse below says where.
+            got = self.var("got")
+            self.w(ind, f"{got} = {bulk_fn}(b, p, end, {n})")
+            self.w(ind, f"if {got} is not None:")
+            self.w(ind + 1, f"{target}, p = {got}")
+            self.w(ind, "else:")
+            ind += 1
         self.w(ind, f"{target} = [None] * {n}")
         self.w(ind, f"for {idx} in range({n}):")
         self.read_one(ind + 1, el, f"{target}[{idx}]", epe, ctx_names, depth_expr, union_name)
+
+    def bulk_records(self, rec) -> str | None:
+        """For records of fixed scalars and one u16-length string: a module-level function that
+        reads n of them in one walk and one unpack, checks flags and UTF-8 per column, and returns
+        ``(records, p)``, or None when anything is off.  Returns its name (None: not such a record)."""
+        info = self.m.records[rec.record_name]
+        fields = [f for f in info.fields]
+        if not fields or any(not f.name for f in fields):
+            return None
+        strings = [k for k, f in enumerate(fields) if not self.fixed(f.sub)]
+        if len(strings) != 1:
+            return None
+        sub = dsl.resolve(fields[strings[0]].sub)
+        if not isinstance(sub, dsl.LenPrefixed) or scalar(sub.prefix)[0] != "H":
+            return None
+        if [f.name for f in tree_fields(info)] != [f.name for f in fields]:
+            return None
+        name = f"_bulk_{info.name}"
+        if name in self.bulk_done:
+            return name
+        self.bulk_done.add(name)
+        k = strings[0]
+        pre = "".join(self.fixed(f.sub)[0] for f in fields[:k])
+        post = "".join(self.fixed(f.sub)[0] for f in fields[k + 1:])
+        before, after = struct.calcsize("<" + pre), struct.calcsize("<" + post)
+        saved, self.lines = self.lines, []
+        self.w(0, f"_SPELL_{info.name} = [\"{pre}2x%ds{post}\" % m for m in range(256)]")
+        self.w(0, "")
+        self.w(0, "")
+        self.w(0, f"def {name}(b, p, end, n):")
+        self.w(1, f'"""n {info.name} records at p, read together; None when any check fails."""')
+        self.w(1, "lens = []")
+        self.w(1, "ap = lens.append")
+        self.w(1, f"lo = b[p + {before}:end]")
+        self.w(1, f"hi = b[p + {before + 1}:end]")
+        self.w(1, "r = 0")
+        self.w(1, "try:")
+        self.w(2, "for _ in range(n):")
+        self.w(3, "m = lo[r] | hi[r] << 8")
+        self.w(3, f"r += {before + 2 + after} + m")
+        self.w(3, "ap(m)")
+        self.w(1, "except IndexError:")
+        self.w(2, "return None")
+        self.w(1, "if p + r > end:")
+        self.w(2, "return None")
+        self.w(1, f"spell = _SPELL_{info.name}")
+        self.w(1, "if lens and max(lens) >= 256:")
+        self.w(2, f'spell = spell + [\"{pre}2x%ds{post}\" % m for m in range(256, max(lens) + 1)]')
+        self.w(1, 'flat = struct.unpack("<" + "".join(map(spell.__getitem__, lens)), b[p:p + r])')
+        width = len(fields)
+        cols = []
+        for j, f in enumerate(fields):
+            col = f"c{j}"
+            self.w(1, f"{col} = flat[{j}::{width}]")
+            if j == k:
+                if sub.text:
+                    self.w(1, "try:")
+                    self.w(2, f"{col} = list(map(bytes.decode, {col}))")
+                    self.w(1, "except UnicodeDecodeError:")
+                    self.w(2, "return None")
+            elif self.fixed(f.sub)[1]:
+                self.w(1, f"if {col} and max({col}) > 1:")
+                self.w(2, "return None")
+                self.w(1, f"{col} = list(map((1).__eq__, {col}))")
+            cols.append(col)
+        self.w(1, f"return list(map({info.name}, {', '.join(cols)})), p + r")
+        self.w(0, "")
+        self.w(0, "")
+        self.decoder_lines += self.lines
+        self.lines = saved
+        return name
 
     def read_line_table(self, ind, sub, target, pe, ctx_names):
         n, i, q, line = self.var("n"), self.var("i"), self.var("q"), self.var("line")

@@ -23,11 +23,17 @@ occurrence of a lower-case token, which HF would match); MNN's C++ runtime makes
 from __future__ import annotations
 
 import re
+from operator import attrgetter
 
 from mtokspec import tree
 from mtokspec.runtime.normalizers import WHITESPACE
 
 __all__ = ["AddedVocabulary"]
+
+_content = attrgetter("content")
+_id = attrgetter("id")
+_lstrip = attrgetter("lstrip")
+_rstrip = attrgetter("rstrip")
 
 
 class AddedVocabulary:
@@ -38,21 +44,16 @@ class AddedVocabulary:
 
     def __init__(self, tokens: list[tree.AddedToken]):
         self.tokens = list(tokens)
-        self.by_content: dict[str, int] = {}
-        self.by_id: dict[int, str] = {}
-        self.special_contents: set[str] = set()
-        self.special_ids: set[int] = set()
-        self._lstrip: dict[str, bool] = {}
-        self._rstrip: dict[str, bool] = {}
-        for t in self.tokens:
-            # HF keeps one entry per content (the later one wins) and one per id
-            self.by_content[t.content] = t.id
-            self.by_id[t.id] = t.content
-            self._lstrip[t.content] = t.lstrip
-            self._rstrip[t.content] = t.rstrip
-            if t.special and t.content:
-                self.special_contents.add(t.content)
-                self.special_ids.add(t.id)
+        contents = list(map(_content, self.tokens))
+        ids = list(map(_id, self.tokens))
+        # HF keeps one entry per content (the later one wins) and one per id
+        self.by_content: dict[str, int] = dict(zip(contents, ids))
+        self.by_id: dict[int, str] = dict(zip(ids, contents))
+        self._lstrip: dict[str, bool] = dict(zip(contents, map(_lstrip, self.tokens)))
+        self._rstrip: dict[str, bool] = dict(zip(contents, map(_rstrip, self.tokens)))
+        special = [t for t in self.tokens if t.special and t.content]
+        self.special_contents: set[str] = set(map(_content, special))
+        self.special_ids: set[int] = set(map(_id, special))
         # candidates by first character, each with the lengths to try, longest first
         by_first: dict[str, tuple[list[int], set[str]]] = {}
         for c in self.by_content:
