@@ -24,10 +24,10 @@ class Table(MutableSequence):
         self._rows: list | None = list(rows)
         self._raw: bytes | None = None
         self._count = len(self._rows)
-        self._decode: Callable[[bytes, int], list] | None = None
-        self._columns: Callable[[bytes, int], tuple] | None = None
+        self._decode: Callable[[bytes, int, Any], list] | None = None
+        self._columns: Callable[..., tuple] | None = None
         self._width = len(self._rows[0]) if self._rows and isinstance(self._rows[0], tuple) else 0
-        self._lens = None
+        self._lens: list[int] | None = None
 
     @classmethod
     def lazy(cls, raw: bytes, count: int, decode: Callable[[bytes, int, Any], list],

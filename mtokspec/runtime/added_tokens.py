@@ -59,8 +59,8 @@ class AddedVocabulary:
         for c in self.by_content:
             if not c:
                 continue
-            lengths, contents = by_first.setdefault(c[0], ([], set()))
-            contents.add(c)
+            lengths, group = by_first.setdefault(c[0], ([], set()))
+            group.add(c)
             if len(c) not in lengths:
                 lengths.append(len(c))
         for lengths, _ in by_first.values():
