@@ -191,6 +191,36 @@ def test_bpe_cut_long_words_matches_hf():
         assert (ours._solo is not None) is (not with_byte_merge)
 
 
+def test_bpe_byte_level_words_merge_per_character_first_exactly():
+    """Byte-level words with multi-byte characters merge each character on its own first when no
+    merge across characters can come earlier; random merge tables (low-ranked merges across
+    characters included) must give what merging the whole word gives."""
+    from mtokspec.byte_level import BYTE_TO_CHAR
+
+    rnd = random.Random(5)
+    chars = "aé中€😀"
+    alphabet = sorted({BYTE_TO_CHAR[b] for c in chars for b in c.encode()})
+    for trial in range(40):
+        vocab = {t: i for i, t in enumerate(alphabet)}
+        merges: list[tuple[str, str]] = []
+        toks = list(alphabet)
+        for _ in range(rnd.randint(3, 25)):
+            a, b = rnd.choice(toks), rnd.choice(toks)
+            if (a, b) in merges or a + b in vocab:
+                continue
+            merges.append((a, b))
+            vocab[a + b] = len(vocab)
+            toks.append(a + b)
+        ids = vocab
+        rows = [(ids[a], ids[b], k) for k, (a, b) in enumerate(merges)]
+        ours = BPE.from_tree(T.BPEModel(False, True, sorted((t.encode(), i) for t, i in vocab.items()),
+                                        sorted(rows)))
+        for _ in range(30):
+            piece = "".join(rnd.choice(chars) for _ in range(rnd.randint(1, 12)))
+            whole = ours._bpe("".join(BYTE_TO_CHAR[b] for b in piece.encode()))
+            assert ours._bpe_units(piece) == whole, (trial, piece)
+
+
 def test_bpe_sentencepiece_chunking_is_checked_not_assumed():
     vocab = {c: i for i, c in enumerate("▁ab")}
     merges = [("▁", "a"), ("b", "▁"), ("▁a", "b▁")]

@@ -93,7 +93,7 @@ def _rights(keys):
 
 class BPE:
     __slots__ = ("bvocab", "_vocab", "_chars", "_spell", "_byte_ids", "_tokens", "_btokens", "_ranks", "_mids", "byte_fallback", "byte_level", "_cache",
-                 "_parts", "_sp_chunk", "_bigrams", "_solo", "_chunk_re", "map_bytes")
+                 "_parts", "_sp_chunk", "_bigrams", "_solo", "_chunk_re", "map_bytes", "_units", "_cross")
 
     _vocab: dict[str, int] | None
     _tokens: dict[int, str] | None
@@ -122,6 +122,8 @@ class BPE:
         self.map_bytes = byte_level  # the tokenizer turns this off when a ByteLevel pre-tokenizer maps
         self._cache: dict[str, tuple] = {}
         self._parts: dict[str, tuple] = {}  # results of the pieces of cut words
+        self._units: dict[str, tuple] = {}  # character -> its merge trace (see _unit)
+        self._cross: dict[str, int] = {}  # two characters -> lowest rank a merge across them can have
         self._sp_chunk = None
         self._bigrams = None
         self._solo = None  # {} once the solo rule (byte tokens in no merge) is known safe, else None
@@ -251,6 +253,12 @@ class BPE:
         r = cache.get(piece)
         if r is not None:
             return r
+        if self.map_bytes and len(piece) <= 64 and not piece.isascii():
+            r = self._bpe_units(piece)
+            if len(cache) >= CACHE_MAX:
+                cache.clear()
+            cache[piece] = r
+            return r
         word = byte_level_map(piece) if self.map_bytes else piece
         if len(word) > 24:
             parts = self._parts
@@ -349,7 +357,11 @@ class BPE:
             i = self._char_id(word)
             if i is not None:
                 return (i,)
-        syms = self._symbols(word)
+        return tuple(self._merge(self._symbols(word)))
+
+    def _merge(self, syms: list[int], trace: list | None = None) -> list[int]:
+        """BPE over a symbol list (changed in place).  ``trace`` = [highest rank applied, ids that
+        were ever first, ids that were ever last] is updated when given (see :meth:`_unit`)."""
         if len(syms) > 1:
             get = self._ranks.get
             mid = self._mids.get
@@ -369,10 +381,72 @@ class BPE:
                 else:
                     del rk[i]
                 syms[i:i + 2] = (m,)
+                if trace is not None:
+                    trace[0] = best
+                    if i == 0:
+                        trace[1].append(m)
+                    if i == len(syms) - 1:
+                        trace[2].append(m)
                 if not rk:
                     break
                 best = min(rk)
-        return tuple(syms)
+        return syms
+
+    # --- byte-level words, one character at a time --------------------------------------------
+    # A character of a byte-level word is 1-4 byte symbols, and merging a word mostly merges inside
+    # characters.  Let R be the lowest rank a pair across a character boundary can have before any
+    # such merge happens (from each side, every symbol that is ever last / first there while the
+    # character merges on its own).  No merge across characters happens before all merges ranked
+    # below R are done, so a character whose own merges all rank below R ends that phase as its
+    # own result, independently of the rest.  The word then merges from those results (cached per
+    # character) and the other characters' symbols: the same state that phase reaches, so the same
+    # end.
+
+    def _unit(self, c: str) -> tuple:
+        """``(symbols, tokens, highest rank merged, first ids, last ids)`` of ``c`` on its own."""
+        syms = self._symbols(byte_level_map(c))
+        if not syms:
+            return ((), (), -1, (), ())
+        trace: list = [-1, [syms[0]], [syms[-1]]]
+        toks = self._merge(list(syms), trace)
+        return (tuple(syms), tuple(toks), trace[0], tuple(trace[1]), tuple(trace[2]))
+
+    def _cross_rank(self, left: tuple, right: tuple) -> int:
+        get = self._ranks.get
+        return min([get(a | b << 32, _INF) for a in left[4] for b in right[3]], default=_INF)
+
+    def _bpe_units(self, piece: str) -> tuple:
+        """The ids of a byte-level ``piece`` (raw text), its characters merged as far as they can
+        be on their own first (see above)."""
+        units = self._units
+        if len(units) >= CACHE_MAX:
+            units.clear()
+        infos = []
+        for c in piece:
+            u = units.get(c)
+            if u is None:
+                u = units[c] = self._unit(c)
+            if u[0]:
+                infos.append((c, u))
+        if len(infos) < 2:
+            return infos[0][1][1] if infos else ()
+        cross = self._cross
+        if len(cross) >= CACHE_MAX:
+            cross.clear()
+        low = _INF
+        prev_c, prev = infos[0]
+        for c, u in infos[1:]:
+            key = prev_c + c
+            r = cross.get(key)
+            if r is None:
+                r = cross[key] = self._cross_rank(prev, u)
+            if r < low:
+                low = r
+            prev_c, prev = c, u
+        syms: list[int] = []
+        for _, u in infos:
+            syms += u[1] if u[2] < low else u[0]
+        return tuple(self._merge(syms))
 
     # --- vocabulary -----------------------------------------------------------------------------
     def token_to_id(self, token: str) -> int | None:
