@@ -93,7 +93,7 @@ def _rights(keys):
 
 class BPE:
     __slots__ = ("bvocab", "_vocab", "_chars", "_spell", "_byte_ids", "_tokens", "_btokens", "_ranks", "_mids", "byte_fallback", "byte_level", "_cache",
-                 "_parts", "_sp_chunk", "_bigrams", "_solo", "_chunk_re", "map_bytes", "_units", "_cross")
+                 "_parts", "_sp_chunk", "_bigrams", "_solo", "_chunk_re", "map_bytes", "_units", "_cross", "_unit_gain")
 
     _vocab: dict[str, int] | None
     _tokens: dict[int, str] | None
@@ -124,6 +124,8 @@ class BPE:
         self._parts: dict[str, tuple] = {}  # results of the pieces of cut words
         self._units: dict[str, tuple] = {}  # character -> its merge trace (see _unit)
         self._cross: dict[str, int] = {}  # two characters -> lowest rank a merge across them can have
+        # [multi-byte characters seen, symbols their own merges saved]: whether _bpe_units pays
+        self._unit_gain = [0, 0]
         self._sp_chunk = None
         self._bigrams = None
         self._solo = None  # {} once the solo rule (byte tokens in no merge) is known safe, else None
@@ -253,7 +255,7 @@ class BPE:
         r = cache.get(piece)
         if r is not None:
             return r
-        if self.map_bytes and len(piece) <= 64 and not piece.isascii():
+        if self.map_bytes and len(piece) <= 64 and not piece.isascii() and self._units_pay():
             r = self._bpe_units(piece)
             if len(cache) >= CACHE_MAX:
                 cache.clear()
@@ -409,7 +411,19 @@ class BPE:
             return ((), (), -1, (), ())
         trace: list = [-1, [syms[0]], [syms[-1]]]
         toks = self._merge(list(syms), trace)
+        if len(syms) > 1:
+            gain = self._unit_gain
+            gain[0] += 1
+            gain[1] += len(syms) - len(toks)
         return (tuple(syms), tuple(toks), trace[0], tuple(trace[1]), tuple(trace[2]))
+
+    def _units_pay(self) -> bool:
+        """Whether merging characters on their own first saves work for this vocabulary: it does
+        when its characters mostly merge into fewer symbols (multilingual vocabularies); English
+        byte-level vocabularies leave most other characters as bytes, and the old cut-and-cache
+        path is faster for them.  Decided on the first 64 characters seen; both paths are exact."""
+        multi, saved = self._unit_gain
+        return multi < 64 or saved >= multi
 
     def _cross_rank(self, left: tuple, right: tuple) -> int:
         get = self._ranks.get
