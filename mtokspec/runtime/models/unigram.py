@@ -22,7 +22,7 @@ from operator import itemgetter, truediv
 from typing import Any
 
 from mtokspec import tree
-from mtokspec.runtime.models._vocab import columns, decode_token, vocab_dict
+from mtokspec.runtime.models._vocab import bytes_vocab, columns, decode_token, text_key, text_vocab
 from mtokspec.runtime.models.bpe import CACHE_MAX
 
 __all__ = ["Unigram", "serde_f64", "serde_f64_all", "UNK_PENALTY"]
@@ -85,10 +85,11 @@ def serde_f64_all(xs) -> list[float]:
 
 
 class Unigram:
-    __slots__ = ("_rows", "unk_id", "byte_fallback", "serde_scores", "_tok2id", "_scores",
+    __slots__ = ("_rows", "unk_id", "byte_fallback", "serde_scores", "_bvocab", "_tok2id", "_scores",
                  "_pref", "_unk_score", "_cache", "_tokens")
 
     _pref: dict[str, tuple | None] | None  # built on first use
+    _tok2id: dict[str, int] | None  # built on first use (with the lattice tables)
     _tokens: dict[int, str] | None
 
     def __init__(self, rows, unk_id: int, byte_fallback: bool = False, serde_scores: bool = True):
@@ -99,15 +100,22 @@ class Unigram:
         self._pref = None
         self._cache: dict[str, tuple[int, ...]] = {}
         self._tokens = None
-        tok2id = vocab_dict(rows)
-        if len(tok2id) < len(rows):  # duplicated pieces: HF keeps the later id
-            tok2id = {}
+        # like BPE and WordPiece, the vocabulary is kept by token bytes at load (models/_vocab.py)
+        bvocab = bytes_vocab(rows)
+        if len(bvocab) < len(rows):  # duplicated pieces: HF keeps the later id
+            bvocab = {}
             for t, i, _s in rows:
-                s = decode_token(t)
-                j = tok2id.get(s)
+                j = bvocab.get(t)
                 if j is None or i > j:
-                    tok2id[s] = i
-        self._tok2id = tok2id
+                    bvocab[t] = i
+        self._bvocab = bvocab
+        self._tok2id = None
+
+    def _text_vocab(self) -> dict[str, int]:
+        t = self._tok2id
+        if t is None:
+            t = self._tok2id = text_vocab(self._bvocab)
+        return t
 
     @classmethod
     def from_tree(cls, node: tree.UnigramModel, serde_scores: bool = True) -> "Unigram":
@@ -122,13 +130,13 @@ class Unigram:
         self._unk_score = (min(scores.values()) if scores else 0.0) - UNK_PENALTY
         # every prefix of every piece -> None (a prefix only) or (id, score) (a piece)
         pref: dict[str, tuple | None] = {}
-        for t in self._tok2id:
+        tok2id = self._text_vocab()
+        for t in tok2id:
             for k in range(1, len(t)):
                 p = t[:k]
                 if p not in pref:
                     pref[p] = None
-        pref.update(zip(self._tok2id, zip(self._tok2id.values(), map(scores.__getitem__,
-                                                                     self._tok2id.values()))))
+        pref.update(zip(tok2id, zip(tok2id.values(), map(scores.__getitem__, tok2id.values()))))
         pref.pop("", None)
         self._pref = pref
 
@@ -210,9 +218,10 @@ class Unigram:
         return out
 
     def _encode(self, s: str) -> list[int]:
-        tok2id = self._tok2id
         ids: list[int] = []
-        for piece in self.segment(s):
+        pieces = self.segment(s)  # builds the tables on first use
+        tok2id = self._text_vocab()
+        for piece in pieces:
             i = tok2id.get(piece)
             if i is None:
                 if self.byte_fallback:
@@ -225,7 +234,8 @@ class Unigram:
         return ids
 
     def token_to_id(self, token: str) -> int | None:
-        return self._tok2id.get(token)
+        k = text_key(token)
+        return None if k is None else self._bvocab.get(k)
 
     def id_to_token(self, i: int) -> str | None:
         t = self._tokens
@@ -235,4 +245,4 @@ class Unigram:
 
     @property
     def vocab(self) -> dict[str, int]:
-        return self._tok2id
+        return self._text_vocab()
