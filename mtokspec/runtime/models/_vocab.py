@@ -9,7 +9,7 @@ only when someone asks for it (``vocab``, ``get_vocab``).
 
 from __future__ import annotations
 
-__all__ = ["decode_token", "columns", "vocab_dict", "bytes_vocab", "text_key", "text_vocab", "id_texts"]
+__all__ = ["decode_token", "columns", "bytes_vocab", "text_key", "text_vocab", "id_texts"]
 
 
 def decode_token(b: bytes) -> str:
@@ -49,16 +49,8 @@ def _texts(tokens) -> list[str]:
         return list(map(decode_token, tokens))
 
 
-def vocab_dict(rows) -> dict[str, int]:
-    """``{token text: id}`` of ``(token bytes, id, ...)`` rows (C-level loops when all are UTF-8)."""
-    if not rows:
-        return {}
-    tokens, ids = columns(rows, 2)[:2]
-    return dict(zip(_texts(tokens), ids))
-
-
 def bytes_vocab(rows) -> dict[bytes, int]:
-    """``{token bytes: id}`` of ``(token bytes, id, ...)`` rows (a later row wins, as in ``vocab_dict``)."""
+    """``{token bytes: id}`` of ``(token bytes, id, ...)`` rows (of a repeated token, the later row wins)."""
     if not rows:
         return {}
     tokens, ids = columns(rows, 2)[:2]

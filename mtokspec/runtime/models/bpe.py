@@ -10,7 +10,8 @@ the two neighbouring ranks.  At load only ``{pair: rank}`` is built, at C speed 
 kept: only merges that text needs are ever resolved, and a merge whose output is missing fails when
 it is applied.  The vocabulary is keyed by token bytes (``models/_vocab.py``); characters are looked
 up once and cached.  Results are cached per piece as tuples, and the parts of cut pieces have a
-cache of their own (both bounded: cleared when full).
+cache of their own (both bounded: cleared when full).  Byte-level words with characters beyond
+ASCII merge each character on its own first where that is exact (see ``_bpe_units``).
 
 Lossy places (format-notes ⚠), followed as the file says: ``unk_token`` is not stored, so a
 character that is neither in the vocabulary nor covered by byte fallback is dropped (HF with
@@ -31,16 +32,15 @@ from __future__ import annotations
 import sys
 from itertools import chain, compress, repeat
 from operator import and_, contains, lshift, not_, or_, rshift
-
 from typing import Any
 
 import regex
 
 from mtokspec import tree
-from mtokspec.runtime.models._vocab import bytes_vocab, columns, decode_token, id_texts, text_key, text_vocab, vocab_dict
+from mtokspec.runtime.models._vocab import bytes_vocab, decode_token, id_texts, text_key, text_vocab
 from mtokspec.runtime.pre_tokenizers import byte_level_map
 
-__all__ = ["BPE", "CACHE_MAX", "columns", "decode_token", "vocab_dict"]
+__all__ = ["BPE", "CACHE_MAX", "pair_ranks"]
 
 CACHE_MAX = 200_000
 _INF = 1 << 62
@@ -92,8 +92,9 @@ def _rights(keys):
 
 
 class BPE:
-    __slots__ = ("bvocab", "_vocab", "_chars", "_spell", "_byte_ids", "_tokens", "_btokens", "_ranks", "_mids", "byte_fallback", "byte_level", "_cache",
-                 "_parts", "_sp_chunk", "_bigrams", "_solo", "_chunk_re", "map_bytes", "_units", "_cross", "_unit_gain")
+    __slots__ = ("bvocab", "_vocab", "_chars", "_spell", "_byte_ids", "_tokens", "_btokens", "_ranks", "_mids",
+                 "byte_fallback", "byte_level", "map_bytes", "_cache", "_parts", "_units", "_cross", "_unit_gain",
+                 "_sp_chunk", "_bigrams", "_solo", "_chunk_re")
 
     _vocab: dict[str, int] | None
     _tokens: dict[int, str] | None
