@@ -9,7 +9,7 @@ only when someone asks for it (``vocab``, ``get_vocab``).
 
 from __future__ import annotations
 
-__all__ = ["decode_token", "columns", "bytes_vocab", "text_key", "text_vocab", "id_texts"]
+__all__ = ["ByteKeyedVocab", "decode_token", "columns", "bytes_vocab", "text_key", "text_vocab", "id_texts"]
 
 
 def decode_token(b: bytes) -> str:
@@ -65,3 +65,40 @@ def text_vocab(bvocab: dict[bytes, int]) -> dict[str, int]:
 def id_texts(bvocab: dict[bytes, int]) -> dict[int, str]:
     """``{id: token text}`` of a bytes-keyed vocabulary."""
     return dict(zip(bvocab.values(), _texts(bvocab)))
+
+
+class ByteKeyedVocab:
+    """What the models share: ``bvocab`` (token bytes -> id, built at load) and the text views,
+    built on first use: ``vocab`` (token text -> id) and the id -> token text table."""
+
+    __slots__ = ("bvocab", "_vocab", "_tokens")
+
+    bvocab: dict[bytes, int]
+    _vocab: dict[str, int] | None
+    _tokens: dict[int, str] | None
+
+    def _init_vocab(self, bvocab: dict[bytes, int]) -> None:
+        self.bvocab = bvocab
+        self._vocab = None
+        self._tokens = None
+
+    @property
+    def vocab(self) -> dict[str, int]:
+        """``{token text: id}`` (built on first use; encoding works on :attr:`bvocab`)."""
+        v = self._vocab
+        if v is None:
+            v = self._vocab = text_vocab(self.bvocab)
+        return v
+
+    def id_to_token_table(self) -> dict[int, str]:
+        t = self._tokens
+        if t is None:
+            t = self._tokens = id_texts(self.bvocab)
+        return t
+
+    def token_to_id(self, token: str) -> int | None:
+        k = text_key(token)
+        return None if k is None else self.bvocab.get(k)
+
+    def id_to_token(self, i: int) -> str | None:
+        return self.id_to_token_table().get(i)

@@ -37,7 +37,7 @@ from typing import Any
 import regex
 
 from mtokspec import tree
-from mtokspec.runtime.models._vocab import bytes_vocab, decode_token, id_texts, text_key, text_vocab
+from mtokspec.runtime.models._vocab import ByteKeyedVocab, bytes_vocab, decode_token, text_key
 from mtokspec.runtime.pre_tokenizers import byte_level_map
 
 __all__ = ["BPE", "CACHE_MAX", "pair_ranks"]
@@ -91,13 +91,11 @@ def _rights(keys):
     return map(rshift, keys, repeat(32))
 
 
-class BPE:
-    __slots__ = ("bvocab", "_vocab", "_chars", "_spell", "_byte_ids", "_tokens", "_btokens", "_ranks", "_mids",
+class BPE(ByteKeyedVocab):
+    __slots__ = ("_chars", "_spell", "_byte_ids", "_btokens", "_ranks", "_mids",
                  "byte_fallback", "byte_level", "map_bytes", "_cache", "_parts", "_units", "_cross", "_unit_gain",
                  "_sp_chunk", "_bigrams", "_solo", "_chunk_re")
 
-    _vocab: dict[str, int] | None
-    _tokens: dict[int, str] | None
     _btokens: dict[int, bytes] | None
     _byte_ids: list[int | None] | None
     _ranks: dict[int, int]  # left id | right id << 32 -> rank
@@ -109,12 +107,10 @@ class BPE:
 
     def __init__(self, bvocab: dict[bytes, int], merges_rows, byte_fallback: bool = False,
                  byte_level: bool = False):
-        self.bvocab = bvocab  # token bytes -> id
-        self._vocab = None  # token text -> id, built when asked for
+        self._init_vocab(bvocab)
         self._chars: dict[str, int] = {}  # character -> id of the one-character tokens seen so far
         self._spell: dict[str, tuple[int, ...]] = {}  # character -> its symbols (byte fallback, or none)
         self._byte_ids = None  # byte value -> id of its byte-fallback token <0xNN>
-        self._tokens = None  # id -> token text, built lazily
         self._btokens = None  # id -> token bytes, built when the first merge is resolved
         self._ranks = pair_ranks(merges_rows)
         self._mids = {}
@@ -137,20 +133,6 @@ class BPE:
         return cls(bytes_vocab(node.vocab), node.merges, node.byte_fallback, node.byte_level)
 
     # --- tables ---------------------------------------------------------------------------------
-    @property
-    def vocab(self) -> dict[str, int]:
-        """``{token text: id}`` (built on first use; encoding works on :attr:`bvocab`)."""
-        v = self._vocab
-        if v is None:
-            v = self._vocab = text_vocab(self.bvocab)
-        return v
-
-    def id_to_token_table(self) -> dict[int, str]:
-        t = self._tokens
-        if t is None:
-            t = self._tokens = id_texts(self.bvocab)
-        return t
-
     def _char_id(self, c: str) -> int | None:
         """The id of the token spelled by the text ``c`` (cached when found)."""
         i = self._chars.get(c)
@@ -462,11 +444,3 @@ class BPE:
         for _, u in infos:
             syms += u[1] if u[2] < low else u[0]
         return tuple(self._merge(syms))
-
-    # --- vocabulary -----------------------------------------------------------------------------
-    def token_to_id(self, token: str) -> int | None:
-        k = text_key(token)
-        return None if k is None else self.bvocab.get(k)
-
-    def id_to_token(self, i: int) -> str | None:
-        return self.id_to_token_table().get(i)

@@ -22,7 +22,7 @@ from operator import itemgetter, truediv
 from typing import Any
 
 from mtokspec import tree
-from mtokspec.runtime.models._vocab import bytes_vocab, columns, decode_token, text_key, text_vocab
+from mtokspec.runtime.models._vocab import ByteKeyedVocab, bytes_vocab, columns, decode_token
 from mtokspec.runtime.models.bpe import CACHE_MAX
 
 __all__ = ["Unigram", "serde_f64", "serde_f64_all", "UNK_PENALTY"]
@@ -84,13 +84,10 @@ def serde_f64_all(xs) -> list[float]:
     return out
 
 
-class Unigram:
-    __slots__ = ("_rows", "unk_id", "byte_fallback", "serde_scores", "_bvocab", "_tok2id", "_scores",
-                 "_pref", "_unk_score", "_cache", "_tokens")
+class Unigram(ByteKeyedVocab):
+    __slots__ = ("_rows", "unk_id", "byte_fallback", "serde_scores", "_scores", "_pref", "_unk_score", "_cache")
 
     _pref: dict[str, tuple | None] | None  # built on first use
-    _tok2id: dict[str, int] | None  # built on first use (with the lattice tables)
-    _tokens: dict[int, str] | None
 
     def __init__(self, rows, unk_id: int, byte_fallback: bool = False, serde_scores: bool = True):
         self._rows = rows  # (token bytes, id, score)
@@ -99,7 +96,6 @@ class Unigram:
         self.serde_scores = serde_scores
         self._pref = None
         self._cache: dict[str, tuple[int, ...]] = {}
-        self._tokens = None
         # like BPE and WordPiece, the vocabulary is kept by token bytes at load (models/_vocab.py)
         bvocab = bytes_vocab(rows)
         if len(bvocab) < len(rows):  # duplicated pieces: HF keeps the later id
@@ -108,14 +104,7 @@ class Unigram:
                 j = bvocab.get(t)
                 if j is None or i > j:
                     bvocab[t] = i
-        self._bvocab = bvocab
-        self._tok2id = None
-
-    def _text_vocab(self) -> dict[str, int]:
-        t = self._tok2id
-        if t is None:
-            t = self._tok2id = text_vocab(self._bvocab)
-        return t
+        self._init_vocab(bvocab)
 
     @classmethod
     def from_tree(cls, node: tree.UnigramModel, serde_scores: bool = True) -> "Unigram":
@@ -130,7 +119,7 @@ class Unigram:
         self._unk_score = (min(scores.values()) if scores else 0.0) - UNK_PENALTY
         # every prefix of every piece -> None (a prefix only) or (id, score) (a piece)
         pref: dict[str, tuple | None] = {}
-        tok2id = self._text_vocab()
+        tok2id = self.vocab
         for t in tok2id:
             for k in range(1, len(t)):
                 p = t[:k]
@@ -220,7 +209,7 @@ class Unigram:
     def _encode(self, s: str) -> list[int]:
         ids: list[int] = []
         pieces = self.segment(s)  # builds the tables on first use
-        tok2id = self._text_vocab()
+        tok2id = self.vocab
         for piece in pieces:
             i = tok2id.get(piece)
             if i is None:
@@ -233,16 +222,9 @@ class Unigram:
             ids.append(i)
         return ids
 
-    def token_to_id(self, token: str) -> int | None:
-        k = text_key(token)
-        return None if k is None else self._bvocab.get(k)
-
-    def id_to_token(self, i: int) -> str | None:
+    def id_to_token_table(self) -> dict[int, str]:
+        # from the rows, not the vocabulary: a repeated piece keeps each of its ids
         t = self._tokens
         if t is None:
             t = self._tokens = {int(i): decode_token(tok) for tok, i, _s in self._rows}
-        return t.get(i)
-
-    @property
-    def vocab(self) -> dict[str, int]:
-        return self._text_vocab()
+        return t

@@ -10,43 +10,29 @@ an ASCII word is matched on its bytes directly, any other word piece by piece th
 from __future__ import annotations
 
 from mtokspec import tree
-from mtokspec.runtime.models._vocab import bytes_vocab, id_texts, text_key, text_vocab
+from mtokspec.runtime.models._vocab import ByteKeyedVocab, bytes_vocab, text_key
 from mtokspec.runtime.models.bpe import CACHE_MAX
 
 __all__ = ["WordPiece"]
 
 
-class WordPiece:
-    __slots__ = ("bvocab", "_vocab", "unk_token", "prefix", "_bprefix", "max_chars", "_maxlen", "_tokens",
-                 "_cache")
-
-    _vocab: dict[str, int] | None
-    _tokens: dict[int, str] | None
+class WordPiece(ByteKeyedVocab):
+    __slots__ = ("unk_token", "prefix", "_bprefix", "max_chars", "_maxlen", "_cache")
 
     def __init__(self, bvocab: dict[bytes, int], unk_token: str, continuing_subword_prefix: str,
                  max_input_chars_per_word: int):
-        self.bvocab = bvocab  # token bytes -> id
-        self._vocab = None  # token text -> id, built when asked for
+        self._init_vocab(bvocab)
         self.unk_token = unk_token
         self.prefix = continuing_subword_prefix
         self._bprefix = text_key(continuing_subword_prefix)
         self.max_chars = max_input_chars_per_word
         self._maxlen = -1  # the longest token in bytes: bounds the search; computed on first use
-        self._tokens = None
         self._cache: dict[str, tuple[int, ...]] = {}
 
     @classmethod
     def from_tree(cls, node: tree.WordPieceModel) -> "WordPiece":
         return cls(bytes_vocab(node.vocab), node.unk_token, node.continuing_subword_prefix,
                    node.max_input_chars_per_word)
-
-    @property
-    def vocab(self) -> dict[str, int]:
-        """``{token text: id}`` (built on first use; encoding works on :attr:`bvocab`)."""
-        v = self._vocab
-        if v is None:
-            v = self._vocab = text_vocab(self.bvocab)
-        return v
 
     def _unk(self) -> list[int]:
         i = self.token_to_id(self.unk_token)
@@ -109,13 +95,3 @@ class WordPiece:
             out.append(found)
             start = end
         return out
-
-    def token_to_id(self, token: str) -> int | None:
-        k = text_key(token)
-        return None if k is None else self.bvocab.get(k)
-
-    def id_to_token(self, i: int) -> str | None:
-        t = self._tokens
-        if t is None:
-            t = self._tokens = id_texts(self.bvocab)
-        return t.get(i)
