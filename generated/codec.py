@@ -170,7 +170,7 @@ _DECIMAL = re.compile(b'0|-?[1-9][0-9]*')
 _COUNT = re.compile(b'0|[1-9][0-9]*')
 
 
-# struct formats of table 0's rows by string length (never changed: thread-safe)
+# struct formats of [I][u16 length][string][] rows by string length (never changed: thread-safe)
 _SPELL0 = ["I2x%ds" % m for m in range(256)]
 
 
@@ -183,12 +183,10 @@ def _columns0(b, n, lens=None, pack=False):
         for i in range(n):
             lens[i] = m = b[p + 4] | (b[p + 5] << 8)
             p += 6 + m
-    spell = _SPELL0
     try:
-        fmt = "".join(map(spell.__getitem__, lens))
+        fmt = "".join(map(_SPELL0.__getitem__, lens))
     except IndexError:  # a string of 256 bytes or more: a longer list, for this call only
-        spell = spell + ["I2x%ds" % m for m in range(256, max(lens) + 1)]
-        fmt = "".join(map(spell.__getitem__, lens))
+        fmt = "".join(map((_SPELL0 + ["I2x%ds" % m for m in range(256, max(lens) + 1)]).__getitem__, lens))
     flat = struct.unpack("<" + fmt, b)
     return (flat[0::2], flat[1::2],)
 
@@ -197,7 +195,7 @@ def _decode_rows0(b, n, lens=None):
     return list(zip(*_columns0(b, n, lens)))
 
 
-# struct formats of table 1's rows by string length (never changed: thread-safe)
+# struct formats of [][u16 length][string][I] rows by string length (never changed: thread-safe)
 _SPELL1 = ["2x%dsI" % m for m in range(256)]
 
 
@@ -210,12 +208,10 @@ def _columns1(b, n, lens=None, pack=False):
         for i in range(n):
             lens[i] = m = b[p + 0] | (b[p + 1] << 8)
             p += 6 + m
-    spell = _SPELL1
     try:
-        fmt = "".join(map(spell.__getitem__, lens))
+        fmt = "".join(map(_SPELL1.__getitem__, lens))
     except IndexError:  # a string of 256 bytes or more: a longer list, for this call only
-        spell = spell + ["2x%dsI" % m for m in range(256, max(lens) + 1)]
-        fmt = "".join(map(spell.__getitem__, lens))
+        fmt = "".join(map((_SPELL1 + ["2x%dsI" % m for m in range(256, max(lens) + 1)]).__getitem__, lens))
     flat = struct.unpack("<" + fmt, b)
     return (flat[0::2], flat[1::2],)
 
@@ -243,8 +239,8 @@ def _decode_rows2(b, n, lens=None):
     return list(zip(*_columns2(b, n, lens)))
 
 
-# struct formats of table 3's rows by string length (never changed: thread-safe)
-_SPELL3 = ["2x%dsId" % m for m in range(256)]
+# struct formats of [][u16 length][string][Id] rows by string length (never changed: thread-safe)
+_SPELL2 = ["2x%dsId" % m for m in range(256)]
 
 
 def _columns3(b, n, lens=None, pack=False):
@@ -256,12 +252,10 @@ def _columns3(b, n, lens=None, pack=False):
         for i in range(n):
             lens[i] = m = b[p + 0] | (b[p + 1] << 8)
             p += 14 + m
-    spell = _SPELL3
     try:
-        fmt = "".join(map(spell.__getitem__, lens))
+        fmt = "".join(map(_SPELL2.__getitem__, lens))
     except IndexError:  # a string of 256 bytes or more: a longer list, for this call only
-        spell = spell + ["2x%dsId" % m for m in range(256, max(lens) + 1)]
-        fmt = "".join(map(spell.__getitem__, lens))
+        fmt = "".join(map((_SPELL2 + ["2x%dsId" % m for m in range(256, max(lens) + 1)]).__getitem__, lens))
     flat = struct.unpack("<" + fmt, b)
     return (flat[0::3], flat[1::3], flat[2::3],)
 
@@ -270,29 +264,49 @@ def _decode_rows3(b, n, lens=None):
     return list(zip(*_columns3(b, n, lens)))
 
 
-_SPELL_AddedToken = ["IBBB2x%ds" % m for m in range(256)]
+# struct formats of [IBBB][u16 length][string][] rows by string length (never changed: thread-safe)
+_SPELL3 = ["IBBB2x%ds" % m for m in range(256)]
 
 
 def _bulk_AddedToken(b, p, end, n):
     """n AddedToken records at p, read together; None when any check fails."""
     lens = []
-    ap = lens.append
     lo = b[p + 7:end]
     hi = b[p + 8:end]
     r = 0
     try:
-        for _ in range(n):
-            m = lo[r] | hi[r] << 8
-            r += 9 + m
-            ap(m)
+        for _ in range(n >> 3):
+            m0 = lo[r] | hi[r] << 8
+            r += 9 + m0
+            m1 = lo[r] | hi[r] << 8
+            r += 9 + m1
+            m2 = lo[r] | hi[r] << 8
+            r += 9 + m2
+            m3 = lo[r] | hi[r] << 8
+            r += 9 + m3
+            m4 = lo[r] | hi[r] << 8
+            r += 9 + m4
+            m5 = lo[r] | hi[r] << 8
+            r += 9 + m5
+            m6 = lo[r] | hi[r] << 8
+            r += 9 + m6
+            m7 = lo[r] | hi[r] << 8
+            r += 9 + m7
+            lens.extend((m0, m1, m2, m3, m4, m5, m6, m7))
+        for _ in range(n & 7):
+            m0 = lo[r] | hi[r] << 8
+            r += 9 + m0
+            lens.append(m0)
     except IndexError:
         return None
+    del lo, hi
     if p + r > end:
         return None
-    spell = _SPELL_AddedToken
-    if lens and max(lens) >= 256:
-        spell = spell + ["IBBB2x%ds" % m for m in range(256, max(lens) + 1)]
-    flat = struct.unpack("<" + "".join(map(spell.__getitem__, lens)), b[p:p + r])
+    try:
+        fmt = "".join(map(_SPELL3.__getitem__, lens))
+    except IndexError:  # a string of 256 bytes or more: a longer list, for this call only
+        fmt = "".join(map((_SPELL3 + ["IBBB2x%ds" % m for m in range(256, max(lens) + 1)]).__getitem__, lens))
+    flat = struct.unpack("<" + fmt, b[p:p + r])
     c0 = flat[0::5]
     c1 = flat[1::5]
     if c1 and max(c1) > 1:
@@ -514,10 +528,10 @@ def _parse_TableNormalizer(b, p, end, path, depth):
             m0 = lo[r] | hi[r] << 8
             r += 6 + m0
             lens19.append(m0)
-        p += r
     except IndexError:
-        p = end + 1
+        r = end + 1 - p
     del lo, hi
+    p += r
     if p > end:
         p = p18
         for i16 in range(n15):
@@ -620,10 +634,10 @@ def _parse_BertNFDNormalizer(b, p, end, path, depth):
                 m0 = lo[r] | hi[r] << 8
                 r += 6 + m0
                 lens31.append(m0)
-            p += r
         except IndexError:
-            p = end + 1
+            r = end + 1 - p
         del lo, hi
+        p += r
         if p > end:
             p = p30
             for i28 in range(n27):
@@ -945,7 +959,7 @@ def _parse_BPEModel(b, p, end, path, depth):
     start52 = p
     p53 = p
     lens54 = []
-    lo = b[p + 0:end]
+    lo = b[p:end]
     hi = b[p + 1:end]
     r = 0
     try:
@@ -971,10 +985,10 @@ def _parse_BPEModel(b, p, end, path, depth):
             m0 = lo[r] | hi[r] << 8
             r += 6 + m0
             lens54.append(m0)
-        p += r
     except IndexError:
-        p = end + 1
+        r = end + 1 - p
     del lo, hi
+    p += r
     if p > end:
         p = p53
         for i51 in range(n50):
@@ -1081,7 +1095,7 @@ def _parse_WordPieceModel(b, p, end, path, depth):
     start74 = p
     p75 = p
     lens76 = []
-    lo = b[p + 0:end]
+    lo = b[p:end]
     hi = b[p + 1:end]
     r = 0
     try:
@@ -1107,10 +1121,10 @@ def _parse_WordPieceModel(b, p, end, path, depth):
             m0 = lo[r] | hi[r] << 8
             r += 6 + m0
             lens76.append(m0)
-        p += r
     except IndexError:
-        p = end + 1
+        r = end + 1 - p
     del lo, hi
+    p += r
     if p > end:
         p = p75
         for i73 in range(n72):
@@ -1198,7 +1212,7 @@ def _parse_UnigramModel(b, p, end, path, depth):
     start88 = p
     p89 = p
     lens90 = []
-    lo = b[p + 0:end]
+    lo = b[p:end]
     hi = b[p + 1:end]
     r = 0
     try:
@@ -1224,10 +1238,10 @@ def _parse_UnigramModel(b, p, end, path, depth):
             m0 = lo[r] | hi[r] << 8
             r += 14 + m0
             lens90.append(m0)
-        p += r
     except IndexError:
-        p = end + 1
+        r = end + 1 - p
     del lo, hi
+    p += r
     if p > end:
         p = p89
         for i87 in range(n86):

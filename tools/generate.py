@@ -316,6 +316,7 @@ class Emitter:
         self.decoders: dict[tuple, str] = {}  # row layout -> decoder function name
         self.decoder_lines: list[str] = []
         self.bulk_done: set[str] = set()  # bulk record readers already emitted
+        self.spells: dict[tuple[str, str], str] = {}  # row layout -> its module-level format list
 
     def st(self, fmt: str) -> str:
         if fmt not in self.structs:
@@ -518,7 +519,7 @@ class Emitter:
         reads n of them in one walk and one unpack, checks flags and UTF-8 per column, and returns
         ``(records, p)``, or None when anything is off.  Returns its name (None: not such a record)."""
         info = self.m.records[rec.record_name]
-        fields = [f for f in info.fields]
+        fields = list(info.fields)
         if not fields or any(not f.name for f in fields):
             return None
         strings = [k for k, f in enumerate(fields) if not self.fixed(f.sub)]
@@ -538,29 +539,12 @@ class Emitter:
         post = "".join(self.fixed(f.sub)[0] for f in fields[k + 1:])
         before, after = struct.calcsize("<" + pre), struct.calcsize("<" + post)
         saved, self.lines = self.lines, []
-        self.w(0, f"_SPELL_{info.name} = [\"{pre}2x%ds{post}\" % m for m in range(256)]")
-        self.w(0, "")
-        self.w(0, "")
         self.w(0, f"def {name}(b, p, end, n):")
         self.w(1, f'"""n {info.name} records at p, read together; None when any check fails."""')
-        self.w(1, "lens = []")
-        self.w(1, "ap = lens.append")
-        self.w(1, f"lo = b[p + {before}:end]")
-        self.w(1, f"hi = b[p + {before + 1}:end]")
-        self.w(1, "r = 0")
-        self.w(1, "try:")
-        self.w(2, "for _ in range(n):")
-        self.w(3, "m = lo[r] | hi[r] << 8")
-        self.w(3, f"r += {before + 2 + after} + m")
-        self.w(3, "ap(m)")
-        self.w(1, "except IndexError:")
-        self.w(2, "return None")
+        self.length_walk(1, "n", before, after, "lens", ["return None"])
         self.w(1, "if p + r > end:")
         self.w(2, "return None")
-        self.w(1, f"spell = _SPELL_{info.name}")
-        self.w(1, "if lens and max(lens) >= 256:")
-        self.w(2, f'spell = spell + [\"{pre}2x%ds{post}\" % m for m in range(256, max(lens) + 1)]')
-        self.w(1, 'flat = struct.unpack("<" + "".join(map(spell.__getitem__, lens)), b[p:p + r])')
+        self.spell_unpack(1, pre, post, "lens", "b[p:p + r]")
         width = len(fields)
         cols = []
         for j, f in enumerate(fields):
@@ -642,6 +626,51 @@ class Emitter:
 
     UNROLL = 8  # rows per iteration of the fast walk: recording the lengths then costs nothing
 
+    def length_walk(self, ind, n, before, after, lens, on_fail):
+        """Walk n rows of [before bytes][u16 length][string][after bytes] from p, recording each
+        string's length in ``lens``; ``r`` ends as the rows' total size.  No bounds checks: running
+        off the data raises IndexError, which runs the ``on_fail`` lines (the caller checks that
+        p + r is within end).  ``lo[r]``/``hi[r]`` are the length bytes of the row at ``r``: one
+        index each, no offset arithmetic per row."""
+        ms = [f"m{j}" for j in range(self.UNROLL)]
+        step = "lo[r] | hi[r] << 8"
+        size = before + 2 + after
+        self.w(ind, f"{lens} = []")
+        self.w(ind, f"lo = b[p + {before}:end]" if before else "lo = b[p:end]")
+        self.w(ind, f"hi = b[p + {before + 1}:end]")
+        self.w(ind, "r = 0")
+        self.w(ind, "try:")
+        self.w(ind + 1, f"for _ in range({n} >> {self.UNROLL.bit_length() - 1}):")
+        for m in ms:
+            self.w(ind + 2, f"{m} = {step}")
+            self.w(ind + 2, f"r += {size} + {m}")
+        self.w(ind + 2, f"{lens}.extend(({', '.join(ms)}))")
+        self.w(ind + 1, f"for _ in range({n} & {self.UNROLL - 1}):")
+        self.w(ind + 2, f"m0 = {step}")
+        self.w(ind + 2, f"r += {size} + m0")
+        self.w(ind + 2, f"{lens}.append(m0)")
+        self.w(ind, "except IndexError:")
+        for line in on_fail:
+            self.w(ind + 1, line)
+        self.w(ind, "del lo, hi")
+
+    def spell_unpack(self, ind, pre, post, lens, buf):
+        """``flat`` = one struct unpack of rows [pre][u16 length][string][post] whose string
+        lengths are ``lens``; the format is spelled from a module-level list of row formats."""
+        key = (pre, post)
+        table = self.spells.get(key)
+        if table is None:
+            table = self.spells[key] = f"_SPELL{len(self.spells)}"
+            self.decoder_lines += [f"# struct formats of [{pre}][u16 length][string][{post}] rows by string "
+                                   "length (never changed: thread-safe)",
+                                   f'{table} = ["{pre}2x%ds{post}" % m for m in range(256)]', "", ""]
+        self.w(ind, "try:")
+        self.w(ind + 1, f'fmt = "".join(map({table}.__getitem__, {lens}))')
+        self.w(ind, "except IndexError:  # a string of 256 bytes or more: a longer list, for this call only")
+        self.w(ind + 1, f'fmt = "".join(map(({table} + ["{pre}2x%ds{post}" % m for m in range(256, max({lens}) + 1)])'
+                        f'.__getitem__, {lens}))')
+        self.w(ind, f'flat = struct.unpack("<" + fmt, {buf})')
+
     def walk_rows(self, ind, cols, n, idx, epe):
         """Bounds-check n rows, advancing p past them, without decoding anything.  Returns the name
         of the variable holding every row's string length when the walk recorded them, else None."""
@@ -658,30 +687,10 @@ class Emitter:
             k = strings[0]
             before = sum(struct.calcsize("<" + self.fixed(f.sub)[0]) for f in cols[:k])
             after = sum(struct.calcsize("<" + self.fixed(f.sub)[0]) for f in cols[k + 1:])
-            # ``lo[r]``/``hi[r]`` are the length bytes of the row at ``r`` (relative to the first
-            # row): one index each, no offset arithmetic per row.
             start, lens = self.var("p"), self.var("lens")
-            ms = [f"m{j}" for j in range(self.UNROLL)]
-            step = "lo[r] | hi[r] << 8"
             self.w(ind, f"{start} = p")
-            self.w(ind, f"{lens} = []")
-            self.w(ind, f"lo = b[p + {before}:end]")
-            self.w(ind, f"hi = b[p + {before + 1}:end]")
-            self.w(ind, "r = 0")
-            self.w(ind, "try:")
-            self.w(ind + 1, f"for _ in range({n} >> {self.UNROLL.bit_length() - 1}):")
-            for m in ms:
-                self.w(ind + 2, f"{m} = {step}")
-                self.w(ind + 2, f"r += {before + 2 + after} + {m}")
-            self.w(ind + 2, f"{lens}.extend(({', '.join(ms)}))")
-            self.w(ind + 1, f"for _ in range({n} & {self.UNROLL - 1}):")
-            self.w(ind + 2, f"m0 = {step}")
-            self.w(ind + 2, f"r += {before + 2 + after} + m0")
-            self.w(ind + 2, f"{lens}.append(m0)")
-            self.w(ind + 1, "p += r")
-            self.w(ind, "except IndexError:")
-            self.w(ind + 1, "p = end + 1")
-            self.w(ind, "del lo, hi")
+            self.length_walk(ind, n, before, after, lens, ["r = end + 1 - p"])
+            self.w(ind, "p += r")
             self.w(ind, "if p > end:")
             self.w(ind + 1, f"p = {start}")
             ind += 1
@@ -733,14 +742,6 @@ class Emitter:
             # The bytes were bounds-checked when the file was parsed.  One struct format for the whole
             # table ("2x5sI2x3sI..."), one unpack, columns sliced out at C speed: no per-row objects.
             packable = not strings and k >= 2 and all(self.fixed(f.sub)[0] == "I" for f in cols[:2])
-            if strings:
-                i = strings[0]
-                pre = "".join(self.fixed(f.sub)[0] for f in cols[:i])
-                post = "".join(self.fixed(f.sub)[0] for f in cols[i + 1:])
-                self.w(0, f"# struct formats of table {name}'s rows by string length (never changed: thread-safe)")
-                self.w(0, f'_SPELL{name} = ["{pre}2x%ds{post}" % m for m in range(256)]')
-                self.w(0, "")
-                self.w(0, "")
             self.w(0, f"def _columns{name}(b, n, lens=None, pack=False):")
             if packable:
                 # the first two u32 columns read as one u64: first | second << 32 (little-endian)
@@ -784,13 +785,7 @@ class Emitter:
                 self.w(2, "for i in range(n):")
                 self.w(3, f"lens[i] = m = b[p + {a}] | (b[p + {a + 1}] << 8)")
                 self.w(3, f"p += {a + z + 2} + m")
-                self.w(1, f"spell = _SPELL{name}")
-                self.w(1, "try:")
-                self.w(2, 'fmt = "".join(map(spell.__getitem__, lens))')
-                self.w(1, "except IndexError:  # a string of 256 bytes or more: a longer list, for this call only")
-                self.w(2, f'spell = spell + ["{pre}2x%ds{post}" % m for m in range(256, max(lens) + 1)]')
-                self.w(2, 'fmt = "".join(map(spell.__getitem__, lens))')
-                self.w(1, 'flat = struct.unpack("<" + fmt, b)')
+                self.spell_unpack(1, pre, post, "lens", "b")
             self.w(1, "return " + ("(flat,)" if k == 1 else "(" + ", ".join(f"flat[{j}::{k}]" for j in range(k)) + ",)"))
             self.w(0, "")
             self.w(0, "")
