@@ -118,6 +118,8 @@ def _check_model(ck: _Checker, m: t.Model) -> set[int]:
     if isinstance(m, t.BPEModel):
         prev = -1
         ranks: set[int] = set()
+        token_of = {row[1]: row[0] for row in m.vocab}
+        tokens = set(token_of.values())
         for i, (a, b, rank) in enumerate(m.merges):
             key = (a << 32) | b
             if key <= prev:
@@ -128,6 +130,11 @@ def _check_model(ck: _Checker, m: t.Model) -> set[int]:
             if a >= n or b >= n:
                 ck.add(ERROR, f"model.merges[{i}]", "merge-id-range",
                        f"merge ({a}, {b}) names an id >= vocab size {n}")
+            left, right = token_of.get(a), token_of.get(b)
+            if left is not None and right is not None and left + right not in tokens:
+                ck.add(WARNING, f"model.merges[{i}]", "merge-output-missing",
+                       f"merge ({a}, {b}) makes {left + right!r}, which is not in the vocab: HF refuses the "
+                       "file, and mtokspec's runtime fails when the merge applies")
             if rank in ranks:
                 ck.add(ERROR, f"model.merges[{i}].rank", "merge-rank-duplicate", f"rank {rank} used twice")
             ranks.add(rank)

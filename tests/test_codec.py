@@ -70,8 +70,17 @@ def test_corpus_round_trip_and_validate(path):
     tree = mtokspec.parse(data)
     assert mtokspec.build(tree) == data
     assert mtokspec.parse(mtokspec.build(tree)) == tree
-    errors = [f for f in mtokspec.validate(tree) if f.severity == "error"]
-    assert errors == []
+    findings = mtokspec.validate(tree)
+    assert [f for f in findings if f.severity == "error"] == []
+    assert "merge-output-missing" not in {f.code for f in findings}
+
+
+def test_validate_reports_a_merge_whose_output_is_missing():
+    vocab = [(b"a", 0), (b"ab", 2), (b"b", 1), (b"c", 3)]
+    tree = t.MtokFile(model=t.BPEModel(vocab=vocab, merges=[(0, 1, 0), (1, 3, 1)]))
+    found = [f for f in mtokspec.validate(tree) if f.code == "merge-output-missing"]
+    assert [(f.severity, f.path) for f in found] == [("warning", "model.merges[1]")]
+    assert "b'bc'" in found[0].message
 
 
 @corpus_param
