@@ -159,15 +159,11 @@ class BPE(ByteKeyedVocab):
         return ()
 
     def _spell_all(self, word: str) -> dict[str, tuple[int, ...]]:
-        """The spelling table, with every character of ``word`` in it."""
+        """The spelling table, with every character of ``word`` in it.  Never cleared (callers
+        index it right after, from any thread); one entry per code point at most."""
         spell = self._spell
-        new = set(word).difference(spell)
-        if new:
-            if len(spell) + len(new) > CACHE_MAX:
-                spell.clear()
-                new = set(word)
-            for c in new:
-                spell[c] = self._spelling(c)
+        for c in set(word).difference(spell):
+            spell[c] = self._spelling(c)
         return spell
 
     def _byte_token_ids(self) -> list[int | None]:
