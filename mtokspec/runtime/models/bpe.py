@@ -340,10 +340,10 @@ class BPE(ByteKeyedVocab):
                 return (i,)
         return tuple(self._merge(self._symbols(word)))
 
-    def _merge(self, syms: list[int], trace: list | None = None) -> list[int]:
-        """BPE over a symbol list (changed in place).  ``trace`` = [highest rank applied, ids that
-        were ever first, ids that were ever last] is updated when given (see :meth:`_unit`)."""
-        if len(syms) > 1:
+    def _merge(self, syms: list[int]) -> list[int]:
+        """BPE over a symbol list (changed in place and returned)."""
+        n = len(syms)
+        if n > 1:
             get = self._ranks.get
             mid = self._mids.get
             inf = _INF
@@ -351,24 +351,21 @@ class BPE(ByteKeyedVocab):
             best = min(rk)
             while best != inf:
                 i = rk.index(best)
-                pair = syms[i] | syms[i + 1] << 32
-                m = mid(pair)
+                j = i + 1
+                m = mid(syms[i] | syms[j] << 32)
                 if m is None:
-                    m = self._resolve(pair)
+                    m = self._resolve(syms[i] | syms[j] << 32)
+                n -= 1
                 if i:
                     rk[i - 1] = get(syms[i - 1] | m << 32, inf)
-                if i + 2 < len(syms):
-                    rk[i:i + 2] = (get(m | syms[i + 2] << 32, inf),)
+                if j < n:
+                    rk[i] = get(m | syms[i + 2] << 32, inf)
+                    del rk[j]
                 else:
                     del rk[i]
-                syms[i:i + 2] = (m,)
-                if trace is not None:
-                    trace[0] = best
-                    if i == 0:
-                        trace[1].append(m)
-                    if i == len(syms) - 1:
-                        trace[2].append(m)
-                if not rk:
+                syms[i] = m
+                del syms[j]
+                if n == 1:
                     break
                 best = min(rk)
         return syms
@@ -388,13 +385,33 @@ class BPE(ByteKeyedVocab):
         syms = self._symbols(byte_level_map(c))
         if not syms:
             return ((), (), -1, (), ())
-        trace: list = [-1, [syms[0]], [syms[-1]]]
-        toks = self._merge(list(syms), trace)
+        # the same merge order as _merge (lowest rank, leftmost), on at most 4 symbols, recording
+        # the highest rank applied and every id that is ever first or last
+        get = self._ranks.get
+        toks = list(syms)
+        top = -1
+        firsts, lasts = [toks[0]], [toks[-1]]
+        while len(toks) > 1:
+            rks = [get(a | b << 32, _INF) for a, b in zip(toks, toks[1:])]
+            best = min(rks)
+            if best == _INF:
+                break
+            i = rks.index(best)
+            pair = toks[i] | toks[i + 1] << 32
+            m = self._mids.get(pair)
+            if m is None:
+                m = self._resolve(pair)
+            toks[i:i + 2] = (m,)
+            top = best
+            if i == 0:
+                firsts.append(m)
+            if i == len(toks) - 1:
+                lasts.append(m)
         if len(syms) > 1:
             gain = self._unit_gain
             gain[0] += 1
             gain[1] += len(syms) - len(toks)
-        return (tuple(syms), tuple(toks), trace[0], tuple(trace[1]), tuple(trace[2]))
+        return (tuple(syms), tuple(toks), top, tuple(firsts), tuple(lasts))
 
     def _units_pay(self) -> bool:
         """Whether merging characters on their own first saves work for this vocabulary: it does
