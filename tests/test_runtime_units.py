@@ -220,6 +220,21 @@ def test_bpe_byte_level_words_merge_per_character_first_exactly():
             whole = ours._bpe("".join(BYTE_TO_CHAR[b] for b in piece.encode()))
             assert ours._bpe_units(piece) == whole, (trial, piece)
 
+    # a merge across the boundary that only an intermediate token of a character can make: the
+    # last (first) ids a character ever has there must all count
+    e4, b8, ad = (BYTE_TO_CHAR[b] for b in "中".encode())
+    for piece, merges in (("中a", [(b8, ad), (b8 + ad, "a"), (e4, b8 + ad)]),
+                          ("a中", [(e4, b8), ("a", e4 + b8), (e4 + b8, ad)])):
+        vocab = {c: i for i, c in enumerate(sorted({e4, b8, ad, "a"}))}
+        for a, b in merges:
+            vocab[a + b] = len(vocab)
+        rows = [(vocab[a], vocab[b], k) for k, (a, b) in enumerate(merges)]
+        ours = BPE.from_tree(T.BPEModel(False, True, sorted((t.encode(), i) for t, i in vocab.items()),
+                                        sorted(rows)))
+        theirs = models.BPE(vocab, merges)
+        want = [t.id for t in theirs.tokenize("".join(BYTE_TO_CHAR[b] for b in piece.encode()))]
+        assert list(ours._bpe_units(piece)) == want == list(ours._bpe("".join(BYTE_TO_CHAR[b] for b in piece.encode())))
+
 
 def test_bpe_sentencepiece_chunking_is_checked_not_assumed():
     vocab = {c: i for i, c in enumerate("▁ab")}
