@@ -241,7 +241,9 @@ class BPE(ByteKeyedVocab):
             cache[piece] = r
             return r
         word = byte_level_map(piece) if self.map_bytes else piece
-        if len(word) > 24:
+        # cut long words (see _cut); measured best: byte-level words from 25 symbols (3 per CJK
+        # character), other words (SentencePiece chunks, code identifiers) from 11 characters
+        if len(word) > (24 if self.map_bytes else 10):
             parts = self._parts
             get = parts.get
             out: list[int] = []
