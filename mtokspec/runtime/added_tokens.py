@@ -23,13 +23,15 @@ occurrence of a lower-case token, which HF would match); MNN's C++ runtime makes
 from __future__ import annotations
 
 import re
-from operator import attrgetter
+from itertools import groupby
+from operator import attrgetter, itemgetter
 
 from mtokspec import tree
 from mtokspec.runtime.normalizers import WHITESPACE
 
 __all__ = ["AddedVocabulary"]
 
+_first_char = itemgetter(0)
 _content = attrgetter("content")
 _id = attrgetter("id")
 _lstrip = attrgetter("lstrip")
@@ -56,15 +58,9 @@ class AddedVocabulary:
         self.special_ids: set[int] = set(map(_id, special))
         # candidates by first character, each with the lengths to try, longest first
         by_first: dict[str, tuple[list[int], set[str]]] = {}
-        for c in self.by_content:
-            if not c:
-                continue
-            lengths, group = by_first.setdefault(c[0], ([], set()))
-            group.add(c)
-            if len(c) not in lengths:
-                lengths.append(len(c))
-        for lengths, _ in by_first.values():
-            lengths.sort(reverse=True)
+        for first, group in groupby(sorted(filter(None, self.by_content)), key=_first_char):
+            members = set(group)
+            by_first[first] = (sorted(set(map(len, members)), reverse=True), members)
         self._by_first = by_first
         self._first_re = (re.compile("[" + "".join(re.escape(c) for c in sorted(by_first)) + "]")
                           if by_first else None)
