@@ -281,8 +281,8 @@ class BPE(ByteKeyedVocab):
 
     def _cut(self, word: str) -> list[str]:
         """Split a long word where no merge can cross: between two characters that are tokens and
-        whose two-character string occurs in no merge output (bigram rule), and around a character
-        spelled by byte-fallback tokens that take part in no merge."""
+        whose two-character string occurs in no token (bigram rule), and around a character
+        spelled by byte-fallback tokens that take part in no merge (solo rule)."""
         bg = self._bigrams
         if bg is None:
             bg = self.bigrams()
