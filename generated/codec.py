@@ -177,12 +177,38 @@ _SPELL0 = ["I2x%ds" % m for m in range(256)]
 def _columns0(b, n, lens=None, pack=False):
     if pack:
         raise ValueError("pack=True needs two leading u32 columns")
-    if lens is None:
-        lens = [0] * n
-        p = 0
-        for i in range(n):
-            lens[i] = m = b[p + 4] | (b[p + 5] << 8)
-            p += 6 + m
+    if lens is None:  # the parse did not record them: the same walk again
+        p, end = 0, len(b)
+        lens = []
+        lo = b[p + 4:end]
+        hi = b[p + 5:end]
+        r = 0
+        try:
+            for _ in range(n >> 3):
+                m0 = lo[r] | hi[r] << 8
+                r += 6 + m0
+                m1 = lo[r] | hi[r] << 8
+                r += 6 + m1
+                m2 = lo[r] | hi[r] << 8
+                r += 6 + m2
+                m3 = lo[r] | hi[r] << 8
+                r += 6 + m3
+                m4 = lo[r] | hi[r] << 8
+                r += 6 + m4
+                m5 = lo[r] | hi[r] << 8
+                r += 6 + m5
+                m6 = lo[r] | hi[r] << 8
+                r += 6 + m6
+                m7 = lo[r] | hi[r] << 8
+                r += 6 + m7
+                lens.extend((m0, m1, m2, m3, m4, m5, m6, m7))
+            for _ in range(n & 7):
+                m0 = lo[r] | hi[r] << 8
+                r += 6 + m0
+                lens.append(m0)
+        except IndexError:
+            raise
+        del lo, hi
     try:
         fmt = "".join(map(_SPELL0.__getitem__, lens))
     except IndexError:  # a string of 256 bytes or more: a longer list, for this call only
@@ -202,12 +228,38 @@ _SPELL1 = ["2x%dsI" % m for m in range(256)]
 def _columns1(b, n, lens=None, pack=False):
     if pack:
         raise ValueError("pack=True needs two leading u32 columns")
-    if lens is None:
-        lens = [0] * n
-        p = 0
-        for i in range(n):
-            lens[i] = m = b[p + 0] | (b[p + 1] << 8)
-            p += 6 + m
+    if lens is None:  # the parse did not record them: the same walk again
+        p, end = 0, len(b)
+        lens = []
+        lo = b[p:end]
+        hi = b[p + 1:end]
+        r = 0
+        try:
+            for _ in range(n >> 3):
+                m0 = lo[r] | hi[r] << 8
+                r += 6 + m0
+                m1 = lo[r] | hi[r] << 8
+                r += 6 + m1
+                m2 = lo[r] | hi[r] << 8
+                r += 6 + m2
+                m3 = lo[r] | hi[r] << 8
+                r += 6 + m3
+                m4 = lo[r] | hi[r] << 8
+                r += 6 + m4
+                m5 = lo[r] | hi[r] << 8
+                r += 6 + m5
+                m6 = lo[r] | hi[r] << 8
+                r += 6 + m6
+                m7 = lo[r] | hi[r] << 8
+                r += 6 + m7
+                lens.extend((m0, m1, m2, m3, m4, m5, m6, m7))
+            for _ in range(n & 7):
+                m0 = lo[r] | hi[r] << 8
+                r += 6 + m0
+                lens.append(m0)
+        except IndexError:
+            raise
+        del lo, hi
     try:
         fmt = "".join(map(_SPELL1.__getitem__, lens))
     except IndexError:  # a string of 256 bytes or more: a longer list, for this call only
@@ -246,12 +298,38 @@ _SPELL2 = ["2x%dsId" % m for m in range(256)]
 def _columns3(b, n, lens=None, pack=False):
     if pack:
         raise ValueError("pack=True needs two leading u32 columns")
-    if lens is None:
-        lens = [0] * n
-        p = 0
-        for i in range(n):
-            lens[i] = m = b[p + 0] | (b[p + 1] << 8)
-            p += 14 + m
+    if lens is None:  # the parse did not record them: the same walk again
+        p, end = 0, len(b)
+        lens = []
+        lo = b[p:end]
+        hi = b[p + 1:end]
+        r = 0
+        try:
+            for _ in range(n >> 3):
+                m0 = lo[r] | hi[r] << 8
+                r += 14 + m0
+                m1 = lo[r] | hi[r] << 8
+                r += 14 + m1
+                m2 = lo[r] | hi[r] << 8
+                r += 14 + m2
+                m3 = lo[r] | hi[r] << 8
+                r += 14 + m3
+                m4 = lo[r] | hi[r] << 8
+                r += 14 + m4
+                m5 = lo[r] | hi[r] << 8
+                r += 14 + m5
+                m6 = lo[r] | hi[r] << 8
+                r += 14 + m6
+                m7 = lo[r] | hi[r] << 8
+                r += 14 + m7
+                lens.extend((m0, m1, m2, m3, m4, m5, m6, m7))
+            for _ in range(n & 7):
+                m0 = lo[r] | hi[r] << 8
+                r += 14 + m0
+                lens.append(m0)
+        except IndexError:
+            raise
+        del lo, hi
     try:
         fmt = "".join(map(_SPELL2.__getitem__, lens))
     except IndexError:  # a string of 256 bytes or more: a longer list, for this call only

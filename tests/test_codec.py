@@ -372,12 +372,17 @@ def test_lazy_tables_behave_like_lists(corpus):
 
 
 def test_table_columns_match_rows(corpus):
+    from mtokspec.table import Table
+
     for name in ("roberta-base", "t5-small"):
         tree = mtokspec.parse((corpus / "tok" / name / "mnn.mtok").read_bytes())
         tables = [tree.model.vocab, getattr(tree.model, "merges", None), getattr(tree.normalizer, "table", None)]
         for table in filter(None, tables):
             cols = table.columns()  # straight from the raw bytes
             assert "not decoded" in repr(table)
+            # the same table without the lengths the parse recorded: the decoders walk again
+            twin = Table.lazy(table.raw_bytes(), len(table), table._decode, table._columns, table._width)
+            assert twin.columns() == cols
             assert list(zip(*cols)) == list(table) and table.columns() == cols
     assert t.BPEModel().vocab == [] and mtokspec.parse(mtokspec.build(t.MtokFile())).model.vocab.columns() == ((), ())
 

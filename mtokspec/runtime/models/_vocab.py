@@ -1,10 +1,10 @@
 """Vocabulary tables shared by the models.
 
-BPE and WordPiece index their vocabulary by the token's bytes, as the file stores them: building
+BPE, WordPiece and Unigram index their vocabulary by the token's bytes, as the file stores them: building
 ``{bytes: id}`` takes the rows straight from the codec, while decoding every token to ``str`` first
 costs as much again (and 50k short-lived bytes objects).  Text is turned into a key per lookup
 (:func:`text_key`) or per character (the models cache those), and the ``{str: id}`` view is built
-only when someone asks for it (``vocab``, ``get_vocab``).
+only when someone asks for it (``vocab``, ``get_vocab``, Unigram's lattice tables).
 """
 
 from __future__ import annotations
