@@ -17,7 +17,7 @@ from mtokspec.runtime import normalizers as N
 from mtokspec.runtime import pre_tokenizers as P
 from mtokspec.runtime.added_tokens import AddedVocabulary
 from mtokspec.runtime.models import BPE, Unigram, WordPiece
-from mtokspec.runtime.models.unigram import serde_f64
+from mtokspec.runtime.models.unigram import serde_f64, serde_f64_min
 
 tokenizers = pytest.importorskip("tokenizers")
 from tokenizers import Regex, decoders, models, normalizers, pre_tokenizers  # noqa: E402
@@ -285,6 +285,44 @@ def test_serde_f64_reproduces_hf_score_parsing():
     back = [s for _, s in json.loads(hf.to_str())["model"]["vocab"]]
     assert sum(a != b for a, b in zip(scores, back)) > 0  # serde is not correctly rounded
     assert [serde_f64(s) for s in scores] == back
+
+
+
+def test_serde_f64_min_reads_only_what_can_be_lowest():
+    """The lowest serde value, from the few stored values near the stored minimum, is the lowest of all."""
+    rnd = random.Random(2)
+    for _ in range(300):
+        base = -rnd.uniform(0, 30)
+        # values within a few ULP of each other: serde may reorder them
+        xs = [base * (1 + rnd.randint(-8, 8) * 2.0 ** -53) for _ in range(rnd.randint(1, 12))]
+        xs += [-rnd.uniform(0, 30) for _ in range(rnd.randint(0, 12))]
+        rnd.shuffle(xs)
+        assert serde_f64_min(xs) == min(map(serde_f64, xs))
+    assert serde_f64_min([0.0, 1.5]) == 0.0
+    assert serde_f64_min([-float("inf"), -3.0]) == -float("inf")
+
+
+def test_unigram_scores_read_on_first_use_agree_with_eager_reading():
+    """A piece's serde score is read when the lattice first needs it; the segmentation is the one
+    every score read up front gives, and each score read is serde's, not the stored one."""
+    rnd = random.Random(3)
+    rows = [(b"<unk>", 0, 0.0)]
+    pieces = ["a", "b", "c", "ab", "bc", "abc", "ca", "cab"]
+    for i, p in enumerate(pieces, 1):
+        while True:  # scores whose serde value is not the stored one
+            x = -rnd.uniform(1, 9)
+            if serde_f64(x) != x:
+                break
+        rows.append((p.encode(), i, x))
+    ours = Unigram(rows, 0)
+    eager = Unigram(rows, 0)
+    eager.segment("")  # builds the tables
+    eager._scores.update((i, serde_f64(s)) for _t, i, s in rows)
+    for w in ["abc", "cabc", "abcab", "bca", "x", "cabcabca"]:
+        assert ours.segment(w) == eager.segment(w), w
+    read = {i: v for i, v in ours._scores.items() if v is not None}
+    assert len(read) == len(pieces)
+    assert read == {i: serde_f64(x) for _t, i, x in rows[1:]}
 
 
 # --- decoders -------------------------------------------------------------------------------------

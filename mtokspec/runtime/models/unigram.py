@@ -11,21 +11,22 @@ default float parser, which is not correctly rounded; the exporter writes Python
 value.  With ``serde_scores=True`` (the default) every score is re-parsed from its shortest decimal
 form the way serde_json does (integer significand, then one multiplication or division by a power of
 ten), which reproduces HF's values exactly, so exact Viterbi ties resolve as in HF.
-``serde_scores=False`` uses the file's values unchanged.
+``serde_scores=False`` uses the file's values unchanged.  A piece's score is re-read the first time
+the lattice uses it (the shortest decimal form costs ~0.4 us per float: all of t5's 32k scores
+would be 27 ms before the first encode); the lowest score, which prices unknown nodes, is read at
+build time from the few stored scores that can round to it.
 """
 
 from __future__ import annotations
 
 import math
-from itertools import repeat
-from operator import itemgetter, truediv
 from typing import Any
 
 from mtokspec import tree
 from mtokspec.runtime.models._vocab import ByteKeyedVocab, bytes_vocab, columns, decode_token
 from mtokspec.runtime.models.bpe import CACHE_MAX
 
-__all__ = ["Unigram", "serde_f64", "serde_f64_all", "UNK_PENALTY"]
+__all__ = ["Unigram", "serde_f64", "serde_f64_min", "UNK_PENALTY"]
 
 UNK_PENALTY = 10.0
 _MISSING = object()
@@ -65,29 +66,21 @@ def serde_f64(x: float) -> float:
     return -f if neg else f
 
 
-def serde_f64_all(xs) -> list[float]:
-    """``[serde_f64(x) for x in xs]`` at C speed for the usual form (``-d.ddd``, no exponent): the
-    significand is the repr without its point, divided by the power of ten of its decimals, which is
-    exactly what :func:`serde_f64` computes for that form; any other form goes through it."""
-    reprs = list(map(repr, xs))
-    joined = "\n".join(reprs) + "\n"
-    other: list[int] = []
-    if "e" in joined or "n" in joined or ".0\n" in joined:  # exponents, inf/nan, integral values
-        other = [i for i, r in enumerate(reprs) if "e" in r or "n" in r or r.endswith(".0")]
-        for i in other:
-            reprs[i] = "0.5"
-    decimals = map(len, map(itemgetter(2), map(str.partition, reprs, repeat("."))))
-    sigs = map(float, map(int, map(str.replace, reprs, repeat("."), repeat(""))))
-    out = list(map(truediv, sigs, map(_POW10.__getitem__, decimals)))
-    for i in other:
-        out[i] = serde_f64(xs[i])
-    return out
+def serde_f64_min(xs) -> float:
+    """``min(map(serde_f64, xs))`` without re-reading every value: serde's value is within a few
+    ULP of the stored one, so only values that close to the stored minimum can become the minimum."""
+    lowest = min(xs)
+    bound = lowest + abs(lowest) * 2.0 ** -45
+    if not math.isfinite(bound):  # inf/nan in the table: compare everything
+        return min(map(serde_f64, xs))
+    return min(map(serde_f64, filter(bound.__ge__, xs)))
 
 
 class Unigram(ByteKeyedVocab):
-    __slots__ = ("_rows", "unk_id", "byte_fallback", "serde_scores", "_scores", "_pref", "_unk_score", "_cache")
+    __slots__ = ("_rows", "unk_id", "byte_fallback", "serde_scores", "_stored", "_scores", "_pref", "_unk_score",
+                 "_cache")
 
-    _pref: dict[str, tuple | None] | None  # built on first use
+    _pref: dict[str, int | None] | None  # built on first use
 
     def __init__(self, rows, unk_id: int, byte_fallback: bool = False, serde_scores: bool = True):
         self._rows = rows  # (token bytes, id, score)
@@ -113,21 +106,33 @@ class Unigram(ByteKeyedVocab):
     def _build(self):
         rows = self._rows
         ids, raw = columns(rows, 3)[1:3]
-        conv = serde_f64_all(raw) if self.serde_scores else list(map(float, raw))
-        scores: dict[int, float] = dict(zip(ids, conv))
-        self._scores = scores
-        self._unk_score = (min(scores.values()) if scores else 0.0) - UNK_PENALTY
-        # every prefix of every piece -> None (a prefix only) or (id, score) (a piece)
-        pref: dict[str, tuple | None] = {}
+        stored: dict[int, float] = dict(zip(ids, raw))  # id -> score as the file stores it
+        self._stored = stored
+        if not stored:
+            lowest = 0.0
+        elif self.serde_scores:
+            lowest = serde_f64_min(list(stored.values()))
+        else:
+            lowest = min(stored.values())
+        self._unk_score = lowest - UNK_PENALTY
+        # id -> score for the lattice: with serde_scores, None until first read (_score)
+        self._scores: dict[int, float | None] = dict.fromkeys(stored) if self.serde_scores else stored
+        # every prefix of every piece -> None (a prefix only) or the piece's id
+        pref: dict[str, int | None] = {}
         tok2id = self.vocab
         for t in tok2id:
             for k in range(1, len(t)):
                 p = t[:k]
                 if p not in pref:
                     pref[p] = None
-        pref.update(zip(tok2id, zip(tok2id.values(), map(scores.__getitem__, tok2id.values()))))
+        pref.update(tok2id)
         pref.pop("", None)
         self._pref = pref
+
+    def _score(self, i: int) -> float:
+        """Piece ``i``'s score, re-read serde-style the first time the lattice asks for it."""
+        sc = self._scores[i] = serde_f64(self._stored[i])
+        return sc
 
     def tokenize(self, word: str) -> tuple[int, ...]:
         r = self._cache.get(word)
@@ -154,6 +159,7 @@ class Unigram(ByteKeyedVocab):
         bstart = [-1] * (n + 1)
         bid = [0] * (n + 1)
         get = pref.get
+        scores = self._scores
         missing: Any = _MISSING
         for i in range(n):
             base = bscore[i]
@@ -168,23 +174,29 @@ class Unigram(ByteKeyedVocab):
                 if v is missing:  # not even a prefix: no longer piece starts here
                     continue
             else:
-                sc = v[1] + base
+                try:
+                    sc = scores[v] + base
+                except TypeError:  # not read yet
+                    sc = self._score(v) + base
                 j = i + 1
                 if bstart[j] < 0 or sc > bscore[j]:
                     bscore[j] = sc
                     bstart[j] = i
-                    bid[j] = v[0]
+                    bid[j] = v
             j = i + 2
             while j <= n:
                 v = get(s[i:j], missing)
                 if v is missing:
                     break
                 if v is not None:
-                    sc = v[1] + base
+                    try:
+                        sc = scores[v] + base
+                    except TypeError:  # not read yet
+                        sc = self._score(v) + base
                     if bstart[j] < 0 or sc > bscore[j]:
                         bscore[j] = sc
                         bstart[j] = i
-                        bid[j] = v[0]
+                        bid[j] = v
                 j += 1
         out: list[str] = []
         fused: list[str] = []
