@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 from hypothesis import given, settings
-from test_convert_roundtrip_hf import _TEXT, TRAIN_TEXT, TRAINERS
+from hypothesis import strategies as st
+from test_convert_roundtrip_hf import TRAIN_TEXT, TRAINERS
+from unicode_stable import STABLE_CHARS
 
 import mtokspec
 from mtokspec.convert import from_hf
@@ -12,6 +14,10 @@ from mtokspec.runtime import Tokenizer
 
 pytest.importorskip("tokenizers", reason="HF tokenizers is the oracle (a test dependency)")
 _CACHE: dict[str, tuple] = {}
+# as test_convert_roundtrip_hf's text, with characters both Unicode versions agree on (unicode_stable)
+_TEXT = st.lists(st.one_of(st.sampled_from(TRAIN_TEXT.split()), st.text(STABLE_CHARS, max_size=6),
+                           st.sampled_from([" ", "  ", "\n", "\t", "<s>", "[CLS]", "</s>"])),
+                 max_size=12).map("".join)
 
 
 def _pair(kind: str, tmp_path_factory):

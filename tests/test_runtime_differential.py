@@ -37,11 +37,11 @@ from __future__ import annotations
 
 import json
 import os
-import unicodedata
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from unicode_stable import STABLE_CHARS, stable
 
 tokenizers = pytest.importorskip("tokenizers")
 
@@ -193,7 +193,7 @@ def hf_trees(draw):
     # HF bug: Prepend("") breaks NormalizedString's alignments (a later ByteLevel/Metaspace then
     # duplicates pieces or panics); the runtime treats it as the no-op it is
     assume(not _empty_prepend(tree.normalizer))
-    assume(all(map(_stable, "".join(_inserted_text(tree.normalizer)))))  # see _stable
+    assume(all(map(stable, "".join(_inserted_text(tree.normalizer)))))  # see unicode_stable
     try:
         doc = json.dumps(to_hf(tree))
     except ValueError:
@@ -280,16 +280,6 @@ def _no_table(n) -> bool:
     return True
 
 
-def _stable(c: str) -> bool:
-    """Assigned since Unicode 3.2 with the same category as today: the `regex` module, HF's
-    Oniguruma and Rust crates each ship their own Unicode tables, which disagree on code points
-    assigned or re-categorised recently (e.g. U+2E52, Po since 14.0, is not punctuation for HF's
-    BertPreTokenizer)."""
-    cat = unicodedata.category(c)
-    return cat not in ("Cn", "Cs") and unicodedata.ucd_3_2_0.category(c) == cat
-
-
-_STABLE_CHARS = st.characters(exclude_categories=("Cn", "Cs")).filter(_stable)
 
 
 def _text_for(tree):
@@ -300,7 +290,7 @@ def _text_for(tree):
         except UnicodeDecodeError:
             pass
     pieces += [a.content for a in tree.added_tokens]
-    part = st.one_of(st.sampled_from(pieces), st.text(_STABLE_CHARS, max_size=2),
+    part = st.one_of(st.sampled_from(pieces), st.text(STABLE_CHARS, max_size=2),
                      st.sampled_from([" ", "  ", "\u2581"]))
     return st.lists(part, max_size=8).map("".join)
 

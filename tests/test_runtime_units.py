@@ -274,6 +274,23 @@ def test_unigram_matches_hf_ties_unk_and_byte_fallback():
             assert list(ours.tokenize(w)) == [t.id for t in theirs.tokenize(w)], (bf, w)
 
 
+def test_unigram_lattice_table_loaded_per_start_matches_hf():
+    """The lattice's table grows per 2-character start as text meets them; random vocabularies whose
+    pieces share starts (the last code points included, where the start's run ends the list) must
+    segment as HF's Unigram does, on any order of words."""
+    rnd = random.Random(4)
+    alphabet = ["a", "b", "\u2581", "\u00e9", "\U0010fffe", "\U0010ffff"]
+    for _ in range(120):
+        pieces = {"".join(rnd.choice(alphabet) for _ in range(rnd.randint(1, 6))) for _ in range(rnd.randint(3, 40))}
+        vocab = [("<unk>", 0.0)] + [(t, rnd.choice([-1.0, -1.5, -2.0, -2.5, -3.0, -4.25])) for t in sorted(pieces)]
+        rows = [(t.encode("utf-8", "surrogatepass"), i, sc) for i, (t, sc) in enumerate(vocab)]
+        ours = Unigram(rows, 0)
+        theirs = models.Unigram(vocab, unk_id=0, byte_fallback=False)
+        for _ in range(25):
+            w = "".join(rnd.choice(alphabet + ["z"]) for _ in range(rnd.randint(1, 12)))
+            assert list(ours.tokenize(w)) == [t.id for t in theirs.tokenize(w)], (vocab, w)
+
+
 def test_serde_f64_reproduces_hf_score_parsing():
     rnd = random.Random(1)
     scores = [-rnd.uniform(0, 20) for _ in range(3000)] + [-1e-7, -123456.789, -2.5e-300, -3.0]

@@ -20,16 +20,21 @@ build time from the few stored scores that can round to it.
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
+from operator import itemgetter
 from typing import Any
 
 from mtokspec import tree
-from mtokspec.runtime.models._vocab import ByteKeyedVocab, bytes_vocab, columns, decode_token
+from mtokspec.runtime.models._vocab import ByteKeyedVocab, columns, decode_token
 from mtokspec.runtime.models.bpe import CACHE_MAX
 
 __all__ = ["Unigram", "serde_f64", "serde_f64_min", "UNK_PENALTY"]
 
 UNK_PENALTY = 10.0
 _MISSING = object()
+_UNLOADED = object()
+_FIRST = itemgetter(slice(0, 1))
+_FIRST_TWO = itemgetter(slice(0, 2))
 _POW10 = [float(f"1e{k}") for k in range(309)]
 
 
@@ -77,10 +82,10 @@ def serde_f64_min(xs) -> float:
 
 
 class Unigram(ByteKeyedVocab):
-    __slots__ = ("_rows", "unk_id", "byte_fallback", "serde_scores", "_stored", "_scores", "_pref", "_unk_score",
-                 "_cache")
+    __slots__ = ("_rows", "unk_id", "byte_fallback", "serde_scores", "_ids_scores", "_stored", "_scores",
+                 "_pref", "_sorted", "_pending", "_unk_score", "_cache")
 
-    _pref: dict[str, int | None] | None  # built on first use
+    _pref: dict[str, Any] | None  # built on first use: str -> id, None or _UNLOADED
 
     def __init__(self, rows, unk_id: int, byte_fallback: bool = False, serde_scores: bool = True):
         self._rows = rows  # (token bytes, id, score)
@@ -90,7 +95,9 @@ class Unigram(ByteKeyedVocab):
         self._pref = None
         self._cache: dict[str, tuple[int, ...]] = {}
         # like BPE and WordPiece, the vocabulary is kept by token bytes at load (models/_vocab.py)
-        bvocab = bytes_vocab(rows)
+        tokens, ids, scores = columns(rows, 3)
+        self._ids_scores = (ids, scores)  # for the lattice tables (_build): decoded once
+        bvocab = dict(zip(tokens, ids))
         if len(bvocab) < len(rows):  # duplicated pieces: HF keeps the later id
             bvocab = {}
             for t, i, _s in rows:
@@ -104,8 +111,7 @@ class Unigram(ByteKeyedVocab):
         return cls(node.vocab, node.unk_id, node.byte_fallback, serde_scores)
 
     def _build(self):
-        rows = self._rows
-        ids, raw = columns(rows, 3)[1:3]
+        ids, raw = self._ids_scores
         stored: dict[int, float] = dict(zip(ids, raw))  # id -> score as the file stores it
         self._stored = stored
         if not stored:
@@ -117,17 +123,43 @@ class Unigram(ByteKeyedVocab):
         self._unk_score = lowest - UNK_PENALTY
         # id -> score for the lattice: with serde_scores, None until first read (_score)
         self._scores: dict[int, float | None] = dict.fromkeys(stored) if self.serde_scores else stored
-        # every prefix of every piece -> None (a prefix only) or the piece's id
-        pref: dict[str, int | None] = {}
+        # the lattice's table: every prefix of every piece -> None (a prefix only) or the piece's id.
+        # Keys of 1-2 characters are there from the start; the longer ones are added per 2-character
+        # start when the lattice first meets it (_load_start): the whole table is 57k strings for t5,
+        # 25 ms, and one line of text needs a few dozen of its 1k starts.  Until then the start maps
+        # to _UNLOADED, which no score table holds, so the lattice pays nothing until it meets one.
         tok2id = self.vocab
-        for t in tok2id:
-            for k in range(1, len(t)):
+        self._sorted = ordered = sorted(tok2id)  # the pieces with one start are a run of this list
+        pref: dict[str, Any] = dict.fromkeys(map(_FIRST, ordered))
+        for c in pref:
+            pref[c] = tok2id.get(c)
+        starts = dict.fromkeys(map(_FIRST_TWO, ordered))
+        self._pending = {g: tok2id.get(g) for g in starts if len(g) == 2}  # a start's own value, once loaded
+        pref.update(dict.fromkeys(self._pending, _UNLOADED))
+        pref.pop("", None)
+        self._pref = pref
+
+    def _load_start(self, g: str) -> None:
+        """Add the keys of 3+ characters that start with ``g`` to the lattice's table, then ``g``'s own
+        value (last, so a reader that sees it sees the rest; loading twice writes the same)."""
+        pref = self._pref
+        assert pref is not None
+        ordered = self._sorted
+        lo = bisect_left(ordered, g)
+        if lo < len(ordered) and ordered[lo] == g:
+            lo += 1
+        nxt = ord(g[1]) + 1
+        hi = bisect_left(ordered, g[0] + chr(nxt), lo) if nxt <= 0x10FFFF else \
+            (bisect_left(ordered, chr(ord(g[0]) + 1), lo) if ord(g[0]) < 0x10FFFF else len(ordered))
+        members = ordered[lo:hi]
+        for t in members:
+            for k in range(3, len(t)):
                 p = t[:k]
                 if p not in pref:
                     pref[p] = None
-        pref.update(tok2id)
-        pref.pop("", None)
-        self._pref = pref
+        tok2id = self.vocab
+        pref.update(zip(members, map(tok2id.__getitem__, members)))
+        pref[g] = self._pending[g]
 
     def _score(self, i: int) -> float:
         """Piece ``i``'s score, re-read serde-style the first time the lattice asks for it."""
@@ -193,6 +225,9 @@ class Unigram(ByteKeyedVocab):
                         sc = scores[v] + base
                     except TypeError:  # not read yet
                         sc = self._score(v) + base
+                    except KeyError:  # _UNLOADED: a 2-character start met for the first time
+                        self._load_start(s[i:j])
+                        continue  # the same j again
                     if bstart[j] < 0 or sc > bscore[j]:
                         bscore[j] = sc
                         bstart[j] = i
