@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 from operator import itemgetter
+from collections.abc import Collection
 from typing import Any
 
 from mtokspec import tree
@@ -71,9 +72,10 @@ def serde_f64(x: float) -> float:
     return -f if neg else f
 
 
-def serde_f64_min(xs) -> float:
+def serde_f64_min(xs: Collection[float]) -> float:
     """``min(map(serde_f64, xs))`` without re-reading every value: serde's value is within a few
-    ULP of the stored one, so only values that close to the stored minimum can become the minimum."""
+    ULP of the stored one, so only values that close to the stored minimum can become the minimum.
+    ``xs`` is read twice (a list or a dict view, not an iterator)."""
     lowest = min(xs)
     bound = lowest + abs(lowest) * 2.0 ** -45
     if not math.isfinite(bound):  # inf/nan in the table: compare everything
@@ -117,7 +119,7 @@ class Unigram(ByteKeyedVocab):
         if not stored:
             lowest = 0.0
         elif self.serde_scores:
-            lowest = serde_f64_min(list(stored.values()))
+            lowest = serde_f64_min(stored.values())
         else:
             lowest = min(stored.values())
         self._unk_score = lowest - UNK_PENALTY
@@ -130,10 +132,10 @@ class Unigram(ByteKeyedVocab):
         # to _UNLOADED, which no score table holds, so the lattice pays nothing until it meets one.
         tok2id = self.vocab
         self._sorted = ordered = sorted(tok2id)  # the pieces with one start are a run of this list
-        pref: dict[str, Any] = dict.fromkeys(map(_FIRST, ordered))
+        starts = dict.fromkeys(map(_FIRST_TWO, ordered))  # of every piece: its first 1-2 characters
+        pref: dict[str, Any] = dict.fromkeys(map(_FIRST, starts))
         for c in pref:
             pref[c] = tok2id.get(c)
-        starts = dict.fromkeys(map(_FIRST_TWO, ordered))
         self._pending = {g: tok2id.get(g) for g in starts if len(g) == 2}  # a start's own value, once loaded
         pref.update(dict.fromkeys(self._pending, _UNLOADED))
         pref.pop("", None)
