@@ -4,7 +4,8 @@ A word longer than ``max_input_chars_per_word`` characters, or one that cannot b
 vocabulary pieces (non-initial pieces carry ``continuing_subword_prefix``), becomes ``unk_token``.
 Results are cached per word (bounded).  The vocabulary is keyed by token bytes (``_vocab.py``):
 an ASCII word is matched on its bytes directly, any other word piece by piece through
-:func:`text_key`.
+:func:`text_key`.  As in HF, each match is tried from the whole rest of the word down (no bound
+from the longest token: words are short, and computing it cost a full pass over the vocabulary).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ __all__ = ["WordPiece"]
 
 
 class WordPiece(ByteKeyedVocab):
-    __slots__ = ("unk_token", "prefix", "_bprefix", "max_chars", "_maxlen", "_cache")
+    __slots__ = ("unk_token", "prefix", "_bprefix", "max_chars", "_cache")
 
     def __init__(self, bvocab: dict[bytes, int], unk_token: str, continuing_subword_prefix: str,
                  max_input_chars_per_word: int):
@@ -26,7 +27,6 @@ class WordPiece(ByteKeyedVocab):
         self.prefix = continuing_subword_prefix
         self._bprefix = text_key(continuing_subword_prefix)
         self.max_chars = max_input_chars_per_word
-        self._maxlen = -1  # the longest token in bytes: bounds the search; computed on first use
         self._cache: dict[str, tuple[int, ...]] = {}
 
     @classmethod
@@ -56,10 +56,6 @@ class WordPiece(ByteKeyedVocab):
         if n > self.max_chars:
             return self._unk()
         get = self.bvocab.get
-        maxlen = self._maxlen
-        if maxlen < 0:
-            # in bytes: at least the length in characters, so a safe bound for both loops below
-            maxlen = self._maxlen = max(map(len, self.bvocab), default=0)
         out = []
         start = 0
         prefix = self._bprefix
@@ -67,7 +63,7 @@ class WordPiece(ByteKeyedVocab):
         if len(word_b) == n and prefix is not None:
             # ASCII: a character is a byte, slice the bytes
             while start < n:
-                end = min(n, start + maxlen)
+                end = n
                 found = None
                 while start < end:
                     found = get(prefix + word_b[start:end] if start else word_b[:end])
@@ -81,7 +77,7 @@ class WordPiece(ByteKeyedVocab):
             return out
         tprefix = self.prefix
         while start < n:
-            end = min(n, start + maxlen)
+            end = n
             found = None
             while start < end:
                 sub = word[start:end]
