@@ -4,7 +4,9 @@ Viterbi over the characters of a piece: candidates are visited by start position
 and a node keeps the first best score (ties go to the earliest candidate, as in HF).  A character
 that starts no single-character piece gets an unknown node scored ``min_score - 10``; consecutive
 unknown nodes are fused into one string, which becomes byte tokens under ``byte_fallback`` (when all
-``<0xXX>`` exist) or ``unk_id``.  Results are cached per piece (bounded).
+``<0xXX>`` exist) or ``unk_id``.  Results are cached per piece (bounded).  The candidates come
+from a table of every prefix of every piece (HF walks a trie), built on the first encode for keys
+of 1-2 characters and per 2-character start after that, as text meets the starts (``_build``).
 
 Scores and HF parity (format-notes, "Float scores"): HF reads ``tokenizer.json`` with serde_json's
 default float parser, which is not correctly rounded; the exporter writes Python's correctly rounded
