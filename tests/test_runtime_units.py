@@ -332,12 +332,10 @@ def test_unigram_scores_read_on_first_use_agree_with_eager_reading():
                 break
         rows.append((p.encode(), i, x))
     ours = Unigram(rows, 0)
-    eager = Unigram(rows, 0)
-    eager.segment("")  # builds the tables
-    eager._scores.update((i, serde_f64(s)) for _t, i, s in rows)
+    eager = Unigram([(t, i, serde_f64(x)) for t, i, x in rows], 0, serde_scores=False)  # read up front
     for w in ["abc", "cabc", "abcab", "bca", "x", "cabcabca"]:
         assert ours.segment(w) == eager.segment(w), w
-    read = {i: v for i, v in ours._scores.items() if v is not None}
+    read = {v[0]: v[1] for v in ours._pref.values() if isinstance(v, list) and v[1] is not None}
     assert len(read) == len(pieces)
     assert read == {i: serde_f64(x) for _t, i, x in rows[1:]}
 

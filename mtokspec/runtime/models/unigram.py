@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
+from itertools import repeat
 from operator import itemgetter
 from collections.abc import Collection
 from typing import Any
@@ -39,6 +40,11 @@ _UNLOADED = object()
 _FIRST = itemgetter(slice(0, 1))
 _FIRST_TWO = itemgetter(slice(0, 2))
 _POW10 = [float(f"1e{k}") for k in range(309)]
+
+
+def _piece(i: int | None) -> list | None:
+    """A piece's entry in the lattice's table: [id, score], the score read on first use."""
+    return None if i is None else [i, None]
 
 
 def serde_f64(x: float) -> float:
@@ -86,10 +92,11 @@ def serde_f64_min(xs: Collection[float]) -> float:
 
 
 class Unigram(ByteKeyedVocab):
-    __slots__ = ("_rows", "unk_id", "byte_fallback", "serde_scores", "_ids_scores", "_stored", "_scores",
+    __slots__ = ("_rows", "unk_id", "byte_fallback", "serde_scores", "_ids_scores", "_stored",
                  "_pref", "_sorted", "_pending", "_unk_score", "_cache")
 
-    _pref: dict[str, Any] | None  # built on first use: str -> id, None or _UNLOADED
+    # built on first use: str -> [id, score or None until read], None (a prefix only) or _UNLOADED
+    _pref: dict[str, Any] | None
 
     def __init__(self, rows, unk_id: int, byte_fallback: bool = False, serde_scores: bool = True):
         self._rows = rows  # (token bytes, id, score)
@@ -125,20 +132,19 @@ class Unigram(ByteKeyedVocab):
         else:
             lowest = min(stored.values())
         self._unk_score = lowest - UNK_PENALTY
-        # id -> score for the lattice: with serde_scores, None until first read (_score)
-        self._scores: dict[int, float | None] = dict.fromkeys(stored) if self.serde_scores else stored
-        # the lattice's table: every prefix of every piece -> None (a prefix only) or the piece's id.
+        # the lattice's table: every prefix of every piece -> None (a prefix only) or, for a piece,
+        # [id, score] (the score None until the lattice first reads it: _score).
         # Keys of 1-2 characters are there from the start; the longer ones are added per 2-character
         # start when the lattice first meets it (_load_start): the whole table is 57k strings for t5,
         # 25 ms, and one line of text needs a few dozen of its 1k starts.  Until then the start maps
-        # to _UNLOADED, which no score table holds, so the lattice pays nothing until it meets one.
+        # to _UNLOADED, which cannot be read as a piece, so the lattice pays nothing until it meets one.
         tok2id = self.vocab
         self._sorted = ordered = sorted(tok2id)  # the pieces with one start are a run of this list
         starts = dict.fromkeys(map(_FIRST_TWO, ordered))  # of every piece: its first 1-2 characters
         pref: dict[str, Any] = dict.fromkeys(map(_FIRST, starts))
         for c in pref:
-            pref[c] = tok2id.get(c)
-        self._pending = {g: tok2id.get(g) for g in starts if len(g) == 2}  # a start's own value, once loaded
+            pref[c] = _piece(tok2id.get(c))
+        self._pending = {g: _piece(tok2id.get(g)) for g in starts if len(g) == 2}  # a start's own value
         pref.update(dict.fromkeys(self._pending, _UNLOADED))
         pref.pop("", None)
         self._pref = pref
@@ -162,12 +168,14 @@ class Unigram(ByteKeyedVocab):
                 if p not in pref:
                     pref[p] = None
         tok2id = self.vocab
-        pref.update(zip(members, map(tok2id.__getitem__, members)))
+        pref.update(zip(members, map(list, zip(map(tok2id.__getitem__, members), repeat(None)))))
         pref[g] = self._pending[g]
 
-    def _score(self, i: int) -> float:
-        """Piece ``i``'s score, re-read serde-style the first time the lattice asks for it."""
-        sc = self._scores[i] = serde_f64(self._stored[i])
+    def _score(self, piece: list) -> float:
+        """A piece's score, re-read serde-style the first time the lattice asks for it (``piece`` is
+        its [id, None] entry in the table)."""
+        x = self._stored[piece[0]]
+        sc = piece[1] = serde_f64(x) if self.serde_scores else x
         return sc
 
     def tokenize(self, word: str) -> tuple[int, ...]:
@@ -195,7 +203,6 @@ class Unigram(ByteKeyedVocab):
         bstart = [-1] * (n + 1)
         bid = [0] * (n + 1)
         get = pref.get
-        scores = self._scores
         missing: Any = _MISSING
         for i in range(n):
             base = bscore[i]
@@ -211,14 +218,14 @@ class Unigram(ByteKeyedVocab):
                     continue
             else:
                 try:
-                    sc = scores[v] + base
+                    sc = v[1] + base
                 except TypeError:  # not read yet
                     sc = self._score(v) + base
                 j = i + 1
                 if bstart[j] < 0 or sc > bscore[j]:
                     bscore[j] = sc
                     bstart[j] = i
-                    bid[j] = v
+                    bid[j] = v[0]
             j = i + 2
             while j <= n:
                 v = get(s[i:j], missing)
@@ -226,16 +233,16 @@ class Unigram(ByteKeyedVocab):
                     break
                 if v is not None:
                     try:
-                        sc = scores[v] + base
-                    except TypeError:  # not read yet
-                        sc = self._score(v) + base
-                    except KeyError:  # _UNLOADED: a 2-character start met for the first time
-                        self._load_start(s[i:j])
-                        continue  # the same j again
+                        sc = v[1] + base
+                    except TypeError:
+                        if v is _UNLOADED:  # a 2-character start met for the first time
+                            self._load_start(s[i:j])
+                            continue  # the same j again
+                        sc = self._score(v) + base  # a score not read yet
                     if bstart[j] < 0 or sc > bscore[j]:
                         bscore[j] = sc
                         bstart[j] = i
-                        bid[j] = v
+                        bid[j] = v[0]
                 j += 1
         out: list[str] = []
         fused: list[str] = []
