@@ -154,6 +154,22 @@ def _bpe_pair(vocab, merges, byte_fallback=False):
     return ours, theirs
 
 
+def test_bpe_merges_read_token_bytes_of_the_ids_met_and_refuse_broken_merges():
+    """A merge's output is looked up from the bytes of the two ids it joins: the ids met while
+    encoding (characters, byte tokens, outputs) are enough; a merge producing a token that is not
+    in the vocabulary is refused when applied."""
+    vocab = {"a": 0, "b": 1, "ab": 2, "abb": 3, "<0xC3>": 4, "<0xA9>": 5, "<0xC3><0xA9>": 6}
+    ours = BPE.from_tree(T.BPEModel(True, False, sorted((t.encode(), i) for t, i in vocab.items()),
+                                    [(0, 1, 0), (2, 1, 1), (4, 5, 2)]))
+    assert list(ours.tokenize("abb")) == [3]
+    assert list(ours.tokenize("ab\u00e9")) == [2, 6]  # é by byte fallback, then merged
+    assert ours._btokens_full is False  # every id it needed was met on the way
+    ids = {t.encode(): i for t, i in vocab.items()}
+    bad_out = BPE.from_tree(T.BPEModel(False, False, sorted(ids.items()), [(1, 0, 0)]))
+    with pytest.raises(TokenizerError, match="output 'ba' is not in the vocabulary"):
+        bad_out.tokenize("ba")
+
+
 def test_bpe_merge_order_matches_hf():
     vocab = {c: i for i, c in enumerate("abcd")}
     merges = [("b", "c"), ("a", "b"), ("c", "d"), ("a", "a"), ("bc", "d"), ("aa", "a"), ("ab", "cd")]

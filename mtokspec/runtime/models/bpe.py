@@ -92,11 +92,12 @@ def _rights(keys):
 
 
 class BPE(ByteKeyedVocab):
-    __slots__ = ("_chars", "_spell", "_byte_ids", "_btokens", "_ranks", "_mids",
+    __slots__ = ("_chars", "_spell", "_byte_ids", "_btokens", "_btokens_full", "_ranks", "_mids",
                  "byte_fallback", "byte_level", "map_bytes", "_cache", "_parts", "_units", "_cross", "_unit_gain",
                  "_sp_chunk", "_bigrams", "_solo", "_chunk_re")
 
-    _btokens: dict[int, bytes] | None
+    _btokens: dict[int, bytes]
+    _btokens_full: bool
     _byte_ids: list[int | None] | None
     _ranks: dict[int, int]  # left id | right id << 32 -> rank
     _mids: dict[int, int]  # pair -> the id it merges into, for the merges applied so far
@@ -111,7 +112,10 @@ class BPE(ByteKeyedVocab):
         self._chars: dict[str, int] = {}  # character -> id of the one-character tokens seen so far
         self._spell: dict[str, tuple[int, ...]] = {}  # character -> its symbols (byte fallback, or none)
         self._byte_ids = None  # byte value -> id of its byte-fallback token <0xNN>
-        self._btokens = None  # id -> token bytes, built when the first merge is resolved
+        # id -> token bytes of the ids met so far (characters, byte tokens, merge outputs): every
+        # symbol a merge names is one of them; the whole table only if one is missing
+        self._btokens = {}
+        self._btokens_full = False
         self._ranks = pair_ranks(merges_rows)
         self._mids = {}
         self.byte_fallback = byte_fallback
@@ -143,6 +147,7 @@ class BPE(ByteKeyedVocab):
                 # never cleared (callers read it right after filling it); bounded anyway: the
                 # strings HF splits into characters are single code points
                 self._chars[c] = i
+                self._btokens[i] = k  # type: ignore[assignment]  # found, so not None
         return i
 
     def _spelling(self, c: str) -> tuple[int, ...]:
@@ -170,7 +175,9 @@ class BPE(ByteKeyedVocab):
         b = self._byte_ids
         if b is None:
             get = self.bvocab.get
-            b = self._byte_ids = [get(b"<0x%02X>" % x) for x in range(256)]
+            b = [get(b"<0x%02X>" % x) for x in range(256)]
+            self._btokens.update((i, b"<0x%02X>" % x) for x, i in enumerate(b) if i is not None)
+            self._byte_ids = b
         return b
 
     def ranks(self) -> dict[tuple[str, str], int]:
@@ -322,16 +329,18 @@ class BPE(ByteKeyedVocab):
     def _resolve(self, pair: int) -> int:
         """The id the merge ``pair`` produces (cached): its two tokens' bytes joined, looked up."""
         toks = self._btokens
-        if toks is None:
+        a, b = pair & _LOW, pair >> 32
+        if (a not in toks or b not in toks) and not self._btokens_full:
             bv = self.bvocab
             toks = self._btokens = dict(zip(bv.values(), bv))
-        a, b = pair & _LOW, pair >> 32
+            self._btokens_full = True
         if a not in toks or b not in toks:
             raise _err(f"BPE merge names id {a if a not in toks else b} which is not in the vocabulary")
         out = toks[a] + toks[b]  # bytes join like the texts they spell (HF's tokens are UTF-8)
         i = self.bvocab.get(out)
         if i is None:
             raise _err(f"BPE merge output {decode_token(out)!r} is not in the vocabulary")
+        toks[i] = out
         self._mids[pair] = i
         return i
 
