@@ -117,6 +117,29 @@ def test_bench_files_whole(corpus, name):
         assert sha_ids(ids) == counts[b]["sha256_ids_le_u32"], b
 
 
+@pytest.mark.parametrize("name", PARITY)
+def test_threads_sharing_a_fresh_tokenizer_agree_with_one_thread(corpus, name):
+    """The tables a tokenizer fills on first use (Unigram's lattice table per start and its scores,
+    BPE's merge outputs, the character caches) are filled by whichever thread gets there first:
+    four threads encoding the same lines on a fresh tokenizer each get the one-thread ids."""
+    import sys
+    from concurrent.futures import ThreadPoolExecutor
+
+    lines = [c for t in ("en", "zh", "code") for c in cases(t)][:300]
+    expected = [tok(name).encode(x) for x in lines]
+    fresh = Tokenizer.from_file(CORPUS / "tok" / name / "mnn.mtok")
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible
+    try:
+        with ThreadPoolExecutor(4) as pool:
+            # two threads forward, two backward: they meet new lines at different times
+            runs = list(pool.map(lambda k: [fresh.encode(x) for x in (lines if k % 2 else lines[::-1])], range(4)))
+    finally:
+        sys.setswitchinterval(interval)
+    for k, got in enumerate(runs):
+        assert got == (expected if k % 2 else expected[::-1]), (name, k)
+
+
 def test_t5_serde_scores_needed_for_ties(corpus):
     """Python's correctly rounded scores tie-break differently from HF on some lines."""
     counts = json.loads((CORPUS / "tok" / "t5-small" / "ref_bench_counts.json").read_text())

@@ -149,11 +149,10 @@ class Unigram(ByteKeyedVocab):
         pref.pop("", None)
         self._pref = pref
 
-    def _load_start(self, g: str) -> None:
-        """Add the keys of 3+ characters that start with ``g`` to the lattice's table, then ``g``'s own
-        value (last, so a reader that sees it sees the rest; loading twice writes the same)."""
-        pref = self._pref
-        assert pref is not None
+    def _load_start(self, pref: dict[str, Any], g: str) -> None:
+        """Add the keys of 3+ characters that start with ``g`` to the lattice's table ``pref``, then
+        ``g``'s own value (last, so a reader that sees it sees the rest; loading twice writes the same).
+        The caller passes the table it reads: two threads building at once each read their own."""
         ordered = self._sorted
         lo = bisect_left(ordered, g)
         if lo < len(ordered) and ordered[lo] == g:
@@ -236,7 +235,7 @@ class Unigram(ByteKeyedVocab):
                         sc = v[1] + base
                     except TypeError:
                         if v is _UNLOADED:  # a 2-character start met for the first time
-                            self._load_start(s[i:j])
+                            self._load_start(pref, s[i:j])
                             continue  # the same j again
                         sc = self._score(v) + base  # a score not read yet
                     if bstart[j] < 0 or sc > bscore[j]:
