@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
+from collections.abc import Collection
 from itertools import repeat
 from operator import itemgetter
-from collections.abc import Collection
 from typing import Any
 
 from mtokspec import tree
