@@ -320,7 +320,6 @@ def test_serde_f64_reproduces_hf_score_parsing():
     assert [serde_f64(s) for s in scores] == back
 
 
-
 def test_serde_f64_min_reads_only_what_can_be_lowest():
     """The lowest serde value, from the few stored values near the stored minimum, is the lowest of all."""
     rnd = random.Random(2)
