@@ -13,6 +13,7 @@ import re
 import struct
 import sys
 from itertools import chain as _chain
+from operator import itemgetter as _itemgetter
 
 from mtokspec.errors import MtokFormatError
 from mtokspec.table import Table
@@ -53,6 +54,54 @@ def _bad_rows(rows, width, st, path):
 _STRICT_B64 = sys.version_info >= (3, 11)
 _MAX_LINE = 1 << 24
 _LITTLE = sys.byteorder == "little"  # memoryview casts read the file's little-endian words as is
+
+
+def _gather(seq, idx):
+    """``seq[i]`` for each ``i`` in ``idx``, as a tuple, at C speed."""
+    if len(idx) > 1:
+        return _itemgetter(*idx)(seq)
+    return tuple([seq[i] for i in idx])
+
+
+# A table of n rows [before bytes][u16 length][string][after bytes] has no size field: finding
+# its end means stepping over every row.  Measured alternatives (a translated copy stepping on the
+# low length byte, then checking the high bytes; a u16 view at every offset) cost as much as this.
+
+def _walk16(b, p, end, n, before, size):
+    """``(lens, r)``: each row's string length and the rows' total size (``size``: a row's bytes
+    but the string), or None when a row runs off ``b[:end]`` (the caller's checked walk then finds
+    the row and says why).  p + r may still exceed end: the caller checks.  No bounds check per row:
+    running off the data raises IndexError.  Unrolled: recording the lengths costs nothing then."""
+    lo = b[p + before:end]
+    hi = b[p + before + 1:end]
+    lens = []
+    r = 0
+    try:
+        for _ in range(n >> 3):
+            m0 = lo[r] | hi[r] << 8
+            r += size + m0
+            m1 = lo[r] | hi[r] << 8
+            r += size + m1
+            m2 = lo[r] | hi[r] << 8
+            r += size + m2
+            m3 = lo[r] | hi[r] << 8
+            r += size + m3
+            m4 = lo[r] | hi[r] << 8
+            r += size + m4
+            m5 = lo[r] | hi[r] << 8
+            r += size + m5
+            m6 = lo[r] | hi[r] << 8
+            r += size + m6
+            m7 = lo[r] | hi[r] << 8
+            r += size + m7
+            lens.extend((m0, m1, m2, m3, m4, m5, m6, m7))
+        for _ in range(n & 7):
+            m0 = lo[r] | hi[r] << 8
+            r += size + m0
+            lens.append(m0)
+    except IndexError:
+        return None
+    return lens, r
 
 
 def _line(b, p, end, path):
@@ -179,40 +228,14 @@ def _columns0(b, n, lens=None, pack=False):
         raise ValueError("pack=True needs two leading u32 columns")
     if lens is None:  # the parse did not record them: the same walk again
         p, end = 0, len(b)
-        lens = []
-        lo = b[p + 4:end]
-        hi = b[p + 5:end]
-        r = 0
-        try:
-            for _ in range(n >> 3):
-                m0 = lo[r] | hi[r] << 8
-                r += 6 + m0
-                m1 = lo[r] | hi[r] << 8
-                r += 6 + m1
-                m2 = lo[r] | hi[r] << 8
-                r += 6 + m2
-                m3 = lo[r] | hi[r] << 8
-                r += 6 + m3
-                m4 = lo[r] | hi[r] << 8
-                r += 6 + m4
-                m5 = lo[r] | hi[r] << 8
-                r += 6 + m5
-                m6 = lo[r] | hi[r] << 8
-                r += 6 + m6
-                m7 = lo[r] | hi[r] << 8
-                r += 6 + m7
-                lens.extend((m0, m1, m2, m3, m4, m5, m6, m7))
-            for _ in range(n & 7):
-                m0 = lo[r] | hi[r] << 8
-                r += 6 + m0
-                lens.append(m0)
-        except IndexError:
-            raise
-        del lo, hi
+        w = _walk16(b, p, end, n, 4, 6)
+        if w is None:
+            raise ValueError("a table row runs past the table's bytes")
+        lens, r = w
     try:
-        fmt = "".join(map(_SPELL0.__getitem__, lens))
+        fmt = "".join(_gather(_SPELL0, lens))
     except IndexError:  # a string of 256 bytes or more: a longer list, for this call only
-        fmt = "".join(map((_SPELL0 + ["I2x%ds" % m for m in range(256, max(lens) + 1)]).__getitem__, lens))
+        fmt = "".join(_gather(_SPELL0 + ["I2x%ds" % m for m in range(256, max(lens) + 1)], lens))
     flat = struct.unpack("<" + fmt, b)
     return (flat[0::2], flat[1::2],)
 
@@ -230,40 +253,14 @@ def _columns1(b, n, lens=None, pack=False):
         raise ValueError("pack=True needs two leading u32 columns")
     if lens is None:  # the parse did not record them: the same walk again
         p, end = 0, len(b)
-        lens = []
-        lo = b[p:end]
-        hi = b[p + 1:end]
-        r = 0
-        try:
-            for _ in range(n >> 3):
-                m0 = lo[r] | hi[r] << 8
-                r += 6 + m0
-                m1 = lo[r] | hi[r] << 8
-                r += 6 + m1
-                m2 = lo[r] | hi[r] << 8
-                r += 6 + m2
-                m3 = lo[r] | hi[r] << 8
-                r += 6 + m3
-                m4 = lo[r] | hi[r] << 8
-                r += 6 + m4
-                m5 = lo[r] | hi[r] << 8
-                r += 6 + m5
-                m6 = lo[r] | hi[r] << 8
-                r += 6 + m6
-                m7 = lo[r] | hi[r] << 8
-                r += 6 + m7
-                lens.extend((m0, m1, m2, m3, m4, m5, m6, m7))
-            for _ in range(n & 7):
-                m0 = lo[r] | hi[r] << 8
-                r += 6 + m0
-                lens.append(m0)
-        except IndexError:
-            raise
-        del lo, hi
+        w = _walk16(b, p, end, n, 0, 6)
+        if w is None:
+            raise ValueError("a table row runs past the table's bytes")
+        lens, r = w
     try:
-        fmt = "".join(map(_SPELL1.__getitem__, lens))
+        fmt = "".join(_gather(_SPELL1, lens))
     except IndexError:  # a string of 256 bytes or more: a longer list, for this call only
-        fmt = "".join(map((_SPELL1 + ["2x%dsI" % m for m in range(256, max(lens) + 1)]).__getitem__, lens))
+        fmt = "".join(_gather(_SPELL1 + ["2x%dsI" % m for m in range(256, max(lens) + 1)], lens))
     flat = struct.unpack("<" + fmt, b)
     return (flat[0::2], flat[1::2],)
 
@@ -300,40 +297,14 @@ def _columns3(b, n, lens=None, pack=False):
         raise ValueError("pack=True needs two leading u32 columns")
     if lens is None:  # the parse did not record them: the same walk again
         p, end = 0, len(b)
-        lens = []
-        lo = b[p:end]
-        hi = b[p + 1:end]
-        r = 0
-        try:
-            for _ in range(n >> 3):
-                m0 = lo[r] | hi[r] << 8
-                r += 14 + m0
-                m1 = lo[r] | hi[r] << 8
-                r += 14 + m1
-                m2 = lo[r] | hi[r] << 8
-                r += 14 + m2
-                m3 = lo[r] | hi[r] << 8
-                r += 14 + m3
-                m4 = lo[r] | hi[r] << 8
-                r += 14 + m4
-                m5 = lo[r] | hi[r] << 8
-                r += 14 + m5
-                m6 = lo[r] | hi[r] << 8
-                r += 14 + m6
-                m7 = lo[r] | hi[r] << 8
-                r += 14 + m7
-                lens.extend((m0, m1, m2, m3, m4, m5, m6, m7))
-            for _ in range(n & 7):
-                m0 = lo[r] | hi[r] << 8
-                r += 14 + m0
-                lens.append(m0)
-        except IndexError:
-            raise
-        del lo, hi
+        w = _walk16(b, p, end, n, 0, 14)
+        if w is None:
+            raise ValueError("a table row runs past the table's bytes")
+        lens, r = w
     try:
-        fmt = "".join(map(_SPELL2.__getitem__, lens))
+        fmt = "".join(_gather(_SPELL2, lens))
     except IndexError:  # a string of 256 bytes or more: a longer list, for this call only
-        fmt = "".join(map((_SPELL2 + ["2x%dsId" % m for m in range(256, max(lens) + 1)]).__getitem__, lens))
+        fmt = "".join(_gather(_SPELL2 + ["2x%dsId" % m for m in range(256, max(lens) + 1)], lens))
     flat = struct.unpack("<" + fmt, b)
     return (flat[0::3], flat[1::3], flat[2::3],)
 
@@ -348,42 +319,16 @@ _SPELL3 = ["IBBB2x%ds" % m for m in range(256)]
 
 def _bulk_AddedToken(b, p, end, n):
     """n AddedToken records at p, read together; None when any check fails."""
-    lens = []
-    lo = b[p + 7:end]
-    hi = b[p + 8:end]
-    r = 0
-    try:
-        for _ in range(n >> 3):
-            m0 = lo[r] | hi[r] << 8
-            r += 9 + m0
-            m1 = lo[r] | hi[r] << 8
-            r += 9 + m1
-            m2 = lo[r] | hi[r] << 8
-            r += 9 + m2
-            m3 = lo[r] | hi[r] << 8
-            r += 9 + m3
-            m4 = lo[r] | hi[r] << 8
-            r += 9 + m4
-            m5 = lo[r] | hi[r] << 8
-            r += 9 + m5
-            m6 = lo[r] | hi[r] << 8
-            r += 9 + m6
-            m7 = lo[r] | hi[r] << 8
-            r += 9 + m7
-            lens.extend((m0, m1, m2, m3, m4, m5, m6, m7))
-        for _ in range(n & 7):
-            m0 = lo[r] | hi[r] << 8
-            r += 9 + m0
-            lens.append(m0)
-    except IndexError:
+    w = _walk16(b, p, end, n, 7, 9)
+    if w is None:
         return None
-    del lo, hi
+    lens, r = w
     if p + r > end:
         return None
     try:
-        fmt = "".join(map(_SPELL3.__getitem__, lens))
+        fmt = "".join(_gather(_SPELL3, lens))
     except IndexError:  # a string of 256 bytes or more: a longer list, for this call only
-        fmt = "".join(map((_SPELL3 + ["IBBB2x%ds" % m for m in range(256, max(lens) + 1)]).__getitem__, lens))
+        fmt = "".join(_gather(_SPELL3 + ["IBBB2x%ds" % m for m in range(256, max(lens) + 1)], lens))
     flat = struct.unpack("<" + fmt, b[p:p + r])
     c0 = flat[0::5]
     c1 = flat[1::5]
@@ -579,36 +524,10 @@ def _parse_TableNormalizer(b, p, end, path, depth):
     p += 4
     start17 = p
     p18 = p
-    lens19 = []
-    lo = b[p + 4:end]
-    hi = b[p + 5:end]
-    r = 0
-    try:
-        for _ in range(n15 >> 3):
-            m0 = lo[r] | hi[r] << 8
-            r += 6 + m0
-            m1 = lo[r] | hi[r] << 8
-            r += 6 + m1
-            m2 = lo[r] | hi[r] << 8
-            r += 6 + m2
-            m3 = lo[r] | hi[r] << 8
-            r += 6 + m3
-            m4 = lo[r] | hi[r] << 8
-            r += 6 + m4
-            m5 = lo[r] | hi[r] << 8
-            r += 6 + m5
-            m6 = lo[r] | hi[r] << 8
-            r += 6 + m6
-            m7 = lo[r] | hi[r] << 8
-            r += 6 + m7
-            lens19.extend((m0, m1, m2, m3, m4, m5, m6, m7))
-        for _ in range(n15 & 7):
-            m0 = lo[r] | hi[r] << 8
-            r += 6 + m0
-            lens19.append(m0)
-    except IndexError:
-        r = end + 1 - p
-    del lo, hi
+    w = _walk16(b, p, end, n15, 4, 6)
+    if w is None:
+        w = None, end + 1 - p
+    lens19, r = w
     p += r
     if p > end:
         p = p18
@@ -685,36 +604,10 @@ def _parse_BertNFDNormalizer(b, p, end, path, depth):
         p += 4
         start29 = p
         p30 = p
-        lens31 = []
-        lo = b[p + 4:end]
-        hi = b[p + 5:end]
-        r = 0
-        try:
-            for _ in range(n27 >> 3):
-                m0 = lo[r] | hi[r] << 8
-                r += 6 + m0
-                m1 = lo[r] | hi[r] << 8
-                r += 6 + m1
-                m2 = lo[r] | hi[r] << 8
-                r += 6 + m2
-                m3 = lo[r] | hi[r] << 8
-                r += 6 + m3
-                m4 = lo[r] | hi[r] << 8
-                r += 6 + m4
-                m5 = lo[r] | hi[r] << 8
-                r += 6 + m5
-                m6 = lo[r] | hi[r] << 8
-                r += 6 + m6
-                m7 = lo[r] | hi[r] << 8
-                r += 6 + m7
-                lens31.extend((m0, m1, m2, m3, m4, m5, m6, m7))
-            for _ in range(n27 & 7):
-                m0 = lo[r] | hi[r] << 8
-                r += 6 + m0
-                lens31.append(m0)
-        except IndexError:
-            r = end + 1 - p
-        del lo, hi
+        w = _walk16(b, p, end, n27, 4, 6)
+        if w is None:
+            w = None, end + 1 - p
+        lens31, r = w
         p += r
         if p > end:
             p = p30
@@ -1036,36 +929,10 @@ def _parse_BPEModel(b, p, end, path, depth):
     n50 = v_vocab_size
     start52 = p
     p53 = p
-    lens54 = []
-    lo = b[p:end]
-    hi = b[p + 1:end]
-    r = 0
-    try:
-        for _ in range(n50 >> 3):
-            m0 = lo[r] | hi[r] << 8
-            r += 6 + m0
-            m1 = lo[r] | hi[r] << 8
-            r += 6 + m1
-            m2 = lo[r] | hi[r] << 8
-            r += 6 + m2
-            m3 = lo[r] | hi[r] << 8
-            r += 6 + m3
-            m4 = lo[r] | hi[r] << 8
-            r += 6 + m4
-            m5 = lo[r] | hi[r] << 8
-            r += 6 + m5
-            m6 = lo[r] | hi[r] << 8
-            r += 6 + m6
-            m7 = lo[r] | hi[r] << 8
-            r += 6 + m7
-            lens54.extend((m0, m1, m2, m3, m4, m5, m6, m7))
-        for _ in range(n50 & 7):
-            m0 = lo[r] | hi[r] << 8
-            r += 6 + m0
-            lens54.append(m0)
-    except IndexError:
-        r = end + 1 - p
-    del lo, hi
+    w = _walk16(b, p, end, n50, 0, 6)
+    if w is None:
+        w = None, end + 1 - p
+    lens54, r = w
     p += r
     if p > end:
         p = p53
@@ -1172,36 +1039,10 @@ def _parse_WordPieceModel(b, p, end, path, depth):
     n72 = v_vocab_size
     start74 = p
     p75 = p
-    lens76 = []
-    lo = b[p:end]
-    hi = b[p + 1:end]
-    r = 0
-    try:
-        for _ in range(n72 >> 3):
-            m0 = lo[r] | hi[r] << 8
-            r += 6 + m0
-            m1 = lo[r] | hi[r] << 8
-            r += 6 + m1
-            m2 = lo[r] | hi[r] << 8
-            r += 6 + m2
-            m3 = lo[r] | hi[r] << 8
-            r += 6 + m3
-            m4 = lo[r] | hi[r] << 8
-            r += 6 + m4
-            m5 = lo[r] | hi[r] << 8
-            r += 6 + m5
-            m6 = lo[r] | hi[r] << 8
-            r += 6 + m6
-            m7 = lo[r] | hi[r] << 8
-            r += 6 + m7
-            lens76.extend((m0, m1, m2, m3, m4, m5, m6, m7))
-        for _ in range(n72 & 7):
-            m0 = lo[r] | hi[r] << 8
-            r += 6 + m0
-            lens76.append(m0)
-    except IndexError:
-        r = end + 1 - p
-    del lo, hi
+    w = _walk16(b, p, end, n72, 0, 6)
+    if w is None:
+        w = None, end + 1 - p
+    lens76, r = w
     p += r
     if p > end:
         p = p75
@@ -1289,36 +1130,10 @@ def _parse_UnigramModel(b, p, end, path, depth):
     n86 = v_vocab_size
     start88 = p
     p89 = p
-    lens90 = []
-    lo = b[p:end]
-    hi = b[p + 1:end]
-    r = 0
-    try:
-        for _ in range(n86 >> 3):
-            m0 = lo[r] | hi[r] << 8
-            r += 14 + m0
-            m1 = lo[r] | hi[r] << 8
-            r += 14 + m1
-            m2 = lo[r] | hi[r] << 8
-            r += 14 + m2
-            m3 = lo[r] | hi[r] << 8
-            r += 14 + m3
-            m4 = lo[r] | hi[r] << 8
-            r += 14 + m4
-            m5 = lo[r] | hi[r] << 8
-            r += 14 + m5
-            m6 = lo[r] | hi[r] << 8
-            r += 14 + m6
-            m7 = lo[r] | hi[r] << 8
-            r += 14 + m7
-            lens90.extend((m0, m1, m2, m3, m4, m5, m6, m7))
-        for _ in range(n86 & 7):
-            m0 = lo[r] | hi[r] << 8
-            r += 14 + m0
-            lens90.append(m0)
-    except IndexError:
-        r = end + 1 - p
-    del lo, hi
+    w = _walk16(b, p, end, n86, 0, 14)
+    if w is None:
+        w = None, end + 1 - p
+    lens90, r = w
     p += r
     if p > end:
         p = p89

@@ -624,35 +624,16 @@ class Emitter:
                 return False
         return True
 
-    UNROLL = 8  # rows per iteration of the fast walk: recording the lengths then costs nothing
-
     def length_walk(self, ind, n, before, after, lens, on_fail):
-        """Walk n rows of [before bytes][u16 length][string][after bytes] from p, recording each
-        string's length in ``lens``; ``r`` ends as the rows' total size.  No bounds checks: running
-        off the data raises IndexError, which runs the ``on_fail`` lines (the caller checks that
-        p + r is within end).  ``lo[r]``/``hi[r]`` are the length bytes of the row at ``r``: one
-        index each, no offset arithmetic per row."""
-        ms = [f"m{j}" for j in range(self.UNROLL)]
-        step = "lo[r] | hi[r] << 8"
-        size = before + 2 + after
-        self.w(ind, f"{lens} = []")
-        self.w(ind, f"lo = b[p + {before}:end]" if before else "lo = b[p:end]")
-        self.w(ind, f"hi = b[p + {before + 1}:end]")
-        self.w(ind, "r = 0")
-        self.w(ind, "try:")
-        self.w(ind + 1, f"for _ in range({n} >> {self.UNROLL.bit_length() - 1}):")
-        for m in ms:
-            self.w(ind + 2, f"{m} = {step}")
-            self.w(ind + 2, f"r += {size} + {m}")
-        self.w(ind + 2, f"{lens}.extend(({', '.join(ms)}))")
-        self.w(ind + 1, f"for _ in range({n} & {self.UNROLL - 1}):")
-        self.w(ind + 2, f"m0 = {step}")
-        self.w(ind + 2, f"r += {size} + m0")
-        self.w(ind + 2, f"{lens}.append(m0)")
-        self.w(ind, "except IndexError:")
+        """Walk n rows of [before bytes][u16 length][string][after bytes] from p (``_walk16``),
+        recording each string's length in ``lens``; ``r`` ends as the rows' total size.  When a row
+        runs off the data the ``on_fail`` lines run: they leave a ``(lens, r)`` pair in ``w`` or
+        leave the function (the caller checks that p + r is within end)."""
+        self.w(ind, f"w = _walk16(b, p, end, {n}, {before}, {before + 2 + after})")
+        self.w(ind, "if w is None:")
         for line in on_fail:
             self.w(ind + 1, line)
-        self.w(ind, "del lo, hi")
+        self.w(ind, f"{lens}, r = w")
 
     def spell_unpack(self, ind, pre, post, lens, buf):
         """``flat`` = one struct unpack of rows [pre][u16 length][string][post] whose string
@@ -665,10 +646,10 @@ class Emitter:
                                    "length (never changed: thread-safe)",
                                    f'{table} = ["{pre}2x%ds{post}" % m for m in range(256)]', "", ""]
         self.w(ind, "try:")
-        self.w(ind + 1, f'fmt = "".join(map({table}.__getitem__, {lens}))')
+        self.w(ind + 1, f'fmt = "".join(_gather({table}, {lens}))')
         self.w(ind, "except IndexError:  # a string of 256 bytes or more: a longer list, for this call only")
-        self.w(ind + 1, f'fmt = "".join(map(({table} + ["{pre}2x%ds{post}" % m for m in range(256, max({lens}) + 1)])'
-                        f'.__getitem__, {lens}))')
+        self.w(ind + 1, f'fmt = "".join(_gather({table} + ["{pre}2x%ds{post}" % m for m in range(256, max({lens}) + 1)], '
+                        f'{lens}))')
         self.w(ind, f'flat = struct.unpack("<" + fmt, {buf})')
 
     def walk_rows(self, ind, cols, n, idx, epe):
@@ -689,7 +670,7 @@ class Emitter:
             after = sum(struct.calcsize("<" + self.fixed(f.sub)[0]) for f in cols[k + 1:])
             start, lens = self.var("p"), self.var("lens")
             self.w(ind, f"{start} = p")
-            self.length_walk(ind, n, before, after, lens, ["r = end + 1 - p"])
+            self.length_walk(ind, n, before, after, lens, ["w = None, end + 1 - p"])
             self.w(ind, "p += r")
             self.w(ind, "if p > end:")
             self.w(ind + 1, f"p = {start}")
@@ -781,7 +762,7 @@ class Emitter:
                 a, z = struct.calcsize("<" + pre), struct.calcsize("<" + post)
                 self.w(1, "if lens is None:  # the parse did not record them: the same walk again")
                 self.w(2, "p, end = 0, len(b)")
-                self.length_walk(2, "n", a, z, "lens", ["raise"])  # the bytes were bounds-checked
+                self.length_walk(2, "n", a, z, "lens", ['raise ValueError("a table row runs past the table\'s bytes")'])
                 self.spell_unpack(1, pre, post, "lens", "b")
             self.w(1, "return " + ("(flat,)" if k == 1 else "(" + ", ".join(f"flat[{j}::{k}]" for j in range(k)) + ",)"))
             self.w(0, "")
@@ -1110,6 +1091,7 @@ import re
 import struct
 import sys
 from itertools import chain as _chain
+from operator import itemgetter as _itemgetter
 
 from mtokspec.errors import MtokFormatError
 from mtokspec.table import Table
@@ -1150,6 +1132,54 @@ def _bad_rows(rows, width, st, path):
 _STRICT_B64 = sys.version_info >= (3, 11)
 _MAX_LINE = 1 << 24
 _LITTLE = sys.byteorder == "little"  # memoryview casts read the file's little-endian words as is
+
+
+def _gather(seq, idx):
+    """``seq[i]`` for each ``i`` in ``idx``, as a tuple, at C speed."""
+    if len(idx) > 1:
+        return _itemgetter(*idx)(seq)
+    return tuple([seq[i] for i in idx])
+
+
+# A table of n rows [before bytes][u16 length][string][after bytes] has no size field: finding
+# its end means stepping over every row.  Measured alternatives (a translated copy stepping on the
+# low length byte, then checking the high bytes; a u16 view at every offset) cost as much as this.
+
+def _walk16(b, p, end, n, before, size):
+    """``(lens, r)``: each row's string length and the rows' total size (``size``: a row's bytes
+    but the string), or None when a row runs off ``b[:end]`` (the caller's checked walk then finds
+    the row and says why).  p + r may still exceed end: the caller checks.  No bounds check per row:
+    running off the data raises IndexError.  Unrolled: recording the lengths costs nothing then."""
+    lo = b[p + before:end]
+    hi = b[p + before + 1:end]
+    lens = []
+    r = 0
+    try:
+        for _ in range(n >> 3):
+            m0 = lo[r] | hi[r] << 8
+            r += size + m0
+            m1 = lo[r] | hi[r] << 8
+            r += size + m1
+            m2 = lo[r] | hi[r] << 8
+            r += size + m2
+            m3 = lo[r] | hi[r] << 8
+            r += size + m3
+            m4 = lo[r] | hi[r] << 8
+            r += size + m4
+            m5 = lo[r] | hi[r] << 8
+            r += size + m5
+            m6 = lo[r] | hi[r] << 8
+            r += size + m6
+            m7 = lo[r] | hi[r] << 8
+            r += size + m7
+            lens.extend((m0, m1, m2, m3, m4, m5, m6, m7))
+        for _ in range(n & 7):
+            m0 = lo[r] | hi[r] << 8
+            r += size + m0
+            lens.append(m0)
+    except IndexError:
+        return None
+    return lens, r
 
 
 def _line(b, p, end, path):
