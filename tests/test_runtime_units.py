@@ -17,6 +17,7 @@ from mtokspec.runtime import normalizers as N
 from mtokspec.runtime import pre_tokenizers as P
 from mtokspec.runtime.added_tokens import AddedVocabulary
 from mtokspec.runtime.models import BPE, Unigram, WordPiece
+from mtokspec.runtime.models import unigram as unigram_module
 from mtokspec.runtime.models.unigram import serde_f64, serde_f64_min
 
 tokenizers = pytest.importorskip("tokenizers")
@@ -290,10 +291,14 @@ def test_unigram_matches_hf_ties_unk_and_byte_fallback():
             assert list(ours.tokenize(w)) == [t.id for t in theirs.tokenize(w)], (bf, w)
 
 
-def test_unigram_lattice_table_loaded_per_start_matches_hf():
-    """The lattice's table grows per 2-character start as text meets them; random vocabularies whose
-    pieces share starts (the last code points included, where the start's run ends the list) must
-    segment as HF's Unigram does, on any order of words."""
+@pytest.mark.parametrize("small_start", [0, 2, 64])
+def test_unigram_lattice_table_loaded_per_start_matches_hf(monkeypatch, small_start):
+    """The lattice's table grows as text meets prefixes: a prefix with few longer pieces loads them
+    all, one with more (``small_start``: 0 is always, 64 never for these vocabularies) loads one
+    character deeper and leaves the deeper prefixes unloaded.  Random vocabularies whose pieces share
+    prefixes (the last code points included, where a prefix's run ends the list) must segment as HF's
+    Unigram does, on any order of words."""
+    monkeypatch.setattr(unigram_module, "_SMALL_START", small_start)
     rnd = random.Random(4)
     alphabet = ["a", "b", "\u2581", "\u00e9", "\U0010fffe", "\U0010ffff"]
     for _ in range(120):

@@ -6,7 +6,7 @@ that starts no single-character piece gets an unknown node scored ``min_score - 
 unknown nodes are fused into one string, which becomes byte tokens under ``byte_fallback`` (when all
 ``<0xXX>`` exist) or ``unk_id``.  Results are cached per piece (bounded).  The candidates come
 from a table of every prefix of every piece (HF walks a trie), built on the first encode for keys
-of 1-2 characters and per 2-character start after that, as text meets the starts (``_build``).
+of 1-2 characters and one character deeper at a time after that, as text meets them (``_build``).
 
 Scores and HF parity (format-notes, "Float scores"): HF reads ``tokenizer.json`` with serde_json's
 default float parser, which is not correctly rounded; the exporter writes Python's correctly rounded
@@ -36,7 +36,7 @@ __all__ = ["Unigram", "serde_f64", "serde_f64_min", "UNK_PENALTY"]
 
 UNK_PENALTY = 10.0
 _MISSING = object()
-_UNLOADED = object()
+_SMALL_START = 64  # a start with at most this many longer pieces is loaded whole (_load_start)
 _FIRST = itemgetter(slice(0, 1))
 _FIRST_TWO = itemgetter(slice(0, 2))
 _POW10 = [float(f"1e{k}") for k in range(309)]
@@ -45,6 +45,27 @@ _POW10 = [float(f"1e{k}") for k in range(309)]
 def _piece(i: int | None) -> list | None:
     """A piece's entry in the lattice's table: [id, score], the score read on first use."""
     return None if i is None else [i, None]
+
+
+class _Unloaded:
+    """The table's entry for a key whose longer keys are not in the table yet: it holds the key's
+    own entry (a piece or None), which replaces it once they are (``Unigram._load_start``).  Not
+    subscriptable, so the lattice's ``v[1]`` fails on it as on an unread score."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: list | None):
+        self.value = value
+
+
+def _prefix_end(ordered: list[str], g: str, lo: int) -> int:
+    """The end of the run of ``ordered`` (sorted, from ``lo`` on) that starts with ``g``."""
+    while g:
+        c = ord(g[-1])
+        if c < 0x10FFFF:
+            return bisect_left(ordered, g[:-1] + chr(c + 1), lo)
+        g = g[:-1]  # nothing sorts between "...U+10FFFF" runs and the next shorter prefix
+    return len(ordered)
 
 
 def serde_f64(x: float) -> float:
@@ -93,9 +114,9 @@ def serde_f64_min(xs: Collection[float]) -> float:
 
 class Unigram(ByteKeyedVocab):
     __slots__ = ("_rows", "unk_id", "byte_fallback", "serde_scores", "_ids_scores", "_stored",
-                 "_pref", "_sorted", "_pending", "_unk_score", "_cache")
+                 "_pref", "_sorted", "_unk_score", "_cache")
 
-    # built on first use: str -> [id, score or None until read], None (a prefix only) or _UNLOADED
+    # built on first use: str -> [id, score or None until read], None (a prefix only) or _Unloaded
     _pref: dict[str, Any] | None
 
     def __init__(self, rows, unk_id: int, byte_fallback: bool = False, serde_scores: bool = True):
@@ -134,41 +155,54 @@ class Unigram(ByteKeyedVocab):
         self._unk_score = lowest - UNK_PENALTY
         # the lattice's table: every prefix of every piece -> None (a prefix only) or, for a piece,
         # [id, score] (the score None until the lattice first reads it: _score).
-        # Keys of 1-2 characters are there from the start; the longer ones are added per 2-character
-        # start when the lattice first meets it (_load_start): the whole table is 57k strings for t5,
-        # 25 ms, and one line of text needs a few dozen of its 1k starts.  Until then the start maps
-        # to _UNLOADED, which cannot be read as a piece, so the lattice pays nothing until it meets one.
+        # Keys of 1-2 characters are there from the start; longer ones are added one character
+        # deeper when the lattice first meets their prefix (_load_start): the whole table is 57k
+        # strings for t5, 25 ms, and a line of text needs a few hundred of them.  Until then the
+        # prefix maps to an _Unloaded holding its own entry, so the lattice pays nothing until then.
         tok2id = self.vocab
-        self._sorted = ordered = sorted(tok2id)  # the pieces with one start are a run of this list
+        self._sorted = ordered = sorted(tok2id)  # the pieces with one prefix are a run of this list
         starts = dict.fromkeys(map(_FIRST_TWO, ordered))  # of every piece: its first 1-2 characters
         pref: dict[str, Any] = dict.fromkeys(map(_FIRST, starts))
         for c in pref:
             pref[c] = _piece(tok2id.get(c))
-        self._pending = {g: _piece(tok2id.get(g)) for g in starts if len(g) == 2}  # a start's own value
-        pref.update(dict.fromkeys(self._pending, _UNLOADED))
+        # each 2-character start is unloaded: its longer keys come when the lattice meets it
+        for g in starts:
+            if len(g) == 2:
+                pref[g] = _Unloaded(_piece(tok2id.get(g)))
         pref.pop("", None)
         self._pref = pref
 
-    def _load_start(self, pref: dict[str, Any], g: str) -> None:
-        """Add the keys of 3+ characters that start with ``g`` to the lattice's table ``pref``, then
-        ``g``'s own value (last, so a reader that sees it sees the rest; loading twice writes the same).
-        The caller passes the table it reads: two threads building at once each read their own."""
+    def _load_start(self, pref: dict[str, Any], g: str, own: list | None) -> None:
+        """Add the keys one character longer than ``g`` (an unloaded prefix whose own entry is
+        ``own``) to the lattice's table ``pref``; all longer keys too when few pieces start with
+        ``g``, else each new key that more pieces start with is unloaded in turn.  ``g``'s own entry
+        goes in last, so a reader that sees it sees the rest; loading twice writes the same.  The
+        caller passes the table it reads: two threads building at once each read their own."""
         ordered = self._sorted
         lo = bisect_left(ordered, g)
         if lo < len(ordered) and ordered[lo] == g:
             lo += 1
-        nxt = ord(g[1]) + 1
-        hi = bisect_left(ordered, g[0] + chr(nxt), lo) if nxt <= 0x10FFFF else \
-            (bisect_left(ordered, chr(ord(g[0]) + 1), lo) if ord(g[0]) < 0x10FFFF else len(ordered))
-        members = ordered[lo:hi]
-        for t in members:
-            for k in range(3, len(t)):
-                p = t[:k]
-                if p not in pref:
-                    pref[p] = None
+        hi = _prefix_end(ordered, g, lo)
         tok2id = self.vocab
-        pref.update(zip(members, map(list, zip(map(tok2id.__getitem__, members), repeat(None)))))
-        pref[g] = self._pending[g]
+        if hi - lo <= _SMALL_START:
+            members = ordered[lo:hi]
+            for t in members:
+                for k in range(len(g) + 1, len(t)):
+                    p = t[:k]
+                    if p not in pref:
+                        pref[p] = None
+            pref.update(zip(members, map(list, zip(map(tok2id.__getitem__, members), repeat(None)))))
+        else:
+            n = len(g) + 1
+            j = lo
+            while j < hi:  # one run per key of n characters; a run starts with the key if it is a piece
+                t = ordered[j]
+                k = t[:n]
+                end = _prefix_end(ordered, k, j + 1)
+                piece = [tok2id[t], None] if len(t) == n else None
+                pref[k] = piece if piece is not None and end == j + 1 else _Unloaded(piece)
+                j = end
+        pref[g] = own
 
     def _score(self, piece: list) -> float:
         """A piece's score, re-read serde-style the first time the lattice asks for it (``piece`` is
@@ -234,8 +268,8 @@ class Unigram(ByteKeyedVocab):
                     try:
                         sc = v[1] + base
                     except TypeError:
-                        if v is _UNLOADED:  # a 2-character start met for the first time
-                            self._load_start(pref, s[i:j])
+                        if v.__class__ is _Unloaded:  # a prefix met for the first time
+                            self._load_start(pref, s[i:j], v.value)
                             continue  # the same j again
                         sc = self._score(v) + base  # a score not read yet
                     if bstart[j] < 0 or sc > bscore[j]:
