@@ -8,6 +8,8 @@ import random
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import mtokspec
 from mtokspec import tree as T
@@ -22,6 +24,7 @@ from mtokspec.runtime.models.unigram import serde_f64, serde_f64_min
 
 tokenizers = pytest.importorskip("tokenizers")
 from tokenizers import Regex, decoders, models, normalizers, pre_tokenizers  # noqa: E402
+from unicode_stable import STABLE_CHARS  # noqa: E402
 
 SAMPLES = [
     "", " ", "Hello world", "  Hello   world  ", "ΣΑΣ ΟΔΟΣ σ", "İstanbul ǅ ß", "Café naïve e\u0301",
@@ -115,6 +118,17 @@ LLAMA3 = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[
 def test_pre_tokenizers_match_hf(ours, theirs):
     for s in SAMPLES + ["12a345bb6", "xx  yy\n\n z"]:
         assert ours.split(s) == _hf_pieces(theirs, s), s
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(["'", "'s", "'t", "'re", "'ve", "'m", "'ll", "'d", "'S", "'LL", "s", "l", "r", "e",
+                                 "v", " ", "  ", "\t", "\n", "1", "²", "é", "中", ",", "!"]), max_size=12).map("".join)
+       | st.text(STABLE_CHARS, max_size=30))
+def test_byte_level_split_matches_hf_around_contractions(s):
+    """ByteLevel's pattern groups HF's seven contraction alternatives; it must split as HF does,
+    on text dense in apostrophes, the letters after them, and white space (and any text of
+    characters both Unicode tables agree on, see unicode_stable)."""
+    assert P.ByteLevel(True).split(s) == _hf_pieces(pre_tokenizers.ByteLevel(add_prefix_space=False), s)
 
 
 @pytest.mark.parametrize("code,name", [(P.CONTIGUOUS, "contiguous"), (P.MERGED_WITH_NEXT, "merged_with_next")])
