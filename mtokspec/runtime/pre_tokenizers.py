@@ -21,6 +21,7 @@ Lossy places of the format (``format-notes.md`` ⚠), followed as the file says:
 
 from __future__ import annotations
 
+import re
 import time
 
 import regex
@@ -153,6 +154,13 @@ class ByteLevel(PreTokenizer):
     PATTERN = regex.compile(
         r"'(?:[stmd]|re|ve|ll)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
     )
+    # The same pattern for ASCII text, its classes cut to the ASCII characters ``PATTERN`` puts in
+    # them: the standard ``re`` module runs it about twice as fast as ``regex`` runs ``PATTERN``.
+    ASCII_PATTERN = re.compile(
+        "'(?:[stmd]|re|ve|ll)| ?[{L}]+| ?[{N}]+| ?[^{W}{L}{N}]+|[{W}]+(?![^{W}])|[{W}]+".format(
+            **{k: "".join(re.escape(chr(c)) for c in range(128) if regex.fullmatch(cls, chr(c)))
+               for k, cls in (("L", r"\p{L}"), ("N", r"\p{N}"), ("W", r"\s"))})
+    )
 
     def __init__(self, use_regex: bool = True):
         self.use_regex = use_regex
@@ -161,7 +169,9 @@ class ByteLevel(PreTokenizer):
         """The pieces before the byte mapping."""
         if not s:
             return []
-        return self.PATTERN.findall(s) if self.use_regex else [s]
+        if not self.use_regex:
+            return [s]
+        return (self.ASCII_PATTERN if s.isascii() else self.PATTERN).findall(s)
 
     def split(self, s: str) -> list[str]:
         return [byte_level_map(p) for p in self.split_raw(s)]
