@@ -135,6 +135,20 @@ def test_byte_level_split_matches_hf_around_contractions(s):
         assert pt.ASCII_PATTERN.findall(s) == pt.PATTERN.findall(s)
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.characters(max_codepoint=127), max_size=40))
+def test_bert_ascii_fast_paths_match_hf(s):
+    """ASCII text takes faster paths: BertPreTokenizer's pattern with its classes cut to ASCII
+    (run by ``re``), and BertNormalizer skipping the clean-up of printable ASCII.  Any ASCII text,
+    control characters included, must come out as HF's."""
+    assert P.BertPreTokenizer().split(s) == _hf_pieces(pre_tokenizers.BertPreTokenizer(), s)
+    for lower in (False, True):
+        ours = N.BertNormalizer(True, True, False, lower)
+        theirs = normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=True, strip_accents=False,
+                                            lowercase=lower)
+        assert ours.normalize(s) == theirs.normalize_str(s)
+
+
 @pytest.mark.parametrize("code,name", [(P.CONTIGUOUS, "contiguous"), (P.MERGED_WITH_NEXT, "merged_with_next")])
 def test_split_spans_other_behaviours(code, name):
     import regex

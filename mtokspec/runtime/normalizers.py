@@ -217,7 +217,8 @@ class BertNormalizer(Normalizer):
         return unicodedata.normalize("NFD", s.translate(nfd))
 
     def normalize(self, s: str) -> str:
-        if self.clean_text:
+        # printable ASCII has nothing to drop and no white space but " " (isprintable: C speed)
+        if self.clean_text and not (s.isascii() and s.isprintable()):
             s = _BERT_DROP.sub("", s)
             s = _BERT_WS.sub(" ", s)
         if self.handle_chinese_chars and not s.isascii():

@@ -51,6 +51,12 @@ UNICODE_TO_BYTES: dict[str, int] = CHAR_TO_BYTE
 _LATIN1_TO_BL = {b: c for b, c in enumerate(BYTES_TO_UNICODE)}
 
 
+def _ascii_class(cls: str) -> str:
+    """The ASCII characters the ``regex`` class ``cls`` holds, escaped for a ``re`` class: the
+    ASCII form of a pattern, which the standard ``re`` module runs faster than ``regex``."""
+    return "".join(re.escape(chr(c)) for c in range(128) if regex.fullmatch(cls, chr(c)))
+
+
 def byte_level_map(s: str) -> str:
     """The UTF-8 bytes of ``s`` as GPT-2 byte-level characters."""
     return s.encode("utf-8", "surrogatepass").decode("latin-1").translate(_LATIN1_TO_BL)
@@ -158,8 +164,7 @@ class ByteLevel(PreTokenizer):
     # them: the standard ``re`` module runs it about twice as fast as ``regex`` runs ``PATTERN``.
     ASCII_PATTERN = re.compile(
         "'(?:[stmd]|re|ve|ll)| ?[{L}]+| ?[{N}]+| ?[^{W}{L}{N}]+|[{W}]+(?![^{W}])|[{W}]+".format(
-            **{k: "".join(re.escape(chr(c)) for c in range(128) if regex.fullmatch(cls, chr(c)))
-               for k, cls in (("L", r"\p{L}"), ("N", r"\p{N}"), ("W", r"\s"))})
+            L=_ascii_class(r"\p{L}"), N=_ascii_class(r"\p{N}"), W=_ascii_class(r"\s"))
     )
 
     def __init__(self, use_regex: bool = True):
@@ -305,9 +310,12 @@ class BertPreTokenizer(PreTokenizer):
 
     _P = r"\p{P}!-/:-@\[-`{-~"
     _RE = regex.compile(f"[^{regex.escape(_WS_STR)}{_P}]+|[{_P}]")
+    # for ASCII text: the same classes cut to ASCII, run by ``re`` (see ByteLevel.ASCII_PATTERN)
+    _ASCII_RE = re.compile("[^{W}{P}]+|[{P}]".format(W=_ascii_class(f"[{regex.escape(_WS_STR)}]"),
+                                                    P=_ascii_class(f"[{_P}]")))
 
     def split(self, s: str) -> list[str]:
-        return self._RE.findall(s)
+        return (self._ASCII_RE if s.isascii() else self._RE).findall(s)
 
     @classmethod
     def from_tree(cls, node) -> "BertPreTokenizer":
