@@ -137,11 +137,15 @@ def test_byte_level_split_matches_hf_around_contractions(s):
 
 @settings(max_examples=300, deadline=None)
 @given(st.text(st.characters(max_codepoint=127), max_size=40))
-def test_bert_ascii_fast_paths_match_hf(s):
+def test_ascii_fast_paths_match_hf(s):
     """ASCII text takes faster paths: BertPreTokenizer's pattern with its classes cut to ASCII
-    (run by ``re``), and BertNormalizer skipping the clean-up of printable ASCII.  Any ASCII text,
-    control characters included, must come out as HF's."""
+    (run by ``re``), BertNormalizer skipping the clean-up of printable ASCII, white space split
+    by ``str.split`` (printable) or by ``re``.  Any ASCII text, control characters included, must
+    come out as HF's."""
     assert P.BertPreTokenizer().split(s) == _hf_pieces(pre_tokenizers.BertPreTokenizer(), s)
+    assert P.Split(r"\s+", False, 1).split(s) == _hf_pieces(pre_tokenizers.WhitespaceSplit(), s)
+    t5_style = pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Metaspace()])
+    assert P.Sequence([P.Split(r"\s+", False, 1), P.Metaspace("▁", True)]).split(s) == _hf_pieces(t5_style, s)
     for lower in (False, True):
         ours = N.BertNormalizer(True, True, False, lower)
         theirs = normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=True, strip_accents=False,
