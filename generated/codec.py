@@ -236,7 +236,7 @@ def _columns0(b, n, lens=None, pack=False):
         fmt = "".join(_gather(_SPELL0, lens))
     except IndexError:  # a string of 256 bytes or more: a longer list, for this call only
         fmt = "".join(_gather(_SPELL0 + ["I2x%ds" % m for m in range(256, max(lens) + 1)], lens))
-    flat = struct.unpack("<" + fmt, b)
+    flat = struct.Struct("<" + fmt).unpack(b)
     return (flat[0::2], flat[1::2],)
 
 
@@ -261,7 +261,7 @@ def _columns1(b, n, lens=None, pack=False):
         fmt = "".join(_gather(_SPELL1, lens))
     except IndexError:  # a string of 256 bytes or more: a longer list, for this call only
         fmt = "".join(_gather(_SPELL1 + ["2x%dsI" % m for m in range(256, max(lens) + 1)], lens))
-    flat = struct.unpack("<" + fmt, b)
+    flat = struct.Struct("<" + fmt).unpack(b)
     return (flat[0::2], flat[1::2],)
 
 
@@ -305,7 +305,7 @@ def _columns3(b, n, lens=None, pack=False):
         fmt = "".join(_gather(_SPELL2, lens))
     except IndexError:  # a string of 256 bytes or more: a longer list, for this call only
         fmt = "".join(_gather(_SPELL2 + ["2x%dsId" % m for m in range(256, max(lens) + 1)], lens))
-    flat = struct.unpack("<" + fmt, b)
+    flat = struct.Struct("<" + fmt).unpack(b)
     return (flat[0::3], flat[1::3], flat[2::3],)
 
 
@@ -329,7 +329,7 @@ def _bulk_AddedToken(b, p, end, n):
         fmt = "".join(_gather(_SPELL3, lens))
     except IndexError:  # a string of 256 bytes or more: a longer list, for this call only
         fmt = "".join(_gather(_SPELL3 + ["IBBB2x%ds" % m for m in range(256, max(lens) + 1)], lens))
-    flat = struct.unpack("<" + fmt, b[p:p + r])
+    flat = struct.Struct("<" + fmt).unpack(b[p:p + r])
     c0 = flat[0::5]
     c1 = flat[1::5]
     if c1 and max(c1) > 1:

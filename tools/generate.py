@@ -650,7 +650,8 @@ class Emitter:
         self.w(ind, "except IndexError:  # a string of 256 bytes or more: a longer list, for this call only")
         self.w(ind + 1, f'fmt = "".join(_gather({table} + ["{pre}2x%ds{post}" % m for m in range(256, max({lens}) + 1)], '
                         f'{lens}))')
-        self.w(ind, f'flat = struct.unpack("<" + fmt, {buf})')
+        # a Struct of its own: struct.unpack would hash the long format and keep it in its cache
+        self.w(ind, f'flat = struct.Struct("<" + fmt).unpack({buf})')
 
     def walk_rows(self, ind, cols, n, idx, epe):
         """Bounds-check n rows, advancing p past them, without decoding anything.  Returns the name
