@@ -7,7 +7,10 @@ Each class has ``split(s) -> list[str]`` (the non-empty pieces of one string, in
 Split patterns come from untrusted files: they are compiled with the ``regex`` module (the closest
 to HF's Oniguruma: ``\\s`` is Unicode White_Space, ``\\p{..}`` classes, look-around) and every search
 runs with a ``timeout=`` proportional to the input, so a pathological pattern raises
-:class:`~mtokspec.runtime.TokenizerError` in bounded time instead of hanging.
+:class:`~mtokspec.runtime.TokenizerError` in bounded time instead of hanging (a white space split,
+``\\s+`` removed, runs as fixed linear code instead).  The fixed patterns (GPT-2 split,
+BertPreTokenizer) have ASCII forms for ASCII text, run by the standard ``re`` module: the same
+pattern with each class cut to the ASCII characters ``regex`` puts in it.
 
 Lossy places of the format (``format-notes.md`` ⚠), followed as the file says:
 
