@@ -54,10 +54,13 @@ UNICODE_TO_BYTES: dict[str, int] = CHAR_TO_BYTE
 _LATIN1_TO_BL = {b: c for b, c in enumerate(BYTES_TO_UNICODE)}
 
 
+_ASCII = "".join(map(chr, range(128)))
+
+
 def _ascii_class(cls: str) -> str:
     """The ASCII characters the ``regex`` class ``cls`` holds, escaped for a ``re`` class: the
     ASCII form of a pattern, which the standard ``re`` module runs faster than ``regex``."""
-    return "".join(re.escape(chr(c)) for c in range(128) if regex.fullmatch(cls, chr(c)))
+    return "".join(map(re.escape, regex.findall(cls, _ASCII)))
 
 
 def byte_level_map(s: str) -> str:
