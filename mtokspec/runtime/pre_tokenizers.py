@@ -63,6 +63,9 @@ def _ascii_class(cls: str) -> str:
     return "".join(map(re.escape, regex.findall(cls, _ASCII)))
 
 
+_ASCII_WS = _ascii_class(r"\s")  # the ASCII white space (``\s``) of the fixed patterns' ASCII forms
+
+
 def byte_level_map(s: str) -> str:
     """The UTF-8 bytes of ``s`` as GPT-2 byte-level characters."""
     return s.encode("utf-8", "surrogatepass").decode("latin-1").translate(_LATIN1_TO_BL)
@@ -170,7 +173,7 @@ class ByteLevel(PreTokenizer):
     # them: the standard ``re`` module runs it about twice as fast as ``regex`` runs ``PATTERN``.
     ASCII_PATTERN = re.compile(
         "'(?:[stmd]|re|ve|ll)| ?[{L}]+| ?[{N}]+| ?[^{W}{L}{N}]+|[{W}]+(?![^{W}])|[{W}]+".format(
-            L=_ascii_class(r"\p{L}"), N=_ascii_class(r"\p{N}"), W=_ascii_class(r"\s"))
+            L=_ascii_class(r"\p{L}"), N=_ascii_class(r"\p{N}"), W=_ASCII_WS)
     )
 
     def __init__(self, use_regex: bool = True):
@@ -238,7 +241,7 @@ class Metaspace(PreTokenizer):
 
 
 _NON_SPACE = regex.compile(r"[^\s]+")
-_ASCII_NON_SPACE = re.compile("[^" + _ascii_class(r"\s") + "]+")
+_ASCII_NON_SPACE = re.compile("[^" + _ASCII_WS + "]+")
 
 
 def _words(s: str) -> list[str]:
