@@ -64,8 +64,94 @@ def _gather(seq, idx):
 
 
 # A table of n rows [before bytes][u16 length][string][after bytes] has no size field: finding
-# its end means stepping over every row.  Measured alternatives (a translated copy stepping on the
-# low length byte, then checking the high bytes; a u16 view at every offset) cost as much as this.
+# its end means stepping over every row.  ``_walk8`` steps on the low length bytes only, through a
+# copy translated so that each byte is already its row's size; the struct unpack that decodes the
+# rows then reads each whole length, and the high bytes are checked there, at C speed (one Python
+# step per row fewer).  ``_walk16`` is the exact walk, for tables the fast one cannot take.  Measured
+# and slower: a u16 view at every offset; a gather of the high bytes at every row start; a C-level
+# chain of map() over the growing offsets list; combining the two bytes per offset with big ints.
+
+def _walk8(b, p, end, n, before, size, steps):
+    """``(sizes, r, long)``: each row's size, the rows' total and the rows read exactly, or None
+    when a row runs off ``b[:end]`` (or too many rows need reading exactly).
+
+    Steps on each row's low length byte through ``steps`` (a translation table: length byte -> row
+    size; 0 for a length byte of 0, which may be 256 or 512, and for sizes past 255).  A 0 stops
+    the walk at that row (every later step is 0 too: the check after each 8 rows sees the last);
+    that row is read exactly and the walk goes on after it.  The high length bytes of other rows are
+    not read: the caller checks them (every length but those of ``long`` is below 256), and that
+    p + r <= end."""
+    base = p + before
+    t = b[base:end].translate(steps)
+    sizes = []
+    put = sizes.extend
+    long = []
+    r = 0
+    try:
+        while True:
+            for _ in range((n - len(sizes)) >> 3):
+                s0 = t[r]
+                r += s0
+                s1 = t[r]
+                r += s1
+                s2 = t[r]
+                r += s2
+                s3 = t[r]
+                r += s3
+                s4 = t[r]
+                r += s4
+                s5 = t[r]
+                r += s5
+                s6 = t[r]
+                r += s6
+                s7 = t[r]
+                r += s7
+                put((s0, s1, s2, s3, s4, s5, s6, s7))
+                if not s7:
+                    break
+            else:
+                for _ in range((n - len(sizes)) & 7):
+                    s0 = t[r]
+                    r += s0
+                    sizes.append(s0)
+                if not sizes or sizes[-1]:
+                    return sizes, r, long
+            # r stopped at a row the step table cannot take: read its length exactly
+            j = sizes.index(0, max(len(sizes) - 8, 0))
+            del sizes[j:]
+            if len(long) == 256:
+                return None  # a table of many empty or long strings: the exact walk is as fast
+            # (a length read past end makes p + r > end: the caller sees it)
+            long.append(j)
+            s0 = size + (b[base + r] | b[base + r + 1] << 8)
+            sizes.append(s0)
+            r += s0
+    except IndexError:
+        return None
+
+
+def _row_format(sizes, template, at, size, tens, units, spell):
+    """The struct format of rows whose sizes are ``sizes``: a row is ``template`` (its fixed
+    fields, the length as 'H' and a string of "00" bytes at ``at``).  When every string is shorter
+    than 100 bytes the rows' lengths are written over the digits with two translations and two
+    strided copies (C speed); else each row's format comes from ``spell`` (by row size)."""
+    try:
+        digits = bytes(sizes)  # ValueError: a row of 256 bytes or more
+        tens_digits = digits.translate(tens)
+        if 33 not in tens_digits:  # "!": a string of 100 bytes or more
+            w = len(template)
+            fmt = bytearray(template) * len(digits)
+            fmt[at::w] = tens_digits
+            fmt[at + 1::w] = digits.translate(units)
+            return b"<" + fmt
+    except ValueError:
+        pass
+    top = max(sizes, default=0)
+    if top >= len(spell):  # a longer list, for this call only
+        spell = spell + [(template[:at] + b"%d" + template[at + 2:]).decode() % (s - size)
+                         for s in range(len(spell), top + 1)]
+    return "<" + "".join(_gather(spell, sizes))
+
 
 def _walk16(b, p, end, n, before, size):
     """``(lens, r)``: each row's string length and the rows' total size (``size``: a row's bytes
@@ -223,6 +309,17 @@ _COUNT = re.compile(b'0|[1-9][0-9]*')
 _SPELL0 = ["I2x%ds" % m for m in range(256)]
 
 
+# length byte -> size of a row whose fixed part is 6 bytes (0: _walk8 reads the row exactly)
+_STEP6 = bytes(m + 6 if 0 < m < 250 else 0 for m in range(256))
+# row size -> the tens and the units digit of its string length ("!" when not below 100)
+_TENS6 = bytes(48 + (s - 6) // 10 if 6 <= s < 106 else 33 for s in range(256))
+_UNITS6 = bytes(48 + (s - 6) % 10 if 6 <= s < 106 else 33 for s in range(256))
+
+
+# struct formats of [I][u16 length][string][] rows by row size (_walk8)
+_SPELL1 = ["!"] * 6 + ["IH%ds" % m for m in range(250)]
+
+
 def _columns0(b, n, lens=None, pack=False):
     if pack:
         raise ValueError("pack=True needs two leading u32 columns")
@@ -240,12 +337,40 @@ def _columns0(b, n, lens=None, pack=False):
     return (flat[0::2], flat[1::2],)
 
 
+def _stepcols0(b, p, end, n):
+    """``(columns, size)`` of the n rows at p, or None: the exact walk must take them."""
+    w = _walk8(b, p, end, n, 4, 6, _STEP6)
+    if w is None:
+        return None
+    sizes, r, long = w
+    if p + r > end:
+        return None
+    try:
+        rows = struct.Struct(_row_format(sizes, b"IH00s", 2, 6, _TENS6, _UNITS6, _SPELL1))
+        if rows.size != r:  # (cannot happen: the format is the walk's rows)
+            return None
+        flat = rows.unpack_from(b, p)
+        lengths = flat[1::3]
+        if long:  # read exactly: their lengths are right whatever they are
+            lengths = list(lengths)
+            for j in long:
+                lengths[j] = 0
+        bytes(lengths)  # ValueError when another length is 256 or more: the walk misread it
+    except (struct.error, ValueError):
+        return None
+    return (flat[0::3], flat[2::3], ), r
+
+
 def _decode_rows0(b, n, lens=None):
     return list(zip(*_columns0(b, n, lens)))
 
 
 # struct formats of [][u16 length][string][I] rows by string length (never changed: thread-safe)
-_SPELL1 = ["2x%dsI" % m for m in range(256)]
+_SPELL2 = ["2x%dsI" % m for m in range(256)]
+
+
+# struct formats of [][u16 length][string][I] rows by row size (_walk8)
+_SPELL3 = ["!"] * 6 + ["H%dsI" % m for m in range(250)]
 
 
 def _columns1(b, n, lens=None, pack=False):
@@ -258,11 +383,35 @@ def _columns1(b, n, lens=None, pack=False):
             raise ValueError("a table row runs past the table's bytes")
         lens, r = w
     try:
-        fmt = "".join(_gather(_SPELL1, lens))
+        fmt = "".join(_gather(_SPELL2, lens))
     except IndexError:  # a string of 256 bytes or more: a longer list, for this call only
-        fmt = "".join(_gather(_SPELL1 + ["2x%dsI" % m for m in range(256, max(lens) + 1)], lens))
+        fmt = "".join(_gather(_SPELL2 + ["2x%dsI" % m for m in range(256, max(lens) + 1)], lens))
     flat = struct.Struct("<" + fmt).unpack(b)
     return (flat[0::2], flat[1::2],)
+
+
+def _stepcols1(b, p, end, n):
+    """``(columns, size)`` of the n rows at p, or None: the exact walk must take them."""
+    w = _walk8(b, p, end, n, 0, 6, _STEP6)
+    if w is None:
+        return None
+    sizes, r, long = w
+    if p + r > end:
+        return None
+    try:
+        rows = struct.Struct(_row_format(sizes, b"H00sI", 1, 6, _TENS6, _UNITS6, _SPELL3))
+        if rows.size != r:  # (cannot happen: the format is the walk's rows)
+            return None
+        flat = rows.unpack_from(b, p)
+        lengths = flat[0::3]
+        if long:  # read exactly: their lengths are right whatever they are
+            lengths = list(lengths)
+            for j in long:
+                lengths[j] = 0
+        bytes(lengths)  # ValueError when another length is 256 or more: the walk misread it
+    except (struct.error, ValueError):
+        return None
+    return (flat[1::3], flat[2::3], ), r
 
 
 def _decode_rows1(b, n, lens=None):
@@ -289,7 +438,18 @@ def _decode_rows2(b, n, lens=None):
 
 
 # struct formats of [][u16 length][string][Id] rows by string length (never changed: thread-safe)
-_SPELL2 = ["2x%dsId" % m for m in range(256)]
+_SPELL4 = ["2x%dsId" % m for m in range(256)]
+
+
+# length byte -> size of a row whose fixed part is 14 bytes (0: _walk8 reads the row exactly)
+_STEP14 = bytes(m + 14 if 0 < m < 242 else 0 for m in range(256))
+# row size -> the tens and the units digit of its string length ("!" when not below 100)
+_TENS14 = bytes(48 + (s - 14) // 10 if 14 <= s < 114 else 33 for s in range(256))
+_UNITS14 = bytes(48 + (s - 14) % 10 if 14 <= s < 114 else 33 for s in range(256))
+
+
+# struct formats of [][u16 length][string][Id] rows by row size (_walk8)
+_SPELL5 = ["!"] * 14 + ["H%dsId" % m for m in range(242)]
 
 
 def _columns3(b, n, lens=None, pack=False):
@@ -302,48 +462,87 @@ def _columns3(b, n, lens=None, pack=False):
             raise ValueError("a table row runs past the table's bytes")
         lens, r = w
     try:
-        fmt = "".join(_gather(_SPELL2, lens))
+        fmt = "".join(_gather(_SPELL4, lens))
     except IndexError:  # a string of 256 bytes or more: a longer list, for this call only
-        fmt = "".join(_gather(_SPELL2 + ["2x%dsId" % m for m in range(256, max(lens) + 1)], lens))
+        fmt = "".join(_gather(_SPELL4 + ["2x%dsId" % m for m in range(256, max(lens) + 1)], lens))
     flat = struct.Struct("<" + fmt).unpack(b)
     return (flat[0::3], flat[1::3], flat[2::3],)
+
+
+def _stepcols3(b, p, end, n):
+    """``(columns, size)`` of the n rows at p, or None: the exact walk must take them."""
+    w = _walk8(b, p, end, n, 0, 14, _STEP14)
+    if w is None:
+        return None
+    sizes, r, long = w
+    if p + r > end:
+        return None
+    try:
+        rows = struct.Struct(_row_format(sizes, b"H00sId", 1, 14, _TENS14, _UNITS14, _SPELL5))
+        if rows.size != r:  # (cannot happen: the format is the walk's rows)
+            return None
+        flat = rows.unpack_from(b, p)
+        lengths = flat[0::4]
+        if long:  # read exactly: their lengths are right whatever they are
+            lengths = list(lengths)
+            for j in long:
+                lengths[j] = 0
+        bytes(lengths)  # ValueError when another length is 256 or more: the walk misread it
+    except (struct.error, ValueError):
+        return None
+    return (flat[1::4], flat[2::4], flat[3::4], ), r
 
 
 def _decode_rows3(b, n, lens=None):
     return list(zip(*_columns3(b, n, lens)))
 
 
-# struct formats of [IBBB][u16 length][string][] rows by string length (never changed: thread-safe)
-_SPELL3 = ["IBBB2x%ds" % m for m in range(256)]
+# length byte -> size of a row whose fixed part is 9 bytes (0: _walk8 reads the row exactly)
+_STEP9 = bytes(m + 9 if 0 < m < 247 else 0 for m in range(256))
+# row size -> the tens and the units digit of its string length ("!" when not below 100)
+_TENS9 = bytes(48 + (s - 9) // 10 if 9 <= s < 109 else 33 for s in range(256))
+_UNITS9 = bytes(48 + (s - 9) % 10 if 9 <= s < 109 else 33 for s in range(256))
+
+
+# struct formats of [IBBB][u16 length][string][] rows by row size (_walk8)
+_SPELL6 = ["!"] * 9 + ["IBBBH%ds" % m for m in range(247)]
 
 
 def _bulk_AddedToken(b, p, end, n):
     """n AddedToken records at p, read together; None when any check fails."""
-    w = _walk16(b, p, end, n, 7, 9)
+    w = _walk8(b, p, end, n, 7, 9, _STEP9)
     if w is None:
         return None
-    lens, r = w
+    sizes, r, long = w
     if p + r > end:
         return None
     try:
-        fmt = "".join(_gather(_SPELL3, lens))
-    except IndexError:  # a string of 256 bytes or more: a longer list, for this call only
-        fmt = "".join(_gather(_SPELL3 + ["IBBB2x%ds" % m for m in range(256, max(lens) + 1)], lens))
-    flat = struct.Struct("<" + fmt).unpack(b[p:p + r])
-    c0 = flat[0::5]
-    c1 = flat[1::5]
+        rows = struct.Struct(_row_format(sizes, b"IBBBH00s", 5, 9, _TENS9, _UNITS9, _SPELL6))
+        if rows.size != r:  # (cannot happen: the format is the walk's rows)
+            return None
+        flat = rows.unpack_from(b, p)
+        lengths = flat[4::6]
+        if long:  # read exactly: their lengths are right whatever they are
+            lengths = list(lengths)
+            for j in long:
+                lengths[j] = 0
+        bytes(lengths)  # ValueError when another length is 256 or more: the walk misread it
+    except (struct.error, ValueError):
+        return None
+    c0 = flat[0::6]
+    c1 = flat[1::6]
     if c1 and max(c1) > 1:
         return None
     c1 = list(map((1).__eq__, c1))
-    c2 = flat[2::5]
+    c2 = flat[2::6]
     if c2 and max(c2) > 1:
         return None
     c2 = list(map((1).__eq__, c2))
-    c3 = flat[3::5]
+    c3 = flat[3::6]
     if c3 and max(c3) > 1:
         return None
     c3 = list(map((1).__eq__, c3))
-    c4 = flat[4::5]
+    c4 = flat[5::6]
     try:
         c4 = list(map(bytes.decode, c4))
     except UnicodeDecodeError:
@@ -523,61 +722,66 @@ def _parse_TableNormalizer(b, p, end, path, depth):
     n15, = _S1.unpack_from(b, p)
     p += 4
     start17 = p
-    p18 = p
-    w = _walk16(b, p, end, n15, 4, 6)
-    if w is None:
-        w = None, end + 1 - p
-    lens19, r = w
-    p += r
-    if p > end:
-        p = p18
-        for i16 in range(n15):
-            if p + 4 > end:
-                _truncated(p, 4, end, path + ".table" + "[%d]" % i16 + ".codepoint")
-            p += 4
-            if p + 2 > end:
-                _truncated(p, 2, end, path + ".table" + "[%d]" % i16 + ".normalized")
-            q = p + 2 + (b[p] | (b[p + 1] << 8))
-            if q > end:
-                _truncated(p + 2, q - p - 2, end, path + ".table" + "[%d]" % i16 + ".normalized")
-            p = q
-        lens19 = None
-    v_table = Table.lazy(b[start17:p], n15, _decode_rows0, _columns0, 2, lens19)
+    got18 = _stepcols0(b, p, end, n15)
+    if got18 is not None:
+        p += got18[1]
+        v_table = Table.lazy(b[start17:p], n15, _decode_rows0, _columns0, 2, None, got18[0])
+    else:
+        p19 = p
+        w = _walk16(b, p, end, n15, 4, 6)
+        if w is None:
+            w = None, end + 1 - p
+        lens20, r = w
+        p += r
+        if p > end:
+            p = p19
+            for i16 in range(n15):
+                if p + 4 > end:
+                    _truncated(p, 4, end, path + ".table" + "[%d]" % i16 + ".codepoint")
+                p += 4
+                if p + 2 > end:
+                    _truncated(p, 2, end, path + ".table" + "[%d]" % i16 + ".normalized")
+                q = p + 2 + (b[p] | (b[p + 1] << 8))
+                if q > end:
+                    _truncated(p + 2, q - p - 2, end, path + ".table" + "[%d]" % i16 + ".normalized")
+                p = q
+            lens20 = None
+        v_table = Table.lazy(b[start17:p], n15, _decode_rows0, _columns0, 2, lens20)
     return TableNormalizer(table=v_table), p
 
 
 def _build_TableNormalizer(obj, out, path):
     if obj.__class__ is not TableNormalizer:
         _bad_value(path, "expected TableNormalizer", obj)
-    lst20 = obj.table
-    if not isinstance(lst20, (list, tuple, Table)):
-        _bad_value(path + ".table", "expected a list", lst20)
+    lst21 = obj.table
+    if not isinstance(lst21, (list, tuple, Table)):
+        _bad_value(path + ".table", "expected a list", lst21)
     try:
-        out.append(_S1.pack(len(lst20)))
+        out.append(_S1.pack(len(lst21)))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".table", str(e), (len(lst20),))
-    raw22 = lst20.raw_bytes() if lst20.__class__ is Table else None
-    if raw22 is not None:
-        out.append(raw22)
+        _bad_value(path + ".table", str(e), (len(lst21),))
+    raw23 = lst21.raw_bytes() if lst21.__class__ is Table else None
+    if raw23 is not None:
+        out.append(raw23)
     else:
-        for i21, row25 in enumerate(lst20):
+        for i22, row26 in enumerate(lst21):
             try:
-                c23, c24, = row25
+                c24, c25, = row26
             except (TypeError, ValueError):
-                _bad_value(path + ".table" + "[%d]" % i21, "expected a row of 2 values", row25)
+                _bad_value(path + ".table" + "[%d]" % i22, "expected a row of 2 values", row26)
             try:
-                out.append(_S1.pack(c23))
+                out.append(_S1.pack(c24))
             except (struct.error, TypeError) as e:
-                _bad_value(path + ".table" + "[%d]" % i21 + ".codepoint", str(e), (c23,))
-            s26 = c24
-            if s26.__class__ is not bytes:
-                if not isinstance(s26, (bytes, bytearray, memoryview)):
-                    _bad_value(path + ".table" + "[%d]" % i21 + ".normalized", "expected bytes", s26)
-                s26 = bytes(s26)
-            if len(s26) > 65535:
-                _bad_value(path + ".table" + "[%d]" % i21 + ".normalized", "longer than 65535 bytes", len(s26))
-            out.append(_S0.pack(len(s26)))
-            out.append(s26)
+                _bad_value(path + ".table" + "[%d]" % i22 + ".codepoint", str(e), (c24,))
+            s27 = c25
+            if s27.__class__ is not bytes:
+                if not isinstance(s27, (bytes, bytearray, memoryview)):
+                    _bad_value(path + ".table" + "[%d]" % i22 + ".normalized", "expected bytes", s27)
+                s27 = bytes(s27)
+            if len(s27) > 65535:
+                _bad_value(path + ".table" + "[%d]" % i22 + ".normalized", "longer than 65535 bytes", len(s27))
+            out.append(_S0.pack(len(s27)))
+            out.append(s27)
 
 
 def _parse_BertNFDNormalizer(b, p, end, path, depth):
@@ -600,29 +804,34 @@ def _parse_BertNFDNormalizer(b, p, end, path, depth):
     if v_strip_accents:
         if p + 4 > end:
             _truncated(p, 4, end, path + ".nfd_table")
-        n27, = _S1.unpack_from(b, p)
+        n28, = _S1.unpack_from(b, p)
         p += 4
-        start29 = p
-        p30 = p
-        w = _walk16(b, p, end, n27, 4, 6)
-        if w is None:
-            w = None, end + 1 - p
-        lens31, r = w
-        p += r
-        if p > end:
-            p = p30
-            for i28 in range(n27):
-                if p + 4 > end:
-                    _truncated(p, 4, end, path + ".nfd_table" + "[%d]" % i28 + ".codepoint")
-                p += 4
-                if p + 2 > end:
-                    _truncated(p, 2, end, path + ".nfd_table" + "[%d]" % i28 + ".normalized")
-                q = p + 2 + (b[p] | (b[p + 1] << 8))
-                if q > end:
-                    _truncated(p + 2, q - p - 2, end, path + ".nfd_table" + "[%d]" % i28 + ".normalized")
-                p = q
-            lens31 = None
-        v_nfd_table = Table.lazy(b[start29:p], n27, _decode_rows0, _columns0, 2, lens31)
+        start30 = p
+        got31 = _stepcols0(b, p, end, n28)
+        if got31 is not None:
+            p += got31[1]
+            v_nfd_table = Table.lazy(b[start30:p], n28, _decode_rows0, _columns0, 2, None, got31[0])
+        else:
+            p32 = p
+            w = _walk16(b, p, end, n28, 4, 6)
+            if w is None:
+                w = None, end + 1 - p
+            lens33, r = w
+            p += r
+            if p > end:
+                p = p32
+                for i29 in range(n28):
+                    if p + 4 > end:
+                        _truncated(p, 4, end, path + ".nfd_table" + "[%d]" % i29 + ".codepoint")
+                    p += 4
+                    if p + 2 > end:
+                        _truncated(p, 2, end, path + ".nfd_table" + "[%d]" % i29 + ".normalized")
+                    q = p + 2 + (b[p] | (b[p + 1] << 8))
+                    if q > end:
+                        _truncated(p + 2, q - p - 2, end, path + ".nfd_table" + "[%d]" % i29 + ".normalized")
+                    p = q
+                lens33 = None
+            v_nfd_table = Table.lazy(b[start30:p], n28, _decode_rows0, _columns0, 2, lens33)
     else:
         v_nfd_table = None
     return BertNFDNormalizer(clean_text=v_clean_text, handle_chinese_chars=v_handle_chinese_chars, strip_accents=v_strip_accents, lowercase=v_lowercase, nfd_table=v_nfd_table), p
@@ -646,35 +855,35 @@ def _build_BertNFDNormalizer(obj, out, path):
     if bool(obj.strip_accents) != (obj.nfd_table is not None):
         _bad_value(path + ".nfd_table", "present exactly when strip_accents is set", obj.nfd_table)
     if obj.nfd_table is not None:
-        lst32 = obj.nfd_table
-        if not isinstance(lst32, (list, tuple, Table)):
-            _bad_value(path + ".nfd_table", "expected a list", lst32)
+        lst34 = obj.nfd_table
+        if not isinstance(lst34, (list, tuple, Table)):
+            _bad_value(path + ".nfd_table", "expected a list", lst34)
         try:
-            out.append(_S1.pack(len(lst32)))
+            out.append(_S1.pack(len(lst34)))
         except (struct.error, TypeError) as e:
-            _bad_value(path + ".nfd_table", str(e), (len(lst32),))
-        raw34 = lst32.raw_bytes() if lst32.__class__ is Table else None
-        if raw34 is not None:
-            out.append(raw34)
+            _bad_value(path + ".nfd_table", str(e), (len(lst34),))
+        raw36 = lst34.raw_bytes() if lst34.__class__ is Table else None
+        if raw36 is not None:
+            out.append(raw36)
         else:
-            for i33, row37 in enumerate(lst32):
+            for i35, row39 in enumerate(lst34):
                 try:
-                    c35, c36, = row37
+                    c37, c38, = row39
                 except (TypeError, ValueError):
-                    _bad_value(path + ".nfd_table" + "[%d]" % i33, "expected a row of 2 values", row37)
+                    _bad_value(path + ".nfd_table" + "[%d]" % i35, "expected a row of 2 values", row39)
                 try:
-                    out.append(_S1.pack(c35))
+                    out.append(_S1.pack(c37))
                 except (struct.error, TypeError) as e:
-                    _bad_value(path + ".nfd_table" + "[%d]" % i33 + ".codepoint", str(e), (c35,))
-                s38 = c36
-                if s38.__class__ is not bytes:
-                    if not isinstance(s38, (bytes, bytearray, memoryview)):
-                        _bad_value(path + ".nfd_table" + "[%d]" % i33 + ".normalized", "expected bytes", s38)
-                    s38 = bytes(s38)
-                if len(s38) > 65535:
-                    _bad_value(path + ".nfd_table" + "[%d]" % i33 + ".normalized", "longer than 65535 bytes", len(s38))
-                out.append(_S0.pack(len(s38)))
-                out.append(s38)
+                    _bad_value(path + ".nfd_table" + "[%d]" % i35 + ".codepoint", str(e), (c37,))
+                s40 = c38
+                if s40.__class__ is not bytes:
+                    if not isinstance(s40, (bytes, bytearray, memoryview)):
+                        _bad_value(path + ".nfd_table" + "[%d]" % i35 + ".normalized", "expected bytes", s40)
+                    s40 = bytes(s40)
+                if len(s40) > 65535:
+                    _bad_value(path + ".nfd_table" + "[%d]" % i35 + ".normalized", "longer than 65535 bytes", len(s40))
+                out.append(_S0.pack(len(s40)))
+                out.append(s40)
 
 
 def _parse_StripNormalizer(b, p, end, path, depth):
@@ -780,20 +989,20 @@ def _build_DigitsPreTokenizer(obj, out, path):
 def _parse_MetaspacePreTokenizer(b, p, end, path, depth):
     if p + 2 > end:
         _truncated(p, 2, end, path + ".replacement")
-    n39 = b[p] | (b[p + 1] << 8)
-    q40 = p + 2 + n39
-    if q40 + 1 > end:
-        _truncated(p + 2, n39 + 1, end, path + ".replacement")
-    v_replacement = b[p + 2:q40]
+    n41 = b[p] | (b[p + 1] << 8)
+    q42 = p + 2 + n41
+    if q42 + 1 > end:
+        _truncated(p + 2, n41 + 1, end, path + ".replacement")
+    v_replacement = b[p + 2:q42]
     try:
         v_replacement = v_replacement.decode()
     except UnicodeDecodeError as e:
         _invalid(p + 2 + e.start, path + ".replacement", "invalid UTF-8")
-    v_add_prefix_space, = _S4.unpack_from(b, q40)
+    v_add_prefix_space, = _S4.unpack_from(b, q42)
     if v_add_prefix_space > 1:
-        _invalid(q40, path + ".add_prefix_space", "flag must be 0 or 1, got %d" % v_add_prefix_space)
+        _invalid(q42, path + ".add_prefix_space", "flag must be 0 or 1, got %d" % v_add_prefix_space)
     v_add_prefix_space = v_add_prefix_space == 1
-    p = q40 + 1
+    p = q42 + 1
     return MetaspacePreTokenizer(replacement=v_replacement, add_prefix_space=v_add_prefix_space), p
 
 
@@ -803,13 +1012,13 @@ def _build_MetaspacePreTokenizer(obj, out, path):
     if obj.replacement.__class__ is not str:
         _bad_value(path + ".replacement", "expected str", obj.replacement)
     try:
-        s41 = obj.replacement.encode()
+        s43 = obj.replacement.encode()
     except UnicodeEncodeError:
         _bad_value(path + ".replacement", "text is not encodable as UTF-8", obj.replacement)
-    if len(s41) > 65535:
-        _bad_value(path + ".replacement", "longer than 65535 bytes", len(s41))
-    out.append(_S0.pack(len(s41)))
-    out.append(s41)
+    if len(s43) > 65535:
+        _bad_value(path + ".replacement", "longer than 65535 bytes", len(s43))
+    out.append(_S0.pack(len(s43)))
+    out.append(s43)
     if obj.add_prefix_space is not True and obj.add_prefix_space is not False and obj.add_prefix_space not in (0, 1):
         _bad_value(path + ".add_prefix_space", "flag must be a bool", obj.add_prefix_space)
     try:
@@ -821,20 +1030,20 @@ def _build_MetaspacePreTokenizer(obj, out, path):
 def _parse_SplitPreTokenizer(b, p, end, path, depth):
     if p + 2 > end:
         _truncated(p, 2, end, path + ".pattern")
-    n42 = b[p] | (b[p + 1] << 8)
-    q43 = p + 2 + n42
-    if q43 + 2 > end:
-        _truncated(p + 2, n42 + 2, end, path + ".pattern")
-    v_pattern = b[p + 2:q43]
+    n44 = b[p] | (b[p + 1] << 8)
+    q45 = p + 2 + n44
+    if q45 + 2 > end:
+        _truncated(p + 2, n44 + 2, end, path + ".pattern")
+    v_pattern = b[p + 2:q45]
     try:
         v_pattern = v_pattern.decode()
     except UnicodeDecodeError as e:
         _invalid(p + 2 + e.start, path + ".pattern", "invalid UTF-8")
-    v_invert, v_behavior, = _S3.unpack_from(b, q43)
+    v_invert, v_behavior, = _S3.unpack_from(b, q45)
     if v_invert > 1:
-        _invalid(q43, path + ".invert", "flag must be 0 or 1, got %d" % v_invert)
+        _invalid(q45, path + ".invert", "flag must be 0 or 1, got %d" % v_invert)
     v_invert = v_invert == 1
-    p = q43 + 2
+    p = q45 + 2
     return SplitPreTokenizer(pattern=v_pattern, invert=v_invert, behavior=v_behavior), p
 
 
@@ -844,13 +1053,13 @@ def _build_SplitPreTokenizer(obj, out, path):
     if obj.pattern.__class__ is not str:
         _bad_value(path + ".pattern", "expected str", obj.pattern)
     try:
-        s44 = obj.pattern.encode()
+        s46 = obj.pattern.encode()
     except UnicodeEncodeError:
         _bad_value(path + ".pattern", "text is not encodable as UTF-8", obj.pattern)
-    if len(s44) > 65535:
-        _bad_value(path + ".pattern", "longer than 65535 bytes", len(s44))
-    out.append(_S0.pack(len(s44)))
-    out.append(s44)
+    if len(s46) > 65535:
+        _bad_value(path + ".pattern", "longer than 65535 bytes", len(s46))
+    out.append(_S0.pack(len(s46)))
+    out.append(s46)
     if obj.invert is not True and obj.invert is not False and obj.invert not in (0, 1):
         _bad_value(path + ".invert", "flag must be a bool", obj.invert)
     try:
@@ -871,28 +1080,28 @@ def _build_BertPreTokenizer(obj, out, path):
 def _parse_SequencePreTokenizer(b, p, end, path, depth):
     if p + 4 > end:
         _truncated(p, 4, end, path + ".pretokenizers")
-    n45, = _S1.unpack_from(b, p)
+    n47, = _S1.unpack_from(b, p)
     p += 4
-    if n45 * 1 > end - p:
-        _invalid(p, path + ".pretokenizers", "count %d needs at least %d bytes, %d left" % (n45, n45 * 1, end - p))
-    v_pretokenizers = [None] * n45
-    for i46 in range(n45):
-        v_pretokenizers[i46], p = _parse_PreTokenizer(b, p, end, path + ".pretokenizers" + "[%d]" % i46, depth + 1)
+    if n47 * 1 > end - p:
+        _invalid(p, path + ".pretokenizers", "count %d needs at least %d bytes, %d left" % (n47, n47 * 1, end - p))
+    v_pretokenizers = [None] * n47
+    for i48 in range(n47):
+        v_pretokenizers[i48], p = _parse_PreTokenizer(b, p, end, path + ".pretokenizers" + "[%d]" % i48, depth + 1)
     return SequencePreTokenizer(pretokenizers=v_pretokenizers), p
 
 
 def _build_SequencePreTokenizer(obj, out, path):
     if obj.__class__ is not SequencePreTokenizer:
         _bad_value(path, "expected SequencePreTokenizer", obj)
-    lst47 = obj.pretokenizers
-    if not isinstance(lst47, (list, tuple, Table)):
-        _bad_value(path + ".pretokenizers", "expected a list", lst47)
+    lst49 = obj.pretokenizers
+    if not isinstance(lst49, (list, tuple, Table)):
+        _bad_value(path + ".pretokenizers", "expected a list", lst49)
     try:
-        out.append(_S1.pack(len(lst47)))
+        out.append(_S1.pack(len(lst49)))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".pretokenizers", str(e), (len(lst47),))
-    for i48, it49 in enumerate(lst47):
-        _build_PreTokenizer(it49, out, path + ".pretokenizers" + "[%d]" % i48)
+        _bad_value(path + ".pretokenizers", str(e), (len(lst49),))
+    for i50, it51 in enumerate(lst49):
+        _build_PreTokenizer(it51, out, path + ".pretokenizers" + "[%d]" % i50)
 
 
 def _parse_PreTokenizer(b, p, end, path, depth):
@@ -926,34 +1135,39 @@ def _parse_BPEModel(b, p, end, path, depth):
         _invalid(p, path + ".byte_level", "flag must be 0 or 1, got %d" % v_byte_level)
     v_byte_level = v_byte_level == 1
     p += 10
-    n50 = v_vocab_size
-    start52 = p
-    p53 = p
-    w = _walk16(b, p, end, n50, 0, 6)
-    if w is None:
-        w = None, end + 1 - p
-    lens54, r = w
-    p += r
-    if p > end:
-        p = p53
-        for i51 in range(n50):
-            if p + 2 > end:
-                _truncated(p, 2, end, path + ".vocab" + "[%d]" % i51 + ".token")
-            q = p + 2 + (b[p] | (b[p + 1] << 8))
-            if q > end:
-                _truncated(p + 2, q - p - 2, end, path + ".vocab" + "[%d]" % i51 + ".token")
-            p = q
-            if p + 4 > end:
-                _truncated(p, 4, end, path + ".vocab" + "[%d]" % i51 + ".id")
-            p += 4
-        lens54 = None
-    v_vocab = Table.lazy(b[start52:p], n50, _decode_rows1, _columns1, 2, lens54)
-    n55 = v_merge_size
-    if n55 * 12 > end - p:
-        _invalid(p, path + ".merges", "count %d needs at least %d bytes, %d left" % (n55, n55 * 12, end - p))
-    start57 = p
-    p += n55 * 12  # the count was checked against the bytes left
-    v_merges = Table.lazy(b[start57:p], n55, _decode_rows2, _columns2, 3)
+    n52 = v_vocab_size
+    start54 = p
+    got55 = _stepcols1(b, p, end, n52)
+    if got55 is not None:
+        p += got55[1]
+        v_vocab = Table.lazy(b[start54:p], n52, _decode_rows1, _columns1, 2, None, got55[0])
+    else:
+        p56 = p
+        w = _walk16(b, p, end, n52, 0, 6)
+        if w is None:
+            w = None, end + 1 - p
+        lens57, r = w
+        p += r
+        if p > end:
+            p = p56
+            for i53 in range(n52):
+                if p + 2 > end:
+                    _truncated(p, 2, end, path + ".vocab" + "[%d]" % i53 + ".token")
+                q = p + 2 + (b[p] | (b[p + 1] << 8))
+                if q > end:
+                    _truncated(p + 2, q - p - 2, end, path + ".vocab" + "[%d]" % i53 + ".token")
+                p = q
+                if p + 4 > end:
+                    _truncated(p, 4, end, path + ".vocab" + "[%d]" % i53 + ".id")
+                p += 4
+            lens57 = None
+        v_vocab = Table.lazy(b[start54:p], n52, _decode_rows1, _columns1, 2, lens57)
+    n58 = v_merge_size
+    if n58 * 12 > end - p:
+        _invalid(p, path + ".merges", "count %d needs at least %d bytes, %d left" % (n58, n58 * 12, end - p))
+    start60 = p
+    p += n58 * 12  # the count was checked against the bytes left
+    v_merges = Table.lazy(b[start60:p], n58, _decode_rows2, _columns2, 3)
     return BPEModel(byte_fallback=v_byte_fallback, byte_level=v_byte_level, vocab=v_vocab, merges=v_merges), p
 
 
@@ -968,42 +1182,42 @@ def _build_BPEModel(obj, out, path):
         out.append(_S5.pack(len(obj.vocab), obj.byte_fallback, obj.byte_level, len(obj.merges)))
     except (struct.error, TypeError) as e:
         _bad_value(path + ".vocab_size", str(e), (len(obj.vocab), obj.byte_fallback, obj.byte_level, len(obj.merges),))
-    lst58 = obj.vocab
-    if not isinstance(lst58, (list, tuple, Table)):
-        _bad_value(path + ".vocab", "expected a list", lst58)
-    raw60 = lst58.raw_bytes() if lst58.__class__ is Table else None
-    if raw60 is not None:
-        out.append(raw60)
+    lst61 = obj.vocab
+    if not isinstance(lst61, (list, tuple, Table)):
+        _bad_value(path + ".vocab", "expected a list", lst61)
+    raw63 = lst61.raw_bytes() if lst61.__class__ is Table else None
+    if raw63 is not None:
+        out.append(raw63)
     else:
-        for i59, row63 in enumerate(lst58):
+        for i62, row66 in enumerate(lst61):
             try:
-                c61, c62, = row63
+                c64, c65, = row66
             except (TypeError, ValueError):
-                _bad_value(path + ".vocab" + "[%d]" % i59, "expected a row of 2 values", row63)
-            s64 = c61
-            if s64.__class__ is not bytes:
-                if not isinstance(s64, (bytes, bytearray, memoryview)):
-                    _bad_value(path + ".vocab" + "[%d]" % i59 + ".token", "expected bytes", s64)
-                s64 = bytes(s64)
-            if len(s64) > 65535:
-                _bad_value(path + ".vocab" + "[%d]" % i59 + ".token", "longer than 65535 bytes", len(s64))
-            out.append(_S0.pack(len(s64)))
-            out.append(s64)
+                _bad_value(path + ".vocab" + "[%d]" % i62, "expected a row of 2 values", row66)
+            s67 = c64
+            if s67.__class__ is not bytes:
+                if not isinstance(s67, (bytes, bytearray, memoryview)):
+                    _bad_value(path + ".vocab" + "[%d]" % i62 + ".token", "expected bytes", s67)
+                s67 = bytes(s67)
+            if len(s67) > 65535:
+                _bad_value(path + ".vocab" + "[%d]" % i62 + ".token", "longer than 65535 bytes", len(s67))
+            out.append(_S0.pack(len(s67)))
+            out.append(s67)
             try:
-                out.append(_S1.pack(c62))
+                out.append(_S1.pack(c65))
             except (struct.error, TypeError) as e:
-                _bad_value(path + ".vocab" + "[%d]" % i59 + ".id", str(e), (c62,))
-    lst65 = obj.merges
-    if not isinstance(lst65, (list, tuple, Table)):
-        _bad_value(path + ".merges", "expected a list", lst65)
-    raw67 = lst65.raw_bytes() if lst65.__class__ is Table else None
-    if raw67 is not None:
-        out.append(raw67)
+                _bad_value(path + ".vocab" + "[%d]" % i62 + ".id", str(e), (c65,))
+    lst68 = obj.merges
+    if not isinstance(lst68, (list, tuple, Table)):
+        _bad_value(path + ".merges", "expected a list", lst68)
+    raw70 = lst68.raw_bytes() if lst68.__class__ is Table else None
+    if raw70 is not None:
+        out.append(raw70)
     else:
         try:
-            out.append(struct.pack("<%dI" % (3 * len(lst65)), *_chain.from_iterable(lst65)))
+            out.append(struct.pack("<%dI" % (3 * len(lst68)), *_chain.from_iterable(lst68)))
         except (struct.error, TypeError):
-            _bad_rows(lst65, 3, _S6, path + ".merges")
+            _bad_rows(lst68, 3, _S6, path + ".merges")
 
 
 def _parse_WordPieceModel(b, p, end, path, depth):
@@ -1013,51 +1227,56 @@ def _parse_WordPieceModel(b, p, end, path, depth):
     p += 4
     if p + 2 > end:
         _truncated(p, 2, end, path + ".unk_token")
-    n68 = b[p] | (b[p + 1] << 8)
-    q69 = p + 2 + n68
-    if q69 + 0 > end:
-        _truncated(p + 2, n68 + 0, end, path + ".unk_token")
-    v_unk_token = b[p + 2:q69]
+    n71 = b[p] | (b[p + 1] << 8)
+    q72 = p + 2 + n71
+    if q72 + 0 > end:
+        _truncated(p + 2, n71 + 0, end, path + ".unk_token")
+    v_unk_token = b[p + 2:q72]
     try:
         v_unk_token = v_unk_token.decode()
     except UnicodeDecodeError as e:
         _invalid(p + 2 + e.start, path + ".unk_token", "invalid UTF-8")
-    p = q69 + 0
+    p = q72 + 0
     if p + 2 > end:
         _truncated(p, 2, end, path + ".continuing_subword_prefix")
-    n70 = b[p] | (b[p + 1] << 8)
-    q71 = p + 2 + n70
-    if q71 + 4 > end:
-        _truncated(p + 2, n70 + 4, end, path + ".continuing_subword_prefix")
-    v_continuing_subword_prefix = b[p + 2:q71]
+    n73 = b[p] | (b[p + 1] << 8)
+    q74 = p + 2 + n73
+    if q74 + 4 > end:
+        _truncated(p + 2, n73 + 4, end, path + ".continuing_subword_prefix")
+    v_continuing_subword_prefix = b[p + 2:q74]
     try:
         v_continuing_subword_prefix = v_continuing_subword_prefix.decode()
     except UnicodeDecodeError as e:
         _invalid(p + 2 + e.start, path + ".continuing_subword_prefix", "invalid UTF-8")
-    v_max_input_chars_per_word, = _S1.unpack_from(b, q71)
-    p = q71 + 4
-    n72 = v_vocab_size
-    start74 = p
-    p75 = p
-    w = _walk16(b, p, end, n72, 0, 6)
-    if w is None:
-        w = None, end + 1 - p
-    lens76, r = w
-    p += r
-    if p > end:
-        p = p75
-        for i73 in range(n72):
-            if p + 2 > end:
-                _truncated(p, 2, end, path + ".vocab" + "[%d]" % i73 + ".token")
-            q = p + 2 + (b[p] | (b[p + 1] << 8))
-            if q > end:
-                _truncated(p + 2, q - p - 2, end, path + ".vocab" + "[%d]" % i73 + ".token")
-            p = q
-            if p + 4 > end:
-                _truncated(p, 4, end, path + ".vocab" + "[%d]" % i73 + ".id")
-            p += 4
-        lens76 = None
-    v_vocab = Table.lazy(b[start74:p], n72, _decode_rows1, _columns1, 2, lens76)
+    v_max_input_chars_per_word, = _S1.unpack_from(b, q74)
+    p = q74 + 4
+    n75 = v_vocab_size
+    start77 = p
+    got78 = _stepcols1(b, p, end, n75)
+    if got78 is not None:
+        p += got78[1]
+        v_vocab = Table.lazy(b[start77:p], n75, _decode_rows1, _columns1, 2, None, got78[0])
+    else:
+        p79 = p
+        w = _walk16(b, p, end, n75, 0, 6)
+        if w is None:
+            w = None, end + 1 - p
+        lens80, r = w
+        p += r
+        if p > end:
+            p = p79
+            for i76 in range(n75):
+                if p + 2 > end:
+                    _truncated(p, 2, end, path + ".vocab" + "[%d]" % i76 + ".token")
+                q = p + 2 + (b[p] | (b[p + 1] << 8))
+                if q > end:
+                    _truncated(p + 2, q - p - 2, end, path + ".vocab" + "[%d]" % i76 + ".token")
+                p = q
+                if p + 4 > end:
+                    _truncated(p, 4, end, path + ".vocab" + "[%d]" % i76 + ".id")
+                p += 4
+            lens80 = None
+        v_vocab = Table.lazy(b[start77:p], n75, _decode_rows1, _columns1, 2, lens80)
     return WordPieceModel(unk_token=v_unk_token, continuing_subword_prefix=v_continuing_subword_prefix, max_input_chars_per_word=v_max_input_chars_per_word, vocab=v_vocab), p
 
 
@@ -1071,52 +1290,52 @@ def _build_WordPieceModel(obj, out, path):
     if obj.unk_token.__class__ is not str:
         _bad_value(path + ".unk_token", "expected str", obj.unk_token)
     try:
-        s77 = obj.unk_token.encode()
+        s81 = obj.unk_token.encode()
     except UnicodeEncodeError:
         _bad_value(path + ".unk_token", "text is not encodable as UTF-8", obj.unk_token)
-    if len(s77) > 65535:
-        _bad_value(path + ".unk_token", "longer than 65535 bytes", len(s77))
-    out.append(_S0.pack(len(s77)))
-    out.append(s77)
+    if len(s81) > 65535:
+        _bad_value(path + ".unk_token", "longer than 65535 bytes", len(s81))
+    out.append(_S0.pack(len(s81)))
+    out.append(s81)
     if obj.continuing_subword_prefix.__class__ is not str:
         _bad_value(path + ".continuing_subword_prefix", "expected str", obj.continuing_subword_prefix)
     try:
-        s78 = obj.continuing_subword_prefix.encode()
+        s82 = obj.continuing_subword_prefix.encode()
     except UnicodeEncodeError:
         _bad_value(path + ".continuing_subword_prefix", "text is not encodable as UTF-8", obj.continuing_subword_prefix)
-    if len(s78) > 65535:
-        _bad_value(path + ".continuing_subword_prefix", "longer than 65535 bytes", len(s78))
-    out.append(_S0.pack(len(s78)))
-    out.append(s78)
+    if len(s82) > 65535:
+        _bad_value(path + ".continuing_subword_prefix", "longer than 65535 bytes", len(s82))
+    out.append(_S0.pack(len(s82)))
+    out.append(s82)
     try:
         out.append(_S1.pack(obj.max_input_chars_per_word))
     except (struct.error, TypeError) as e:
         _bad_value(path + ".max_input_chars_per_word", str(e), (obj.max_input_chars_per_word,))
-    lst79 = obj.vocab
-    if not isinstance(lst79, (list, tuple, Table)):
-        _bad_value(path + ".vocab", "expected a list", lst79)
-    raw81 = lst79.raw_bytes() if lst79.__class__ is Table else None
-    if raw81 is not None:
-        out.append(raw81)
+    lst83 = obj.vocab
+    if not isinstance(lst83, (list, tuple, Table)):
+        _bad_value(path + ".vocab", "expected a list", lst83)
+    raw85 = lst83.raw_bytes() if lst83.__class__ is Table else None
+    if raw85 is not None:
+        out.append(raw85)
     else:
-        for i80, row84 in enumerate(lst79):
+        for i84, row88 in enumerate(lst83):
             try:
-                c82, c83, = row84
+                c86, c87, = row88
             except (TypeError, ValueError):
-                _bad_value(path + ".vocab" + "[%d]" % i80, "expected a row of 2 values", row84)
-            s85 = c82
-            if s85.__class__ is not bytes:
-                if not isinstance(s85, (bytes, bytearray, memoryview)):
-                    _bad_value(path + ".vocab" + "[%d]" % i80 + ".token", "expected bytes", s85)
-                s85 = bytes(s85)
-            if len(s85) > 65535:
-                _bad_value(path + ".vocab" + "[%d]" % i80 + ".token", "longer than 65535 bytes", len(s85))
-            out.append(_S0.pack(len(s85)))
-            out.append(s85)
+                _bad_value(path + ".vocab" + "[%d]" % i84, "expected a row of 2 values", row88)
+            s89 = c86
+            if s89.__class__ is not bytes:
+                if not isinstance(s89, (bytes, bytearray, memoryview)):
+                    _bad_value(path + ".vocab" + "[%d]" % i84 + ".token", "expected bytes", s89)
+                s89 = bytes(s89)
+            if len(s89) > 65535:
+                _bad_value(path + ".vocab" + "[%d]" % i84 + ".token", "longer than 65535 bytes", len(s89))
+            out.append(_S0.pack(len(s89)))
+            out.append(s89)
             try:
-                out.append(_S1.pack(c83))
+                out.append(_S1.pack(c87))
             except (struct.error, TypeError) as e:
-                _bad_value(path + ".vocab" + "[%d]" % i80 + ".id", str(e), (c83,))
+                _bad_value(path + ".vocab" + "[%d]" % i84 + ".id", str(e), (c87,))
 
 
 def _parse_UnigramModel(b, p, end, path, depth):
@@ -1127,28 +1346,33 @@ def _parse_UnigramModel(b, p, end, path, depth):
         _invalid(p, path + ".byte_fallback", "flag must be 0 or 1, got %d" % v_byte_fallback)
     v_byte_fallback = v_byte_fallback == 1
     p += 9
-    n86 = v_vocab_size
-    start88 = p
-    p89 = p
-    w = _walk16(b, p, end, n86, 0, 14)
-    if w is None:
-        w = None, end + 1 - p
-    lens90, r = w
-    p += r
-    if p > end:
-        p = p89
-        for i87 in range(n86):
-            if p + 2 > end:
-                _truncated(p, 2, end, path + ".vocab" + "[%d]" % i87 + ".token")
-            q = p + 2 + (b[p] | (b[p + 1] << 8))
-            if q > end:
-                _truncated(p + 2, q - p - 2, end, path + ".vocab" + "[%d]" % i87 + ".token")
-            p = q
-            if p + 12 > end:
-                _truncated(p, 12, end, path + ".vocab" + "[%d]" % i87 + ".id")
-            p += 12
-        lens90 = None
-    v_vocab = Table.lazy(b[start88:p], n86, _decode_rows3, _columns3, 3, lens90)
+    n90 = v_vocab_size
+    start92 = p
+    got93 = _stepcols3(b, p, end, n90)
+    if got93 is not None:
+        p += got93[1]
+        v_vocab = Table.lazy(b[start92:p], n90, _decode_rows3, _columns3, 3, None, got93[0])
+    else:
+        p94 = p
+        w = _walk16(b, p, end, n90, 0, 14)
+        if w is None:
+            w = None, end + 1 - p
+        lens95, r = w
+        p += r
+        if p > end:
+            p = p94
+            for i91 in range(n90):
+                if p + 2 > end:
+                    _truncated(p, 2, end, path + ".vocab" + "[%d]" % i91 + ".token")
+                q = p + 2 + (b[p] | (b[p + 1] << 8))
+                if q > end:
+                    _truncated(p + 2, q - p - 2, end, path + ".vocab" + "[%d]" % i91 + ".token")
+                p = q
+                if p + 12 > end:
+                    _truncated(p, 12, end, path + ".vocab" + "[%d]" % i91 + ".id")
+                p += 12
+            lens95 = None
+        v_vocab = Table.lazy(b[start92:p], n90, _decode_rows3, _columns3, 3, lens95)
     return UnigramModel(unk_id=v_unk_id, byte_fallback=v_byte_fallback, vocab=v_vocab), p
 
 
@@ -1161,31 +1385,31 @@ def _build_UnigramModel(obj, out, path):
         out.append(_S7.pack(len(obj.vocab), obj.unk_id, obj.byte_fallback))
     except (struct.error, TypeError) as e:
         _bad_value(path + ".vocab_size", str(e), (len(obj.vocab), obj.unk_id, obj.byte_fallback,))
-    lst91 = obj.vocab
-    if not isinstance(lst91, (list, tuple, Table)):
-        _bad_value(path + ".vocab", "expected a list", lst91)
-    raw93 = lst91.raw_bytes() if lst91.__class__ is Table else None
-    if raw93 is not None:
-        out.append(raw93)
+    lst96 = obj.vocab
+    if not isinstance(lst96, (list, tuple, Table)):
+        _bad_value(path + ".vocab", "expected a list", lst96)
+    raw98 = lst96.raw_bytes() if lst96.__class__ is Table else None
+    if raw98 is not None:
+        out.append(raw98)
     else:
-        for i92, row97 in enumerate(lst91):
+        for i97, row102 in enumerate(lst96):
             try:
-                c94, c95, c96, = row97
+                c99, c100, c101, = row102
             except (TypeError, ValueError):
-                _bad_value(path + ".vocab" + "[%d]" % i92, "expected a row of 3 values", row97)
-            s98 = c94
-            if s98.__class__ is not bytes:
-                if not isinstance(s98, (bytes, bytearray, memoryview)):
-                    _bad_value(path + ".vocab" + "[%d]" % i92 + ".token", "expected bytes", s98)
-                s98 = bytes(s98)
-            if len(s98) > 65535:
-                _bad_value(path + ".vocab" + "[%d]" % i92 + ".token", "longer than 65535 bytes", len(s98))
-            out.append(_S0.pack(len(s98)))
-            out.append(s98)
+                _bad_value(path + ".vocab" + "[%d]" % i97, "expected a row of 3 values", row102)
+            s103 = c99
+            if s103.__class__ is not bytes:
+                if not isinstance(s103, (bytes, bytearray, memoryview)):
+                    _bad_value(path + ".vocab" + "[%d]" % i97 + ".token", "expected bytes", s103)
+                s103 = bytes(s103)
+            if len(s103) > 65535:
+                _bad_value(path + ".vocab" + "[%d]" % i97 + ".token", "longer than 65535 bytes", len(s103))
+            out.append(_S0.pack(len(s103)))
+            out.append(s103)
             try:
-                out.append(_S8.pack(c95, c96))
+                out.append(_S8.pack(c100, c101))
             except (struct.error, TypeError) as e:
-                _bad_value(path + ".vocab" + "[%d]" % i92 + ".id", str(e), (c95, c96,))
+                _bad_value(path + ".vocab" + "[%d]" % i97 + ".id", str(e), (c100, c101,))
 
 
 def _parse_Model(b, p, end, path, depth):
@@ -1229,20 +1453,20 @@ def _build_ByteFallbackDecoder(obj, out, path):
 def _parse_MetaspaceDecoder(b, p, end, path, depth):
     if p + 2 > end:
         _truncated(p, 2, end, path + ".replacement")
-    n99 = b[p] | (b[p + 1] << 8)
-    q100 = p + 2 + n99
-    if q100 + 1 > end:
-        _truncated(p + 2, n99 + 1, end, path + ".replacement")
-    v_replacement = b[p + 2:q100]
+    n104 = b[p] | (b[p + 1] << 8)
+    q105 = p + 2 + n104
+    if q105 + 1 > end:
+        _truncated(p + 2, n104 + 1, end, path + ".replacement")
+    v_replacement = b[p + 2:q105]
     try:
         v_replacement = v_replacement.decode()
     except UnicodeDecodeError as e:
         _invalid(p + 2 + e.start, path + ".replacement", "invalid UTF-8")
-    v_add_prefix_space, = _S4.unpack_from(b, q100)
+    v_add_prefix_space, = _S4.unpack_from(b, q105)
     if v_add_prefix_space > 1:
-        _invalid(q100, path + ".add_prefix_space", "flag must be 0 or 1, got %d" % v_add_prefix_space)
+        _invalid(q105, path + ".add_prefix_space", "flag must be 0 or 1, got %d" % v_add_prefix_space)
     v_add_prefix_space = v_add_prefix_space == 1
-    p = q100 + 1
+    p = q105 + 1
     return MetaspaceDecoder(replacement=v_replacement, add_prefix_space=v_add_prefix_space), p
 
 
@@ -1252,13 +1476,13 @@ def _build_MetaspaceDecoder(obj, out, path):
     if obj.replacement.__class__ is not str:
         _bad_value(path + ".replacement", "expected str", obj.replacement)
     try:
-        s101 = obj.replacement.encode()
+        s106 = obj.replacement.encode()
     except UnicodeEncodeError:
         _bad_value(path + ".replacement", "text is not encodable as UTF-8", obj.replacement)
-    if len(s101) > 65535:
-        _bad_value(path + ".replacement", "longer than 65535 bytes", len(s101))
-    out.append(_S0.pack(len(s101)))
-    out.append(s101)
+    if len(s106) > 65535:
+        _bad_value(path + ".replacement", "longer than 65535 bytes", len(s106))
+    out.append(_S0.pack(len(s106)))
+    out.append(s106)
     if obj.add_prefix_space is not True and obj.add_prefix_space is not False and obj.add_prefix_space not in (0, 1):
         _bad_value(path + ".add_prefix_space", "flag must be a bool", obj.add_prefix_space)
     try:
@@ -1270,20 +1494,20 @@ def _build_MetaspaceDecoder(obj, out, path):
 def _parse_WordPieceDecoder(b, p, end, path, depth):
     if p + 2 > end:
         _truncated(p, 2, end, path + ".prefix")
-    n102 = b[p] | (b[p + 1] << 8)
-    q103 = p + 2 + n102
-    if q103 + 1 > end:
-        _truncated(p + 2, n102 + 1, end, path + ".prefix")
-    v_prefix = b[p + 2:q103]
+    n107 = b[p] | (b[p + 1] << 8)
+    q108 = p + 2 + n107
+    if q108 + 1 > end:
+        _truncated(p + 2, n107 + 1, end, path + ".prefix")
+    v_prefix = b[p + 2:q108]
     try:
         v_prefix = v_prefix.decode()
     except UnicodeDecodeError as e:
         _invalid(p + 2 + e.start, path + ".prefix", "invalid UTF-8")
-    v_cleanup, = _S4.unpack_from(b, q103)
+    v_cleanup, = _S4.unpack_from(b, q108)
     if v_cleanup > 1:
-        _invalid(q103, path + ".cleanup", "flag must be 0 or 1, got %d" % v_cleanup)
+        _invalid(q108, path + ".cleanup", "flag must be 0 or 1, got %d" % v_cleanup)
     v_cleanup = v_cleanup == 1
-    p = q103 + 1
+    p = q108 + 1
     return WordPieceDecoder(prefix=v_prefix, cleanup=v_cleanup), p
 
 
@@ -1293,13 +1517,13 @@ def _build_WordPieceDecoder(obj, out, path):
     if obj.prefix.__class__ is not str:
         _bad_value(path + ".prefix", "expected str", obj.prefix)
     try:
-        s104 = obj.prefix.encode()
+        s109 = obj.prefix.encode()
     except UnicodeEncodeError:
         _bad_value(path + ".prefix", "text is not encodable as UTF-8", obj.prefix)
-    if len(s104) > 65535:
-        _bad_value(path + ".prefix", "longer than 65535 bytes", len(s104))
-    out.append(_S0.pack(len(s104)))
-    out.append(s104)
+    if len(s109) > 65535:
+        _bad_value(path + ".prefix", "longer than 65535 bytes", len(s109))
+    out.append(_S0.pack(len(s109)))
+    out.append(s109)
     if obj.cleanup is not True and obj.cleanup is not False and obj.cleanup not in (0, 1):
         _bad_value(path + ".cleanup", "flag must be a bool", obj.cleanup)
     try:
@@ -1320,28 +1544,28 @@ def _build_FuseDecoder(obj, out, path):
 def _parse_ReplaceDecoder(b, p, end, path, depth):
     if p + 2 > end:
         _truncated(p, 2, end, path + ".pattern")
-    n105 = b[p] | (b[p + 1] << 8)
-    q106 = p + 2 + n105
-    if q106 + 0 > end:
-        _truncated(p + 2, n105 + 0, end, path + ".pattern")
-    v_pattern = b[p + 2:q106]
+    n110 = b[p] | (b[p + 1] << 8)
+    q111 = p + 2 + n110
+    if q111 + 0 > end:
+        _truncated(p + 2, n110 + 0, end, path + ".pattern")
+    v_pattern = b[p + 2:q111]
     try:
         v_pattern = v_pattern.decode()
     except UnicodeDecodeError as e:
         _invalid(p + 2 + e.start, path + ".pattern", "invalid UTF-8")
-    p = q106 + 0
+    p = q111 + 0
     if p + 2 > end:
         _truncated(p, 2, end, path + ".content")
-    n107 = b[p] | (b[p + 1] << 8)
-    q108 = p + 2 + n107
-    if q108 + 0 > end:
-        _truncated(p + 2, n107 + 0, end, path + ".content")
-    v_content = b[p + 2:q108]
+    n112 = b[p] | (b[p + 1] << 8)
+    q113 = p + 2 + n112
+    if q113 + 0 > end:
+        _truncated(p + 2, n112 + 0, end, path + ".content")
+    v_content = b[p + 2:q113]
     try:
         v_content = v_content.decode()
     except UnicodeDecodeError as e:
         _invalid(p + 2 + e.start, path + ".content", "invalid UTF-8")
-    p = q108 + 0
+    p = q113 + 0
     return ReplaceDecoder(pattern=v_pattern, content=v_content), p
 
 
@@ -1351,39 +1575,39 @@ def _build_ReplaceDecoder(obj, out, path):
     if obj.pattern.__class__ is not str:
         _bad_value(path + ".pattern", "expected str", obj.pattern)
     try:
-        s109 = obj.pattern.encode()
+        s114 = obj.pattern.encode()
     except UnicodeEncodeError:
         _bad_value(path + ".pattern", "text is not encodable as UTF-8", obj.pattern)
-    if len(s109) > 65535:
-        _bad_value(path + ".pattern", "longer than 65535 bytes", len(s109))
-    out.append(_S0.pack(len(s109)))
-    out.append(s109)
+    if len(s114) > 65535:
+        _bad_value(path + ".pattern", "longer than 65535 bytes", len(s114))
+    out.append(_S0.pack(len(s114)))
+    out.append(s114)
     if obj.content.__class__ is not str:
         _bad_value(path + ".content", "expected str", obj.content)
     try:
-        s110 = obj.content.encode()
+        s115 = obj.content.encode()
     except UnicodeEncodeError:
         _bad_value(path + ".content", "text is not encodable as UTF-8", obj.content)
-    if len(s110) > 65535:
-        _bad_value(path + ".content", "longer than 65535 bytes", len(s110))
-    out.append(_S0.pack(len(s110)))
-    out.append(s110)
+    if len(s115) > 65535:
+        _bad_value(path + ".content", "longer than 65535 bytes", len(s115))
+    out.append(_S0.pack(len(s115)))
+    out.append(s115)
 
 
 def _parse_StripDecoder(b, p, end, path, depth):
     if p + 2 > end:
         _truncated(p, 2, end, path + ".content")
-    n111 = b[p] | (b[p + 1] << 8)
-    q112 = p + 2 + n111
-    if q112 + 8 > end:
-        _truncated(p + 2, n111 + 8, end, path + ".content")
-    v_content = b[p + 2:q112]
+    n116 = b[p] | (b[p + 1] << 8)
+    q117 = p + 2 + n116
+    if q117 + 8 > end:
+        _truncated(p + 2, n116 + 8, end, path + ".content")
+    v_content = b[p + 2:q117]
     try:
         v_content = v_content.decode()
     except UnicodeDecodeError as e:
         _invalid(p + 2 + e.start, path + ".content", "invalid UTF-8")
-    v_start, v_stop, = _S9.unpack_from(b, q112)
-    p = q112 + 8
+    v_start, v_stop, = _S9.unpack_from(b, q117)
+    p = q117 + 8
     return StripDecoder(content=v_content, start=v_start, stop=v_stop), p
 
 
@@ -1393,13 +1617,13 @@ def _build_StripDecoder(obj, out, path):
     if obj.content.__class__ is not str:
         _bad_value(path + ".content", "expected str", obj.content)
     try:
-        s113 = obj.content.encode()
+        s118 = obj.content.encode()
     except UnicodeEncodeError:
         _bad_value(path + ".content", "text is not encodable as UTF-8", obj.content)
-    if len(s113) > 65535:
-        _bad_value(path + ".content", "longer than 65535 bytes", len(s113))
-    out.append(_S0.pack(len(s113)))
-    out.append(s113)
+    if len(s118) > 65535:
+        _bad_value(path + ".content", "longer than 65535 bytes", len(s118))
+    out.append(_S0.pack(len(s118)))
+    out.append(s118)
     try:
         out.append(_S9.pack(obj.start, obj.stop))
     except (struct.error, TypeError) as e:
@@ -1409,28 +1633,28 @@ def _build_StripDecoder(obj, out, path):
 def _parse_SequenceDecoder(b, p, end, path, depth):
     if p + 4 > end:
         _truncated(p, 4, end, path + ".decoders")
-    n114, = _S1.unpack_from(b, p)
+    n119, = _S1.unpack_from(b, p)
     p += 4
-    if n114 * 1 > end - p:
-        _invalid(p, path + ".decoders", "count %d needs at least %d bytes, %d left" % (n114, n114 * 1, end - p))
-    v_decoders = [None] * n114
-    for i115 in range(n114):
-        v_decoders[i115], p = _parse_Decoder(b, p, end, path + ".decoders" + "[%d]" % i115, depth + 1)
+    if n119 * 1 > end - p:
+        _invalid(p, path + ".decoders", "count %d needs at least %d bytes, %d left" % (n119, n119 * 1, end - p))
+    v_decoders = [None] * n119
+    for i120 in range(n119):
+        v_decoders[i120], p = _parse_Decoder(b, p, end, path + ".decoders" + "[%d]" % i120, depth + 1)
     return SequenceDecoder(decoders=v_decoders), p
 
 
 def _build_SequenceDecoder(obj, out, path):
     if obj.__class__ is not SequenceDecoder:
         _bad_value(path, "expected SequenceDecoder", obj)
-    lst116 = obj.decoders
-    if not isinstance(lst116, (list, tuple, Table)):
-        _bad_value(path + ".decoders", "expected a list", lst116)
+    lst121 = obj.decoders
+    if not isinstance(lst121, (list, tuple, Table)):
+        _bad_value(path + ".decoders", "expected a list", lst121)
     try:
-        out.append(_S1.pack(len(lst116)))
+        out.append(_S1.pack(len(lst121)))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".decoders", str(e), (len(lst116),))
-    for i117, it118 in enumerate(lst116):
-        _build_Decoder(it118, out, path + ".decoders" + "[%d]" % i117)
+        _bad_value(path + ".decoders", str(e), (len(lst121),))
+    for i122, it123 in enumerate(lst121):
+        _build_Decoder(it123, out, path + ".decoders" + "[%d]" % i122)
 
 
 def _parse_Decoder(b, p, end, path, depth):
@@ -1469,16 +1693,16 @@ def _parse_AddedToken(b, p, end, path, depth):
     p += 7
     if p + 2 > end:
         _truncated(p, 2, end, path + ".content")
-    n119 = b[p] | (b[p + 1] << 8)
-    q120 = p + 2 + n119
-    if q120 + 0 > end:
-        _truncated(p + 2, n119 + 0, end, path + ".content")
-    v_content = b[p + 2:q120]
+    n124 = b[p] | (b[p + 1] << 8)
+    q125 = p + 2 + n124
+    if q125 + 0 > end:
+        _truncated(p + 2, n124 + 0, end, path + ".content")
+    v_content = b[p + 2:q125]
     try:
         v_content = v_content.decode()
     except UnicodeDecodeError as e:
         _invalid(p + 2 + e.start, path + ".content", "invalid UTF-8")
-    p = q120 + 0
+    p = q125 + 0
     return AddedToken(id=v_id, special=v_special, lstrip=v_lstrip, rstrip=v_rstrip, content=v_content), p
 
 
@@ -1498,13 +1722,13 @@ def _build_AddedToken(obj, out, path):
     if obj.content.__class__ is not str:
         _bad_value(path + ".content", "expected str", obj.content)
     try:
-        s121 = obj.content.encode()
+        s126 = obj.content.encode()
     except UnicodeEncodeError:
         _bad_value(path + ".content", "text is not encodable as UTF-8", obj.content)
-    if len(s121) > 65535:
-        _bad_value(path + ".content", "longer than 65535 bytes", len(s121))
-    out.append(_S0.pack(len(s121)))
-    out.append(s121)
+    if len(s126) > 65535:
+        _bad_value(path + ".content", "longer than 65535 bytes", len(s126))
+    out.append(_S0.pack(len(s126)))
+    out.append(s126)
 
 
 def _parse_SequenceOp(b, p, end, path, depth):
@@ -1556,56 +1780,56 @@ def _build_PostOp(obj, out, path):
 def _parse_PostProcessorProgram(b, p, end, path, depth):
     if p + 2 > end:
         _truncated(p, 2, end, path + ".ops")
-    n122, = _S0.unpack_from(b, p)
+    n127, = _S0.unpack_from(b, p)
     p += 2
-    if n122 * 1 > end - p:
-        _invalid(p, path + ".ops", "count %d needs at least %d bytes, %d left" % (n122, n122 * 1, end - p))
-    v_ops = [None] * n122
-    for i123 in range(n122):
-        v_ops[i123], p = _parse_PostOp(b, p, end, path + ".ops" + "[%d]" % i123, 1)
+    if n127 * 1 > end - p:
+        _invalid(p, path + ".ops", "count %d needs at least %d bytes, %d left" % (n127, n127 * 1, end - p))
+    v_ops = [None] * n127
+    for i128 in range(n127):
+        v_ops[i128], p = _parse_PostOp(b, p, end, path + ".ops" + "[%d]" % i128, 1)
     return PostProcessorProgram(ops=v_ops), p
 
 
 def _build_PostProcessorProgram(obj, out, path):
     if obj.__class__ is not PostProcessorProgram:
         _bad_value(path, "expected PostProcessorProgram", obj)
-    lst124 = obj.ops
-    if not isinstance(lst124, (list, tuple, Table)):
-        _bad_value(path + ".ops", "expected a list", lst124)
+    lst129 = obj.ops
+    if not isinstance(lst129, (list, tuple, Table)):
+        _bad_value(path + ".ops", "expected a list", lst129)
     try:
-        out.append(_S0.pack(len(lst124)))
+        out.append(_S0.pack(len(lst129)))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".ops", str(e), (len(lst124),))
-    for i125, it126 in enumerate(lst124):
-        _build_PostOp(it126, out, path + ".ops" + "[%d]" % i125)
+        _bad_value(path + ".ops", str(e), (len(lst129),))
+    for i130, it131 in enumerate(lst129):
+        _build_PostOp(it131, out, path + ".ops" + "[%d]" % i130)
 
 
 def _parse_LegacyPostProcessor(b, p, end, path, depth):
     if p + 2 > end:
         _truncated(p, 2, end, path + ".ids")
-    n127, = _S0.unpack_from(b, p)
+    n132, = _S0.unpack_from(b, p)
     p += 2
-    if n127 * 4 > end - p:
-        _invalid(p, path + ".ids", "count %d needs at least %d bytes, %d left" % (n127, n127 * 4, end - p))
-    v_ids = [x for (x,) in _S1.iter_unpack(b[p:p + n127 * 4])]
-    p += n127 * 4
+    if n132 * 4 > end - p:
+        _invalid(p, path + ".ids", "count %d needs at least %d bytes, %d left" % (n132, n132 * 4, end - p))
+    v_ids = [x for (x,) in _S1.iter_unpack(b[p:p + n132 * 4])]
+    p += n132 * 4
     return LegacyPostProcessor(ids=v_ids), p
 
 
 def _build_LegacyPostProcessor(obj, out, path):
     if obj.__class__ is not LegacyPostProcessor:
         _bad_value(path, "expected LegacyPostProcessor", obj)
-    lst129 = obj.ids
-    if not isinstance(lst129, (list, tuple, Table)):
-        _bad_value(path + ".ids", "expected a list", lst129)
+    lst134 = obj.ids
+    if not isinstance(lst134, (list, tuple, Table)):
+        _bad_value(path + ".ids", "expected a list", lst134)
     try:
-        out.append(_S0.pack(len(lst129)))
+        out.append(_S0.pack(len(lst134)))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".ids", str(e), (len(lst129),))
+        _bad_value(path + ".ids", str(e), (len(lst134),))
     try:
-        out.append(struct.pack("<%dI" % len(lst129), *lst129))
+        out.append(struct.pack("<%dI" % len(lst134), *lst134))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".ids", str(e), lst129)
+        _bad_value(path + ".ids", str(e), lst134)
 
 
 def _ops_fit(b, p, end, n):
@@ -1656,47 +1880,47 @@ def _parse_MtokFile(b, p, end, path, depth):
     v_decoder, p = _parse_Decoder(b, p, end, path + ".decoder", 1)
     if p + 4 > end:
         _truncated(p, 4, end, path + ".added_tokens")
-    n132, = _S1.unpack_from(b, p)
+    n137, = _S1.unpack_from(b, p)
     p += 4
-    if n132 * 9 > end - p:
-        _invalid(p, path + ".added_tokens", "count %d needs at least %d bytes, %d left" % (n132, n132 * 9, end - p))
-    got134 = _bulk_AddedToken(b, p, end, n132)
-    if got134 is not None:
-        v_added_tokens, p = got134
+    if n137 * 9 > end - p:
+        _invalid(p, path + ".added_tokens", "count %d needs at least %d bytes, %d left" % (n137, n137 * 9, end - p))
+    got139 = _bulk_AddedToken(b, p, end, n137)
+    if got139 is not None:
+        v_added_tokens, p = got139
     else:
-        v_added_tokens = [None] * n132
-        for i133 in range(n132):
-            v_added_tokens[i133], p = _parse_AddedToken(b, p, end, path + ".added_tokens" + "[%d]" % i133, 1)
+        v_added_tokens = [None] * n137
+        for i138 in range(n137):
+            v_added_tokens[i138], p = _parse_AddedToken(b, p, end, path + ".added_tokens" + "[%d]" % i138, 1)
     if p == end:
         v_chat_template = None
     else:
         if p + 4 > end:
             _truncated(p, 4, end, path + ".chat_template")
-        n135, = _S1.unpack_from(b, p)
-        q136 = p + 4 + n135
-        if q136 + 0 > end:
-            _truncated(p + 4, n135 + 0, end, path + ".chat_template")
-        v_chat_template = b[p + 4:q136]
+        n140, = _S1.unpack_from(b, p)
+        q141 = p + 4 + n140
+        if q141 + 0 > end:
+            _truncated(p + 4, n140 + 0, end, path + ".chat_template")
+        v_chat_template = b[p + 4:q141]
         try:
             v_chat_template = v_chat_template.decode()
         except UnicodeDecodeError as e:
             _invalid(p + 4 + e.start, path + ".chat_template", "invalid UTF-8")
-        p = q136 + 0
+        p = q141 + 0
     if p == end:
         v_eos_token = None
     else:
         if p + 2 > end:
             _truncated(p, 2, end, path + ".eos_token")
-        n137 = b[p] | (b[p + 1] << 8)
-        q138 = p + 2 + n137
-        if q138 + 0 > end:
-            _truncated(p + 2, n137 + 0, end, path + ".eos_token")
-        v_eos_token = b[p + 2:q138]
+        n142 = b[p] | (b[p + 1] << 8)
+        q143 = p + 2 + n142
+        if q143 + 0 > end:
+            _truncated(p + 2, n142 + 0, end, path + ".eos_token")
+        v_eos_token = b[p + 2:q143]
         try:
             v_eos_token = v_eos_token.decode()
         except UnicodeDecodeError as e:
             _invalid(p + 2 + e.start, path + ".eos_token", "invalid UTF-8")
-        p = q138 + 0
+        p = q143 + 0
     if p == end:
         v_flags = None
     else:
@@ -1709,16 +1933,16 @@ def _parse_MtokFile(b, p, end, path, depth):
     else:
         if p + 2 > end:
             _truncated(p, 2, end, path + ".bos_token")
-        n139 = b[p] | (b[p + 1] << 8)
-        q140 = p + 2 + n139
-        if q140 + 0 > end:
-            _truncated(p + 2, n139 + 0, end, path + ".bos_token")
-        v_bos_token = b[p + 2:q140]
+        n144 = b[p] | (b[p + 1] << 8)
+        q145 = p + 2 + n144
+        if q145 + 0 > end:
+            _truncated(p + 2, n144 + 0, end, path + ".bos_token")
+        v_bos_token = b[p + 2:q145]
         try:
             v_bos_token = v_bos_token.decode()
         except UnicodeDecodeError as e:
             _invalid(p + 2 + e.start, path + ".bos_token", "invalid UTF-8")
-        p = q140 + 0
+        p = q145 + 0
     if p == end:
         v_post_processor = None
     else:
@@ -1737,15 +1961,15 @@ def _build_MtokFile(obj, out, path):
     _build_PreTokenizer(obj.pre_tokenizer, out, path + ".pre_tokenizer")
     _build_Model(obj.model, out, path + ".model")
     _build_Decoder(obj.decoder, out, path + ".decoder")
-    lst141 = obj.added_tokens
-    if not isinstance(lst141, (list, tuple, Table)):
-        _bad_value(path + ".added_tokens", "expected a list", lst141)
+    lst146 = obj.added_tokens
+    if not isinstance(lst146, (list, tuple, Table)):
+        _bad_value(path + ".added_tokens", "expected a list", lst146)
     try:
-        out.append(_S1.pack(len(lst141)))
+        out.append(_S1.pack(len(lst146)))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".added_tokens", str(e), (len(lst141),))
-    for i142, it143 in enumerate(lst141):
-        _build_AddedToken(it143, out, path + ".added_tokens" + "[%d]" % i142)
+        _bad_value(path + ".added_tokens", str(e), (len(lst146),))
+    for i147, it148 in enumerate(lst146):
+        _build_AddedToken(it148, out, path + ".added_tokens" + "[%d]" % i147)
     if obj.chat_template is None:
         absent = True
     else:
@@ -1754,13 +1978,13 @@ def _build_MtokFile(obj, out, path):
         if obj.chat_template.__class__ is not str:
             _bad_value(path + ".chat_template", "expected str", obj.chat_template)
         try:
-            s144 = obj.chat_template.encode()
+            s149 = obj.chat_template.encode()
         except UnicodeEncodeError:
             _bad_value(path + ".chat_template", "text is not encodable as UTF-8", obj.chat_template)
-        if len(s144) > 4294967295:
-            _bad_value(path + ".chat_template", "longer than 4294967295 bytes", len(s144))
-        out.append(_S1.pack(len(s144)))
-        out.append(s144)
+        if len(s149) > 4294967295:
+            _bad_value(path + ".chat_template", "longer than 4294967295 bytes", len(s149))
+        out.append(_S1.pack(len(s149)))
+        out.append(s149)
     if obj.eos_token is None:
         absent = True
     else:
@@ -1769,13 +1993,13 @@ def _build_MtokFile(obj, out, path):
         if obj.eos_token.__class__ is not str:
             _bad_value(path + ".eos_token", "expected str", obj.eos_token)
         try:
-            s145 = obj.eos_token.encode()
+            s150 = obj.eos_token.encode()
         except UnicodeEncodeError:
             _bad_value(path + ".eos_token", "text is not encodable as UTF-8", obj.eos_token)
-        if len(s145) > 65535:
-            _bad_value(path + ".eos_token", "longer than 65535 bytes", len(s145))
-        out.append(_S0.pack(len(s145)))
-        out.append(s145)
+        if len(s150) > 65535:
+            _bad_value(path + ".eos_token", "longer than 65535 bytes", len(s150))
+        out.append(_S0.pack(len(s150)))
+        out.append(s150)
     if obj.flags is None:
         absent = True
     else:
@@ -1793,13 +2017,13 @@ def _build_MtokFile(obj, out, path):
         if obj.bos_token.__class__ is not str:
             _bad_value(path + ".bos_token", "expected str", obj.bos_token)
         try:
-            s146 = obj.bos_token.encode()
+            s151 = obj.bos_token.encode()
         except UnicodeEncodeError:
             _bad_value(path + ".bos_token", "text is not encodable as UTF-8", obj.bos_token)
-        if len(s146) > 65535:
-            _bad_value(path + ".bos_token", "longer than 65535 bytes", len(s146))
-        out.append(_S0.pack(len(s146)))
-        out.append(s146)
+        if len(s151) > 65535:
+            _bad_value(path + ".bos_token", "longer than 65535 bytes", len(s151))
+        out.append(_S0.pack(len(s151)))
+        out.append(s151)
     if obj.post_processor is None:
         absent = True
     else:
@@ -1810,22 +2034,22 @@ def _build_MtokFile(obj, out, path):
 
 def _parse_SentencePieceTxtFile(b, p, end, path, depth):
     v_header, p = _parse_header_lines(b, p, end, path + ".header", b'430 0\n')
-    q148 = _line(b, p, end, path + ".count")
-    v_vocab_size, = _counts(b, p, q148, 1, path + ".count")
-    p = q148
-    n149 = v_vocab_size
+    q153 = _line(b, p, end, path + ".count")
+    v_vocab_size, = _counts(b, p, q153, 1, path + ".count")
+    p = q153
+    n154 = v_vocab_size
     v_pieces = []
-    ap153 = v_pieces.append
-    for i150 in range(n149):
-        q151 = b.find(b"\n", p, end)
-        if q151 < 0:
-            _truncated(p, 1, end, path + ".pieces" + "[%d]" % i150)
-        line152 = b[p:q151]
-        parts154 = line152.split(b" ")
-        if len(parts154) != 3:
-            _invalid(p, path + ".pieces" + "[%d]" % i150, "expected 3 space-separated values")
-        ap153((_b64decode(parts154[0], p, path + ".pieces" + "[%d]" % i150 + ".token"), _word(parts154[1], p, path + ".pieces" + "[%d]" % i150 + ".score"), _decimal(parts154[2], p, path + ".pieces" + "[%d]" % i150 + ".type"),))
-        p = q151 + 1
+    ap158 = v_pieces.append
+    for i155 in range(n154):
+        q156 = b.find(b"\n", p, end)
+        if q156 < 0:
+            _truncated(p, 1, end, path + ".pieces" + "[%d]" % i155)
+        line157 = b[p:q156]
+        parts159 = line157.split(b" ")
+        if len(parts159) != 3:
+            _invalid(p, path + ".pieces" + "[%d]" % i155, "expected 3 space-separated values")
+        ap158((_b64decode(parts159[0], p, path + ".pieces" + "[%d]" % i155 + ".token"), _word(parts159[1], p, path + ".pieces" + "[%d]" % i155 + ".score"), _decimal(parts159[2], p, path + ".pieces" + "[%d]" % i155 + ".type"),))
+        p = q156 + 1
     if p != end:
         _invalid(p, path, "%d trailing bytes after the last section" % (end - p))
     return SentencePieceTxtFile(header=v_header, pieces=v_pieces), p
@@ -1836,33 +2060,33 @@ def _build_SentencePieceTxtFile(obj, out, path):
         _bad_value(path, "expected SentencePieceTxtFile", obj)
     _build_header_lines(obj.header, out, path + ".header", b'430 0\n')
     out.append(b"%d\n" % (len(obj.pieces),))
-    lst155 = obj.pieces
-    if not isinstance(lst155, (list, tuple, Table)):
-        _bad_value(path + ".pieces", "expected a list", lst155)
-    lines156 = []
-    for i157, row158 in enumerate(lst155):
-        if not isinstance(row158, (tuple, list)) or len(row158) != 3:
-            _bad_value(path + ".pieces" + "[%d]" % i157, "expected a row of 3 values", row158)
-        lines156.append(b" ".join((_line_value(row158[0], 'base64', path + ".pieces" + "[%d]" % i157 + '.token'), _line_value(row158[1], 'word', path + ".pieces" + "[%d]" % i157 + '.score'), _line_value(row158[2], 'int', path + ".pieces" + "[%d]" % i157 + '.type'),)))
-    if lines156:
-        out.append(b"\n".join(lines156) + (b"\n" if True else b""))
+    lst160 = obj.pieces
+    if not isinstance(lst160, (list, tuple, Table)):
+        _bad_value(path + ".pieces", "expected a list", lst160)
+    lines161 = []
+    for i162, row163 in enumerate(lst160):
+        if not isinstance(row163, (tuple, list)) or len(row163) != 3:
+            _bad_value(path + ".pieces" + "[%d]" % i162, "expected a row of 3 values", row163)
+        lines161.append(b" ".join((_line_value(row163[0], 'base64', path + ".pieces" + "[%d]" % i162 + '.token'), _line_value(row163[1], 'word', path + ".pieces" + "[%d]" % i162 + '.score'), _line_value(row163[2], 'int', path + ".pieces" + "[%d]" % i162 + '.type'),)))
+    if lines161:
+        out.append(b"\n".join(lines161) + (b"\n" if True else b""))
 
 
 def _parse_TiktokenTxtFile(b, p, end, path, depth):
     v_header, p = _parse_header_lines(b, p, end, path + ".header", b'430 1\n')
-    q160 = _line(b, p, end, path + ".count")
-    v_vocab_size, = _counts(b, p, q160, 1, path + ".count")
-    p = q160
-    n161 = v_vocab_size
+    q165 = _line(b, p, end, path + ".count")
+    v_vocab_size, = _counts(b, p, q165, 1, path + ".count")
+    p = q165
+    n166 = v_vocab_size
     v_tokens = []
-    ap165 = v_tokens.append
-    for i162 in range(n161):
-        q163 = b.find(b"\n", p, end)
-        if q163 < 0:
-            _truncated(p, 1, end, path + ".tokens" + "[%d]" % i162)
-        line164 = b[p:q163]
-        ap165(_b64decode(line164, p, path + ".tokens" + "[%d]" % i162))
-        p = q163 + 1
+    ap170 = v_tokens.append
+    for i167 in range(n166):
+        q168 = b.find(b"\n", p, end)
+        if q168 < 0:
+            _truncated(p, 1, end, path + ".tokens" + "[%d]" % i167)
+        line169 = b[p:q168]
+        ap170(_b64decode(line169, p, path + ".tokens" + "[%d]" % i167))
+        p = q168 + 1
     if p != end:
         _invalid(p, path, "%d trailing bytes after the last section" % (end - p))
     return TiktokenTxtFile(header=v_header, tokens=v_tokens), p
@@ -1873,31 +2097,31 @@ def _build_TiktokenTxtFile(obj, out, path):
         _bad_value(path, "expected TiktokenTxtFile", obj)
     _build_header_lines(obj.header, out, path + ".header", b'430 1\n')
     out.append(b"%d\n" % (len(obj.tokens),))
-    lst166 = obj.tokens
-    if not isinstance(lst166, (list, tuple, Table)):
-        _bad_value(path + ".tokens", "expected a list", lst166)
-    lines167 = []
-    for i168, row169 in enumerate(lst166):
-        lines167.append(_line_value(row169, 'base64', path + ".tokens" + "[%d]" % i168))
-    if lines167:
-        out.append(b"\n".join(lines167) + (b"\n" if True else b""))
+    lst171 = obj.tokens
+    if not isinstance(lst171, (list, tuple, Table)):
+        _bad_value(path + ".tokens", "expected a list", lst171)
+    lines172 = []
+    for i173, row174 in enumerate(lst171):
+        lines172.append(_line_value(row174, 'base64', path + ".tokens" + "[%d]" % i173))
+    if lines172:
+        out.append(b"\n".join(lines172) + (b"\n" if True else b""))
 
 
 def _parse_BertTxtFile(b, p, end, path, depth):
     v_header, p = _parse_header_lines(b, p, end, path + ".header", b'430 2\n')
-    q171 = _line(b, p, end, path + ".count")
-    v_vocab_size, = _counts(b, p, q171, 1, path + ".count")
-    p = q171
-    n172 = v_vocab_size
+    q176 = _line(b, p, end, path + ".count")
+    v_vocab_size, = _counts(b, p, q176, 1, path + ".count")
+    p = q176
+    n177 = v_vocab_size
     v_tokens = []
-    ap176 = v_tokens.append
-    for i173 in range(n172):
-        q174 = b.find(b"\n", p, end)
-        if q174 < 0:
-            _truncated(p, 1, end, path + ".tokens" + "[%d]" % i173)
-        line175 = b[p:q174]
-        ap176(_b64decode(line175, p, path + ".tokens" + "[%d]" % i173))
-        p = q174 + 1
+    ap181 = v_tokens.append
+    for i178 in range(n177):
+        q179 = b.find(b"\n", p, end)
+        if q179 < 0:
+            _truncated(p, 1, end, path + ".tokens" + "[%d]" % i178)
+        line180 = b[p:q179]
+        ap181(_b64decode(line180, p, path + ".tokens" + "[%d]" % i178))
+        p = q179 + 1
     if p != end:
         _invalid(p, path, "%d trailing bytes after the last section" % (end - p))
     return BertTxtFile(header=v_header, tokens=v_tokens), p
@@ -1908,46 +2132,46 @@ def _build_BertTxtFile(obj, out, path):
         _bad_value(path, "expected BertTxtFile", obj)
     _build_header_lines(obj.header, out, path + ".header", b'430 2\n')
     out.append(b"%d\n" % (len(obj.tokens),))
-    lst177 = obj.tokens
-    if not isinstance(lst177, (list, tuple, Table)):
-        _bad_value(path + ".tokens", "expected a list", lst177)
-    lines178 = []
-    for i179, row180 in enumerate(lst177):
-        lines178.append(_line_value(row180, 'base64', path + ".tokens" + "[%d]" % i179))
-    if lines178:
-        out.append(b"\n".join(lines178) + (b"\n" if True else b""))
+    lst182 = obj.tokens
+    if not isinstance(lst182, (list, tuple, Table)):
+        _bad_value(path + ".tokens", "expected a list", lst182)
+    lines183 = []
+    for i184, row185 in enumerate(lst182):
+        lines183.append(_line_value(row185, 'base64', path + ".tokens" + "[%d]" % i184))
+    if lines183:
+        out.append(b"\n".join(lines183) + (b"\n" if True else b""))
 
 
 def _parse_HuggingFaceTxtFile(b, p, end, path, depth):
     v_header, p = _parse_header_lines(b, p, end, path + ".header", b'430 3\n')
-    q182 = _line(b, p, end, path + ".counts")
-    v_vocab_size, v_merge_size, = _counts(b, p, q182, 2, path + ".counts")
-    p = q182
-    n183 = v_vocab_size
+    q187 = _line(b, p, end, path + ".counts")
+    v_vocab_size, v_merge_size, = _counts(b, p, q187, 2, path + ".counts")
+    p = q187
+    n188 = v_vocab_size
     v_tokens = []
-    ap187 = v_tokens.append
-    for i184 in range(n183):
-        q185 = b.find(b"\n", p, end)
-        if q185 < 0:
-            _truncated(p, 1, end, path + ".tokens" + "[%d]" % i184)
-        line186 = b[p:q185]
-        ap187(line186)
-        p = q185 + 1
-    n188 = v_merge_size
-    v_merges = []
-    ap192 = v_merges.append
-    final_newline = True
+    ap192 = v_tokens.append
     for i189 in range(n188):
         q190 = b.find(b"\n", p, end)
         if q190 < 0:
-            if i189 == n188 - 1 and p < end:
-                q190 = end
-                final_newline = False
-            else:
-                _truncated(p, 1, end, path + ".merges" + "[%d]" % i189)
+            _truncated(p, 1, end, path + ".tokens" + "[%d]" % i189)
         line191 = b[p:q190]
         ap192(line191)
         p = q190 + 1
+    n193 = v_merge_size
+    v_merges = []
+    ap197 = v_merges.append
+    final_newline = True
+    for i194 in range(n193):
+        q195 = b.find(b"\n", p, end)
+        if q195 < 0:
+            if i194 == n193 - 1 and p < end:
+                q195 = end
+                final_newline = False
+            else:
+                _truncated(p, 1, end, path + ".merges" + "[%d]" % i194)
+        line196 = b[p:q195]
+        ap197(line196)
+        p = q195 + 1
     p = min(p, end)
     v_final_newline = final_newline
     if p != end:
@@ -1960,24 +2184,24 @@ def _build_HuggingFaceTxtFile(obj, out, path):
         _bad_value(path, "expected HuggingFaceTxtFile", obj)
     _build_header_lines(obj.header, out, path + ".header", b'430 3\n')
     out.append(b"%d %d\n" % (len(obj.tokens), len(obj.merges),))
-    lst193 = obj.tokens
-    if not isinstance(lst193, (list, tuple, Table)):
-        _bad_value(path + ".tokens", "expected a list", lst193)
-    lines194 = []
-    for i195, row196 in enumerate(lst193):
-        lines194.append(_line_value(row196, 'raw', path + ".tokens" + "[%d]" % i195))
-    if lines194:
-        out.append(b"\n".join(lines194) + (b"\n" if True else b""))
-    lst197 = obj.merges
-    if not isinstance(lst197, (list, tuple, Table)):
-        _bad_value(path + ".merges", "expected a list", lst197)
-    lines198 = []
-    for i199, row200 in enumerate(lst197):
-        lines198.append(_line_value(row200, 'raw', path + ".merges" + "[%d]" % i199))
-    if not obj.final_newline and not (lines198 and lines198[-1]):
-        _bad_value(path + ".merges", "final_newline false needs a last line that is not empty", lst197)
-    if lines198:
-        out.append(b"\n".join(lines198) + (b"\n" if obj.final_newline else b""))
+    lst198 = obj.tokens
+    if not isinstance(lst198, (list, tuple, Table)):
+        _bad_value(path + ".tokens", "expected a list", lst198)
+    lines199 = []
+    for i200, row201 in enumerate(lst198):
+        lines199.append(_line_value(row201, 'raw', path + ".tokens" + "[%d]" % i200))
+    if lines199:
+        out.append(b"\n".join(lines199) + (b"\n" if True else b""))
+    lst202 = obj.merges
+    if not isinstance(lst202, (list, tuple, Table)):
+        _bad_value(path + ".merges", "expected a list", lst202)
+    lines203 = []
+    for i204, row205 in enumerate(lst202):
+        lines203.append(_line_value(row205, 'raw', path + ".merges" + "[%d]" % i204))
+    if not obj.final_newline and not (lines203 and lines203[-1]):
+        _bad_value(path + ".merges", "final_newline false needs a last line that is not empty", lst202)
+    if lines203:
+        out.append(b"\n".join(lines203) + (b"\n" if obj.final_newline else b""))
     if obj.final_newline.__class__ is not bool:
         _bad_value(path + ".final_newline", "expected a bool", obj.final_newline)
 
@@ -2003,15 +2227,15 @@ def section_sizes_MtokFile(obj):
     _build_Decoder(obj.decoder, out, "decoder")
     sizes.append(('decoder', None if obj.decoder is None else sum(map(len, out))))
     out: list[bytes] = []
-    lst201 = obj.added_tokens
-    if not isinstance(lst201, (list, tuple, Table)):
-        _bad_value("added_tokens", "expected a list", lst201)
+    lst206 = obj.added_tokens
+    if not isinstance(lst206, (list, tuple, Table)):
+        _bad_value("added_tokens", "expected a list", lst206)
     try:
-        out.append(_S1.pack(len(lst201)))
+        out.append(_S1.pack(len(lst206)))
     except (struct.error, TypeError) as e:
-        _bad_value("added_tokens", str(e), (len(lst201),))
-    for i202, it203 in enumerate(lst201):
-        _build_AddedToken(it203, out, "added_tokens" + "[%d]" % i202)
+        _bad_value("added_tokens", str(e), (len(lst206),))
+    for i207, it208 in enumerate(lst206):
+        _build_AddedToken(it208, out, "added_tokens" + "[%d]" % i207)
     sizes.append(('added_tokens', None if obj.added_tokens is None else sum(map(len, out))))
     out: list[bytes] = []
     if obj.chat_template is None:
@@ -2022,13 +2246,13 @@ def section_sizes_MtokFile(obj):
         if obj.chat_template.__class__ is not str:
             _bad_value("chat_template", "expected str", obj.chat_template)
         try:
-            s204 = obj.chat_template.encode()
+            s209 = obj.chat_template.encode()
         except UnicodeEncodeError:
             _bad_value("chat_template", "text is not encodable as UTF-8", obj.chat_template)
-        if len(s204) > 4294967295:
-            _bad_value("chat_template", "longer than 4294967295 bytes", len(s204))
-        out.append(_S1.pack(len(s204)))
-        out.append(s204)
+        if len(s209) > 4294967295:
+            _bad_value("chat_template", "longer than 4294967295 bytes", len(s209))
+        out.append(_S1.pack(len(s209)))
+        out.append(s209)
     sizes.append(('chat_template', None if obj.chat_template is None else sum(map(len, out))))
     out: list[bytes] = []
     if obj.eos_token is None:
@@ -2039,13 +2263,13 @@ def section_sizes_MtokFile(obj):
         if obj.eos_token.__class__ is not str:
             _bad_value("eos_token", "expected str", obj.eos_token)
         try:
-            s205 = obj.eos_token.encode()
+            s210 = obj.eos_token.encode()
         except UnicodeEncodeError:
             _bad_value("eos_token", "text is not encodable as UTF-8", obj.eos_token)
-        if len(s205) > 65535:
-            _bad_value("eos_token", "longer than 65535 bytes", len(s205))
-        out.append(_S0.pack(len(s205)))
-        out.append(s205)
+        if len(s210) > 65535:
+            _bad_value("eos_token", "longer than 65535 bytes", len(s210))
+        out.append(_S0.pack(len(s210)))
+        out.append(s210)
     sizes.append(('eos_token', None if obj.eos_token is None else sum(map(len, out))))
     out: list[bytes] = []
     if obj.flags is None:
@@ -2067,13 +2291,13 @@ def section_sizes_MtokFile(obj):
         if obj.bos_token.__class__ is not str:
             _bad_value("bos_token", "expected str", obj.bos_token)
         try:
-            s206 = obj.bos_token.encode()
+            s211 = obj.bos_token.encode()
         except UnicodeEncodeError:
             _bad_value("bos_token", "text is not encodable as UTF-8", obj.bos_token)
-        if len(s206) > 65535:
-            _bad_value("bos_token", "longer than 65535 bytes", len(s206))
-        out.append(_S0.pack(len(s206)))
-        out.append(s206)
+        if len(s211) > 65535:
+            _bad_value("bos_token", "longer than 65535 bytes", len(s211))
+        out.append(_S0.pack(len(s211)))
+        out.append(s211)
     sizes.append(('bos_token', None if obj.bos_token is None else sum(map(len, out))))
     out: list[bytes] = []
     if obj.post_processor is None:
@@ -2098,16 +2322,16 @@ def section_sizes_SentencePieceTxtFile(obj):
     out.append(b"%d\n" % (len(obj.pieces),))
     sizes.append(('count', sum(map(len, out))))
     out: list[bytes] = []
-    lst207 = obj.pieces
-    if not isinstance(lst207, (list, tuple, Table)):
-        _bad_value("pieces", "expected a list", lst207)
-    lines208 = []
-    for i209, row210 in enumerate(lst207):
-        if not isinstance(row210, (tuple, list)) or len(row210) != 3:
-            _bad_value("pieces" + "[%d]" % i209, "expected a row of 3 values", row210)
-        lines208.append(b" ".join((_line_value(row210[0], 'base64', "pieces" + "[%d]" % i209 + '.token'), _line_value(row210[1], 'word', "pieces" + "[%d]" % i209 + '.score'), _line_value(row210[2], 'int', "pieces" + "[%d]" % i209 + '.type'),)))
-    if lines208:
-        out.append(b"\n".join(lines208) + (b"\n" if True else b""))
+    lst212 = obj.pieces
+    if not isinstance(lst212, (list, tuple, Table)):
+        _bad_value("pieces", "expected a list", lst212)
+    lines213 = []
+    for i214, row215 in enumerate(lst212):
+        if not isinstance(row215, (tuple, list)) or len(row215) != 3:
+            _bad_value("pieces" + "[%d]" % i214, "expected a row of 3 values", row215)
+        lines213.append(b" ".join((_line_value(row215[0], 'base64', "pieces" + "[%d]" % i214 + '.token'), _line_value(row215[1], 'word', "pieces" + "[%d]" % i214 + '.score'), _line_value(row215[2], 'int', "pieces" + "[%d]" % i214 + '.type'),)))
+    if lines213:
+        out.append(b"\n".join(lines213) + (b"\n" if True else b""))
     sizes.append(('pieces', None if obj.pieces is None else sum(map(len, out))))
     return sizes
 
@@ -2124,14 +2348,14 @@ def section_sizes_TiktokenTxtFile(obj):
     out.append(b"%d\n" % (len(obj.tokens),))
     sizes.append(('count', sum(map(len, out))))
     out: list[bytes] = []
-    lst211 = obj.tokens
-    if not isinstance(lst211, (list, tuple, Table)):
-        _bad_value("tokens", "expected a list", lst211)
-    lines212 = []
-    for i213, row214 in enumerate(lst211):
-        lines212.append(_line_value(row214, 'base64', "tokens" + "[%d]" % i213))
-    if lines212:
-        out.append(b"\n".join(lines212) + (b"\n" if True else b""))
+    lst216 = obj.tokens
+    if not isinstance(lst216, (list, tuple, Table)):
+        _bad_value("tokens", "expected a list", lst216)
+    lines217 = []
+    for i218, row219 in enumerate(lst216):
+        lines217.append(_line_value(row219, 'base64', "tokens" + "[%d]" % i218))
+    if lines217:
+        out.append(b"\n".join(lines217) + (b"\n" if True else b""))
     sizes.append(('tokens', None if obj.tokens is None else sum(map(len, out))))
     return sizes
 
@@ -2148,14 +2372,14 @@ def section_sizes_BertTxtFile(obj):
     out.append(b"%d\n" % (len(obj.tokens),))
     sizes.append(('count', sum(map(len, out))))
     out: list[bytes] = []
-    lst215 = obj.tokens
-    if not isinstance(lst215, (list, tuple, Table)):
-        _bad_value("tokens", "expected a list", lst215)
-    lines216 = []
-    for i217, row218 in enumerate(lst215):
-        lines216.append(_line_value(row218, 'base64', "tokens" + "[%d]" % i217))
-    if lines216:
-        out.append(b"\n".join(lines216) + (b"\n" if True else b""))
+    lst220 = obj.tokens
+    if not isinstance(lst220, (list, tuple, Table)):
+        _bad_value("tokens", "expected a list", lst220)
+    lines221 = []
+    for i222, row223 in enumerate(lst220):
+        lines221.append(_line_value(row223, 'base64', "tokens" + "[%d]" % i222))
+    if lines221:
+        out.append(b"\n".join(lines221) + (b"\n" if True else b""))
     sizes.append(('tokens', None if obj.tokens is None else sum(map(len, out))))
     return sizes
 
@@ -2172,26 +2396,26 @@ def section_sizes_HuggingFaceTxtFile(obj):
     out.append(b"%d %d\n" % (len(obj.tokens), len(obj.merges),))
     sizes.append(('counts', sum(map(len, out))))
     out: list[bytes] = []
-    lst219 = obj.tokens
-    if not isinstance(lst219, (list, tuple, Table)):
-        _bad_value("tokens", "expected a list", lst219)
-    lines220 = []
-    for i221, row222 in enumerate(lst219):
-        lines220.append(_line_value(row222, 'raw', "tokens" + "[%d]" % i221))
-    if lines220:
-        out.append(b"\n".join(lines220) + (b"\n" if True else b""))
+    lst224 = obj.tokens
+    if not isinstance(lst224, (list, tuple, Table)):
+        _bad_value("tokens", "expected a list", lst224)
+    lines225 = []
+    for i226, row227 in enumerate(lst224):
+        lines225.append(_line_value(row227, 'raw', "tokens" + "[%d]" % i226))
+    if lines225:
+        out.append(b"\n".join(lines225) + (b"\n" if True else b""))
     sizes.append(('tokens', None if obj.tokens is None else sum(map(len, out))))
     out: list[bytes] = []
-    lst223 = obj.merges
-    if not isinstance(lst223, (list, tuple, Table)):
-        _bad_value("merges", "expected a list", lst223)
-    lines224 = []
-    for i225, row226 in enumerate(lst223):
-        lines224.append(_line_value(row226, 'raw', "merges" + "[%d]" % i225))
-    if not obj.final_newline and not (lines224 and lines224[-1]):
-        _bad_value("merges", "final_newline false needs a last line that is not empty", lst223)
-    if lines224:
-        out.append(b"\n".join(lines224) + (b"\n" if obj.final_newline else b""))
+    lst228 = obj.merges
+    if not isinstance(lst228, (list, tuple, Table)):
+        _bad_value("merges", "expected a list", lst228)
+    lines229 = []
+    for i230, row231 in enumerate(lst228):
+        lines229.append(_line_value(row231, 'raw', "merges" + "[%d]" % i230))
+    if not obj.final_newline and not (lines229 and lines229[-1]):
+        _bad_value("merges", "final_newline false needs a last line that is not empty", lst228)
+    if lines229:
+        out.append(b"\n".join(lines229) + (b"\n" if obj.final_newline else b""))
     sizes.append(('merges', None if obj.merges is None else sum(map(len, out))))
     out: list[bytes] = []
     if obj.final_newline.__class__ is not bool:

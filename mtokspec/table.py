@@ -3,7 +3,9 @@
 A file's tables are its bulk: 150k vocab rows are 150k bytes objects and tuples, which take longer
 to create than the rest of parsing.  ``parse`` therefore checks a table's bounds and keeps its raw
 bytes; the rows are decoded, all at once, the first time anything looks at them.  Until then
-``len()`` is known and ``build`` copies the raw bytes unchanged.
+``len()`` is known and ``build`` copies the raw bytes unchanged.  (Tables of one u16-length string
+per row are the exception: the fastest exact bounds check of those unpacks every row, so ``parse``
+keeps the columns it read; rows are still made only when asked for.)
 
 A ``Table`` is a mutable sequence of row tuples that compares equal to a list with the same rows;
 use it like a list (index, slice, iterate, append, sort, ...).
@@ -18,7 +20,7 @@ __all__ = ["Table"]
 
 
 class Table(MutableSequence):
-    __slots__ = ("_rows", "_raw", "_count", "_decode", "_columns", "_width", "_lens")
+    __slots__ = ("_rows", "_raw", "_count", "_decode", "_columns", "_width", "_lens", "_cols")
 
     def __init__(self, rows: Iterable[Any] = ()):
         self._rows: list | None = list(rows)
@@ -28,14 +30,17 @@ class Table(MutableSequence):
         self._columns: Callable[..., tuple] | None = None
         self._width = len(self._rows[0]) if self._rows and isinstance(self._rows[0], tuple) else 0
         self._lens: list[int] | None = None
+        self._cols: tuple | None = None
 
     @classmethod
     def lazy(cls, raw: bytes, count: int, decode: Callable[[bytes, int, Any], list],
-             columns: Callable[[bytes, int, Any], tuple], width: int, lens: list[int] | None = None) -> Table:
+             columns: Callable[[bytes, int, Any], tuple], width: int, lens: list[int] | None = None,
+             cols: tuple | None = None) -> Table:
         """A table of ``count`` rows of ``width`` columns whose encoding ``raw`` was bounds-checked.
 
         ``lens``: the string length of every row, when the bounds check walked them (the decoders
-        then need not walk the rows again)."""
+        then need not walk the rows again).  ``cols``: the decoded columns (tuples), when the bounds
+        check read them."""
         self = cls.__new__(cls)
         self._rows = None
         self._raw = raw
@@ -44,6 +49,7 @@ class Table(MutableSequence):
         self._columns = columns
         self._width = width
         self._lens = lens
+        self._cols = cols
         return self
 
     def columns(self, pack: bool = False) -> tuple[Sequence, ...]:
@@ -57,6 +63,8 @@ class Table(MutableSequence):
         costs no tuple per row.
         """
         if self._rows is None:
+            if self._cols is not None and not pack:
+                return self._cols  # tuples: sharing them is a snapshot
             assert self._columns is not None and self._raw is not None
             if pack:
                 return self._columns(self._raw, self._count, self._lens, True)
@@ -77,11 +85,15 @@ class Table(MutableSequence):
         rows = self._rows
         if rows is None:
             assert self._decode is not None and self._raw is not None
-            rows = self._rows = self._decode(self._raw, self._count, self._lens)
+            if self._cols is not None:
+                rows = self._rows = list(zip(*self._cols)) if self._count else []
+            else:
+                rows = self._rows = self._decode(self._raw, self._count, self._lens)
             self._raw = None
             self._decode = None
             self._columns = None
             self._lens = None
+            self._cols = None
         return rows
 
     # -- sequence protocol ----------------------------------------------------------------------

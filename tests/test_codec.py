@@ -410,3 +410,83 @@ def test_table_packed_pair_columns(corpus, monkeypatch):
         tree.model.vocab.columns(pack=True)
     with pytest.raises(ValueError):
         Table([(b"a", 1)]).columns(pack=True)
+
+
+# Lengths around the limits of the fast table walk (_walk8 steps on the low length byte; a row whose
+# size does not fit a byte, or whose length has a high byte, must go to the exact walk).
+_EDGE_LENGTHS = st.sampled_from([0, 1, 5, 10, 57, 99, 100, 101, 241, 242, 243, 249, 250, 251, 255, 256, 257, 262, 300, 512, 1030])
+
+
+@st.composite
+def _edge_strings(draw, n):
+    """n strings of edge lengths: random bytes, or one byte repeated (zeros among them)."""
+    rng = random.Random(draw(st.integers(0, 2**32)))
+    return [rng.randbytes(length) if draw(st.booleans()) else bytes([draw(st.sampled_from([0, 1, 255]))]) * length
+            for length in draw(st.lists(_EDGE_LENGTHS, min_size=n, max_size=n))]
+
+
+@st.composite
+def _files_with_edge_rows(draw):
+    n = draw(st.integers(0, 12))
+    tokens = draw(_edge_strings(n))
+    ids = draw(st.permutations(range(n)))
+    model = draw(st.sampled_from(["bpe", "wordpiece", "unigram"]))
+    if model == "bpe":
+        m = t.BPEModel(vocab=list(zip(tokens, ids)))
+    elif model == "wordpiece":
+        m = t.WordPieceModel(vocab=list(zip(tokens, ids)))
+    else:
+        m = t.UnigramModel(vocab=[(a, b, -1.5 * b) for a, b in zip(tokens, ids)])
+    table = [(i, s) for i, s in enumerate(draw(_edge_strings(draw(st.integers(0, 6)))))]
+    added = [t.AddedToken(id=1000 + i, content="x" * len(s)) for i, s in enumerate(draw(_edge_strings(draw(st.integers(0, 6)))))]
+    return t.MtokFile(normalizer=t.TableNormalizer(table=table), model=m, added_tokens=added)
+
+
+def _parse_outcome(data):
+    """What parse makes of ``data``: the decoded tree, or the error with where it points."""
+    try:
+        return "ok", mtokspec.to_dict(mtokspec.parse(data))
+    except MtokFormatError as e:
+        return "error", e.offset, e.path, str(e)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_files_with_edge_rows(), st.lists(st.tuples(st.integers(0, 2**31), st.integers(0, 255)), max_size=2))
+def test_fast_table_walk_agrees_with_the_exact_walk(tree, flips):
+    """The parse's fast table path (low length bytes, lengths checked in the unpack) gives the same
+    tree or the same error as the exact walk alone, on files with strings of every length class
+    and with bytes flipped (high length bytes among them)."""
+    from unittest import mock
+
+    from mtokspec._generated import codec
+
+    data = bytearray(mtokspec.build(tree))
+    for where, value in flips:
+        data[where % len(data)] = value
+    data = bytes(data)
+    fast = _parse_outcome(data)
+    with mock.patch.object(codec, "_walk8", lambda *args: None):
+        exact = _parse_outcome(data)
+    assert fast == exact
+    if not flips:
+        assert fast[0] == "ok" and mtokspec.build(mtokspec.parse(data)) == data
+
+
+def test_fast_table_walk_takes_short_rows_and_leaves_long_ones(corpus):
+    """Real vocabularies take the fast path (columns kept from the parse), roberta's 256-byte token
+    among them; so do empty strings and strings of 250-255 or 512 bytes (read exactly on the way).
+    A string of 256 + k bytes (0 < k < 250) is misread by the fast walk, found by the unpack's
+    length check, and the table is walked exactly and decoded on first use; so is a table with
+    more than 256 rows the fast walk must read exactly."""
+    for name in ("whisper.tiny", "roberta-base"):
+        tree = mtokspec.parse((corpus / "tok" / name / "mnn.mtok").read_bytes())
+        assert tree.model.vocab._cols is not None and "not decoded" in repr(tree.model.vocab)
+    for length in (0, 249, 250, 256, 300, 512):
+        vocab = [(b"a", 0), (b"b" * length, 1), (b"c", 2)]
+        parsed = mtokspec.parse(mtokspec.build(t.MtokFile(model=t.BPEModel(vocab=vocab)))).model.vocab
+        assert (parsed._cols is None) == (length == 300)
+        assert parsed.columns() == ((b"a", b"b" * length, b"c"), (0, 1, 2)) and parsed == vocab
+    for count, fast in ((256, True), (257, False)):
+        vocab = [(b"", i) for i in range(count)] + [(b"z", count)]
+        parsed = mtokspec.parse(mtokspec.build(t.MtokFile(model=t.BPEModel(vocab=vocab)))).model.vocab
+        assert (parsed._cols is not None) == fast and parsed == vocab

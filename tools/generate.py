@@ -316,7 +316,9 @@ class Emitter:
         self.decoders: dict[tuple, str] = {}  # row layout -> decoder function name
         self.decoder_lines: list[str] = []
         self.bulk_done: set[str] = set()  # bulk record readers already emitted
-        self.spells: dict[tuple[str, str], str] = {}  # row layout -> its module-level format list
+        self.spells: dict[tuple[str, ...], str] = {}  # row layout -> its module-level format list
+        self.step_sizes: set[int] = set()  # row sizes whose _walk8 translation table is emitted
+        self.stepcols: set[str] = set()  # row decoders with a _stepcols function (walk and decode at once)
 
     def st(self, fmt: str) -> str:
         if fmt not in self.structs:
@@ -481,8 +483,17 @@ class Emitter:
                 # Check the bounds of every row now; decode the rows the first time they are used.
                 start = self.var("start")
                 self.w(ind, f"{start} = p")
-                lens = self.walk_rows(ind, cols, n, idx, epe)
                 dec = self.row_decoder(el)
+                if dec in self.stepcols:
+                    got = self.var("got")
+                    self.w(ind, f"{got} = _stepcols{dec}(b, p, end, {n})")
+                    self.w(ind, f"if {got} is not None:")
+                    self.w(ind + 1, f"p += {got}[1]")
+                    self.w(ind + 1, f"{target} = Table.lazy(b[{start}:p], {n}, _decode_rows{dec}, _columns{dec}, "
+                                    f"{len(cols)}, None, {got}[0])")
+                    self.w(ind, "else:")
+                    ind += 1
+                lens = self.walk_rows(ind, cols, n, idx, epe)
                 self.w(ind, f"{target} = Table.lazy(b[{start}:p], {n}, _decode_rows{dec}, _columns{dec}, {len(cols)}"
                             + (f", {lens})" if lens else ")"))
                 return
@@ -537,19 +548,14 @@ class Emitter:
         k = strings[0]
         pre = "".join(self.fixed(f.sub)[0] for f in fields[:k])
         post = "".join(self.fixed(f.sub)[0] for f in fields[k + 1:])
-        before, after = struct.calcsize("<" + pre), struct.calcsize("<" + post)
         saved, self.lines = self.lines, []
         self.w(0, f"def {name}(b, p, end, n):")
         self.w(1, f'"""n {info.name} records at p, read together; None when any check fails."""')
-        self.length_walk(1, "n", before, after, "lens", ["return None"])
-        self.w(1, "if p + r > end:")
-        self.w(2, "return None")
-        self.spell_unpack(1, pre, post, "lens", "b[p:p + r]")
-        width = len(fields)
+        _, width = self.step_unpack(1, pre, post, "n")
         cols = []
         for j, f in enumerate(fields):
             col = f"c{j}"
-            self.w(1, f"{col} = flat[{j}::{width}]")
+            self.w(1, f"{col} = flat[{j + (j >= k)}::{width}]")  # each row's length comes before its string
             if j == k:
                 if sub.text:
                     self.w(1, "try:")
@@ -638,7 +644,7 @@ class Emitter:
     def spell_unpack(self, ind, pre, post, lens, buf):
         """``flat`` = one struct unpack of rows [pre][u16 length][string][post] whose string
         lengths are ``lens``; the format is spelled from a module-level list of row formats."""
-        key = (pre, post)
+        key = ("2x", pre, post)
         table = self.spells.get(key)
         if table is None:
             table = self.spells[key] = f"_SPELL{len(self.spells)}"
@@ -652,6 +658,56 @@ class Emitter:
                         f'{lens}))')
         # a Struct of its own: struct.unpack would hash the long format and keep it in its cache
         self.w(ind, f'flat = struct.Struct("<" + fmt).unpack({buf})')
+
+    def step_unpack(self, ind, pre, post, n):
+        """In a function: ``flat`` = every row of a table [pre][u16 length][string][post] of n rows
+        at p, unpacked with its length (``pre`` codes, the length, the string, ``post`` codes per
+        row), and ``r`` = the rows' size; ``return None`` when the fast walk cannot take the table
+        (a row runs off ``b[:end]``, a string of 256 - size bytes or more, a high length byte set):
+        the caller then takes the exact walk, which says what is wrong."""
+        before, after = struct.calcsize("<" + pre), struct.calcsize("<" + post)
+        size = before + 2 + after
+        if size > 64:
+            raise ValueError(f"rows with {size} fixed bytes are too wide for _walk8")
+        key = ("H", pre, post)
+        table = self.spells.get(key)
+        if table is None:
+            table = self.spells[key] = f"_SPELL{len(self.spells)}"
+            if size not in self.step_sizes:
+                self.step_sizes.add(size)
+                self.decoder_lines += [f"# length byte -> size of a row whose fixed part is {size} bytes (0: _walk8 reads the row exactly)",
+                                       f"_STEP{size} = bytes(m + {size} if 0 < m < {256 - size} else 0 for m in range(256))",
+                                       f"# row size -> the tens and the units digit of its string length (\"!\" when not below 100)",
+                                       f'_TENS{size} = bytes(48 + (s - {size}) // 10 if {size} <= s < {size + 100} else 33 for s in range(256))',
+                                       f'_UNITS{size} = bytes(48 + (s - {size}) % 10 if {size} <= s < {size + 100} else 33 for s in range(256))', "", ""]
+            # "!" is no format code: a size below the fixed part (never made by _walk8) fails the unpack
+            self.decoder_lines += [f"# struct formats of [{pre}][u16 length][string][{post}] rows by row size (_walk8)",
+                                   f'{table} = ["!"] * {size} + ["{pre}H%ds{post}" % m for m in range({256 - size})]', "", ""]
+        hcol = len(struct.unpack("<" + pre, bytes(before)))  # the length's index among a row's values
+        width = hcol + 2 + len(struct.unpack("<" + post, bytes(after)))
+        self.w(ind, f"w = _walk8(b, p, end, {n}, {before}, {size}, _STEP{size})")
+        self.w(ind, "if w is None:")
+        self.w(ind + 1, "return None")
+        self.w(ind, "sizes, r, long = w")
+        self.w(ind, "if p + r > end:")
+        self.w(ind + 1, "return None")
+        template = f"{pre}H00s{post}"
+        self.w(ind, "try:")
+        # a Struct of its own: struct.unpack would hash the long format and keep it in its cache
+        self.w(ind + 1, f'rows = struct.Struct(_row_format(sizes, b"{template}", {len(pre) + 1}, {size}, _TENS{size}, '
+                        f'_UNITS{size}, {table}))')
+        self.w(ind + 1, "if rows.size != r:  # (cannot happen: the format is the walk's rows)")
+        self.w(ind + 2, "return None")
+        self.w(ind + 1, "flat = rows.unpack_from(b, p)")
+        self.w(ind + 1, f"lengths = flat[{hcol}::{width}]")
+        self.w(ind + 1, "if long:  # read exactly: their lengths are right whatever they are")
+        self.w(ind + 2, "lengths = list(lengths)")
+        self.w(ind + 2, "for j in long:")
+        self.w(ind + 3, "lengths[j] = 0")
+        self.w(ind + 1, "bytes(lengths)  # ValueError when another length is 256 or more: the walk misread it")
+        self.w(ind, "except (struct.error, ValueError):")
+        self.w(ind + 1, "return None")
+        return hcol, width
 
     def walk_rows(self, ind, cols, n, idx, epe):
         """Bounds-check n rows, advancing p past them, without decoding anything.  Returns the name
@@ -768,6 +824,15 @@ class Emitter:
             self.w(1, "return " + ("(flat,)" if k == 1 else "(" + ", ".join(f"flat[{j}::{k}]" for j in range(k)) + ",)"))
             self.w(0, "")
             self.w(0, "")
+            if strings:
+                # The parse's fast path: walk and decode at once (the unpack checks the lengths).
+                self.w(0, f"def _stepcols{name}(b, p, end, n):")
+                self.w(1, '"""``(columns, size)`` of the n rows at p, or None: the exact walk must take them."""')
+                _, width = self.step_unpack(1, pre, post, "n")
+                self.w(1, "return (" + "".join(f"flat[{j + (j >= i)}::{width}], " for j in range(k)) + "), r")
+                self.w(0, "")
+                self.w(0, "")
+                self.stepcols.add(name)
             self.w(0, f"def _decode_rows{name}(b, n, lens=None):")
             self.w(1, f"return list(zip(*_columns{name}(b, n, lens)))")
         else:
@@ -1143,8 +1208,94 @@ def _gather(seq, idx):
 
 
 # A table of n rows [before bytes][u16 length][string][after bytes] has no size field: finding
-# its end means stepping over every row.  Measured alternatives (a translated copy stepping on the
-# low length byte, then checking the high bytes; a u16 view at every offset) cost as much as this.
+# its end means stepping over every row.  ``_walk8`` steps on the low length bytes only, through a
+# copy translated so that each byte is already its row's size; the struct unpack that decodes the
+# rows then reads each whole length, and the high bytes are checked there, at C speed (one Python
+# step per row fewer).  ``_walk16`` is the exact walk, for tables the fast one cannot take.  Measured
+# and slower: a u16 view at every offset; a gather of the high bytes at every row start; a C-level
+# chain of map() over the growing offsets list; combining the two bytes per offset with big ints.
+
+def _walk8(b, p, end, n, before, size, steps):
+    """``(sizes, r, long)``: each row's size, the rows' total and the rows read exactly, or None
+    when a row runs off ``b[:end]`` (or too many rows need reading exactly).
+
+    Steps on each row's low length byte through ``steps`` (a translation table: length byte -> row
+    size; 0 for a length byte of 0, which may be 256 or 512, and for sizes past 255).  A 0 stops
+    the walk at that row (every later step is 0 too: the check after each 8 rows sees the last);
+    that row is read exactly and the walk goes on after it.  The high length bytes of other rows are
+    not read: the caller checks them (every length but those of ``long`` is below 256), and that
+    p + r <= end."""
+    base = p + before
+    t = b[base:end].translate(steps)
+    sizes = []
+    put = sizes.extend
+    long = []
+    r = 0
+    try:
+        while True:
+            for _ in range((n - len(sizes)) >> 3):
+                s0 = t[r]
+                r += s0
+                s1 = t[r]
+                r += s1
+                s2 = t[r]
+                r += s2
+                s3 = t[r]
+                r += s3
+                s4 = t[r]
+                r += s4
+                s5 = t[r]
+                r += s5
+                s6 = t[r]
+                r += s6
+                s7 = t[r]
+                r += s7
+                put((s0, s1, s2, s3, s4, s5, s6, s7))
+                if not s7:
+                    break
+            else:
+                for _ in range((n - len(sizes)) & 7):
+                    s0 = t[r]
+                    r += s0
+                    sizes.append(s0)
+                if not sizes or sizes[-1]:
+                    return sizes, r, long
+            # r stopped at a row the step table cannot take: read its length exactly
+            j = sizes.index(0, max(len(sizes) - 8, 0))
+            del sizes[j:]
+            if len(long) == 256:
+                return None  # a table of many empty or long strings: the exact walk is as fast
+            # (a length read past end makes p + r > end: the caller sees it)
+            long.append(j)
+            s0 = size + (b[base + r] | b[base + r + 1] << 8)
+            sizes.append(s0)
+            r += s0
+    except IndexError:
+        return None
+
+
+def _row_format(sizes, template, at, size, tens, units, spell):
+    """The struct format of rows whose sizes are ``sizes``: a row is ``template`` (its fixed
+    fields, the length as 'H' and a string of "00" bytes at ``at``).  When every string is shorter
+    than 100 bytes the rows' lengths are written over the digits with two translations and two
+    strided copies (C speed); else each row's format comes from ``spell`` (by row size)."""
+    try:
+        digits = bytes(sizes)  # ValueError: a row of 256 bytes or more
+        tens_digits = digits.translate(tens)
+        if 33 not in tens_digits:  # "!": a string of 100 bytes or more
+            w = len(template)
+            fmt = bytearray(template) * len(digits)
+            fmt[at::w] = tens_digits
+            fmt[at + 1::w] = digits.translate(units)
+            return b"<" + fmt
+    except ValueError:
+        pass
+    top = max(sizes, default=0)
+    if top >= len(spell):  # a longer list, for this call only
+        spell = spell + [(template[:at] + b"%d" + template[at + 2:]).decode() % (s - size)
+                         for s in range(len(spell), top + 1)]
+    return "<" + "".join(_gather(spell, sizes))
+
 
 def _walk16(b, p, end, n, before, size):
     """``(lens, r)``: each row's string length and the rows' total size (``size``: a row's bytes
