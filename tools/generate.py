@@ -1221,7 +1221,7 @@ def _walk8(b, p, end, n, before, size, steps):
 
     Steps on each row's low length byte through ``steps`` (a translation table: length byte -> row
     size; 0 for a length byte of 0, which may be 256 or 512, and for sizes past 255).  A 0 stops
-    the walk at that row (every later step is 0 too: the check after each 8 rows sees the last);
+    the walk at that row (every later step is 0 too: the check after each 16 rows sees the last);
     that row is read exactly and the walk goes on after it.  The high length bytes of other rows are
     not read: the caller checks them (every length but those of ``long`` is below 256), and that
     p + r <= end."""
@@ -1233,7 +1233,7 @@ def _walk8(b, p, end, n, before, size, steps):
     r = 0
     try:
         while True:
-            for _ in range((n - len(sizes)) >> 3):
+            for _ in range((n - len(sizes)) >> 4):
                 s0 = t[r]
                 r += s0
                 s1 = t[r]
@@ -1250,18 +1250,34 @@ def _walk8(b, p, end, n, before, size, steps):
                 r += s6
                 s7 = t[r]
                 r += s7
-                put((s0, s1, s2, s3, s4, s5, s6, s7))
-                if not s7:
+                s8 = t[r]
+                r += s8
+                s9 = t[r]
+                r += s9
+                sa = t[r]
+                r += sa
+                sb = t[r]
+                r += sb
+                sc = t[r]
+                r += sc
+                sd = t[r]
+                r += sd
+                se = t[r]
+                r += se
+                sf = t[r]
+                r += sf
+                put((s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, sa, sb, sc, sd, se, sf))
+                if not sf:
                     break
             else:
-                for _ in range((n - len(sizes)) & 7):
+                for _ in range((n - len(sizes)) & 15):
                     s0 = t[r]
                     r += s0
                     sizes.append(s0)
                 if not sizes or sizes[-1]:
                     return sizes, r, long
             # r stopped at a row the step table cannot take: read its length exactly
-            j = sizes.index(0, max(len(sizes) - 8, 0))
+            j = sizes.index(0, max(len(sizes) - 16, 0))
             del sizes[j:]
             if len(long) == 256:
                 return None  # a table of many empty or long strings: the exact walk is as fast
