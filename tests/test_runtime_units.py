@@ -348,6 +348,30 @@ def test_unigram_lattice_table_loaded_per_start_matches_hf(monkeypatch, small_st
             assert list(ours.tokenize(w)) == [t.id for t in theirs.tokenize(w)], (vocab, w)
 
 
+
+@pytest.mark.parametrize("small_start", [0, 64])
+def test_unigram_pieces_that_are_not_utf8_are_never_matched(monkeypatch, small_start):
+    """The lattice's table is read from the pieces' bytes; a piece that is not UTF-8 (a stray,
+    truncated or overlong byte sequence, which HF's JSON vocabulary cannot hold) is left out of it,
+    so ours segments like HF's Unigram on the same vocabulary without those pieces."""
+    monkeypatch.setattr(unigram_module, "_SMALL_START", small_start)
+    rnd = random.Random(7)
+    alphabet = ["a", "b", "\u2581", "\u00e9", "\u4e2d"]
+    bad = [b"\xff", b"\x80", b"\xe4\xb8", b"\xc0\xaf", b"\xed\xa0\x80"]
+    for _ in range(60):
+        pieces = sorted({"".join(rnd.choice(alphabet) for _ in range(rnd.randint(1, 4))) for _ in range(rnd.randint(3, 30))})
+        good = [("<unk>", 0.0)] + [(t, rnd.choice([-1.0, -1.5, -2.0, -3.0])) for t in pieces]
+        rows = [(t.encode(), i, sc) for i, (t, sc) in enumerate(good)]
+        for k in range(rnd.randint(1, 6)):  # not UTF-8: alone, after a piece, before one
+            t = rnd.choice(pieces).encode()
+            b = rnd.choice([rnd.choice(bad), t + rnd.choice(bad), rnd.choice(bad) + t, t[:-1] if len(t) > 1 and t[-1] > 0x7F else t + b"\xff"])
+            rows.append((b, len(rows), -0.5))
+        ours = Unigram(rows, 0)
+        theirs = models.Unigram(good, unk_id=0, byte_fallback=False)
+        for _ in range(25):
+            w = "".join(rnd.choice(alphabet + ["z"]) for _ in range(rnd.randint(1, 10)))
+            assert list(ours.tokenize(w)) == [t.id for t in theirs.tokenize(w)], (rows, w)
+
 def test_serde_f64_reproduces_hf_score_parsing():
     rnd = random.Random(1)
     scores = [-rnd.uniform(0, 20) for _ in range(3000)] + [-1e-7, -123456.789, -2.5e-300, -3.0]

@@ -4,7 +4,8 @@ BPE, WordPiece and Unigram index their vocabulary by the token's bytes, as the f
 ``{bytes: id}`` takes the rows straight from the codec, while decoding every token to ``str`` first
 costs as much again (and 50k short-lived bytes objects).  Text is turned into a key per lookup
 (:func:`text_key`) or per character (the models cache those), and the ``{str: id}`` view is built
-only when someone asks for it (``vocab``, ``get_vocab``, Unigram's lattice tables).
+only when someone asks for it (``vocab``, ``get_vocab``).  Unigram keeps token bytes -> row instead
+(the row gives the id and the score its lattice needs) and builds ``{bytes: id}`` on request too.
 """
 
 from __future__ import annotations

@@ -5,8 +5,11 @@ and a node keeps the first best score (ties go to the earliest candidate, as in 
 that starts no single-character piece gets an unknown node scored ``min_score - 10``; consecutive
 unknown nodes are fused into one string, which becomes byte tokens under ``byte_fallback`` (when all
 ``<0xXX>`` exist) or ``unk_id``.  Results are cached per piece (bounded).  The candidates come
-from a table of every prefix of every piece (HF walks a trie), built on the first encode for keys
-of 1-2 characters and one character deeper at a time after that, as text meets them (``_build``).
+from a table of every prefix of every piece (HF walks a trie), grown one character deeper at a time
+as text meets a prefix (``_load_start``), from the pieces' bytes sorted once on the first encode:
+UTF-8 sorts as code points do, so the pieces under one prefix are one run of that list, and only the
+pieces a run loads are decoded.  A piece whose bytes are not UTF-8 cannot occur in text and is left
+out of the table (HF's vocabulary, JSON text, cannot hold one).
 
 Scores and HF parity (format-notes, "Float scores"): HF reads ``tokenizer.json`` with serde_json's
 default float parser, which is not correctly rounded; the exporter writes Python's correctly rounded
@@ -15,8 +18,8 @@ form the way serde_json does (integer significand, then one multiplication or di
 ten), which reproduces HF's values exactly, so exact Viterbi ties resolve as in HF.
 ``serde_scores=False`` uses the file's values unchanged.  A piece's score is re-read the first time
 the lattice uses it (the shortest decimal form costs ~0.4 us per float: all of t5's 32k scores
-would be 27 ms before the first encode); the lowest score, which prices unknown nodes, is read at
-build time from the few stored scores that can round to it.
+would be 27 ms before the first encode); the lowest score, which prices unknown nodes, is read the
+first time a character starts no piece, from the few stored scores that can round to it.
 """
 
 from __future__ import annotations
@@ -25,11 +28,10 @@ import math
 from bisect import bisect_left
 from collections.abc import Collection
 from itertools import repeat
-from operator import itemgetter
 from typing import Any
 
 from mtokspec import tree
-from mtokspec.runtime.models._vocab import ByteKeyedVocab, columns, decode_token
+from mtokspec.runtime.models._vocab import ByteKeyedVocab, columns, decode_token, text_key
 from mtokspec.runtime.models.bpe import CACHE_MAX
 
 __all__ = ["Unigram", "serde_f64", "serde_f64_min", "UNK_PENALTY"]
@@ -37,9 +39,10 @@ __all__ = ["Unigram", "serde_f64", "serde_f64_min", "UNK_PENALTY"]
 UNK_PENALTY = 10.0
 _MISSING = object()
 _SMALL_START = 64  # a start with at most this many longer pieces is loaded whole (_load_start)
-_FIRST = itemgetter(slice(0, 1))
-_FIRST_TWO = itemgetter(slice(0, 2))
 _POW10 = [float(f"1e{k}") for k in range(309)]
+_BYTE = [bytes((b,)) for b in range(256)]
+# the length of a UTF-8 character from its first byte
+_CHAR_LEN = bytes(1 if b < 0xC0 else 2 if b < 0xE0 else 3 if b < 0xF0 else 4 for b in range(256))
 
 
 def _piece(i: int | None) -> list | None:
@@ -58,14 +61,22 @@ class _Unloaded:
         self.value = value
 
 
-def _prefix_end(ordered: list[str], g: str, lo: int) -> int:
+def _prefix_end(ordered: list[bytes], g: bytes, lo: int) -> int:
     """The end of the run of ``ordered`` (sorted, from ``lo`` on) that starts with ``g``."""
     while g:
-        c = ord(g[-1])
-        if c < 0x10FFFF:
-            return bisect_left(ordered, g[:-1] + chr(c + 1), lo)
-        g = g[:-1]  # nothing sorts between "...U+10FFFF" runs and the next shorter prefix
+        c = g[-1]
+        if c < 0xFF:
+            return bisect_left(ordered, g[:-1] + _BYTE[c + 1], lo)
+        g = g[:-1]  # nothing sorts between "...\xff" runs and the next shorter prefix
     return len(ordered)
+
+
+def _is_utf8(b: bytes) -> bool:
+    try:
+        b.decode()
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def serde_f64(x: float) -> float:
@@ -113,10 +124,10 @@ def serde_f64_min(xs: Collection[float]) -> float:
 
 
 class Unigram(ByteKeyedVocab):
-    __slots__ = ("_rows", "unk_id", "byte_fallback", "serde_scores", "_ids_scores", "_stored",
+    __slots__ = ("_rows", "unk_id", "byte_fallback", "serde_scores", "_brow", "_ids", "_scores", "_bvocab",
                  "_pref", "_sorted", "_unk_score", "_cache")
 
-    # built on first use: str -> [id, score or None until read], None (a prefix only) or _Unloaded
+    # built on first use: str -> [id, score or None until read, row], None (a prefix only) or _Unloaded
     _pref: dict[str, Any] | None
 
     def __init__(self, rows, unk_id: int, byte_fallback: bool = False, serde_scores: bool = True):
@@ -126,88 +137,117 @@ class Unigram(ByteKeyedVocab):
         self.serde_scores = serde_scores
         self._pref = None
         self._cache: dict[str, tuple[int, ...]] = {}
-        # like BPE and WordPiece, the vocabulary is kept by token bytes at load (models/_vocab.py)
+        # Like BPE and WordPiece, the vocabulary is kept by token bytes at load (models/_vocab.py),
+        # here mapped to the row, which gives both the id and the score the lattice needs.
         tokens, ids, scores = columns(rows, 3)
-        self._ids_scores = (ids, scores)  # for the lattice tables (_build): decoded once
-        bvocab = dict(zip(tokens, ids))
-        if len(bvocab) < len(rows):  # duplicated pieces: HF keeps the later id
-            bvocab = {}
-            for t, i, _s in rows:
-                j = bvocab.get(t)
-                if j is None or i > j:
-                    bvocab[t] = i
-        self._init_vocab(bvocab)
+        self._ids, self._scores = ids, scores
+        brow = dict(zip(tokens, range(len(tokens))))
+        if len(brow) < len(tokens):  # duplicated pieces: HF keeps the later id
+            brow = {}
+            for r, (t, i) in enumerate(zip(tokens, ids)):
+                j = brow.get(t)
+                if j is None or i > ids[j]:
+                    brow[t] = r
+        self._brow = brow
+        self._bvocab: dict[bytes, int] | None = None
+        self._vocab = None
+        self._tokens = None
+
+    @property
+    def bvocab(self) -> dict[bytes, int]:  # type: ignore[override]  # read-only here: built from the rows
+        """``{token bytes: id}`` (built on first use: the lattice and ``encode`` use the rows)."""
+        v = self._bvocab
+        if v is None:
+            brow = self._brow
+            v = self._bvocab = dict(zip(brow, map(self._ids.__getitem__, brow.values())))
+        return v
+
+    def token_to_id(self, token: str) -> int | None:
+        k = text_key(token)
+        r = None if k is None else self._brow.get(k)
+        return None if r is None else self._ids[r]
 
     @classmethod
     def from_tree(cls, node: tree.UnigramModel, serde_scores: bool = True) -> "Unigram":
         return cls(node.vocab, node.unk_id, node.byte_fallback, serde_scores)
 
     def _build(self):
-        ids, raw = self._ids_scores
-        stored: dict[int, float] = dict(zip(ids, raw))  # id -> score as the file stores it
-        self._stored = stored
-        if not stored:
+        self._unk_score = None  # read when the lattice first needs it (_lowest)
+        # The lattice's table: every prefix of every piece -> None (a prefix only) or, for a piece,
+        # [id, score, row] (the score None until the lattice first reads it: _score).  It starts with the
+        # keys of one character; a key with longer keys under it is an _Unloaded holding its own
+        # entry until the lattice meets it (_load_start): the whole table is 57k strings for t5,
+        # 25 ms, and a line of text needs a few hundred of them.
+        self._sorted = sorted(self._brow)
+        pref: dict[str, Any] = {}
+        self._load_start(pref, "", None)
+        self._pref = pref
+
+    def _lowest(self) -> float:
+        """The score of an unknown node: the lowest piece score (of every row, as HF) minus the
+        penalty."""
+        scores = self._scores
+        if not scores:
             lowest = 0.0
         elif self.serde_scores:
-            lowest = serde_f64_min(stored.values())
+            lowest = serde_f64_min(scores)
         else:
-            lowest = min(stored.values())
-        self._unk_score = lowest - UNK_PENALTY
-        # the lattice's table: every prefix of every piece -> None (a prefix only) or, for a piece,
-        # [id, score] (the score None until the lattice first reads it: _score).
-        # Keys of 1-2 characters are there from the start; longer ones are added one character
-        # deeper when the lattice first meets their prefix (_load_start): the whole table is 57k
-        # strings for t5, 25 ms, and a line of text needs a few hundred of them.  Until then the
-        # prefix maps to an _Unloaded holding its own entry, so the lattice pays nothing until then.
-        tok2id = self.vocab
-        self._sorted = ordered = sorted(tok2id)  # the pieces with one prefix are a run of this list
-        starts = dict.fromkeys(map(_FIRST_TWO, ordered))  # of every piece: its first 1-2 characters
-        pref: dict[str, Any] = dict.fromkeys(map(_FIRST, starts))
-        for c in pref:
-            pref[c] = _piece(tok2id.get(c))
-        # each 2-character start is unloaded: its longer keys come when the lattice meets it
-        for g in starts:
-            if len(g) == 2:
-                pref[g] = _Unloaded(_piece(tok2id.get(g)))
-        pref.pop("", None)
-        self._pref = pref
+            lowest = min(scores)
+        sc = self._unk_score = lowest - UNK_PENALTY
+        return sc
 
     def _load_start(self, pref: dict[str, Any], g: str, own: list | None) -> None:
         """Add the keys one character longer than ``g`` (an unloaded prefix whose own entry is
-        ``own``) to the lattice's table ``pref``; all longer keys too when few pieces start with
-        ``g``, else each new key that more pieces start with is unloaded in turn.  ``g``'s own entry
-        goes in last, so a reader that sees it sees the rest; loading twice writes the same.  The
-        caller passes the table it reads: two threads building at once each read their own."""
+        ``own``; "" for the table's first keys) to the lattice's table ``pref``; all longer keys
+        too when few pieces start with ``g``, else each new key that more pieces start with is
+        unloaded in turn.  ``g``'s own entry goes in last, so a reader that sees it sees the rest;
+        loading twice writes the same.  The caller passes the table it reads: two threads building
+        at once each read their own."""
         ordered = self._sorted
-        lo = bisect_left(ordered, g)
-        if lo < len(ordered) and ordered[lo] == g:
+        key = g.encode()  # a key of the table: decoded from UTF-8, so it encodes back
+        lo = bisect_left(ordered, key)
+        if lo < len(ordered) and ordered[lo] == key:
             lo += 1
-        hi = _prefix_end(ordered, g, lo)
-        tok2id = self.vocab
-        if hi - lo <= _SMALL_START:
+        hi = _prefix_end(ordered, key, lo)
+        brow, ids = self._brow, self._ids
+        if g and hi - lo <= _SMALL_START:
             members = ordered[lo:hi]
-            for t in members:
+            try:
+                texts = list(map(bytes.decode, members))
+            except UnicodeDecodeError:  # pieces that are not UTF-8 stay out
+                members = [m for m in members if _is_utf8(m)]
+                texts = list(map(bytes.decode, members))
+            for t in texts:
                 for k in range(len(g) + 1, len(t)):
                     p = t[:k]
                     if p not in pref:
                         pref[p] = None
-            pref.update(zip(members, map(list, zip(map(tok2id.__getitem__, members), repeat(None)))))
+            rows = list(map(brow.__getitem__, members))
+            pref.update(zip(texts, map(list, zip(map(ids.__getitem__, rows), repeat(None), rows))))
         else:
-            n = len(g) + 1
+            n = len(key)
             j = lo
-            while j < hi:  # one run per key of n characters; a run starts with the key if it is a piece
+            while j < hi:  # one run per key one character longer; it starts with the key if that is a piece
                 t = ordered[j]
-                k = t[:n]
+                m = n + _CHAR_LEN[t[n]]
+                if len(t) < m:  # ends inside its last character: not UTF-8 (alone: longer pieces may be)
+                    j += 1
+                    continue
+                k = t[:m]
                 end = _prefix_end(ordered, k, j + 1)
-                piece = [tok2id[t], None] if len(t) == n else None
-                pref[k] = piece if piece is not None and end == j + 1 else _Unloaded(piece)
+                piece = [ids[brow[t]], None, brow[t]] if len(t) == m else None
+                try:
+                    pref[k.decode()] = piece if piece is not None and end == j + 1 else _Unloaded(piece)
+                except UnicodeDecodeError:
+                    pass  # k is not UTF-8, nor is any piece it starts
                 j = end
-        pref[g] = own
+        if g:
+            pref[g] = own
 
     def _score(self, piece: list) -> float:
         """A piece's score, re-read serde-style the first time the lattice asks for it (``piece`` is
-        its [id, None] entry in the table)."""
-        x = self._stored[piece[0]]
+        its [id, None, row] entry in the table)."""
+        x = self._scores[piece[2]]
         sc = piece[1] = serde_f64(x) if self.serde_scores else x
         return sc
 
@@ -231,7 +271,7 @@ class Unigram(ByteKeyedVocab):
         pref = self._pref
         assert pref is not None  # built above
         unk_id = self.unk_id
-        unk_score = self._unk_score
+        unk_score = self._unk_score  # None until the first unknown node
         bscore = [0.0] * (n + 1)
         bstart = [-1] * (n + 1)
         bid = [0] * (n + 1)
@@ -240,7 +280,12 @@ class Unigram(ByteKeyedVocab):
         for i in range(n):
             base = bscore[i]
             v = get(s[i], missing)
+            if v.__class__ is _Unloaded:  # a first character met for the first time
+                self._load_start(pref, s[i], v.value)
+                v = v.value
             if v is missing or v is None:  # no single-character piece: an unknown node
+                if unk_score is None:
+                    unk_score = self._lowest()
                 sc = unk_score + base
                 j = i + 1
                 if bstart[j] < 0 or sc > bscore[j]:
@@ -300,17 +345,23 @@ class Unigram(ByteKeyedVocab):
     def _encode(self, s: str) -> list[int]:
         ids: list[int] = []
         pieces = self.segment(s)  # builds the tables on first use
-        tok2id = self.vocab
+        get = self._brow.get
+        row_id = self._ids
         for piece in pieces:
-            i = tok2id.get(piece)
-            if i is None:
+            try:
+                r = get(piece.encode())
+            except UnicodeEncodeError:  # lone surrogates: a key only if a token's bytes decode to them
+                k = text_key(piece)
+                r = None if k is None else get(k)
+            if r is None:
                 if self.byte_fallback:
-                    bts: list = [tok2id.get("<0x%02X>" % b) for b in piece.encode("utf-8", "surrogatepass")]
-                    if None not in bts:
-                        ids.extend(bts)
+                    rows: list = [get(b"<0x%02X>" % b) for b in piece.encode("utf-8", "surrogatepass")]
+                    if None not in rows:
+                        ids.extend(map(row_id.__getitem__, rows))
                         continue
-                i = self.unk_id
-            ids.append(i)
+                ids.append(self.unk_id)
+            else:
+                ids.append(row_id[r])
         return ids
 
     def id_to_token_table(self) -> dict[int, str]:
