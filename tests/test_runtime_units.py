@@ -303,7 +303,8 @@ def test_bpe_sentencepiece_chunking_is_checked_not_assumed():
     ok, _ = _bpe_pair({"▁": 0, "a": 1, "▁a": 2}, [("▁", "a")])
     assert ok.sp_chunking() is True
     # asked of every token (each merge output is one): a newline counts only inside a token
-    for extra, crossing in (("a\n▁", True), ("\n▁", True), ("\na", False), ("▁\n", False)):
+    for extra, crossing in (("a\n▁", True), ("\n▁", True), ("\na", False), ("▁\n", False), ("é▁", True),
+                            ("\u0101▁", True), ("\u2580▁", True), ("▁▁a", False), ("a▁▁", True), ("\U0001f600▁", True)):
         tok, _ = _bpe_pair({"▁": 0, "a": 1, "▁a": 2, "\n": 3, extra: 4}, [("▁", "a")])
         assert tok.sp_chunking() is not crossing, extra
 

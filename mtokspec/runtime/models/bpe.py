@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import sys
 from itertools import chain, compress, repeat
-from operator import and_, contains, lshift, not_, or_, rshift
+from operator import and_, contains, itemgetter, lshift, not_, or_, rshift
 from typing import Any
 
 import regex
@@ -46,6 +46,8 @@ CACHE_MAX = 200_000
 _INF = 1 << 62
 _LOW = 0xFFFFFFFF  # a pair key's left id: key & _LOW; its right id: key >> 32
 _SP = "\u2581"
+_SP_UTF8 = _SP.encode()
+_LAST = itemgetter(-1)
 
 
 def _err(msg: str):
@@ -208,11 +210,13 @@ class BPE(ByteKeyedVocab):
 
     def _sp_crossing(self) -> bool:
         """Whether some token has a ``▁`` right after another character (then a merge could cross
-        a cut before that ``▁``).  The newline that joins the tokens counts only inside a token."""
-        text = self._vocab_text()
-        if regex.search(f"[^{_SP}\n]{_SP}", text) is not None:
+        a cut before that ``▁``).  The newline that joins the tokens counts only inside a token.
+        Read on the bytes (no decode): the text before each ``▁`` (UTF-8 E2 96 81) is empty after
+        another ``▁``, and ends with byte 10 only after a newline."""
+        joined = b"\n".join(self.bvocab)
+        if not set(map(_LAST, filter(None, joined.split(_SP_UTF8)[:-1]))) <= {10}:
             return True
-        if text.count("\n") == len(self.bvocab) - 1:  # no token has a newline of its own
+        if joined.count(b"\n") == len(self.bvocab) - 1:  # no token has a newline of its own
             return False
         nl = compress(self.bvocab, map(contains, self.bvocab, repeat(b"\n")))
         return any(f"\n{_SP}" in decode_token(t) for t in nl)
