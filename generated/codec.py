@@ -321,10 +321,6 @@ _DECIMAL = re.compile(b'0|-?[1-9][0-9]*')
 _COUNT = re.compile(b'0|[1-9][0-9]*')
 
 
-# struct formats of [I][u16 length][string][] rows by string length (never changed: thread-safe)
-_SPELL0 = ["I2x%ds" % m for m in range(256)]
-
-
 # length byte -> size of a row whose fixed part is 6 bytes (0: _walk8 reads the row exactly)
 _STEP6 = bytes(m + 6 if 0 < m < 250 else 0 for m in range(256))
 # row size -> the tens and the units digit of its string length ("!" when not below 100)
@@ -332,8 +328,8 @@ _TENS6 = bytes(48 + (s - 6) // 10 if 6 <= s < 106 else 33 for s in range(256))
 _UNITS6 = bytes(48 + (s - 6) % 10 if 6 <= s < 106 else 33 for s in range(256))
 
 
-# struct formats of [I][u16 length][string][] rows by row size (_walk8)
-_SPELL1 = ["!"] * 6 + ["IH%ds" % m for m in range(250)]
+# struct formats of [I][u16 length][string][] rows by row size (never changed: thread-safe)
+_SPELL0 = ["!"] * 6 + ["IH%ds" % m for m in range(250)]
 
 
 def _columns0(b, n, lens=None, pack=False):
@@ -345,12 +341,8 @@ def _columns0(b, n, lens=None, pack=False):
         if w is None:
             raise ValueError("a table row runs past the table's bytes")
         lens, r = w
-    try:
-        fmt = "".join(_gather(_SPELL0, lens))
-    except IndexError:  # a string of 256 bytes or more: a longer list, for this call only
-        fmt = "".join(_gather(_SPELL0 + ["I2x%ds" % m for m in range(256, max(lens) + 1)], lens))
-    flat = struct.Struct("<" + fmt).unpack(b)
-    return (flat[0::2], flat[1::2],)
+    flat = struct.Struct(_row_format(list(map((6).__add__, lens)), b"IH00s", 2, 6, _TENS6, _UNITS6, _SPELL0)).unpack(b)
+    return (flat[0::3], flat[2::3], )
 
 
 def _stepcols0(b, p, end, n):
@@ -362,7 +354,7 @@ def _stepcols0(b, p, end, n):
     if p + r > end:
         return None
     try:
-        rows = struct.Struct(_row_format(sizes, b"IH00s", 2, 6, _TENS6, _UNITS6, _SPELL1))
+        rows = struct.Struct(_row_format(sizes, b"IH00s", 2, 6, _TENS6, _UNITS6, _SPELL0))
         if rows.size != r:  # (cannot happen: the format is the walk's rows)
             return None
         flat = rows.unpack_from(b, p)
@@ -381,12 +373,8 @@ def _decode_rows0(b, n, lens=None):
     return list(zip(*_columns0(b, n, lens)))
 
 
-# struct formats of [][u16 length][string][I] rows by string length (never changed: thread-safe)
-_SPELL2 = ["2x%dsI" % m for m in range(256)]
-
-
-# struct formats of [][u16 length][string][I] rows by row size (_walk8)
-_SPELL3 = ["!"] * 6 + ["H%dsI" % m for m in range(250)]
+# struct formats of [][u16 length][string][I] rows by row size (never changed: thread-safe)
+_SPELL1 = ["!"] * 6 + ["H%dsI" % m for m in range(250)]
 
 
 def _columns1(b, n, lens=None, pack=False):
@@ -398,12 +386,8 @@ def _columns1(b, n, lens=None, pack=False):
         if w is None:
             raise ValueError("a table row runs past the table's bytes")
         lens, r = w
-    try:
-        fmt = "".join(_gather(_SPELL2, lens))
-    except IndexError:  # a string of 256 bytes or more: a longer list, for this call only
-        fmt = "".join(_gather(_SPELL2 + ["2x%dsI" % m for m in range(256, max(lens) + 1)], lens))
-    flat = struct.Struct("<" + fmt).unpack(b)
-    return (flat[0::2], flat[1::2],)
+    flat = struct.Struct(_row_format(list(map((6).__add__, lens)), b"H00sI", 1, 6, _TENS6, _UNITS6, _SPELL1)).unpack(b)
+    return (flat[1::3], flat[2::3], )
 
 
 def _stepcols1(b, p, end, n):
@@ -415,7 +399,7 @@ def _stepcols1(b, p, end, n):
     if p + r > end:
         return None
     try:
-        rows = struct.Struct(_row_format(sizes, b"H00sI", 1, 6, _TENS6, _UNITS6, _SPELL3))
+        rows = struct.Struct(_row_format(sizes, b"H00sI", 1, 6, _TENS6, _UNITS6, _SPELL1))
         if rows.size != r:  # (cannot happen: the format is the walk's rows)
             return None
         flat = rows.unpack_from(b, p)
@@ -453,10 +437,6 @@ def _decode_rows2(b, n, lens=None):
     return list(zip(*_columns2(b, n, lens)))
 
 
-# struct formats of [][u16 length][string][Id] rows by string length (never changed: thread-safe)
-_SPELL4 = ["2x%dsId" % m for m in range(256)]
-
-
 # length byte -> size of a row whose fixed part is 14 bytes (0: _walk8 reads the row exactly)
 _STEP14 = bytes(m + 14 if 0 < m < 242 else 0 for m in range(256))
 # row size -> the tens and the units digit of its string length ("!" when not below 100)
@@ -464,8 +444,8 @@ _TENS14 = bytes(48 + (s - 14) // 10 if 14 <= s < 114 else 33 for s in range(256)
 _UNITS14 = bytes(48 + (s - 14) % 10 if 14 <= s < 114 else 33 for s in range(256))
 
 
-# struct formats of [][u16 length][string][Id] rows by row size (_walk8)
-_SPELL5 = ["!"] * 14 + ["H%dsId" % m for m in range(242)]
+# struct formats of [][u16 length][string][Id] rows by row size (never changed: thread-safe)
+_SPELL2 = ["!"] * 14 + ["H%dsId" % m for m in range(242)]
 
 
 def _columns3(b, n, lens=None, pack=False):
@@ -477,12 +457,8 @@ def _columns3(b, n, lens=None, pack=False):
         if w is None:
             raise ValueError("a table row runs past the table's bytes")
         lens, r = w
-    try:
-        fmt = "".join(_gather(_SPELL4, lens))
-    except IndexError:  # a string of 256 bytes or more: a longer list, for this call only
-        fmt = "".join(_gather(_SPELL4 + ["2x%dsId" % m for m in range(256, max(lens) + 1)], lens))
-    flat = struct.Struct("<" + fmt).unpack(b)
-    return (flat[0::3], flat[1::3], flat[2::3],)
+    flat = struct.Struct(_row_format(list(map((14).__add__, lens)), b"H00sId", 1, 14, _TENS14, _UNITS14, _SPELL2)).unpack(b)
+    return (flat[1::4], flat[2::4], flat[3::4], )
 
 
 def _stepcols3(b, p, end, n):
@@ -494,7 +470,7 @@ def _stepcols3(b, p, end, n):
     if p + r > end:
         return None
     try:
-        rows = struct.Struct(_row_format(sizes, b"H00sId", 1, 14, _TENS14, _UNITS14, _SPELL5))
+        rows = struct.Struct(_row_format(sizes, b"H00sId", 1, 14, _TENS14, _UNITS14, _SPELL2))
         if rows.size != r:  # (cannot happen: the format is the walk's rows)
             return None
         flat = rows.unpack_from(b, p)
@@ -520,8 +496,8 @@ _TENS9 = bytes(48 + (s - 9) // 10 if 9 <= s < 109 else 33 for s in range(256))
 _UNITS9 = bytes(48 + (s - 9) % 10 if 9 <= s < 109 else 33 for s in range(256))
 
 
-# struct formats of [IBBB][u16 length][string][] rows by row size (_walk8)
-_SPELL6 = ["!"] * 9 + ["IBBBH%ds" % m for m in range(247)]
+# struct formats of [IBBB][u16 length][string][] rows by row size (never changed: thread-safe)
+_SPELL3 = ["!"] * 9 + ["IBBBH%ds" % m for m in range(247)]
 
 
 def _bulk_AddedToken(b, p, end, n):
@@ -533,7 +509,7 @@ def _bulk_AddedToken(b, p, end, n):
     if p + r > end:
         return None
     try:
-        rows = struct.Struct(_row_format(sizes, b"IBBBH00s", 5, 9, _TENS9, _UNITS9, _SPELL6))
+        rows = struct.Struct(_row_format(sizes, b"IBBBH00s", 5, 9, _TENS9, _UNITS9, _SPELL3))
         if rows.size != r:  # (cannot happen: the format is the walk's rows)
             return None
         flat = rows.unpack_from(b, p)

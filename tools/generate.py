@@ -641,35 +641,15 @@ class Emitter:
             self.w(ind + 1, line)
         self.w(ind, f"{lens}, r = w")
 
-    def spell_unpack(self, ind, pre, post, lens, buf):
-        """``flat`` = one struct unpack of rows [pre][u16 length][string][post] whose string
-        lengths are ``lens``; the format is spelled from a module-level list of row formats."""
-        key = ("2x", pre, post)
-        table = self.spells.get(key)
-        if table is None:
-            table = self.spells[key] = f"_SPELL{len(self.spells)}"
-            self.decoder_lines += [f"# struct formats of [{pre}][u16 length][string][{post}] rows by string "
-                                   "length (never changed: thread-safe)",
-                                   f'{table} = ["{pre}2x%ds{post}" % m for m in range(256)]', "", ""]
-        self.w(ind, "try:")
-        self.w(ind + 1, f'fmt = "".join(_gather({table}, {lens}))')
-        self.w(ind, "except IndexError:  # a string of 256 bytes or more: a longer list, for this call only")
-        self.w(ind + 1, f'fmt = "".join(_gather({table} + ["{pre}2x%ds{post}" % m for m in range(256, max({lens}) + 1)], '
-                        f'{lens}))')
-        # a Struct of its own: struct.unpack would hash the long format and keep it in its cache
-        self.w(ind, f'flat = struct.Struct("<" + fmt).unpack({buf})')
-
-    def step_unpack(self, ind, pre, post, n):
-        """In a function: ``flat`` = every row of a table [pre][u16 length][string][post] of n rows
-        at p, unpacked with its length (``pre`` codes, the length, the string, ``post`` codes per
-        row), and ``r`` = the rows' size; ``return None`` when the fast walk cannot take the table
-        (a row runs off ``b[:end]``, a string of 256 - size bytes or more, a high length byte set):
-        the caller then takes the exact walk, which says what is wrong."""
+    def row_format(self, pre, post, sizes) -> str:
+        """The expression of the struct format (``_row_format``) of rows [pre][u16 length][string]
+        [post] whose sizes are in ``sizes``: a row's values are ``pre``'s, the length, the string,
+        ``post``'s.  Declares the module-level tables it uses (once per row layout)."""
         before, after = struct.calcsize("<" + pre), struct.calcsize("<" + post)
         size = before + 2 + after
         if size > 64:
             raise ValueError(f"rows with {size} fixed bytes are too wide for _walk8")
-        key = ("H", pre, post)
+        key = (pre, post)
         table = self.spells.get(key)
         if table is None:
             table = self.spells[key] = f"_SPELL{len(self.spells)}"
@@ -680,22 +660,36 @@ class Emitter:
                                        f"# row size -> the tens and the units digit of its string length (\"!\" when not below 100)",
                                        f'_TENS{size} = bytes(48 + (s - {size}) // 10 if {size} <= s < {size + 100} else 33 for s in range(256))',
                                        f'_UNITS{size} = bytes(48 + (s - {size}) % 10 if {size} <= s < {size + 100} else 33 for s in range(256))', "", ""]
-            # "!" is no format code: a size below the fixed part (never made by _walk8) fails the unpack
-            self.decoder_lines += [f"# struct formats of [{pre}][u16 length][string][{post}] rows by row size (_walk8)",
+            # "!" is no format code: a size below the fixed part (never made by the walks) fails the unpack
+            self.decoder_lines += [f"# struct formats of [{pre}][u16 length][string][{post}] rows by row size (never changed: thread-safe)",
                                    f'{table} = ["!"] * {size} + ["{pre}H%ds{post}" % m for m in range({256 - size})]', "", ""]
-        hcol = len(struct.unpack("<" + pre, bytes(before)))  # the length's index among a row's values
-        width = hcol + 2 + len(struct.unpack("<" + post, bytes(after)))
+        return (f'_row_format({sizes}, b"{pre}H00s{post}", {len(pre) + 1}, {size}, _TENS{size}, _UNITS{size}, {table})')
+
+    @staticmethod
+    def row_values(pre, post) -> tuple[int, int]:
+        """(the length's index among a row's values, the number of values of a row)."""
+        hcol = len(struct.unpack("<" + pre, bytes(struct.calcsize("<" + pre))))
+        return hcol, hcol + 2 + len(struct.unpack("<" + post, bytes(struct.calcsize("<" + post))))
+
+    def step_unpack(self, ind, pre, post, n):
+        """In a function: ``flat`` = every row of a table [pre][u16 length][string][post] of n rows
+        at p, unpacked with its length (``pre`` codes, the length, the string, ``post`` codes per
+        row), and ``r`` = the rows' size; ``return None`` when the fast walk cannot take the table
+        (a row runs off ``b[:end]``, a high length byte it cannot see is set, too many rows it must
+        read exactly): the caller then takes the exact walk, which says what is wrong."""
+        before, after = struct.calcsize("<" + pre), struct.calcsize("<" + post)
+        size = before + 2 + after
+        fmt = self.row_format(pre, post, "sizes")
+        hcol, width = self.row_values(pre, post)
         self.w(ind, f"w = _walk8(b, p, end, {n}, {before}, {size}, _STEP{size})")
         self.w(ind, "if w is None:")
         self.w(ind + 1, "return None")
         self.w(ind, "sizes, r, long = w")
         self.w(ind, "if p + r > end:")
         self.w(ind + 1, "return None")
-        template = f"{pre}H00s{post}"
         self.w(ind, "try:")
         # a Struct of its own: struct.unpack would hash the long format and keep it in its cache
-        self.w(ind + 1, f'rows = struct.Struct(_row_format(sizes, b"{template}", {len(pre) + 1}, {size}, _TENS{size}, '
-                        f'_UNITS{size}, {table}))')
+        self.w(ind + 1, f"rows = struct.Struct({fmt})")
         self.w(ind + 1, "if rows.size != r:  # (cannot happen: the format is the walk's rows)")
         self.w(ind + 2, "return None")
         self.w(ind + 1, "flat = rows.unpack_from(b, p)")
@@ -812,6 +806,7 @@ class Emitter:
                     self.w(1, f'flat = struct.unpack("<%d{fmt[0]}" % (n * {k}), b)')
                 else:
                     self.w(1, f'flat = struct.unpack("<" + "{fmt}" * n, b)')
+                self.w(1, "return " + ("(flat,)" if k == 1 else "(" + ", ".join(f"flat[{j}::{k}]" for j in range(k)) + ",)"))
             else:
                 i = strings[0]
                 pre = "".join(self.fixed(f.sub)[0] for f in cols[:i])
@@ -820,8 +815,10 @@ class Emitter:
                 self.w(1, "if lens is None:  # the parse did not record them: the same walk again")
                 self.w(2, "p, end = 0, len(b)")
                 self.length_walk(2, "n", a, z, "lens", ['raise ValueError("a table row runs past the table\'s bytes")'])
-                self.spell_unpack(1, pre, post, "lens", "b")
-            self.w(1, "return " + ("(flat,)" if k == 1 else "(" + ", ".join(f"flat[{j}::{k}]" for j in range(k)) + ",)"))
+                fmt = self.row_format(pre, post, f"list(map(({a + 2 + z}).__add__, lens))")
+                self.w(1, f"flat = struct.Struct({fmt}).unpack(b)")
+                _, width = self.row_values(pre, post)
+                self.w(1, "return (" + "".join(f"flat[{j + (j >= i)}::{width}], " for j in range(k)) + ")")
             self.w(0, "")
             self.w(0, "")
             if strings:
