@@ -372,6 +372,9 @@ def test_unigram_pieces_that_are_not_utf8_are_never_matched(monkeypatch, small_s
         for _ in range(25):
             w = "".join(rnd.choice(alphabet + ["z"]) for _ in range(rnd.randint(1, 10)))
             assert list(ours.tokenize(w)) == [t.id for t in theirs.tokenize(w)], (rows, w)
+    # an unknown run spelled like such a piece's surrogate-escaped text is looked up as any string
+    ours = Unigram([(b"<unk>", 0, 0.0), (b"a", 1, -1.0), (b"\xff", 2, -1.0)], 0)
+    assert ours.tokenize("a\udcff") == (1, 2) and ours.tokenize("\udcfe") == (0,)
 
 def test_serde_f64_reproduces_hf_score_parsing():
     rnd = random.Random(1)
