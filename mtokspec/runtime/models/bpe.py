@@ -469,6 +469,10 @@ class BPE(ByteKeyedVocab):
                 low = r
             prev_c, prev = c, u
         syms: list[int] = []
+        if low == _INF:  # nothing merges across characters: each ends as it does on its own
+            for _, u in infos:
+                syms += u[1]
+            return tuple(syms)
         for _, u in infos:
             syms += u[1] if u[2] < low else u[0]
         return tuple(self._merge(syms))
