@@ -316,7 +316,7 @@ class Emitter:
         self.decoders: dict[tuple, str] = {}  # row layout -> decoder function name
         self.decoder_lines: list[str] = []
         self.bulk_done: set[str] = set()  # bulk record readers already emitted
-        self.spells: dict[tuple[str, ...], str] = {}  # row layout -> its module-level format list
+        self.spells: dict[tuple[str, str], str] = {}  # row layout -> its module-level format list
         self.step_sizes: set[int] = set()  # row sizes whose _walk8 translation table is emitted
         self.stepcols: set[str] = set()  # row decoders with a _stepcols function (walk and decode at once)
 
@@ -480,7 +480,8 @@ class Emitter:
         if isinstance(el, dsl.Row):
             cols = fields_of(el)
             if self.lazy_row(el):
-                # Check the bounds of every row now; decode the rows the first time they are used.
+                # Check the bounds of every row now; decode the rows the first time they are used
+                # (tables of one u16-length string: the fast check decodes them, the Table keeps them).
                 start = self.var("start")
                 self.w(ind, f"{start} = p")
                 dec = self.row_decoder(el)

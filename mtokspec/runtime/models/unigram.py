@@ -45,11 +45,6 @@ _BYTE = [bytes((b,)) for b in range(256)]
 _CHAR_LEN = bytes(1 if b < 0xC0 else 2 if b < 0xE0 else 3 if b < 0xF0 else 4 for b in range(256))
 
 
-def _piece(i: int | None) -> list | None:
-    """A piece's entry in the lattice's table: [id, score], the score read on first use."""
-    return None if i is None else [i, None]
-
-
 class _Unloaded:
     """The table's entry for a key whose longer keys are not in the table yet: it holds the key's
     own entry (a piece or None), which replaces it once they are (``Unigram._load_start``).  Not
@@ -174,10 +169,10 @@ class Unigram(ByteKeyedVocab):
     def _build(self):
         self._unk_score = None  # read when the lattice first needs it (_lowest)
         # The lattice's table: every prefix of every piece -> None (a prefix only) or, for a piece,
-        # [id, score, row] (the score None until the lattice first reads it: _score).  It starts with the
-        # keys of one character; a key with longer keys under it is an _Unloaded holding its own
-        # entry until the lattice meets it (_load_start): the whole table is 57k strings for t5,
-        # 25 ms, and a line of text needs a few hundred of them.
+        # [id, score, row] (the score None until the lattice first reads it: _score).  It starts
+        # with the keys of one character; a key with longer keys under it is an _Unloaded holding
+        # its own entry until the lattice meets it (_load_start): the whole table is 57k strings
+        # for t5, 25 ms, and a line of text needs a few hundred of them.
         self._sorted = sorted(self._brow)
         pref: dict[str, Any] = {}
         self._load_start(pref, "", None)
