@@ -412,8 +412,9 @@ def test_table_packed_pair_columns(corpus, monkeypatch):
         Table([(b"a", 1)]).columns(pack=True)
 
 
-# Lengths around the limits of the fast table walk (_walk8 steps on the low length byte; a row whose
-# size does not fit a byte, or whose length has a high byte, must go to the exact walk).
+# Lengths around the limits of the fast table walk (_walk8 steps on the low length byte: it reads a
+# row of 0, 250-255 or 256k bytes exactly on the way, and a row of 256 + k bytes sends the table to
+# the exact walk), and of the two-digit row formats (strings under 100 bytes).
 _EDGE_LENGTHS = st.sampled_from([0, 1, 5, 10, 57, 99, 100, 101, 241, 242, 243, 249, 250, 251, 255, 256, 257, 262, 300, 512, 1030])
 
 
