@@ -486,14 +486,10 @@ class Emitter:
                 self.w(ind, f"{start} = p")
                 dec = self.row_decoder(el)
                 if dec in self.stepcols:
-                    got = self.var("got")
-                    self.w(ind, f"{got} = _stepcols{dec}(b, p, end, {n})")
-                    self.w(ind, f"if {got} is not None:")
-                    self.w(ind + 1, f"p += {got}[1]")
-                    self.w(ind + 1, f"{target} = Table.lazy(b[{start}:p], {n}, _decode_rows{dec}, _columns{dec}, "
-                                    f"{len(cols)}, None, {got}[0])")
-                    self.w(ind, "else:")
-                    ind += 1
+                    ind = self.fast_path(ind, f"_stepcols{dec}(b, p, end, {n})", lambda got: [
+                        f"p += {got}[1]",
+                        f"{target} = Table.lazy(b[{start}:p], {n}, _decode_rows{dec}, _columns{dec}, "
+                        f"{len(cols)}, None, {got}[0])"])
                 lens = self.walk_rows(ind, cols, n, idx, epe)
                 self.w(ind, f"{target} = Table.lazy(b[{start}:p], {n}, _decode_rows{dec}, _columns{dec}, {len(cols)}"
                             + (f", {lens})" if lens else ")"))
@@ -516,15 +512,21 @@ class Emitter:
         bulk_fn = self.bulk_records(el) if isinstance(el, dsl.Record) else None
         if bulk_fn:
             # All rows at once; when any row is wrong the row-by-row parse below says where.
-            got = self.var("got")
-            self.w(ind, f"{got} = {bulk_fn}(b, p, end, {n})")
-            self.w(ind, f"if {got} is not None:")
-            self.w(ind + 1, f"{target}, p = {got}")
-            self.w(ind, "else:")
-            ind += 1
+            ind = self.fast_path(ind, f"{bulk_fn}(b, p, end, {n})", lambda got: [f"{target}, p = {got}"])
         self.w(ind, f"{target} = [None] * {n}")
         self.w(ind, f"for {idx} in range({n}):")
         self.read_one(ind + 1, el, f"{target}[{idx}]", epe, ctx_names, depth_expr, union_name)
+
+    def fast_path(self, ind, call, on_hit) -> int:
+        """``got = call``; when it is not None the lines ``on_hit(got)`` run, else what the caller
+        writes next at the returned indent (the checked path)."""
+        got = self.var("got")
+        self.w(ind, f"{got} = {call}")
+        self.w(ind, f"if {got} is not None:")
+        for line in on_hit(got):
+            self.w(ind + 1, line)
+        self.w(ind, "else:")
+        return ind + 1
 
     def bulk_records(self, rec) -> str | None:
         """For records of fixed scalars and one u16-length string: a module-level function that
