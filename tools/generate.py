@@ -554,7 +554,7 @@ class Emitter:
         saved, self.lines = self.lines, []
         self.w(0, f"def {name}(b, p, end, n):")
         self.w(1, f'"""n {info.name} records at p, read together; None when any check fails."""')
-        _, width = self.step_unpack(1, pre, post, "n")
+        width = self.step_unpack(1, pre, post, "n")
         cols = []
         for j, f in enumerate(fields):
             col = f"c{j}"
@@ -679,7 +679,8 @@ class Emitter:
         at p, unpacked with its length (``pre`` codes, the length, the string, ``post`` codes per
         row), and ``r`` = the rows' size; ``return None`` when the fast walk cannot take the table
         (a row runs off ``b[:end]``, a high length byte it cannot see is set, too many rows it must
-        read exactly): the caller then takes the exact walk, which says what is wrong."""
+        read exactly): the caller then takes the exact walk, which says what is wrong.  Returns
+        the number of values of a row."""
         before, after = struct.calcsize("<" + pre), struct.calcsize("<" + post)
         size = before + 2 + after
         fmt = self.row_format(pre, post, "sizes")
@@ -704,7 +705,7 @@ class Emitter:
         self.w(ind + 1, "bytes(lengths)  # ValueError when another length is 256 or more: the walk misread it")
         self.w(ind, "except (struct.error, ValueError):")
         self.w(ind + 1, "return None")
-        return hcol, width
+        return width
 
     def walk_rows(self, ind, cols, n, idx, epe):
         """Bounds-check n rows, advancing p past them, without decoding anything.  Returns the name
@@ -828,7 +829,7 @@ class Emitter:
                 # The parse's fast path: walk and decode at once (the unpack checks the lengths).
                 self.w(0, f"def _stepcols{name}(b, p, end, n):")
                 self.w(1, '"""``(columns, size)`` of the n rows at p, or None: the exact walk must take them."""')
-                _, width = self.step_unpack(1, pre, post, "n")
+                width = self.step_unpack(1, pre, post, "n")
                 self.w(1, "return (" + "".join(f"flat[{j + (j >= i)}::{width}], " for j in range(k)) + "), r")
                 self.w(0, "")
                 self.w(0, "")
