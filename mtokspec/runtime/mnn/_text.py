@@ -1,0 +1,52 @@
+"""Small look-up helpers shared by the ``mnn`` stages: MNN's binary searches, kept exact."""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+
+
+def table_lookup(table):
+    """``find(cp)``: the replacement MNN's binary search over a normalizer table finds, or None.
+
+    MNN's loop stops at the first probe equal to ``cp``.  On a table in strictly ascending code
+    point order (what the exporter writes) that is a dict look-up; on any other table the same
+    probes are made, so the result is MNN's whatever the order.
+    """
+    cps = [row[0] for row in table]
+    if all(a < b for a, b in zip(cps, cps[1:])):
+        d = {cp: rep for cp, rep in table}
+        return d.get
+    reps = [row[1] for row in table]
+
+    def find(cp: int):
+        lo, hi = 0, len(cps)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if cp > cps[mid]:
+                lo = mid + 1
+            elif cp < cps[mid]:
+                hi = mid
+            else:
+                return reps[mid]
+        return None
+
+    return find
+
+
+def sorted_lookup(keys: list, values: list):
+    """``find(key)``: the value of the first row ``std::lower_bound`` finds equal to ``key``, or
+    None.  Python's ``bisect_left`` probes exactly the rows ``std::lower_bound`` does, so this holds
+    for rows in any order; rows in ascending order (the exporter's) take a dict."""
+    if all(a <= b for a, b in zip(keys, keys[1:])):
+        d: dict = {}
+        for k, v in zip(keys, values):
+            d.setdefault(k, v)
+        return d.get
+
+    def find(key):
+        i = bisect_left(keys, key)
+        if i < len(keys) and keys[i] == key:
+            return values[i]
+        return None
+
+    return find

@@ -1,0 +1,183 @@
+"""Decoders as MNN's C++ ``PipelineTokenizer::decode(vector)`` runs them: a list of token bytes
+through each decoder's ``decode_chain``, then joined."""
+
+from __future__ import annotations
+
+from mtokspec import tree as T
+from mtokspec.runtime.mnn import unicode as U
+from mtokspec.runtime.mnn._undefined import UndefinedInMnn
+from mtokspec.runtime.mnn.pre_tokenizers import BYTE_MAP
+
+# the UTF-8 of each GPT-2 stand-in character -> its byte
+UNBYTE = {c: b for b, c in enumerate(BYTE_MAP)}
+_HEX = b"0123456789abcdefABCDEF"
+_C_SPACE = b" \t\n\v\f\r"
+
+
+def scan_hex_byte(s: bytes, at: int) -> int | None:
+    """``sscanf(s + at, "%02X", &b)``: white space skipped, an optional sign, then up to two
+    characters of hex digits; the low byte of the value, or None when nothing converts."""
+    n = len(s)
+    while at < n and s[at] in _C_SPACE:
+        at += 1
+    neg = False
+    width = 2
+    if at < n and s[at] in b"+-":
+        neg = s[at] == 45
+        at += 1
+        width -= 1
+    digits = bytearray()
+    while width and at < n and s[at] in _HEX:
+        digits.append(s[at])
+        at += 1
+        width -= 1
+    if not digits:
+        return None
+    v = int(digits, 16)
+    return (-v if neg else v) & 0xFF
+
+
+def byte_level_unmap(t: bytes) -> bytes:
+    if t.isascii():  # ASCII stand-ins are their own bytes; the other ASCII bytes are not stand-ins
+        return t
+    out = bytearray()
+    for off, r, _ in U.chars(t):
+        ch = t[off:off + r]
+        b = UNBYTE.get(ch)
+        if b is None:
+            out += ch
+        else:
+            out.append(b)
+    return bytes(out)
+
+
+class ByteLevel:
+    def decode_chain(self, tokens: list[bytes]) -> list[bytes]:
+        return [byte_level_unmap(t) for t in tokens]
+
+
+class ByteFallback:
+    def decode_chain(self, tokens: list[bytes]) -> list[bytes]:
+        out = []
+        for t in tokens:
+            if len(t) >= 3 and t[:3] == b"<0x":
+                b = scan_hex_byte(t, 3)
+                if b is not None:
+                    t = bytes([b])
+            out.append(t)
+        return out
+
+
+class Metaspace:
+    def __init__(self, replacement: bytes, add_prefix_space: bool):
+        self.replacement, self.add_prefix_space = replacement, add_prefix_space
+
+    def decode_chain(self, tokens: list[bytes]) -> list[bytes]:
+        if not self.replacement and any(tokens):
+            raise UndefinedInMnn("decoder: a Metaspace decoder with an empty replacement never ends in MNN")
+        tokens = [t.replace(self.replacement, b" ") for t in tokens]
+        if self.add_prefix_space and tokens and tokens[0][:1] == b" ":
+            tokens[0] = tokens[0][1:]
+        return tokens
+
+
+class WordPiece:
+    def __init__(self, prefix: bytes):
+        self.prefix = prefix
+
+    def decode_chain(self, tokens: list[bytes]) -> list[bytes]:
+        parts = []
+        for i, t in enumerate(tokens):
+            if t.startswith(self.prefix):
+                parts.append(t[len(self.prefix):])
+            elif i > 0:
+                parts.append(b" " + t)
+            else:
+                parts.append(t)
+        return [b"".join(parts)]
+
+
+class Fuse:
+    def decode_chain(self, tokens: list[bytes]) -> list[bytes]:
+        return [b"".join(tokens)] if len(tokens) > 1 else tokens
+
+
+class Replace:
+    def __init__(self, pattern: bytes, content: bytes):
+        self.pattern, self.content = pattern, content
+
+    def decode_chain(self, tokens: list[bytes]) -> list[bytes]:
+        if not self.pattern:
+            if tokens:
+                raise UndefinedInMnn("decoder: a Replace decoder with an empty pattern never ends in MNN "
+                                     "(the exporter writes a Regex pattern as empty)")
+            return tokens
+        return [t.replace(self.pattern, self.content) for t in tokens]
+
+
+class Strip:
+    """Takes ``content`` once off the front (``start`` > 0) and once off the end (``stop`` > 0),
+    whatever the counts say."""
+
+    def __init__(self, content: bytes, start: int, stop: int):
+        self.content = content
+        self.start = start - (1 << 32) if start >= 1 << 31 else start
+        self.stop = stop - (1 << 32) if stop >= 1 << 31 else stop
+
+    def decode_chain(self, tokens: list[bytes]) -> list[bytes]:
+        if not tokens:
+            return tokens
+        tokens = list(tokens)
+        c = self.content
+        if self.start > 0 and tokens[0] and tokens[0].startswith(c):
+            tokens[0] = tokens[0][len(c):]
+        if self.stop > 0 and tokens[-1]:
+            pos = tokens[-1].rfind(c)
+            if pos != -1 and pos + len(c) == len(tokens[-1]):
+                tokens[-1] = tokens[-1][:pos]
+        return tokens
+
+
+class Sequence:
+    def __init__(self, children):
+        self.children = children
+
+    def decode_chain(self, tokens: list[bytes]) -> list[bytes]:
+        for c in self.children:
+            tokens = c.decode_chain(tokens)
+        return tokens
+
+
+def _s(s: str) -> bytes:
+    return s.encode("utf-8", "surrogatepass")
+
+
+def from_tree(node):
+    """The decoder MNN's loader builds for a tree node."""
+    if isinstance(node, T.ByteLevelDecoder):
+        return ByteLevel()
+    if isinstance(node, T.ByteFallbackDecoder):
+        return ByteFallback()
+    if isinstance(node, T.MetaspaceDecoder):
+        return Metaspace(_s(node.replacement), node.add_prefix_space)
+    if isinstance(node, T.WordPieceDecoder):
+        return WordPiece(_s(node.prefix))
+    if isinstance(node, T.FuseDecoder):
+        return Fuse()
+    if isinstance(node, T.ReplaceDecoder):
+        return Replace(_s(node.pattern), _s(node.content))
+    if isinstance(node, T.StripDecoder):
+        return Strip(_s(node.content), node.start, node.stop)
+    if isinstance(node, T.SequenceDecoder):
+        return Sequence([from_tree(c) for c in node.decoders])
+    from mtokspec.runtime import TokenizerError
+
+    raise TokenizerError(f"unknown decoder node {type(node).__name__}")
+
+
+def walk(node):
+    """The decoder node and, for a sequence, its descendants."""
+    yield node
+    if isinstance(node, T.SequenceDecoder):
+        for c in node.decoders:
+            yield from walk(c)

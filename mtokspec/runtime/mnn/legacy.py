@@ -1,0 +1,414 @@
+"""The legacy ``tokenizer.txt`` types as MNN's C++ runtime runs them (``Sentencepiece``,
+``Tiktoken``, ``BertTokenizer``, ``HuggingfaceTokenizer`` in ``tokenizer.cpp``).
+
+None of them has a normalizer or decoder of its own, and their per-id decode is also their
+sequence decode (joined, special ids included).
+"""
+
+from __future__ import annotations
+
+import heapq
+import re
+import struct
+
+from mtokspec import tree as T
+from mtokspec.runtime.mnn._undefined import UndefinedInMnn
+from mtokspec.runtime.mnn.decoders import UNBYTE
+from mtokspec.runtime.mnn.pre_tokenizers import BYTE_MAP
+from mtokspec.runtime.mnn.tokenizer import MnnTokenizer
+
+_META = "\u2581".encode()
+_BYTE_PIECES = [b"<0x%02X>" % b for b in range(256)]
+_NORMAL, _UNKNOWN, _UNUSED = 1, 2, 5
+_STRTOF = re.compile(rb"\s*([+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan))", re.I)
+
+
+def strtof(text: str) -> float:
+    """C ``strtof``: the longest number at the start (0.0 when none), rounded to float32."""
+    m = _STRTOF.match(text.encode("ascii", "replace"))
+    v = float(m.group(1)) if m else 0.0
+    try:
+        return struct.unpack("<f", struct.pack("<f", v))[0]
+    except OverflowError:
+        return float("inf") if v > 0 else float("-inf")
+
+
+def _char_len(lead: int) -> int:
+    """SentencePiece's ``one_char_len``: the length a lead byte announces (1 for a continuation)."""
+    return (1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 3, 4)[lead >> 4]
+
+
+class Sentencepiece(MnnTokenizer):
+    """Type 0: SentencePiece BPE by piece scores over ``▁`` + the text with spaces as ``▁``; only
+    *normal* pieces merge; an unknown piece falls back to ``<0xHH>`` pieces (always on)."""
+
+    def __init__(self, tree: T.SentencePieceTxtFile):
+        super().__init__(tree)
+        self.pieces = [(tok, strtof(score), kind) for tok, score, kind in tree.pieces]
+        self.normal: dict[bytes, int] = {}
+        self.reserved: dict[bytes, int] = {}
+        self.unk_id = 0
+        for i, (tok, _, kind) in enumerate(self.pieces):
+            if kind == _NORMAL:
+                self.normal.setdefault(tok, i)
+            else:
+                self.reserved.setdefault(tok, i)
+                if kind == _UNKNOWN:
+                    self.unk_id = i
+
+    def piece_to_id(self, piece: bytes) -> int:
+        i = self.reserved.get(piece)
+        if i is None:
+            i = self.normal.get(piece, self.unk_id)
+        return i
+
+    def _bpe(self, text: bytes) -> list[bytes]:
+        # symbols: [start, end) byte spans in a linked list; agenda: best score, then leftmost
+        spans = []
+        p, n = 0, len(text)
+        while p < n:
+            q = min(n, p + _char_len(text[p]))
+            spans.append([p, q])
+            p = q
+        m = len(spans)
+        if not m:
+            return []
+        nxt = list(range(1, m)) + [-1]
+        prv = list(range(-1, m - 1))
+        normal = self.normal
+        pieces = self.pieces
+        agenda: list = []
+        counter = 0
+
+        def add(left: int, right: int) -> None:
+            nonlocal counter
+            if left == -1 or right == -1:
+                return
+            a, b = spans[left], spans[right]
+            piece = text[a[0]:b[1]] if a[1] == b[0] else text[a[0]:a[1]] + text[b[0]:b[1]]
+            i = normal.get(piece)
+            if i is None:
+                return
+            counter += 1
+            heapq.heappush(agenda, (-pieces[i][1], left, counter, right, len(piece)))
+
+        for k in range(1, m):
+            add(k - 1, k)
+        while agenda:
+            _, left, _, right, size = heapq.heappop(agenda)
+            a, b = spans[left], spans[right]
+            # SentencePiece's check: both symbols alive and their sizes still add up
+            if a[0] == a[1] or b[0] == b[1] or (a[1] - a[0]) + (b[1] - b[0]) != size:
+                continue
+            a[1] = a[0] + size
+            nxt[left] = nxt[right]
+            if nxt[right] >= 0:
+                prv[nxt[right]] = left
+            b[1] = b[0]
+            add(prv[left], left)
+            add(left, nxt[left])
+        out = []
+        k = 0
+        while k != -1:
+            s = spans[k]
+            out.append(text[s[0]:s[1]])
+            k = nxt[k]
+        return out
+
+    def _encode_piece(self, text: bytes, ids: list[int]) -> None:
+        normalized = _META + text.replace(b" ", _META)
+        for w in self._bpe(normalized):
+            i = self.piece_to_id(w)
+            if i == self.unk_id:
+                ids.extend(self.piece_to_id(_BYTE_PIECES[b]) for b in w)
+            else:
+                ids.append(i)
+
+    def _decode_one(self, i: int) -> bytes:
+        if not 0 <= i < len(self.pieces):
+            return b""
+        piece = self.pieces[i][0]
+        pos = piece.find(_META)
+        if pos != -1:  # std::string::replace(pos, pos + 3, " "): pos + 3 bytes go, not 3
+            piece = piece[:pos] + b" " + piece[pos + pos + 3:]
+        return piece
+
+    def id_to_token(self, i: int) -> str | None:
+        return self.pieces[i][0].decode("utf-8", "replace") if 0 <= i < len(self.pieces) else None
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.pieces)
+
+
+class Tiktoken(MnnTokenizer):
+    """Type 1: greedy longest match of the vocabulary's byte strings over the whole text (no
+    ranks, no pre-tokenizer); a byte that starts no token is dropped."""
+
+    def __init__(self, tree: T.TiktokenTxtFile):
+        super().__init__(tree)
+        self.tokens = list(tree.tokens)
+        root: dict = {}
+        self.root_id = -1
+        for i, tok in enumerate(self.tokens):
+            if not tok:
+                if self.root_id == -1:
+                    self.root_id = i
+                continue
+            node = root
+            for b in tok:
+                node = node.setdefault(b, {})
+            node.setdefault(None, i)  # the first token with this text keeps it
+        self.trie = root
+
+    def _encode_piece(self, text: bytes, ids: list[int]) -> None:
+        pos, n = 0, len(text)
+        root, root_id = self.trie, self.root_id
+        while pos < n:
+            node = root
+            matched, matched_end = root_id, pos if root_id != -1 else pos + 1
+            k = pos
+            while True:
+                if k >= n:
+                    if 0 in node:  # MNN reads the string's terminating NUL and goes on past the end
+                        raise UndefinedInMnn("legacy type 1: a token continues with a NUL byte at the end "
+                                             "of the text, where MNN reads past its buffer")
+                    child = None
+                else:
+                    child = node.get(text[k])
+                if child is None:
+                    break
+                node = child
+                k += 1
+                if None in node:
+                    matched, matched_end = node[None], k
+            if matched == -1:
+                pos = matched_end  # one byte skipped (MNN prints "No encoding found")
+                continue
+            if matched_end == pos:
+                raise UndefinedInMnn("legacy type 1: an empty token and a byte that starts no token: "
+                                     "MNN's encode loop never ends")
+            ids.append(matched)
+            pos = matched_end
+
+    def _decode_one(self, i: int) -> bytes:
+        return self.tokens[i] if 0 <= i < len(self.tokens) else b""
+
+    def id_to_token(self, i: int) -> str | None:
+        return self.tokens[i].decode("utf-8", "replace") if 0 <= i < len(self.tokens) else None
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.tokens)
+
+
+_C_ALNUM = frozenset(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+_C_PUNCT = frozenset(range(33, 127)) - _C_ALNUM
+_C_SPACE = frozenset(b" \t\n\v\f\r")
+
+
+class Bert(MnnTokenizer):
+    """Type 2: its own splitter (ASCII letter/digit runs lower-cased, each ASCII punctuation mark
+    and each non-ASCII character alone, white space dropped), then WordPiece without a length
+    limit, where a word that cannot be covered keeps its pieces so far and ends with ``[UNK]``."""
+
+    def __init__(self, tree: T.BertTxtFile):
+        super().__init__(tree)
+        self.tokens = list(tree.tokens)
+        self.encoder: dict[bytes, int] = {}
+        for i, tok in enumerate(self.tokens):
+            self.encoder.setdefault(tok, i)
+        self.unk = self.encoder.get(b"[UNK]", 100)
+
+    def _words(self, s: bytes) -> list[bytes]:
+        words = []
+        i, n = 0, len(s)
+        while i < n:
+            c = s[i]
+            if c & 0x80:
+                k = 2 if c & 0xE0 == 0xC0 else 3 if c & 0xF0 == 0xE0 else 4 if c & 0xF8 == 0xF0 else 1
+                if i + k <= n:
+                    words.append(s[i:i + k])
+                    i += k
+                else:
+                    i += 1
+            elif c in _C_ALNUM:
+                j = i
+                while j < n and s[j] in _C_ALNUM:
+                    j += 1
+                words.append(s[i:j].lower())
+                i = j
+            elif c in _C_SPACE:
+                i += 1
+            else:  # punctuation and other single bytes
+                words.append(s[i:i + 1])
+                i += 1
+        return words
+
+    def _word_piece(self, word: bytes) -> list[int]:
+        enc = self.encoder
+        i = enc.get(word)
+        if i is not None:
+            return [i]
+        ids = []
+        cur = word
+        first = True
+        while cur:
+            match, at = -1, 0
+            for k in range(len(cur), 0, -1):
+                cand = cur[:k] if first else b"##" + cur[:k]
+                j = enc.get(cand)
+                if j is not None:
+                    match, at = j, k
+                    break
+            if match == -1:
+                ids.append(self.unk)
+                break
+            ids.append(match)
+            cur = cur[at:]
+            first = False
+        return ids
+
+    def _encode_piece(self, text: bytes, ids: list[int]) -> None:
+        for w in self._words(text):
+            ids.extend(self._word_piece(w))
+
+    def _decode_one(self, i: int) -> bytes:
+        return self.tokens[i] if 0 <= i < len(self.tokens) else b""
+
+    def id_to_token(self, i: int) -> str | None:
+        return self.tokens[i].decode("utf-8", "replace") if 0 <= i < len(self.tokens) else None
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.tokens)
+
+
+# MNN's std::regex (ECMAScript, "C" locale, icase) for type 3, in Python's re on Latin-1 text:
+# [[:alpha:]] and [[:digit:]] are ASCII there, and bytes >= 0x80 are in no class
+_HF_SPLIT = re.compile(
+    r"('s|'t|'re|'ve|'m|'ll|'d)|[^\r\nA-Za-z0-9]?[A-Za-z]+|[0-9]| ?[^\sA-Za-z0-9]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",
+    re.ASCII | re.IGNORECASE)
+
+
+def wide(b: bytes) -> str:
+    """``utf8_to_wstring`` of ``tokenizer.cpp``: lead bytes trusted, no checks, a truncated last
+    character dropped."""
+    out = []
+    p, n = 0, len(b)
+    while p < n:
+        c = b[p]
+        if c < 0x80:
+            out.append(c)
+            p += 1
+        elif c < 0xE0:
+            if p + 1 < n:
+                out.append((c & 0x1F) << 6 | b[p + 1] & 0x3F)
+            p += 2
+        elif c < 0xF0:
+            if p + 2 < n:
+                out.append((c & 0x0F) << 12 | (b[p + 1] & 0x3F) << 6 | b[p + 2] & 0x3F)
+            p += 3
+        elif c < 0xF8:
+            if p + 3 < n:
+                out.append((c & 0x07) << 18 | (b[p + 1] & 0x3F) << 12 | (b[p + 2] & 0x3F) << 6 | b[p + 3] & 0x3F)
+            p += 4
+        else:
+            p += 1
+    return "".join(map(chr, out))
+
+
+class HuggingFace(MnnTokenizer):
+    """Type 3: GPT-2 byte-level BPE over merges.txt's pairs, split by a C-locale regex, with MNN's
+    own merge loop (each step merges the lowest-ranked pair of the *current* pair list)."""
+
+    def __init__(self, tree: T.HuggingFaceTxtFile):
+        super().__init__(tree)
+        self.tokens = list(tree.tokens)
+        self.encoder: dict[str, int] = {}
+        for i, tok in enumerate(self.tokens):
+            self.encoder.setdefault(tok.decode("utf-8", "surrogateescape"), i)
+        self.ranks: dict[tuple[str, str], int] = {}
+        for i, line in enumerate(tree.merges):
+            d = line.find(b" ")
+            if d != -1:
+                self.ranks.setdefault((wide(line[:d]), wide(line[d + 1:])), i)
+
+    def _bpe(self, token: str) -> list[str]:
+        pairs = [[token[i - 1], token[i]] for i in range(1, len(token))]
+        merged: set[int] = set()
+        ranks = self.ranks
+        big = 2**31 - 1
+
+        def left(i: int) -> int:
+            for j in range(i - 1, -2, -1):
+                if j not in merged:
+                    return j
+            return -1
+
+        def right(i: int) -> int:
+            for j in range(i + 1, len(pairs)):
+                if j not in merged:
+                    return j
+            return len(pairs)
+
+        while True:
+            best, to_merge = big, -1
+            for i, pr in enumerate(pairs):
+                if i not in merged:
+                    r = ranks.get((pr[0], pr[1]), big)
+                    if r < best:
+                        best, to_merge = r, i
+            if to_merge == -1:
+                break
+            merged.add(to_merge)
+            into = pairs[to_merge][0] + pairs[to_merge][1]
+            lft = left(to_merge)
+            if lft >= 0:
+                pairs[lft][1] = into
+            rgt = right(to_merge)
+            if rgt < len(pairs):
+                pairs[rgt][0] = into
+        if len(merged) == len(pairs):
+            return [token]
+        out = []
+        for i, pr in enumerate(pairs):
+            if i not in merged:
+                if left(i) < 0:
+                    out.append(pr[0])
+                out.append(pr[1])
+        return out
+
+    def _encode_piece(self, text: bytes, ids: list[int]) -> None:
+        s = text.decode("latin-1")
+        for m in _HF_SPLIT.finditer(s):
+            word = "".join(BYTE_MAP[ord(c)].decode() for c in m.group(0))
+            for piece in self._bpe(word):
+                # wstring_to_utf8 then encoder_.at(): a piece the vocabulary lacks throws
+                key = piece.encode("utf-8", "surrogatepass").decode("utf-8", "surrogateescape")
+                i = self.encoder.get(key)
+                if i is None:
+                    raise UndefinedInMnn(f"legacy type 3: {piece!r} is not in the vocabulary: MNN's "
+                                         "encoder_.at() throws std::out_of_range")
+                ids.append(i)
+
+    def _decode_one(self, i: int) -> bytes:
+        if not 0 <= i < len(self.tokens):
+            return b""
+        return bytes(UNBYTE[ch] for ch in (c.encode("utf-8", "surrogatepass") for c in wide(self.tokens[i]))
+                     if ch in UNBYTE)
+
+    def id_to_token(self, i: int) -> str | None:
+        return self.tokens[i].decode("utf-8", "replace") if 0 <= i < len(self.tokens) else None
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.tokens)
+
+
+BY_TREE = {
+    T.SentencePieceTxtFile: Sentencepiece,
+    T.TiktokenTxtFile: Tiktoken,
+    T.BertTxtFile: Bert,
+    T.HuggingFaceTxtFile: HuggingFace,
+}

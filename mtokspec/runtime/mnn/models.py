@@ -1,0 +1,305 @@
+"""Models as MNN's C++ ``PipelineTokenizer`` runs them (``BPEModel``, ``WordPieceModel``,
+``UnigramModel`` in ``tokenizer.cpp``), on bytes.
+
+Vocabulary look-ups are MNN's binary searches over the rows in file order (exact for any order);
+every id a look-up can produce is the id MNN's would.
+"""
+
+from __future__ import annotations
+
+import heapq
+
+from mtokspec import tree as T
+from mtokspec.runtime.mnn import unicode as U
+from mtokspec.runtime.mnn._text import sorted_lookup
+from mtokspec.runtime.mnn._undefined import UndefinedInMnn
+from mtokspec.runtime.mnn.pre_tokenizers import BYTE_MAP
+
+_BYTE_PIECES = [b"<0x%02X>" % b for b in range(256)]
+_I32 = 1 << 31
+_CACHE_LIMIT = 1 << 16  # MNN's cache is unbounded; ours only saves time, so it is capped
+
+
+def _i32(v: int) -> int:
+    """A u32 read into a C++ ``int``."""
+    return v - (1 << 32) if v >= _I32 else v
+
+
+class Vocab:
+    """``id_to_token`` (a hole reads as the empty string) and MNN's ``vocab_find``."""
+
+    def __init__(self, rows, path: str):
+        size = len(rows)
+        tokens = [row[0] for row in rows]
+        ids = [_i32(row[1]) for row in rows]
+        self.id_to_token: list[bytes] = [b""] * size
+        for k, (tok, i) in enumerate(zip(tokens, ids)):
+            if not 0 <= i < size:
+                raise UndefinedInMnn(f"{path}[{k}]: id {i} is outside 0..{size - 1}: MNN's loader writes "
+                                     "past its id table")
+            self.id_to_token[i] = tok
+        self._find = sorted_lookup(tokens, ids)
+
+    def token_to_id(self, key: bytes) -> int:
+        if len(key) > 0xFFFF:  # MNN passes the length as uint16_t
+            key = key[:len(key) & 0xFFFF]
+        i = self._find(key)
+        return -1 if i is None else i
+
+    def token(self, i: int) -> bytes | None:
+        return self.id_to_token[i] if 0 <= i < len(self.id_to_token) else None
+
+
+class BPE:
+    """MNN's BPE: characters (or bytes, for ``byte_level``) to ids, then the lowest-ranked merge of
+    adjacent ids, leftmost first, until none applies -- or until a merge's joined text is not in the
+    vocabulary, which ends merging for the whole split.  Ranks of 10^9 and up never apply."""
+
+    def __init__(self, node: T.BPEModel):
+        self.vocab = Vocab(node.vocab, "model.vocab")
+        self.byte_level = node.byte_level
+        merges = node.merges
+        keys = [a << 32 | b for a, b, _ in merges]
+        self._rank = sorted_lookup(keys, [_i32(r) for _, _, r in merges])
+        self._cache: dict[bytes, list[int]] = {}
+
+    def id_to_token(self, i: int) -> bytes:
+        t = self.vocab.token(i)
+        return b"" if t is None else t
+
+    def tokenize(self, text: bytes) -> list[int]:
+        if not text:
+            return []
+        hit = self._cache.get(text)
+        if hit is not None:
+            return list(hit)
+        find = self.vocab.token_to_id
+        out: list[int] = []
+        if self.byte_level:
+            for b in text:
+                i = find(BYTE_MAP[b])
+                if i != -1:
+                    out.append(i)
+        else:
+            for off, r, cp in U.chars(text):
+                if cp == U.REPLACEMENT and r == 1:
+                    i = find(_BYTE_PIECES[text[off]])
+                    if i != -1:
+                        out.append(i)
+                    continue
+                i = find(text[off:off + r])
+                if i != -1:
+                    out.append(i)
+                    continue
+                for b in text[off:off + r]:
+                    i = find(_BYTE_PIECES[b])
+                    if i != -1:
+                        out.append(i)
+        out = self._merge(out)
+        if len(self._cache) < _CACHE_LIMIT:
+            self._cache[text] = out
+        return list(out)
+
+    def _merge(self, ids: list[int]) -> list[int]:
+        n = len(ids)
+        if n < 2:
+            return ids
+        rank_of = self._rank
+        nxt = list(range(1, n)) + [-1]
+        prv = list(range(-1, n - 1))
+        ver = [0] * n
+        alive = [True] * n
+        def rank(i: int, j: int):
+            r = rank_of(ids[i] << 32 | ids[j])
+            return r if r is not None and 0 <= r < 1_000_000_000 else None
+
+        heap = []
+        for i in range(n - 1):
+            r = rank(i, i + 1)
+            if r is not None:
+                heap.append((r, i, 0, i + 1, 0))
+        heapq.heapify(heap)
+        token = self.id_to_token
+        find = self.vocab.token_to_id
+        while heap:
+            _, i, vi, j, vj = heapq.heappop(heap)
+            # a stale entry: one side merged since, or no longer next to the other
+            if not alive[i] or ver[i] != vi or nxt[i] != j or ver[j] != vj:
+                continue
+            nid = find(token(ids[i]) + token(ids[j]))
+            if nid == -1:
+                break
+            ids[i] = nid
+            ver[i] += 1
+            alive[j] = False
+            k = nxt[j]
+            nxt[i] = k
+            if k != -1:
+                prv[k] = i
+            h = prv[i]
+            if h != -1:
+                r = rank(h, i)
+                if r is not None:
+                    heapq.heappush(heap, (r, h, ver[h], i, ver[i]))
+            if k != -1:
+                r = rank(i, k)
+                if r is not None:
+                    heapq.heappush(heap, (r, i, ver[i], k, ver[k]))
+        out = []
+        i = 0
+        while i != -1:
+            out.append(ids[i])
+            i = nxt[i]
+        return out
+
+
+class WordPiece:
+    """Greedy longest match over bytes (a piece may end inside a UTF-8 character); the unknown
+    token itself never matches; a word that cannot be covered is the unknown id alone, and a
+    word longer than ``max_input_chars_per_word`` *bytes* too."""
+
+    def __init__(self, node: T.WordPieceModel):
+        self.vocab = Vocab(node.vocab, "model.vocab")
+        self.unk_token = node.unk_token.encode("utf-8", "surrogatepass")
+        self.prefix = node.continuing_subword_prefix.encode("utf-8", "surrogatepass")
+        self.max_chars = _i32(node.max_input_chars_per_word)
+        self.unk_id = self.vocab.token_to_id(self.unk_token)
+
+    def id_to_token(self, i: int) -> bytes:
+        t = self.vocab.token(i)
+        return self.unk_token if t is None else t
+
+    def tokenize(self, text: bytes) -> list[int]:
+        if not text:
+            return []
+        unk = self.unk_id
+        if len(text) > self.max_chars:
+            return [unk] if unk != -1 else []
+        find = self.vocab.token_to_id
+        out = []
+        start, n = 0, len(text)
+        while start < n:
+            end = n
+            cur = -1
+            while end > start:
+                sub = text[start:end]
+                if start > 0:
+                    sub = self.prefix + sub
+                i = find(sub)
+                if i != -1 and i != unk:
+                    cur = i
+                    break
+                end -= 1
+            if cur == -1:
+                return [unk]
+            out.append(cur)
+            start = end
+        return out
+
+
+class Unigram:
+    """MNN's Viterbi: over byte offsets (a piece may start or end inside a character), the
+    shortest piece first with ties kept; byte fallback only for one-byte steps; an offset no
+    piece reaches takes the unknown id over the character before it; adjacent unknowns fuse."""
+
+    def __init__(self, node: T.UnigramModel):
+        rows = node.vocab
+        self.vocab = Vocab([(tok, i) for tok, i, _ in rows], "model.vocab")
+        scores = [0.0] * len(rows)
+        for tok, i, s in rows:
+            scores[_i32(i)] = s
+        self.scores = scores
+        self.unk_id = _i32(node.unk_id)
+        self.byte_fallback = node.byte_fallback
+        tokens = self.vocab.id_to_token
+        self.max_len = max(map(len, tokens), default=0)
+        self.unk_token = tokens[self.unk_id] if 0 <= self.unk_id < len(tokens) else b""
+
+    def id_to_token(self, i: int) -> bytes:
+        t = self.vocab.token(i)
+        return self.unk_token if t is None else t
+
+    def _score(self, i: int) -> float:
+        if i < 0:
+            raise UndefinedInMnn(f"MNN's Unigram reads scores[{i}] here (no such piece)")
+        return self.scores[i]
+
+    def _unk_score(self) -> float:
+        return self._score(self.unk_id) if self.unk_id < len(self.scores) else -10.0
+
+    def tokenize(self, text: bytes) -> list[int]:
+        if not text:
+            return []
+        n = len(text)
+        NEG = -1e18
+        best = [NEG] * (n + 1)
+        best_id = [-1] * (n + 1)
+        prev = [0] * (n + 1)
+        best[0] = 0.0
+        find = self.vocab.token_to_id
+        unk = self.unk_id
+        max_len = self.max_len
+        scores = self.scores
+        for i in range(1, n + 1):
+            lo = i - max_len if i > max_len else 0
+            bi = best[i]
+            for j in range(i - 1, lo - 1, -1):
+                bj = best[j]
+                if bj <= -1e17:
+                    continue
+                fid = find(text[j:i])
+                if fid != -1 and fid != unk:
+                    tid, score = fid, scores[fid]
+                elif self.byte_fallback and i - j == 1:
+                    bf = find(_BYTE_PIECES[text[j]])
+                    if bf != unk:
+                        tid, score = bf, self._score(bf)
+                    else:
+                        tid, score = unk, self._unk_score()
+                else:
+                    continue
+                s = bj + score
+                if s > bi or bi <= -1e17:
+                    bi = s
+                    best[i] = s
+                    prev[i] = j
+                    best_id[i] = tid
+            if bi <= -1e17:
+                char_len = 1
+                for k in range(1, 5):
+                    if i - k < 0:
+                        break
+                    c = text[i - k]
+                    if c & 0xC0 != 0x80:
+                        expected = 4 if c >= 0xF0 else 3 if c >= 0xE0 else 2 if c >= 0xC0 else 1
+                        if expected == k:
+                            char_len = k
+                        break
+                p = best[i - char_len]
+                if p > -1e17:
+                    best[i] = p + self._unk_score()
+                    prev[i] = i - char_len
+                    best_id[i] = unk
+        if best[n] <= -1e17:
+            return []
+        out: list[int] = []
+        cur = n
+        while cur > 0:
+            tid = best_id[cur]
+            if not out or tid != unk or out[-1] != unk:
+                out.append(tid)
+            cur = prev[cur]
+        out.reverse()
+        return out
+
+
+def from_tree(node):
+    if isinstance(node, T.BPEModel):
+        return BPE(node)
+    if isinstance(node, T.WordPieceModel):
+        return WordPiece(node)
+    if isinstance(node, T.UnigramModel):
+        return Unigram(node)
+    from mtokspec.runtime import TokenizerError
+
+    raise TokenizerError(f"unknown model node {type(node).__name__}")

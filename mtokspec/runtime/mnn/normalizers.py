@@ -1,0 +1,164 @@
+"""Normalizers as MNN's C++ ``PipelineTokenizer`` runs them, on bytes.
+
+``from_tree`` gives ``None`` where MNN's loader gives a null normalizer (type 0); a null child of a
+sequence is skipped, as MNN skips it.
+"""
+
+from __future__ import annotations
+
+from mtokspec import tree as T
+from mtokspec.runtime.mnn import unicode as U
+from mtokspec.runtime.mnn._text import table_lookup
+
+# Controls and format characters the table normalizer turns into a space (SentencePiece-style);
+# tab, CR, LF and NUL are kept
+_TO_SPACE = frozenset([*range(1, 0x20), 0x7F, *range(0x80, 0xA0), 0x200D, 0x200C, 0x200B, 0xFEFF, 0x200E,
+                       0x200F, *range(0x202A, 0x202F), *range(0x2060, 0x206A), *range(0xFFF0, 0xFFF9)]) - {9, 10, 13}
+
+
+def _chinese(cp: int) -> bool:
+    return (0x4E00 <= cp <= 0x9FFF or 0x3400 <= cp <= 0x4DBF or 0x20000 <= cp <= 0x2A6DF
+            or 0x2A700 <= cp <= 0x2B73F or 0x2B740 <= cp <= 0x2B81F or 0x2B820 <= cp <= 0x2CEAF
+            or 0xF900 <= cp <= 0xFAFF or 0x2F800 <= cp <= 0x2FA1F)
+
+
+class Table:
+    """Types 1 and 6: look every character up in the table; controls become a space."""
+
+    def __init__(self, table):
+        self.find = table_lookup(table)
+        self.empty = not table
+
+    def normalize(self, text: bytes) -> bytes:
+        if self.empty:
+            return text
+        out = bytearray()
+        find = self.find
+        for off, r, cp in U.chars(text):
+            if cp in _TO_SPACE:
+                out += b" "
+                continue
+            rep = find(cp)
+            out += text[off:off + r] if rep is None else rep
+        return bytes(out)
+
+
+class Prepend:
+    def __init__(self, prepend: bytes):
+        self.prepend = prepend
+
+    def normalize(self, text: bytes) -> bytes:
+        return self.prepend + text
+
+
+class Replace:
+    """A literal replacement, left to right; an empty pattern changes nothing."""
+
+    def __init__(self, pattern: bytes, content: bytes):
+        self.pattern, self.content = pattern, content
+
+    def normalize(self, text: bytes) -> bytes:
+        return text.replace(self.pattern, self.content) if self.pattern else text
+
+
+class Strip:
+    """White space (ASCII and Zs) off either end, one character at a time."""
+
+    def __init__(self, left: bool, right: bool):
+        self.left, self.right = left, right
+
+    def normalize(self, text: bytes) -> bytes:
+        begin, end = 0, len(text)
+        if self.left:
+            while begin < end:
+                cp, r = U.utf8_decode(text[:end], begin)
+                if not U.is_whitespace(cp):
+                    break
+                begin += r
+        if self.right:
+            while begin < end:
+                pos = end
+                while pos > begin and text[pos - 1] & 0xC0 == 0x80:
+                    pos -= 1
+                cp, _ = U.utf8_decode(text[:end], pos)
+                if not U.is_whitespace(cp):
+                    break
+                end = pos
+        return text[begin:end]
+
+
+class Bert:
+    """Types 5 and 7 (accents are stripped only with a non-empty NFD table: type 7)."""
+
+    def __init__(self, clean: bool, chinese: bool, strip_accents: bool, lowercase: bool, nfd=None):
+        self.clean, self.chinese, self.lowercase = clean, chinese, lowercase
+        self.strip = strip_accents and bool(nfd)
+        self.nfd = table_lookup(nfd or [])
+
+    def normalize(self, text: bytes) -> bytes:
+        out = bytearray()
+        for off, r, cp in U.chars(text):
+            ch = text[off:off + r]
+            if self.clean:
+                if cp in (9, 10, 13) or U.category(cp) == "Zs":
+                    out += b" "
+                    continue
+                if cp == 0 or cp == 0xFFFD or U.category(cp) == "Cc":
+                    continue
+            if self.chinese and _chinese(cp):
+                out += b" " + ch + b" "
+                continue
+            if self.strip:
+                rep = self.nfd(cp)
+                decomposed = ch if rep is None else rep
+                for doff, dr, dcp in U.chars(decomposed):
+                    if not U.is_mark(dcp):
+                        out += decomposed[doff:doff + dr]
+                continue
+            out += ch
+        if self.lowercase:
+            text = bytes(out)
+            if text.isascii():
+                return text.lower()
+            return b"".join(U.utf8_encode(U.to_lower(cp)) for _, _, cp in U.chars(text))
+        return bytes(out)
+
+
+class Sequence:
+    def __init__(self, children):
+        self.children = [c for c in children if c is not None]
+
+    def normalize(self, text: bytes) -> bytes:
+        for c in self.children:
+            text = c.normalize(text)
+        return text
+
+
+def _s(s: str) -> bytes:
+    return s.encode("utf-8", "surrogatepass")
+
+
+def from_tree(node):
+    """The normalizer MNN's loader builds for a tree node, or ``None``."""
+    if isinstance(node, T.NoNormalizer):
+        return None
+    if isinstance(node, T.LegacyNFKCNormalizer):
+        return Table([])
+    if isinstance(node, T.PrependNormalizer):
+        return Prepend(_s(node.prepend))
+    if isinstance(node, T.ReplaceNormalizer):
+        return Replace(_s(node.pattern), _s(node.content))
+    if isinstance(node, T.SequenceNormalizer):
+        return Sequence([from_tree(c) for c in node.normalizers])
+    if isinstance(node, T.BertNormalizer):
+        return Bert(node.clean_text, node.handle_chinese_chars, node.strip_accents, node.lowercase)
+    if isinstance(node, T.TableNormalizer):
+        return Table(node.table)
+    if isinstance(node, T.BertNFDNormalizer):
+        return Bert(node.clean_text, node.handle_chinese_chars, node.strip_accents, node.lowercase,
+                    node.nfd_table if node.strip_accents else None)
+    if isinstance(node, T.StripNormalizer):
+        return Strip(node.strip_left, node.strip_right)
+    from mtokspec.runtime import TokenizerError
+
+    raise TokenizerError(f"unknown normalizer node {type(node).__name__}")

@@ -1,0 +1,160 @@
+"""A ``.mtok`` file run as MNN's C++ ``PipelineTokenizer`` runs it.
+
+Added tokens are found in the raw text (earliest, then longest; ``lstrip``/``rstrip`` eat ASCII
+white space only) before the normalizer; each piece between them is normalized, pre-tokenized and
+given to the model split by split.  ``decode(ids)`` skips the header's special ids, runs the
+decoder chain, then removes the space before ``. ? ! ,`` under a WordPiece decoder and applies
+``clean_up_tokenization_spaces`` when the file's flag says so.  The per-id decode (what the engine
+prints) reads ``▁`` as a space and ``<0xHH>`` as a byte anywhere in a token, puts a space before
+every WordPiece token that is not a continuation, and maps byte-level characters back.
+"""
+
+from __future__ import annotations
+
+from mtokspec import tree as T
+from mtokspec.runtime.mnn import decoders, models, normalizers, pre_tokenizers
+from mtokspec.runtime.mnn.decoders import byte_level_unmap, scan_hex_byte
+from mtokspec.runtime.mnn.tokenizer import MnnTokenizer, post_program_ops
+
+_SPACE = frozenset(b" \t\n\v\f\r")
+_META = "\u2581".encode()
+_WORDPIECE_CLEANUP = ((b" .", b"."), (b" ?", b"?"), (b" !", b"!"), (b" ,", b","))
+_CLEANUP = ((b" ' ", b"'"), (b" n't", b"n't"), (b" 'm", b"'m"), (b" 's", b"'s"), (b" 've", b"'ve"),
+            (b" 're", b"'re"))
+
+
+class PipelineTokenizer(MnnTokenizer):
+    def __init__(self, mtok: T.MtokFile):
+        super().__init__(mtok)
+        self.normalizer = normalizers.from_tree(mtok.normalizer)
+        self.pre_tokenizer = pre_tokenizers.from_tree(mtok.pre_tokenizer)
+        self.model = models.from_tree(mtok.model)
+        self.decoder = decoders.from_tree(mtok.decoder)
+        nodes = list(decoders.walk(mtok.decoder))
+        # the loader sets these while it reads the decoders, whatever their place in a sequence
+        self.byte_level = any(isinstance(d, T.ByteLevelDecoder) for d in nodes)
+        wp = [d for d in nodes if isinstance(d, T.WordPieceDecoder)]
+        self.wordpiece_decode = bool(wp)
+        self.wordpiece_prefix = wp[-1].prefix.encode("utf-8", "surrogatepass") if wp else b""
+        self.added = [(a.id - (1 << 32) if a.id >= 1 << 31 else a.id,
+                       a.content.encode("utf-8", "surrogatepass"), a.lstrip, a.rstrip) for a in mtok.added_tokens]
+        self.clean_up_spaces = bool((mtok.flags or 0) & 1)
+        self.chat_template = mtok.chat_template or None
+        self.eos_token = mtok.eos_token or None
+        self.bos_token = mtok.bos_token or None
+        self._post = post_program_ops(mtok.post_processor)
+
+    # --- encoding ---------------------------------------------------------------------------------
+    def _find_added(self, text: bytes, start: int):
+        """``multi_string_find``: the earliest match of an added token's content, the longest at a
+        tie (the first listed among equals); ``(-1, None)`` when none."""
+        best_pos, best = -1, None
+        for tok in self.added:
+            content = tok[1]
+            if not content:
+                continue
+            pos = text.find(content, start)
+            if pos != -1 and (best_pos == -1 or pos < best_pos or (pos == best_pos and len(content) > len(best[1]))):
+                best_pos, best = pos, tok
+        return best_pos, best
+
+    def _encode_piece(self, text: bytes, ids: list[int]) -> None:
+        if not text:
+            return
+        units: list[tuple[bytes, bool]] = []
+        last, n = 0, len(text)
+        while last < n:
+            if not self.added:
+                units.append((text[last:], False))
+                break
+            pos, tok = self._find_added(text, last)
+            if tok is None:
+                units.append((text[last:], False))
+                break
+            _, content, lstrip, rstrip = tok
+            end, nxt = pos, pos + len(content)
+            if lstrip:
+                while end > last and text[end - 1] in _SPACE:
+                    end -= 1
+            if rstrip:
+                while nxt < n and text[nxt] in _SPACE:
+                    nxt += 1
+            if end > last:
+                units.append((text[last:end], False))
+            units.append((content, True))
+            last = nxt
+        for unit, is_added in units:
+            if is_added:
+                for i, content, _, _ in self.added:
+                    if content == unit:
+                        ids.append(i)
+                        break
+                continue
+            if self.normalizer is not None:
+                unit = self.normalizer.normalize(unit)
+            if not unit:
+                continue
+            splits = [unit]
+            if self.pre_tokenizer is not None:
+                splits = self.pre_tokenizer.pre_tokenize(splits)
+            tokenize = self.model.tokenize
+            for s in splits:
+                ids.extend(tokenize(s))
+
+    # --- decoding ---------------------------------------------------------------------------------
+    def _decode_seq(self, ids: list[int]) -> bytes:
+        tokens = [self.model.id_to_token(i) for i in ids if i not in self._special_set]
+        tokens = self.decoder.decode_chain(tokens)
+        out = b"".join(tokens)
+        if self.wordpiece_decode:
+            for a, b in _WORDPIECE_CLEANUP:
+                out = out.replace(a, b)
+        if self.clean_up_spaces:
+            for a, b in _CLEANUP:
+                out = out.replace(a, b)
+        return out
+
+    def _decode_one(self, i: int) -> bytes:
+        token = self.model.id_to_token(i)
+        out = bytearray()
+        pos, n = 0, len(token)
+        while pos < n:
+            if token[pos:pos + 3] == _META:
+                out += b" "
+                pos += 3
+            elif pos + 6 <= n and token[pos:pos + 3] == b"<0x":
+                b = scan_hex_byte(token, pos + 3)
+                if b is None:
+                    out.append(token[pos])
+                    pos += 1
+                else:
+                    out.append(b)
+                    pos += 6
+            else:
+                out.append(token[pos])
+                pos += 1
+        result = bytes(out)
+        if self.wordpiece_decode:
+            p = self.wordpiece_prefix
+            if p and result.startswith(p):
+                return result[len(p):]
+            return b" " + result
+        if self.byte_level:
+            return byte_level_unmap(result)
+        return result
+
+    # --- vocabulary -------------------------------------------------------------------------------
+    def id_to_token(self, i: int) -> str | None:
+        t = self.model.vocab.token(i)
+        return None if t is None else t.decode("utf-8", "replace")
+
+    def token_to_id(self, token: str) -> int | None:
+        i = self.model.vocab.token_to_id(token.encode("utf-8", "surrogatepass"))
+        return None if i == -1 else i
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.model.vocab.id_to_token)
+
+
+__all__ = ["PipelineTokenizer"]

@@ -1,0 +1,140 @@
+"""Pre-tokenizers as MNN's C++ ``PipelineTokenizer`` runs them: a list of byte strings in, out."""
+
+from __future__ import annotations
+
+from mtokspec import tree as T
+from mtokspec.byte_level import BYTE_TO_CHAR
+from mtokspec.runtime.mnn import regex as R
+from mtokspec.runtime.mnn import unicode as U
+
+_GPT2 = R.GPT2_PATTERN.encode()
+# byte -> the UTF-8 of its GPT-2 stand-in character
+BYTE_MAP = [BYTE_TO_CHAR[b].encode("utf-8") for b in range(256)]
+_BYTE_TABLE = {b: BYTE_MAP[b] for b in range(256)}
+# MNN's split behaviours, by the byte the loader reads (anything but 0 and 2 is Removed)
+BEHAVIOR_NAMES = {0: "Isolated", 2: "MergedWithPrevious"}
+
+
+def byte_level_map(s: bytes) -> bytes:
+    return b"".join(map(_BYTE_TABLE.__getitem__, s))
+
+
+class ByteLevel:
+    def __init__(self, use_regex: bool):
+        self.use_regex = use_regex
+
+    def pre_tokenize(self, splits: list[bytes]) -> list[bytes]:
+        if self.use_regex:
+            splits = [t for s in splits if s for t in R.scan(s, _GPT2)]
+        return [byte_level_map(s) for s in splits]
+
+
+class Digits:
+    def __init__(self, individual: bool):
+        self.individual = individual
+
+    def pre_tokenize(self, splits: list[bytes]) -> list[bytes]:
+        out = []
+        for s in splits:
+            if not self.individual:
+                if s:  # no digit is ever split off: the split stays whole
+                    out.append(s)
+                continue
+            cur = bytearray()
+            for off, r, _ in U.chars(s):
+                if r == 1 and 48 <= s[off] <= 57:
+                    if cur:
+                        out.append(bytes(cur))
+                        cur = bytearray()
+                    out.append(s[off:off + 1])
+                else:
+                    cur += s[off:off + r]
+            if cur:
+                out.append(bytes(cur))
+        return out
+
+
+class Metaspace:
+    """Every split that does not start with a space gets one (HF: only the first), then each
+    space becomes the replacement."""
+
+    def __init__(self, replacement: bytes, add_prefix_space: bool):
+        self.replacement, self.add_prefix_space = replacement, add_prefix_space
+
+    def pre_tokenize(self, splits: list[bytes]) -> list[bytes]:
+        out = []
+        rep = self.replacement
+        for s in splits:
+            if self.add_prefix_space and s and s[0] != 32:
+                s = b" " + s
+            out.append(s.replace(b" ", rep))
+        return out
+
+
+class Split:
+    def __init__(self, pattern: bytes, invert: bool, behavior: int):
+        self.pattern, self.invert = pattern, invert
+        self.behavior = BEHAVIOR_NAMES.get(behavior, "Removed")
+
+    def pre_tokenize(self, splits: list[bytes]) -> list[bytes]:
+        out = []
+        for s in splits:
+            if s:
+                out.extend(R.split(s, self.pattern, self.invert, self.behavior))
+        return out
+
+
+_ASCII_PUNCT = frozenset([*range(33, 48), *range(58, 65), *range(91, 97), *range(123, 127)])
+
+
+class Bert:
+    def pre_tokenize(self, splits: list[bytes]) -> list[bytes]:
+        out = []
+        for s in splits:
+            cur = bytearray()
+            for off, r, cp in U.chars(s):
+                if U.is_whitespace(cp):
+                    if cur:
+                        out.append(bytes(cur))
+                        cur = bytearray()
+                elif cp in _ASCII_PUNCT or U.is_punctuation(cp):
+                    if cur:
+                        out.append(bytes(cur))
+                        cur = bytearray()
+                    out.append(s[off:off + r])
+                else:
+                    cur += s[off:off + r]
+            if cur:
+                out.append(bytes(cur))
+        return out
+
+
+class Sequence:
+    def __init__(self, children):
+        self.children = [c for c in children if c is not None]
+
+    def pre_tokenize(self, splits: list[bytes]) -> list[bytes]:
+        for c in self.children:
+            splits = c.pre_tokenize(splits)
+        return splits
+
+
+def from_tree(node):
+    """The pre-tokenizer MNN's loader builds for a tree node, or ``None``."""
+    if isinstance(node, T.NoPreTokenizer):
+        return None
+    if isinstance(node, T.ByteLevelPreTokenizer):
+        return ByteLevel(node.use_regex)
+    if isinstance(node, T.DigitsPreTokenizer):
+        return Digits(node.individual_digits)
+    if isinstance(node, T.MetaspacePreTokenizer):
+        return Metaspace(node.replacement.encode("utf-8", "surrogatepass"), node.add_prefix_space)
+    if isinstance(node, T.SplitPreTokenizer):
+        return Split(node.pattern.encode("utf-8", "surrogatepass"), node.invert, node.behavior)
+    if isinstance(node, T.BertPreTokenizer):
+        return Bert()
+    if isinstance(node, T.SequencePreTokenizer):
+        return Sequence([from_tree(c) for c in node.pretokenizers])
+    from mtokspec.runtime import TokenizerError
+
+    raise TokenizerError(f"unknown pre-tokenizer node {type(node).__name__}")

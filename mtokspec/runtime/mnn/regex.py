@@ -1,0 +1,475 @@
+"""MNN's own pre-tokenizer regular expressions (``Unicode::regex_scanner`` / ``regex_split``).
+
+MNN does not run a Unicode regex engine.  It folds the text to one byte per character (ASCII as
+is, every other character to a class marker: letter, number, white space, mark, punctuation,
+symbol, other) and matches a pattern compiled to sets of those bytes with a small backtracking
+matcher.  Its behaviour differs from a real regex engine in ways this module keeps exactly:
+
+- a top-level alternative using ``\\b``, ``\\B``, ``\\A``, ``\\Z``, a back-reference, a look-ahead
+  ``(?=``, a look-behind or a named group is dropped (all dropped: the GPT-2 pattern is used);
+- a group repeats by its first alternative that matches (no backtracking into a group), and a
+  group that matches the empty string counts as not matching;
+- lazy quantifiers are greedy; ``\\p{..}`` looks only at the first letter of the property; a
+  non-ASCII literal stands for its whole class (``é`` matches any letter that is not ASCII);
+- a pattern holding non-ASCII bytes and no ``\\p{``/``\\P{`` goes to C++ ``std::wregex``
+  (ECMAScript) instead: :func:`uses_wregex`.  That engine is approximated with Python's ``re``
+  (ASCII classes, as in the C locale); the lint names such patterns.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from mtokspec.runtime.mnn import unicode as U
+
+GPT2_PATTERN = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
+
+_ALL = (1 << 256) - 1
+
+
+def _bits(chars) -> int:
+    m = 0
+    for c in chars:
+        m |= 1 << c
+    return m
+
+
+_LETTER = _bits([U.FOLD_LETTER, *range(65, 91), *range(97, 123)])
+_NUMBER = _bits([U.FOLD_NUMBER, *range(48, 58)])
+_SPACE = _bits([U.FOLD_SPACE, *b" \t\n\r\f\v"])
+_MARK = _bits([U.FOLD_MARK])
+_PUNCT = _bits([U.FOLD_PUNCT, *b"!\"#%&'()*,-./:;?@[\\]_{}"])
+_SYMBOL = _bits([U.FOLD_SYMBOL, *b"$+<=>^`|~"])
+_DOT = _ALL & ~(1 << 10)
+_PROPERTY = {"L": _LETTER, "N": _NUMBER, "M": _MARK, "P": _PUNCT, "S": _SYMBOL, "Z": _SPACE}
+
+CS, GRP, NEG_LA = 0, 1, 2
+
+
+@dataclass
+class Node:
+    kind: int = CS
+    cs: int = 0  # a 256-bit set of folded bytes
+    alts: list = field(default_factory=list)  # GRP / NEG_LA: list of branches (lists of Node)
+    qmin: int = 1
+    qmax: int = 1  # -1: unlimited
+
+
+class _Parser:
+    """MNN's ``PatternParser``: recursive descent over the pattern's bytes."""
+
+    def __init__(self, pattern: bytes):
+        self.p = pattern
+        self.pos = 0
+        self.icase = False
+        self.supported = True
+
+    def peek(self) -> int:
+        return self.p[self.pos] if self.pos < len(self.p) else 0
+
+    def next(self) -> int:
+        if self.pos < len(self.p):
+            self.pos += 1
+            return self.p[self.pos - 1]
+        return 0
+
+    def at_end(self) -> bool:
+        return self.pos >= len(self.p)
+
+    def read_cp(self) -> int:
+        if self.pos >= len(self.p):
+            return 0
+        cp, r = U.utf8_decode(self.p, self.pos)
+        self.pos += r
+        return cp
+
+    def multibyte(self) -> bool:
+        return self.pos < len(self.p) and self.p[self.pos] >= 0x80
+
+    def literal(self, c: int) -> int:
+        if self.icase and 97 <= c <= 122:
+            return 1 << c | 1 << (c - 32)
+        if self.icase and 65 <= c <= 90:
+            return 1 << c | 1 << (c + 32)
+        return 1 << c
+
+    def escape(self) -> int:
+        self.next()  # the backslash
+        c = self.next()
+        ch = chr(c)
+        if ch in "pP":
+            if self.peek() == ord("{"):
+                self.next()
+                prop = bytearray()
+                while not self.at_end() and self.peek() != ord("}"):
+                    prop.append(self.next())
+                if self.peek() == ord("}"):
+                    self.next()
+                s = _PROPERTY.get(chr(prop[0]), 0) if prop else 0
+                return _ALL & ~s if ch == "P" else s
+            return 0
+        simple = {"s": _SPACE, "S": _ALL & ~_SPACE, "d": _NUMBER, "D": _ALL & ~_NUMBER,
+                  "w": _LETTER | _NUMBER | 1 << 95, "W": _ALL & ~(_LETTER | _NUMBER | 1 << 95),
+                  "r": 1 << 13, "n": 1 << 10, "t": 1 << 9, "f": 1 << 12, "v": 1 << 11}
+        if ch in simple:
+            return simple[ch]
+        if ch == "x":
+            if self.pos + 1 < len(self.p):
+                h1, h2 = self.next(), self.next()
+                return 1 << (_hex(h1) * 16 + _hex(h2))
+            return 0
+        if ch in "bBAZ123456789":
+            self.supported = False  # zero-width assertions and back-references
+        return self.literal(c)
+
+    def char_class(self) -> Node:
+        self.next()  # '['
+        negated = self.peek() == ord("^")
+        if negated:
+            self.next()
+        cs = 0
+        if self.peek() == ord("]"):
+            cs |= 1 << 93
+            self.next()
+        while not self.at_end() and self.peek() != ord("]"):
+            if self.peek() == ord("\\"):
+                cs |= self.escape()
+            elif self.multibyte():
+                fb = U.fold(self.read_cp())
+                if self._range_follows():
+                    self.next()
+                    end = U.fold(self.read_cp()) if self.multibyte() else self.next()
+                    cs |= _span(fb, end)
+                else:
+                    cs |= 1 << fb
+            else:
+                c = self.next()
+                if self._range_follows():
+                    self.next()
+                    if self.peek() == ord("\\"):
+                        self.next()
+                        e = self.next()
+                        end_c = {110: 10, 114: 13, 116: 9}.get(e, e)
+                    elif self.multibyte():
+                        cs |= _span(U.fold(c), U.fold(self.read_cp()))
+                        continue
+                    else:
+                        end_c = self.next()
+                    for b in range(c, end_c + 1):
+                        cs |= self.literal(b)
+                else:
+                    cs |= self.literal(c)
+        if self.peek() == ord("]"):
+            self.next()
+        return Node(CS, _ALL & ~cs if negated else cs)
+
+    def _range_follows(self) -> bool:
+        return self.peek() == ord("-") and self.pos + 1 < len(self.p) and self.p[self.pos + 1] != ord("]")
+
+    def group(self) -> Node:
+        self.next()  # '('
+        if self.peek() == ord("?"):
+            self.next()
+            if self.peek() == ord("!"):
+                self.next()
+                n = Node(NEG_LA, alts=self.alternation())
+                if self.peek() == ord(")"):
+                    self.next()
+                return n
+            if self.peek() in (ord("="), ord("<")):
+                self.supported = False  # look-ahead, look-behind, named group: skipped to ')'
+                depth = 1
+                while not self.at_end() and depth > 0:
+                    ch = self.next()
+                    depth += (ch == ord("(")) - (ch == ord(")"))
+                return Node()
+            old = self.icase
+            while not self.at_end() and self.peek() not in (ord(":"), ord(")")):
+                if self.peek() == ord("i"):
+                    self.icase = True
+                self.next()
+            if self.peek() == ord(":"):
+                self.next()
+            n = Node(GRP, alts=self.alternation())
+            if self.peek() == ord(")"):
+                self.next()
+            self.icase = old
+            return n
+        n = Node(GRP, alts=self.alternation())
+        if self.peek() == ord(")"):
+            self.next()
+        return n
+
+    def atom(self) -> Node:
+        c = self.peek()
+        if c == ord("("):
+            return self.group()
+        if c == ord("["):
+            return self.char_class()
+        if c == ord("\\"):
+            return Node(CS, self.escape())
+        if c == ord("."):
+            self.next()
+            return Node(CS, _DOT)
+        if self.multibyte():
+            return Node(CS, 1 << U.fold(self.read_cp()))
+        self.next()
+        return Node(CS, self.literal(c))
+
+    def quantifier(self, n: Node) -> None:
+        if self.at_end():
+            return
+        c = self.peek()
+        if c == ord("+"):
+            self.next()
+            n.qmin, n.qmax = 1, -1
+        elif c == ord("*"):
+            self.next()
+            n.qmin, n.qmax = 0, -1
+        elif c == ord("?"):
+            self.next()
+            n.qmin, n.qmax = 0, 1
+        elif c == ord("{"):
+            self.next()
+            n.qmin = self._number(0)
+            if self.peek() == ord(","):
+                self.next()
+                n.qmax = self._number(-1)
+            else:
+                n.qmax = n.qmin
+            if self.peek() == ord("}"):
+                self.next()
+        else:
+            return
+        if not self.at_end() and self.peek() == ord("?"):
+            self.next()  # lazy: matched greedily all the same
+
+    def _number(self, empty: int) -> int:
+        digits = bytearray()
+        while not self.at_end() and 48 <= self.peek() <= 57:
+            digits.append(self.next())
+        return int(digits) if digits else empty
+
+    def branch(self) -> list[Node]:
+        nodes = []
+        while not self.at_end() and self.peek() not in (ord("|"), ord(")")):
+            nodes.append(self.atom())
+            self.quantifier(nodes[-1])
+        return nodes
+
+    def alternation(self) -> list[list[Node]]:
+        alts = [self.branch()]
+        while self.peek() == ord("|"):
+            self.next()
+            alts.append(self.branch())
+        return alts
+
+    def parse(self) -> list[list[Node]]:
+        """Top-level alternatives; one that uses an unsupported construct is dropped."""
+        alts = []
+        self.supported = True
+        b = self.branch()
+        if self.supported:
+            alts.append(b)
+        while self.peek() == ord("|"):
+            self.next()
+            self.supported = True
+            b = self.branch()
+            if self.supported:
+                alts.append(b)
+        return alts
+
+
+def _hex(h: int) -> int:
+    if 48 <= h <= 57:
+        return h - 48
+    if 97 <= h <= 102:
+        return h - 87
+    if 65 <= h <= 70:
+        return h - 55
+    return 0
+
+
+def _span(a: int, b: int) -> int:
+    lo, hi = min(a, b), max(a, b)
+    return ((1 << (hi + 1)) - 1) & ~((1 << lo) - 1)
+
+
+_compiled: dict[bytes, list] = {}
+
+
+def compile_pattern(pattern: bytes) -> list[list[Node]]:
+    """The pattern's top-level alternatives as MNN compiles them (the GPT-2 pattern when none is
+    supported), cached like MNN's."""
+    c = _compiled.get(pattern)
+    if c is None:
+        c = _Parser(pattern).parse()
+        if not c:
+            c = compile_pattern(GPT2_PATTERN.encode())
+        _compiled[pattern] = c
+    return c
+
+
+def dropped_alternatives(pattern: bytes) -> bool:
+    """Does MNN drop a top-level alternative of this pattern (or fall back to GPT-2's)?"""
+    p = _Parser(pattern)
+    kept = p.parse()
+    total = 1 + _top_level_bars(pattern)
+    return len(kept) < total
+
+
+def _top_level_bars(pattern: bytes) -> int:
+    p = _Parser(pattern)
+    p.branch()
+    n = 0
+    while p.peek() == ord("|"):
+        p.next()
+        p.branch()
+        n += 1
+    return n
+
+
+def _try(text: bytes, n: int, pos: int, alts) -> int:
+    for branch in alts:
+        r = _match(text, n, pos, branch, 0)
+        if r >= 0:
+            return r
+    return -1
+
+
+def _match(text: bytes, n: int, pos: int, nodes, idx: int) -> int:
+    if idx >= len(nodes):
+        return pos
+    node = nodes[idx]
+    if node.kind == NEG_LA:
+        if _try(text, n, pos, node.alts) >= 0:
+            return -1
+        return _match(text, n, pos, nodes, idx + 1)
+    if node.kind == CS:
+        qmax = n - pos if node.qmax < 0 else node.qmax
+        cs = node.cs
+        count = 0
+        while count < qmax and pos + count < n and cs >> text[pos + count] & 1:
+            count += 1
+        for c in range(count, node.qmin - 1, -1):
+            r = _match(text, n, pos + c, nodes, idx + 1)
+            if r >= 0:
+                return r
+        return -1
+    qmax = 10000 if node.qmax < 0 else node.qmax
+    positions = [pos]
+    p = pos
+    reps = 0
+    while reps < qmax:
+        r = _try(text, n, p, node.alts)
+        if r <= p:
+            break
+        p = r
+        reps += 1
+        positions.append(p)
+    for c in range(reps, node.qmin - 1, -1):
+        r = _match(text, n, positions[c], nodes, idx + 1)
+        if r >= 0:
+            return r
+    return -1
+
+
+def uses_wregex(pattern: bytes) -> bool:
+    """MNN sends a pattern with non-ASCII bytes and no ``\\p{``/``\\P{`` to ``std::wregex``."""
+    return not pattern.isascii() and b"\\p{" not in pattern and b"\\P{" not in pattern
+
+
+def _fold_text(text: bytes) -> tuple[bytes, list[int]]:
+    if text.isascii():
+        return text, list(range(len(text) + 1))
+    folded = bytearray()
+    offsets = []
+    for off, _, cp in U.chars(text):
+        offsets.append(off)
+        folded.append(U.fold(cp))
+    offsets.append(len(text))
+    return bytes(folded), offsets
+
+
+def _wregex_matches(text: bytes, pattern: bytes) -> list[tuple[int, int]]:
+    cps = U.chars(text)
+    s = "".join(chr(cp) for _, _, cp in cps)
+    offsets = [off for off, _, _ in cps] + [len(text)]
+    rx = re.compile(pattern.decode("utf-8", "replace"), re.ASCII)
+    return [(offsets[m.start()], offsets[m.end()]) for m in rx.finditer(s) if m.end() > m.start()]
+
+
+def scan(text: bytes, pattern: bytes) -> list[bytes]:
+    """``regex_scanner``: matches, and each character no alternative matches, in order."""
+    if not text:
+        return []
+    out = []
+    if uses_wregex(pattern):
+        prev = 0
+        for a, b in _wregex_matches(text, pattern):
+            while prev < a:
+                _, r = U.utf8_decode(text, prev)
+                out.append(text[prev:prev + r])
+                prev += r
+            out.append(text[a:b])
+            prev = b
+        while prev < len(text):
+            _, r = U.utf8_decode(text, prev)
+            out.append(text[prev:prev + r])
+            prev += r
+        return out
+    alts = compile_pattern(pattern)
+    folded, offsets = _fold_text(text)
+    pos, n = 0, len(folded)
+    while pos < n:
+        end = _try(folded, n, pos, alts)
+        if end <= pos:
+            end = pos + 1
+        out.append(text[offsets[pos]:offsets[end]])
+        pos = end
+    return out
+
+
+def split(text: bytes, pattern: bytes, invert: bool, behavior: str) -> list[bytes]:
+    """``regex_split``: the text cut at the matches, then ``behavior`` applied."""
+    if not text:
+        return []
+    segs: list[tuple[bytes, bool]] = []
+    if uses_wregex(pattern):
+        prev = 0
+        for a, b in _wregex_matches(text, pattern):
+            if a > prev:
+                segs.append((text[prev:a], False))
+            segs.append((text[a:b], True))
+            prev = b
+        if prev < len(text):
+            segs.append((text[prev:], False))
+    else:
+        alts = compile_pattern(pattern)
+        folded, offsets = _fold_text(text)
+        pos, n, prev = 0, len(folded), 0
+        while pos < n:
+            end = _try(folded, n, pos, alts)
+            if end > pos:
+                if pos > prev:
+                    segs.append((text[offsets[prev]:offsets[pos]], False))
+                segs.append((text[offsets[pos]:offsets[end]], True))
+                prev = pos = end
+            else:
+                pos += 1
+        if prev < n:
+            segs.append((text[offsets[prev]:], False))
+    if invert:
+        segs = [(s, not m) for s, m in segs]
+    out: list[bytes] = []
+    if behavior == "Removed":
+        return [s for s, m in segs if not m and s]
+    if behavior == "MergedWithPrevious":
+        for s, m in segs:
+            if m and out:
+                out[-1] += s
+            elif s:
+                out.append(s)
+        return out
+    return [s for s, _ in segs if s]  # Isolated

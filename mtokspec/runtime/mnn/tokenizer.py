@@ -1,0 +1,300 @@
+"""What MNN's C++ ``Tokenizer`` does around its model: header ids, special-token split,
+post-processor, and the two decodes (``tokenizer.cpp`` at the commit in ``MNN_COMMIT``).
+
+- ``encode(text)`` is MNN's default ``Tokenizer::encode``: the header's prefix ids, then the text
+  cut at every special id's decoded text (each special id's *streaming* decode, tried in header
+  order at each byte, the first that matches wins), each piece encoded, then the post-processor
+  program applied to the whole list, prefix ids included -- which gives Llama-style files BOS twice.
+- ``encode(text, add_special_tokens=False)`` is ``encode(text, false)`` without the prefix ids.
+- ``decode`` / ``decode_bytes`` is ``Tokenizer::decode(vector)``; ``decode_bytes(ids, stream=True)``
+  is what the LLM engine prints: each id's ``decode(id)`` with the engine's ``<0xHH>`` fix, joined.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+from pathlib import Path
+
+from mtokspec import tree as T
+from mtokspec.runtime import TokenizerError
+from mtokspec.runtime.mnn._undefined import UndefinedInMnn
+
+__all__ = ["MnnTokenizer", "MnnDecodeStream", "MNN_COMMIT"]
+
+MNN_COMMIT = "4d40bdbd7efb73a58383bb5da867a6f41eb1776e"
+_HEX = frozenset(b"0123456789abcdefABCDEF")
+
+
+def to_bytes(text: str | bytes) -> bytes:
+    """The bytes MNN would be handed for ``text`` (``str`` as UTF-8; lone surrogates from a
+    ``surrogateescape`` decoding back to their bytes)."""
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        return bytes(text)
+    if not isinstance(text, str):
+        raise TypeError(f"encode expects str or bytes, got {type(text).__name__}")
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        try:
+            return text.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:
+            return text.encode("utf-8", "surrogatepass")
+
+
+def _i32(v: int) -> int:
+    return v - (1 << 32) if v >= 1 << 31 else v
+
+
+def post_program_ops(pp) -> list[int | None]:
+    """The post-processor program as MNN's loader reads it: ``None`` = sequence A, an int = an id.
+
+    MNN takes the section as the older ids-only layout whenever the bytes after its count number
+    exactly ``count * 4`` -- which a current program can too (whisper's does): then the ops' bytes
+    are read as u32 ids after sequence A.
+    """
+    if pp is None:
+        return []
+    if isinstance(pp, T.LegacyPostProcessor):
+        return [None, *map(_i32, pp.ids)]
+    if not isinstance(pp, T.PostProcessorProgram):
+        raise TokenizerError(f"unknown post-processor node {type(pp).__name__}")
+    body = _program_body(pp)
+    n = len(pp.ops)
+    if len(body) == 4 * n:
+        return [None, *(_i32(int.from_bytes(body[k:k + 4], "little")) for k in range(0, len(body), 4))]
+    return [None if isinstance(op, T.SequenceOp) else _i32(op.token_id) for op in pp.ops]
+
+
+def _program_body(pp: T.PostProcessorProgram) -> bytes:
+    """The bytes of the program's ops, as the codec writes them (the section minus its count)."""
+    import mtokspec
+
+    tails = dict(chat_template="", eos_token="", flags=0, bos_token="")
+    with_pp = mtokspec.build(T.MtokFile(post_processor=pp, **tails))
+    without = mtokspec.build(T.MtokFile(**tails))
+    return with_pp[len(without) + 2:]
+
+
+def engine_fix(word: bytes) -> bytes:
+    """``Llm::tokenizer_decode``: a decoded piece spelled ``<0xHH>`` (6 bytes) becomes that byte
+    (``std::stoi`` of the two characters in base 16)."""
+    if len(word) == 6 and word[0] == 60 and word[5] == 62 and word[1] == 48 and word[2] == 120:
+        digits = word[3:5]
+        text = digits.lstrip(b" \t\n\v\f\r")
+        sign = 1
+        if text[:1] in (b"+", b"-"):
+            sign = -1 if text[:1] == b"-" else 1
+            text = text[1:]
+        k = 0
+        while k < len(text) and text[k] in _HEX:
+            k += 1
+        if k == 0:
+            raise UndefinedInMnn(f"the engine's std::stoi throws on {word!r} (no hex digit): MNN stops")
+        return bytes([(sign * int(text[:k], 16)) & 0xFF])
+    return word
+
+
+def strncmp_equal(text: bytes, at: int, token: bytes) -> bool:
+    """``strncmp(text + at, token, len(token)) == 0``: equal up to the length, or up to a NUL byte
+    both share."""
+    n = len(token)
+    if text[at:at + n] == token:
+        return True
+    for k in range(n):
+        a = text[at + k] if at + k < len(text) else 0
+        b = token[k]
+        if a != b:
+            return False
+        if a == 0:
+            return True
+    return True
+
+
+class MnnTokenizer:
+    """A tokenizer file run the way MNN's C++ runtime runs it (``semantics="mnn"``).
+
+    Subclasses supply the model step (``_encode_piece``) and the per-id decode (``_decode_one``),
+    as MNN's subclasses do: :class:`~mtokspec.runtime.mnn.pipeline.PipelineTokenizer` for
+    ``.mtok`` and the four legacy types in :mod:`mtokspec.runtime.mnn.legacy`.
+    """
+
+    semantics = "mnn"
+
+    def __init__(self, tree: T.TokenizerFile):
+        self.tree = tree
+        h = tree.header
+        ids = [_i32(i) for i in h.ids]
+        a, b, c = h.special_count, h.stop_count, h.prefix_count
+        self.special_ids: list[int] = ids[:a]
+        self.stop_ids: list[int] = ids[a:a + b]
+        self.prefix_ids: list[int] = ids[a + b:a + b + c]
+        self._special_set = frozenset(self.special_ids)
+        self._stop_set = frozenset(self.stop_ids)
+        self._post: list[int | None] = []
+        self.chat_template: str | None = None
+        self.bos_token: str | None = None
+        self.eos_token: str | None = None
+        self._special_cache: list[tuple[bytes, int]] | None = None
+
+    # --- construction ----------------------------------------------------------------------------
+    @classmethod
+    def from_tree(cls, tree: T.TokenizerFile) -> "MnnTokenizer":
+        from mtokspec.runtime.mnn import legacy, pipeline
+
+        if isinstance(tree, T.MtokFile):
+            return pipeline.PipelineTokenizer(tree)
+        kind = legacy.BY_TREE.get(type(tree))
+        if kind is None:
+            raise TokenizerError(f"expected a tokenizer file tree, got {type(tree).__name__}")
+        return kind(tree)
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> "MnnTokenizer":
+        import mtokspec
+
+        return cls.from_tree(mtokspec.parse(data))
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike) -> "MnnTokenizer":
+        return cls.from_bytes(Path(path).read_bytes())
+
+    # --- what subclasses supply -----------------------------------------------------------------
+    def _encode_piece(self, text: bytes, ids: list[int]) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _decode_one(self, i: int) -> bytes:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _decode_seq(self, ids: list[int]) -> bytes:
+        return b"".join(self._decode_one(i) for i in ids)
+
+    # --- encoding -------------------------------------------------------------------------------
+    def _specials(self) -> list[tuple[bytes, int]]:
+        if self._special_cache is None:
+            cache = []
+            for i in self.special_ids:
+                s = self._decode_one(i)
+                if s:
+                    cache.append((s, i))
+            self._special_cache = cache
+        return self._special_cache
+
+    def encode(self, text: str | bytes, add_special_tokens: bool = True) -> list[int]:
+        """MNN's ``encode(text)``; ``add_special_tokens=False``: ``encode(text, false)`` without
+        the prefix ids."""
+        b = to_bytes(text)
+        ids: list[int] = list(self.prefix_ids) if add_special_tokens else []
+        specials = self._specials()
+        if specials:
+            start = 0
+            i, n = 0, len(b)
+            firsts = {s[0] for s, _ in specials}
+            while i < n:
+                if b[i] in firsts:
+                    for s, sid in specials:
+                        if i + len(s) <= n and strncmp_equal(b, i, s):
+                            if i > start:
+                                self._encode_piece(b[start:i], ids)
+                            ids.append(sid)
+                            start = i + len(s)
+                            i = start - 1
+                            break
+                i += 1
+            if start < n:
+                self._encode_piece(b[start:], ids)
+        else:
+            self._encode_piece(b, ids)
+        if add_special_tokens:
+            ids = self.add_special(ids)
+        return ids
+
+    def add_special(self, ids: list[int]) -> list[int]:
+        """MNN's ``apply_post_processor``: the program's ops in turn (negative ids skipped)."""
+        ops = self._post
+        if not ops:
+            return list(ids)
+        out: list[int] = []
+        for op in ops:
+            if op is None:
+                out.extend(ids)
+            elif op >= 0:
+                out.append(op)
+        return out
+
+    def encode_batch(self, texts, add_special_tokens: bool = True) -> list[list[int]]:
+        return [self.encode(t, add_special_tokens) for t in texts]
+
+    # --- decoding -------------------------------------------------------------------------------
+    def decode_bytes(self, ids, stream: bool = False) -> bytes:
+        """The exact bytes MNN gives: ``Tokenizer::decode(ids)``, or with ``stream=True`` the
+        engine's per-id decode (``<0xHH>`` fix included), joined."""
+        ids = [_checked_id(i) for i in ids]
+        if stream:
+            return b"".join(engine_fix(self._decode_one(i)) for i in ids)
+        return self._decode_seq(ids)
+
+    def decode(self, ids, skip_special_tokens: bool = True) -> str:
+        """MNN's ``Tokenizer::decode(ids)`` as text (bytes that are not UTF-8 become U+FFFD).
+
+        MNN has no switch for special tokens: a ``.mtok`` always skips the header's special ids, a
+        legacy file never does; ``skip_special_tokens`` is accepted for the HF signature only."""
+        return self.decode_bytes(ids).decode("utf-8", "replace")
+
+    def decode_batch(self, batch, skip_special_tokens: bool = True) -> list[str]:
+        return [self.decode(ids) for ids in batch]
+
+    def decode_stream(self, skip_special_tokens: bool = False) -> "MnnDecodeStream":
+        """What the LLM engine prints as ids arrive, in whole characters: ``step(id)`` returns the
+        new complete characters, or None while a character is incomplete."""
+        return MnnDecodeStream(self)
+
+    # --- vocabulary and header --------------------------------------------------------------------
+    def is_special(self, i: int) -> bool:
+        return i in self._special_set
+
+    def is_stop(self, i: int) -> bool:
+        return i in self._stop_set
+
+    def id_to_token(self, i: int) -> str | None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    # --- chat template ----------------------------------------------------------------------------
+    def apply_chat_template(self, messages: list[dict], add_generation_prompt: bool = True, tools=None,
+                            template: str | None = None, **kwargs) -> str:
+        """The prompt, rendered as ``transformers`` renders it (MNN's own Jinja engine differs on
+        some templates: ``mtokspec lint --target mnn`` names the constructs)."""
+        from mtokspec.chat_template import ChatTemplateError, render_chat_template
+
+        source = template if template is not None else self.chat_template
+        if not source:
+            raise ChatTemplateError("the file has no chat template; pass template=...")
+        kwargs.setdefault("bos_token", self.bos_token or None)
+        kwargs.setdefault("eos_token", self.eos_token or None)
+        return render_chat_template(source, messages, add_generation_prompt=add_generation_prompt,
+                                    tools=tools, **kwargs)
+
+
+def _checked_id(i) -> int:
+    if isinstance(i, bool) or not isinstance(i, int):
+        raise TypeError(f"ids must be ints, got {type(i).__name__}")
+    return i
+
+
+class MnnDecodeStream:
+    """Complete characters of the engine's per-id decode, as ids arrive."""
+
+    __slots__ = ("tokenizer", "_decoder")
+
+    def __init__(self, tokenizer: MnnTokenizer):
+        self.tokenizer = tokenizer
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+
+    def step(self, token_id: int) -> str | None:
+        piece = self.tokenizer.decode_bytes([token_id], stream=True)
+        text = self._decoder.decode(piece)
+        return text or None
+
+    def flush(self) -> str:
+        """What is left (an incomplete character at the end becomes U+FFFD)."""
+        return self._decoder.decode(b"", final=True)
