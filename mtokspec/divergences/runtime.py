@@ -1,7 +1,145 @@
-"""Where MNN's C++ tokenizer encodes or decodes differently from HF `tokenizers`."""
+"""Where MNN's C++ tokenizer encodes or decodes differently from HF `tokenizers`.
+
+Each rule's ``mnn_ref`` is a path and line in alibaba/MNN at the commit the reference outputs were
+recorded with (``mtokspec.runtime.mnn.MNN_COMMIT``); ``tests/test_divergences.py`` runs every
+example on both semantics.
+"""
 
 from __future__ import annotations
 
 from mtokspec.divergences._rule import Rule
 
-RUNTIME_RULES: tuple[Rule, ...] = ()
+_TOK = "transformers/llm/engine/src/tokenizer/tokenizer.cpp"
+_UNI = "transformers/llm/engine/src/tokenizer/unicode.cpp"
+
+RUNTIME_RULES: tuple[Rule, ...] = (
+    # --- around the model ----------------------------------------------------------------------
+    Rule("mnn-bos-twice", "post-processor",
+         "encode() puts the header's prefix ids first and then applies the post-processor program to "
+         "the whole list, so a file with both gets BOS twice (HF: once)",
+         'prefix [1], program [1, A]: encode("Hi") HF [1, 22557], MNN [1, 1, 22557]', f"{_TOK}:225"),
+    Rule("mnn-post-misread", "post-processor",
+         "a program whose bytes after the count number exactly count x 4 is read as the older "
+         "ids-only layout: sequence A, then the op bytes as u32 ids",
+         "whisper's [50258, 50363, A, 50257]: HF adds those ids, MNN appends 3 garbage ids and drops the "
+         "prefix", f"{_TOK}:2498"),
+    Rule("mnn-special-split", "added tokens",
+         "before the pipeline, the text is cut at every header special id's per-id decoded text "
+         "(tried at each byte in header order, the first match wins), even where HF's added-token "
+         "rules would not match it",
+         'a special id whose token is "<s>" splits "a<s>b" although HF has no added token "<s>"',
+         f"{_TOK}:225"),
+    Rule("mnn-added-strip-ascii", "added tokens",
+         "lstrip/rstrip of an added token eat ASCII white space only, and added tokens match "
+         "earliest then longest",
+         'rstrip token "<m>" on "<m>\\u3000x": HF eats U+3000, MNN keeps it', f"{_TOK}:1989"),
+    # --- normalizers -------------------------------------------------------------------------------
+    Rule("mnn-table-normalizer", "normalizer.Table",
+         "a table normalizer maps code point by code point (no composition, no reordering) and "
+         "turns control and format characters (C0/C1 controls but tab/CR/LF, ZWJ, ZWNJ, ZWSP, BOM, "
+         "bidi marks, U+2060-2069, U+FFF0-FFF8) into a space",
+         'NFKC table on "e\\u0301": HF "é" (composed), MNN "e\\u0301"; "a\\u200db": MNN "a b"',
+         f"{_TOK}:1121"),
+    Rule("mnn-bert-normalizer", "normalizer.Bert",
+         "BertNormalizer: clean_text drops only Cc, NUL and U+FFFD (HF: every C* category); "
+         "lower-casing is one-to-one (HF: full lower-casing); accents go only with an NFD table; "
+         "Unicode 15.0 categories",
+         'clean_text on "a\\u200bb": HF "ab", MNN "a\\u200bb"; lowercase "İ": HF "i̇", MNN "i"',
+         f"{_TOK}:1252"),
+    Rule("mnn-strip-normalizer", "normalizer.Strip",
+         "Strip removes ASCII white space and category Zs only (HF: every White_Space character, "
+         "e.g. U+0085, U+2028)",
+         'strip_right on "a\\u2028": HF "a", MNN "a\\u2028"', f"{_TOK}:1176"),
+    # --- pre-tokenizers ----------------------------------------------------------------------------
+    Rule("mnn-digits-no-split", "pre-tokenizer.Digits",
+         "Digits(individual_digits=false) does not split at all (HF splits digit runs off); with "
+         "individual digits only ASCII 0-9 count as digits",
+         'Digits(false) on "ab12": HF ["ab", "12"], MNN ["ab12"]', f"{_TOK}:1396"),
+    Rule("mnn-metaspace-every-split", "pre-tokenizer.Metaspace",
+         "Metaspace prepends the replacement to every split that does not start with a space (HF: "
+         "only the first, with prepend_scheme first)",
+         'Split then Metaspace on "a-b": HF ["▁a", "-", "b"], MNN ["▁a", "▁-", "▁b"]', f"{_TOK}:1424"),
+    Rule("mnn-regex-engine", "pre-tokenizer.Split/ByteLevel",
+         "split patterns run on text folded to one byte per character class: a non-ASCII literal "
+         "stands for its whole class, \\p{..} reads only the property's first letter, groups do "
+         "not backtrack, lazy is greedy, alternatives with \\b, look-ahead (?=, look-behind or "
+         "back-references are dropped; a pattern with non-ASCII and no \\p{ goes to std::wregex",
+         'Split "é" on "aéb": HF ["a", "é", "b"] isolated, MNN matches every non-ASCII letter',
+         f"{_UNI}:77"),
+    Rule("mnn-bert-pretokenizer", "pre-tokenizer.Bert",
+         "BertPreTokenizer uses Unicode 15.0 categories and ASCII/Zs white space (HF: its own "
+         "Unicode version and White_Space)",
+         'on "a\\u2028b": HF ["a", "b"], MNN ["a\\u2028b"]', f"{_TOK}:1468"),
+    # --- models ------------------------------------------------------------------------------------
+    Rule("mnn-bpe-merges", "model.BPE",
+         "BPE merges adjacent ids by rank and stops for the whole split at the first merge whose "
+         "joined text is not a token; characters not in the vocabulary fall back to <0xHH> pieces "
+         "whatever byte_fallback says, else are dropped (HF: unk or error)",
+         'merge (a, b) -> "ab" missing from the vocabulary: HF refuses the file, MNN stops merging',
+         f"{_TOK}:1570"),
+    Rule("mnn-wordpiece-bytes", "model.WordPiece",
+         "WordPiece matches over bytes (a piece may end inside a character), never matches the unk "
+         "token itself, and the length limit counts bytes",
+         'max_input_chars_per_word=5 on "ééé" (6 bytes): HF 3 pieces, MNN [UNK]', f"{_TOK}:1648"),
+    Rule("mnn-unigram-bytes", "model.Unigram",
+         "Unigram's lattice runs over byte offsets with its own tie-breaking and unknown handling: "
+         "an offset no piece reaches takes the unknown id for the character before it; adjacent "
+         "unknowns fuse",
+         't5 on "😶\\u200d🌫️": HF [3, 2, 3, 2], MNN [3, 2, 3, 2, 3, 2] after the table normalizer',
+         f"{_TOK}:1723"),
+    # --- decoding ----------------------------------------------------------------------------------
+    Rule("mnn-decode-skips-special", "decoder",
+         "decode(ids) always drops the header's special ids (HF keeps them unless asked)",
+         'bert decode([101, 1188, 102]): HF "[CLS] This [SEP]", MNN "This"', f"{_TOK}:2037"),
+    Rule("mnn-decoder-chain", "decoder",
+         "the decoder chain differs: WordPiece joins without HF's cleanup, Metaspace replaces "
+         "multi-byte replacements byte-wise, Strip takes its content once at each end, ByteFallback "
+         "accepts any <0x.. prefix",
+         'WordPiece decode of ["a", "\'", "s"]: HF "a\'s", MNN "a \' s"', f"{_TOK}:1815"),
+    Rule("mnn-wordpiece-cleanup", "decoder.WordPiece",
+         "after a WordPiece decoder the space before . ? ! , is always removed (HF: only with "
+         "cleanup, which also joins \" ' \", \" n't\", ...)",
+         'cleanup=false, "a ." : HF "a .", MNN "a."', f"{_TOK}:2037"),
+    Rule("mnn-clean-up-spaces", "decoder",
+         "decode applies clean_up_tokenization_spaces when the file's flag is set (HF tokenizers "
+         "never does; transformers does)",
+         'flag set, "don \'t" ... " n\'t": HF "do n\'t", MNN "don\'t"', f"{_TOK}:2037"),
+    Rule("mnn-decode-raw-bytes", "decoder",
+         "decoded bytes that are not UTF-8 are returned as they are (HF: U+FFFD)",
+         'byte-level ids of "½" cut in two: HF "\\ufffd", MNN b"\\xbd"', f"{_TOK}:2037"),
+    Rule("mnn-stream-decode", "decoder (engine)",
+         "the engine prints each id's decode(id) alone: every ▁ becomes a space (the first one "
+         "too), <0xHH> becomes a byte anywhere in a token, every WordPiece token that is not a "
+         "continuation gets a space before it, no Strip/Fuse, special ids are printed",
+         't5 stream of "▁Hello": HF "Hello", MNN " Hello"', f"{_TOK}:2069"),
+    Rule("mnn-unk-decode", "decoder",
+         "an id outside the vocabulary decodes as the unk token (WordPiece, Unigram) or as nothing "
+         "(BPE); HF skips it",
+         'WordPiece decode([99999]): HF "", MNN "[UNK]"', f"{_TOK}:1640"),
+    # --- the legacy tokenizer.txt types -----------------------------------------------------------
+    Rule("mnn-legacy-sentencepiece", "legacy.type0",
+         "type 0 runs SentencePiece BPE over '▁' + text with spaces as '▁', while the exporter "
+         "wrote the pieces with '▁' replaced by a space: word-initial pieces never match",
+         't5 mnn.txt "Hello": HF [8774], MNN [3, 0, ...]', f"{_TOK}:462"),
+    Rule("mnn-legacy-tiktoken-greedy", "legacy.type1",
+         "type 1 is encoded by greedy longest match over the whole text, not by BPE ranks",
+         'whisper mnn.txt "language": HF [25241], MNN the longest prefix first', f"{_TOK}:532"),
+    Rule("mnn-legacy-bert", "legacy.type2",
+         "type 2 has its own splitter: ASCII letters and digits lower-cased (a cased vocabulary "
+         "loses), each non-ASCII character alone, no accent stripping; an uncovered word keeps its "
+         "pieces and ends with [UNK]",
+         'bert mnn.txt "Which": HF [5979], MNN the pieces of "which"', f"{_TOK}:633"),
+    Rule("mnn-legacy-gpt2-regex", "legacy.type3",
+         "type 3 splits with a C-locale std::regex (only ASCII letters and digits are letters and "
+         "digits) and merges with its own pair loop",
+         'roberta mnn.txt "Führer": HF splits " Führer" as a word, MNN at "ü"', f"{_TOK}:959"),
+    # --- predictions the lint makes (no corpus difference needed) --------------------------------
+    Rule("mnn-bpe-quadratic", "model.BPE",
+         "BPE without a pre-tokenizer runs MNN's merge loop over the whole text: each merge rescans "
+         "every pair, so time grows with the square of the input length",
+         "phi-3 (no pre-tokenizer): a 20 kB line takes seconds on a device", f"{_TOK}:1570"),
+    Rule("mnn-undefined", "loader",
+         "the file makes MNN read or write out of bounds or loop forever (an id outside its table, "
+         "an empty Replace/Metaspace decoder pattern, byte fallback to a missing <0xHH> piece)",
+         "decoder Replace with an empty pattern: MNN's decode never returns", f"{_TOK}:1815"),
+)

@@ -58,18 +58,14 @@ class PipelineTokenizer(MnnTokenizer):
                 best_pos, best = pos, tok
         return best_pos, best
 
-    def _encode_piece(self, text: bytes, ids: list[int]) -> None:
-        if not text:
-            return
-        units: list[tuple[bytes, bool]] = []
+    def added_split(self, text: bytes) -> list[tuple[bytes, int | None]]:
+        """``text`` cut at the added tokens: ``(piece, None)`` and ``(content, id)``."""
+        units: list[tuple[bytes, int | None]] = []
         last, n = 0, len(text)
         while last < n:
-            if not self.added:
-                units.append((text[last:], False))
-                break
-            pos, tok = self._find_added(text, last)
+            pos, tok = self._find_added(text, last) if self.added else (-1, None)
             if tok is None:
-                units.append((text[last:], False))
+                units.append((text[last:], None))
                 break
             _, content, lstrip, rstrip = tok
             end, nxt = pos, pos + len(content)
@@ -80,26 +76,30 @@ class PipelineTokenizer(MnnTokenizer):
                 while nxt < n and text[nxt] in _SPACE:
                     nxt += 1
             if end > last:
-                units.append((text[last:end], False))
-            units.append((content, True))
+                units.append((text[last:end], None))
+            # the id of the first added token with this content (MNN looks it up again)
+            units.append((content, next(i for i, c, _, _ in self.added if c == content)))
             last = nxt
-        for unit, is_added in units:
-            if is_added:
-                for i, content, _, _ in self.added:
-                    if content == unit:
-                        ids.append(i)
-                        break
+        return units
+
+    def normalize(self, text: bytes) -> bytes:
+        return text if self.normalizer is None else self.normalizer.normalize(text)
+
+    def pre_tokenize(self, text: bytes) -> list[bytes]:
+        return [text] if self.pre_tokenizer is None else self.pre_tokenizer.pre_tokenize([text])
+
+    def _encode_piece(self, text: bytes, ids: list[int]) -> None:
+        if not text:
+            return
+        tokenize = self.model.tokenize
+        for unit, tid in self.added_split(text):
+            if tid is not None:
+                ids.append(tid)
                 continue
-            if self.normalizer is not None:
-                unit = self.normalizer.normalize(unit)
-            if not unit:
-                continue
-            splits = [unit]
-            if self.pre_tokenizer is not None:
-                splits = self.pre_tokenizer.pre_tokenize(splits)
-            tokenize = self.model.tokenize
-            for s in splits:
-                ids.extend(tokenize(s))
+            unit = self.normalize(unit)
+            if unit:
+                for s in self.pre_tokenize(unit):
+                    ids.extend(tokenize(s))
 
     # --- decoding ---------------------------------------------------------------------------------
     def _decode_seq(self, ids: list[int]) -> bytes:

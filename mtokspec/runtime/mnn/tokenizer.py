@@ -180,31 +180,39 @@ class MnnTokenizer:
             self._special_cache = cache
         return self._special_cache
 
+    def split_specials(self, b: bytes) -> list[tuple[bytes, int | None]]:
+        """``b`` cut at the special ids' decoded texts: ``(piece, None)`` and ``(text, id)``."""
+        specials = self._specials()
+        if not specials:
+            return [(b, None)] if b else []
+        out: list[tuple[bytes, int | None]] = []
+        start = 0
+        i, n = 0, len(b)
+        firsts = {s[0] for s, _ in specials}
+        while i < n:
+            if b[i] in firsts:
+                for s, sid in specials:
+                    if i + len(s) <= n and strncmp_equal(b, i, s):
+                        if i > start:
+                            out.append((b[start:i], None))
+                        out.append((s, sid))
+                        start = i + len(s)
+                        i = start - 1
+                        break
+            i += 1
+        if start < n:
+            out.append((b[start:], None))
+        return out
+
     def encode(self, text: str | bytes, add_special_tokens: bool = True) -> list[int]:
         """MNN's ``encode(text)``; ``add_special_tokens=False``: ``encode(text, false)`` without
         the prefix ids."""
-        b = to_bytes(text)
         ids: list[int] = list(self.prefix_ids) if add_special_tokens else []
-        specials = self._specials()
-        if specials:
-            start = 0
-            i, n = 0, len(b)
-            firsts = {s[0] for s, _ in specials}
-            while i < n:
-                if b[i] in firsts:
-                    for s, sid in specials:
-                        if i + len(s) <= n and strncmp_equal(b, i, s):
-                            if i > start:
-                                self._encode_piece(b[start:i], ids)
-                            ids.append(sid)
-                            start = i + len(s)
-                            i = start - 1
-                            break
-                i += 1
-            if start < n:
-                self._encode_piece(b[start:], ids)
-        else:
-            self._encode_piece(b, ids)
+        for piece, sid in self.split_specials(to_bytes(text)):
+            if sid is None:
+                self._encode_piece(piece, ids)
+            else:
+                ids.append(sid)
         if add_special_tokens:
             ids = self.add_special(ids)
         return ids

@@ -1,0 +1,168 @@
+"""Which divergence rules explain a case where the ``hf`` and ``mnn`` semantics disagree.
+
+The two runs are compared stage by stage, and the first stage whose outputs differ names the rules:
+
+- encode: the post-processor (same ids in, different ids out), the special/added-token split, then
+  for each piece the normalizer, the pre-tokenizer and the model -- each stage fed the same input
+  on both sides, so a difference is that stage's own;
+- decode: special ids skipped, the decoder chain, the clean-ups after it, bytes that are not UTF-8;
+  the engine's streaming decode is its own per-id decoder;
+- a legacy ``tokenizer.txt``: the whole algorithm is MNN's own, one rule per type.
+
+A stage that differs without any of its rules applying is reported as unexplained (an empty
+list): that is a gap in the registry, or in the model of MNN.
+"""
+
+from __future__ import annotations
+
+from mtokspec import tree as T
+from mtokspec.runtime.mnn.legacy import BY_TREE as _LEGACY
+from mtokspec.runtime.mnn.pipeline import PipelineTokenizer
+from mtokspec.runtime.mnn.tokenizer import MnnTokenizer, post_program_ops, to_bytes
+
+__all__ = ["explain_encode", "explain_decode"]
+
+_LEGACY_RULE = {
+    T.SentencePieceTxtFile: "mnn-legacy-sentencepiece",
+    T.TiktokenTxtFile: "mnn-legacy-tiktoken-greedy",
+    T.BertTxtFile: "mnn-legacy-bert",
+    T.HuggingFaceTxtFile: "mnn-legacy-gpt2-regex",
+}
+
+
+def _walk(node, children: str):
+    yield node
+    for c in getattr(node, children, None) or []:
+        yield from _walk(c, children)
+
+
+def _normalizer_rules(mtok: T.MtokFile) -> list[str]:
+    kinds = {type(n) for n in _walk(mtok.normalizer, "normalizers")}
+    rules = []
+    if kinds & {T.TableNormalizer, T.LegacyNFKCNormalizer}:
+        rules.append("mnn-table-normalizer")
+    if kinds & {T.BertNormalizer, T.BertNFDNormalizer}:
+        rules.append("mnn-bert-normalizer")
+    if T.StripNormalizer in kinds:
+        rules.append("mnn-strip-normalizer")
+    return rules
+
+
+def _pre_tokenizer_rules(mtok: T.MtokFile) -> list[str]:
+    rules = []
+    for n in _walk(mtok.pre_tokenizer, "pretokenizers"):
+        if isinstance(n, T.DigitsPreTokenizer):
+            rules.append("mnn-digits-no-split")
+        elif isinstance(n, T.MetaspacePreTokenizer):
+            rules.append("mnn-metaspace-every-split")
+        elif isinstance(n, T.SplitPreTokenizer) or (isinstance(n, T.ByteLevelPreTokenizer) and n.use_regex):
+            rules.append("mnn-regex-engine")
+        elif isinstance(n, T.BertPreTokenizer):
+            rules.append("mnn-bert-pretokenizer")
+    return sorted(set(rules))
+
+
+_MODEL_RULE = {T.BPEModel: "mnn-bpe-merges", T.WordPieceModel: "mnn-wordpiece-bytes",
+               T.UnigramModel: "mnn-unigram-bytes"}
+
+
+def _post_rules(mnn: MnnTokenizer) -> list[str]:
+    rules = []
+    pp = getattr(mnn.tree, "post_processor", None)
+    if isinstance(pp, T.PostProcessorProgram) and pp.ops:
+        ops = [None if isinstance(op, T.SequenceOp) else op.token_id for op in pp.ops]
+        if post_program_ops(pp) != ops:
+            rules.append("mnn-post-misread")
+    if mnn.prefix_ids and any(op is not None for op in mnn._post):
+        rules.append("mnn-bos-twice")
+    return rules
+
+
+def explain_encode(hf, mnn: MnnTokenizer, text: str, add_special_tokens: bool = True) -> list[str]:
+    """The rules that explain ``hf.encode(text, add_special_tokens)`` against
+    ``mnn.encode(text, add_special_tokens)``: ``[]`` when they agree *or* when nothing explains
+    the difference (call it only on differing cases)."""
+    tree = mnn.tree
+    if type(tree) in _LEGACY:
+        return [_LEGACY_RULE[type(tree)]]
+    assert isinstance(mnn, PipelineTokenizer)
+    rules: list[str] = []
+    raw_m = mnn.encode(text, add_special_tokens=False)
+    raw_h = hf.encode(text, add_special_tokens=False)
+    if add_special_tokens and hf.add_special(raw_m) != mnn.add_special(mnn.prefix_ids + raw_m):
+        rules += _post_rules(mnn)
+    if raw_h == raw_m:
+        return rules
+    b = to_bytes(text)
+    units_m: list[tuple[bytes, int | None]] = []
+    for piece, sid in mnn.split_specials(b):
+        units_m += [(piece, sid)] if sid is not None else mnn.added_split(piece)
+    units_h = [(s.encode("utf-8", "surrogatepass"), i) for s, i in hf.added.split(text)]
+    if units_m != units_h:
+        special_texts = [s for s, _ in mnn._specials()]
+        if any(s in b for s in special_texts):
+            rules.append("mnn-special-split")
+        if any(a[2] or a[3] for a in mnn.added):
+            rules.append("mnn-added-strip-ascii")
+        return rules
+    stage_rules: list[str] = []
+    for piece, tid in units_m:
+        if tid is not None:
+            continue
+        s = piece.decode("utf-8", "surrogateescape")
+        norm_h = hf._normalize(s) if hf._normalize is not None else s
+        norm_m = mnn.normalize(piece)
+        if norm_h.encode("utf-8", "surrogatepass") != norm_m:
+            stage_rules += _normalizer_rules(tree)
+            continue
+        if not norm_m:
+            continue
+        splits_h = [p.encode("utf-8", "surrogatepass") for p in hf.pre_tokenizer.split(norm_h)]
+        splits_m = [p for p in mnn.pre_tokenize(norm_m) if p]
+        if splits_h != splits_m:
+            stage_rules += _pre_tokenizer_rules(tree)
+            continue
+        ids_h: list[int] = []
+        hf._encode_segment(norm_h, ids_h)
+        ids_m: list[int] = []
+        for sp in splits_m:
+            ids_m += mnn.model.tokenize(sp)
+        if ids_h != ids_m:
+            stage_rules.append(_MODEL_RULE[type(tree.model)])
+    return rules + sorted(set(stage_rules))
+
+
+def _valid_utf8(b: bytes) -> bool:
+    try:
+        b.decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
+
+
+def explain_decode(hf, mnn: MnnTokenizer, ids: list[int], stream: bool = False) -> list[str]:
+    """The rules that explain ``hf.decode(ids)`` against ``mnn.decode_bytes(ids, stream)``."""
+    tree = mnn.tree
+    if type(tree) in _LEGACY:
+        return [_LEGACY_RULE[type(tree)]]
+    assert isinstance(mnn, PipelineTokenizer)
+    rules: list[str] = []
+    got = mnn.decode_bytes(ids, stream=stream)
+    if not _valid_utf8(got):
+        rules.append("mnn-decode-raw-bytes")
+    if any(not 0 <= i < mnn.vocab_size for i in ids) and not isinstance(tree.model, T.BPEModel):
+        rules.append("mnn-unk-decode")
+    if stream:
+        return rules + ["mnn-stream-decode"]
+    kept = [i for i in ids if not mnn.is_special(i)]
+    if len(kept) != len(ids) and hf.decode(kept) != hf.decode(ids):
+        rules.append("mnn-decode-skips-special")
+    tokens = [mnn.model.id_to_token(i) for i in kept]
+    chained = b"".join(mnn.decoder.decode_chain(tokens))
+    if hf.decode(kept).encode("utf-8", "surrogatepass") != chained and _valid_utf8(chained):
+        rules.append("mnn-decoder-chain")
+    if mnn.wordpiece_decode and mnn._decode_seq(kept) != chained:
+        rules.append("mnn-wordpiece-cleanup")
+    if mnn.clean_up_spaces and not mnn.wordpiece_decode and mnn._decode_seq(kept) != chained:
+        rules.append("mnn-clean-up-spaces")
+    return rules
