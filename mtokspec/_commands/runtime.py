@@ -62,12 +62,20 @@ def cmd_compare(args) -> int:
             return _fail(args.text, e)
         if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
             return _fail(args.text, ValueError("expected a JSON list of strings"))
+    special = args.special
     try:
-        report = compare(args.file, args.against, texts, add_special_tokens=args.special)
+        if args.runtime == "mnn":
+            from mtokspec.runtime.compare import compare_runtimes
+            report = compare_runtimes(args.file, texts, against=args.against,
+                                      add_special_tokens=True if special is None else special)
+        else:
+            if args.against is None:
+                return _fail("compare", ValueError("--against tokenizer.json is needed with --runtime hf"))
+            report = compare(args.file, args.against, texts, add_special_tokens=bool(special))
     except (OSError, MtokFormatError, TokenizerError, Exception) as e:  # HF raises plain Exception
         return _fail(args.file, e)
     if args.json:
-        print(json.dumps(report.to_dict(), ensure_ascii=False, indent=1))
+        print(json.dumps(report.to_dict(), ensure_ascii=False, indent=1, default=repr))
     else:
         print(report.summary(limit=args.show))
     return 0 if report.matched == report.total else 1
@@ -95,17 +103,24 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_decode)
 
     p = sub.add_parser(
-        "compare", help="compare the runtime with HF tokenizers on texts",
-        description="Encode each text with the runtime built from FILE.mtok and with HF tokenizers "
-                    "loading tokenizer.json; print the match rate and the first mismatches with the "
-                    "diverging tokens. Exit 0 when all match, 1 when some differ, 2 on errors. "
-                    "Needs the `tokenizers` package.")
-    p.add_argument("file", metavar="FILE.mtok", help="the .mtok file")
-    p.add_argument("--against", required=True, metavar="tokenizer.json",
-                   help="the HF tokenizer.json to compare with")
+        "compare", help="compare the runtime (HF or MNN semantics) with HF on texts",
+        description="Encode each text with the runtime built from FILE and with HF, and print the match "
+                    "rate and the first mismatches with the diverging tokens. "
+                    "--runtime hf (default): mtokspec's HF semantics against HF tokenizers loading "
+                    "--against tokenizer.json. --runtime mnn: what MNN's C++ runtime does on a device, "
+                    "against --against tokenizer.json or, without it, the file's own HF semantics; each "
+                    "difference names the divergence rules that explain it, or says UNEXPLAINED. "
+                    "Exit 0 when all match, 1 when some differ, 2 on errors. --against needs the "
+                    "`tokenizers` package.")
+    p.add_argument("file", metavar="FILE", help="the .mtok file (or a legacy tokenizer.txt with --runtime mnn)")
+    p.add_argument("--runtime", choices=("hf", "mnn"), default="hf",
+                   help="the semantics to run the file with (default hf)")
+    p.add_argument("--against", metavar="tokenizer.json",
+                   help="the HF tokenizer.json to compare with (needed with --runtime hf)")
     p.add_argument("--text", metavar="cases.json",
                    help="a JSON list of strings (default: a few built-in sample strings)")
-    p.add_argument("--special", action="store_true", help="encode with add_special_tokens=True")
+    p.add_argument("--special", action=argparse.BooleanOptionalAction, default=None,
+                   help="encode with special tokens (default: off for hf; on for mnn, as MNN's encode(text))")
     p.add_argument("--show", type=int, default=5, help="how many mismatches to print (default 5)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=cmd_compare)

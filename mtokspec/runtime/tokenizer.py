@@ -51,7 +51,9 @@ def _no_gc():
 
 
 class Tokenizer:
-    """A tokenizer built from an :class:`mtokspec.tree.MtokFile`."""
+    """A tokenizer built from an :class:`mtokspec.tree.MtokFile`, with HF semantics."""
+
+    semantics = "hf"
 
     _plan: str  # "bytelevel", "text" or "pieces"
     _vocab_size: int | None
@@ -112,10 +114,23 @@ class Tokenizer:
 
     # --- construction ---------------------------------------------------------------------------
     @classmethod
-    def from_tree(cls, mtok: T.TokenizerFile, *, upgrade_options: dict | None = None, **kw) -> "Tokenizer":
+    def from_tree(cls, mtok: T.TokenizerFile, *, semantics: str = "hf", upgrade_options: dict | None = None,
+                  **kw) -> "Tokenizer":
         """A tokenizer for a ``.mtok`` tree, or for a legacy ``tokenizer.txt`` tree through
         :func:`mtokspec.convert.upgrade` (``upgrade_options`` go to it: split pattern, lower-casing,
-        SentencePiece model; its losses say what the legacy file cannot hold)."""
+        SentencePiece model; its losses say what the legacy file cannot hold).
+
+        ``semantics="mnn"`` gives the file as MNN's C++ runtime runs it on a device instead
+        (:class:`mtokspec.runtime.mnn.MnnTokenizer`, the same API; legacy files run by MNN's own
+        legacy tokenizers, so no upgrade)."""
+        if semantics == "mnn":
+            if upgrade_options or kw:
+                raise TokenizerError(f"semantics='mnn' takes no options, got {sorted({*kw, *(upgrade_options or ())})}")
+            from mtokspec.runtime.mnn import MnnTokenizer
+
+            return MnnTokenizer.from_tree(mtok)  # type: ignore[return-value]
+        if semantics != "hf":
+            raise TokenizerError(f"semantics must be 'hf' or 'mnn', got {semantics!r}")
         if isinstance(mtok, _LEGACY):
             from mtokspec.convert.upgrade import upgrade
 
@@ -126,13 +141,15 @@ class Tokenizer:
 
     @classmethod
     def from_bytes(cls, data: bytes, **kw) -> "Tokenizer":
-        """A tokenizer for the bytes of a ``.mtok`` or legacy ``tokenizer.txt`` file."""
+        """A tokenizer for the bytes of a ``.mtok`` or legacy ``tokenizer.txt`` file
+        (``semantics="hf"`` or ``"mnn"``, as :meth:`from_tree`)."""
         import mtokspec
         with _no_gc():
             return cls.from_tree(mtokspec.parse(data), **kw)
 
     @classmethod
     def from_file(cls, path: str | os.PathLike, **kw) -> "Tokenizer":
+        """A tokenizer for a file (``semantics="hf"`` or ``"mnn"``, as :meth:`from_tree`)."""
         return cls.from_bytes(Path(path).read_bytes(), **kw)
 
     # --- chat template ----------------------------------------------------------------------------
@@ -260,6 +277,11 @@ class Tokenizer:
     def decode(self, ids, skip_special_tokens: bool = False) -> str:
         """The text of ``ids`` (HF ``Tokenizer.decode``)."""
         return self.decoder.decode(self._tokens(ids, skip_special_tokens))
+
+    def decode_bytes(self, ids, skip_special_tokens: bool = False, stream: bool = False) -> bytes:
+        """``decode(ids).encode()``: the UTF-8 of the decoded text (``stream`` gives the same: HF's
+        streaming decode joins to the sequence decode)."""
+        return self.decode(ids, skip_special_tokens).encode("utf-8", "surrogatepass")
 
     def decode_batch(self, batch, skip_special_tokens: bool = False) -> list[str]:
         return [self.decode(ids, skip_special_tokens) for ids in batch]

@@ -183,8 +183,8 @@ class MnnTokenizer:
     def split_specials(self, b: bytes) -> list[tuple[bytes, int | None]]:
         """``b`` cut at the special ids' decoded texts: ``(piece, None)`` and ``(text, id)``."""
         specials = self._specials()
-        if not specials:
-            return [(b, None)] if b else []
+        if not specials:  # the whole text goes to the model, even when empty (type 0 encodes "▁")
+            return [(b, None)]
         out: list[tuple[bytes, int | None]] = []
         start = 0
         i, n = 0, len(b)
