@@ -80,11 +80,25 @@ _MESSAGE_KEYS_MNN_PASSES = {"role", "content"}
 
 _SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 
-# Reachability of a place in the template, for a role/content conversation on MNN.
-PLAIN, EXTRA, TOOLS = 2, 1, 0
-_CAP = {PLAIN: "error", EXTRA: "warning", TOOLS: "info"}
-_WHERE = {EXTRA: " (only reached with messages carrying more than role and content)",
-          TOOLS: " (only reached with tools or documents, which MNN does not pass)"}
+# Reachability of a place in the template on MNN.  A plain conversation is what MNN's LLM engine
+# sends: system/user/assistant messages with string content.
+PLAIN, EXTRA, CALLER = 2, 1, 0
+_CAP = {PLAIN: "error", EXTRA: "warning", CALLER: "info"}
+_WHERE = {EXTRA: " (only reached by messages other than system/user/assistant with string content)",
+          CALLER: " (only reached with tools, documents or other variables of the caller, which MNN "
+                  "passes only through the file's chat_template_context)"}
+_PLAIN_ROLES = {"system", "user", "assistant"}
+# Names MNN's caller defines (jinja.hpp:2098-2150, tokenizer.cpp:1027-1054) or transformers always
+# passes; any other free name is the caller's business (undefined unless passed).
+_KNOWN_NAMES = {"messages", "eos_token", "bos_token", "add_generation_prompt", "tools", "documents",
+                "raise_exception", "strftime_now", "range", "namespace", "loop"}
+# Rules about a value: when the value only goes to a variable or a condition, whether the output
+# changes depends on the data, so they are warnings there.
+_VALUE_RULES = {"mnn-jinja-unparsed-operator", "mnn-jinja-condexpr-no-else", "mnn-jinja-loop-attribute",
+                "mnn-jinja-unsupported-filter", "mnn-jinja-unsupported-test", "mnn-jinja-unsupported-method",
+                "mnn-jinja-method-arguments", "mnn-jinja-string-subscript", "mnn-jinja-unknown-function",
+                "mnn-jinja-special-token-undefined", "mnn-jinja-macro-default", "mnn-jinja-string-escape",
+                "mnn-jinja-strftime-flag", "mnn-jinja-print-non-string"}
 
 
 class _GenerationTag(jinja2.ext.Extension):
@@ -124,7 +138,9 @@ def lint_chat_template(template: str, path: str = "chat_template", *,
                  f"transformers cannot parse the template ({e.message}); MNN renders it anyway")
         return lint.result()
     lint.lexical(env, template)
+    lint.free_names = _free_names(ast)
     lint.walk_template(ast)
+    lint.whitespace_findings()
     return lint.result()
 
 
@@ -135,6 +151,7 @@ def lint_chat_template(template: str, path: str = "chat_template", *,
 UNDEF = "undefined"      # MNN's undefined marker
 EMPTY = "empty"          # '' (what MNN gives for a missing key by subscript or .get())
 NONE = "none"
+STR = "string"           # a message's role or content in a plain conversation
 UNKNOWN = None
 
 
@@ -153,9 +170,16 @@ class _Lint:
         self.found: dict[tuple[str, int | None], Finding] = {}
         self.macros: dict[str, nodes.Macro] = {}
         self.macro_reach: dict[str, int] = {}
+        self.sink = False  # inside {{ ... }}: a value's difference is printed
+        self.line_reach: dict[int, int] = {}
+        self.free_names: set[str] = set()
+        self.text_diffs: list[tuple[int, int, str]] = []
 
     # -- findings --------------------------------------------------------------------------
     def add(self, code: str, severity: str, lineno: int | None, message: str, reach: int = PLAIN) -> None:
+        if code in _VALUE_RULES and not self.sink and severity == "error":
+            severity = "warning"
+            message += " (the value goes to a variable or a condition: the output differs only where it changes)"
         if reach < PLAIN and _SEVERITY_RANK[severity] > _SEVERITY_RANK[_CAP[reach]]:
             severity = _CAP[reach]
         if reach < PLAIN:
@@ -190,12 +214,18 @@ class _Lint:
         theirs = _mnn_segments(template)
         if len(ours) != len(theirs):
             return  # the tags themselves are read differently; other rules report why
-        reported = 0
-        for (lineno, hf_text), mnn_text in zip(ours, theirs):
-            if hf_text != mnn_text and reported < 5:
-                reported += 1
-                self.add("mnn-jinja-whitespace", "error", lineno,
-                         f"MNN keeps the text {_short(mnn_text)} where transformers keeps {_short(hf_text)}")
+        for (lineno, tag_line, hf_text), mnn_text in zip(ours, theirs):
+            if hf_text != mnn_text:
+                self.text_diffs.append((lineno, tag_line,
+                                        f"MNN keeps the text {_short(mnn_text)} where transformers keeps {_short(hf_text)}"))
+
+    def whitespace_findings(self) -> None:
+        """The text differences, as reached as the statements around them."""
+        lines = sorted(self.line_reach)
+        for lineno, tag_line, message in self.text_diffs[:8]:
+            near = [ln for ln in lines if lineno <= ln <= tag_line + 1]
+            reach = max((self.line_reach[ln] for ln in near), default=PLAIN)
+            self.add("mnn-jinja-whitespace", "error", lineno, message, reach)
 
     # -- AST walk ----------------------------------------------------------------------------
     def walk_template(self, ast: nodes.Template) -> None:
@@ -216,21 +246,25 @@ class _Lint:
                 self.stmts(m.body, reach, _Scope(values=dict(scope.values)))
         for name, m in self.macros.items():
             if name not in done:
-                self.stmts(m.body, TOOLS, _Scope(values=dict(scope.values)))
+                self.stmts(m.body, CALLER, _Scope(values=dict(scope.values)))
 
     def stmts(self, body: list[nodes.Node], reach: int, scope: _Scope, top: bool = False) -> None:
         for node in body:
             self.stmt(node, reach, scope, top)
 
     def stmt(self, node: nodes.Node, reach: int, scope: _Scope, top: bool) -> None:
+        if isinstance(node, nodes.Node):
+            self.line_reach[node.lineno] = max(self.line_reach.get(node.lineno, -1), reach)
         if isinstance(node, list):  # a {% generation %} body
             self.stmts(node, reach, scope, top)
         elif isinstance(node, nodes.Output):
             for child in node.nodes:
                 if isinstance(child, nodes.TemplateData):
                     continue
+                self.sink = True
                 self.printed(child, reach, scope)
                 self.expr(child, reach, scope)
+                self.sink = False
         elif isinstance(node, nodes.If):
             self.if_(node, reach, scope, top)
         elif isinstance(node, nodes.For):
@@ -241,8 +275,9 @@ class _Lint:
             for arg, default in zip(node.args[len(node.args) - len(node.defaults):], node.defaults):
                 self.expr(default, reach, scope)
         elif isinstance(node, (nodes.Break, nodes.Continue)):
-            self.add("mnn-jinja-unsupported-statement", "error", node.lineno,
-                     f"{{% {type(node).__name__.lower()} %}} is ignored by MNN: the loop goes on", reach)
+            self.add("mnn-jinja-unsupported-statement", "warning", node.lineno,
+                     f"{{% {type(node).__name__.lower()} %}} is ignored by MNN: the loop goes on (differs "
+                     "where the rest of the loop prints something)", reach)
         elif isinstance(node, nodes.ExprStmt):
             self.expr(node.node, reach, scope)
         else:
@@ -460,7 +495,8 @@ class _Lint:
         t, line = e.name, e.lineno
         if isinstance(e.node, nodes.Name):
             self.use_of_context_var(e.node, f"'is {t}' of", reach, scope)
-        elif t in ("defined", "undefined") and isinstance(e.node, nodes.Getitem):
+        elif t in ("defined", "undefined") and isinstance(e.node, nodes.Getitem) and not (
+                _const_key(e.node) in _MESSAGE_KEYS_MNN_PASSES and _is_message_ref(e.node.node, scope)):
             self.add("mnn-jinja-missing-item-defined", "error", line,
                      f"x[...] is {t}: MNN reads a missing key as '' (defined), so the test is always "
                      f"{'true' if t == 'defined' else 'false'}; x.key would work", reach)
@@ -536,14 +572,16 @@ class _Lint:
         if isinstance(e, nodes.Name):
             if e.name in ("tools", "documents"):
                 v = scope.values.get(e.name, UNDEF)
-                return v, TOOLS
+                return v, CALLER
             if e.name in _OTHER_SPECIAL_TOKENS:
                 return UNDEF, EXTRA
+            if e.name in self.free_names:
+                return scope.values.get(e.name, UNDEF), CALLER
             return UNKNOWN, PLAIN
         key = _const_key(e)
         if key is not None and isinstance(e, (nodes.Getitem, nodes.Getattr)) and _is_message_ref(e.node, scope):
             if key in _MESSAGE_KEYS_MNN_PASSES:
-                return UNKNOWN, PLAIN
+                return STR, EXTRA
             return (EMPTY if isinstance(e, nodes.Getitem) else UNDEF), EXTRA
         if isinstance(e, nodes.Call) and isinstance(e.node, nodes.Getattr) and e.node.attr == "get":
             return EMPTY, EXTRA  # MNN has no dict.get
@@ -581,12 +619,26 @@ class _Lint:
             if lv is False and rv is False:
                 return False, min(lc, rc)
             return None, PLAIN
-        if isinstance(e, nodes.Test) and e.name in ("defined", "undefined", "none"):
+        if isinstance(e, nodes.Test) and e.name in ("defined", "undefined", "none", "string", "mapping",
+                                                    "sequence", "iterable"):
             v, c = self.value(e.node, scope)
-            if v is UNKNOWN:
+            if v is UNKNOWN or (v is not STR and e.name in ("string", "mapping", "sequence", "iterable")):
                 return None, PLAIN
-            res = {"defined": v is not UNDEF, "undefined": v is UNDEF, "none": v is NONE}[e.name]
+            res = {"defined": v is not UNDEF, "undefined": v is UNDEF, "none": v is NONE,
+                   "string": True, "mapping": False, "sequence": True, "iterable": True}[e.name]
             return res, c
+        if isinstance(e, nodes.Compare) and len(e.ops) == 1 and _is_role(e.expr, scope):
+            op, other = e.ops[0].op, e.ops[0].expr
+            consts = ([other.value] if isinstance(other, nodes.Const) else
+                      [i.value for i in other.items if isinstance(i, nodes.Const)]
+                      if isinstance(other, (nodes.List, nodes.Tuple)) and all(
+                          isinstance(i, nodes.Const) for i in other.items) else None)
+            if consts is not None and all(isinstance(c, str) and c not in _PLAIN_ROLES for c in consts):
+                if op in ("eq", "in"):
+                    return False, EXTRA
+                if op in ("ne", "notin"):
+                    return True, EXTRA
+            return None, PLAIN
         if isinstance(e, nodes.Compare) and len(e.ops) == 1 and e.ops[0].op in ("in", "notin"):
             key = e.expr.value if isinstance(e.expr, nodes.Const) else None
             if isinstance(key, str) and _is_message_ref(e.ops[0].expr, scope):
@@ -604,6 +656,15 @@ class _Lint:
 # ---------------------------------------------------------------------------------------------
 # Helpers
 # ---------------------------------------------------------------------------------------------
+
+
+def _free_names(ast: nodes.Template) -> set[str]:
+    """Names read but never assigned by the template, other than those MNN or transformers pass."""
+    loaded, stored = set(), set()
+    for n in ast.find_all(nodes.Name):
+        (stored if n.ctx in ("store", "param") else loaded).add(n.name)
+    stored |= {m.name for m in ast.find_all(nodes.Macro)}
+    return loaded - stored - _KNOWN_NAMES - _OTHER_SPECIAL_TOKENS
 
 
 def _op(e: nodes.Expr) -> str:
@@ -660,6 +721,13 @@ def _is_message_ref(e: nodes.Expr, scope: _Scope) -> bool:
 def _is_message_item(e: nodes.Expr, scope: _Scope) -> bool:
     return (isinstance(e, nodes.Getitem) and not isinstance(e.arg, nodes.Slice) and _is_messages(e.node)) or (
         isinstance(e, nodes.Name) and e.name in scope.message_vars)
+
+
+def _is_role(e: nodes.Expr, scope: _Scope) -> bool:
+    """A message's role, maybe through |lower, |trim, |string."""
+    while isinstance(e, nodes.Filter) and e.name in ("lower", "trim", "string"):
+        e = e.node
+    return _const_key(e) == "role" and _is_message_ref(e.node, scope)  # type: ignore[union-attr]
 
 
 def _is_stringish(e: nodes.Expr, scope: _Scope) -> bool:
@@ -739,10 +807,10 @@ _NEWLINES = re.compile(r"\r\n|\r|\n")
 _BEGIN = {"variable_begin", "block_begin", "comment_begin", "raw_begin"}
 
 
-def _jinja_segments(tokens: list[tuple[int, str, str]]) -> list[tuple[int, str]]:
+def _jinja_segments(tokens: list[tuple[int, str, str]]) -> list[tuple[int, int, str]]:
     """The text transformers renders between consecutive tags, with its line (jinja2's lexer,
     trim_blocks + lstrip_blocks, newlines normalised, the template's final newline dropped)."""
-    segs: list[tuple[int, str]] = []
+    segs: list[tuple[int, int, str]] = []
     text, line = "", 1
     for lineno, kind, value in tokens:
         if kind == "data":
@@ -750,11 +818,11 @@ def _jinja_segments(tokens: list[tuple[int, str, str]]) -> list[tuple[int, str]]
                 line = lineno
             text += _NEWLINES.sub("\n", value)
         elif kind in _BEGIN:
-            segs.append((line if text else lineno, text))
+            segs.append((line if text else lineno, lineno, text))
             text, line = "", lineno
     if text.endswith("\n"):
         text = text[:-1]  # keep_trailing_newline=False
-    segs.append((line, text))
+    segs.append((line, line + text.count("\n"), text))
     return segs
 
 
