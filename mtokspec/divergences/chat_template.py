@@ -100,7 +100,7 @@ CHAT_TEMPLATE_RULES: tuple[Rule, ...] = (
     _r("mnn-jinja-method-arguments",
        "split() without a separator splits on single spaces (Python: runs of any whitespace); "
        "split's maxsplit and replace's count are ignored",
-       "{{ 'a  b'.split()|join(',') }} -> transformers: 'a,b'; MNN: 'a,,b'",
+       "{% set s = 'a  b' %}{{ s.split()|join(',') }} -> transformers: 'a,b'; MNN: 'a,,b'",
        f"{_J}:857"),
     _r("mnn-jinja-ascii-string-ops",
        "trim/strip() strip only ' \\n\\r\\t' (Python: all Unicode white space); upper, lower, "

@@ -187,8 +187,11 @@ class _Lint:
         where = f"{self.path}:{lineno}" if lineno else self.path
         key = (code, lineno)
         old = self.found.get(key)
-        if old is None or _SEVERITY_RANK[severity] > _SEVERITY_RANK[old.severity]:
+        if old is None:
             self.found[key] = Finding(severity, where, message, code)
+        elif message not in old.message:
+            worst = max(severity, old.severity, key=_SEVERITY_RANK.__getitem__)
+            self.found[key] = Finding(worst, where, old.message + "; " + message, code)
 
     def result(self) -> list[Finding]:
         return sorted(self.found.values(),
@@ -350,7 +353,7 @@ class _Lint:
             self.add("mnn-jinja-unsupported-statement", "error", node.lineno,
                      "{% set a, b = ... %}: MNN cannot assign to a tuple, nothing is set", reach)
         self.expr(node.node, reach, scope)
-        if isinstance(node.node, (nodes.And, nodes.Or)):
+        if isinstance(node.node, (nodes.And, nodes.Or)) and not _is_boolean(node.node):
             self.add("mnn-jinja-print-non-string", "warning", node.lineno,
                      f"'{_op(node.node)}' gives MNN a boolean, not the operand: the variable "
                      "differs unless it is only tested for truth", reach)
@@ -358,8 +361,9 @@ class _Lint:
             name = node.target.name
             if _is_message_item(node.node, scope):
                 scope.message_vars.add(name)
-            if name in _CONTEXT_VARS or name in scope.values:
-                scope.values[name] = NONE if _is_const(node.node, None) else UNKNOWN
+            if name in _CONTEXT_VARS or name in scope.values or name in self.free_names:
+                v = self.value(node.node, scope)[0]
+                scope.values[name] = v if v in (NONE, UNDEF, EMPTY) else UNKNOWN
 
     # -- expressions -------------------------------------------------------------------------
     def printed(self, e: nodes.Expr, reach: int, scope: _Scope) -> None:
@@ -370,7 +374,7 @@ class _Lint:
         elif isinstance(e, (nodes.Compare, nodes.Test, nodes.Not)):
             kind = "a boolean"
         elif isinstance(e, (nodes.And, nodes.Or)):
-            kind = f"'{_op(e)}' (MNN: a boolean, not the operand)"
+            kind = f"'{_op(e)}'" + ("" if _is_boolean(e) else " (MNN: a boolean, not the operand)")
         elif isinstance(e, (nodes.List, nodes.Dict, nodes.Tuple)):
             kind = "a list or mapping"
         if isinstance(e, nodes.Name) and e.name in _CONTEXT_VARS:
@@ -428,7 +432,7 @@ class _Lint:
                 self.expr(child, reach, scope, condition=condition and isinstance(e, (nodes.And, nodes.Or, nodes.Not)))
         if isinstance(e, (nodes.Add, nodes.Concat, nodes.Filter)) or (isinstance(e, nodes.Call) and e.args):
             for operand in _operands(e):
-                if isinstance(operand, (nodes.And, nodes.Or)):
+                if isinstance(operand, (nodes.And, nodes.Or)) and not _is_boolean(operand):
                     self.add("mnn-jinja-print-non-string", "error", operand.lineno,
                              f"'{_op(operand)}' as a value: MNN gives a boolean, not the operand", reach)
 
@@ -484,7 +488,7 @@ class _Lint:
             self.add("mnn-jinja-ascii-string-ops", "warning", line,
                      "MNN's trim strips only ' \\n\\r\\t' (Python: all Unicode white space, e.g. U+3000, "
                      "U+00A0)" + ("; its argument is ignored" if e.args else ""), reach)
-        elif f in ("upper", "lower", "capitalize"):
+        elif f in ("upper", "lower", "capitalize") and not _is_role(e.node, scope):  # roles are ASCII
             self.add("mnn-jinja-ascii-string-ops", "warning", line,
                      f"MNN's {f} changes only ASCII letters: differs for other scripts", reach)
         elif f == "length" and _is_stringish(e.node, scope):
@@ -586,7 +590,7 @@ class _Lint:
         if isinstance(e, nodes.Call) and isinstance(e.node, nodes.Getattr) and e.node.attr == "get":
             return EMPTY, EXTRA  # MNN has no dict.get
         if isinstance(e, nodes.Const):
-            return e.value, PLAIN
+            return (NONE if e.value is None else e.value), PLAIN
         if isinstance(e, (nodes.Getitem, nodes.Getattr)):
             inner, cause = self.value(e.node, scope)
             if inner in (UNDEF, EMPTY, NONE):
@@ -665,6 +669,14 @@ def _free_names(ast: nodes.Template) -> set[str]:
         (stored if n.ctx in ("store", "param") else loaded).add(n.name)
     stored |= {m.name for m in ast.find_all(nodes.Macro)}
     return loaded - stored - _KNOWN_NAMES - _OTHER_SPECIAL_TOKENS
+
+
+def _is_boolean(e: nodes.Expr) -> bool:
+    """Statically a boolean (where jinja's and/or give what MNN gives)."""
+    if isinstance(e, (nodes.And, nodes.Or)):
+        return _is_boolean(e.left) and _is_boolean(e.right)
+    return isinstance(e, (nodes.Compare, nodes.Test, nodes.Not)) or (
+        isinstance(e, nodes.Const) and isinstance(e.value, bool))
 
 
 def _op(e: nodes.Expr) -> str:
