@@ -97,7 +97,7 @@ _KNOWN_NAMES = {"messages", "eos_token", "bos_token", "add_generation_prompt", "
 _VALUE_RULES = {"mnn-jinja-unparsed-operator", "mnn-jinja-condexpr-no-else", "mnn-jinja-loop-attribute",
                 "mnn-jinja-unsupported-filter", "mnn-jinja-unsupported-test", "mnn-jinja-unsupported-method",
                 "mnn-jinja-method-arguments", "mnn-jinja-string-subscript", "mnn-jinja-unknown-function",
-                "mnn-jinja-special-token-undefined", "mnn-jinja-macro-default", "mnn-jinja-string-escape",
+                "mnn-jinja-special-token-undefined", "mnn-jinja-macro-default",
                 "mnn-jinja-strftime-flag", "mnn-jinja-print-non-string"}
 
 
@@ -174,6 +174,7 @@ class _Lint:
         self.line_reach: dict[int, int] = {}
         self.free_names: set[str] = set()
         self.text_diffs: list[tuple[int, int, str]] = []
+        self.escapes: list[tuple[int, str]] = []
 
     # -- findings --------------------------------------------------------------------------
     def add(self, code: str, severity: str, lineno: int | None, message: str, reach: int = PLAIN) -> None:
@@ -204,9 +205,8 @@ class _Lint:
             if kind == "string":
                 bad = _bad_escapes(value[1:-1])
                 if bad:
-                    self.add("mnn-jinja-string-escape", "error", lineno,
-                             f"string literal {value} uses the escape(s) {', '.join(bad)}, which MNN "
-                             "reads as the bare character")
+                    self.escapes.append((lineno, f"string literal {value} uses the escape(s) {', '.join(bad)}, "
+                                                 "which MNN reads as the bare character"))
             elif kind == "raw_begin":
                 self.add("mnn-jinja-unsupported-statement", "error", lineno,
                          "{% raw %} is unknown to MNN: the tags inside are executed")
@@ -229,6 +229,8 @@ class _Lint:
             near = [ln for ln in lines if lineno <= ln <= tag_line + 1]
             reach = max((self.line_reach[ln] for ln in near), default=PLAIN)
             self.add("mnn-jinja-whitespace", "error", lineno, message, reach)
+        for lineno, message in self.escapes:
+            self.add("mnn-jinja-string-escape", "error", lineno, message, self.line_reach.get(lineno, PLAIN))
 
     # -- AST walk ----------------------------------------------------------------------------
     def walk_template(self, ast: nodes.Template) -> None:
@@ -371,7 +373,9 @@ class _Lint:
         kind = None
         if isinstance(e, nodes.Const) and (e.value is None or isinstance(e.value, bool)):
             kind = repr(e.value)
-        elif isinstance(e, (nodes.Compare, nodes.Test, nodes.Not)):
+        elif isinstance(e, (nodes.Compare, nodes.Test, nodes.Not)) or (
+                isinstance(e, nodes.Getattr) and isinstance(e.node, nodes.Name) and e.node.name == "loop"
+                and e.attr in ("first", "last")):
             kind = "a boolean"
         elif isinstance(e, (nodes.And, nodes.Or)):
             kind = f"'{_op(e)}'" + ("" if _is_boolean(e) else " (MNN: a boolean, not the operand)")
