@@ -245,6 +245,16 @@ POSITIVE = [
     ("A\n  {# c #}\nB", "", "mnn-jinja-whitespace", "error"),
     ("{{ 'end' }}\n", "", "mnn-jinja-whitespace", "error"),
     ("{{ 'a' }}{% endif %}b", "", "mnn-jinja-lenient-parser", "error"),
+    ("{% for m in messages %}{{ m.role ~ m.name }}|{% endfor %}", "", "mnn-jinja-undefined-concat", "error"),
+    ("{% for m in messages %}{% for p in m['content'] %}{{ p['text'] }}{% endfor %}{% endfor %}", "",
+     "mnn-jinja-typed-content", "warning"),
+    ("{% if messages[0]['content'] is string %}S{% else %}{{ messages[0]['content'][0]['text'] }}{% endif %}", "",
+     "mnn-jinja-typed-content", "warning"),
+    ("{{ messages[0].content|join(',') }}", "", "mnn-jinja-unsupported-filter", "error"),
+    ("{{ range(3) }}", "", "mnn-jinja-print-non-string", "error"),
+    ("{% for m in messages %}{% set y = m.content.startswith('S') %}{{ y }}{% endfor %}", "",
+     "mnn-jinja-print-non-string", "warning"),
+    ("{% for m in messages %}{% set y = tools %}{{ y }}{% endfor %}", "", "mnn-jinja-context-undefined", "warning"),
     # where only some conversations reach the construct
     ("{% for m in messages %}{% if m.tool_calls %}{{ m|first }}{% endif %}{% endfor %}", "",
      "mnn-jinja-unsupported-filter", "warning"),
@@ -290,6 +300,11 @@ NEGATIVE = [
     ("{{ strftime_now('%d %B') }}", "", "mnn-jinja-strftime-flag"),
     ("{% if true %}\n  x\n{% endif %}", "", "mnn-jinja-whitespace"),
     ("{%- for m in messages %}\n    {{- m.role }}\n{%- endfor %}\n", "", "mnn-jinja-whitespace"),
+    ("{% for m in messages %}{{ m.role ~ m.content }}|{% endfor %}", "", "mnn-jinja-undefined-concat"),
+    ("{% for m in messages %}{{ m.content[0].text if m.content is not string else m.content }}{% endfor %}", "",
+     "mnn-jinja-typed-content"),
+    ("{% for m in messages %}{{ m['content'] }}{% for p in m.images %}I{% endfor %}{% endfor %}", "",
+     "mnn-jinja-typed-content"),
 ]
 
 

@@ -42,6 +42,12 @@ CHAT_TEMPLATE_RULES: tuple[Rule, ...] = (
        "undefined + 'x' is '' while undefined ~ 'x' prints the undefined marker",
        "bos_token '': {{ bos_token + 'X' }} -> transformers: 'X'; MNN: ''",
        f"{_T}:1029"),
+    _r("mnn-jinja-undefined-concat",
+       "MNN's undefined is a mapping with one key: '~' (and |string) write it as "
+       "{'__jinja_undefined__': True} where transformers writes nothing",
+       "{% for m in messages %}{{ m.role ~ m.name }}|{% endfor %} -> transformers: 'system|user|assistant|'; "
+       "MNN: \"system{'__jinja_undefined__': True}|...\"",
+       f"{_J}:1141"),
     _r("mnn-jinja-context-undefined",
        "tools, documents (never passed) and add_generation_prompt (when false) are undefined on "
        "MNN where transformers passes None/False: 'is none', 'is defined', printing, |length (1!) "
@@ -149,6 +155,13 @@ CHAT_TEMPLATE_RULES: tuple[Rule, ...] = (
        "strftime_now formats with C++ std::put_time, which has no glibc flags (%-d, %_d, %^b ...)",
        "{{ strftime_now('%-d %B') }} -> transformers: '1 December'; MNN: '%-d December'",
        f"{_J}:2147"),
+    _r("mnn-jinja-typed-content",
+       "MNN renders the template with a probe message twice, content as a string and as "
+       "[{type: text, text}]; when only the second shows the probe, it turns every string content "
+       "into such parts",
+       "{% for m in messages %}{% for p in m['content'] %}{{ p['text'] }}{% endfor %}{% endfor %} -> "
+       "transformers: ''; MNN: 'SysHiYo'",
+       f"{_J}:2185"),
     _r("mnn-jinja-lenient-parser",
        "MNN's parser never fails: a template transformers rejects as a syntax error renders on MNN, "
        "stray tokens skipped",

@@ -98,7 +98,7 @@ _VALUE_RULES = {"mnn-jinja-unparsed-operator", "mnn-jinja-condexpr-no-else", "mn
                 "mnn-jinja-unsupported-filter", "mnn-jinja-unsupported-test", "mnn-jinja-unsupported-method",
                 "mnn-jinja-method-arguments", "mnn-jinja-string-subscript", "mnn-jinja-unknown-function",
                 "mnn-jinja-special-token-undefined", "mnn-jinja-macro-default",
-                "mnn-jinja-strftime-flag", "mnn-jinja-print-non-string"}
+                "mnn-jinja-strftime-flag", "mnn-jinja-print-non-string", "mnn-jinja-undefined-concat"}
 
 
 class _GenerationTag(jinja2.ext.Extension):
@@ -139,8 +139,11 @@ def lint_chat_template(template: str, path: str = "chat_template", *,
         return lint.result()
     lint.lexical(env, template)
     lint.free_names = _free_names(ast)
+    lint.printed_vars = {_target_key(n) for out in ast.find_all(nodes.Output) for child in out.nodes
+                         for n in [child, *child.find_all((nodes.Name, nodes.Getattr))]} - {None}
     lint.walk_template(ast)
     lint.whitespace_findings()
+    lint.typed_content(ast)
     return lint.result()
 
 
@@ -173,6 +176,7 @@ class _Lint:
         self.sink = False  # inside {{ ... }}: a value's difference is printed
         self.line_reach: dict[int, int] = {}
         self.free_names: set[str] = set()
+        self.printed_vars: set[str | None] = set()  # variables (x, ns.attr) read inside {{ ... }}
         self.text_diffs: list[tuple[int, int, str]] = []
         self.escapes: list[tuple[int, str]] = []
 
@@ -231,6 +235,28 @@ class _Lint:
             self.add("mnn-jinja-whitespace", "error", lineno, message, reach)
         for lineno, message in self.escapes:
             self.add("mnn-jinja-string-escape", "error", lineno, message, self.line_reach.get(lineno, PLAIN))
+
+    def typed_content(self, ast: nodes.Template) -> None:
+        """MNN's apply_chat_template (jinja.hpp:2185-2226) renders the template once with a string
+        content and once with [{type: text, text}] parts; when only the parts show, it converts every
+        string content to parts.  Statically: content is read as parts (iterated or indexed) and
+        never printed as it is."""
+        parts_at = None
+        for node in ast.find_all((nodes.For, nodes.Getitem)):
+            inner = node.iter if isinstance(node, nodes.For) else node.node
+            if _const_key(inner) == "content" and (
+                    isinstance(node, nodes.For) or not isinstance(node.arg, nodes.Const) or isinstance(node.arg.value, int)):
+                parts_at = parts_at or node.lineno
+        if parts_at is None:
+            return
+        for out in ast.find_all(nodes.Output):
+            for child in out.nodes:
+                for sub in [child, *child.find_all(nodes.Expr)]:
+                    if _const_key(sub) == "content" and not _is_indexed_in(sub, child):
+                        return
+        self.add("mnn-jinja-typed-content", "warning", parts_at,
+                 "content is read as a list of parts and never printed as a string: MNN then turns every "
+                 "string content into [{'type': 'text', 'text': ...}] (transformers leaves it a string)")
 
     # -- AST walk ----------------------------------------------------------------------------
     def walk_template(self, ast: nodes.Template) -> None:
@@ -355,7 +381,14 @@ class _Lint:
             self.add("mnn-jinja-unsupported-statement", "error", node.lineno,
                      "{% set a, b = ... %}: MNN cannot assign to a tuple, nothing is set", reach)
         self.expr(node.node, reach, scope)
-        if isinstance(node.node, (nodes.And, nodes.Or)) and not _is_boolean(node.node):
+        if isinstance(node.node, nodes.Name):
+            self.use_of_context_var(node.node, "assigning", reach, scope, severity="warning")
+        printed = _target_key(node.target) in self.printed_vars
+        if _is_boolean(node.node) and printed:
+            self.add("mnn-jinja-print-non-string", "warning", node.lineno,
+                     "the variable holds a boolean and is printed: MNN writes true/false (transformers "
+                     "True/False)", reach)
+        elif isinstance(node.node, (nodes.And, nodes.Or)) and not _is_boolean(node.node) and printed:
             self.add("mnn-jinja-print-non-string", "warning", node.lineno,
                      f"'{_op(node.node)}' gives MNN a boolean, not the operand: the variable "
                      "differs unless it is only tested for truth", reach)
@@ -373,14 +406,14 @@ class _Lint:
         kind = None
         if isinstance(e, nodes.Const) and (e.value is None or isinstance(e.value, bool)):
             kind = repr(e.value)
-        elif isinstance(e, (nodes.Compare, nodes.Test, nodes.Not)) or (
-                isinstance(e, nodes.Getattr) and isinstance(e.node, nodes.Name) and e.node.name == "loop"
-                and e.attr in ("first", "last")):
+        elif _is_boolean(e):
             kind = "a boolean"
         elif isinstance(e, (nodes.And, nodes.Or)):
             kind = f"'{_op(e)}'" + ("" if _is_boolean(e) else " (MNN: a boolean, not the operand)")
         elif isinstance(e, (nodes.List, nodes.Dict, nodes.Tuple)):
             kind = "a list or mapping"
+        elif isinstance(e, nodes.Call) and isinstance(e.node, nodes.Name) and e.node.name == "range":
+            kind = "a range (MNN: a JSON list)"
         if isinstance(e, nodes.Name) and e.name in _CONTEXT_VARS:
             self.use_of_context_var(e, "printing", reach, scope)
         if kind:
@@ -431,6 +464,11 @@ class _Lint:
             for operand in _operands(e):
                 if isinstance(operand, nodes.Name):
                     self.use_of_context_var(operand, how, reach, scope)
+                if isinstance(e, nodes.Concat) and self.value(operand, scope)[0] is UNDEF and not (
+                        isinstance(operand, nodes.Name) and operand.name in {*_CONTEXT_VARS, "bos_token"}):
+                    self.add("mnn-jinja-undefined-concat", "error", operand.lineno,
+                             "'~' with an undefined value: MNN writes its marker {'__jinja_undefined__': True} "
+                             "(transformers: nothing)", reach)
         for child in e.iter_child_nodes():
             if isinstance(child, nodes.Expr):
                 self.expr(child, reach, scope, condition=condition and isinstance(e, (nodes.And, nodes.Or, nodes.Not)))
@@ -446,11 +484,12 @@ class _Lint:
             self.add("mnn-jinja-special-token-undefined", "error", e.lineno,
                      f"{n} is not passed by MNN (only eos_token and a non-empty bos_token)", reach)
 
-    def use_of_context_var(self, e: nodes.Name, how: str, reach: int, scope: _Scope) -> None:
+    def use_of_context_var(self, e: nodes.Name, how: str, reach: int, scope: _Scope,
+                           severity: str = "error") -> None:
         """``e`` is used in a way where undefined differs from transformers' value."""
         n = e.name
         if n in _CONTEXT_VARS and scope.values.get(n, UNDEF) is UNDEF:
-            self.add("mnn-jinja-context-undefined", "error", e.lineno,
+            self.add("mnn-jinja-context-undefined", severity, e.lineno,
                      f"{how} {n}: MNN leaves {n} undefined where transformers passes {_CONTEXT_VARS[n]}", reach)
         elif n == "bos_token" and self.bos_token != "" and self.bos_token is not None:
             return
@@ -478,6 +517,11 @@ class _Lint:
         elif f == "map" and (e.args or any(k.key not in ("attribute",) for k in e.kwargs)):
             self.add("mnn-jinja-unsupported-filter", "error", line,
                      "map(...) other than map(attribute=...): MNN reads the first argument as an attribute name", reach)
+        elif f == "join" and (_is_stringish(e.node, scope) or (
+                isinstance(e.node, nodes.Call) and isinstance(e.node.node, nodes.Getattr)
+                and e.node.node.attr in ("replace", "strip", "lstrip", "rstrip"))):
+            self.add("mnn-jinja-unsupported-filter", "error", line,
+                     "join of a string: MNN passes it through, transformers joins its characters", reach)
         elif f == "join" and any(k.key == "attribute" for k in e.kwargs):
             self.add("mnn-jinja-unsupported-filter", "error", line,
                      "join(attribute=...): MNN takes the attribute name as the separator", reach)
@@ -675,10 +719,25 @@ def _free_names(ast: nodes.Template) -> set[str]:
     return loaded - stored - _KNOWN_NAMES - _OTHER_SPECIAL_TOKENS
 
 
+def _target_key(e: nodes.Node) -> str | None:
+    """``x`` for a variable, ``ns.attr`` for a namespace attribute (set target or read)."""
+    if isinstance(e, nodes.Name):
+        return e.name
+    if isinstance(e, nodes.NSRef):
+        return f"{e.name}.{e.attr}"
+    if isinstance(e, nodes.Getattr) and isinstance(e.node, nodes.Name):
+        return f"{e.node.name}.{e.attr}"
+    return None
+
+
 def _is_boolean(e: nodes.Expr) -> bool:
     """Statically a boolean (where jinja's and/or give what MNN gives)."""
     if isinstance(e, (nodes.And, nodes.Or)):
         return _is_boolean(e.left) and _is_boolean(e.right)
+    if isinstance(e, nodes.Getattr):  # loop.first, loop.last
+        return isinstance(e.node, nodes.Name) and e.node.name == "loop" and e.attr in ("first", "last")
+    if isinstance(e, nodes.Call):
+        return isinstance(e.node, nodes.Getattr) and e.node.attr in ("startswith", "endswith")
     return isinstance(e, (nodes.Compare, nodes.Test, nodes.Not)) or (
         isinstance(e, nodes.Const) and isinstance(e.value, bool))
 
@@ -737,6 +796,11 @@ def _is_message_ref(e: nodes.Expr, scope: _Scope) -> bool:
 def _is_message_item(e: nodes.Expr, scope: _Scope) -> bool:
     return (isinstance(e, nodes.Getitem) and not isinstance(e.arg, nodes.Slice) and _is_messages(e.node)) or (
         isinstance(e, nodes.Name) and e.name in scope.message_vars)
+
+
+def _is_indexed_in(target: nodes.Expr, root: nodes.Expr) -> bool:
+    """Whether ``target`` is the object of a subscript inside ``root``."""
+    return any(g.node is target for g in [root, *root.find_all(nodes.Getitem)] if isinstance(g, nodes.Getitem))
 
 
 def _is_role(e: nodes.Expr, scope: _Scope) -> bool:
