@@ -177,6 +177,7 @@ class _Lint:
         self.line_reach: dict[int, int] = {}
         self.free_names: set[str] = set()
         self.printed_vars: set[str | None] = set()  # variables (x, ns.attr) read inside {{ ... }}
+        self.var_kinds: dict[str, str] = {}  # variables last set to a value MNN prints as JSON
         self.text_diffs: list[tuple[int, int, str]] = []
         self.escapes: list[tuple[int, str]] = []
 
@@ -383,12 +384,14 @@ class _Lint:
         self.expr(node.node, reach, scope)
         if isinstance(node.node, nodes.Name):
             self.use_of_context_var(node.node, "assigning", reach, scope, severity="warning")
-        printed = _target_key(node.target) in self.printed_vars
-        if _is_boolean(node.node) and printed:
-            self.add("mnn-jinja-print-non-string", "warning", node.lineno,
-                     "the variable holds a boolean and is printed: MNN writes true/false (transformers "
-                     "True/False)", reach)
-        elif isinstance(node.node, (nodes.And, nodes.Or)) and not _is_boolean(node.node) and printed:
+        key = _target_key(node.target)
+        kind = self.nonstring_kind(node.node)
+        if key is not None:
+            if kind:
+                self.var_kinds[key] = kind
+            else:
+                self.var_kinds.pop(key, None)
+        if isinstance(node.node, (nodes.And, nodes.Or)) and not _is_boolean(node.node) and key in self.printed_vars:
             self.add("mnn-jinja-print-non-string", "warning", node.lineno,
                      f"'{_op(node.node)}' gives MNN a boolean, not the operand: the variable "
                      "differs unless it is only tested for truth", reach)
@@ -403,22 +406,33 @@ class _Lint:
     # -- expressions -------------------------------------------------------------------------
     def printed(self, e: nodes.Expr, reach: int, scope: _Scope) -> None:
         """``{{ e }}``: MNN prints JSON for what is not a string or an integer."""
-        kind = None
-        if isinstance(e, nodes.Const) and (e.value is None or isinstance(e.value, bool)):
-            kind = repr(e.value)
-        elif _is_boolean(e):
-            kind = "a boolean"
-        elif isinstance(e, (nodes.And, nodes.Or)):
-            kind = f"'{_op(e)}'" + ("" if _is_boolean(e) else " (MNN: a boolean, not the operand)")
-        elif isinstance(e, (nodes.List, nodes.Dict, nodes.Tuple)):
-            kind = "a list or mapping"
-        elif isinstance(e, nodes.Call) and isinstance(e.node, nodes.Name) and e.node.name == "range":
-            kind = "a range (MNN: a JSON list)"
+        kind = self.nonstring_kind(e)
         if isinstance(e, nodes.Name) and e.name in _CONTEXT_VARS:
             self.use_of_context_var(e, "printing", reach, scope)
         if kind:
             self.add("mnn-jinja-print-non-string", "error", e.lineno,
                      f"printing {kind}: MNN writes JSON (true/null/[...]), transformers Python's repr", reach)
+
+    def nonstring_kind(self, e: nodes.Expr) -> str | None:
+        """What a printed value statically is when MNN prints it otherwise than Python: None, a
+        boolean, a list or mapping (MNN prints JSON); None when it is a string, number or unknown."""
+        if isinstance(e, nodes.Const) and (e.value is None or isinstance(e.value, bool)):
+            return repr(e.value)
+        if isinstance(e, (nodes.And, nodes.Or)) and not _is_boolean(e):
+            return f"'{_op(e)}' (MNN: a boolean, not the operand)"
+        if _is_boolean(e):
+            return "a boolean"
+        if isinstance(e, (nodes.List, nodes.Dict, nodes.Tuple)):
+            return "a list or mapping"
+        if isinstance(e, nodes.Call) and isinstance(e.node, nodes.Name) and e.node.name == "range":
+            return "a range (MNN: a JSON list)"
+        if isinstance(e, nodes.CondExpr):
+            return self.nonstring_kind(e.expr1) or (self.nonstring_kind(e.expr2) if e.expr2 else None)
+        if isinstance(e, nodes.Filter) and e.name in ("safe", "list"):
+            return self.nonstring_kind(e.node) if e.node is not None else None
+        if isinstance(e, (nodes.Name, nodes.Getattr)):
+            return self.var_kinds.get(_target_key(e) or "")
+        return None
 
     def expr(self, e: nodes.Node, reach: int, scope: _Scope, condition: bool = False) -> None:
         line = e.lineno
@@ -472,6 +486,11 @@ class _Lint:
         for child in e.iter_child_nodes():
             if isinstance(child, nodes.Expr):
                 self.expr(child, reach, scope, condition=condition and isinstance(e, (nodes.And, nodes.Or, nodes.Not)))
+        if isinstance(e, nodes.Concat):
+            for operand in e.nodes:
+                if self.nonstring_kind(operand) == "a range (MNN: a JSON list)":
+                    self.add("mnn-jinja-print-non-string", "error", operand.lineno,
+                             "'~' with a range: MNN writes the list, transformers 'range(...)'", reach)
         if isinstance(e, (nodes.Add, nodes.Concat, nodes.Filter)) or (isinstance(e, nodes.Call) and e.args):
             for operand in _operands(e):
                 if isinstance(operand, (nodes.And, nodes.Or)) and not _is_boolean(operand):
