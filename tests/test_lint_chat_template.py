@@ -16,6 +16,8 @@ from pathlib import Path
 
 import jinja2.nodes as nodes
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from mtokspec.divergences import RULES
 from mtokspec.divergences.chat_template import CHAT_TEMPLATE_RULES
@@ -340,3 +342,13 @@ def test_mnn_lexer_text_between_tags():
     # trim_blocks after %} only, lstrip_blocks only before {% (also mid-line), comments untouched
     assert _mnn_segments("a\n  {% if x %}\nb {{ y }}  {% endif %}c{# z #}\nd") == ["a\n", "b ", "", "c", "\nd"]
     assert _mnn_segments("{{- x -}}  \n t") == ["", "t"]
+
+
+_PIECES = ["{{", "}}", "{%", "%}", "{#", "#}", "-", " ", "\n", "if", "for", "x", "in", "endif", "endfor", "'",
+           "|", "(", ")", "[", "]", ",", "*", "=", "set", "macro", "endmacro", "messages", "loop.", "raw", "\\"]
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=30).map("".join))
+def test_any_text_lints_without_raising(template):
+    for finding in lint_chat_template(template):
+        assert finding.path.startswith("chat_template") and finding.severity in ("error", "warning", "info")

@@ -160,9 +160,9 @@ UNKNOWN = None
 
 @dataclass
 class _Scope:
-    # names bound to a message (a loop over messages, messages[i]) -> keys MNN passes
+    # names bound to a message (the variable of a loop over messages, a set of messages[i])
     message_vars: set[str] = field(default_factory=set)
-    # name -> abstract value of top-level assignments of tools/documents
+    # context or caller variable -> its abstract value after the template's assignments
     values: dict[str, object] = field(default_factory=dict)
 
 
@@ -230,7 +230,7 @@ class _Lint:
     def whitespace_findings(self) -> None:
         """The text differences, as reached as the statements around them."""
         lines = sorted(self.line_reach)
-        for lineno, tag_line, message in self.text_diffs[:8]:
+        for lineno, tag_line, message in self.text_diffs[:8]:  # a few are enough to fix the rest
             near = [ln for ln in lines if lineno <= ln <= tag_line + 1]
             reach = max((self.line_reach[ln] for ln in near), default=PLAIN)
             self.add("mnn-jinja-whitespace", "error", lineno, message, reach)
@@ -345,7 +345,7 @@ class _Lint:
         for test, body in branches:
             if test is not None:
                 if not (normalised and test is node.test):
-                    self.expr(test, here, scope, condition=True)
+                    self.expr(test, here, scope)
                 value, cause = self.truth(test, scope)
             else:
                 value, cause = True, PLAIN
@@ -359,7 +359,7 @@ class _Lint:
     def for_(self, node: nodes.For, reach: int, scope: _Scope) -> None:
         self.expr(node.iter, reach, scope)
         if node.test is not None:
-            self.expr(node.test, reach, scope, condition=True)
+            self.expr(node.test, reach, scope)
         if node.else_:
             self.add("mnn-jinja-unsupported-statement", "error", node.lineno,
                      "{% for %}...{% else %}: MNN renders the else part in every iteration, never "
@@ -434,7 +434,7 @@ class _Lint:
             return self.var_kinds.get(_target_key(e) or "")
         return None
 
-    def expr(self, e: nodes.Node, reach: int, scope: _Scope, condition: bool = False) -> None:
+    def expr(self, e: nodes.Node, reach: int, scope: _Scope) -> None:
         line = e.lineno
         if isinstance(e, (nodes.Mul, nodes.Div, nodes.FloorDiv, nodes.Mod, nodes.Pow)):
             self.add("mnn-jinja-unparsed-operator", "error", line,
@@ -472,7 +472,7 @@ class _Lint:
                 self.add("mnn-jinja-string-subscript", "error", line,
                          "indexing or slicing a string: MNN gives '' (the literal itself for a literal)", reach)
         elif isinstance(e, nodes.Name):
-            self.name(e, reach, scope, condition)
+            self.name(e, reach)
         elif isinstance(e, (nodes.Add, nodes.Concat, nodes.Compare)):
             how = {nodes.Add: "'+' with", nodes.Concat: "'~' with", nodes.Compare: "comparing"}[type(e)]
             for operand in _operands(e):
@@ -485,7 +485,7 @@ class _Lint:
                              "(transformers: nothing)", reach)
         for child in e.iter_child_nodes():
             if isinstance(child, nodes.Expr):
-                self.expr(child, reach, scope, condition=condition and isinstance(e, (nodes.And, nodes.Or, nodes.Not)))
+                self.expr(child, reach, scope)
         if isinstance(e, nodes.Concat):
             for operand in e.nodes:
                 if self.nonstring_kind(operand) == "a range (MNN: a JSON list)":
@@ -497,7 +497,7 @@ class _Lint:
                     self.add("mnn-jinja-print-non-string", "error", operand.lineno,
                              f"'{_op(operand)}' as a value: MNN gives a boolean, not the operand", reach)
 
-    def name(self, e: nodes.Name, reach: int, scope: _Scope, condition: bool) -> None:
+    def name(self, e: nodes.Name, reach: int) -> None:
         n = e.name
         if n in _OTHER_SPECIAL_TOKENS:
             self.add("mnn-jinja-special-token-undefined", "error", e.lineno,
@@ -777,10 +777,6 @@ def _operands(e: nodes.Expr) -> Iterator[nodes.Expr]:
         yield from e.args
     elif isinstance(e, nodes.Call):
         yield from e.args
-
-
-def _is_const(e: nodes.Expr, value: object) -> bool:
-    return isinstance(e, nodes.Const) and e.value is value
 
 
 def _falsy_const(e: nodes.Expr) -> bool:
