@@ -208,6 +208,8 @@ POSITIVE = [
     ("{% set x = 2 * 3 %}{{ x }}", "", "mnn-jinja-unparsed-operator", "warning"),
     ("{{ [1 * 2] }}", "", "mnn-jinja-literal-hang", "error"),
     ("{% for a, b in [(1, 2)] %}{{ a }}{% endfor %}", "", "mnn-jinja-literal-hang", "error"),
+    ("{{ {'a': 1}}}", "", "mnn-jinja-literal-hang", "error"),  # MNN: no answer within 10 s
+    ("{{ {'a': {'b': 1}} }}", "", "mnn-jinja-literal-hang", "error"),
     ("{{ 'x' if false }}", "", "mnn-jinja-condexpr-no-else", "error"),
     ("{% for m in messages %}{{ loop.revindex }}{% endfor %}", "", "mnn-jinja-loop-attribute", "error"),
     ("{% for m in messages %}{% if loop.index0 == 1 %}{% break %}{% endif %}{{ m.role }}{% endfor %}", "",
@@ -285,6 +287,7 @@ NEGATIVE = [
     ("{% for m in messages %}{% if loop.index0 % 2 == 5 %}{{ raise_exception('x') }}{% endif %}{{ m.role }}"
      "{% endfor %}", "", "mnn-jinja-unparsed-operator"),
     ("{{ [1, 2]|join(',') }}", "", "mnn-jinja-literal-hang"),
+    ("{% set d = {'a': {'b': 1}} %}{{ d.a.b }}", "", "mnn-jinja-literal-hang"),
     ("{{ 'x' if false else 'y' }}", "", "mnn-jinja-condexpr-no-else"),
     ("{% for m in messages %}{{ loop.index }}{{ loop.length }}{% if loop.last %}L{% endif %}{% endfor %}", "",
      "mnn-jinja-loop-attribute"),

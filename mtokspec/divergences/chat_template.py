@@ -63,9 +63,10 @@ CHAT_TEMPLATE_RULES: tuple[Rule, ...] = (
        f"{_J}:1846"),
     _r("mnn-jinja-literal-hang",
        "a list or dict literal holding anything MNN cannot parse (an operator above, a float, a "
-       "tuple, a test with arguments) makes its parser loop forever appending items: memory runs out",
+       "tuple, a test with arguments), or a dict closed by '}}' inside {{ }} (the lexer ends the tag "
+       "there), makes its parser loop forever: memory runs out or it never returns",
        "{{ [1 * 2] }} -> transformers: '[2]'; MNN: std::bad_alloc (2 GiB limit); "
-       "{% for a, b in [(1, 2)] %} likewise",
+       "{% for a, b in [(1, 2)] %} likewise; {{ {'a': 1}}} -> \"{'a': 1}\" vs no answer",
        f"{_J}:1903"),
     _r("mnn-jinja-condexpr-no-else",
        "'a if b' without else yields a whatever b is (transformers: undefined when b is false)",

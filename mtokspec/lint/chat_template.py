@@ -180,6 +180,7 @@ class _Lint:
         self.var_kinds: dict[str, str] = {}  # variables last set to a value MNN prints as JSON
         self.text_diffs: list[tuple[int, int, str]] = []
         self.escapes: list[tuple[int, str]] = []
+        self.hangs: list[tuple[int, str]] = []
 
     # -- findings --------------------------------------------------------------------------
     def add(self, code: str, severity: str, lineno: int | None, message: str, reach: int = PLAIN) -> None:
@@ -206,7 +207,19 @@ class _Lint:
     # -- token-level checks ----------------------------------------------------------------
     def lexical(self, env: jinja2.Environment, template: str) -> None:
         tokens = list(env.lexer.tokeniter(template, None))
-        for lineno, kind, value in tokens:
+        in_variable = False
+        for (_, prev_kind, prev_value), (lineno, kind, value) in zip([(0, "", "")] + tokens, tokens):
+            if kind == "variable_begin":
+                in_variable = True
+            elif kind == "variable_end":
+                in_variable = False
+            if in_variable or kind == "variable_end":
+                # MNN's lexer ends a {{ }} tag at the first '}}' it meets between tokens, so a dict
+                # literal closed by '}}' or right before the tag's end leaves its parser looping.
+                if prev_kind == "operator" and prev_value == "}" and (
+                        kind == "variable_end" or (kind == "operator" and value == "}")):
+                    self.hangs.append((lineno, "a dict literal closed right before '}}': MNN's lexer reads "
+                                               "'}}' as the end of the tag and its parser loops forever"))
             if kind == "string":
                 bad = _bad_escapes(value[1:-1])
                 if bad:
@@ -236,6 +249,8 @@ class _Lint:
             self.add("mnn-jinja-whitespace", "error", lineno, message, reach)
         for lineno, message in self.escapes:
             self.add("mnn-jinja-string-escape", "error", lineno, message, self.line_reach.get(lineno, PLAIN))
+        for lineno, message in self.hangs:
+            self.add("mnn-jinja-literal-hang", "error", lineno, message, self.line_reach.get(lineno, PLAIN))
 
     def typed_content(self, ast: nodes.Template) -> None:
         """MNN's apply_chat_template (jinja.hpp:2185-2226) renders the template once with a string
