@@ -7,19 +7,22 @@ read the template (the AST answers everything but white space and string escapes
 token stream keeps); MNN's lexer is re-implemented only to find the text it keeps between tags.
 
 Severity says how much of the template's use the construct spoils, given how MNN calls it
-(``Tokenizer::apply_chat_template``: messages are role/content pairs, no ``tools``):
+(``Tokenizer::apply_chat_template``: role/content messages, no ``tools``; ``eos_token`` always,
+``bos_token`` only when non-empty, ``add_generation_prompt`` only when true):
 
-* ``error``: MNN renders wrongly (or runs out of memory) whenever the construct is reached, and it
-  is reached by ordinary role/content conversations;
-* ``warning``: it differs only for some inputs: the construct's outcome depends on the data
-  (non-ASCII text, missing keys, input transformers rejects), or it sits in a branch that only
-  messages with extra fields (``tool_calls``, ``reasoning_content`` ...) reach;
-* ``info``: it sits where only ``tools``/``documents`` lead, which MNN never passes (a file's
-  ``chat_template_context`` could).
+* ``error``: MNN renders wrongly (runs out of memory, never returns) whenever the construct is
+  reached, its value is printed, and a plain conversation (system/user/assistant messages with
+  string content) reaches it;
+* ``warning``: it differs only for some inputs: the outcome depends on the data (non-ASCII text,
+  missing keys, input transformers rejects), the value only goes to a variable or a condition, or
+  only other conversations reach it (tool roles, ``tool_calls``, content parts ...);
+* ``info``: only ``tools``, ``documents`` or other variables of the caller lead there, which MNN
+  passes only through a file's ``chat_template_context``.
 
-Branches are judged by evaluating their conditions the way MNN would for a role/content
-conversation (``tools`` undefined, a message's other keys missing); what cannot be decided counts
-as reached.
+Branches are judged by evaluating their conditions the way MNN would for a plain conversation
+(``tools`` and caller variables undefined, a message's other keys missing, ``.get()`` giving '');
+what cannot be decided counts as reached.  An ``if`` that only calls ``raise_exception`` is not
+judged: whatever MNN makes of its condition, the raise is a no-op (reported on its own).
 """
 
 from __future__ import annotations
