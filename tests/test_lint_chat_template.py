@@ -257,6 +257,7 @@ POSITIVE = [
      "mnn-jinja-typed-content", "warning"),
     ("{{ messages[0].content|join(',') }}", "", "mnn-jinja-unsupported-filter", "error"),
     ("{{ range(3) }}", "", "mnn-jinja-print-non-string", "error"),
+    ("{% set d = {'b': 1, 'a': 2} %}{{ d|string }}", "", "mnn-jinja-print-non-string", "error"),
     ("{% for m in messages %}{% set y = m.content.startswith('S') %}{{ y }}{% endfor %}", "",
      "mnn-jinja-print-non-string", "error"),
     ("{% set y = none %}{{ y if true else 'n' }}", "", "mnn-jinja-print-non-string", "error"),

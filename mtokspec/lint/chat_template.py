@@ -440,8 +440,10 @@ class _Lint:
             return f"'{_op(e)}' (MNN: a boolean, not the operand)"
         if _is_boolean(e):
             return "a boolean"
-        if isinstance(e, (nodes.List, nodes.Dict, nodes.Tuple)):
-            return "a list or mapping"
+        if isinstance(e, (nodes.List, nodes.Tuple)):
+            return "a list"
+        if isinstance(e, nodes.Dict):
+            return "a mapping"
         if isinstance(e, nodes.Call) and isinstance(e.node, nodes.Name) and e.node.name == "range":
             return "a range (MNN: a JSON list)"
         if isinstance(e, nodes.CondExpr):
@@ -562,6 +564,9 @@ class _Lint:
         elif f == "join" and any(k.key == "attribute" for k in e.kwargs):
             self.add("mnn-jinja-unsupported-filter", "error", line,
                      "join(attribute=...): MNN takes the attribute name as the separator", reach)
+        elif f == "string" and e.node is not None and self.nonstring_kind(e.node) == "a mapping":
+            self.add("mnn-jinja-print-non-string", "error", line,
+                     "|string of a mapping: MNN sorts its keys (transformers keeps their order)", reach)
         elif f == "tojson":
             if any(k.key != "indent" for k in e.kwargs) or e.args:
                 self.add("mnn-jinja-tojson-order", "error", line,
