@@ -298,6 +298,7 @@ NEGATIVE = [
     ("{% if 'a' is string %}S{% endif %}", "", "mnn-jinja-unsupported-test"),
     ("{% if messages[0].content.startswith('S') %}y{% endif %}", "", "mnn-jinja-unsupported-method"),
     ("{% set s = 'a b' %}{{ s.split(' ')|join(',') }}", "", "mnn-jinja-method-arguments"),
+    ("{% for m in messages %}{{ m.content|tojson }}{% endfor %}", "", "mnn-jinja-tojson-order"),
     ("{% for m in messages %}{{ m.role|lower }}{% endfor %}", "", "mnn-jinja-ascii-string-ops"),
     ("{% set y = (1 > 0) and (2 > 1) %}{% if y %}Y{% endif %}", "", "mnn-jinja-print-non-string"),
     ("{% macro f(a, b='B') %}{{ a }}{{ b }}{% endmacro %}{{ f('A', 'C') }}", "", "mnn-jinja-macro-default"),

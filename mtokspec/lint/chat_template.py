@@ -571,10 +571,12 @@ class _Lint:
             if any(k.key != "indent" for k in e.kwargs) or e.args:
                 self.add("mnn-jinja-tojson-order", "error", line,
                          "tojson arguments other than indent= are ignored by MNN", reach)
-            self.add("mnn-jinja-tojson-order", "warning", line,
-                     "MNN's tojson sorts mapping keys (type, function, name, description, parameters, "
-                     "properties, required, enum, then alphabetically): differs for mappings in another order", reach)
-        elif f in ("trim",):
+            if not _is_stringish(e.node, scope):  # a string serialises alike
+                self.add("mnn-jinja-tojson-order", "warning", line,
+                         "MNN's tojson sorts mapping keys (type, function, name, description, parameters, "
+                         "properties, required, enum, then alphabetically): differs for mappings in another order",
+                         reach)
+        elif f == "trim":
             self.add("mnn-jinja-ascii-string-ops", "warning", line,
                      "MNN's trim strips only ' \\n\\r\\t' (Python: all Unicode white space, e.g. U+3000, "
                      "U+00A0)" + ("; its argument is ignored" if e.args else ""), reach)
