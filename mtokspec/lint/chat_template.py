@@ -856,6 +856,8 @@ def _is_stringish(e: nodes.Expr, scope: _Scope) -> bool:
         return isinstance(e.value, str)
     if isinstance(e, nodes.Concat):
         return True
+    if isinstance(e, nodes.CondExpr):
+        return e.expr2 is not None and _is_stringish(e.expr1, scope) and _is_stringish(e.expr2, scope)
     if isinstance(e, nodes.Filter) and e.name in ("string", "trim", "upper", "lower", "tojson", "join"):
         return True
     key = _const_key(e)
