@@ -218,6 +218,7 @@ POSITIVE = [
     ("{% set x %}blk{% endset %}[{{ x }}]", "", "mnn-jinja-unsupported-statement", "error"),
     ("{% set a, b = 1, 2 %}{{ a }}{{ b }}", "", "mnn-jinja-unsupported-statement", "error"),
     ("{% raw %}{{ x }}{% endraw %}", "", "mnn-jinja-unsupported-statement", "error"),
+    ("{%+ if false %}x{% endif %}", "", "mnn-jinja-unsupported-statement", "error"),
     ("{{ messages|first }}", "", "mnn-jinja-unsupported-filter", "error"),
     ("{{ messages|map('string')|join(',') }}", "", "mnn-jinja-unsupported-filter", "error"),
     ("{{ x|default('D') }}", "", "mnn-jinja-unsupported-filter", "warning"),

@@ -79,8 +79,8 @@ CHAT_TEMPLATE_RULES: tuple[Rule, ...] = (
        f"{_J}:1437"),
     _r("mnn-jinja-unsupported-statement",
        "tags MNN does not know (break, continue, for-else, recursive loops, set blocks, tuple "
-       "assignment, with, filter and call blocks, include/import) are skipped: their body renders "
-       "unconditionally or nothing happens",
+       "assignment, with, filter and call blocks, include/import, any tag opened with {%+) are skipped: "
+       "their body renders unconditionally or nothing happens",
        "{% for m in messages %}{% if loop.index0 == 1 %}{% break %}{% endif %}{{ m.role }}{% endfor %}"
        " -> transformers: 'system'; MNN: 'systemuserassistant'; {% set x %}blk{% endset %}[{{ x }}] -> "
        "'[blk]' vs 'blk[]'",

@@ -184,6 +184,7 @@ class _Lint:
         self.text_diffs: list[tuple[int, int, str]] = []
         self.escapes: list[tuple[int, str]] = []
         self.hangs: list[tuple[int, str]] = []
+        self.token_findings: list[tuple[int, str, str]] = []  # found in the tokens, judged once reach is known
 
     # -- findings --------------------------------------------------------------------------
     def add(self, code: str, severity: str, lineno: int | None, message: str, reach: int = PLAIN) -> None:
@@ -228,6 +229,9 @@ class _Lint:
                 if bad:
                     self.escapes.append((lineno, f"string literal {value} uses the escape(s) {', '.join(bad)}, "
                                                  "which MNN reads as the bare character"))
+            elif kind == "block_begin" and value.endswith("+"):
+                self.token_findings.append((lineno, "unsupported-statement",
+                                           "{%+ is unknown to MNN: it skips the whole tag and renders what follows"))
             elif kind == "raw_begin":
                 self.add("mnn-jinja-unsupported-statement", "error", lineno,
                          "{% raw %} is unknown to MNN: the tags inside are executed")
@@ -254,6 +258,8 @@ class _Lint:
             self.add("mnn-jinja-string-escape", "error", lineno, message, self.line_reach.get(lineno, PLAIN))
         for lineno, message in self.hangs:
             self.add("mnn-jinja-literal-hang", "error", lineno, message, self.line_reach.get(lineno, PLAIN))
+        for lineno, code, message in self.token_findings:
+            self.add(f"mnn-jinja-{code}", "error", lineno, message, self.line_reach.get(lineno, PLAIN))
 
     def typed_content(self, ast: nodes.Template) -> None:
         """MNN's apply_chat_template (jinja.hpp:2185-2226) renders the template once with a string
