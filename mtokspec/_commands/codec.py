@@ -45,11 +45,13 @@ def cmd_inspect(args) -> int:
     return 0
 
 
-def cmd_validate(args) -> int:
+def report_findings(args, check) -> int:
+    """Run ``check(bytes)`` on each of ``args.files`` and print its findings (``--json``, ``--all``);
+    exit 2 if a file could not be read, else 1 if any finding is a warning or an error, else 0."""
     worst = 0
     for path in args.files:
         try:
-            findings = mtokspec.validate(read_input(path))
+            findings = check(read_input(path))
         except (OSError, MtokFormatError) as e:
             fail(path, e)
             worst = 2
@@ -68,6 +70,10 @@ def cmd_validate(args) -> int:
         if counted:
             worst = max(worst, 1)
     return worst
+
+
+def cmd_validate(args) -> int:
+    return report_findings(args, mtokspec.validate)
 
 
 def cmd_dump(args) -> int:
