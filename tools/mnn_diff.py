@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import resource
 import subprocess
 import sys
 import tempfile
@@ -67,10 +68,16 @@ def text_strategy(tree) -> st.SearchStrategy[str]:
     return st.lists(st.one_of(*parts), max_size=12).map("".join)
 
 
+def _limit_memory() -> None:
+    # MNN has no bounds checks: a hostile file can make it allocate until the machine runs out
+    resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+
 def run_driver(driver: str, mode: str, path: str, payloads: list[dict]) -> list[dict]:
     data = "".join(json.dumps(p, ensure_ascii=True) + "\n" for p in payloads).encode()
     try:
-        proc = subprocess.run([driver, mode, path], input=data, capture_output=True, timeout=120)
+        proc = subprocess.run([driver, mode, path], input=data, capture_output=True, timeout=30,
+                              preexec_fn=_limit_memory)
     except subprocess.TimeoutExpired:
         return [{"error": "timeout"}] * len(payloads)
     lines = [json.loads(x) for x in proc.stdout.decode("utf-8", "surrogateescape").split("\n") if x.strip()]
@@ -102,13 +109,21 @@ def compare_file(driver: str, path: str, texts: list[str], report) -> tuple[int,
     for k, text in enumerate(texts):
         theirs = {"encode": enc[k].get("ids", enc[k]), "encode_raw": raw[k].get("ids", raw[k]),
                   "decode_stream": _text_of(dst[k]), "decode_seq": _text_of(dsq[k])}
-        if any(isinstance(v, dict) for v in theirs.values()):
-            continue  # MNN failed (an exception, a crash): nothing to compare
-        tried += 1
         try:
             mine = {"encode": ours.encode(text), "encode_raw": ours.encode(text, add_special_tokens=False),
                     "decode_stream": ours.decode_bytes(ids[k], stream=True), "decode_seq": ours.decode_bytes(ids[k])}
         except UndefinedInMnn:
+            mine = None
+        if any(isinstance(v, dict) for v in theirs.values()):
+            # MNN failed (an exception, a crash, out of memory): we should have refused too
+            if mine is not None:
+                report(path, "MNN failed, we did not", text, mine, theirs)
+                bad += 1
+            continue
+        tried += 1
+        if mine is None:
+            report(path, "we refused, MNN did not", text, None, theirs)
+            bad += 1
             continue
         for key in theirs:
             if mine[key] != theirs[key]:

@@ -113,8 +113,8 @@ RUNTIME_RULES: tuple[Rule, ...] = (
          "continuation gets a space before it, no Strip/Fuse, special ids are printed",
          't5 stream of "▁Hello": HF "Hello", MNN " Hello"', f"{_TOK}:2069"),
     Rule("mnn-unk-decode", "decoder",
-         "an id outside the vocabulary decodes as the unk token (WordPiece, Unigram) or as nothing "
-         "(BPE); HF skips it",
+         "decode looks every id up in the model's vocabulary only: an id outside it (an added token "
+         "the vocabulary lacks) decodes as the unk token (WordPiece, Unigram) or as nothing (BPE)",
          'WordPiece decode([99999]): HF "", MNN "[UNK]"', f"{_TOK}:1640"),
     # --- the legacy tokenizer.txt types -----------------------------------------------------------
     Rule("mnn-legacy-sentencepiece", "legacy.type0",

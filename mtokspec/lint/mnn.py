@@ -210,6 +210,9 @@ def _decoders(lt: _Lint, tree: T.MtokFile) -> None:
     meta_in_tokens = isinstance(tree.model, (T.BPEModel, T.UnigramModel)) and any(
         row[0].startswith(meta) for row in tree.model.vocab)
     if wp:
+        lt.add(WARNING, wp[0], "mnn-decoder-chain",
+               "MNN's WordPiece decoder joins tokens without HF's cleanup: \" ' \", \" n't\", \" 's\" ... stay "
+               "apart in decode(ids)")
         lt.add(WARNING, wp[0], "mnn-stream-decode",
                "the engine prints each id alone: every WordPiece token that is not a continuation, the "
                "first one too, gets a space before it, and ' .', ' ,' stay split")
@@ -219,6 +222,11 @@ def _decoders(lt: _Lint, tree: T.MtokFile) -> None:
         lt.add(WARNING, (leading or strip)[0], "mnn-stream-decode",
                "the engine prints each id alone: '▁' becomes a space in every token, so the printed text "
                "starts with a space the sequence decode strips")
+    raw = [p for n, p in nodes if isinstance(n, (T.ByteLevelDecoder, T.ByteFallbackDecoder))]
+    if raw:
+        lt.add(INFO, raw[0], "mnn-decode-raw-bytes",
+               "ids that end inside a character decode to bytes that are not UTF-8: MNN returns them as they "
+               "are (HF: U+FFFD)")
     h = tree.header
     if h.special_count:
         lt.add(INFO, "header.ids", "mnn-decode-skips-special",

@@ -102,7 +102,7 @@ def explain_encode(hf, mnn: MnnTokenizer, text: str, add_special_tokens: bool = 
         special_texts = [s for s, _ in mnn._specials()]
         if any(s in b for s in special_texts):
             rules.append("mnn-special-split")
-        if any(a[2] or a[3] for a in mnn.added):
+        if any((a[2] or a[3]) and a[1] in b for a in mnn.added):
             rules.append("mnn-added-strip-ascii")
         return rules
     stage_rules: list[str] = []
@@ -153,7 +153,10 @@ def explain_decode(hf, mnn: MnnTokenizer, ids: list[int], stream: bool = False) 
     if any(not 0 <= i < mnn.vocab_size for i in ids) and not isinstance(tree.model, T.BPEModel):
         rules.append("mnn-unk-decode")
     if stream:
-        return rules + ["mnn-stream-decode"]
+        if got != mnn.decode_bytes(ids):
+            return rules + ["mnn-stream-decode"]
+        # the engine printed what the sequence decode gives: the sequence decode's rules explain it
+        return list(dict.fromkeys(rules + explain_decode(hf, mnn, ids, stream=False)))
     kept = [i for i in ids if not mnn.is_special(i)]
     if len(kept) != len(ids) and hf.decode(kept) != hf.decode(ids):
         rules.append("mnn-decode-skips-special")
