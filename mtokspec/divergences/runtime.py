@@ -44,7 +44,7 @@ RUNTIME_RULES: tuple[Rule, ...] = (
          "BertNormalizer: clean_text drops only Cc, NUL and U+FFFD (HF: every C* category); "
          "lower-casing is one-to-one (HF: full lower-casing); accents go only with an NFD table; "
          "Unicode 15.0 categories",
-         'clean_text on "a\\u200bb": HF "ab", MNN "a\\u200bb"; lowercase "İ": HF "i̇", MNN "i"',
+         'clean_text on "a\\u200bb": HF "ab", MNN "a\\u200bb"; lowercase "İ": HF "i̇", MNN "İ"',
          f"{_TOK}:1252"),
     Rule("mnn-strip-normalizer", "normalizer.Strip",
          "Strip removes ASCII white space and category Zs only (HF: every White_Space character, "

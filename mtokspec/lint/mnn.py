@@ -188,6 +188,13 @@ def _model(lt: _Lint, tree: T.MtokFile) -> None:
                    f"({m.max_input_chars_per_word}) in bytes: non-ASCII words reach the limit 2-4x sooner "
                    "and become the unknown token")
     elif isinstance(m, T.UnigramModel):
+        if m.byte_fallback:
+            have = {tok for tok, _, _ in m.vocab}
+            missing = [b for b in range(256) if b"<0x%02X>" % b not in have]
+            if missing:
+                lt.add(ERROR, "model.byte_fallback", "mnn-undefined",
+                       f"byte_fallback is on but {len(missing)} of the 256 <0xHH> pieces are missing: for such a "
+                       "byte MNN's Unigram reads scores[-1], out of bounds")
         lt.add(WARNING, "model", "mnn-unigram-bytes",
                "MNN's Unigram lattice runs over bytes with its own unknown handling: characters the "
                "vocabulary lacks are segmented differently from HF")

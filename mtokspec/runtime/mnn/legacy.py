@@ -119,6 +119,9 @@ class Sentencepiece(MnnTokenizer):
         normalized = _META + text.replace(b" ", _META)
         for w in self._bpe(normalized):
             i = self.piece_to_id(w)
+            if not 0 <= i < len(self.pieces):  # resegment() reads the piece's type
+                raise UndefinedInMnn(f"legacy type 0: piece id {i} for {w!r} is past the {len(self.pieces)} pieces: "
+                                     "MNN reads out of bounds")
             if i == self.unk_id:
                 ids.extend(self.piece_to_id(_BYTE_PIECES[b]) for b in w)
             else:

@@ -1,0 +1,216 @@
+"""Units of the ``mnn`` semantics: each quirk of MNN's C++ code it models, on hand-made input.
+
+Every expectation here was confirmed with MNN's own tokenizer (the ``mnn_tok`` driver of
+``../shared/tools/mnn-reference`` at the commit in ``MNN_COMMIT``) while it was written.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+import pytest
+
+import mtokspec
+from mtokspec import tree as T
+from mtokspec.runtime import Tokenizer, TokenizerError
+from mtokspec.runtime.mnn import MnnTokenizer, UndefinedInMnn
+from mtokspec.runtime.mnn import regex as R
+from mtokspec.runtime.mnn import unicode as U
+from mtokspec.runtime.mnn._unicode_data import UNICODE_VERSION
+from mtokspec.runtime.mnn.tokenizer import engine_fix, strncmp_equal
+
+
+# --- Unicode ------------------------------------------------------------------------------------
+
+def test_utf8_decode_is_mnns():
+    assert U.utf8_decode(b"\xc3\xa9", 0) == (0xE9, 2)
+    assert U.utf8_decode(b"\xc0\x80", 0) == (0xFFFD, 1)  # overlong
+    assert U.utf8_decode(b"\xed\xa0\x80", 0) == (0xFFFD, 1)  # surrogate
+    assert U.utf8_decode(b"\xf4\x90\x80\x80", 0) == (0xFFFD, 1)  # past U+10FFFF
+    assert U.utf8_decode(b"\xe4\xb8", 0) == (0xFFFD, 1)  # truncated
+    assert [c for _, _, c in U.chars(b"a\xffb")] == [97, 0xFFFD, 98]
+
+
+def test_unicode_tables_are_15_0():
+    assert UNICODE_VERSION == "15.0.0"
+    assert U.category(0x1123F) == "Lo"  # assigned in Unicode 15.0
+    assert U.category(0x2EBF0) == "Cn"  # assigned in 15.1: not yet for MNN
+    assert U.category(0x41) == "Lu" and U.category(0x3000) == "Zs" and U.category(0x110000) == "Cn"
+    if unicodedata.unidata_version == UNICODE_VERSION:
+        for cp in range(0, 0x110000, 97):
+            assert U.category(cp) == unicodedata.category(chr(cp))
+    assert U.to_lower(ord("İ")) == ord("İ")  # only one-to-one mappings (HF: "i̇")
+    assert U.to_lower(ord("Σ")) == ord("σ")
+    assert not U.is_whitespace(0x2028) and U.is_whitespace(0x3000) and U.is_whitespace(0x0B)
+
+
+# --- MNN's regex engine -------------------------------------------------------------------------
+
+def _scan(text: str, pattern: str) -> list[str]:
+    return [p.decode() for p in R.scan(text.encode(), pattern.encode())]
+
+
+def test_gpt2_pattern_on_folded_text():
+    assert _scan("Hello, wörld 123 ", R.GPT2_PATTERN) == ["Hello", ",", " wörld", " 123", " "]
+
+
+def test_non_ascii_literal_stands_for_its_class():
+    # "é" folds to "letter": any non-ASCII letter matches, ASCII letters do not
+    assert _scan("aébçd", "[é]") == ["a", "é", "b", "ç", "d"]
+    assert R.split("aéb".encode(), "é".encode(), False, "Removed") == [b"a", b"b"]
+
+
+def test_groups_do_not_backtrack_and_empty_groups_fail():
+    # (a|ab)c: the group takes "a" and never retries "ab"
+    assert R.split(b"abc", b"(a|ab)c", False, "Isolated") == [b"abc"]
+    assert R.split(b"ac", b"(a|ab)c", False, "Isolated") == [b"ac"]
+    # a group that matches the empty string counts as not matching
+    assert R.split(b"b", b"(a?)b", False, "Removed") == [b"b"]
+
+
+def test_unsupported_alternatives_are_dropped():
+    assert R.dropped_alternatives(rb"\bx|y")
+    assert not R.dropped_alternatives(rb"\s+|x")
+    assert R.split(b"xy", rb"\bx|y", False, "Removed") == [b"x"]  # only "y" is left to match
+    # nothing supported: GPT-2's pattern instead
+    assert R.compile_pattern(rb"(?=a)") == R.compile_pattern(R.GPT2_PATTERN.encode())
+
+
+def test_lazy_is_greedy_and_property_first_letter():
+    assert R.split(b"aaa", b"a+?", False, "Isolated") == [b"aaa"]
+    assert _scan("a1", r"\p{Lu}") == ["a", "1"]  # \p{Lu} reads as \p{L}: lower case matches too
+
+
+def test_split_behaviours():
+    assert R.split(b"a-b-", b"-", False, "MergedWithPrevious") == [b"a-", b"b-"]
+    assert R.split(b"a-b", b"-", True, "Removed") == [b"-"]
+    assert R.split(b"a-b", b"-", False, "Isolated") == [b"a", b"-", b"b"]
+
+
+# --- the tokenizer around the model -------------------------------------------------------------
+
+def _mtok(**kw) -> T.MtokFile:
+    base = dict(header=T.make_header(), pre_tokenizer=T.ByteLevelPreTokenizer(True),
+                model=T.BPEModel(vocab=[(b"<s>", 3), (b"a", 0), (b"ab", 2), (b"b", 1)], merges=[(0, 1, 0)]),
+                added_tokens=[T.AddedToken(3, True, False, False, "<s>")],
+                chat_template="", eos_token="", flags=0, bos_token="", post_processor=T.PostProcessorProgram([]))
+    base.update(kw)
+    return T.MtokFile(**base)
+
+
+def test_bos_twice():
+    tree = _mtok(header=T.make_header(special=[3], prefix=[3]),
+                 post_processor=T.PostProcessorProgram([T.SpecialTokenOp(3), T.SequenceOp()]))
+    mnn, hf = MnnTokenizer.from_tree(tree), Tokenizer.from_tree(tree)
+    assert mnn.encode("ab") == [3, 3, 2]
+    assert hf.encode("ab", add_special_tokens=True) == [3, 2]
+    assert mnn.encode("ab", add_special_tokens=False) == [2]
+
+
+def test_post_processor_misread():
+    ops = [T.SpecialTokenOp(3), T.SpecialTokenOp(3), T.SequenceOp(), T.SpecialTokenOp(3)]  # 16 bytes
+    mnn = MnnTokenizer.from_tree(_mtok(post_processor=T.PostProcessorProgram(ops)))
+    # the op bytes 01 03000000 01 03000000 00 01 03000000 read as four u32 ids after sequence A
+    assert mnn.encode("ab") == [2, 0x301, 0x30100, 0x1000000, 3]
+
+
+def test_unsorted_vocabulary_is_searched_as_mnn_searches():
+    # MNN binary-searches the rows in file order: "ab" sits before "b" in no sorted order, so the
+    # search for "ab" misses it and the merge stops
+    tree = _mtok(model=T.BPEModel(vocab=[(b"a", 0), (b"b", 1), (b"ab", 2)], merges=[(0, 1, 0)]), added_tokens=[])
+    assert MnnTokenizer.from_tree(tree).encode("ab") == [0, 1]
+
+
+def test_special_split_uses_the_per_id_decode():
+    # a WordPiece decoder makes the per-id decode of [CLS] " [CLS]": only that text is split
+    tree = T.MtokFile(header=T.make_header(special=[0]), pre_tokenizer=T.BertPreTokenizer(),
+                      model=T.WordPieceModel("[UNK]", "##", 100, [(b"[CLS]", 0), (b"[UNK]", 1), (b"a", 2)]),
+                      decoder=T.WordPieceDecoder("##", True),
+                      chat_template="", eos_token="", flags=0, bos_token="", post_processor=T.PostProcessorProgram([]))
+    mnn = MnnTokenizer.from_tree(tree)
+    assert mnn.split_specials(b"a [CLS]a") == [(b"a", None), (b" [CLS]", 0), (b"a", None)]
+    assert mnn.encode("a [CLS]a") == [2, 0, 2]
+
+
+def test_strncmp_stops_at_a_shared_nul():
+    assert strncmp_equal(b"ab\x00x", 0, b"ab\x00y")
+    assert not strncmp_equal(b"abx", 0, b"aby")
+
+
+def test_engine_fix_and_stream():
+    assert engine_fix(b"<0x41>") == b"A"
+    assert engine_fix(b"<0x4G>") == b"\x04"  # std::stoi reads what it can
+    with pytest.raises(UndefinedInMnn):
+        engine_fix(b"<0xZZ>")
+    tree = _mtok(model=T.BPEModel(vocab=[(b"\xc3", 0), (b"\xa9", 1)]), pre_tokenizer=T.NoPreTokenizer(),
+                 decoder=T.SequenceDecoder([]), added_tokens=[])
+    mnn = MnnTokenizer.from_tree(tree)
+    stream = mnn.decode_stream()
+    assert stream.step(0) is None and stream.step(1) == "é"
+    assert mnn.decode_bytes([0]) == b"\xc3"  # not UTF-8, returned as is
+    assert mnn.decode([0]) == "\ufffd"
+
+
+def test_undefined_behaviour_is_refused():
+    with pytest.raises(UndefinedInMnn):
+        MnnTokenizer.from_tree(_mtok(model=T.BPEModel(vocab=[(b"a", 5)])))
+    hang = MnnTokenizer.from_tree(_mtok(decoder=T.ReplaceDecoder("", "x")))
+    with pytest.raises(UndefinedInMnn):
+        hang.decode([0])
+    assert isinstance(UndefinedInMnn("x"), TokenizerError)
+
+
+def test_semantics_switch():
+    data = mtokspec.build(_mtok())
+    assert Tokenizer.from_bytes(data, semantics="mnn").semantics == "mnn"
+    assert Tokenizer.from_bytes(data).semantics == "hf"
+    with pytest.raises(TokenizerError):
+        Tokenizer.from_bytes(data, semantics="device")
+    with pytest.raises(TokenizerError):
+        Tokenizer.from_bytes(data, semantics="mnn", serde_scores=False)
+    assert Tokenizer.from_bytes(data).decode_bytes([2]) == b"ab"
+
+
+# --- models -------------------------------------------------------------------------------------
+
+def test_bpe_stops_at_a_merge_whose_text_is_not_a_token():
+    tree = _mtok(model=T.BPEModel(vocab=[(b"a", 0), (b"b", 1), (b"c", 2), (b"bc", 3)],
+                                  merges=[(0, 1, 0), (1, 2, 1)]), added_tokens=[])
+    # the best merge a+b -> "ab" is not a token: MNN stops, so b+c never merges either
+    assert MnnTokenizer.from_tree(tree).encode("abc") == [0, 1, 2]
+
+
+def test_wordpiece_counts_bytes():
+    wp = T.WordPieceModel("[UNK]", "##", 5, [(b"[UNK]", 0), ("é".encode(), 1), ("##é".encode(), 2)])
+    tree = T.MtokFile(model=wp, pre_tokenizer=T.BertPreTokenizer(), decoder=T.WordPieceDecoder("##", True))
+    mnn, hf = MnnTokenizer.from_tree(tree), Tokenizer.from_tree(tree)
+    assert hf.encode("ééé") == [1, 2, 2]
+    assert mnn.encode("ééé") == [0]  # 6 bytes > 5
+
+
+def test_unigram_runs_over_bytes():
+    tree = T.MtokFile(model=T.UnigramModel(0, False, [(b"<unk>", 0, -10.0), (b"a", 1, -1.0)]))
+    mnn = MnnTokenizer.from_tree(tree)
+    assert mnn.encode("aéé a") == [1, 0, 1]  # the unknown run fused, the space too (no pre-tokenizer)
+
+
+# --- legacy types -------------------------------------------------------------------------------
+
+def test_tiktoken_is_greedy_longest_match():
+    tree = T.TiktokenTxtFile(header=T.make_header(), tokens=[b"a", b"b", b"ab", b"abc", b"c"])
+    mnn = MnnTokenizer.from_tree(tree)
+    assert mnn.encode("abcab") == [3, 2]
+    assert mnn.encode("xa") == [0]  # a byte no token starts with is dropped
+
+
+def test_bert_type_lowercases_and_keeps_pieces_before_unk():
+    tree = T.BertTxtFile(header=T.make_header(), tokens=[b"[UNK]", b"he", b"##ll", b"hello"])
+    mnn = MnnTokenizer.from_tree(tree)
+    assert mnn.encode("HELLO") == [3]
+    assert mnn.encode("hellx") == [1, 2, 0]
+
+
+def test_sentencepiece_decode_replaces_pos_plus_3_bytes():
+    meta = "\u2581".encode()
+    tree = T.SentencePieceTxtFile(header=T.make_header(), pieces=[(b"<unk>", "0", 2), (b"ab" + meta + b"cdef", "0", 1)])
+    assert MnnTokenizer.from_tree(tree).decode_bytes([1]) == b"ab ef"  # 2 + 3 bytes from position 2
