@@ -34,3 +34,14 @@ RULES: dict[str, Rule] = _gather(RUNTIME_RULES, CHAT_TEMPLATE_RULES)
 def rule(code: str) -> Rule:
     """The rule with this code (``KeyError`` names the unknown code)."""
     return RULES[code]
+
+
+def markdown_table(component_prefix: str | None = None) -> str:
+    """The rules as a Markdown table (the README's divergence section is this text)."""
+    rows = ["| code | where | what MNN does | example |", "|---|---|---|---|"]
+    for r in RULES.values():
+        if component_prefix is not None and not r.component.startswith(component_prefix):
+            continue
+        cells = [f"`{r.code}`", r.component, r.summary, r.example]
+        rows.append("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |")
+    return "\n".join(rows) + "\n"

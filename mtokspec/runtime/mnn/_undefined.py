@@ -6,5 +6,5 @@ from mtokspec.runtime import TokenizerError
 
 
 class UndefinedInMnn(TokenizerError):
-    """MNN's C++ code would read or write out of bounds, or never return, on this file or input:
-    there is no result to reproduce.  The message says where."""
+    """MNN's C++ code would read or write out of bounds, never return, or throw on this file or
+    input: there is no result to reproduce.  The message says where."""

@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass, field
 
 from mtokspec.runtime.mnn import unicode as U
+from mtokspec.runtime.mnn._undefined import UndefinedInMnn
 
 GPT2_PATTERN = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
 
@@ -392,11 +393,18 @@ def _fold_text(text: bytes) -> tuple[bytes, list[int]]:
     return bytes(folded), offsets
 
 
+_wregex_cache: dict[bytes, re.Pattern] = {}
+
+
 def _wregex_matches(text: bytes, pattern: bytes) -> list[tuple[int, int]]:
     cps = U.chars(text)
     s = "".join(chr(cp) for _, _, cp in cps)
     offsets = [off for off, _, _ in cps] + [len(text)]
-    rx = re.compile(pattern.decode("utf-8", "replace"), re.ASCII)
+    try:
+        rx = _wregex_cache.get(pattern) or re.compile(pattern.decode("utf-8", "replace"), re.ASCII)
+    except re.error as e:
+        raise UndefinedInMnn(f"pattern {pattern!r}: std::wregex rejects it ({e}), so MNN's encode throws") from None
+    _wregex_cache[pattern] = rx
     return [(offsets[m.start()], offsets[m.end()]) for m in rx.finditer(s) if m.end() > m.start()]
 
 
