@@ -318,7 +318,9 @@ def wide(b: bytes) -> str:
             p += 4
         else:
             p += 1
-    return "".join(map(chr, out))
+    # a wchar_t past U+10FFFF (from a lead byte F5-F7) matches no byte-map character and no piece:
+    # one stand-in that does neither keeps that, within what a Python str can hold
+    return "".join(chr(c) if c <= 0x10FFFF else "\uffff" for c in out)
 
 
 class HuggingFace(MnnTokenizer):
