@@ -25,7 +25,7 @@ from mtokspec.validate import Finding, validate
 __all__ = [
     "parse", "build", "validate", "Finding", "MtokFormatError", "to_dict", "from_dict",
     "TokenizerFile", "MtokFile", "SentencePieceTxtFile", "TiktokenTxtFile", "BertTxtFile", "HuggingFaceTxtFile",
-    "Tokenizer",
+    "Tokenizer", "lint",
 ]
 __version__ = "0.1.0"
 
@@ -64,6 +64,16 @@ def build(tree: TokenizerFile) -> bytes:
     if fn is None:
         raise MtokFormatError(f"expected a tokenizer file tree (MtokFile, ...), got {type(tree).__name__}")
     return fn(tree)
+
+
+def lint(tree_or_bytes: TokenizerFile | bytes | bytearray | memoryview, target: str = "mnn") -> list[Finding]:
+    """What a device running the file does differently from HF, predicted from the file alone:
+    the findings (same :class:`Finding` as :func:`validate`) of each divergence rule that will bite
+    on ``target`` (``"mnn"``: MNN's C++ runtime), chat template included, errors first.
+    See :mod:`mtokspec.linter`."""
+    from mtokspec.linter import lint as _lint
+
+    return _lint(tree_or_bytes, target)
 
 
 def __getattr__(name: str):

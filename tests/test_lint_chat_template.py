@@ -1,4 +1,4 @@
-"""The chat-template lint for MNN (mtokspec.lint.chat_template) against MNN's recorded renderings.
+"""The chat-template lint for MNN (mtokspec.linter.chat_template) against MNN's recorded renderings.
 
 The dev corpus (../shared/corpus/chat/*.json) holds transformers' renderings; chat/_mnn/ holds
 MNN's own Jinja engine's renderings of the same cases.  Every template MNN renders differently must
@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from mtokspec.divergences import RULES
 from mtokspec.divergences.chat_template import CHAT_TEMPLATE_RULES
-from mtokspec.lint.chat_template import _environment, _mnn_segments, lint_chat_template
+from mtokspec.linter.chat_template import _environment, _mnn_segments, lint_chat_template
 
 CHAT_DIR = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus" / "chat"
 MISSING = f"reference corpus not found at {CHAT_DIR.resolve()} (../shared/corpus is optional)"

@@ -13,7 +13,7 @@ import mtokspec
 from mtokspec import tree as T
 from mtokspec.cli import main
 from mtokspec.divergences import RULES
-from mtokspec.lint import lint
+from mtokspec import lint  # the public entry point
 
 corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"reference corpus not found at {CORPUS}")
 

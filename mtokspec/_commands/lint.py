@@ -8,7 +8,7 @@ from mtokspec._commands.codec import report_findings
 
 
 def cmd_lint(args) -> int:
-    from mtokspec.lint import lint
+    from mtokspec.linter import lint
 
     return report_findings(args, lambda data: lint(data, target=args.target))
 

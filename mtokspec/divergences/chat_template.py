@@ -8,7 +8,7 @@ example below was rendered by MNN's own code (the ``mnn_tok`` driver at the comm
 files name) and by transformers' semantics (``mtokspec.chat_template``), with
 ``messages = [system "Sys", user "Hi", assistant "Yo"]`` unless it says otherwise.
 
-``mtokspec.lint.chat_template`` finds these constructs in a template; its severity depends on
+``mtokspec.linter.chat_template`` finds these constructs in a template; its severity depends on
 where the construct sits (see there).
 """
 

@@ -41,7 +41,7 @@ def lint_mtok(tree: T.MtokFile) -> list[Finding]:
     _model(lt, tree)
     _decoders(lt, tree)
     if tree.chat_template:
-        from mtokspec.lint.chat_template import lint_chat_template
+        from mtokspec.linter.chat_template import lint_chat_template
 
         lt.findings += lint_chat_template(tree.chat_template, bos_token=tree.bos_token or "")
     return lt.findings

@@ -4,7 +4,7 @@ Without any text, the lint reads the file and predicts which divergence rules
 (:mod:`mtokspec.divergences`) will bite on MNN's C++ runtime: each finding carries the rule's code,
 a path into the file and a severity -- ``error`` when (nearly) every input differs, MNN fails, or its
 behaviour is undefined; ``warning`` when some inputs differ; ``info`` when it is worth knowing.
-The chat template is linted by :mod:`mtokspec.lint.chat_template` (paths ``chat_template...``).
+The chat template is linted by :mod:`mtokspec.linter.chat_template` (paths ``chat_template...``).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def lint(tree_or_bytes: T.TokenizerFile | bytes | bytearray | memoryview, target
         tree = mtokspec.parse(tree_or_bytes)
     else:
         tree = tree_or_bytes
-    from mtokspec.lint import mnn
+    from mtokspec.linter import mnn
 
     if isinstance(tree, T.MtokFile):
         findings = mnn.lint_mtok(tree)
