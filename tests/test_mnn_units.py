@@ -214,3 +214,47 @@ def test_sentencepiece_decode_replaces_pos_plus_3_bytes():
     meta = "\u2581".encode()
     tree = T.SentencePieceTxtFile(header=T.make_header(), pieces=[(b"<unk>", "0", 2), (b"ab" + meta + b"cdef", "0", 1)])
     assert MnnTokenizer.from_tree(tree).decode_bytes([1]) == b"ab ef"  # 2 + 3 bytes from position 2
+
+
+# --- any file, any input: only mtokspec's own errors ----------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from mtokspec import strategies as mst  # noqa: E402
+from mtokspec.errors import MtokFormatError  # noqa: E402
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(mst.mtok_bytes(valid=False), mst.txt_bytes()), st.text(max_size=30),
+       st.lists(st.integers(-2**40, 2**40) | st.integers(0, 40), max_size=8))
+def test_any_file_any_input(data, text, ids):
+    try:
+        tok = MnnTokenizer.from_bytes(data)
+    except (MtokFormatError, TokenizerError):
+        return
+    for call in (lambda: tok.encode(text), lambda: tok.encode(text.encode("utf-8") + b"\xff", False),
+                 lambda: tok.decode_bytes(ids), lambda: tok.decode_bytes(ids, stream=True),
+                 lambda: [tok.decode_stream().step(i) for i in ids]):
+        try:
+            call()
+        except TokenizerError:  # UndefinedInMnn: MNN has no defined result here
+            pass
+    mtokspec.lint(data)
+
+
+def test_compare_cli(tmp_path, capsys):
+    from mtokspec.cli import main
+
+    misread = _mtok(post_processor=T.PostProcessorProgram(
+        [T.SpecialTokenOp(3), T.SpecialTokenOp(3), T.SequenceOp(), T.SpecialTokenOp(3)]))
+    path = tmp_path / "misread.mtok"
+    path.write_bytes(mtokspec.build(misread))
+    cases = tmp_path / "cases.json"
+    cases.write_text('["ab", "ba"]', encoding="utf-8")
+    assert main(["compare", str(path), "--runtime", "mnn", "--text", str(cases)]) == 1
+    out = capsys.readouterr().out
+    assert "0/2 texts encode identically" in out and "2 differences explained, 0 unexplained" in out
+    assert "because: mnn-post-misread" in out and "[2, 769, 196864, 16777216, 3]" in out
+    assert main(["compare", str(path), "--runtime", "mnn", "--no-special", "--text", str(cases)]) == 0
+    assert main(["compare", str(path)]) == 2  # --runtime hf needs --against

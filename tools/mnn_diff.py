@@ -73,17 +73,21 @@ def _limit_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
 
 
-def run_driver(driver: str, mode: str, path: str, payloads: list[dict]) -> list[dict]:
+def run_driver(driver: str, mode: str, path: str, payloads: list[dict], timeout: float = 30) -> list[dict]:
+    """One result per payload; when the batch dies (a crash, a hang, out of memory), each payload
+    is run alone so that only the ones that fail are marked failed."""
     data = "".join(json.dumps(p, ensure_ascii=True) + "\n" for p in payloads).encode()
     try:
-        proc = subprocess.run([driver, mode, path], input=data, capture_output=True, timeout=30,
+        proc = subprocess.run([driver, mode, path], input=data, capture_output=True, timeout=timeout,
                               preexec_fn=_limit_memory)
+        lines = [json.loads(x) for x in proc.stdout.decode("utf-8", "surrogateescape").split("\n") if x.strip()]
     except subprocess.TimeoutExpired:
-        return [{"error": "timeout"}] * len(payloads)
-    lines = [json.loads(x) for x in proc.stdout.decode("utf-8", "surrogateescape").split("\n") if x.strip()]
-    if len(lines) != len(payloads):
-        return [{"error": f"driver exited {proc.returncode} after {len(lines)} lines"}] * len(payloads)
-    return lines
+        lines = []
+    if len(lines) == len(payloads):
+        return lines
+    if len(payloads) == 1:
+        return [{"error": "MNN crashed, hung or ran out of memory"}]
+    return [run_driver(driver, mode, path, [p], timeout=5)[0] for p in payloads]
 
 
 def _text_of(r: dict):
