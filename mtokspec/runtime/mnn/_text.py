@@ -50,3 +50,13 @@ def sorted_lookup(keys: list, values: list):
         return None
 
     return find
+
+
+def build(registry: dict, node, stage: str):
+    """The ``mnn`` stage object for a tree node, through its stage's registry (tree class -> maker)."""
+    make = registry.get(type(node))
+    if make is None:
+        from mtokspec.runtime import TokenizerError
+
+        raise TokenizerError(f"unknown {stage} node {type(node).__name__}")
+    return make(node)

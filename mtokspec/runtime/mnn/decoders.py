@@ -4,6 +4,7 @@ through each decoder's ``decode_chain``, then joined."""
 from __future__ import annotations
 
 from mtokspec import tree as T
+from mtokspec.runtime.mnn._text import build
 from mtokspec.runtime.mnn import unicode as U
 from mtokspec.runtime.mnn._undefined import UndefinedInMnn
 from mtokspec.runtime.mnn.pre_tokenizers import BYTE_MAP
@@ -152,27 +153,22 @@ def _s(s: str) -> bytes:
     return s.encode("utf-8", "surrogatepass")
 
 
+# tree class -> the decoder MNN's loader builds for it
+REGISTRY = {
+    T.ByteLevelDecoder: lambda n: ByteLevel(),
+    T.ByteFallbackDecoder: lambda n: ByteFallback(),
+    T.MetaspaceDecoder: lambda n: Metaspace(_s(n.replacement), n.add_prefix_space),
+    T.WordPieceDecoder: lambda n: WordPiece(_s(n.prefix)),
+    T.FuseDecoder: lambda n: Fuse(),
+    T.ReplaceDecoder: lambda n: Replace(_s(n.pattern), _s(n.content)),
+    T.StripDecoder: lambda n: Strip(_s(n.content), n.start, n.stop),
+    T.SequenceDecoder: lambda n: Sequence([from_tree(c) for c in n.decoders]),
+}
+
+
 def from_tree(node):
     """The decoder MNN's loader builds for a tree node."""
-    if isinstance(node, T.ByteLevelDecoder):
-        return ByteLevel()
-    if isinstance(node, T.ByteFallbackDecoder):
-        return ByteFallback()
-    if isinstance(node, T.MetaspaceDecoder):
-        return Metaspace(_s(node.replacement), node.add_prefix_space)
-    if isinstance(node, T.WordPieceDecoder):
-        return WordPiece(_s(node.prefix))
-    if isinstance(node, T.FuseDecoder):
-        return Fuse()
-    if isinstance(node, T.ReplaceDecoder):
-        return Replace(_s(node.pattern), _s(node.content))
-    if isinstance(node, T.StripDecoder):
-        return Strip(_s(node.content), node.start, node.stop)
-    if isinstance(node, T.SequenceDecoder):
-        return Sequence([from_tree(c) for c in node.decoders])
-    from mtokspec.runtime import TokenizerError
-
-    raise TokenizerError(f"unknown decoder node {type(node).__name__}")
+    return build(REGISTRY, node, "decoder")
 
 
 def walk(node):

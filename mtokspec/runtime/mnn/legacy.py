@@ -144,7 +144,23 @@ class Sentencepiece(MnnTokenizer):
         return len(self.pieces)
 
 
-class Tiktoken(MnnTokenizer):
+class _TokenLines(MnnTokenizer):
+    """A legacy type with one token per line, line index = id: the per-id decode is the token."""
+
+    tokens: list[bytes]
+
+    def _decode_one(self, i: int) -> bytes:
+        return self.tokens[i] if 0 <= i < len(self.tokens) else b""
+
+    def id_to_token(self, i: int) -> str | None:
+        return self.tokens[i].decode("utf-8", "replace") if 0 <= i < len(self.tokens) else None
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.tokens)
+
+
+class Tiktoken(_TokenLines):
     """Type 1: greedy longest match of the vocabulary's byte strings over the whole text (no
     ranks, no pre-tokenizer); a byte that starts no token is dropped."""
 
@@ -194,15 +210,6 @@ class Tiktoken(MnnTokenizer):
             ids.append(matched)
             pos = matched_end
 
-    def _decode_one(self, i: int) -> bytes:
-        return self.tokens[i] if 0 <= i < len(self.tokens) else b""
-
-    def id_to_token(self, i: int) -> str | None:
-        return self.tokens[i].decode("utf-8", "replace") if 0 <= i < len(self.tokens) else None
-
-    @property
-    def vocab_size(self) -> int:
-        return len(self.tokens)
 
 
 _C_ALNUM = frozenset(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
@@ -210,7 +217,7 @@ _C_PUNCT = frozenset(range(33, 127)) - _C_ALNUM
 _C_SPACE = frozenset(b" \t\n\v\f\r")
 
 
-class Bert(MnnTokenizer):
+class Bert(_TokenLines):
     """Type 2: its own splitter (ASCII letter/digit runs lower-cased, each ASCII punctuation mark
     and each non-ASCII character alone, white space dropped), then WordPiece without a length
     limit, where a word that cannot be covered keeps its pieces so far and ends with ``[UNK]``."""
@@ -276,15 +283,6 @@ class Bert(MnnTokenizer):
         for w in self._words(text):
             ids.extend(self._word_piece(w))
 
-    def _decode_one(self, i: int) -> bytes:
-        return self.tokens[i] if 0 <= i < len(self.tokens) else b""
-
-    def id_to_token(self, i: int) -> str | None:
-        return self.tokens[i].decode("utf-8", "replace") if 0 <= i < len(self.tokens) else None
-
-    @property
-    def vocab_size(self) -> int:
-        return len(self.tokens)
 
 
 # MNN's std::regex (ECMAScript, "C" locale, icase) for type 3, in Python's re on Latin-1 text:
@@ -323,7 +321,7 @@ def wide(b: bytes) -> str:
     return "".join(chr(c) if c <= 0x10FFFF else "\uffff" for c in out)
 
 
-class HuggingFace(MnnTokenizer):
+class HuggingFace(_TokenLines):
     """Type 3: GPT-2 byte-level BPE over merges.txt's pairs, split by a C-locale regex, with MNN's
     own merge loop (each step merges the lowest-ranked pair of the *current* pair list)."""
 
@@ -402,14 +400,6 @@ class HuggingFace(MnnTokenizer):
             return b""
         return bytes(UNBYTE[ch] for ch in (c.encode("utf-8", "surrogatepass") for c in wide(self.tokens[i]))
                      if ch in UNBYTE)
-
-    def id_to_token(self, i: int) -> str | None:
-        return self.tokens[i].decode("utf-8", "replace") if 0 <= i < len(self.tokens) else None
-
-    @property
-    def vocab_size(self) -> int:
-        return len(self.tokens)
-
 
 BY_TREE = {
     T.SentencePieceTxtFile: Sentencepiece,

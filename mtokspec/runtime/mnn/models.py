@@ -11,9 +11,9 @@ import heapq
 
 from mtokspec import tree as T
 from mtokspec.runtime.mnn import unicode as U
-from mtokspec.runtime.mnn._text import sorted_lookup
 from mtokspec.runtime.mnn._undefined import UndefinedInMnn
 from mtokspec.runtime.mnn.pre_tokenizers import BYTE_MAP
+from mtokspec.runtime.mnn._text import build, sorted_lookup
 
 _BYTE_PIECES = [b"<0x%02X>" % b for b in range(256)]
 _I32 = 1 << 31
@@ -293,13 +293,9 @@ class Unigram:
         return out
 
 
-def from_tree(node):
-    if isinstance(node, T.BPEModel):
-        return BPE(node)
-    if isinstance(node, T.WordPieceModel):
-        return WordPiece(node)
-    if isinstance(node, T.UnigramModel):
-        return Unigram(node)
-    from mtokspec.runtime import TokenizerError
+# tree class -> the model MNN's loader builds for it
+REGISTRY = {T.BPEModel: BPE, T.WordPieceModel: WordPiece, T.UnigramModel: Unigram}
 
-    raise TokenizerError(f"unknown model node {type(node).__name__}")
+
+def from_tree(node):
+    return build(REGISTRY, node, "model")

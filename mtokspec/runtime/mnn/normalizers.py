@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from mtokspec import tree as T
 from mtokspec.runtime.mnn import unicode as U
-from mtokspec.runtime.mnn._text import table_lookup
+from mtokspec.runtime.mnn._text import build, table_lookup
 
 # Controls and format characters the table normalizer turns into a space (SentencePiece-style);
 # tab, CR, LF and NUL are kept
@@ -138,27 +138,21 @@ def _s(s: str) -> bytes:
     return s.encode("utf-8", "surrogatepass")
 
 
+# tree class -> the normalizer MNN's loader builds for it (None: a null normalizer, skipped)
+REGISTRY = {
+    T.NoNormalizer: lambda n: None,
+    T.LegacyNFKCNormalizer: lambda n: Table([]),
+    T.PrependNormalizer: lambda n: Prepend(_s(n.prepend)),
+    T.ReplaceNormalizer: lambda n: Replace(_s(n.pattern), _s(n.content)),
+    T.SequenceNormalizer: lambda n: Sequence([from_tree(c) for c in n.normalizers]),
+    T.BertNormalizer: lambda n: Bert(n.clean_text, n.handle_chinese_chars, n.strip_accents, n.lowercase),
+    T.TableNormalizer: lambda n: Table(n.table),
+    T.BertNFDNormalizer: lambda n: Bert(n.clean_text, n.handle_chinese_chars, n.strip_accents, n.lowercase,
+                                        n.nfd_table if n.strip_accents else None),
+    T.StripNormalizer: lambda n: Strip(n.strip_left, n.strip_right),
+}
+
+
 def from_tree(node):
     """The normalizer MNN's loader builds for a tree node, or ``None``."""
-    if isinstance(node, T.NoNormalizer):
-        return None
-    if isinstance(node, T.LegacyNFKCNormalizer):
-        return Table([])
-    if isinstance(node, T.PrependNormalizer):
-        return Prepend(_s(node.prepend))
-    if isinstance(node, T.ReplaceNormalizer):
-        return Replace(_s(node.pattern), _s(node.content))
-    if isinstance(node, T.SequenceNormalizer):
-        return Sequence([from_tree(c) for c in node.normalizers])
-    if isinstance(node, T.BertNormalizer):
-        return Bert(node.clean_text, node.handle_chinese_chars, node.strip_accents, node.lowercase)
-    if isinstance(node, T.TableNormalizer):
-        return Table(node.table)
-    if isinstance(node, T.BertNFDNormalizer):
-        return Bert(node.clean_text, node.handle_chinese_chars, node.strip_accents, node.lowercase,
-                    node.nfd_table if node.strip_accents else None)
-    if isinstance(node, T.StripNormalizer):
-        return Strip(node.strip_left, node.strip_right)
-    from mtokspec.runtime import TokenizerError
-
-    raise TokenizerError(f"unknown normalizer node {type(node).__name__}")
+    return build(REGISTRY, node, "normalizer")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from mtokspec import tree as T
+from mtokspec.runtime.mnn._text import build
 from mtokspec.byte_level import BYTE_TO_CHAR
 from mtokspec.runtime.mnn import regex as R
 from mtokspec.runtime.mnn import unicode as U
@@ -119,22 +120,22 @@ class Sequence:
         return splits
 
 
+def _s(s: str) -> bytes:
+    return s.encode("utf-8", "surrogatepass")
+
+
+# tree class -> the pre-tokenizer MNN's loader builds for it (None: a null one, skipped)
+REGISTRY = {
+    T.NoPreTokenizer: lambda n: None,
+    T.ByteLevelPreTokenizer: lambda n: ByteLevel(n.use_regex),
+    T.DigitsPreTokenizer: lambda n: Digits(n.individual_digits),
+    T.MetaspacePreTokenizer: lambda n: Metaspace(_s(n.replacement), n.add_prefix_space),
+    T.SplitPreTokenizer: lambda n: Split(_s(n.pattern), n.invert, n.behavior),
+    T.BertPreTokenizer: lambda n: Bert(),
+    T.SequencePreTokenizer: lambda n: Sequence([from_tree(c) for c in n.pretokenizers]),
+}
+
+
 def from_tree(node):
     """The pre-tokenizer MNN's loader builds for a tree node, or ``None``."""
-    if isinstance(node, T.NoPreTokenizer):
-        return None
-    if isinstance(node, T.ByteLevelPreTokenizer):
-        return ByteLevel(node.use_regex)
-    if isinstance(node, T.DigitsPreTokenizer):
-        return Digits(node.individual_digits)
-    if isinstance(node, T.MetaspacePreTokenizer):
-        return Metaspace(node.replacement.encode("utf-8", "surrogatepass"), node.add_prefix_space)
-    if isinstance(node, T.SplitPreTokenizer):
-        return Split(node.pattern.encode("utf-8", "surrogatepass"), node.invert, node.behavior)
-    if isinstance(node, T.BertPreTokenizer):
-        return Bert()
-    if isinstance(node, T.SequencePreTokenizer):
-        return Sequence([from_tree(c) for c in node.pretokenizers])
-    from mtokspec.runtime import TokenizerError
-
-    raise TokenizerError(f"unknown pre-tokenizer node {type(node).__name__}")
+    return build(REGISTRY, node, "pre-tokenizer")

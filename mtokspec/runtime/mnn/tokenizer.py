@@ -270,17 +270,12 @@ class MnnTokenizer:
     # --- chat template ----------------------------------------------------------------------------
     def apply_chat_template(self, messages: list[dict], add_generation_prompt: bool = True, tools=None,
                             template: str | None = None, **kwargs) -> str:
-        """The prompt, rendered as ``transformers`` renders it (MNN's own Jinja engine differs on
-        some templates: ``mtokspec lint --target mnn`` names the constructs)."""
-        from mtokspec.chat_template import ChatTemplateError, render_chat_template
+        """The prompt, rendered as ``transformers`` renders it, as in the ``hf`` semantics (MNN's own
+        Jinja engine differs on some templates: ``mtokspec lint --target mnn`` names the constructs)."""
+        from mtokspec.runtime.tokenizer import Tokenizer
 
-        source = template if template is not None else self.chat_template
-        if not source:
-            raise ChatTemplateError("the file has no chat template; pass template=...")
-        kwargs.setdefault("bos_token", self.bos_token or None)
-        kwargs.setdefault("eos_token", self.eos_token or None)
-        return render_chat_template(source, messages, add_generation_prompt=add_generation_prompt,
-                                    tools=tools, **kwargs)
+        return Tokenizer.apply_chat_template(self, messages, add_generation_prompt, tools,  # type: ignore[arg-type]
+                                             template, **kwargs)
 
 
 def _checked_id(i) -> int:
