@@ -21,7 +21,9 @@ from hypothesis import strategies as st
 
 from mtokspec.divergences import RULES
 from mtokspec.divergences.chat_template import CHAT_TEMPLATE_RULES
-from mtokspec.linter.chat_template import _environment, _mnn_segments, lint_chat_template
+from mtokspec.linter.chat_template import lint_chat_template
+from mtokspec.linter.chat_template.engine import _environment
+from mtokspec.linter.chat_template.whitespace import _mnn_segments
 
 CHAT_DIR = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus" / "chat"
 MISSING = f"reference corpus not found at {CHAT_DIR.resolve()} (../shared/corpus is optional)"

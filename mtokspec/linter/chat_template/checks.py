@@ -1,172 +1,61 @@
-"""Lint a chat template for MNN's Jinja engine (``tokenizer/jinja.hpp``).
-
-``lint_chat_template(template)`` reports each construct MNN renders differently from transformers,
-one :class:`~mtokspec.validate.Finding` per construct and line, coded with the rules of
-:mod:`mtokspec.divergences.chat_template`.  It is a static analysis: jinja2's own lexer and parser
-read the template (the AST answers everything but white space and string escapes, which only the
-token stream keeps); MNN's lexer is re-implemented only to find the text it keeps between tags.
-
-Severity says how much of the template's use the construct spoils, given how MNN calls it
-(``Tokenizer::apply_chat_template``: role/content messages, no ``tools``; ``eos_token`` always,
-``bos_token`` only when non-empty, ``add_generation_prompt`` only when true):
-
-* ``error``: MNN renders wrongly (runs out of memory, never returns) whenever the construct is
-  reached, its value is printed, and a plain conversation (system/user/assistant messages with
-  string content) reaches it;
-* ``warning``: it differs only for some inputs: the outcome depends on the data (non-ASCII text,
-  missing keys, input transformers rejects), the value only goes to a variable or a condition, or
-  only other conversations reach it (tool roles, ``tool_calls``, content parts ...);
-* ``info``: only ``tools``, ``documents`` or other variables of the caller lead there, which MNN
-  passes only through a file's ``chat_template_context``.
-
-Branches are judged by evaluating their conditions the way MNN would for a plain conversation
-(``tools`` and caller variables undefined, a message's other keys missing, ``.get()`` giving '');
-what cannot be decided counts as reached.  An ``if`` that only calls ``raise_exception`` is not
-judged: whatever MNN makes of its condition, the raise is a no-op (reported on its own).
-"""
+"""The walk over a template's AST that finds each construct MNN renders differently."""
 
 from __future__ import annotations
-
-import re
-from dataclasses import dataclass, field
-from typing import Iterator
 
 import jinja2
 import jinja2.ext
 import jinja2.nodes as nodes
 
+from mtokspec.linter.chat_template.engine import (
+    _CAP,
+    _CONTEXT_VARS,
+    _GLIBC_STRFTIME_FLAG,
+    _MESSAGE_KEYS_MNN_PASSES,
+    _OTHER_SPECIAL_TOKENS,
+    _PASS_THROUGH_HARMLESS,
+    _PASS_THROUGH_SOMETIMES,
+    _PLAIN_ROLES,
+    _SANDBOX_MAX_RANGE,
+    _SEVERITY_RANK,
+    _TESTS_PARTLY,
+    _VALUE_RULES,
+    _WHERE,
+    CALLER,
+    EXTRA,
+    MNN_FILTERS,
+    MNN_FUNCTIONS,
+    MNN_LOOP_ATTRS,
+    MNN_METHODS,
+    MNN_TESTS,
+    PLAIN,
+)
+from mtokspec.linter.chat_template.expressions import (
+    EMPTY,
+    NONE,
+    STR,
+    UNDEF,
+    UNKNOWN,
+    _bad_escapes,
+    _const_key,
+    _falsy_const,
+    _is_boolean,
+    _is_indexed_in,
+    _is_message_item,
+    _is_message_ref,
+    _is_messages,
+    _is_role,
+    _is_stringish,
+    _normalises,
+    _only_raises,
+    _op,
+    _operands,
+    _Scope,
+    _short,
+    _target_key,
+    _unparsable_inside,
+)
+from mtokspec.linter.chat_template.whitespace import _jinja_segments, _mnn_segments
 from mtokspec.validate import Finding
-
-__all__ = ["lint_chat_template"]
-
-# ---------------------------------------------------------------------------------------------
-# What MNN's engine has (jinja.hpp at the reference commit)
-# ---------------------------------------------------------------------------------------------
-
-MNN_FILTERS = {"tojson", "string", "capitalize", "length", "trim", "items", "lower", "upper", "map", "join"}
-# Missing filters pass their input through (jinja.hpp:1032).  These differ only for some inputs:
-# identity on the values they are usually given; the rest transform almost every input.
-_PASS_THROUGH_HARMLESS = {"safe"}
-_PASS_THROUGH_SOMETIMES = {
-    "default": "differs when the value is undefined (or a missing key, which MNN reads as '')",
-    "d": "differs when the value is undefined (or a missing key, which MNN reads as '')",
-    "list": "identity on lists; differs on strings, mappings and ranges",
-    "escape": "differs when the text holds < > & ' \"",
-    "e": "differs when the text holds < > & ' \"",
-    "forceescape": "differs when the text holds < > & ' \"",
-    "int": "identity on integers; differs on strings and floats",
-    "float": "differs unless the value is already a float",
-    "abs": "identity on non-negative numbers",
-    "round": "identity on integers",
-}
-MNN_TESTS = {"defined", "undefined", "none", "boolean", "string", "number", "sequence", "iterable", "mapping",
-             "true", "false"}
-_TESTS_PARTLY = {
-    "iterable": "false for mappings (transformers: true)",
-    "sequence": "false for mappings (transformers: true)",
-    "mapping": "true for undefined values (MNN's undefined is a mapping)",
-}
-MNN_METHODS = {"startswith", "endswith", "split", "lstrip", "rstrip", "strip", "replace"}
-MNN_FUNCTIONS = {"range", "namespace", "strftime_now"}
-MNN_LOOP_ATTRS = {"index", "index0", "first", "last", "length"}
-# Escapes MNN's read_string knows (jinja.hpp:527-538).
-_MNN_ESCAPES = set("nrt\\\"'bf")
-_GLIBC_STRFTIME_FLAG = re.compile(r"%[-_0^#]")
-_SANDBOX_MAX_RANGE = 100_000
-# Special tokens transformers passes to the template and MNN does not (it passes eos_token always,
-# bos_token when non-empty).
-_OTHER_SPECIAL_TOKENS = {"pad_token", "unk_token", "sep_token", "cls_token", "mask_token",
-                         "additional_special_tokens"}
-# Variables transformers always defines (None / False) that MNN leaves undefined.
-_CONTEXT_VARS = {"tools": "None", "documents": "None", "add_generation_prompt": "False"}
-_MESSAGE_KEYS_MNN_PASSES = {"role", "content"}
-
-_SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
-
-# Reachability of a place in the template on MNN.  A plain conversation is what MNN's LLM engine
-# sends: system/user/assistant messages with string content.
-PLAIN, EXTRA, CALLER = 2, 1, 0
-_CAP = {PLAIN: "error", EXTRA: "warning", CALLER: "info"}
-_WHERE = {EXTRA: " (only reached by messages other than system/user/assistant with string content)",
-          CALLER: " (only reached with tools, documents or other variables of the caller, which MNN "
-                  "passes only through the file's chat_template_context)"}
-_PLAIN_ROLES = {"system", "user", "assistant"}
-# Names MNN's caller defines (jinja.hpp:2098-2150, tokenizer.cpp:1027-1054) or transformers always
-# passes; any other free name is the caller's business (undefined unless passed).
-_KNOWN_NAMES = {"messages", "eos_token", "bos_token", "add_generation_prompt", "tools", "documents",
-                "raise_exception", "strftime_now", "range", "namespace", "loop"}
-# Rules about a value: when the value only goes to a variable or a condition, whether the output
-# changes depends on the data, so they are warnings there.
-_VALUE_RULES = {"mnn-jinja-unparsed-operator", "mnn-jinja-condexpr-no-else", "mnn-jinja-loop-attribute",
-                "mnn-jinja-unsupported-filter", "mnn-jinja-unsupported-test", "mnn-jinja-unsupported-method",
-                "mnn-jinja-method-arguments", "mnn-jinja-string-subscript", "mnn-jinja-unknown-function",
-                "mnn-jinja-special-token-undefined", "mnn-jinja-macro-default",
-                "mnn-jinja-strftime-flag", "mnn-jinja-print-non-string", "mnn-jinja-undefined-concat"}
-
-
-class _GenerationTag(jinja2.ext.Extension):
-    """transformers' ``{% generation %}`` tag; MNN skips the unknown tag and renders its body, as
-    transformers does."""
-
-    tags = {"generation"}
-
-    def parse(self, parser):  # type: ignore[no-untyped-def]
-        next(parser.stream)
-        return parser.parse_statements(("name:endgeneration",), drop_needle=True)
-
-
-def _environment() -> jinja2.Environment:
-    return jinja2.Environment(trim_blocks=True, lstrip_blocks=True,
-                              extensions=["jinja2.ext.loopcontrols", _GenerationTag])
-
-
-# ---------------------------------------------------------------------------------------------
-# Entry point
-# ---------------------------------------------------------------------------------------------
-
-
-def lint_chat_template(template: str, path: str = "chat_template", *,
-                       bos_token: str | None = None) -> list[Finding]:
-    """The constructs of ``template`` MNN's Jinja engine renders differently from transformers.
-
-    ``bos_token`` is the file's BOS string when known: MNN leaves ``bos_token`` undefined when it is
-    empty (``None``: not known, so such uses are reported as warnings).
-    """
-    lint = _Lint(path, bos_token)
-    env = _environment()
-    try:
-        ast = env.parse(template)
-    except jinja2.TemplateSyntaxError as e:
-        lint.add("mnn-jinja-lenient-parser", "error", e.lineno,
-                 f"transformers cannot parse the template ({e.message}); MNN renders it anyway")
-        return lint.result()
-    lint.lexical(env, template)
-    lint.free_names = _free_names(ast)
-    lint.printed_vars = {_target_key(n) for out in ast.find_all(nodes.Output) for child in out.nodes
-                         for n in [child, *child.find_all((nodes.Name, nodes.Getattr))]} - {None}
-    lint.walk_template(ast)
-    lint.whitespace_findings()
-    lint.typed_content(ast)
-    return lint.result()
-
-
-# ---------------------------------------------------------------------------------------------
-# Abstract values, for deciding branches the way MNN would on a role/content conversation
-# ---------------------------------------------------------------------------------------------
-
-UNDEF = "undefined"      # MNN's undefined marker
-EMPTY = "empty"          # '' (what MNN gives for a missing key by subscript or .get())
-NONE = "none"
-STR = "string"           # a message's role or content in a plain conversation
-UNKNOWN = None
-
-
-@dataclass
-class _Scope:
-    # names bound to a message (the variable of a loop over messages, a set of messages[i])
-    message_vars: set[str] = field(default_factory=set)
-    # context or caller variable -> its abstract value after the template's assignments
-    values: dict[str, object] = field(default_factory=dict)
 
 
 class _Lint:
@@ -753,282 +642,3 @@ class _Lint:
         if v is UNKNOWN or not isinstance(v, (bool, int, str)):
             return None, PLAIN
         return bool(v), PLAIN
-
-
-# ---------------------------------------------------------------------------------------------
-# Helpers
-# ---------------------------------------------------------------------------------------------
-
-
-def _free_names(ast: nodes.Template) -> set[str]:
-    """Names read but never assigned by the template, other than those MNN or transformers pass."""
-    loaded, stored = set(), set()
-    for n in ast.find_all(nodes.Name):
-        (stored if n.ctx in ("store", "param") else loaded).add(n.name)
-    stored |= {m.name for m in ast.find_all(nodes.Macro)}
-    return loaded - stored - _KNOWN_NAMES - _OTHER_SPECIAL_TOKENS
-
-
-def _target_key(e: nodes.Node) -> str | None:
-    """``x`` for a variable, ``ns.attr`` for a namespace attribute (set target or read)."""
-    if isinstance(e, nodes.Name):
-        return e.name
-    if isinstance(e, nodes.NSRef):
-        return f"{e.name}.{e.attr}"
-    if isinstance(e, nodes.Getattr) and isinstance(e.node, nodes.Name):
-        return f"{e.node.name}.{e.attr}"
-    return None
-
-
-def _is_boolean(e: nodes.Expr) -> bool:
-    """Statically a boolean (where jinja's and/or give what MNN gives)."""
-    if isinstance(e, (nodes.And, nodes.Or)):
-        return _is_boolean(e.left) and _is_boolean(e.right)
-    if isinstance(e, nodes.Getattr):  # loop.first, loop.last
-        return isinstance(e.node, nodes.Name) and e.node.name == "loop" and e.attr in ("first", "last")
-    if isinstance(e, nodes.Call):
-        return isinstance(e.node, nodes.Getattr) and e.node.attr in ("startswith", "endswith")
-    return isinstance(e, (nodes.Compare, nodes.Test, nodes.Not)) or (
-        isinstance(e, nodes.Const) and isinstance(e.value, bool))
-
-
-def _op(e: nodes.Expr) -> str:
-    return "and" if isinstance(e, nodes.And) else "or"
-
-
-def _operands(e: nodes.Expr) -> Iterator[nodes.Expr]:
-    if isinstance(e, (nodes.Add, nodes.Concat)):
-        yield from ([e.left, e.right] if isinstance(e, nodes.Add) else e.nodes)
-    elif isinstance(e, nodes.Compare):
-        yield e.expr
-        yield from (o.expr for o in e.ops)
-    elif isinstance(e, nodes.Filter):
-        if e.node is not None:
-            yield e.node
-        yield from e.args
-    elif isinstance(e, nodes.Call):
-        yield from e.args
-
-
-def _falsy_const(e: nodes.Expr) -> bool:
-    if isinstance(e, nodes.Const):
-        return not e.value
-    return isinstance(e, (nodes.List, nodes.Dict)) and not e.items
-
-
-def _const_key(e: nodes.Expr) -> str | None:
-    if isinstance(e, nodes.Getattr):
-        return e.attr
-    if isinstance(e, nodes.Getitem) and isinstance(e.arg, nodes.Const) and isinstance(e.arg.value, str):
-        return e.arg.value
-    return None
-
-
-def _is_messages(e: nodes.Expr) -> bool:
-    """A list of messages: ``messages``, ``loop_messages`` (or a slice or filter of one)."""
-    while isinstance(e, (nodes.Getitem, nodes.Filter)):
-        if isinstance(e, nodes.Getitem) and not isinstance(e.arg, nodes.Slice):
-            return False
-        e = e.node
-    return isinstance(e, nodes.Name) and e.name.endswith("messages")
-
-
-def _is_message_ref(e: nodes.Expr, scope: _Scope) -> bool:
-    if isinstance(e, nodes.Name):
-        return e.name in scope.message_vars
-    return _is_message_item(e, scope)
-
-
-def _is_message_item(e: nodes.Expr, scope: _Scope) -> bool:
-    return (isinstance(e, nodes.Getitem) and not isinstance(e.arg, nodes.Slice) and _is_messages(e.node)) or (
-        isinstance(e, nodes.Name) and e.name in scope.message_vars)
-
-
-def _is_indexed_in(target: nodes.Expr, root: nodes.Expr) -> bool:
-    """Whether ``target`` is the object of a subscript inside ``root``."""
-    return any(g.node is target for g in [root, *root.find_all(nodes.Getitem)] if isinstance(g, nodes.Getitem))
-
-
-def _is_role(e: nodes.Expr, scope: _Scope) -> bool:
-    """A message's role, maybe through |lower, |trim, |string."""
-    while isinstance(e, nodes.Filter) and e.name in ("lower", "trim", "string"):
-        e = e.node
-    return _const_key(e) == "role" and _is_message_ref(e.node, scope)  # type: ignore[union-attr]
-
-
-def _is_stringish(e: nodes.Expr, scope: _Scope) -> bool:
-    """Statically a string: a literal, a concatenation, or a message's role/content."""
-    if isinstance(e, nodes.Const):
-        return isinstance(e.value, str)
-    if isinstance(e, nodes.Concat):
-        return True
-    if isinstance(e, nodes.CondExpr):
-        return e.expr2 is not None and _is_stringish(e.expr1, scope) and _is_stringish(e.expr2, scope)
-    if isinstance(e, nodes.Filter) and e.name in ("string", "trim", "upper", "lower", "tojson", "join"):
-        return True
-    key = _const_key(e)
-    return key in ("role", "content") and _is_message_ref(e.node, scope)  # type: ignore[union-attr]
-
-
-def _unparsable_inside(e: nodes.Expr) -> str | None:
-    """What in this literal MNN's parser cannot consume (so its list/dict loop never ends)."""
-    for sub in e.find_all(nodes.Expr):
-        if isinstance(sub, (nodes.Mul, nodes.Div, nodes.FloorDiv, nodes.Mod, nodes.Pow)):
-            return f"the operator '{sub.operator}'"
-        if isinstance(sub, nodes.Const) and isinstance(sub.value, float):
-            return f"the float {sub.value!r}"
-        if isinstance(sub, nodes.Tuple):
-            return "a tuple"
-        if isinstance(sub, nodes.Test) and (sub.args or sub.kwargs):
-            return f"the test '{sub.name}' with arguments"
-    return None
-
-
-def _only_raises(body: list[nodes.Node]) -> bool:
-    """Nothing but raise_exception(...) calls and white space."""
-    for node in body:
-        if not isinstance(node, nodes.Output):
-            return False
-        for child in node.nodes:
-            if isinstance(child, nodes.TemplateData):
-                if child.data.strip():
-                    return False
-            elif not (isinstance(child, nodes.Call) and isinstance(child.node, nodes.Name)
-                      and child.node.name == "raise_exception"):
-                return False
-    return True
-
-
-def _normalises(node: nodes.If) -> bool:
-    """``{% if X is not defined %}{% set X = ... %}{% endif %}`` for a context variable X."""
-    t = node.test
-    if isinstance(t, nodes.Not):
-        t, negated = t.node, True
-    else:
-        negated = False
-    if not (isinstance(t, nodes.Test) and isinstance(t.node, nodes.Name) and t.node.name in _CONTEXT_VARS):
-        return False
-    if (t.name == "defined") != negated:
-        return False
-    return bool(node.body) and all(isinstance(s, nodes.Assign) and isinstance(s.target, nodes.Name)
-                                   and s.target.name == t.node.name for s in node.body)
-
-
-def _bad_escapes(body: str) -> list[str]:
-    out: list[str] = []
-    i = 0
-    while i < len(body):
-        if body[i] == "\\" and i + 1 < len(body):
-            if body[i + 1] not in _MNN_ESCAPES:
-                out.append("\\" + body[i + 1])
-            i += 2
-        else:
-            i += 1
-    return out
-
-
-def _short(text: str) -> str:
-    return repr(text if len(text) <= 40 else text[:18] + "..." + text[-18:])
-
-
-_NEWLINES = re.compile(r"\r\n|\r|\n")
-_BEGIN = {"variable_begin", "block_begin", "comment_begin", "raw_begin"}
-
-
-def _jinja_segments(tokens: list[tuple[int, str, str]]) -> list[tuple[int, int, str]]:
-    """The text transformers renders between consecutive tags, with its line (jinja2's lexer,
-    trim_blocks + lstrip_blocks, newlines normalised, the template's final newline dropped)."""
-    segs: list[tuple[int, int, str]] = []
-    text, line = "", 1
-    for lineno, kind, value in tokens:
-        if kind == "data":
-            if not text:
-                line = lineno
-            text += _NEWLINES.sub("\n", value)
-        elif kind in _BEGIN:
-            segs.append((line if text else lineno, lineno, text))
-            text, line = "", lineno
-    if text.endswith("\n"):
-        text = text[:-1]  # keep_trailing_newline=False
-    segs.append((line, line + text.count("\n"), text))
-    return segs
-
-
-def _mnn_segments(src: str) -> list[str]:
-    """The text MNN's Lexer::tokenize keeps between consecutive tags (jinja.hpp:315-466)."""
-    segs: list[str] = []
-    i, n = 0, len(src)
-    state = "text"
-    trim_next = False
-    tail_added = False
-    ws = " \n\r\t"
-    while i < n:
-        if state == "text":
-            found = [(p, k) for k, p in ((1, src.find("{{", i)), (2, src.find("{%", i)), (3, src.find("{#", i)))
-                     if p != -1]
-            if not found:
-                text = src[i:]
-                if trim_next:
-                    text, trim_next = text.lstrip(ws), False
-                segs.append(text)
-                tail_added = True
-                break
-            nxt, kind = min(found)
-            text = src[i:nxt]
-            if trim_next:
-                text, trim_next = text.lstrip(ws), False
-            trim_prev = nxt + 3 <= n and src[nxt + 2] == "-"
-            if trim_prev:
-                text = text.rstrip(ws)
-            elif kind == 2:
-                start = text.rfind("\n") + 1
-                if len(text) > start and all(c in " \t" for c in text[start:]):
-                    text = text[:start]
-            segs.append(text)
-            i = nxt + 2 + (1 if trim_prev else 0)
-            if kind == 3:
-                while i < n:
-                    if src.startswith("#}", i):
-                        i += 2
-                        break
-                    if src.startswith("-#}", i):
-                        i += 3
-                        trim_next = True
-                        break
-                    i += 1
-            else:
-                state = "expr" if kind == 1 else "block"
-        else:
-            while i < n and src[i] in " \t\n\v\f\r":
-                i += 1
-            if i >= n:
-                break
-            end = "}}" if state == "expr" else "%}"
-            if src.startswith("-" + end, i):
-                i, state, trim_next = i + 3, "text", True
-                continue
-            if src.startswith(end, i):
-                i, state = i + 2, "text"
-                if end == "%}" and i < n and src[i] == "\n":
-                    i += 1  # trim_blocks
-                continue
-            c = src[i]
-            if c.isascii() and (c.isalpha() or c == "_"):
-                while i < n and src[i].isascii() and (src[i].isalnum() or src[i] == "_"):
-                    i += 1
-            elif c.isascii() and c.isdigit():
-                while i < n and src[i].isascii() and src[i].isdigit():
-                    i += 1
-            elif c in "'\"":
-                i += 1
-                while i < n and src[i] != c:
-                    i += 2 if src[i] == "\\" and i + 1 < n else 1
-                if i < n:
-                    i += 1
-            elif src.startswith(("==", "!=", "<=", ">="), i):
-                i += 2
-            else:
-                i += 1
-    if not tail_added:
-        segs.append("")  # the text after the last tag: none
-    return segs
