@@ -74,8 +74,10 @@ class Metaspace:
         self.replacement, self.add_prefix_space = replacement, add_prefix_space
 
     def decode_chain(self, tokens: list[bytes]) -> list[bytes]:
-        if not self.replacement and any(tokens):
-            raise UndefinedInMnn("decoder: a Metaspace decoder with an empty replacement never ends in MNN")
+        if not self.replacement:
+            if any(tokens):
+                raise UndefinedInMnn("decoder: a Metaspace decoder with an empty replacement never ends in MNN")
+            return tokens  # only empty tokens: MNN's loop never runs (Python's replace would insert)
         tokens = [t.replace(self.replacement, b" ") for t in tokens]
         if self.add_prefix_space and tokens and tokens[0][:1] == b" ":
             tokens[0] = tokens[0][1:]
