@@ -10,7 +10,7 @@ from conftest import CORPUS
 from test_mnn_corpus import EXPECTED_RULES
 
 import mtokspec
-from mtokspec import tree as T
+from mtokspec import tree as t
 from mtokspec.cli import main
 from mtokspec.divergences import RULES
 from mtokspec import lint  # the public entry point
@@ -92,11 +92,11 @@ def test_lint_predicts_what_the_corpus_shows(name):
     assert EXPECTED_RULES[tuple(name.split("/"))] <= predicted
 
 
-def _file(**kw) -> T.MtokFile:
-    base = dict(header=T.make_header(), model=T.BPEModel(vocab=[(b"a", 0), (b"b", 1)]),
-                chat_template="", eos_token="", flags=0, bos_token="", post_processor=T.PostProcessorProgram([]))
+def _file(**kw) -> t.MtokFile:
+    base = dict(header=t.make_header(), model=t.BPEModel(vocab=[(b"a", 0), (b"b", 1)]),
+                chat_template="", eos_token="", flags=0, bos_token="", post_processor=t.PostProcessorProgram([]))
     base.update(kw)
-    return T.MtokFile(**base)
+    return t.MtokFile(**base)
 
 
 def _codes(tree) -> set[str]:
@@ -104,53 +104,53 @@ def _codes(tree) -> set[str]:
 
 
 def test_bos_twice_and_misread():
-    twice = _file(header=T.make_header(special=[0], prefix=[0]),
-                  post_processor=T.PostProcessorProgram([T.SpecialTokenOp(0), T.SequenceOp()]))
+    twice = _file(header=t.make_header(special=[0], prefix=[0]),
+                  post_processor=t.PostProcessorProgram([t.SpecialTokenOp(0), t.SequenceOp()]))
     assert ("error", "mnn-bos-twice") in {(f.severity, f.code) for f in lint(twice)}
-    assert "mnn-bos-twice" not in _codes(_file(post_processor=T.PostProcessorProgram([T.SpecialTokenOp(0),
-                                                                                   T.SequenceOp()])))
+    assert "mnn-bos-twice" not in _codes(_file(post_processor=t.PostProcessorProgram([t.SpecialTokenOp(0),
+                                                                                   t.SequenceOp()])))
     # 3 special ops + 1 sequence op = 16 bytes = 4 x 4: MNN reads the older layout
-    misread = _file(post_processor=T.PostProcessorProgram(
-        [T.SpecialTokenOp(0), T.SpecialTokenOp(1), T.SequenceOp(), T.SpecialTokenOp(1)]))
+    misread = _file(post_processor=t.PostProcessorProgram(
+        [t.SpecialTokenOp(0), t.SpecialTokenOp(1), t.SequenceOp(), t.SpecialTokenOp(1)]))
     assert "mnn-post-misread" in _codes(misread)
-    assert "mnn-post-misread" not in _codes(_file(post_processor=T.PostProcessorProgram(
-        [T.SpecialTokenOp(0), T.SequenceOp(), T.SpecialTokenOp(1)])))
+    assert "mnn-post-misread" not in _codes(_file(post_processor=t.PostProcessorProgram(
+        [t.SpecialTokenOp(0), t.SequenceOp(), t.SpecialTokenOp(1)])))
 
 
 def test_pre_tokenizer_findings():
-    digits = _file(pre_tokenizer=T.DigitsPreTokenizer(False))
+    digits = _file(pre_tokenizer=t.DigitsPreTokenizer(False))
     assert ("warning", "mnn-digits-no-split") in {(f.severity, f.code) for f in lint(digits)}
-    look = _file(pre_tokenizer=T.SplitPreTokenizer(r"\bx|y", False, 0))
+    look = _file(pre_tokenizer=t.SplitPreTokenizer(r"\bx|y", False, 0))
     assert ("error", "mnn-regex-engine") in {(f.severity, f.code) for f in lint(look)}
-    assert "mnn-regex-engine" not in _codes(_file(pre_tokenizer=T.SplitPreTokenizer(r"\s+", False, 1)))
-    assert "mnn-regex-engine" in _codes(_file(pre_tokenizer=T.SplitPreTokenizer("[一-龥]+", False, 0)))
+    assert "mnn-regex-engine" not in _codes(_file(pre_tokenizer=t.SplitPreTokenizer(r"\s+", False, 1)))
+    assert "mnn-regex-engine" in _codes(_file(pre_tokenizer=t.SplitPreTokenizer("[一-龥]+", False, 0)))
     assert "mnn-bpe-quadratic" in _codes(_file())
-    assert "mnn-bpe-quadratic" not in _codes(_file(pre_tokenizer=T.ByteLevelPreTokenizer(True)))
+    assert "mnn-bpe-quadratic" not in _codes(_file(pre_tokenizer=t.ByteLevelPreTokenizer(True)))
 
 
 def test_undefined_behaviour_is_an_error():
-    hang = _file(pre_tokenizer=T.ByteLevelPreTokenizer(True), decoder=T.ReplaceDecoder("", "x"))
+    hang = _file(pre_tokenizer=t.ByteLevelPreTokenizer(True), decoder=t.ReplaceDecoder("", "x"))
     assert ("error", "mnn-undefined") in {(f.severity, f.code) for f in lint(hang)}
-    out_of_range = _file(pre_tokenizer=T.ByteLevelPreTokenizer(True), model=T.BPEModel(vocab=[(b"a", 7)]))
+    out_of_range = _file(pre_tokenizer=t.ByteLevelPreTokenizer(True), model=t.BPEModel(vocab=[(b"a", 7)]))
     assert ("error", "mnn-undefined") in {(f.severity, f.code) for f in lint(out_of_range)}
 
 
 def test_chat_template_findings_are_included():
-    tree = _file(pre_tokenizer=T.ByteLevelPreTokenizer(True),
+    tree = _file(pre_tokenizer=t.ByteLevelPreTokenizer(True),
                  chat_template="{% if messages|length > 9 %}{{ raise_exception('long') }}{% endif %}"
                                "{% for m in messages %}{{ m['content'] }}{% endfor %}")
     chat = [f for f in lint(tree) if f.path.startswith("chat_template")]
     assert chat and {f.code for f in chat} <= set(RULES)
-    assert not [f for f in lint(_file(pre_tokenizer=T.ByteLevelPreTokenizer(True),
+    assert not [f for f in lint(_file(pre_tokenizer=t.ByteLevelPreTokenizer(True),
                                       chat_template="{% for m in messages %}{{ m.content }}{% endfor %}"))
                 if f.path.startswith("chat_template")]
 
 
 def test_lint_cli(tmp_path, capsys):
     clean = tmp_path / "clean.mtok"
-    clean.write_bytes(mtokspec.build(_file(pre_tokenizer=T.ByteLevelPreTokenizer(True))))
+    clean.write_bytes(mtokspec.build(_file(pre_tokenizer=t.ByteLevelPreTokenizer(True))))
     bad = tmp_path / "bad.mtok"
-    bad.write_bytes(mtokspec.build(_file(pre_tokenizer=T.DigitsPreTokenizer(False))))
+    bad.write_bytes(mtokspec.build(_file(pre_tokenizer=t.DigitsPreTokenizer(False))))
     assert main(["lint", str(clean)]) == 0
     assert main(["lint", "--target", "mnn", "--json", str(bad)]) == 1
     out = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]

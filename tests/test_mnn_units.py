@@ -11,7 +11,7 @@ import unicodedata
 import pytest
 
 import mtokspec
-from mtokspec import tree as T
+from mtokspec import tree as t
 from mtokspec.runtime import Tokenizer, TokenizerError
 from mtokspec.runtime.mnn import MnnTokenizer, UndefinedInMnn
 from mtokspec.runtime.mnn import regex as R
@@ -89,18 +89,18 @@ def test_split_behaviours():
 
 # --- the tokenizer around the model -------------------------------------------------------------
 
-def _mtok(**kw) -> T.MtokFile:
-    base = dict(header=T.make_header(), pre_tokenizer=T.ByteLevelPreTokenizer(True),
-                model=T.BPEModel(vocab=[(b"<s>", 3), (b"a", 0), (b"ab", 2), (b"b", 1)], merges=[(0, 1, 0)]),
-                added_tokens=[T.AddedToken(3, True, False, False, "<s>")],
-                chat_template="", eos_token="", flags=0, bos_token="", post_processor=T.PostProcessorProgram([]))
+def _mtok(**kw) -> t.MtokFile:
+    base = dict(header=t.make_header(), pre_tokenizer=t.ByteLevelPreTokenizer(True),
+                model=t.BPEModel(vocab=[(b"<s>", 3), (b"a", 0), (b"ab", 2), (b"b", 1)], merges=[(0, 1, 0)]),
+                added_tokens=[t.AddedToken(3, True, False, False, "<s>")],
+                chat_template="", eos_token="", flags=0, bos_token="", post_processor=t.PostProcessorProgram([]))
     base.update(kw)
-    return T.MtokFile(**base)
+    return t.MtokFile(**base)
 
 
 def test_bos_twice():
-    tree = _mtok(header=T.make_header(special=[3], prefix=[3]),
-                 post_processor=T.PostProcessorProgram([T.SpecialTokenOp(3), T.SequenceOp()]))
+    tree = _mtok(header=t.make_header(special=[3], prefix=[3]),
+                 post_processor=t.PostProcessorProgram([t.SpecialTokenOp(3), t.SequenceOp()]))
     mnn, hf = MnnTokenizer.from_tree(tree), Tokenizer.from_tree(tree)
     assert mnn.encode("ab") == [3, 3, 2]
     assert hf.encode("ab", add_special_tokens=True) == [3, 2]
@@ -108,8 +108,8 @@ def test_bos_twice():
 
 
 def test_post_processor_misread():
-    ops = [T.SpecialTokenOp(3), T.SpecialTokenOp(3), T.SequenceOp(), T.SpecialTokenOp(3)]  # 16 bytes
-    mnn = MnnTokenizer.from_tree(_mtok(post_processor=T.PostProcessorProgram(ops)))
+    ops = [t.SpecialTokenOp(3), t.SpecialTokenOp(3), t.SequenceOp(), t.SpecialTokenOp(3)]  # 16 bytes
+    mnn = MnnTokenizer.from_tree(_mtok(post_processor=t.PostProcessorProgram(ops)))
     # the op bytes 01 03000000 01 03000000 00 01 03000000 read as four u32 ids after sequence A
     assert mnn.encode("ab") == [2, 0x301, 0x30100, 0x1000000, 3]
 
@@ -117,16 +117,16 @@ def test_post_processor_misread():
 def test_unsorted_vocabulary_is_searched_as_mnn_searches():
     # MNN binary-searches the rows in file order: "ab" sits before "b" in no sorted order, so the
     # search for "ab" misses it and the merge stops
-    tree = _mtok(model=T.BPEModel(vocab=[(b"a", 0), (b"b", 1), (b"ab", 2)], merges=[(0, 1, 0)]), added_tokens=[])
+    tree = _mtok(model=t.BPEModel(vocab=[(b"a", 0), (b"b", 1), (b"ab", 2)], merges=[(0, 1, 0)]), added_tokens=[])
     assert MnnTokenizer.from_tree(tree).encode("ab") == [0, 1]
 
 
 def test_special_split_uses_the_per_id_decode():
     # a WordPiece decoder makes the per-id decode of [CLS] " [CLS]": only that text is split
-    tree = T.MtokFile(header=T.make_header(special=[0]), pre_tokenizer=T.BertPreTokenizer(),
-                      model=T.WordPieceModel("[UNK]", "##", 100, [(b"[CLS]", 0), (b"[UNK]", 1), (b"a", 2)]),
-                      decoder=T.WordPieceDecoder("##", True),
-                      chat_template="", eos_token="", flags=0, bos_token="", post_processor=T.PostProcessorProgram([]))
+    tree = t.MtokFile(header=t.make_header(special=[0]), pre_tokenizer=t.BertPreTokenizer(),
+                      model=t.WordPieceModel("[UNK]", "##", 100, [(b"[CLS]", 0), (b"[UNK]", 1), (b"a", 2)]),
+                      decoder=t.WordPieceDecoder("##", True),
+                      chat_template="", eos_token="", flags=0, bos_token="", post_processor=t.PostProcessorProgram([]))
     mnn = MnnTokenizer.from_tree(tree)
     assert mnn.split_specials(b"a [CLS]a") == [(b"a", None), (b" [CLS]", 0), (b"a", None)]
     assert mnn.encode("a [CLS]a") == [2, 0, 2]
@@ -142,8 +142,8 @@ def test_engine_fix_and_stream():
     assert engine_fix(b"<0x4G>") == b"\x04"  # std::stoi reads what it can
     with pytest.raises(UndefinedInMnn):
         engine_fix(b"<0xZZ>")
-    tree = _mtok(model=T.BPEModel(vocab=[(b"\xc3", 0), (b"\xa9", 1)]), pre_tokenizer=T.NoPreTokenizer(),
-                 decoder=T.SequenceDecoder([]), added_tokens=[])
+    tree = _mtok(model=t.BPEModel(vocab=[(b"\xc3", 0), (b"\xa9", 1)]), pre_tokenizer=t.NoPreTokenizer(),
+                 decoder=t.SequenceDecoder([]), added_tokens=[])
     mnn = MnnTokenizer.from_tree(tree)
     stream = mnn.decode_stream()
     assert stream.step(0) is None and stream.step(1) == "é"
@@ -153,8 +153,8 @@ def test_engine_fix_and_stream():
 
 def test_undefined_behaviour_is_refused():
     with pytest.raises(UndefinedInMnn):
-        MnnTokenizer.from_tree(_mtok(model=T.BPEModel(vocab=[(b"a", 5)])))
-    hang = MnnTokenizer.from_tree(_mtok(decoder=T.ReplaceDecoder("", "x")))
+        MnnTokenizer.from_tree(_mtok(model=t.BPEModel(vocab=[(b"a", 5)])))
+    hang = MnnTokenizer.from_tree(_mtok(decoder=t.ReplaceDecoder("", "x")))
     with pytest.raises(UndefinedInMnn):
         hang.decode([0])
     assert isinstance(UndefinedInMnn("x"), TokenizerError)
@@ -174,22 +174,22 @@ def test_semantics_switch():
 # --- models -------------------------------------------------------------------------------------
 
 def test_bpe_stops_at_a_merge_whose_text_is_not_a_token():
-    tree = _mtok(model=T.BPEModel(vocab=[(b"a", 0), (b"b", 1), (b"c", 2), (b"bc", 3)],
+    tree = _mtok(model=t.BPEModel(vocab=[(b"a", 0), (b"b", 1), (b"c", 2), (b"bc", 3)],
                                   merges=[(0, 1, 0), (1, 2, 1)]), added_tokens=[])
     # the best merge a+b -> "ab" is not a token: MNN stops, so b+c never merges either
     assert MnnTokenizer.from_tree(tree).encode("abc") == [0, 1, 2]
 
 
 def test_wordpiece_counts_bytes():
-    wp = T.WordPieceModel("[UNK]", "##", 5, [(b"[UNK]", 0), ("é".encode(), 1), ("##é".encode(), 2)])
-    tree = T.MtokFile(model=wp, pre_tokenizer=T.BertPreTokenizer(), decoder=T.WordPieceDecoder("##", True))
+    wp = t.WordPieceModel("[UNK]", "##", 5, [(b"[UNK]", 0), ("é".encode(), 1), ("##é".encode(), 2)])
+    tree = t.MtokFile(model=wp, pre_tokenizer=t.BertPreTokenizer(), decoder=t.WordPieceDecoder("##", True))
     mnn, hf = MnnTokenizer.from_tree(tree), Tokenizer.from_tree(tree)
     assert hf.encode("ééé") == [1, 2, 2]
     assert mnn.encode("ééé") == [0]  # 6 bytes > 5
 
 
 def test_unigram_runs_over_bytes():
-    tree = T.MtokFile(model=T.UnigramModel(0, False, [(b"<unk>", 0, -10.0), (b"a", 1, -1.0)]))
+    tree = t.MtokFile(model=t.UnigramModel(0, False, [(b"<unk>", 0, -10.0), (b"a", 1, -1.0)]))
     mnn = MnnTokenizer.from_tree(tree)
     assert mnn.encode("aéé a") == [1, 0, 1]  # the unknown run fused, the space too (no pre-tokenizer)
 
@@ -197,14 +197,14 @@ def test_unigram_runs_over_bytes():
 # --- legacy types -------------------------------------------------------------------------------
 
 def test_tiktoken_is_greedy_longest_match():
-    tree = T.TiktokenTxtFile(header=T.make_header(), tokens=[b"a", b"b", b"ab", b"abc", b"c"])
+    tree = t.TiktokenTxtFile(header=t.make_header(), tokens=[b"a", b"b", b"ab", b"abc", b"c"])
     mnn = MnnTokenizer.from_tree(tree)
     assert mnn.encode("abcab") == [3, 2]
     assert mnn.encode("xa") == [0]  # a byte no token starts with is dropped
 
 
 def test_bert_type_lowercases_and_keeps_pieces_before_unk():
-    tree = T.BertTxtFile(header=T.make_header(), tokens=[b"[UNK]", b"he", b"##ll", b"hello"])
+    tree = t.BertTxtFile(header=t.make_header(), tokens=[b"[UNK]", b"he", b"##ll", b"hello"])
     mnn = MnnTokenizer.from_tree(tree)
     assert mnn.encode("HELLO") == [3]
     assert mnn.encode("hellx") == [1, 2, 0]
@@ -212,7 +212,7 @@ def test_bert_type_lowercases_and_keeps_pieces_before_unk():
 
 def test_sentencepiece_decode_replaces_pos_plus_3_bytes():
     meta = "\u2581".encode()
-    tree = T.SentencePieceTxtFile(header=T.make_header(), pieces=[(b"<unk>", "0", 2), (b"ab" + meta + b"cdef", "0", 1)])
+    tree = t.SentencePieceTxtFile(header=t.make_header(), pieces=[(b"<unk>", "0", 2), (b"ab" + meta + b"cdef", "0", 1)])
     assert MnnTokenizer.from_tree(tree).decode_bytes([1]) == b"ab ef"  # 2 + 3 bytes from position 2
 
 
@@ -246,8 +246,8 @@ def test_any_file_any_input(data, text, ids):
 def test_compare_cli(tmp_path, capsys):
     from mtokspec.cli import main
 
-    misread = _mtok(post_processor=T.PostProcessorProgram(
-        [T.SpecialTokenOp(3), T.SpecialTokenOp(3), T.SequenceOp(), T.SpecialTokenOp(3)]))
+    misread = _mtok(post_processor=t.PostProcessorProgram(
+        [t.SpecialTokenOp(3), t.SpecialTokenOp(3), t.SequenceOp(), t.SpecialTokenOp(3)]))
     path = tmp_path / "misread.mtok"
     path.write_bytes(mtokspec.build(misread))
     cases = tmp_path / "cases.json"

@@ -9,7 +9,7 @@ The chat template is linted by :mod:`mtokspec.linter.chat_template` (paths ``cha
 
 from __future__ import annotations
 
-from mtokspec import tree as T
+from mtokspec import tree as t
 from mtokspec.errors import MtokFormatError
 from mtokspec.validate import ERROR, INFO, WARNING, Finding
 
@@ -19,7 +19,7 @@ TARGETS = ("mnn",)
 _ORDER = {ERROR: 0, WARNING: 1, INFO: 2}
 
 
-def lint(tree_or_bytes: T.TokenizerFile | bytes | bytearray | memoryview, target: str = "mnn") -> list[Finding]:
+def lint(tree_or_bytes: t.TokenizerFile | bytes | bytearray | memoryview, target: str = "mnn") -> list[Finding]:
     """The findings for ``target`` (only ``"mnn"`` so far), errors first.
 
     Bytes that cannot be parsed raise :class:`MtokFormatError`, as :func:`mtokspec.validate` does.
@@ -34,9 +34,9 @@ def lint(tree_or_bytes: T.TokenizerFile | bytes | bytearray | memoryview, target
         tree = tree_or_bytes
     from mtokspec.linter import mnn
 
-    if isinstance(tree, T.MtokFile):
+    if isinstance(tree, t.MtokFile):
         findings = mnn.lint_mtok(tree)
-    elif isinstance(tree, (T.SentencePieceTxtFile, T.TiktokenTxtFile, T.BertTxtFile, T.HuggingFaceTxtFile)):
+    elif isinstance(tree, (t.SentencePieceTxtFile, t.TiktokenTxtFile, t.BertTxtFile, t.HuggingFaceTxtFile)):
         findings = mnn.lint_txt(tree)
     else:
         raise MtokFormatError(f"expected a tokenizer file tree or bytes, got {type(tree_or_bytes).__name__}")

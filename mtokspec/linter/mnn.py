@@ -8,7 +8,7 @@ built and asked.
 
 from __future__ import annotations
 
-from mtokspec import tree as T
+from mtokspec import tree as t
 from mtokspec.runtime.mnn import regex as R
 from mtokspec.validate import ERROR, INFO, WARNING, Finding
 
@@ -31,7 +31,7 @@ def _walk(node, children: str, path: str):
         yield from _walk(c, children, f"{path}.{children}[{k}]")
 
 
-def lint_mtok(tree: T.MtokFile) -> list[Finding]:
+def lint_mtok(tree: t.MtokFile) -> list[Finding]:
     lt = _Lint()
     _undefined(lt, tree)
     _header_and_post(lt, tree)
@@ -56,15 +56,15 @@ def _undefined(lt: _Lint, tree) -> None:
         lt.add(ERROR, "model.vocab", "mnn-undefined", str(e))
 
 
-def _header_and_post(lt: _Lint, tree: T.MtokFile) -> None:
+def _header_and_post(lt: _Lint, tree: t.MtokFile) -> None:
     from mtokspec.runtime.mnn.tokenizer import post_program_ops
 
     pp = tree.post_processor
     h = tree.header
     prefix = h.ids[h.special_count + h.stop_count:h.special_count + h.stop_count + h.prefix_count]
     ops = post_program_ops(pp)
-    if isinstance(pp, T.PostProcessorProgram) and pp.ops:
-        written = [None if isinstance(op, T.SequenceOp) else op.token_id for op in pp.ops]
+    if isinstance(pp, t.PostProcessorProgram) and pp.ops:
+        written = [None if isinstance(op, t.SequenceOp) else op.token_id for op in pp.ops]
         if ops != written:
             lt.add(ERROR, "post_processor", "mnn-post-misread",
                    f"MNN reads this program as sequence A then the ids {[i for i in ops if i is not None]} "
@@ -79,7 +79,7 @@ def _header_and_post(lt: _Lint, tree: T.MtokFile) -> None:
                + " in every encode(text) (HF applies one of them)")
 
 
-def _added(lt: _Lint, tree: T.MtokFile) -> None:
+def _added(lt: _Lint, tree: t.MtokFile) -> None:
     from mtokspec.runtime.mnn import MnnTokenizer, UndefinedInMnn
 
     try:
@@ -101,27 +101,27 @@ def _added(lt: _Lint, tree: T.MtokFile) -> None:
                f"{len(stripped)} added token(s) strip white space beside them; MNN strips ASCII white space only")
 
 
-def _normalizers(lt: _Lint, tree: T.MtokFile) -> None:
+def _normalizers(lt: _Lint, tree: t.MtokFile) -> None:
     for node, path in _walk(tree.normalizer, "normalizers", "normalizer"):
-        if isinstance(node, T.TableNormalizer) and node.table:
+        if isinstance(node, t.TableNormalizer) and node.table:
             lt.add(WARNING, path, "mnn-table-normalizer",
                    "MNN maps code point by code point through this table (no composition or reordering) "
                    "and turns control and format characters (ZWJ, ZWSP, BOM, bidi marks, C1 controls) into "
                    "a space")
-        elif isinstance(node, (T.BertNormalizer, T.BertNFDNormalizer)) and (node.clean_text or node.lowercase):
+        elif isinstance(node, (t.BertNormalizer, t.BertNFDNormalizer)) and (node.clean_text or node.lowercase):
             lt.add(WARNING, path, "mnn-bert-normalizer",
                    "MNN's BertNormalizer keeps format characters (Cf) HF's clean_text drops and lower-cases "
                    "one code point to one (HF: full lower-casing, e.g. 'İ')")
-        elif isinstance(node, T.StripNormalizer) and (node.strip_left or node.strip_right):
+        elif isinstance(node, t.StripNormalizer) and (node.strip_left or node.strip_right):
             lt.add(INFO, path, "mnn-strip-normalizer",
                    "MNN strips ASCII white space and Zs only (HF also U+0085, U+2028, U+2029)")
 
 
-def _pre_tokenizers(lt: _Lint, tree: T.MtokFile) -> None:
+def _pre_tokenizers(lt: _Lint, tree: t.MtokFile) -> None:
     nodes = list(_walk(tree.pre_tokenizer, "pretokenizers", "pre_tokenizer"))
     splitting_before = False
     for node, path in nodes:
-        if isinstance(node, T.DigitsPreTokenizer):
+        if isinstance(node, t.DigitsPreTokenizer):
             if not node.individual_digits:
                 lt.add(WARNING, path, "mnn-digits-no-split",
                        "Digits(individual_digits=false) does not split on MNN: digit runs stay joined to "
@@ -130,17 +130,17 @@ def _pre_tokenizers(lt: _Lint, tree: T.MtokFile) -> None:
                 lt.add(INFO, path, "mnn-digits-no-split",
                        "MNN isolates ASCII digits only (HF: every numeric character)")
             splitting_before = True
-        elif isinstance(node, T.MetaspacePreTokenizer):
+        elif isinstance(node, t.MetaspacePreTokenizer):
             if node.add_prefix_space and splitting_before:
                 lt.add(INFO, path, "mnn-metaspace-every-split",
                        "MNN prepends the replacement to every split that does not start with a space; HF "
                        "does so only with prepend_scheme 'always' (the file does not record the scheme)")
-        elif isinstance(node, T.SplitPreTokenizer):
+        elif isinstance(node, t.SplitPreTokenizer):
             _pattern(lt, path, node.pattern)
             splitting_before = True
-        elif isinstance(node, T.ByteLevelPreTokenizer) and node.use_regex:
+        elif isinstance(node, t.ByteLevelPreTokenizer) and node.use_regex:
             splitting_before = True
-        elif isinstance(node, T.BertPreTokenizer):
+        elif isinstance(node, t.BertPreTokenizer):
             lt.add(INFO, path, "mnn-bert-pretokenizer",
                    "MNN splits on ASCII white space and Zs only (HF also U+0085, U+2028, U+2029)")
             splitting_before = True
@@ -166,10 +166,10 @@ def _pattern(lt: _Lint, path: str, pattern: str) -> None:
         lt.add(WARNING, f"{path}.pattern", "mnn-regex-engine", "MNN matches lazy quantifiers greedily")
 
 
-def _model(lt: _Lint, tree: T.MtokFile) -> None:
+def _model(lt: _Lint, tree: t.MtokFile) -> None:
     m = tree.model
-    if isinstance(m, T.BPEModel):
-        if isinstance(tree.pre_tokenizer, T.NoPreTokenizer):
+    if isinstance(m, t.BPEModel):
+        if isinstance(tree.pre_tokenizer, t.NoPreTokenizer):
             (n1, t1), (n2, t2), (n3, t3) = QUADRATIC_MEASURED
             lt.add(WARNING, "pre_tokenizer", "mnn-bpe-quadratic",
                    "BPE without a pre-tokenizer: MNN merges over the whole text with a loop that rescans "
@@ -181,13 +181,13 @@ def _model(lt: _Lint, tree: T.MtokFile) -> None:
                 lt.add(WARNING, "model.byte_fallback", "mnn-bpe-merges",
                        f"byte_fallback is off but the vocabulary has {byte_pieces} <0xHH> pieces: MNN falls back "
                        "to them for characters not in the vocabulary anyway (HF: unk or dropped)")
-    elif isinstance(m, T.WordPieceModel):
+    elif isinstance(m, t.WordPieceModel):
         if any(not tok.isascii() for tok, _ in m.vocab):
             lt.add(WARNING, "model", "mnn-wordpiece-bytes",
                    "MNN's WordPiece matches bytes and counts max_input_chars_per_word "
                    f"({m.max_input_chars_per_word}) in bytes: non-ASCII words reach the limit 2-4x sooner "
                    "and become the unknown token")
-    elif isinstance(m, T.UnigramModel):
+    elif isinstance(m, t.UnigramModel):
         if m.byte_fallback:
             have = {tok for tok, _, _ in m.vocab}
             missing = [b for b in range(256) if b"<0x%02X>" % b not in have]
@@ -200,21 +200,21 @@ def _model(lt: _Lint, tree: T.MtokFile) -> None:
                "vocabulary lacks are segmented differently from HF")
 
 
-def _decoders(lt: _Lint, tree: T.MtokFile) -> None:
+def _decoders(lt: _Lint, tree: t.MtokFile) -> None:
     nodes = list(_walk(tree.decoder, "decoders", "decoder"))
     for node, path in nodes:
-        if isinstance(node, T.ReplaceDecoder) and not node.pattern:
+        if isinstance(node, t.ReplaceDecoder) and not node.pattern:
             lt.add(ERROR, path, "mnn-undefined",
                    "a Replace decoder with an empty pattern (the exporter writes a Regex pattern so): MNN's "
                    "decode never returns")
-        if isinstance(node, T.MetaspaceDecoder) and not node.replacement:
+        if isinstance(node, t.MetaspaceDecoder) and not node.replacement:
             lt.add(ERROR, path, "mnn-undefined",
                    "a Metaspace decoder with an empty replacement: MNN's decode never returns")
-    leading = [p for n, p in nodes if isinstance(n, T.MetaspaceDecoder) and n.add_prefix_space]
-    wp = [p for n, p in nodes if isinstance(n, T.WordPieceDecoder)]
-    strip = [p for n, p in nodes if isinstance(n, (T.StripDecoder, T.FuseDecoder))]
+    leading = [p for n, p in nodes if isinstance(n, t.MetaspaceDecoder) and n.add_prefix_space]
+    wp = [p for n, p in nodes if isinstance(n, t.WordPieceDecoder)]
+    strip = [p for n, p in nodes if isinstance(n, (t.StripDecoder, t.FuseDecoder))]
     meta = "\u2581".encode()
-    meta_in_tokens = isinstance(tree.model, (T.BPEModel, T.UnigramModel)) and any(
+    meta_in_tokens = isinstance(tree.model, (t.BPEModel, t.UnigramModel)) and any(
         row[0].startswith(meta) for row in tree.model.vocab)
     if wp:
         lt.add(WARNING, wp[0], "mnn-decoder-chain",
@@ -229,7 +229,7 @@ def _decoders(lt: _Lint, tree: T.MtokFile) -> None:
         lt.add(WARNING, (leading or strip)[0], "mnn-stream-decode",
                "the engine prints each id alone: '▁' becomes a space in every token, so the printed text "
                "starts with a space the sequence decode strips")
-    raw = [p for n, p in nodes if isinstance(n, (T.ByteLevelDecoder, T.ByteFallbackDecoder))]
+    raw = [p for n, p in nodes if isinstance(n, (t.ByteLevelDecoder, t.ByteFallbackDecoder))]
     if raw:
         lt.add(INFO, raw[0], "mnn-decode-raw-bytes",
                "ids that end inside a character decode to bytes that are not UTF-8: MNN returns them as they "
@@ -250,7 +250,7 @@ def _decoders(lt: _Lint, tree: T.MtokFile) -> None:
 def lint_txt(tree) -> list[Finding]:
     lt = _Lint()
     _undefined(lt, tree)
-    if isinstance(tree, T.SentencePieceTxtFile):
+    if isinstance(tree, t.SentencePieceTxtFile):
         spaced = sum(1 for tok, _, kind in tree.pieces if kind == 1 and tok.startswith(b" "))
         meta = sum(1 for tok, _, _ in tree.pieces if "\u2581".encode() in tok)
         scores = {score for _, score, _ in tree.pieces}
@@ -270,16 +270,16 @@ def lint_txt(tree) -> list[Finding]:
             lt.add(WARNING, "pieces", "mnn-legacy-sentencepiece",
                    f"no piece has type 2 (unknown): MNN uses id 0 ({tree.pieces[0][0]!r}) for unknown text "
                    "and its byte fallback")
-    elif isinstance(tree, T.TiktokenTxtFile):
+    elif isinstance(tree, t.TiktokenTxtFile):
         lt.add(ERROR, "tokens", "mnn-legacy-tiktoken-greedy",
                "type 1 is encoded by greedy longest match over the whole text, not by BPE ranks: most "
                "texts get other ids than HF/tiktoken")
-    elif isinstance(tree, T.BertTxtFile):
+    elif isinstance(tree, t.BertTxtFile):
         cased = sum(1 for tok in tree.tokens if tok.isascii() and tok.lower() != tok)
         lt.add(ERROR if cased else WARNING, "tokens", "mnn-legacy-bert",
                "type 2 lower-cases ASCII letters always and splits with its own rules"
                + (f": this vocabulary is cased ({cased} tokens with capitals), so cased words lose" if cased else ""))
-    elif isinstance(tree, T.HuggingFaceTxtFile):
+    elif isinstance(tree, t.HuggingFaceTxtFile):
         lt.add(WARNING, "tokens", "mnn-legacy-gpt2-regex",
                "type 3 splits with a C-locale regex: only ASCII letters and digits are letters and digits, "
                "so non-ASCII words split differently from HF")

@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mtokspec import tree as T
+from mtokspec import tree as t
 from mtokspec.runtime import TokenizerError
 from mtokspec.runtime.tokenizer import Tokenizer
 
@@ -106,7 +106,7 @@ def compare(mtok, tokenizer_json: str | os.PathLike, texts, *, add_special_token
     tokenizers = _hf()
     if isinstance(mtok, Tokenizer):
         ours = mtok
-    elif isinstance(mtok, T.MtokFile):
+    elif isinstance(mtok, t.MtokFile):
         ours = Tokenizer.from_tree(mtok)
     else:
         ours = Tokenizer.from_file(mtok)
@@ -150,7 +150,7 @@ def compare_runtimes(file, texts, *, against: str | os.PathLike | None = None, a
     from mtokspec.runtime.mnn import MnnTokenizer
     from mtokspec.runtime.mnn.explain import explain_encode
 
-    tree = file if isinstance(file, T.TokenizerFile.__args__) else None  # type: ignore[attr-defined]
+    tree = file if isinstance(file, t.TokenizerFile.__args__) else None  # type: ignore[attr-defined]
     if tree is None:
         import mtokspec
 
@@ -159,11 +159,11 @@ def compare_runtimes(file, texts, *, against: str | os.PathLike | None = None, a
     hf_file = Tokenizer.from_tree(tree)
     if against is not None:
         theirs = _hf().Tokenizer.from_file(str(Path(against)))
-        encode_theirs = lambda t: theirs.encode(t, add_special_tokens=add_special_tokens).ids  # noqa: E731
+        encode_theirs = lambda text: theirs.encode(text, add_special_tokens=add_special_tokens).ids  # noqa: E731
         theirs_token = theirs.id_to_token
         theirs_name = "HF (tokenizer.json)"
     else:
-        encode_theirs = lambda t: hf_file.encode(t, add_special_tokens=add_special_tokens)  # noqa: E731
+        encode_theirs = lambda text: hf_file.encode(text, add_special_tokens=add_special_tokens)  # noqa: E731
         theirs_token = hf_file.id_to_token
         theirs_name = "HF (this file)"
     matched = unexplained = 0

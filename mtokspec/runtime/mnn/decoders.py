@@ -3,7 +3,7 @@ through each decoder's ``decode_chain``, then joined."""
 
 from __future__ import annotations
 
-from mtokspec import tree as T
+from mtokspec import tree as t
 from mtokspec.runtime.mnn._text import build
 from mtokspec.runtime.mnn import unicode as U
 from mtokspec.runtime.mnn._undefined import UndefinedInMnn
@@ -38,12 +38,12 @@ def scan_hex_byte(s: bytes, at: int) -> int | None:
     return (-v if neg else v) & 0xFF
 
 
-def byte_level_unmap(t: bytes) -> bytes:
-    if t.isascii():  # ASCII stand-ins are their own bytes; the other ASCII bytes are not stand-ins
-        return t
+def byte_level_unmap(token: bytes) -> bytes:
+    if token.isascii():  # ASCII stand-ins are their own bytes; the other ASCII bytes are not stand-ins
+        return token
     out = bytearray()
-    for off, r, _ in U.chars(t):
-        ch = t[off:off + r]
+    for off, r, _ in U.chars(token):
+        ch = token[off:off + r]
         b = UNBYTE.get(ch)
         if b is None:
             out += ch
@@ -54,18 +54,18 @@ def byte_level_unmap(t: bytes) -> bytes:
 
 class ByteLevel:
     def decode_chain(self, tokens: list[bytes]) -> list[bytes]:
-        return [byte_level_unmap(t) for t in tokens]
+        return [byte_level_unmap(token) for token in tokens]
 
 
 class ByteFallback:
     def decode_chain(self, tokens: list[bytes]) -> list[bytes]:
         out = []
-        for t in tokens:
-            if len(t) >= 3 and t[:3] == b"<0x":
-                b = scan_hex_byte(t, 3)
+        for token in tokens:
+            if len(token) >= 3 and token[:3] == b"<0x":
+                b = scan_hex_byte(token, 3)
                 if b is not None:
-                    t = bytes([b])
-            out.append(t)
+                    token = bytes([b])
+            out.append(token)
         return out
 
 
@@ -78,7 +78,7 @@ class Metaspace:
             if any(tokens):
                 raise UndefinedInMnn("decoder: a Metaspace decoder with an empty replacement never ends in MNN")
             return tokens  # only empty tokens: MNN's loop never runs (Python's replace would insert)
-        tokens = [t.replace(self.replacement, b" ") for t in tokens]
+        tokens = [token.replace(self.replacement, b" ") for token in tokens]
         if self.add_prefix_space and tokens and tokens[0][:1] == b" ":
             tokens[0] = tokens[0][1:]
         return tokens
@@ -90,13 +90,13 @@ class WordPiece:
 
     def decode_chain(self, tokens: list[bytes]) -> list[bytes]:
         parts = []
-        for i, t in enumerate(tokens):
-            if t.startswith(self.prefix):
-                parts.append(t[len(self.prefix):])
+        for i, token in enumerate(tokens):
+            if token.startswith(self.prefix):
+                parts.append(token[len(self.prefix):])
             elif i > 0:
-                parts.append(b" " + t)
+                parts.append(b" " + token)
             else:
-                parts.append(t)
+                parts.append(token)
         return [b"".join(parts)]
 
 
@@ -115,7 +115,7 @@ class Replace:
                 raise UndefinedInMnn("decoder: a Replace decoder with an empty pattern never ends in MNN "
                                      "(the exporter writes a Regex pattern as empty)")
             return tokens
-        return [t.replace(self.pattern, self.content) for t in tokens]
+        return [token.replace(self.pattern, self.content) for token in tokens]
 
 
 class Strip:
@@ -157,14 +157,14 @@ def _s(s: str) -> bytes:
 
 # tree class -> the decoder MNN's loader builds for it
 REGISTRY = {
-    T.ByteLevelDecoder: lambda n: ByteLevel(),
-    T.ByteFallbackDecoder: lambda n: ByteFallback(),
-    T.MetaspaceDecoder: lambda n: Metaspace(_s(n.replacement), n.add_prefix_space),
-    T.WordPieceDecoder: lambda n: WordPiece(_s(n.prefix)),
-    T.FuseDecoder: lambda n: Fuse(),
-    T.ReplaceDecoder: lambda n: Replace(_s(n.pattern), _s(n.content)),
-    T.StripDecoder: lambda n: Strip(_s(n.content), n.start, n.stop),
-    T.SequenceDecoder: lambda n: Sequence([from_tree(c) for c in n.decoders]),
+    t.ByteLevelDecoder: lambda n: ByteLevel(),
+    t.ByteFallbackDecoder: lambda n: ByteFallback(),
+    t.MetaspaceDecoder: lambda n: Metaspace(_s(n.replacement), n.add_prefix_space),
+    t.WordPieceDecoder: lambda n: WordPiece(_s(n.prefix)),
+    t.FuseDecoder: lambda n: Fuse(),
+    t.ReplaceDecoder: lambda n: Replace(_s(n.pattern), _s(n.content)),
+    t.StripDecoder: lambda n: Strip(_s(n.content), n.start, n.stop),
+    t.SequenceDecoder: lambda n: Sequence([from_tree(c) for c in n.decoders]),
 }
 
 
@@ -176,6 +176,6 @@ def from_tree(node):
 def walk(node):
     """The decoder node and, for a sequence, its descendants."""
     yield node
-    if isinstance(node, T.SequenceDecoder):
+    if isinstance(node, t.SequenceDecoder):
         for c in node.decoders:
             yield from walk(c)

@@ -15,7 +15,7 @@ list): that is a gap in the registry, or in the model of MNN.
 
 from __future__ import annotations
 
-from mtokspec import tree as T
+from mtokspec import tree as t
 from mtokspec.runtime.mnn.legacy import BY_TREE as _LEGACY
 from mtokspec.runtime.mnn.pipeline import PipelineTokenizer
 from mtokspec.runtime.mnn.tokenizer import MnnTokenizer, post_program_ops, to_bytes
@@ -23,10 +23,10 @@ from mtokspec.runtime.mnn.tokenizer import MnnTokenizer, post_program_ops, to_by
 __all__ = ["explain_encode", "explain_decode"]
 
 _LEGACY_RULE = {
-    T.SentencePieceTxtFile: "mnn-legacy-sentencepiece",
-    T.TiktokenTxtFile: "mnn-legacy-tiktoken-greedy",
-    T.BertTxtFile: "mnn-legacy-bert",
-    T.HuggingFaceTxtFile: "mnn-legacy-gpt2-regex",
+    t.SentencePieceTxtFile: "mnn-legacy-sentencepiece",
+    t.TiktokenTxtFile: "mnn-legacy-tiktoken-greedy",
+    t.BertTxtFile: "mnn-legacy-bert",
+    t.HuggingFaceTxtFile: "mnn-legacy-gpt2-regex",
 }
 
 
@@ -36,41 +36,41 @@ def _walk(node, children: str):
         yield from _walk(c, children)
 
 
-def _normalizer_rules(mtok: T.MtokFile) -> list[str]:
+def _normalizer_rules(mtok: t.MtokFile) -> list[str]:
     kinds = {type(n) for n in _walk(mtok.normalizer, "normalizers")}
     rules = []
-    if kinds & {T.TableNormalizer, T.LegacyNFKCNormalizer}:
+    if kinds & {t.TableNormalizer, t.LegacyNFKCNormalizer}:
         rules.append("mnn-table-normalizer")
-    if kinds & {T.BertNormalizer, T.BertNFDNormalizer}:
+    if kinds & {t.BertNormalizer, t.BertNFDNormalizer}:
         rules.append("mnn-bert-normalizer")
-    if T.StripNormalizer in kinds:
+    if t.StripNormalizer in kinds:
         rules.append("mnn-strip-normalizer")
     return rules
 
 
-def _pre_tokenizer_rules(mtok: T.MtokFile) -> list[str]:
+def _pre_tokenizer_rules(mtok: t.MtokFile) -> list[str]:
     rules = []
     for n in _walk(mtok.pre_tokenizer, "pretokenizers"):
-        if isinstance(n, T.DigitsPreTokenizer):
+        if isinstance(n, t.DigitsPreTokenizer):
             rules.append("mnn-digits-no-split")
-        elif isinstance(n, T.MetaspacePreTokenizer):
+        elif isinstance(n, t.MetaspacePreTokenizer):
             rules.append("mnn-metaspace-every-split")
-        elif isinstance(n, T.SplitPreTokenizer) or (isinstance(n, T.ByteLevelPreTokenizer) and n.use_regex):
+        elif isinstance(n, t.SplitPreTokenizer) or (isinstance(n, t.ByteLevelPreTokenizer) and n.use_regex):
             rules.append("mnn-regex-engine")
-        elif isinstance(n, T.BertPreTokenizer):
+        elif isinstance(n, t.BertPreTokenizer):
             rules.append("mnn-bert-pretokenizer")
     return sorted(set(rules))
 
 
-_MODEL_RULE = {T.BPEModel: "mnn-bpe-merges", T.WordPieceModel: "mnn-wordpiece-bytes",
-               T.UnigramModel: "mnn-unigram-bytes"}
+_MODEL_RULE = {t.BPEModel: "mnn-bpe-merges", t.WordPieceModel: "mnn-wordpiece-bytes",
+               t.UnigramModel: "mnn-unigram-bytes"}
 
 
 def _post_rules(mnn: MnnTokenizer) -> list[str]:
     rules = []
     pp = getattr(mnn.tree, "post_processor", None)
-    if isinstance(pp, T.PostProcessorProgram) and pp.ops:
-        ops = [None if isinstance(op, T.SequenceOp) else op.token_id for op in pp.ops]
+    if isinstance(pp, t.PostProcessorProgram) and pp.ops:
+        ops = [None if isinstance(op, t.SequenceOp) else op.token_id for op in pp.ops]
         if post_program_ops(pp) != ops:
             rules.append("mnn-post-misread")
     if mnn.prefix_ids and any(op is not None for op in mnn._post):
@@ -150,7 +150,7 @@ def explain_decode(hf, mnn: MnnTokenizer, ids: list[int], stream: bool = False) 
     got = mnn.decode_bytes(ids, stream=stream)
     if not _valid_utf8(got):
         rules.append("mnn-decode-raw-bytes")
-    if any(not 0 <= i < mnn.vocab_size for i in ids) and not isinstance(tree.model, T.BPEModel):
+    if any(not 0 <= i < mnn.vocab_size for i in ids) and not isinstance(tree.model, t.BPEModel):
         rules.append("mnn-unk-decode")
     if stream:
         if got != mnn.decode_bytes(ids):

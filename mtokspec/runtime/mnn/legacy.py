@@ -11,7 +11,7 @@ import heapq
 import re
 import struct
 
-from mtokspec import tree as T
+from mtokspec import tree as t
 from mtokspec.runtime.mnn._undefined import UndefinedInMnn
 from mtokspec.runtime.mnn.decoders import UNBYTE
 from mtokspec.runtime.mnn.pre_tokenizers import BYTE_MAP
@@ -42,7 +42,7 @@ class Sentencepiece(MnnTokenizer):
     """Type 0: SentencePiece BPE by piece scores over ``▁`` + the text with spaces as ``▁``; only
     *normal* pieces merge; an unknown piece falls back to ``<0xHH>`` pieces (always on)."""
 
-    def __init__(self, tree: T.SentencePieceTxtFile):
+    def __init__(self, tree: t.SentencePieceTxtFile):
         super().__init__(tree)
         self.pieces = [(tok, strtof(score), kind) for tok, score, kind in tree.pieces]
         self.normal: dict[bytes, int] = {}
@@ -164,7 +164,7 @@ class Tiktoken(_TokenLines):
     """Type 1: greedy longest match of the vocabulary's byte strings over the whole text (no
     ranks, no pre-tokenizer); a byte that starts no token is dropped."""
 
-    def __init__(self, tree: T.TiktokenTxtFile):
+    def __init__(self, tree: t.TiktokenTxtFile):
         super().__init__(tree)
         self.tokens = list(tree.tokens)
         root: dict = {}
@@ -222,7 +222,7 @@ class Bert(_TokenLines):
     and each non-ASCII character alone, white space dropped), then WordPiece without a length
     limit, where a word that cannot be covered keeps its pieces so far and ends with ``[UNK]``."""
 
-    def __init__(self, tree: T.BertTxtFile):
+    def __init__(self, tree: t.BertTxtFile):
         super().__init__(tree)
         self.tokens = list(tree.tokens)
         self.encoder: dict[bytes, int] = {}
@@ -325,7 +325,7 @@ class HuggingFace(_TokenLines):
     """Type 3: GPT-2 byte-level BPE over merges.txt's pairs, split by a C-locale regex, with MNN's
     own merge loop (each step merges the lowest-ranked pair of the *current* pair list)."""
 
-    def __init__(self, tree: T.HuggingFaceTxtFile):
+    def __init__(self, tree: t.HuggingFaceTxtFile):
         super().__init__(tree)
         self.tokens = list(tree.tokens)
         self.encoder: dict[str, int] = {}
@@ -402,8 +402,8 @@ class HuggingFace(_TokenLines):
                      if ch in UNBYTE)
 
 BY_TREE = {
-    T.SentencePieceTxtFile: Sentencepiece,
-    T.TiktokenTxtFile: Tiktoken,
-    T.BertTxtFile: Bert,
-    T.HuggingFaceTxtFile: HuggingFace,
+    t.SentencePieceTxtFile: Sentencepiece,
+    t.TiktokenTxtFile: Tiktoken,
+    t.BertTxtFile: Bert,
+    t.HuggingFaceTxtFile: HuggingFace,
 }

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import heapq
 
-from mtokspec import tree as T
+from mtokspec import tree as t
 from mtokspec.runtime.mnn import unicode as U
 from mtokspec.runtime.mnn._undefined import UndefinedInMnn
 from mtokspec.runtime.mnn.pre_tokenizers import BYTE_MAP
@@ -55,7 +55,7 @@ class BPE:
     adjacent ids, leftmost first, until none applies -- or until a merge's joined text is not in the
     vocabulary, which ends merging for the whole split.  Ranks of 10^9 and up never apply."""
 
-    def __init__(self, node: T.BPEModel):
+    def __init__(self, node: t.BPEModel):
         self.vocab = Vocab(node.vocab, "model.vocab")
         self.byte_level = node.byte_level
         merges = node.merges
@@ -64,8 +64,8 @@ class BPE:
         self._cache: dict[bytes, list[int]] = {}
 
     def id_to_token(self, i: int) -> bytes:
-        t = self.vocab.token(i)
-        return b"" if t is None else t
+        token = self.vocab.token(i)
+        return b"" if token is None else token
 
     def tokenize(self, text: bytes) -> list[int]:
         if not text:
@@ -158,7 +158,7 @@ class WordPiece:
     token itself never matches; a word that cannot be covered is the unknown id alone, and a
     word longer than ``max_input_chars_per_word`` *bytes* too."""
 
-    def __init__(self, node: T.WordPieceModel):
+    def __init__(self, node: t.WordPieceModel):
         self.vocab = Vocab(node.vocab, "model.vocab")
         self.unk_token = node.unk_token.encode("utf-8", "surrogatepass")
         self.prefix = node.continuing_subword_prefix.encode("utf-8", "surrogatepass")
@@ -166,8 +166,8 @@ class WordPiece:
         self.unk_id = self.vocab.token_to_id(self.unk_token)
 
     def id_to_token(self, i: int) -> bytes:
-        t = self.vocab.token(i)
-        return self.unk_token if t is None else t
+        token = self.vocab.token(i)
+        return self.unk_token if token is None else token
 
     def tokenize(self, text: bytes) -> list[int]:
         if not text:
@@ -202,7 +202,7 @@ class Unigram:
     shortest piece first with ties kept; byte fallback only for one-byte steps; an offset no
     piece reaches takes the unknown id over the character before it; adjacent unknowns fuse."""
 
-    def __init__(self, node: T.UnigramModel):
+    def __init__(self, node: t.UnigramModel):
         rows = node.vocab
         self.vocab = Vocab([(tok, i) for tok, i, _ in rows], "model.vocab")
         scores = [0.0] * len(rows)
@@ -216,8 +216,8 @@ class Unigram:
         self.unk_token = tokens[self.unk_id] if 0 <= self.unk_id < len(tokens) else b""
 
     def id_to_token(self, i: int) -> bytes:
-        t = self.vocab.token(i)
-        return self.unk_token if t is None else t
+        token = self.vocab.token(i)
+        return self.unk_token if token is None else token
 
     def _score(self, i: int) -> float:
         if i < 0:
@@ -294,7 +294,7 @@ class Unigram:
 
 
 # tree class -> the model MNN's loader builds for it
-REGISTRY = {T.BPEModel: BPE, T.WordPieceModel: WordPiece, T.UnigramModel: Unigram}
+REGISTRY = {t.BPEModel: BPE, t.WordPieceModel: WordPiece, t.UnigramModel: Unigram}
 
 
 def from_tree(node):

@@ -6,7 +6,7 @@ sequence is skipped, as MNN skips it.
 
 from __future__ import annotations
 
-from mtokspec import tree as T
+from mtokspec import tree as t
 from mtokspec.runtime.mnn import unicode as U
 from mtokspec.runtime.mnn._text import build, table_lookup
 
@@ -140,16 +140,16 @@ def _s(s: str) -> bytes:
 
 # tree class -> the normalizer MNN's loader builds for it (None: a null normalizer, skipped)
 REGISTRY = {
-    T.NoNormalizer: lambda n: None,
-    T.LegacyNFKCNormalizer: lambda n: Table([]),
-    T.PrependNormalizer: lambda n: Prepend(_s(n.prepend)),
-    T.ReplaceNormalizer: lambda n: Replace(_s(n.pattern), _s(n.content)),
-    T.SequenceNormalizer: lambda n: Sequence([from_tree(c) for c in n.normalizers]),
-    T.BertNormalizer: lambda n: Bert(n.clean_text, n.handle_chinese_chars, n.strip_accents, n.lowercase),
-    T.TableNormalizer: lambda n: Table(n.table),
-    T.BertNFDNormalizer: lambda n: Bert(n.clean_text, n.handle_chinese_chars, n.strip_accents, n.lowercase,
+    t.NoNormalizer: lambda n: None,
+    t.LegacyNFKCNormalizer: lambda n: Table([]),
+    t.PrependNormalizer: lambda n: Prepend(_s(n.prepend)),
+    t.ReplaceNormalizer: lambda n: Replace(_s(n.pattern), _s(n.content)),
+    t.SequenceNormalizer: lambda n: Sequence([from_tree(c) for c in n.normalizers]),
+    t.BertNormalizer: lambda n: Bert(n.clean_text, n.handle_chinese_chars, n.strip_accents, n.lowercase),
+    t.TableNormalizer: lambda n: Table(n.table),
+    t.BertNFDNormalizer: lambda n: Bert(n.clean_text, n.handle_chinese_chars, n.strip_accents, n.lowercase,
                                         n.nfd_table if n.strip_accents else None),
-    T.StripNormalizer: lambda n: Strip(n.strip_left, n.strip_right),
+    t.StripNormalizer: lambda n: Strip(n.strip_left, n.strip_right),
 }
 
 

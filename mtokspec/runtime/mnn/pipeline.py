@@ -11,7 +11,7 @@ every WordPiece token that is not a continuation, and maps byte-level characters
 
 from __future__ import annotations
 
-from mtokspec import tree as T
+from mtokspec import tree as t
 from mtokspec.runtime.mnn import decoders, models, normalizers, pre_tokenizers
 from mtokspec.runtime.mnn.decoders import byte_level_unmap, scan_hex_byte
 from mtokspec.runtime.mnn.tokenizer import MnnTokenizer, post_program_ops
@@ -24,7 +24,7 @@ _CLEANUP = ((b" ' ", b"'"), (b" n't", b"n't"), (b" 'm", b"'m"), (b" 's", b"'s"),
 
 
 class PipelineTokenizer(MnnTokenizer):
-    def __init__(self, mtok: T.MtokFile):
+    def __init__(self, mtok: t.MtokFile):
         super().__init__(mtok)
         self.normalizer = normalizers.from_tree(mtok.normalizer)
         self.pre_tokenizer = pre_tokenizers.from_tree(mtok.pre_tokenizer)
@@ -32,8 +32,8 @@ class PipelineTokenizer(MnnTokenizer):
         self.decoder = decoders.from_tree(mtok.decoder)
         nodes = list(decoders.walk(mtok.decoder))
         # the loader sets these while it reads the decoders, whatever their place in a sequence
-        self.byte_level = any(isinstance(d, T.ByteLevelDecoder) for d in nodes)
-        wp = [d for d in nodes if isinstance(d, T.WordPieceDecoder)]
+        self.byte_level = any(isinstance(d, t.ByteLevelDecoder) for d in nodes)
+        wp = [d for d in nodes if isinstance(d, t.WordPieceDecoder)]
         self.wordpiece_decode = bool(wp)
         self.wordpiece_prefix = wp[-1].prefix.encode("utf-8", "surrogatepass") if wp else b""
         self.added = [(a.id - (1 << 32) if a.id >= 1 << 31 else a.id,
@@ -145,8 +145,8 @@ class PipelineTokenizer(MnnTokenizer):
 
     # --- vocabulary -------------------------------------------------------------------------------
     def id_to_token(self, i: int) -> str | None:
-        t = self.model.vocab.token(i)
-        return None if t is None else t.decode("utf-8", "replace")
+        token = self.model.vocab.token(i)
+        return None if token is None else token.decode("utf-8", "replace")
 
     def token_to_id(self, token: str) -> int | None:
         i = self.model.vocab.token_to_id(token.encode("utf-8", "surrogatepass"))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mtokspec import tree as T
+from mtokspec import tree as t
 from mtokspec.runtime.mnn._text import build
 from mtokspec.byte_level import BYTE_TO_CHAR
 from mtokspec.runtime.mnn import regex as R
@@ -26,7 +26,7 @@ class ByteLevel:
 
     def pre_tokenize(self, splits: list[bytes]) -> list[bytes]:
         if self.use_regex:
-            splits = [t for s in splits if s for t in R.scan(s, _GPT2)]
+            splits = [piece for s in splits if s for piece in R.scan(s, _GPT2)]
         return [byte_level_map(s) for s in splits]
 
 
@@ -126,13 +126,13 @@ def _s(s: str) -> bytes:
 
 # tree class -> the pre-tokenizer MNN's loader builds for it (None: a null one, skipped)
 REGISTRY = {
-    T.NoPreTokenizer: lambda n: None,
-    T.ByteLevelPreTokenizer: lambda n: ByteLevel(n.use_regex),
-    T.DigitsPreTokenizer: lambda n: Digits(n.individual_digits),
-    T.MetaspacePreTokenizer: lambda n: Metaspace(_s(n.replacement), n.add_prefix_space),
-    T.SplitPreTokenizer: lambda n: Split(_s(n.pattern), n.invert, n.behavior),
-    T.BertPreTokenizer: lambda n: Bert(),
-    T.SequencePreTokenizer: lambda n: Sequence([from_tree(c) for c in n.pretokenizers]),
+    t.NoPreTokenizer: lambda n: None,
+    t.ByteLevelPreTokenizer: lambda n: ByteLevel(n.use_regex),
+    t.DigitsPreTokenizer: lambda n: Digits(n.individual_digits),
+    t.MetaspacePreTokenizer: lambda n: Metaspace(_s(n.replacement), n.add_prefix_space),
+    t.SplitPreTokenizer: lambda n: Split(_s(n.pattern), n.invert, n.behavior),
+    t.BertPreTokenizer: lambda n: Bert(),
+    t.SequencePreTokenizer: lambda n: Sequence([from_tree(c) for c in n.pretokenizers]),
 }
 
 

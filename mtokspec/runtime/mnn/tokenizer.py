@@ -16,7 +16,7 @@ import codecs
 import os
 from pathlib import Path
 
-from mtokspec import tree as T
+from mtokspec import tree as t
 from mtokspec.runtime import TokenizerError
 from mtokspec.runtime.mnn._undefined import UndefinedInMnn
 
@@ -55,24 +55,24 @@ def post_program_ops(pp) -> list[int | None]:
     """
     if pp is None:
         return []
-    if isinstance(pp, T.LegacyPostProcessor):
+    if isinstance(pp, t.LegacyPostProcessor):
         return [None, *map(_i32, pp.ids)]
-    if not isinstance(pp, T.PostProcessorProgram):
+    if not isinstance(pp, t.PostProcessorProgram):
         raise TokenizerError(f"unknown post-processor node {type(pp).__name__}")
     body = _program_body(pp)
     n = len(pp.ops)
     if len(body) == 4 * n:
         return [None, *(_i32(int.from_bytes(body[k:k + 4], "little")) for k in range(0, len(body), 4))]
-    return [None if isinstance(op, T.SequenceOp) else _i32(op.token_id) for op in pp.ops]
+    return [None if isinstance(op, t.SequenceOp) else _i32(op.token_id) for op in pp.ops]
 
 
-def _program_body(pp: T.PostProcessorProgram) -> bytes:
+def _program_body(pp: t.PostProcessorProgram) -> bytes:
     """The bytes of the program's ops, as the codec writes them (the section minus its count)."""
     import mtokspec
 
     tails = dict(chat_template="", eos_token="", flags=0, bos_token="")
-    with_pp = mtokspec.build(T.MtokFile(post_processor=pp, **tails))
-    without = mtokspec.build(T.MtokFile(**tails))
+    with_pp = mtokspec.build(t.MtokFile(post_processor=pp, **tails))
+    without = mtokspec.build(t.MtokFile(**tails))
     return with_pp[len(without) + 2:]
 
 
@@ -121,7 +121,7 @@ class MnnTokenizer:
 
     semantics = "mnn"
 
-    def __init__(self, tree: T.TokenizerFile):
+    def __init__(self, tree: t.TokenizerFile):
         self.tree = tree
         h = tree.header
         ids = [_i32(i) for i in h.ids]
@@ -139,10 +139,10 @@ class MnnTokenizer:
 
     # --- construction ----------------------------------------------------------------------------
     @classmethod
-    def from_tree(cls, tree: T.TokenizerFile) -> "MnnTokenizer":
+    def from_tree(cls, tree: t.TokenizerFile) -> "MnnTokenizer":
         from mtokspec.runtime.mnn import legacy, pipeline
 
-        if isinstance(tree, T.MtokFile):
+        if isinstance(tree, t.MtokFile):
             return pipeline.PipelineTokenizer(tree)
         kind = legacy.BY_TREE.get(type(tree))
         if kind is None:
@@ -231,7 +231,7 @@ class MnnTokenizer:
         return out
 
     def encode_batch(self, texts, add_special_tokens: bool = True) -> list[list[int]]:
-        return [self.encode(t, add_special_tokens) for t in texts]
+        return [self.encode(text, add_special_tokens) for text in texts]
 
     # --- decoding -------------------------------------------------------------------------------
     def decode_bytes(self, ids, stream: bool = False) -> bytes:
