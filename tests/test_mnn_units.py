@@ -258,3 +258,15 @@ def test_compare_cli(tmp_path, capsys):
     assert "because: mnn-post-misread" in out and "[2, 769, 196864, 16777216, 3]" in out
     assert main(["compare", str(path), "--runtime", "mnn", "--no-special", "--text", str(cases)]) == 0
     assert main(["compare", str(path)]) == 2  # --runtime hf needs --against
+
+
+def test_vocabulary_api_of_every_kind():
+    trees = [_mtok(), t.TiktokenTxtFile(header=t.make_header(), tokens=[b"a", b"ab"]),
+             t.BertTxtFile(header=t.make_header(), tokens=[b"[UNK]", b"a"]),
+             t.SentencePieceTxtFile(header=t.make_header(), pieces=[(b"<unk>", "0", 2), (b"a", "-1", 1)]),
+             t.HuggingFaceTxtFile(header=t.make_header(), tokens=[b"a", b"b", b"ab"], merges=[b"a b"])]
+    for tree in trees:
+        tok = MnnTokenizer.from_tree(tree)
+        vocab = tok.get_vocab()
+        assert len(vocab) == tok.vocab_size and tok.token_to_id("a") == vocab["a"]
+        assert tok.id_to_token(vocab["a"]) == "a" and tok.id_to_token(10**6) is None

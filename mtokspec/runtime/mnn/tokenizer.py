@@ -136,6 +136,7 @@ class MnnTokenizer:
         self.bos_token: str | None = None
         self.eos_token: str | None = None
         self._special_cache: list[tuple[bytes, int]] | None = None
+        self._vocab: dict[str, int] | None = None
 
     # --- construction ----------------------------------------------------------------------------
     @classmethod
@@ -266,6 +267,25 @@ class MnnTokenizer:
 
     def id_to_token(self, i: int) -> str | None:  # pragma: no cover - overridden
         raise NotImplementedError
+
+    @property
+    def vocab_size(self) -> int:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def get_vocab(self) -> dict[str, int]:
+        """Token text -> id over the model's table (the first id of a repeated token), as text
+        (bytes that are not UTF-8 as U+FFFD)."""
+        vocab: dict[str, int] = {}
+        for i in range(self.vocab_size):
+            token = self.id_to_token(i)
+            if token is not None:
+                vocab.setdefault(token, i)
+        return vocab
+
+    def token_to_id(self, token: str) -> int | None:
+        if self._vocab is None:
+            self._vocab = self.get_vocab()
+        return self._vocab.get(token)
 
     # --- chat template ----------------------------------------------------------------------------
     def apply_chat_template(self, messages: list[dict], add_generation_prompt: bool = True, tools=None,
