@@ -270,3 +270,11 @@ def test_vocabulary_api_of_every_kind():
         vocab = tok.get_vocab()
         assert len(vocab) == tok.vocab_size and tok.token_to_id("a") == vocab["a"]
         assert tok.id_to_token(vocab["a"]) == "a" and tok.id_to_token(10**6) is None
+
+
+def test_runaway_backtracking_is_refused_not_run():
+    # MNN's matcher would take on the order of 40^6 steps here; mtokspec stops within its budget
+    with pytest.raises(TokenizerError, match="backtracks more than"):
+        R.split(b"a" * 40, b"a*a*a*a*a*a*b", False, "Isolated")
+    with pytest.raises(TokenizerError):
+        R.split(b"xyz", b"(" * 3000 + b"a" + b")" * 3000, False, "Isolated")

@@ -305,30 +305,50 @@ def compile_pattern(pattern: bytes) -> list[list[Node]]:
     supported), cached like MNN's."""
     c = _compiled.get(pattern)
     if c is None:
-        c = _Parser(pattern).parse()
+        c = _parse(pattern)
         if not c:
             c = compile_pattern(GPT2_PATTERN.encode())
         _compiled[pattern] = c
     return c
 
 
+def _parse(pattern: bytes) -> list[list[Node]]:
+    try:
+        return _Parser(pattern).parse()
+    except RecursionError:
+        from mtokspec.runtime import TokenizerError
+
+        raise TokenizerError(f"pattern {pattern[:60]!r}: groups nested deeper than mtokspec follows") from None
+
+
 def dropped_alternatives(pattern: bytes) -> bool:
     """Does MNN drop a top-level alternative of this pattern (or fall back to GPT-2's)?"""
+    kept = _parse(pattern)
     p = _Parser(pattern)
-    kept = p.parse()
-    total = 1 + _top_level_bars(pattern)
+    p.supported = True
+    try:
+        p.branch()
+        total = 1
+        while p.peek() == ord("|"):
+            p.next()
+            p.branch()
+            total += 1
+    except RecursionError:
+        return False
     return len(kept) < total
 
 
-def _top_level_bars(pattern: bytes) -> int:
-    p = _Parser(pattern)
-    p.branch()
-    n = 0
-    while p.peek() == ord("|"):
-        p.next()
-        p.branch()
-        n += 1
-    return n
+# MNN's matcher backtracks without bound; a scan that takes more than STEP_LIMIT steps plus
+# STEPS_PER_BYTE per byte of text is refused (MNN would spend minutes or hours there; a pattern a
+# tokenizer uses takes a few steps per byte)
+STEP_LIMIT = 200_000
+STEPS_PER_BYTE = 100
+_steps = [0]
+_budget = [STEP_LIMIT]
+
+
+class _TooSlow(Exception):
+    pass
 
 
 def _try(text: bytes, n: int, pos: int, alts) -> int:
@@ -339,7 +359,27 @@ def _try(text: bytes, n: int, pos: int, alts) -> int:
     return -1
 
 
+def _start(text: bytes) -> None:
+    _steps[0] = 0
+    _budget[0] = STEP_LIMIT + STEPS_PER_BYTE * len(text)
+
+
+def _try_at(text: bytes, n: int, pos: int, alts, pattern: bytes) -> int:
+    """``try_branches`` at one position, within the scan's step budget."""
+    try:
+        return _try(text, n, pos, alts)
+    except (_TooSlow, RecursionError):
+        from mtokspec.runtime import TokenizerError
+
+        raise TokenizerError(f"pattern {pattern[:60]!r}: MNN's regex engine backtracks more than {_budget[0]} "
+                             "steps on this text (or nests deeper than Python follows); mtokspec stops where "
+                             "MNN would run for minutes") from None
+
+
 def _match(text: bytes, n: int, pos: int, nodes, idx: int) -> int:
+    _steps[0] += 1
+    if _steps[0] > _budget[0]:
+        raise _TooSlow
     if idx >= len(nodes):
         return pos
     node = nodes[idx]
@@ -429,9 +469,10 @@ def scan(text: bytes, pattern: bytes) -> list[bytes]:
         return out
     alts = compile_pattern(pattern)
     folded, offsets = _fold_text(text)
+    _start(folded)
     pos, n = 0, len(folded)
     while pos < n:
-        end = _try(folded, n, pos, alts)
+        end = _try_at(folded, n, pos, alts, pattern)
         if end <= pos:
             end = pos + 1
         out.append(text[offsets[pos]:offsets[end]])
@@ -456,9 +497,10 @@ def split(text: bytes, pattern: bytes, invert: bool, behavior: str) -> list[byte
     else:
         alts = compile_pattern(pattern)
         folded, offsets = _fold_text(text)
+        _start(folded)
         pos, n, prev = 0, len(folded), 0
         while pos < n:
-            end = _try(folded, n, pos, alts)
+            end = _try_at(folded, n, pos, alts, pattern)
             if end > pos:
                 if pos > prev:
                     segs.append((text[offsets[prev]:offsets[pos]], False))
