@@ -278,3 +278,19 @@ def test_runaway_backtracking_is_refused_not_run():
         R.split(b"a" * 40, b"a*a*a*a*a*a*b", False, "Isolated")
     with pytest.raises(TokenizerError):
         R.split(b"xyz", b"(" * 3000 + b"a" + b")" * 3000, False, "Isolated")
+
+
+def test_encode_and_decode_cli_with_the_mnn_runtime(tmp_path, capsysbinary):
+    from mtokspec.cli import main
+
+    path = tmp_path / "twice.mtok"
+    path.write_bytes(mtokspec.build(_mtok(header=t.make_header(special=[3], prefix=[3]),
+                                          post_processor=t.PostProcessorProgram([t.SpecialTokenOp(3), t.SequenceOp()]))))
+    assert main(["encode", str(path), "ab", "--runtime", "mnn"]) == 0
+    assert main(["encode", str(path), "ab", "--runtime", "mnn", "--no-special"]) == 0
+    assert main(["encode", str(path), "ab", "--special"]) == 0
+    assert capsysbinary.readouterr().out.split(b"\n")[:3] == [b"3 3 2", b"2", b"3 2"]
+    assert main(["decode", str(path), "3", "2", "--runtime", "mnn", "--stream"]) == 0
+    assert main(["decode", str(path), "3", "2", "--runtime", "mnn"]) == 0
+    assert capsysbinary.readouterr().out == b"<s>ab\nab\n"
+    assert main(["decode", str(path), "2", "--stream"]) == 2

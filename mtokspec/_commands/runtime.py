@@ -14,10 +14,10 @@ def _fail(what: str, err: Exception) -> int:
     return 2
 
 
-def _load(path: str):
+def _load(path: str, runtime: str = "hf"):
     from mtokspec._io import read_input
     from mtokspec.runtime import Tokenizer
-    return Tokenizer.from_bytes(read_input(path))
+    return Tokenizer.from_bytes(read_input(path), semantics=runtime)
 
 
 def cmd_encode(args) -> int:
@@ -25,9 +25,10 @@ def cmd_encode(args) -> int:
     if args.file == "-" and (args.text is None or args.text == "-"):
         return _fail("encode", ValueError("the file and the text cannot both come from standard input"))
     try:
-        tok = _load(args.file)
+        tok = _load(args.file, args.runtime)
         text = sys.stdin.read() if args.text in (None, "-") else args.text
-        ids = tok.encode(text, add_special_tokens=args.special)
+        special = args.special if args.special is not None else args.runtime == "mnn"
+        ids = tok.encode(text, add_special_tokens=special)
     except (OSError, MtokFormatError, TokenizerError) as e:
         return _fail(args.file, e)
     if args.json:
@@ -42,11 +43,17 @@ def cmd_encode(args) -> int:
 def cmd_decode(args) -> int:
     from mtokspec.runtime import TokenizerError
     try:
-        tok = _load(args.file)
-        text = tok.decode(args.ids, skip_special_tokens=args.skip_special)
+        tok = _load(args.file, args.runtime)
+        if args.runtime == "mnn":
+            data = tok.decode_bytes(args.ids, stream=args.stream)
+        else:
+            if args.stream:
+                return _fail("decode", ValueError("--stream goes with --runtime mnn"))
+            data = tok.decode(args.ids, skip_special_tokens=args.skip_special).encode("utf-8", "surrogatepass")
     except (OSError, MtokFormatError, TokenizerError) as e:
         return _fail(args.file, e)
-    sys.stdout.write(text + "\n")
+    sys.stdout.buffer.write(data + b"\n")  # MNN's bytes as they are, UTF-8 or not
+    sys.stdout.flush()
     return 0
 
 
@@ -85,21 +92,31 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "encode", help="print the token ids of a text",
         description="Tokenize TEXT (or standard input with '-' or no TEXT) with the runtime built from "
-                    "FILE, like HF tokenizers' encode(text).ids.")
-    p.add_argument("file", metavar="FILE", help="the .mtok file")
+                    "FILE, like HF tokenizers' encode(text).ids, or with --runtime mnn as MNN's C++ "
+                    "runtime does on a device (its encode(text): prefix ids, special split, post-processor).")
+    p.add_argument("file", metavar="FILE", help="the .mtok file (or a legacy tokenizer.txt)")
     p.add_argument("text", metavar="TEXT", nargs="?", help="the text ('-' or omitted: standard input)")
-    p.add_argument("--special", action="store_true",
-                   help="add special tokens (post-processor program, else the header's prefix ids)")
+    p.add_argument("--runtime", choices=("hf", "mnn"), default="hf",
+                   help="tokenize as HF tokenizers (default) or as MNN's C++ runtime on a device")
+    p.add_argument("--special", action=argparse.BooleanOptionalAction, default=None,
+                   help="add special tokens (hf: the post-processor program, else the header's prefix ids; "
+                        "default off) -- with --runtime mnn, MNN's encode(text) (default on)")
     p.add_argument("--json", action="store_true", help="print the ids as a JSON list")
     p.add_argument("--tokens", action="store_true", help="print id:token pairs")
     p.set_defaults(func=cmd_encode)
 
     p = sub.add_parser(
         "decode", help="print the text of token ids",
-        description="Decode IDs with the runtime built from FILE, like HF tokenizers' decode(ids).")
-    p.add_argument("file", metavar="FILE", help="the .mtok file")
+        description="Decode IDs with the runtime built from FILE, like HF tokenizers' decode(ids), or with "
+                    "--runtime mnn as MNN does: Tokenizer::decode(ids), or with --stream what the LLM "
+                    "engine prints; MNN's bytes are written as they are, UTF-8 or not.")
+    p.add_argument("file", metavar="FILE", help="the .mtok file (or a legacy tokenizer.txt)")
     p.add_argument("ids", metavar="ID", nargs="+", type=int, help="token ids")
-    p.add_argument("--skip-special", action="store_true", help="leave out special tokens")
+    p.add_argument("--runtime", choices=("hf", "mnn"), default="hf",
+                   help="decode as HF tokenizers (default) or as MNN's C++ runtime (its exact bytes)")
+    p.add_argument("--skip-special", action="store_true", help="leave out special tokens (hf)")
+    p.add_argument("--stream", action="store_true",
+                   help="with --runtime mnn: what the LLM engine prints, each id decoded alone")
     p.set_defaults(func=cmd_decode)
 
     p = sub.add_parser(
