@@ -1,0 +1,68 @@
+"""Generate ``generated/`` from the declarations in ``spec/``.
+
+    python -m tools.generate           # write generated/
+    python -m tools.generate --check   # exit 1 when generated/ differs from what the spec gives
+
+It walks the construct declarations (``spec._dsl`` blocks carry names, docs and count links) and
+emits three things: ``tree.py`` (one dataclass per record, a type alias per union, a schema table),
+``codec.py`` (plain ``struct``/slice code: bounds-checked, bulk tables, no construct at run time) and
+``FORMAT.md`` (one table per section and variant).  Nothing here knows the ``.mtok`` layout itself:
+it only knows how to read and write each kind of block.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .spec_walk import BANNER, ROOT, collect
+
+from spec import mtok, txt  # noqa: E402  (spec_walk puts the repository root on sys.path)
+
+from .codec import emit_codec
+from .format import emit_format
+from .tree import emit_tree
+
+OUT = ROOT / "generated"
+
+
+def outputs() -> dict[str, str]:
+    txt_roots = [r.record_name for r in txt.ROOTS.values()]
+    m = collect(mtok.MtokFile, *txt.ROOTS.values())
+    notes = (ROOT / "spec" / "NOTES.md").read_text(encoding="utf-8")
+    txt_notes = (ROOT / "spec" / "NOTES_TXT.md").read_text(encoding="utf-8")
+    return {
+        "__init__.py": BANNER + '"""Generated from spec/: tree classes (tree.py) and the fast codec (codec.py)."""\n',
+        "tree.py": emit_tree(m),
+        "codec.py": emit_codec(m, ["MtokFile", *txt_roots]),
+        "FORMAT.md": emit_format(m, "MtokFile", txt_roots, notes, txt_notes),
+    }
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--check", action="store_true", help="exit 1 if generated/ is stale; write nothing")
+    args = ap.parse_args(argv)
+    stale = []
+    for name, text in outputs().items():
+        path = OUT / name
+        current = path.read_text(encoding="utf-8") if path.exists() else None
+        if current != text:
+            stale.append(name)
+            if not args.check:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                tmp = path.with_suffix(path.suffix + ".tmp")
+                tmp.write_text(text, encoding="utf-8")
+                tmp.replace(path)
+    if args.check:
+        if stale:
+            print("generated/ is stale: " + ", ".join(stale) + " (run: python -m tools.generate)")
+            return 1
+        print("generated/ is fresh")
+        return 0
+    print("wrote " + (", ".join(stale) if stale else "nothing (already fresh)"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,233 @@
+"""The spec walk every output shares: the records and unions of ``spec/``, their descriptors and sizes."""
+
+from __future__ import annotations
+
+import struct
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import construct as c  # noqa: E402
+
+from spec import _dsl as dsl  # noqa: E402
+
+# ----------------------------------------------------------------------------------------------
+# The model of the spec the emitters work on
+# ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class FieldInfo:
+    name: str
+    sub: object
+    doc: str
+
+
+@dataclass
+class RecordInfo:
+    name: str
+    doc: str
+    fields: list[FieldInfo]
+    union: str | None = None  # the union this record is a variant of
+    tag: int | None = None
+    custom: object = None  # HeaderLines
+
+
+@dataclass
+class UnionInfo:
+    name: str
+    doc: str
+    tag_fmt: str
+    cases: list[tuple[int, str]]
+    max_depth: int
+    custom: object = None  # PostProcessorLayouts
+    node: object = None
+
+
+@dataclass
+class Model:
+    records: dict[str, RecordInfo] = field(default_factory=dict)
+    unions: dict[str, UnionInfo] = field(default_factory=dict)
+    order: list[str] = field(default_factory=list)  # records and unions, first seen first
+
+
+def scalar(sub):
+    return dsl.SCALARS.get(id(sub))
+
+
+def fields_of(rec: c.Struct) -> list[FieldInfo]:
+    out = []
+    for sc in rec.subcons:
+        if isinstance(sc, c.Renamed):
+            inner, doc = sc, ""
+            while isinstance(inner, c.Renamed):
+                doc = doc or dsl.doc_of(inner)
+                inner = inner.subcon
+            out.append(FieldInfo(sc.name, inner, doc))
+        else:
+            out.append(FieldInfo("", sc, ""))
+    return out
+
+
+def collect(*roots) -> Model:
+    m = Model()
+
+    def visit(sub, union=None, tag=None):
+        sub = dsl.resolve(sub)
+        if isinstance(sub, dsl.Record):
+            if sub.record_name in m.records:
+                return
+            info = RecordInfo(sub.record_name, sub.record_doc, fields_of(sub), union, tag)
+            m.records[sub.record_name] = info
+            for f in info.fields:
+                visit(f.sub)
+            m.order.append(sub.record_name)
+        elif isinstance(sub, dsl.Union):
+            if sub.union_name in m.unions:
+                return
+            m.unions[sub.union_name] = UnionInfo(
+                sub.union_name, sub.union_doc, scalar(sub.tag)[0],
+                [(t, r.record_name) for t, r in sub.cases.items()], sub.max_depth, node=sub,
+            )
+            for t, r in sub.cases.items():
+                visit(r, sub.union_name, t)
+            m.order.append(sub.union_name)
+        elif isinstance(sub, dsl.HeaderLines):
+            if "Header" not in m.records:
+                m.records["Header"] = RecordInfo("Header", dsl.HeaderLines.__doc__.split("\n\n")[0], [], custom=sub)
+                m.order.append("Header")
+        elif isinstance(sub, dsl.PostProcessorLayouts):
+            if "PostProcessor" not in m.unions:
+                m.unions["PostProcessor"] = UnionInfo(
+                    "PostProcessor", "", "",
+                    [(-1, sub.current.record_name), (-2, sub.legacy.record_name)], 1, custom=sub, node=sub,
+                )
+                visit(sub.op_union)
+                visit(sub.current, "PostProcessor")
+                visit(sub.legacy, "PostProcessor")
+                m.order.append("PostProcessor")
+        elif isinstance(sub, (dsl.List,)):
+            visit(sub.element)
+        elif isinstance(sub, (dsl.Tail, dsl.When, dsl.Count)):
+            visit(sub.subcon)
+        elif isinstance(sub, dsl.Row):
+            for f in fields_of(sub):
+                visit(f.sub)
+
+    for root in roots:
+        visit(root)
+    return m
+
+
+# ----------------------------------------------------------------------------------------------
+# Types: Python annotations, schema descriptors, sizes
+# ----------------------------------------------------------------------------------------------
+
+
+def desc(sub):
+    """The schema descriptor of a block (what mtokspec's plain-data conversion walks)."""
+    sub = dsl.resolve(sub)
+    s = scalar(sub)
+    if s:
+        return ("float",) if s[0] == "d" else ("int",)
+    if isinstance(sub, dsl.FlagAdapter):
+        return ("bool",)
+    if isinstance(sub, dsl.LenPrefixed):
+        return ("str",) if sub.text else ("bytes",)
+    if isinstance(sub, dsl.List):
+        return ("list", desc(sub.element))
+    if isinstance(sub, dsl.Row):
+        return ("row", tuple(desc(f.sub) for f in fields_of(sub)))
+    if isinstance(sub, dsl.Record):
+        return ("record", sub.record_name)
+    if isinstance(sub, dsl.Union):
+        return ("union", sub.union_name)
+    if isinstance(sub, dsl.HeaderLines):
+        return ("record", "Header")
+    if isinstance(sub, dsl.PostProcessorLayouts):
+        return ("union", "PostProcessor")
+    if isinstance(sub, (dsl.Tail, dsl.When)):
+        return ("optional", desc(sub.subcon))
+    if isinstance(sub, dsl.LineTable):
+        cols = [LINE_KINDS[col.kind] for col in sub.columns]
+        return ("list", cols[0] if len(cols) == 1 else ("row", tuple(cols)))
+    if isinstance(sub, dsl.FinalNewline):
+        return ("bool",)
+    raise TypeError(f"no descriptor for {sub!r}")
+
+
+LINE_KINDS = {"base64": ("bytes",), "raw": ("bytes",), "word": ("str",), "int": ("int",)}
+
+
+def annotation(d) -> str:
+    k = d[0]
+    if k in ("int", "float", "bool", "bytes", "str"):
+        return k
+    if k == "list":
+        return f"list[{annotation(d[1])}]"
+    if k == "row":
+        return "tuple[" + ", ".join(annotation(x) for x in d[1]) + "]"
+    if k in ("record", "union"):
+        return d[1]
+    if k == "optional":
+        return f"{annotation(d[1])} | None"
+    raise TypeError(d)
+
+
+def default(d, m: Model) -> str:
+    k = d[0]
+    simple = {"int": "0", "float": "0.0", "bool": "False", "bytes": 'b""', "str": '""'}
+    if k in simple:
+        return simple[k]
+    if k == "list":
+        return "field(default_factory=list)"
+    if k == "record":
+        return f"field(default_factory={d[1]})"
+    if k == "union":
+        return f"field(default_factory={m.unions[d[1]].cases[0][1]})"
+    if k == "optional":
+        return "None"
+    raise TypeError(d)
+
+
+def min_size(sub, m: Model) -> int:
+    """The fewest bytes a block can take: lets readers refuse impossible counts up front."""
+    sub = dsl.resolve(sub)
+    s = scalar(sub)
+    if s:
+        return struct.calcsize("<" + s[0])
+    if isinstance(sub, (dsl.FlagAdapter,)):
+        return 1
+    if isinstance(sub, dsl.Count):
+        return min_size(sub.subcon, m)
+    if isinstance(sub, dsl.LenPrefixed):
+        return min_size(sub.prefix, m)
+    if isinstance(sub, dsl.List):
+        return 0 if isinstance(sub.count, str) else min_size(sub.count, m)
+    if isinstance(sub, (dsl.Row, dsl.Record)):
+        return sum(min_size(f.sub, m) for f in fields_of(sub))
+    if isinstance(sub, dsl.Union):
+        return min_size(sub.tag, m) + min(min_size(r, m) for r in sub.cases.values())
+    if isinstance(sub, dsl.CountLine):
+        return 2
+    return 0
+
+
+def tree_fields(info: RecordInfo) -> list[FieldInfo]:
+    if info.custom is not None:
+        return [FieldInfo(n, None, doc) for n, _, doc in dsl.HeaderLines.FIELDS]
+    return [f for f in info.fields if f.name and not isinstance(f.sub, (dsl.Count, dsl.CountLine))]
+
+
+HEADER_DESCS = {name: d for name, d, _ in dsl.HeaderLines.FIELDS}
+
+
+def field_desc(info: RecordInfo, f: FieldInfo):
+    return HEADER_DESCS[f.name] if info.custom is not None else desc(f.sub)
+
+
+BANNER = "# Generated by tools/generate.py from spec/. Do not edit: change the spec and regenerate.\n"
