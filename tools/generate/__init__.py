@@ -21,9 +21,13 @@ from spec import mtok, txt  # noqa: E402  (spec_walk puts the repository root on
 
 from .codec import emit_codec
 from .format import emit_format
+from .ksy import emit_ksy
 from .tree import emit_tree
 
 OUT = ROOT / "generated"
+MNN_COMMIT = "4d40bdbd7efb73a58383bb5da867a6f41eb1776e"
+MNN_LOADER = f"https://github.com/alibaba/MNN/blob/{MNN_COMMIT}/transformers/llm/engine/src/tokenizer/tokenizer.cpp"
+MNN_EXPORTER = f"https://github.com/alibaba/MNN/blob/{MNN_COMMIT}/transformers/llm/export/utils/tokenizer.py"
 
 
 def outputs() -> dict[str, str]:
@@ -36,6 +40,12 @@ def outputs() -> dict[str, str]:
         "tree.py": emit_tree(m),
         "codec.py": emit_codec(m, ["MtokFile", *txt_roots]),
         "FORMAT.md": emit_format(m, "MtokFile", txt_roots, notes, txt_notes),
+        "mtok.ksy": emit_ksy(
+            m, "MtokFile",
+            meta={"title": "MNN LLM tokenizer, binary .mtok (file type 4)", "file-extension": "mtok",
+                  "license": "Apache-2.0", "ks-version": "0.11"},
+            doc=mtok.MtokFile.record_doc, doc_ref=[MNN_LOADER, MNN_EXPORTER],
+        ),
     }
 
 
