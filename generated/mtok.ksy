@@ -700,6 +700,11 @@ types:
           'true': legacy_post_processor
           'false': post_processor_program
       doc: the layout the bytes hold
+    - id: trailing_bytes
+      size-eos: true
+      valid:
+        expr: _.length == 0
+      doc: nothing may follow the last section
     instances:
       is_legacy:
         value: count > 0 and _io.size - 2 == 4 * count and not ops_probe.fits
@@ -708,6 +713,7 @@ types:
         pos: 2
         size-eos: true
         type: post_op_walk
+        if: count > 0 and _io.size - 2 == 4 * count
 enums:
   normalizer_type:
     0:

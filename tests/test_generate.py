@@ -50,3 +50,9 @@ def test_every_package_is_installed():
     listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
     found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "mtokspec").rglob("__init__.py")}
     assert found <= listed, found - listed
+
+
+def test_diagram_was_rendered_from_the_current_ksy():
+    from tools import diagram
+
+    assert diagram.main(["--check"]) == 0

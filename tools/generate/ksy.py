@@ -211,6 +211,7 @@ class KsyEmitter:
                                    "doc": "the bytes are exactly `count` well-formed ops"}},
         }
         self.ref(ops)
+        ids_fit = f"count > 0 and _io.size - {count_size} == 4 * count"
         self.define_record(self.m.records[sub.legacy.record_name], shared_count="_parent.count")
         self.define_record(self.m.records[sub.current.record_name], shared_count="_parent.count")
         self.types[name] = {
@@ -220,11 +221,12 @@ class KsyEmitter:
                 attr("layout", {"type": {"switch-on": "is_legacy", "cases": {
                     "true": snake(sub.legacy.record_name), "false": snake(sub.current.record_name)}}},
                      "the layout the bytes hold"),
+                *self.end_attrs("", None, ""),  # its stream is the rest of the file: it checks the end
             ],
             "instances": {
-                "is_legacy": {"value": f"count > 0 and _io.size - {count_size} == 4 * count and not ops_probe.fits",
+                "is_legacy": {"value": f"{ids_fit} and not ops_probe.fits",
                               "doc": "legacy when the rest is count u32 ids and not count well-formed ops"},
-                "ops_probe": {"pos": count_size, "size-eos": True, "type": "post_op_walk"},
+                "ops_probe": {"pos": count_size, "size-eos": True, "type": "post_op_walk", "if": ids_fit},
             },
         }
         return {"type": name, "size-eos": True}

@@ -1,0 +1,180 @@
+"""generated/mtok.ksy: the Kaitai compiler accepts it, and Kaitai's parsers read what mtokspec reads.
+
+Needs node and the pinned compiler (``npm ci --prefix tools/ksc``, which ``.ci/run`` does); the
+Python parser also needs the ``kaitaistruct`` runtime (the ``test`` extra).  Without them the tests
+skip with the reason.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+from conftest import ROOT, corpus_mtok_files
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from kaitai_plain import first_difference, js_value, kaitai_plain, tree_plain
+
+import mtokspec
+from mtokspec import strategies
+from mtokspec.errors import MtokFormatError
+
+KSC = ROOT / "tools" / "ksc"
+KSY = ROOT / "generated" / "mtok.ksy"
+TARGETS = ("python", "javascript", "cpp_stl", "java")
+CORPUS_FILES = corpus_mtok_files()
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory):
+    """The compiler's output for every target (compiled once for this module)."""
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed (the Kaitai compiler is a JavaScript program)")
+    if not (KSC / "node_modules" / "kaitai-struct-compiler").is_dir():
+        pytest.skip("kaitai-struct-compiler is not installed: run `npm ci --prefix tools/ksc`")
+    out = tmp_path_factory.mktemp("ksc")
+    run = subprocess.run(["node", str(KSC / "compile.js"), str(KSY), str(out), *TARGETS],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert "0 warning(s)" in run.stdout, run.stdout + run.stderr
+    return out
+
+
+@pytest.fixture(scope="module")
+def kaitai_mtok(compiled):
+    """The Kaitai-generated Python parser's root class."""
+    pytest.importorskip("kaitaistruct", reason="the kaitaistruct runtime is in the test extra")
+    spec = importlib.util.spec_from_file_location("ksc_mtok_file", compiled / "python" / "mtok_file.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.MtokFile
+
+
+def test_compiler_writes_every_target(compiled):
+    for target in TARGETS:
+        assert any((compiled / target).iterdir()), target
+    assert "class MtokFile" in (compiled / "python" / "mtok_file.py").read_text()
+
+
+def kaitai_tree(kaitai_mtok, data: bytes):
+    return kaitai_plain(kaitai_mtok.from_bytes(data))
+
+
+def assert_agree(kaitai_mtok, data: bytes) -> None:
+    expected = tree_plain(mtokspec.parse(data))
+    difference = first_difference(expected, kaitai_tree(kaitai_mtok, data))
+    assert difference is None, difference
+
+
+@pytest.mark.skipif(not CORPUS_FILES, reason="reference corpus not found at ../shared/corpus")
+@pytest.mark.parametrize("path", CORPUS_FILES, ids=[p.parent.name for p in CORPUS_FILES])
+def test_python_parser_agrees_on_corpus(kaitai_mtok, path):
+    assert_agree(kaitai_mtok, path.read_bytes())
+
+
+@settings(max_examples=60)
+@given(data=strategies.mtok_bytes(valid=False))
+def test_python_parser_agrees_on_generated_files(kaitai_mtok, data):
+    assert_agree(kaitai_mtok, data)
+
+
+@pytest.mark.parametrize("cls", [
+    cls for union in ("Normalizer", "PreTokenizer", "Decoder", "Model", "PostOp")
+    for cls in mtokspec.tree.UNIONS[union]
+] + ["PostProcessorProgram", "LegacyPostProcessor"])
+@settings(max_examples=10)
+@given(data=st.data())
+def test_python_parser_agrees_on_every_variant(kaitai_mtok, cls, data):
+    """Each variant placed where it lives in a file (hypothesis's whole files may miss a rare one)."""
+    node = data.draw(strategies.variants(getattr(mtokspec.tree, cls)))
+    assert_agree(kaitai_mtok, mtokspec.build(file_with(cls, node)))
+
+
+SECTIONS = {"Normalizer": "normalizer", "PreTokenizer": "pre_tokenizer", "Model": "model", "Decoder": "decoder",
+            "PostProcessor": "post_processor"}
+
+
+def file_with(cls: str, node):
+    """The smallest file holding ``node`` where its class lives."""
+    t = mtokspec.tree
+    if cls in ("SequenceOp", "SpecialTokenOp"):
+        cls, node = "PostProcessorProgram", t.PostProcessorProgram(ops=[node])
+    section = SECTIONS[t.VARIANTS[cls][0]]
+    if section == "post_processor":  # the last optional section: the ones before it must be present
+        return t.MtokFile(chat_template="", eos_token="", flags=0, bos_token="", post_processor=node)
+    return t.MtokFile(**{section: node})
+
+
+def outcome(parse, data: bytes):
+    try:
+        return parse(data)
+    except Exception as e:  # noqa: BLE001 - each parser fails in its own way; that it fails is the point
+        return ("failed", type(e).__name__)
+
+
+@settings(max_examples=20)
+@given(data=strategies.mtok_bytes())
+def test_truncated_files_fail_in_kaitai_too(kaitai_mtok, data):
+    """Every cut of a file: Kaitai fails where mtokspec fails, and agrees where it reads (a cut at a
+    section boundary is a valid file without the optional sections after it)."""
+    for end in range(len(data)):
+        cut = data[:end]
+        try:
+            expected = tree_plain(mtokspec.parse(cut))
+        except MtokFormatError:
+            assert outcome(lambda b: kaitai_tree(kaitai_mtok, b), cut)[0] == "failed", end
+        else:
+            assert first_difference(expected, kaitai_tree(kaitai_mtok, cut)) is None, end
+
+
+@pytest.mark.skipif(not CORPUS_FILES, reason="reference corpus not found at ../shared/corpus")
+def test_truncated_corpus_file_fails_in_kaitai(kaitai_mtok):
+    data = CORPUS_FILES[0].read_bytes()
+    for end in (5, 20, len(data) // 3, len(data) // 2, len(data) - 1):
+        with pytest.raises(MtokFormatError):
+            mtokspec.parse(data[:end])
+        assert outcome(lambda b: kaitai_tree(kaitai_mtok, b), data[:end])[0] == "failed", end
+
+
+def node_trees(compiled, paths) -> list[dict]:
+    env = {**os.environ, "NODE_PATH": str(KSC / "node_modules")}
+    run = subprocess.run(["node", str(KSC / "dump.js"), str(compiled / "javascript" / "MtokFile.js"), "MtokFile",
+                          *map(str, paths)], capture_output=True, text=True, env=env, timeout=600)
+    assert run.returncode == 0, run.stderr
+    return [json.loads(line) for line in run.stdout.splitlines()]
+
+
+@pytest.mark.skipif(not CORPUS_FILES, reason="reference corpus not found at ../shared/corpus")
+def test_javascript_parser_agrees_on_corpus(compiled):
+    for path, line in zip(CORPUS_FILES, node_trees(compiled, CORPUS_FILES), strict=True):
+        assert line["ok"], (path, line.get("error"))
+        expected = tree_plain(mtokspec.parse(path.read_bytes()))
+        difference = first_difference(expected, kaitai_plain(js_value(line["tree"])))
+        assert difference is None, (path.parent.name, difference)
+
+
+def test_javascript_parser_agrees_on_generated_and_truncated_files(compiled, tmp_path):
+    """Files of every variant from the strategies, and each of them cut short once."""
+    t = mtokspec.tree
+    trees = [file_with(cls, strategies.variants(getattr(t, cls)).example())
+             for union in SECTIONS for cls in t.UNIONS[union]]
+    paths = []
+    for i, tree in enumerate(trees):
+        data = mtokspec.build(tree)
+        (tmp_path / f"{i}.mtok").write_bytes(data)
+        cut = data[: len(t.MtokFile.__name__) - 4]  # inside the header: no parser can read it
+        (tmp_path / f"{i}.cut").write_bytes(cut)
+        paths += [tmp_path / f"{i}.mtok", tmp_path / f"{i}.cut"]
+    lines = node_trees(compiled, paths)
+    for path, line in zip(paths, lines, strict=True):
+        if path.suffix == ".cut":
+            assert not line["ok"], path
+            continue
+        assert line["ok"], (path, line.get("error"))
+        difference = first_difference(tree_plain(mtokspec.parse(path.read_bytes())),
+                                      kaitai_plain(js_value(line["tree"])))
+        assert difference is None, (path, difference)
