@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 
@@ -178,3 +179,18 @@ def test_javascript_parser_agrees_on_generated_and_truncated_files(compiled, tmp
         difference = first_difference(tree_plain(mtokspec.parse(path.read_bytes())),
                                       kaitai_plain(js_value(line["tree"])))
         assert difference is None, (path, difference)
+
+
+def test_readme_javascript_example_reads_the_vocabulary_size(compiled, tmp_path):
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    (block,) = re.findall(r"```js\n(.*?)```", text, re.S)
+    (tmp_path / "vocab_size.js").write_text(block, encoding="utf-8")
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build" / "ksc").symlink_to(compiled)
+    example = ROOT / "examples" / "tiny.mtok"
+    env = {**os.environ, "NODE_PATH": str(KSC / "node_modules")}
+    run = subprocess.run(["node", "vocab_size.js", str(example)], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=120, check=True)
+    tree = mtokspec.parse(example.read_bytes())
+    assert run.stdout.splitlines()[0] == (f"BPE_MODEL: {len(tree.model.vocab)} tokens, {len(tree.model.merges)} merges, "
+                                          f"{len(tree.added_tokens)} added tokens")

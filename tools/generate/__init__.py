@@ -21,7 +21,7 @@ from spec import mtok, txt  # noqa: E402  (spec_walk puts the repository root on
 
 from .codec import emit_codec
 from .format import emit_format
-from .ksy import emit_ksy
+from .ksy import KSY_LIMITS, emit_ksy
 from .tree import emit_tree
 
 OUT = ROOT / "generated"
@@ -39,7 +39,7 @@ def outputs() -> dict[str, str]:
         "__init__.py": BANNER + '"""Generated from spec/: tree classes (tree.py) and the fast codec (codec.py)."""\n',
         "tree.py": emit_tree(m),
         "codec.py": emit_codec(m, ["MtokFile", *txt_roots]),
-        "FORMAT.md": emit_format(m, "MtokFile", txt_roots, notes, txt_notes),
+        "FORMAT.md": emit_format(m, "MtokFile", txt_roots, notes, txt_notes, KSY_LIMITS),
         "mtok.ksy": emit_ksy(
             m, "MtokFile",
             meta={"title": "MNN LLM tokenizer, binary .mtok (file type 4)", "file-extension": "mtok",

@@ -50,7 +50,8 @@ def type_text(sub, m: Model) -> str:
     raise TypeError(sub)
 
 
-def emit_format(m: Model, mtok_root: str, txt_roots: list[str], notes: str, txt_notes: str) -> str:
+def emit_format(m: Model, mtok_root: str, txt_roots: list[str], notes: str, txt_notes: str,
+                ksy_limits: tuple[str, ...]) -> str:
     L = ["<!-- " + BANNER.strip("# \n") + " -->", "", "# The `.mtok` format", "",
          "All integers are little-endian. `str` = `[u16 len][len bytes]`. Tree class names are the "
          "section names below (`mtokspec.tree`).", ""]
@@ -66,6 +67,19 @@ def emit_format(m: Model, mtok_root: str, txt_roots: list[str], notes: str, txt_
             ordered += [r for _, r in m.unions[name].cases]
     for name in ordered:
         format_section(L, m, name)
+    L += ["# The Kaitai Struct description", "",
+          "[`mtok.ksy`](mtok.ksy) describes the same layout for [Kaitai Struct](https://kaitai.io) "
+          "(generated from `spec/` with this file; the tree's class names become snake-case types, "
+          "`BPEModel` → `bpe_model`, and each union is a `tag` enum plus a `variant`). "
+          "`kaitai-struct-compiler` 0.11 compiles it without warnings to Python, JavaScript, C++ and Java, "
+          "and its parsers read every corpus file as `mtokspec.parse` does (`tests/test_ksy.py`). "
+          "The layout at a glance: [mtok.svg](mtok.svg) (the compiler's graphviz output).", "",
+          "What `mtokspec.parse` checks and the `.ksy` does not:", ""]
+    L += [f"- {limit}" for limit in ksy_limits]
+    L += ["", "The legacy `tokenizer.txt` types have no `.ksy`. Kaitai has no base64 decoding, so the "
+          "tokens of types 0-2 could only be described as base64 text, one line each: a reader would "
+          "still decode every token itself. Type 3 (raw lines, the last newline optional) could be "
+          "described and is not yet.", ""]
     L += ["# The legacy `tokenizer.txt` formats (types 0-3)", "", txt_notes.strip(), ""]
     for name in txt_roots:
         format_section(L, m, name)
