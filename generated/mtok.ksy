@@ -44,7 +44,8 @@ seq:
   if: not _io.eof
 - id: flags
   type: u1
-  doc: 'bit 0: clean_up_tokenization_spaces; optional section'
+  doc-ref: enum mtok_flags (bit values)
+  doc: bit flags; optional section
   if: not _io.eof
 - id: bos_token
   type: text16
@@ -366,7 +367,8 @@ types:
       doc: the pattern matches the pieces rather than the delimiters
     - id: behavior
       type: u1
-      doc: 0 Isolated, 1 Removed, 2 MergedWithPrevious (the exporter maps every other HF behaviour to 1)
+      enum: split_behavior
+      doc: what happens to the matches (the exporter maps every other HF behaviour to Removed)
   bert_pre_tokenizer:
     doc: 'HF `BertPreTokenizer`: split on white space and punctuation.'
   sequence_pre_tokenizer:
@@ -765,6 +767,16 @@ enums:
     6:
       id: sequence_pre_tokenizer
       doc: HF `Sequence`.
+  split_behavior:
+    0:
+      id: isolated
+      doc: each match is a piece of its own
+    1:
+      id: removed
+      doc: matches are dropped
+    2:
+      id: merged_with_previous
+      doc: each match joins the piece before it
   model_type:
     0:
       id: bpe_model
@@ -800,6 +812,10 @@ enums:
     7:
       id: sequence_decoder
       doc: HF `Sequence`.
+  mtok_flags:
+    1:
+      id: clean_up_tokenization_spaces
+      doc: transformers' clean_up_tokenization_spaces (exposed, not applied)
   post_op_type:
     0:
       id: sequence_op

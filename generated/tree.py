@@ -5,6 +5,21 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import IntEnum, IntFlag
+
+
+class SplitBehavior(IntEnum):
+    """Named values of a u8 field (values as spec/ declares them)."""
+
+    Isolated = 0  # each match is a piece of its own
+    Removed = 1  # matches are dropped
+    MergedWithPrevious = 2  # each match joins the piece before it
+
+
+class MtokFlags(IntFlag):
+    """Named values of a u8 field (bits as spec/ declares them)."""
+
+    clean_up_tokenization_spaces = 1  # transformers' clean_up_tokenization_spaces (exposed, not applied)
 
 
 @dataclass(slots=True)
@@ -176,7 +191,7 @@ class SplitPreTokenizer:
 
     ``pattern``: regular expression or literal text (the file does not say which)
     ``invert``: the pattern matches the pieces rather than the delimiters
-    ``behavior``: 0 Isolated, 1 Removed, 2 MergedWithPrevious (the exporter maps every other HF behaviour to 1)
+    ``behavior``: what happens to the matches (the exporter maps every other HF behaviour to Removed)
     """
 
     pattern: str = ""
@@ -415,7 +430,7 @@ class MtokFile:
     ``added_tokens``: tokens matched before the model
     ``chat_template``: Jinja chat template ([u32 len][bytes]); optional section
     ``eos_token``: EOS token text; optional section
-    ``flags``: bit 0: clean_up_tokenization_spaces; optional section
+    ``flags``: bit flags; optional section
     ``bos_token``: BOS token text; optional section
     ``post_processor``: single-sequence post-processor program; optional section
     """
@@ -611,4 +626,20 @@ CLASSES = {
     'TiktokenTxtFile': TiktokenTxtFile,
     'BertTxtFile': BertTxtFile,
     'HuggingFaceTxtFile': HuggingFaceTxtFile,
+}
+
+
+ENUMS = {
+    'SplitBehavior': SplitBehavior,
+    'MtokFlags': MtokFlags,
+}
+
+
+# line 1 of a file -> its root class
+ROOTS_BY_MAGIC_LINE = {
+    b'430 4\n': MtokFile,
+    b'430 0\n': SentencePieceTxtFile,
+    b'430 1\n': TiktokenTxtFile,
+    b'430 2\n': BertTxtFile,
+    b'430 3\n': HuggingFaceTxtFile,
 }

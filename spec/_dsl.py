@@ -91,6 +91,29 @@ Text16 = LenPrefixed(u16, text=True)
 Text32 = LenPrefixed(u32, text=True)
 
 
+class Enum(c.Adapter):
+    """A scalar whose values have names: ``values`` maps value -> (name, doc).
+
+    The tree holds the int (``generated/tree.py`` gives the names as an ``IntEnum``, or an
+    ``IntFlag`` when ``flags``: then each value is one bit).  Values without a name are read and
+    written as they are; ``mtokspec.validate`` reports them.
+    """
+
+    kind = "enum"
+
+    def __init__(self, subcon, name: str, values: dict[int, tuple[str, str]], flags: bool = False):
+        super().__init__(subcon)
+        self.enum_name = name
+        self.values = dict(values)
+        self.flags = flags
+
+    def _decode(self, obj, context, path):
+        return obj
+
+    def _encode(self, obj, context, path):
+        return obj
+
+
 class Count(c.Rebuild):
     """A count stored before the list it counts (``target``); derived from ``len()`` on build."""
 

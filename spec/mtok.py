@@ -13,6 +13,7 @@ from ._dsl import (
     Bytes16,
     Count,
     End,
+    Enum,
     Flag,
     HeaderLines,
     List,
@@ -108,6 +109,12 @@ Normalizer = Union(
     max_depth=MAX_NESTING,
 )
 
+SplitBehavior = Enum(u8, "SplitBehavior", {
+    0: ("Isolated", "each match is a piece of its own"),
+    1: ("Removed", "matches are dropped"),
+    2: ("MergedWithPrevious", "each match joins the piece before it"),
+})
+
 # --- Pre-tokenizer ------------------------------------------------------------------------------
 PreTokenizer = Union(
     "PreTokenizer",
@@ -134,7 +141,7 @@ PreTokenizer = Union(
             "SplitPreTokenizer",
             "pattern" / Text16 * "regular expression or literal text (the file does not say which)",
             "invert" / Flag * "the pattern matches the pieces rather than the delimiters",
-            "behavior" / u8 * "0 Isolated, 1 Removed, 2 MergedWithPrevious (the exporter maps every other HF behaviour to 1)",
+            "behavior" / SplitBehavior * "what happens to the matches (the exporter maps every other HF behaviour to Removed)",
             doc="HF `Split`; the exporter also writes `WhitespaceSplit` as Split('\\s+', 0, 1).",
         ),
         5: Record("BertPreTokenizer", doc="HF `BertPreTokenizer`: split on white space and punctuation."),
@@ -279,6 +286,10 @@ PostProcessor = PostProcessorLayouts(
     op_union=PostOp,
 )
 
+MtokFlags = Enum(u8, "MtokFlags", {
+    1: ("clean_up_tokenization_spaces", "transformers' clean_up_tokenization_spaces (exposed, not applied)"),
+}, flags=True)
+
 # --- The whole file --------------------------------------------------------------------------------
 MtokFile = Record(
     "MtokFile",
@@ -290,7 +301,7 @@ MtokFile = Record(
     "added_tokens" / List(u32, AddedToken) * "tokens matched before the model",
     "chat_template" / Tail(Text32) * "Jinja chat template ([u32 len][bytes]); optional section",
     "eos_token" / Tail(Text16) * "EOS token text; optional section",
-    "flags" / Tail(u8) * "bit 0: clean_up_tokenization_spaces; optional section",
+    "flags" / Tail(MtokFlags) * "bit flags; optional section",
     "bos_token" / Tail(Text16) * "BOS token text; optional section",
     "post_processor" / Tail(PostProcessor) * "single-sequence post-processor program; optional section",
     End(),

@@ -66,6 +66,7 @@ def _optional(value, sub):
 CONVERTERS = {
     "scalar": _scalar,
     "flag": lambda value, sub: bool(value),
+    "enum": lambda value, sub: int(value),  # Kaitai gives an enum member for a named value
     "lenprefixed": lambda obj, sub: obj.value,
     "list": lambda values, sub: [kaitai_plain(x, sub.element) for x in values],
     "row": lambda obj, sub: tuple(kaitai_plain(getattr(obj, f.name), f.sub) for f in fields_of(sub)),

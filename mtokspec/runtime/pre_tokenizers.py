@@ -19,7 +19,7 @@ Lossy places of the format (``format-notes.md`` ⚠), followed as the file says:
   ``split`` is taken as true (HF's default).
 * ``Split``: the pattern is always compiled as a regular expression (the file does not say whether
   HF had a ``Regex`` or a ``String`` pattern; a literal pattern containing regex metacharacters is
-  read differently from HF).  Behaviour 0 Isolated, 1 Removed, 2 MergedWithPrevious.
+  read differently from HF).  Behaviour: ``tree.SplitBehavior``.
 """
 
 from __future__ import annotations
@@ -41,8 +41,10 @@ __all__ = [
     "CONTIGUOUS", "split_spans", "SPLIT_TIMEOUT", "SPLIT_TIMEOUT_PER_CHAR",
 ]
 
-# Split behaviours: the first three are the file's codes.
-ISOLATED, REMOVED, MERGED_WITH_PREVIOUS, MERGED_WITH_NEXT, CONTIGUOUS = 0, 1, 2, 3, 4
+# Split behaviours: the file's codes (spec/mtok.py declares them), then two HF behaviours that only
+# the fixed pre-tokenizers here use.
+ISOLATED, REMOVED, MERGED_WITH_PREVIOUS = tree.SplitBehavior
+MERGED_WITH_NEXT, CONTIGUOUS = 3, 4
 
 # A pattern search may take SPLIT_TIMEOUT + len(text) * SPLIT_TIMEOUT_PER_CHAR seconds.
 SPLIT_TIMEOUT = 1.0

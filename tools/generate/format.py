@@ -12,6 +12,8 @@ from .spec_walk import BANNER, Model, fields_of, scalar
 def type_text(sub, m: Model) -> str:
     sub = dsl.resolve(sub)
     s = scalar(sub)
+    if isinstance(sub, dsl.Enum):
+        return f"{s[1]} {'bits' if sub.flags else 'value'}: {sub.enum_name}"
     if s:
         return s[1]
     if isinstance(sub, dsl.FlagAdapter):
@@ -122,4 +124,12 @@ def format_section(L: list[str], m: Model, name: str) -> None:
     for f in info.fields:
         L.append(f"| {f.name or '—'} | {type_text(f.sub, m)} | {f.doc} |")
     L.append("")
+    for f in info.fields:
+        enum = dsl.resolve(f.sub)
+        enum = enum.subcon if isinstance(enum, dsl.Tail) else enum
+        if isinstance(enum, dsl.Enum):
+            L += [f"`{f.name}` ({enum.enum_name}, `mtokspec.tree.{enum.enum_name}`):", "",
+                  f"| {'bit value' if enum.flags else 'value'} | name | meaning |", "|---|---|---|"]
+            L += [f"| {value} | {vname} | {vdoc} |" for value, (vname, vdoc) in enum.values.items()]
+            L.append("")
 

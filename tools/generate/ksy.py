@@ -79,6 +79,13 @@ class KsyEmitter:
     def scalar_ref(self, sub) -> dict:
         return {"type": KSC_SCALARS[scalar(sub)[0]]}
 
+    def enum_ref(self, sub) -> dict:
+        name = snake(sub.enum_name)
+        self.enums[name] = {value: {"id": snake(vname), "doc": vdoc} for value, (vname, vdoc) in sub.values.items()}
+        if sub.flags:  # a Kaitai enum names whole values; the bits are listed in it for the reader
+            return {**self.scalar_ref(sub), "doc-ref": f"enum {name} (bit values)"}
+        return {**self.scalar_ref(sub), "enum": name}
+
     def flag_ref(self, sub) -> dict:
         return {"type": "u1", "valid": {"max": 1}}
 
@@ -259,6 +266,7 @@ SEQ_EMITTERS = {
 TYPE_REFS = {
     "scalar": KsyEmitter.scalar_ref,
     "flag": KsyEmitter.flag_ref,
+    "enum": KsyEmitter.enum_ref,
     "lenprefixed": KsyEmitter.len_prefixed_ref,
     "record": KsyEmitter.record_ref,
     "row": KsyEmitter.row_ref,

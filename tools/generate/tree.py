@@ -5,9 +5,32 @@ from __future__ import annotations
 from .spec_walk import BANNER, Model, annotation, default, field_desc, tree_fields
 
 
+def emit_enums(m: Model) -> list[str]:
+    """One ``IntEnum`` (``IntFlag`` for bit flags) per enum block; the tree holds the ints."""
+    L = []
+    for name, enum in m.enums.items():
+        base = "IntFlag" if enum.flags else "IntEnum"
+        L += ["", f"class {name}({base}):", f'    """Named values of a u8 field ({"bits" if enum.flags else "values"} as spec/ declares them)."""', ""]
+        L += [f"    {vname} = {value}  # {vdoc}" for value, (vname, vdoc) in enum.values.items()]
+        L.append("")
+    return L
+
+
+def emit_magic_lines(m: Model) -> list[str]:
+    """Line 1 of each whole-file format -> its root class (every root starts with its header lines)."""
+    L = ["", "# line 1 of a file -> its root class", "ROOTS_BY_MAGIC_LINE = {"]
+    for name in m.order:
+        info = m.records.get(name)
+        first = info.fields[0].sub if info is not None and info.fields else None
+        if first is not None and getattr(first, "kind", None) == "header":
+            L.append(f"    {first.magic_line!r}: {name},")
+    return L + ["}", ""]
+
+
 def emit_tree(m: Model) -> str:
     L = [BANNER, '"""Tree classes of the MNN tokenizer formats: one dataclass per record and variant."""', "",
-         "from __future__ import annotations", "", "from dataclasses import dataclass, field", ""]
+         "from __future__ import annotations", "", "from dataclasses import dataclass, field",
+         *(["from enum import IntEnum, IntFlag"] if m.enums else []), "", *emit_enums(m)]
     for name in m.order:
         if name in m.records:
             info = m.records[name]
@@ -52,5 +75,7 @@ def emit_tree(m: Model) -> str:
                 L.append(f"    {r!r}: ({name!r}, {t if t >= 0 else None}),")
     L.append("}")
     L += ["", "CLASSES = {", *[f"    {n!r}: {n}," for n in m.order if n in m.records], "}", ""]
+    L += ["", "ENUMS = {", *[f"    {n!r}: {n}," for n in m.enums], "}", ""]
+    L += emit_magic_lines(m)
     return "\n".join(L)
 
