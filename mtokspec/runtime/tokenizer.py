@@ -81,7 +81,7 @@ class Tokenizer:
         self.prefix_ids: list[int] = ids[a + b:a + b + c]
         self._special_set = frozenset(self.special_ids) | frozenset(self.added.special_ids)
         self._stop_set = frozenset(self.stop_ids)
-        self.clean_up_tokenization_spaces = bool((mtok.flags or 0) & 1)
+        self.clean_up_tokenization_spaces = bool((mtok.flags or 0) & T.MtokFlags.clean_up_tokenization_spaces)
         self.bos_token = mtok.bos_token
         self.eos_token = mtok.eos_token
         self.chat_template = mtok.chat_template
