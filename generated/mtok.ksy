@@ -8,8 +8,8 @@ meta:
   endian: le
 doc: 'A `.mtok` file: text header, binary body, optional trailing sections in this order.'
 doc-ref:
-- https://github.com/alibaba/MNN/blob/4d40bdbd7efb73a58383bb5da867a6f41eb1776e/transformers/llm/engine/src/tokenizer/tokenizer.cpp
-- https://github.com/alibaba/MNN/blob/4d40bdbd7efb73a58383bb5da867a6f41eb1776e/transformers/llm/export/utils/tokenizer.py
+- https://github.com/alibaba/MNN/blob/4d40bdbd7efb73a58383bb5da867a6f41eb1776e/transformers/llm/engine/src/tokenizer/tokenizer.cpp#L2230-L2529
+- https://github.com/alibaba/MNN/blob/4d40bdbd7efb73a58383bb5da867a6f41eb1776e/transformers/llm/export/utils/tokenizer.py#L192-L594
 seq:
 - id: header
   type: header
@@ -108,6 +108,9 @@ types:
         doc: line 3 ends every id with a space (legacy exporter) instead of joining with spaces
   header:
     doc: The three text lines that open every MNN tokenizer file.
+    doc-ref:
+    - https://github.com/alibaba/MNN/blob/4d40bdbd7efb73a58383bb5da867a6f41eb1776e/transformers/llm/engine/src/tokenizer/tokenizer.cpp#L86-L95
+    - https://github.com/alibaba/MNN/blob/4d40bdbd7efb73a58383bb5da867a6f41eb1776e/transformers/llm/export/utils/tokenizer.py#L252-L276
     seq:
     - id: magic
       contents:
@@ -141,6 +144,9 @@ types:
   normalizer:
     doc: 'Normalizer: a u8 tag, then the variant''s fields. mtokspec refuses nesting deeper than 32; this description
       does not.'
+    doc-ref:
+    - https://github.com/alibaba/MNN/blob/4d40bdbd7efb73a58383bb5da867a6f41eb1776e/transformers/llm/engine/src/tokenizer/tokenizer.cpp#L2241-L2305
+    - https://github.com/alibaba/MNN/blob/4d40bdbd7efb73a58383bb5da867a6f41eb1776e/transformers/llm/export/utils/tokenizer.py#L280-L343
     seq:
     - id: tag
       type: u1
@@ -306,6 +312,9 @@ types:
   pre_tokenizer:
     doc: 'Pre-tokenizer: a u8 tag, then the variant''s fields. mtokspec refuses nesting deeper than 32; this description
       does not.'
+    doc-ref:
+    - https://github.com/alibaba/MNN/blob/4d40bdbd7efb73a58383bb5da867a6f41eb1776e/transformers/llm/engine/src/tokenizer/tokenizer.cpp#L2307-L2338
+    - https://github.com/alibaba/MNN/blob/4d40bdbd7efb73a58383bb5da867a6f41eb1776e/transformers/llm/export/utils/tokenizer.py#L344-L388
     seq:
     - id: tag
       type: u1
@@ -384,6 +393,9 @@ types:
       doc: pre-tokenizers applied in order
   model:
     doc: 'Model: a u8 tag, then the variant''s fields.'
+    doc-ref:
+    - https://github.com/alibaba/MNN/blob/4d40bdbd7efb73a58383bb5da867a6f41eb1776e/transformers/llm/engine/src/tokenizer/tokenizer.cpp#L2340-L2406
+    - https://github.com/alibaba/MNN/blob/4d40bdbd7efb73a58383bb5da867a6f41eb1776e/transformers/llm/export/utils/tokenizer.py#L389-L489
     seq:
     - id: tag
       type: u1
@@ -503,6 +515,9 @@ types:
   decoder:
     doc: 'Decoder: a u8 tag, then the variant''s fields. mtokspec refuses nesting deeper than 32; this description
       does not.'
+    doc-ref:
+    - https://github.com/alibaba/MNN/blob/4d40bdbd7efb73a58383bb5da867a6f41eb1776e/transformers/llm/engine/src/tokenizer/tokenizer.cpp#L2407-L2441
+    - https://github.com/alibaba/MNN/blob/4d40bdbd7efb73a58383bb5da867a6f41eb1776e/transformers/llm/export/utils/tokenizer.py#L490-L533
     seq:
     - id: tag
       type: u1
@@ -585,6 +600,9 @@ types:
       doc: decoders applied in order
   added_token:
     doc: An entry of HF `added_tokens` (the exporter drops normalized and single_word).
+    doc-ref:
+    - https://github.com/alibaba/MNN/blob/4d40bdbd7efb73a58383bb5da867a6f41eb1776e/transformers/llm/engine/src/tokenizer/tokenizer.cpp#L2443-L2458
+    - https://github.com/alibaba/MNN/blob/4d40bdbd7efb73a58383bb5da867a6f41eb1776e/transformers/llm/export/utils/tokenizer.py#L534-L546
     seq:
     - id: id
       type: u4
@@ -670,6 +688,8 @@ types:
       doc: the id inserted
   legacy_post_processor:
     doc: 'Older layout: [u16 count] [count x u32 id]; means sequence A, then these ids.'
+    doc-ref:
+    - https://github.com/alibaba/MNN/blob/4d40bdbd7efb73a58383bb5da867a6f41eb1776e/transformers/llm/engine/src/tokenizer/tokenizer.cpp#L2492-L2508
     seq:
     - id: ids
       type: u4
@@ -678,6 +698,9 @@ types:
       doc: ids appended after sequence A
   post_processor_program:
     doc: 'Current layout: [u16 count] then count ops (HF TemplateProcessing.single).'
+    doc-ref:
+    - https://github.com/alibaba/MNN/blob/4d40bdbd7efb73a58383bb5da867a6f41eb1776e/transformers/llm/engine/src/tokenizer/tokenizer.cpp#L2492-L2529
+    - https://github.com/alibaba/MNN/blob/4d40bdbd7efb73a58383bb5da867a6f41eb1776e/transformers/llm/export/utils/tokenizer.py#L584-L592
     seq:
     - id: ops
       type: post_op

@@ -129,10 +129,11 @@ class Record(c.Struct):
 
     kind = "record"
 
-    def __init__(self, name: str, *subcons, doc: str = ""):
+    def __init__(self, name: str, *subcons, doc: str = "", ref: tuple[str, ...] = ()):
         super().__init__(*subcons)
         self.record_name = name
         self.record_doc = doc
+        self.ref = tuple(ref)  # source links (MNN's loader and exporter), rendered like Kaitai's doc-ref
 
     def _parse(self, stream, context, path):
         obj = super()._parse(stream, context, path)
@@ -221,8 +222,10 @@ class Union(c.Construct):
 
     kind = "union"
 
-    def __init__(self, name: str, tag, cases: dict[int, Record], doc: str = "", max_depth: int = 32):
+    def __init__(self, name: str, tag, cases: dict[int, Record], doc: str = "", max_depth: int = 32,
+                 ref: tuple[str, ...] = ()):
         super().__init__()
+        self.ref = tuple(ref)
         self.union_name = name
         self.tag = tag
         self.cases = dict(cases)
@@ -369,8 +372,9 @@ class HeaderLines(c.Construct):
          "line 3 ends every id with a space (legacy exporter) instead of joining with spaces"),
     )
 
-    def __init__(self, magic: int, file_type: int):
+    def __init__(self, magic: int, file_type: int, ref: tuple[str, ...] = ()):
         super().__init__()
+        self.ref = tuple(ref)
         self.magic = magic
         self.file_type = file_type
         self.magic_line = f"{magic} {file_type}\n".encode()

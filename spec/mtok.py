@@ -1,8 +1,21 @@
 """The ``.mtok`` layout (MNN PIPELINE tokenizer, file type 4): the single place it is written.
 
-Sources: MNN's format description (seed 000) and what MNN's shipped exporter
-(``transformers/llm/export/utils/tokenizer.py``) writes and its loader (``tokenizer.cpp``) reads.
-All integers little-endian.  ``str`` in the description = ``[u16 len][len bytes]``.
+Sources: what MNN's shipped exporter writes (``export_mtok`` in
+https://github.com/alibaba/MNN/blob/4d40bdbd7efb73a58383bb5da867a6f41eb1776e/transformers/llm/export/utils/tokenizer.py)
+and its loader reads (``PipelineTokenizer::load_vocab_binary`` in
+https://github.com/alibaba/MNN/blob/4d40bdbd7efb73a58383bb5da867a6f41eb1776e/transformers/llm/engine/src/tokenizer/tokenizer.cpp);
+each block's ``ref=`` links the lines.  All integers little-endian.  ``str`` = ``[u16 len][len bytes]``.
+
+Adding a variant (a new tag of a union), in this order:
+
+1. here: a ``Record`` under the union's next tag, with a doc for it and each field, and ``ref=``;
+2. ``python -m tools.generate`` (tree class, codec, FORMAT.md, mtok.ksy) and ``python -m tools.diagram``;
+3. ``mtokspec/runtime``: a class in the union's ``REGISTRY`` (normalizers, pre_tokenizers, models, decoders);
+4. ``mtokspec/convert``: the HF mapping both ways (``from_hf``, ``to_hf``);
+5. ``mtokspec/summary.py``: its ``inspect`` line;
+6. ``mtokspec/strategies.py``: a strategy, in the union's leaves and in ``variants``.
+
+``tests/test_variants.py`` fails until steps 3-6 are done for every union member.
 """
 
 from __future__ import annotations
@@ -35,7 +48,11 @@ MAGIC = 430
 PIPELINE = 4
 MAX_NESTING = 32  # Sequence-in-Sequence depth; real files use 2.
 
-Header = HeaderLines(MAGIC, PIPELINE)
+_MNN = "https://github.com/alibaba/MNN/blob/4d40bdbd7efb73a58383bb5da867a6f41eb1776e/transformers/llm"
+LOADER = _MNN + "/engine/src/tokenizer/tokenizer.cpp"
+EXPORTER = _MNN + "/export/utils/tokenizer.py"
+
+Header = HeaderLines(MAGIC, PIPELINE, ref=(LOADER + "#L86-L95", EXPORTER + "#L252-L276"))
 
 # --- Unicode normalisation table -------------------------------------------------------------
 NormTable = List(
@@ -107,6 +124,7 @@ Normalizer = Union(
     },
     doc="Normalizer: a u8 tag, then the variant's fields.",
     max_depth=MAX_NESTING,
+    ref=(LOADER + "#L2241-L2305", EXPORTER + "#L280-L343"),
 )
 
 SplitBehavior = Enum(u8, "SplitBehavior", {
@@ -153,6 +171,7 @@ PreTokenizer = Union(
     },
     doc="Pre-tokenizer: a u8 tag, then the variant's fields.",
     max_depth=MAX_NESTING,
+    ref=(LOADER + "#L2307-L2338", EXPORTER + "#L344-L388"),
 )
 
 # --- Model ---------------------------------------------------------------------------------------
@@ -205,6 +224,7 @@ Model = Union(
         ),
     },
     doc="Model: a u8 tag, then the variant's fields.",
+    ref=(LOADER + "#L2340-L2406", EXPORTER + "#L389-L489"),
 )
 
 # --- Decoder -------------------------------------------------------------------------------------
@@ -248,6 +268,7 @@ Decoder = Union(
     },
     doc="Decoder: a u8 tag, then the variant's fields.",
     max_depth=MAX_NESTING,
+    ref=(LOADER + "#L2407-L2441", EXPORTER + "#L490-L533"),
 )
 
 # --- Added tokens ----------------------------------------------------------------------------------
@@ -259,6 +280,7 @@ AddedToken = Record(
     "rstrip" / Flag * "swallow white space on the right when matched",
     "content" / Text16 * "the token text, matched in the input before the model runs",
     doc="An entry of HF `added_tokens` (the exporter drops normalized and single_word).",
+    ref=(LOADER + "#L2443-L2458", EXPORTER + "#L534-L546"),
 )
 
 # --- Post-processor program -------------------------------------------------------------------------
@@ -277,11 +299,13 @@ PostProcessor = PostProcessorLayouts(
         "LegacyPostProcessor",
         "ids" / List(u16, u32) * "ids appended after sequence A",
         doc="Older layout: [u16 count] [count x u32 id]; means sequence A, then these ids.",
+        ref=(LOADER + "#L2492-L2508",),
     ),
     current=Record(
         "PostProcessorProgram",
         "ops" / List(u16, PostOp) * "the ops in order",
         doc="Current layout: [u16 count] then count ops (HF TemplateProcessing.single).",
+        ref=(LOADER + "#L2492-L2529", EXPORTER + "#L584-L592"),
     ),
     op_union=PostOp,
 )
@@ -306,4 +330,5 @@ MtokFile = Record(
     "post_processor" / Tail(PostProcessor) * "single-sequence post-processor program; optional section",
     End(),
     doc="A `.mtok` file: text header, binary body, optional trailing sections in this order.",
+    ref=(LOADER + "#L2230-L2529", EXPORTER + "#L192-L594"),
 )

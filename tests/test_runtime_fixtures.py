@@ -2,7 +2,7 @@
 
 Each fixture is trained with HF's own trainers on :data:`TRAIN_TEXT`, turned into an ``.mtok`` tree
 by :func:`tree_from_hf` (a small test-local converter following the exporter's mapping in
-format-notes, built directly from :mod:`mtokspec.tree` classes) and compared with HF on
+``export_mtok``, built directly from :mod:`mtokspec.tree` classes) and compared with HF on
 hypothesis-generated text: every Unicode category, white-space runs, emoji, CJK, combining marks,
 digits and the fixture's added tokens.
 

@@ -2,7 +2,7 @@
 
 Each class has ``decode_chain(tokens) -> tokens``; :func:`decode` joins the final tokens with ``""``
 as HF's ``Decoder::decode`` does.  A missing or unknown HF decoder is written by the exporter as
-``ByteLevel`` (format-notes ⚠); the runtime follows the file.
+``ByteLevel`` (https://github.com/alibaba/MNN/blob/4d40bdbd7efb73a58383bb5da867a6f41eb1776e/transformers/llm/export/utils/tokenizer.py#L490-L533); the runtime follows the file.
 """
 
 from __future__ import annotations

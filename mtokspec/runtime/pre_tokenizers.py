@@ -12,7 +12,8 @@ runs with a ``timeout=`` proportional to the input, so a pathological pattern ra
 BertPreTokenizer) have ASCII forms for ASCII text, run by the standard ``re`` module: the same
 pattern with each class cut to the ASCII characters ``regex`` puts in it.
 
-Lossy places of the format (``format-notes.md`` ⚠), followed as the file says:
+Lossy places of the format (what the exporter's ``write_pre_tokenizer_bin`` drops,
+https://github.com/alibaba/MNN/blob/4d40bdbd7efb73a58383bb5da867a6f41eb1776e/transformers/llm/export/utils/tokenizer.py#L346-L388), followed as the file says:
 
 * ``ByteLevel``: only ``use_regex`` is stored; ``add_prefix_space`` is taken as false.
 * ``Metaspace``: ``add_prefix_space`` true means HF ``prepend_scheme="always"``, false ``"never"``;

@@ -25,9 +25,6 @@ from .ksy import KSY_LIMITS, emit_ksy
 from .tree import emit_tree
 
 OUT = ROOT / "generated"
-MNN_COMMIT = "4d40bdbd7efb73a58383bb5da867a6f41eb1776e"
-MNN_LOADER = f"https://github.com/alibaba/MNN/blob/{MNN_COMMIT}/transformers/llm/engine/src/tokenizer/tokenizer.cpp"
-MNN_EXPORTER = f"https://github.com/alibaba/MNN/blob/{MNN_COMMIT}/transformers/llm/export/utils/tokenizer.py"
 
 
 def outputs() -> dict[str, str]:
@@ -44,7 +41,6 @@ def outputs() -> dict[str, str]:
             m, "MtokFile",
             meta={"title": "MNN LLM tokenizer, binary .mtok (file type 4)", "file-extension": "mtok",
                   "license": "Apache-2.0", "ks-version": "0.11"},
-            doc=mtok.MtokFile.record_doc, doc_ref=[MNN_LOADER, MNN_EXPORTER],
         ),
     }
 

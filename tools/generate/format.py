@@ -9,6 +9,14 @@ from spec import _dsl as dsl
 from .spec_walk import BANNER, Model, fields_of, scalar
 
 
+def ref_lines(refs: tuple[str, ...]) -> list[str]:
+    """Source links, as Kaitai's doc-ref: "Source: [tokenizer.cpp L86-L95](...)"."""
+    if not refs:
+        return []
+    links = [f"[{url.rsplit('/', 1)[1].replace('#', ' ')}]({url})" for url in refs]
+    return ["", "Source: " + ", ".join(links) + "."]
+
+
 def type_text(sub, m: Model) -> str:
     sub = dsl.resolve(sub)
     s = scalar(sub)
@@ -91,7 +99,7 @@ def emit_format(m: Model, mtok_root: str, txt_roots: list[str], notes: str, txt_
 def format_section(L: list[str], m: Model, name: str) -> None:
     if name in m.unions:
         u = m.unions[name]
-        L += [f"## {name}", "", u.doc, ""]
+        L += [f"## {name}", "", u.doc, *ref_lines(u.ref), ""]
         if u.custom is not None:
             L += [inspect.cleandoc(u.custom.__doc__).replace("``", "`"), "",
                   "| layout | tree class |", "|---|---|",
@@ -108,7 +116,7 @@ def format_section(L: list[str], m: Model, name: str) -> None:
     if info.union:
         t = info.tag
         title += f" ({info.union}" + (f" tag {t})" if t is not None and t >= 0 else ")")
-    L += [title, "", info.doc, ""]
+    L += [title, "", info.doc, *ref_lines(info.ref), ""]
     if info.custom is not None:
         h = info.custom
         L += [inspect.cleandoc(h.__doc__).split("\n\n", 1)[1].replace("``", "`"), "",

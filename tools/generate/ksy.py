@@ -113,7 +113,7 @@ class KsyEmitter:
 
     def define_record(self, info: RecordInfo, shared_count: str | None = None) -> None:
         name = snake(info.name)
-        self.types[name] = {"doc": info.doc}  # first, so a recursive reference finds it
+        self.types[name] = {"doc": info.doc, **doc_ref(info.ref)}  # first, so a recursive reference finds it
         seq = self.seq(info.fields, shared_count)
         if seq:
             self.types[name]["seq"] = seq
@@ -140,7 +140,7 @@ class KsyEmitter:
         if any(kind_of(f.sub) == "list" and dsl.resolve(f.sub.element) is sub
                for rec in sub.cases.values() for f in fields_of(rec)):
             doc += f" mtokspec refuses nesting deeper than {sub.max_depth}; this description does not."
-        self.types[name] = {"doc": doc, "seq": [
+        self.types[name] = {"doc": doc, **doc_ref(sub.ref), "seq": [
             attr("tag", {**self.ref(sub.tag), "enum": enum, "valid": {"in-enum": True}}, "selects the variant"),
             attr("variant", {"type": {"switch-on": "tag", "cases": cases}}, "the variant's fields"),
         ]}
@@ -173,6 +173,7 @@ class KsyEmitter:
         }
         self.types[name] = {
             "doc": dsl.HeaderLines.__doc__.split("\n\n")[0].strip(),
+            **doc_ref(sub.ref),
             "seq": [
                 attr("magic", {"contents": [sub.magic_line[:-1].decode("ascii"), 10]},
                      f"line 1: magic {sub.magic} and file type {sub.file_type}"),
@@ -248,6 +249,10 @@ def conditional(condition: str):
     return emit
 
 
+def doc_ref(refs: tuple[str, ...]) -> dict:
+    return {"doc-ref": list(refs)} if refs else {}
+
+
 def attr(name: str, spec: dict, doc: str) -> dict:
     out = {"id": name, **spec}
     if doc:
@@ -276,11 +281,11 @@ TYPE_REFS = {
 }
 
 
-def emit_ksy(m: Model, root: str, meta: dict, doc: str, doc_ref: str) -> str:
+def emit_ksy(m: Model, root: str, meta: dict) -> str:
     e = KsyEmitter(m)
     info = m.records[root]
     seq = e.seq(info.fields)
-    ksy = {"meta": {"id": snake(root), **meta, "endian": "le"}, "doc": doc, "doc-ref": doc_ref, "seq": seq,
+    ksy = {"meta": {"id": snake(root), **meta, "endian": "le"}, "doc": info.doc, **doc_ref(info.ref), "seq": seq,
            "types": e.types, "enums": e.enums}
     body = yaml.safe_dump(ksy, sort_keys=False, allow_unicode=True, width=110, default_flow_style=False)
     return BANNER + body

@@ -36,6 +36,7 @@ class RecordInfo:
     union: str | None = None  # the union this record is a variant of
     tag: int | None = None
     custom: object = None  # HeaderLines
+    ref: tuple[str, ...] = ()  # source links
 
 
 @dataclass
@@ -47,6 +48,7 @@ class UnionInfo:
     max_depth: int
     custom: object = None  # PostProcessorLayouts
     node: object = None
+    ref: tuple[str, ...] = ()  # source links
 
 
 @dataclass
@@ -86,7 +88,7 @@ def collect(*roots) -> Model:
         if isinstance(sub, dsl.Record):
             if sub.record_name in m.records:
                 return
-            info = RecordInfo(sub.record_name, sub.record_doc, fields_of(sub), union, tag)
+            info = RecordInfo(sub.record_name, sub.record_doc, fields_of(sub), union, tag, ref=sub.ref)
             m.records[sub.record_name] = info
             for f in info.fields:
                 visit(f.sub)
@@ -96,14 +98,15 @@ def collect(*roots) -> Model:
                 return
             m.unions[sub.union_name] = UnionInfo(
                 sub.union_name, sub.union_doc, scalar(sub.tag)[0],
-                [(t, r.record_name) for t, r in sub.cases.items()], sub.max_depth, node=sub,
+                [(t, r.record_name) for t, r in sub.cases.items()], sub.max_depth, node=sub, ref=sub.ref,
             )
             for t, r in sub.cases.items():
                 visit(r, sub.union_name, t)
             m.order.append(sub.union_name)
         elif isinstance(sub, dsl.HeaderLines):
             if "Header" not in m.records:
-                m.records["Header"] = RecordInfo("Header", dsl.HeaderLines.__doc__.split("\n\n")[0], [], custom=sub)
+                m.records["Header"] = RecordInfo("Header", dsl.HeaderLines.__doc__.split("\n\n")[0], [], custom=sub,
+                                                 ref=sub.ref)
                 m.order.append("Header")
         elif isinstance(sub, dsl.PostProcessorLayouts):
             if "PostProcessor" not in m.unions:

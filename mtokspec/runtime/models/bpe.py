@@ -13,7 +13,8 @@ up once and cached.  Results are cached per piece as tuples, and the parts of cu
 cache of their own (both bounded: cleared when full).  Byte-level words with characters beyond
 ASCII merge each character on its own first where that is exact (see ``_bpe_units``).
 
-Lossy places (format-notes ⚠), followed as the file says: ``unk_token`` is not stored, so a
+Lossy places (what the exporter writes for a model, https://github.com/alibaba/MNN/blob/4d40bdbd7efb73a58383bb5da867a6f41eb1776e/transformers/llm/export/utils/tokenizer.py#L389-L489),
+followed as the file says: ``unk_token`` is not stored, so a
 character that is neither in the vocabulary nor covered by byte fallback is dropped (HF with
 ``unk_token=None`` does the same); ``dropout``, ``continuing_subword_prefix``,
 ``end_of_word_suffix`` and ``ignore_merges`` are not stored and not applied.

@@ -11,7 +11,7 @@ UTF-8 sorts as code points do, so the pieces under one prefix are one run of tha
 pieces a run loads are decoded.  A piece whose bytes are not UTF-8 cannot occur in text and is left
 out of the table (HF's vocabulary, JSON text, cannot hold one).
 
-Scores and HF parity (format-notes, "Float scores"): HF reads ``tokenizer.json`` with serde_json's
+Scores and HF parity (README, Divergences, "Unigram scores"): HF reads ``tokenizer.json`` with serde_json's
 default float parser, which is not correctly rounded; the exporter writes Python's correctly rounded
 value.  With ``serde_scores=True`` (the default) every score is re-parsed from its shortest decimal
 form the way serde_json does (integer significand, then one multiplication or division by a power of
