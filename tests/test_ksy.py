@@ -77,6 +77,12 @@ def test_python_parser_agrees_on_corpus(kaitai_mtok, path):
     assert_agree(kaitai_mtok, path.read_bytes())
 
 
+def test_python_parser_agrees_on_the_golden_file(kaitai_mtok):
+    from test_golden import GOLDEN, de_hex
+
+    assert_agree(kaitai_mtok, de_hex((GOLDEN / "small.mtok.hex").read_text(encoding="utf-8")))
+
+
 @settings(max_examples=60)
 @given(data=strategies.mtok_bytes(valid=False))
 def test_python_parser_agrees_on_generated_files(kaitai_mtok, data):
