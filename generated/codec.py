@@ -2,306 +2,38 @@
 """Fast parse and build of the MNN tokenizer formats, emitted from the declarations in spec/.
 
 Every read is bounds-checked before it happens; counts are checked against the bytes left before
-any list is allocated; tables of fixed-size rows are decoded in one call.
+any list is allocated; tables of fixed-size rows are decoded in one call.  The helpers are in
+mtokspec/codec_support.py.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 import struct
-import sys
 from itertools import chain as _chain
-from operator import itemgetter as _itemgetter
 
+from mtokspec.codec_support import (
+    bad_rows,
+    bad_value,
+    build_header_lines,
+    decode_base64,
+    decode_decimal,
+    decode_word,
+    invalid,
+    line_column,
+    line_end,
+    LITTLE,
+    parse_count_line,
+    parse_header_lines,
+    row_format,
+    truncated,
+    walk16,
+    walk8,
+)
 from mtokspec.errors import MtokFormatError
 from mtokspec.table import Table
 
 from .tree import *  # noqa: F403
-
-
-def _where(path):
-    return path.lstrip(".") or "<root>"
-
-
-def _truncated(offset, need, end, path):
-    raise MtokFormatError("truncated: %d bytes needed, %d left" % (need, max(end - offset, 0)), offset, _where(path))
-
-
-def _invalid(offset, path, message):
-    raise MtokFormatError(message, offset, _where(path))
-
-
-def _bad_value(path, message, value):
-    text = repr(value)
-    if len(text) > 60:
-        text = text[:57] + "..."
-    raise MtokFormatError("cannot build: %s (got %s)" % (message, text), None, _where(path))
-
-
-def _bad_rows(rows, width, st, path):
-    for i, row in enumerate(rows):
-        try:
-            if len(row) != width:
-                raise TypeError("expected %d values" % width)
-            st.pack(*row)
-        except (struct.error, TypeError) as e:
-            _bad_value("%s[%d]" % (path, i), str(e), row)
-    _bad_value(path, "malformed rows", len(rows))
-
-
-_STRICT_B64 = sys.version_info >= (3, 11)
-_MAX_LINE = 1 << 24
-_LITTLE = sys.byteorder == "little"  # memoryview casts read the file's little-endian words as is
-
-
-def _gather(seq, idx):
-    """``seq[i]`` for each ``i`` in ``idx``, as a tuple, at C speed."""
-    if len(idx) > 1:
-        return _itemgetter(*idx)(seq)
-    return tuple([seq[i] for i in idx])
-
-
-# A table of n rows [before bytes][u16 length][string][after bytes] has no size field: finding
-# its end means stepping over every row.  ``_walk8`` steps on the low length bytes only, through a
-# copy translated so that each byte is already its row's size; the struct unpack that decodes the
-# rows then reads each whole length, and the high bytes are checked there, at C speed (one Python
-# step per row fewer).  ``_walk16`` is the exact walk, for tables the fast one cannot take.  Measured
-# and slower: a u16 view at every offset; a gather of the high bytes at every row start; a C-level
-# chain of map() over the growing offsets list; combining the two bytes per offset with big ints.
-
-def _walk8(b, p, end, n, before, size, steps):
-    """``(sizes, r, long)``: each row's size, the rows' total and the rows read exactly, or None
-    when a row runs off ``b[:end]`` (or too many rows need reading exactly).
-
-    Steps on each row's low length byte through ``steps`` (a translation table: length byte -> row
-    size; 0 for a length byte of 0, which may be 256 or 512, and for sizes past 255).  A 0 stops
-    the walk at that row (every later step is 0 too: the check after each 16 rows sees the last);
-    that row is read exactly and the walk goes on after it.  The high length bytes of other rows are
-    not read: the caller checks them (every length but those of ``long`` is below 256), and that
-    p + r <= end."""
-    base = p + before
-    t = b[base:end].translate(steps)
-    sizes = []
-    put = sizes.extend
-    long = []
-    r = 0
-    try:
-        while True:
-            for _ in range((n - len(sizes)) >> 4):
-                s0 = t[r]
-                r += s0
-                s1 = t[r]
-                r += s1
-                s2 = t[r]
-                r += s2
-                s3 = t[r]
-                r += s3
-                s4 = t[r]
-                r += s4
-                s5 = t[r]
-                r += s5
-                s6 = t[r]
-                r += s6
-                s7 = t[r]
-                r += s7
-                s8 = t[r]
-                r += s8
-                s9 = t[r]
-                r += s9
-                sa = t[r]
-                r += sa
-                sb = t[r]
-                r += sb
-                sc = t[r]
-                r += sc
-                sd = t[r]
-                r += sd
-                se = t[r]
-                r += se
-                sf = t[r]
-                r += sf
-                put((s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, sa, sb, sc, sd, se, sf))
-                if not sf:
-                    break
-            else:
-                for _ in range((n - len(sizes)) & 15):
-                    s0 = t[r]
-                    r += s0
-                    sizes.append(s0)
-                if not sizes or sizes[-1]:
-                    return sizes, r, long
-            # r stopped at a row the step table cannot take: read its length exactly
-            j = sizes.index(0, max(len(sizes) - 16, 0))
-            del sizes[j:]
-            if len(long) == 256:
-                return None  # a table of many empty or long strings: the exact walk is as fast
-            # (a length read past end makes p + r > end: the caller sees it)
-            long.append(j)
-            s0 = size + (b[base + r] | b[base + r + 1] << 8)
-            sizes.append(s0)
-            r += s0
-    except IndexError:
-        return None
-
-
-def _row_format(sizes, template, at, size, tens, units, spell):
-    """The struct format of rows whose sizes are ``sizes``: a row is ``template`` (its fixed
-    fields, the length as 'H' and a string of "00" bytes at ``at``).  When every string is shorter
-    than 100 bytes the rows' lengths are written over the digits with two translations and two
-    strided copies (C speed); else each row's format comes from ``spell`` (by row size)."""
-    try:
-        digits = bytes(sizes)  # ValueError: a row of 256 bytes or more
-        tens_digits = digits.translate(tens)
-        if 33 not in tens_digits:  # "!": a string of 100 bytes or more
-            w = len(template)
-            fmt = bytearray(template) * len(digits)
-            fmt[at::w] = tens_digits
-            fmt[at + 1::w] = digits.translate(units)
-            return b"<" + fmt
-    except ValueError:
-        pass
-    top = max(sizes, default=0)
-    if top >= len(spell):  # a longer list, for this call only
-        spell = spell + [(template[:at] + b"%d" + template[at + 2:]).decode() % (s - size)
-                         for s in range(len(spell), top + 1)]
-    return "<" + "".join(_gather(spell, sizes))
-
-
-def _walk16(b, p, end, n, before, size):
-    """``(lens, r)``: each row's string length and the rows' total size (``size``: a row's bytes
-    but the string), or None when a row runs off ``b[:end]`` (the caller's checked walk then finds
-    the row and says why).  p + r may still exceed end: the caller checks.  No bounds check per row:
-    running off the data raises IndexError.  Unrolled: recording the lengths costs nothing then."""
-    lo = b[p + before:end]
-    hi = b[p + before + 1:end]
-    lens = []
-    r = 0
-    try:
-        for _ in range(n >> 3):
-            m0 = lo[r] | hi[r] << 8
-            r += size + m0
-            m1 = lo[r] | hi[r] << 8
-            r += size + m1
-            m2 = lo[r] | hi[r] << 8
-            r += size + m2
-            m3 = lo[r] | hi[r] << 8
-            r += size + m3
-            m4 = lo[r] | hi[r] << 8
-            r += size + m4
-            m5 = lo[r] | hi[r] << 8
-            r += size + m5
-            m6 = lo[r] | hi[r] << 8
-            r += size + m6
-            m7 = lo[r] | hi[r] << 8
-            r += size + m7
-            lens.extend((m0, m1, m2, m3, m4, m5, m6, m7))
-        for _ in range(n & 7):
-            m0 = lo[r] | hi[r] << 8
-            r += size + m0
-            lens.append(m0)
-    except IndexError:
-        return None
-    return lens, r
-
-
-def _line(b, p, end, path):
-    q = b.find(b"\n", p, min(end, p + _MAX_LINE))
-    if q < 0:
-        _truncated(p, 1, end, path)
-    return q + 1
-
-
-def _parse_header_lines(b, p, end, path, magic_line):
-    q = p + len(magic_line)
-    if b[p:q] != magic_line:
-        _invalid(p, path + ".magic", "expected %r, got %r" % (magic_line, bytes(b[p:q])))
-    p, q = q, _line(b, q, end, path + ".counts")
-    m = _COUNTS.fullmatch(b, p, q)
-    if m is None:
-        _invalid(p, path + ".counts", "malformed count line %r" % bytes(b[p:min(q, p + 80)]))
-    p, q = q, _line(b, q, end, path + ".ids")
-    m2 = _IDS.fullmatch(b, p, q)
-    if m2 is None:
-        _invalid(p, path + ".ids", "malformed id line %r" % bytes(b[p:min(q, p + 80)]))
-    body = b[p:q - 1 - len(m2.group(1))]
-    ids = [int(x) for x in body.split(b" ")] if body else []
-    header = Header(int(m.group(1)), int(m.group(2)), int(m.group(3)), ids, bool(m2.group(1)))
-    return header, q
-
-
-
-
-def _counts(b, p, q, k, path):
-    parts = b[p:q - 1].split(b" ")
-    if len(parts) != k or not all(_COUNT.fullmatch(x) for x in parts):
-        _invalid(p, path, "expected %d decimal count(s), got %r" % (k, bytes(b[p:min(q, p + 80)])))
-    return [int(x) for x in parts]
-
-
-def _b64decode(text, offset, path):
-    try:
-        value = binascii.a2b_base64(text, strict_mode=True) if _STRICT_B64 else base64.b64decode(text, validate=True)
-    except (binascii.Error, ValueError):
-        _invalid(offset, path, "bad base64 %r" % bytes(text[:40]))
-    if binascii.b2a_base64(value, newline=False) != text:
-        _invalid(offset, path, "non-canonical base64 %r" % bytes(text[:40]))
-    return value
-
-
-def _decimal(text, offset, path):
-    if _DECIMAL.fullmatch(text) is None:
-        _invalid(offset, path, "bad integer %r" % bytes(text[:40]))
-    return int(text)
-
-
-def _word(text, offset, path):
-    try:
-        return text.decode()
-    except UnicodeDecodeError:
-        _invalid(offset, path, "invalid UTF-8")
-
-
-def _line_value(value, kind, path):
-    """The bytes of one column of a text line; refuses values that would break the line."""
-    if kind == "int":
-        if value.__class__ is not int:
-            _bad_value(path, "expected an int", value)
-        return b"%d" % value
-    if kind == "word":
-        if value.__class__ is not str or " " in value or "\n" in value:
-            _bad_value(path, "expected text without spaces or newlines", value)
-        try:
-            return value.encode()
-        except UnicodeEncodeError:
-            _bad_value(path, "text is not encodable as UTF-8", value)
-    if not isinstance(value, (bytes, bytearray, memoryview)):
-        _bad_value(path, "expected bytes", value)
-    if kind == "base64":
-        return binascii.b2a_base64(value, newline=False)
-    if b"\n" in value:
-        _bad_value(path, "a line cannot hold a newline", value)
-    return bytes(value)
-
-
-def _build_header_lines(h, out, path, magic_line):
-    if h.__class__ is not Header:
-        _bad_value(path, "expected Header", h)
-    counts = (h.special_count, h.stop_count, h.prefix_count)
-    for n in counts:
-        if n.__class__ is not int or n < 0:
-            _bad_value(path, "header counts must be non-negative ints", n)
-    if not isinstance(h.ids, (list, tuple)) or any(i.__class__ is not int for i in h.ids):
-        _bad_value(path + ".ids", "header ids must be ints", h.ids)
-    if h.trailing_space and not h.ids:
-        _bad_value(path + ".trailing_space", "trailing_space needs at least one id", h.ids)
-    out.append(magic_line)
-    out.append(b"%d %d %d\n" % counts)
-    line = " ".join(map(str, h.ids)) + (" " if h.trailing_space else "")
-    out.append(line.encode() + b"\n")
-
-
 _S0 = struct.Struct('<H')
 _S1 = struct.Struct('<I')
 _S2 = struct.Struct('<BBBB')
@@ -321,7 +53,7 @@ _DECIMAL = re.compile(b'0|-?[1-9][0-9]*')
 _COUNT = re.compile(b'0|[1-9][0-9]*')
 
 
-# length byte -> size of a row whose fixed part is 6 bytes (0: _walk8 reads the row exactly)
+# length byte -> size of a row whose fixed part is 6 bytes (0: walk8 reads the row exactly)
 _STEP6 = bytes(m + 6 if 0 < m < 250 else 0 for m in range(256))
 # row size -> the tens and the units digit of its string length ("!" when not below 100)
 _TENS6 = bytes(48 + (s - 6) // 10 if 6 <= s < 106 else 33 for s in range(256))
@@ -337,24 +69,24 @@ def _columns0(b, n, lens=None, pack=False):
         raise ValueError("pack=True needs two leading u32 columns")
     if lens is None:  # the parse did not record them: the same walk again
         p, end = 0, len(b)
-        w = _walk16(b, p, end, n, 4, 6)
+        w = walk16(b, p, end, n, 4, 6)
         if w is None:
             raise ValueError("a table row runs past the table's bytes")
         lens, r = w
-    flat = struct.Struct(_row_format(list(map((6).__add__, lens)), b"IH00s", 2, 6, _TENS6, _UNITS6, _SPELL0)).unpack(b)
+    flat = struct.Struct(row_format(list(map((6).__add__, lens)), b"IH00s", 2, 6, _TENS6, _UNITS6, _SPELL0)).unpack(b)
     return (flat[0::3], flat[2::3], )
 
 
 def _stepcols0(b, p, end, n):
     """``(columns, size)`` of the n rows at p, or None: the exact walk must take them."""
-    w = _walk8(b, p, end, n, 4, 6, _STEP6)
+    w = walk8(b, p, end, n, 4, 6, _STEP6)
     if w is None:
         return None
     sizes, r, long = w
     if p + r > end:
         return None
     try:
-        rows = struct.Struct(_row_format(sizes, b"IH00s", 2, 6, _TENS6, _UNITS6, _SPELL0))
+        rows = struct.Struct(row_format(sizes, b"IH00s", 2, 6, _TENS6, _UNITS6, _SPELL0))
         if rows.size != r:  # (cannot happen: the format is the walk's rows)
             return None
         flat = rows.unpack_from(b, p)
@@ -382,24 +114,24 @@ def _columns1(b, n, lens=None, pack=False):
         raise ValueError("pack=True needs two leading u32 columns")
     if lens is None:  # the parse did not record them: the same walk again
         p, end = 0, len(b)
-        w = _walk16(b, p, end, n, 0, 6)
+        w = walk16(b, p, end, n, 0, 6)
         if w is None:
             raise ValueError("a table row runs past the table's bytes")
         lens, r = w
-    flat = struct.Struct(_row_format(list(map((6).__add__, lens)), b"H00sI", 1, 6, _TENS6, _UNITS6, _SPELL1)).unpack(b)
+    flat = struct.Struct(row_format(list(map((6).__add__, lens)), b"H00sI", 1, 6, _TENS6, _UNITS6, _SPELL1)).unpack(b)
     return (flat[1::3], flat[2::3], )
 
 
 def _stepcols1(b, p, end, n):
     """``(columns, size)`` of the n rows at p, or None: the exact walk must take them."""
-    w = _walk8(b, p, end, n, 0, 6, _STEP6)
+    w = walk8(b, p, end, n, 0, 6, _STEP6)
     if w is None:
         return None
     sizes, r, long = w
     if p + r > end:
         return None
     try:
-        rows = struct.Struct(_row_format(sizes, b"H00sI", 1, 6, _TENS6, _UNITS6, _SPELL1))
+        rows = struct.Struct(row_format(sizes, b"H00sI", 1, 6, _TENS6, _UNITS6, _SPELL1))
         if rows.size != r:  # (cannot happen: the format is the walk's rows)
             return None
         flat = rows.unpack_from(b, p)
@@ -420,7 +152,7 @@ def _decode_rows1(b, n, lens=None):
 
 def _columns2(b, n, lens=None, pack=False):
     if pack:
-        if _LITTLE and n:
+        if LITTLE and n:
             mv = memoryview(b)
             keys = [0] * n
             keys[0::2] = mv[:len(b) // 8 * 8].cast('Q')[0::3].tolist()
@@ -437,7 +169,7 @@ def _decode_rows2(b, n, lens=None):
     return list(zip(*_columns2(b, n, lens)))
 
 
-# length byte -> size of a row whose fixed part is 14 bytes (0: _walk8 reads the row exactly)
+# length byte -> size of a row whose fixed part is 14 bytes (0: walk8 reads the row exactly)
 _STEP14 = bytes(m + 14 if 0 < m < 242 else 0 for m in range(256))
 # row size -> the tens and the units digit of its string length ("!" when not below 100)
 _TENS14 = bytes(48 + (s - 14) // 10 if 14 <= s < 114 else 33 for s in range(256))
@@ -453,24 +185,24 @@ def _columns3(b, n, lens=None, pack=False):
         raise ValueError("pack=True needs two leading u32 columns")
     if lens is None:  # the parse did not record them: the same walk again
         p, end = 0, len(b)
-        w = _walk16(b, p, end, n, 0, 14)
+        w = walk16(b, p, end, n, 0, 14)
         if w is None:
             raise ValueError("a table row runs past the table's bytes")
         lens, r = w
-    flat = struct.Struct(_row_format(list(map((14).__add__, lens)), b"H00sId", 1, 14, _TENS14, _UNITS14, _SPELL2)).unpack(b)
+    flat = struct.Struct(row_format(list(map((14).__add__, lens)), b"H00sId", 1, 14, _TENS14, _UNITS14, _SPELL2)).unpack(b)
     return (flat[1::4], flat[2::4], flat[3::4], )
 
 
 def _stepcols3(b, p, end, n):
     """``(columns, size)`` of the n rows at p, or None: the exact walk must take them."""
-    w = _walk8(b, p, end, n, 0, 14, _STEP14)
+    w = walk8(b, p, end, n, 0, 14, _STEP14)
     if w is None:
         return None
     sizes, r, long = w
     if p + r > end:
         return None
     try:
-        rows = struct.Struct(_row_format(sizes, b"H00sId", 1, 14, _TENS14, _UNITS14, _SPELL2))
+        rows = struct.Struct(row_format(sizes, b"H00sId", 1, 14, _TENS14, _UNITS14, _SPELL2))
         if rows.size != r:  # (cannot happen: the format is the walk's rows)
             return None
         flat = rows.unpack_from(b, p)
@@ -489,7 +221,7 @@ def _decode_rows3(b, n, lens=None):
     return list(zip(*_columns3(b, n, lens)))
 
 
-# length byte -> size of a row whose fixed part is 9 bytes (0: _walk8 reads the row exactly)
+# length byte -> size of a row whose fixed part is 9 bytes (0: walk8 reads the row exactly)
 _STEP9 = bytes(m + 9 if 0 < m < 247 else 0 for m in range(256))
 # row size -> the tens and the units digit of its string length ("!" when not below 100)
 _TENS9 = bytes(48 + (s - 9) // 10 if 9 <= s < 109 else 33 for s in range(256))
@@ -502,14 +234,14 @@ _SPELL3 = ["!"] * 9 + ["IBBBH%ds" % m for m in range(247)]
 
 def _bulk_AddedToken(b, p, end, n):
     """n AddedToken records at p, read together; None when any check fails."""
-    w = _walk8(b, p, end, n, 7, 9, _STEP9)
+    w = walk8(b, p, end, n, 7, 9, _STEP9)
     if w is None:
         return None
     sizes, r, long = w
     if p + r > end:
         return None
     try:
-        rows = struct.Struct(_row_format(sizes, b"IBBBH00s", 5, 9, _TENS9, _UNITS9, _SPELL3))
+        rows = struct.Struct(row_format(sizes, b"IBBBH00s", 5, 9, _TENS9, _UNITS9, _SPELL3))
         if rows.size != r:  # (cannot happen: the format is the walk's rows)
             return None
         flat = rows.unpack_from(b, p)
@@ -548,7 +280,7 @@ def _parse_NoNormalizer(b, p, end, path, depth):
 
 def _build_NoNormalizer(obj, out, path):
     if obj.__class__ is not NoNormalizer:
-        _bad_value(path, "expected NoNormalizer", obj)
+        bad_value(path, "expected NoNormalizer", obj)
 
 
 def _parse_LegacyNFKCNormalizer(b, p, end, path, depth):
@@ -557,100 +289,100 @@ def _parse_LegacyNFKCNormalizer(b, p, end, path, depth):
 
 def _build_LegacyNFKCNormalizer(obj, out, path):
     if obj.__class__ is not LegacyNFKCNormalizer:
-        _bad_value(path, "expected LegacyNFKCNormalizer", obj)
+        bad_value(path, "expected LegacyNFKCNormalizer", obj)
 
 
 def _parse_PrependNormalizer(b, p, end, path, depth):
     if p + 2 > end:
-        _truncated(p, 2, end, path + ".prepend")
+        truncated(p, 2, end, path + ".prepend")
     n1 = b[p] | (b[p + 1] << 8)
     q2 = p + 2 + n1
     if q2 + 0 > end:
-        _truncated(p + 2, n1 + 0, end, path + ".prepend")
+        truncated(p + 2, n1 + 0, end, path + ".prepend")
     v_prepend = b[p + 2:q2]
     try:
         v_prepend = v_prepend.decode()
     except UnicodeDecodeError as e:
-        _invalid(p + 2 + e.start, path + ".prepend", "invalid UTF-8")
+        invalid(p + 2 + e.start, path + ".prepend", "invalid UTF-8")
     p = q2 + 0
     return PrependNormalizer(prepend=v_prepend), p
 
 
 def _build_PrependNormalizer(obj, out, path):
     if obj.__class__ is not PrependNormalizer:
-        _bad_value(path, "expected PrependNormalizer", obj)
+        bad_value(path, "expected PrependNormalizer", obj)
     if obj.prepend.__class__ is not str:
-        _bad_value(path + ".prepend", "expected str", obj.prepend)
+        bad_value(path + ".prepend", "expected str", obj.prepend)
     try:
         s3 = obj.prepend.encode()
     except UnicodeEncodeError:
-        _bad_value(path + ".prepend", "text is not encodable as UTF-8", obj.prepend)
+        bad_value(path + ".prepend", "text is not encodable as UTF-8", obj.prepend)
     if len(s3) > 65535:
-        _bad_value(path + ".prepend", "longer than 65535 bytes", len(s3))
+        bad_value(path + ".prepend", "longer than 65535 bytes", len(s3))
     out.append(_S0.pack(len(s3)))
     out.append(s3)
 
 
 def _parse_ReplaceNormalizer(b, p, end, path, depth):
     if p + 2 > end:
-        _truncated(p, 2, end, path + ".pattern")
+        truncated(p, 2, end, path + ".pattern")
     n4 = b[p] | (b[p + 1] << 8)
     q5 = p + 2 + n4
     if q5 + 0 > end:
-        _truncated(p + 2, n4 + 0, end, path + ".pattern")
+        truncated(p + 2, n4 + 0, end, path + ".pattern")
     v_pattern = b[p + 2:q5]
     try:
         v_pattern = v_pattern.decode()
     except UnicodeDecodeError as e:
-        _invalid(p + 2 + e.start, path + ".pattern", "invalid UTF-8")
+        invalid(p + 2 + e.start, path + ".pattern", "invalid UTF-8")
     p = q5 + 0
     if p + 2 > end:
-        _truncated(p, 2, end, path + ".content")
+        truncated(p, 2, end, path + ".content")
     n6 = b[p] | (b[p + 1] << 8)
     q7 = p + 2 + n6
     if q7 + 0 > end:
-        _truncated(p + 2, n6 + 0, end, path + ".content")
+        truncated(p + 2, n6 + 0, end, path + ".content")
     v_content = b[p + 2:q7]
     try:
         v_content = v_content.decode()
     except UnicodeDecodeError as e:
-        _invalid(p + 2 + e.start, path + ".content", "invalid UTF-8")
+        invalid(p + 2 + e.start, path + ".content", "invalid UTF-8")
     p = q7 + 0
     return ReplaceNormalizer(pattern=v_pattern, content=v_content), p
 
 
 def _build_ReplaceNormalizer(obj, out, path):
     if obj.__class__ is not ReplaceNormalizer:
-        _bad_value(path, "expected ReplaceNormalizer", obj)
+        bad_value(path, "expected ReplaceNormalizer", obj)
     if obj.pattern.__class__ is not str:
-        _bad_value(path + ".pattern", "expected str", obj.pattern)
+        bad_value(path + ".pattern", "expected str", obj.pattern)
     try:
         s8 = obj.pattern.encode()
     except UnicodeEncodeError:
-        _bad_value(path + ".pattern", "text is not encodable as UTF-8", obj.pattern)
+        bad_value(path + ".pattern", "text is not encodable as UTF-8", obj.pattern)
     if len(s8) > 65535:
-        _bad_value(path + ".pattern", "longer than 65535 bytes", len(s8))
+        bad_value(path + ".pattern", "longer than 65535 bytes", len(s8))
     out.append(_S0.pack(len(s8)))
     out.append(s8)
     if obj.content.__class__ is not str:
-        _bad_value(path + ".content", "expected str", obj.content)
+        bad_value(path + ".content", "expected str", obj.content)
     try:
         s9 = obj.content.encode()
     except UnicodeEncodeError:
-        _bad_value(path + ".content", "text is not encodable as UTF-8", obj.content)
+        bad_value(path + ".content", "text is not encodable as UTF-8", obj.content)
     if len(s9) > 65535:
-        _bad_value(path + ".content", "longer than 65535 bytes", len(s9))
+        bad_value(path + ".content", "longer than 65535 bytes", len(s9))
     out.append(_S0.pack(len(s9)))
     out.append(s9)
 
 
 def _parse_SequenceNormalizer(b, p, end, path, depth):
     if p + 4 > end:
-        _truncated(p, 4, end, path + ".normalizers")
+        truncated(p, 4, end, path + ".normalizers")
     n10, = _S1.unpack_from(b, p)
     p += 4
     if n10 * 1 > end - p:
-        _invalid(p, path + ".normalizers", "count %d needs at least %d bytes, %d left" % (n10, n10 * 1, end - p))
+        invalid(p, path + ".normalizers", "count %d needs at least %d bytes, %d left" % (n10, n10 * 1, end - p))
     v_normalizers = [None] * n10
     for i11 in range(n10):
         v_normalizers[i11], p = _parse_Normalizer(b, p, end, path + ".normalizers" + "[%d]" % i11, depth + 1)
@@ -659,33 +391,33 @@ def _parse_SequenceNormalizer(b, p, end, path, depth):
 
 def _build_SequenceNormalizer(obj, out, path):
     if obj.__class__ is not SequenceNormalizer:
-        _bad_value(path, "expected SequenceNormalizer", obj)
+        bad_value(path, "expected SequenceNormalizer", obj)
     lst12 = obj.normalizers
     if not isinstance(lst12, (list, tuple, Table)):
-        _bad_value(path + ".normalizers", "expected a list", lst12)
+        bad_value(path + ".normalizers", "expected a list", lst12)
     try:
         out.append(_S1.pack(len(lst12)))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".normalizers", str(e), (len(lst12),))
+        bad_value(path + ".normalizers", str(e), (len(lst12),))
     for i13, it14 in enumerate(lst12):
         _build_Normalizer(it14, out, path + ".normalizers" + "[%d]" % i13)
 
 
 def _parse_BertNormalizer(b, p, end, path, depth):
     if p + 4 > end:
-        _truncated(p, 4, end, path + ".clean_text")
+        truncated(p, 4, end, path + ".clean_text")
     v_clean_text, v_handle_chinese_chars, v_strip_accents, v_lowercase = _S2.unpack_from(b, p)
     if v_clean_text > 1:
-        _invalid(p, path + ".clean_text", "flag must be 0 or 1, got %d" % v_clean_text)
+        invalid(p, path + ".clean_text", "flag must be 0 or 1, got %d" % v_clean_text)
     v_clean_text = v_clean_text == 1
     if v_handle_chinese_chars > 1:
-        _invalid(p, path + ".handle_chinese_chars", "flag must be 0 or 1, got %d" % v_handle_chinese_chars)
+        invalid(p, path + ".handle_chinese_chars", "flag must be 0 or 1, got %d" % v_handle_chinese_chars)
     v_handle_chinese_chars = v_handle_chinese_chars == 1
     if v_strip_accents > 1:
-        _invalid(p, path + ".strip_accents", "flag must be 0 or 1, got %d" % v_strip_accents)
+        invalid(p, path + ".strip_accents", "flag must be 0 or 1, got %d" % v_strip_accents)
     v_strip_accents = v_strip_accents == 1
     if v_lowercase > 1:
-        _invalid(p, path + ".lowercase", "flag must be 0 or 1, got %d" % v_lowercase)
+        invalid(p, path + ".lowercase", "flag must be 0 or 1, got %d" % v_lowercase)
     v_lowercase = v_lowercase == 1
     p += 4
     return BertNormalizer(clean_text=v_clean_text, handle_chinese_chars=v_handle_chinese_chars, strip_accents=v_strip_accents, lowercase=v_lowercase), p
@@ -693,24 +425,24 @@ def _parse_BertNormalizer(b, p, end, path, depth):
 
 def _build_BertNormalizer(obj, out, path):
     if obj.__class__ is not BertNormalizer:
-        _bad_value(path, "expected BertNormalizer", obj)
+        bad_value(path, "expected BertNormalizer", obj)
     if obj.clean_text is not True and obj.clean_text is not False and obj.clean_text not in (0, 1):
-        _bad_value(path + ".clean_text", "flag must be a bool", obj.clean_text)
+        bad_value(path + ".clean_text", "flag must be a bool", obj.clean_text)
     if obj.handle_chinese_chars is not True and obj.handle_chinese_chars is not False and obj.handle_chinese_chars not in (0, 1):
-        _bad_value(path + ".handle_chinese_chars", "flag must be a bool", obj.handle_chinese_chars)
+        bad_value(path + ".handle_chinese_chars", "flag must be a bool", obj.handle_chinese_chars)
     if obj.strip_accents is not True and obj.strip_accents is not False and obj.strip_accents not in (0, 1):
-        _bad_value(path + ".strip_accents", "flag must be a bool", obj.strip_accents)
+        bad_value(path + ".strip_accents", "flag must be a bool", obj.strip_accents)
     if obj.lowercase is not True and obj.lowercase is not False and obj.lowercase not in (0, 1):
-        _bad_value(path + ".lowercase", "flag must be a bool", obj.lowercase)
+        bad_value(path + ".lowercase", "flag must be a bool", obj.lowercase)
     try:
         out.append(_S2.pack(obj.clean_text, obj.handle_chinese_chars, obj.strip_accents, obj.lowercase))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".clean_text", str(e), (obj.clean_text, obj.handle_chinese_chars, obj.strip_accents, obj.lowercase,))
+        bad_value(path + ".clean_text", str(e), (obj.clean_text, obj.handle_chinese_chars, obj.strip_accents, obj.lowercase,))
 
 
 def _parse_TableNormalizer(b, p, end, path, depth):
     if p + 4 > end:
-        _truncated(p, 4, end, path + ".table")
+        truncated(p, 4, end, path + ".table")
     n15, = _S1.unpack_from(b, p)
     p += 4
     start17 = p
@@ -720,7 +452,7 @@ def _parse_TableNormalizer(b, p, end, path, depth):
         v_table = Table.lazy(b[start17:p], n15, _decode_rows0, _columns0, 2, None, got18[0])
     else:
         p19 = p
-        w = _walk16(b, p, end, n15, 4, 6)
+        w = walk16(b, p, end, n15, 4, 6)
         if w is None:
             w = None, end + 1 - p
         lens20, r = w
@@ -729,13 +461,13 @@ def _parse_TableNormalizer(b, p, end, path, depth):
             p = p19
             for i16 in range(n15):
                 if p + 4 > end:
-                    _truncated(p, 4, end, path + ".table" + "[%d]" % i16 + ".codepoint")
+                    truncated(p, 4, end, path + ".table" + "[%d]" % i16 + ".codepoint")
                 p += 4
                 if p + 2 > end:
-                    _truncated(p, 2, end, path + ".table" + "[%d]" % i16 + ".normalized")
+                    truncated(p, 2, end, path + ".table" + "[%d]" % i16 + ".normalized")
                 q = p + 2 + (b[p] | (b[p + 1] << 8))
                 if q > end:
-                    _truncated(p + 2, q - p - 2, end, path + ".table" + "[%d]" % i16 + ".normalized")
+                    truncated(p + 2, q - p - 2, end, path + ".table" + "[%d]" % i16 + ".normalized")
                 p = q
             lens20 = None
         v_table = Table.lazy(b[start17:p], n15, _decode_rows0, _columns0, 2, lens20)
@@ -744,14 +476,14 @@ def _parse_TableNormalizer(b, p, end, path, depth):
 
 def _build_TableNormalizer(obj, out, path):
     if obj.__class__ is not TableNormalizer:
-        _bad_value(path, "expected TableNormalizer", obj)
+        bad_value(path, "expected TableNormalizer", obj)
     lst21 = obj.table
     if not isinstance(lst21, (list, tuple, Table)):
-        _bad_value(path + ".table", "expected a list", lst21)
+        bad_value(path + ".table", "expected a list", lst21)
     try:
         out.append(_S1.pack(len(lst21)))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".table", str(e), (len(lst21),))
+        bad_value(path + ".table", str(e), (len(lst21),))
     raw23 = lst21.raw_bytes() if lst21.__class__ is Table else None
     if raw23 is not None:
         out.append(raw23)
@@ -760,42 +492,42 @@ def _build_TableNormalizer(obj, out, path):
             try:
                 c24, c25, = row26
             except (TypeError, ValueError):
-                _bad_value(path + ".table" + "[%d]" % i22, "expected a row of 2 values", row26)
+                bad_value(path + ".table" + "[%d]" % i22, "expected a row of 2 values", row26)
             try:
                 out.append(_S1.pack(c24))
             except (struct.error, TypeError) as e:
-                _bad_value(path + ".table" + "[%d]" % i22 + ".codepoint", str(e), (c24,))
+                bad_value(path + ".table" + "[%d]" % i22 + ".codepoint", str(e), (c24,))
             s27 = c25
             if s27.__class__ is not bytes:
                 if not isinstance(s27, (bytes, bytearray, memoryview)):
-                    _bad_value(path + ".table" + "[%d]" % i22 + ".normalized", "expected bytes", s27)
+                    bad_value(path + ".table" + "[%d]" % i22 + ".normalized", "expected bytes", s27)
                 s27 = bytes(s27)
             if len(s27) > 65535:
-                _bad_value(path + ".table" + "[%d]" % i22 + ".normalized", "longer than 65535 bytes", len(s27))
+                bad_value(path + ".table" + "[%d]" % i22 + ".normalized", "longer than 65535 bytes", len(s27))
             out.append(_S0.pack(len(s27)))
             out.append(s27)
 
 
 def _parse_BertNFDNormalizer(b, p, end, path, depth):
     if p + 4 > end:
-        _truncated(p, 4, end, path + ".clean_text")
+        truncated(p, 4, end, path + ".clean_text")
     v_clean_text, v_handle_chinese_chars, v_strip_accents, v_lowercase = _S2.unpack_from(b, p)
     if v_clean_text > 1:
-        _invalid(p, path + ".clean_text", "flag must be 0 or 1, got %d" % v_clean_text)
+        invalid(p, path + ".clean_text", "flag must be 0 or 1, got %d" % v_clean_text)
     v_clean_text = v_clean_text == 1
     if v_handle_chinese_chars > 1:
-        _invalid(p, path + ".handle_chinese_chars", "flag must be 0 or 1, got %d" % v_handle_chinese_chars)
+        invalid(p, path + ".handle_chinese_chars", "flag must be 0 or 1, got %d" % v_handle_chinese_chars)
     v_handle_chinese_chars = v_handle_chinese_chars == 1
     if v_strip_accents > 1:
-        _invalid(p, path + ".strip_accents", "flag must be 0 or 1, got %d" % v_strip_accents)
+        invalid(p, path + ".strip_accents", "flag must be 0 or 1, got %d" % v_strip_accents)
     v_strip_accents = v_strip_accents == 1
     if v_lowercase > 1:
-        _invalid(p, path + ".lowercase", "flag must be 0 or 1, got %d" % v_lowercase)
+        invalid(p, path + ".lowercase", "flag must be 0 or 1, got %d" % v_lowercase)
     v_lowercase = v_lowercase == 1
     p += 4
     if v_strip_accents:
         if p + 4 > end:
-            _truncated(p, 4, end, path + ".nfd_table")
+            truncated(p, 4, end, path + ".nfd_table")
         n28, = _S1.unpack_from(b, p)
         p += 4
         start30 = p
@@ -805,7 +537,7 @@ def _parse_BertNFDNormalizer(b, p, end, path, depth):
             v_nfd_table = Table.lazy(b[start30:p], n28, _decode_rows0, _columns0, 2, None, got31[0])
         else:
             p32 = p
-            w = _walk16(b, p, end, n28, 4, 6)
+            w = walk16(b, p, end, n28, 4, 6)
             if w is None:
                 w = None, end + 1 - p
             lens33, r = w
@@ -814,13 +546,13 @@ def _parse_BertNFDNormalizer(b, p, end, path, depth):
                 p = p32
                 for i29 in range(n28):
                     if p + 4 > end:
-                        _truncated(p, 4, end, path + ".nfd_table" + "[%d]" % i29 + ".codepoint")
+                        truncated(p, 4, end, path + ".nfd_table" + "[%d]" % i29 + ".codepoint")
                     p += 4
                     if p + 2 > end:
-                        _truncated(p, 2, end, path + ".nfd_table" + "[%d]" % i29 + ".normalized")
+                        truncated(p, 2, end, path + ".nfd_table" + "[%d]" % i29 + ".normalized")
                     q = p + 2 + (b[p] | (b[p + 1] << 8))
                     if q > end:
-                        _truncated(p + 2, q - p - 2, end, path + ".nfd_table" + "[%d]" % i29 + ".normalized")
+                        truncated(p + 2, q - p - 2, end, path + ".nfd_table" + "[%d]" % i29 + ".normalized")
                     p = q
                 lens33 = None
             v_nfd_table = Table.lazy(b[start30:p], n28, _decode_rows0, _columns0, 2, lens33)
@@ -831,29 +563,29 @@ def _parse_BertNFDNormalizer(b, p, end, path, depth):
 
 def _build_BertNFDNormalizer(obj, out, path):
     if obj.__class__ is not BertNFDNormalizer:
-        _bad_value(path, "expected BertNFDNormalizer", obj)
+        bad_value(path, "expected BertNFDNormalizer", obj)
     if obj.clean_text is not True and obj.clean_text is not False and obj.clean_text not in (0, 1):
-        _bad_value(path + ".clean_text", "flag must be a bool", obj.clean_text)
+        bad_value(path + ".clean_text", "flag must be a bool", obj.clean_text)
     if obj.handle_chinese_chars is not True and obj.handle_chinese_chars is not False and obj.handle_chinese_chars not in (0, 1):
-        _bad_value(path + ".handle_chinese_chars", "flag must be a bool", obj.handle_chinese_chars)
+        bad_value(path + ".handle_chinese_chars", "flag must be a bool", obj.handle_chinese_chars)
     if obj.strip_accents is not True and obj.strip_accents is not False and obj.strip_accents not in (0, 1):
-        _bad_value(path + ".strip_accents", "flag must be a bool", obj.strip_accents)
+        bad_value(path + ".strip_accents", "flag must be a bool", obj.strip_accents)
     if obj.lowercase is not True and obj.lowercase is not False and obj.lowercase not in (0, 1):
-        _bad_value(path + ".lowercase", "flag must be a bool", obj.lowercase)
+        bad_value(path + ".lowercase", "flag must be a bool", obj.lowercase)
     try:
         out.append(_S2.pack(obj.clean_text, obj.handle_chinese_chars, obj.strip_accents, obj.lowercase))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".clean_text", str(e), (obj.clean_text, obj.handle_chinese_chars, obj.strip_accents, obj.lowercase,))
+        bad_value(path + ".clean_text", str(e), (obj.clean_text, obj.handle_chinese_chars, obj.strip_accents, obj.lowercase,))
     if bool(obj.strip_accents) != (obj.nfd_table is not None):
-        _bad_value(path + ".nfd_table", "present exactly when strip_accents is set", obj.nfd_table)
+        bad_value(path + ".nfd_table", "present exactly when strip_accents is set", obj.nfd_table)
     if obj.nfd_table is not None:
         lst34 = obj.nfd_table
         if not isinstance(lst34, (list, tuple, Table)):
-            _bad_value(path + ".nfd_table", "expected a list", lst34)
+            bad_value(path + ".nfd_table", "expected a list", lst34)
         try:
             out.append(_S1.pack(len(lst34)))
         except (struct.error, TypeError) as e:
-            _bad_value(path + ".nfd_table", str(e), (len(lst34),))
+            bad_value(path + ".nfd_table", str(e), (len(lst34),))
         raw36 = lst34.raw_bytes() if lst34.__class__ is Table else None
         if raw36 is not None:
             out.append(raw36)
@@ -862,31 +594,31 @@ def _build_BertNFDNormalizer(obj, out, path):
                 try:
                     c37, c38, = row39
                 except (TypeError, ValueError):
-                    _bad_value(path + ".nfd_table" + "[%d]" % i35, "expected a row of 2 values", row39)
+                    bad_value(path + ".nfd_table" + "[%d]" % i35, "expected a row of 2 values", row39)
                 try:
                     out.append(_S1.pack(c37))
                 except (struct.error, TypeError) as e:
-                    _bad_value(path + ".nfd_table" + "[%d]" % i35 + ".codepoint", str(e), (c37,))
+                    bad_value(path + ".nfd_table" + "[%d]" % i35 + ".codepoint", str(e), (c37,))
                 s40 = c38
                 if s40.__class__ is not bytes:
                     if not isinstance(s40, (bytes, bytearray, memoryview)):
-                        _bad_value(path + ".nfd_table" + "[%d]" % i35 + ".normalized", "expected bytes", s40)
+                        bad_value(path + ".nfd_table" + "[%d]" % i35 + ".normalized", "expected bytes", s40)
                     s40 = bytes(s40)
                 if len(s40) > 65535:
-                    _bad_value(path + ".nfd_table" + "[%d]" % i35 + ".normalized", "longer than 65535 bytes", len(s40))
+                    bad_value(path + ".nfd_table" + "[%d]" % i35 + ".normalized", "longer than 65535 bytes", len(s40))
                 out.append(_S0.pack(len(s40)))
                 out.append(s40)
 
 
 def _parse_StripNormalizer(b, p, end, path, depth):
     if p + 2 > end:
-        _truncated(p, 2, end, path + ".strip_left")
+        truncated(p, 2, end, path + ".strip_left")
     v_strip_left, v_strip_right = _S3.unpack_from(b, p)
     if v_strip_left > 1:
-        _invalid(p, path + ".strip_left", "flag must be 0 or 1, got %d" % v_strip_left)
+        invalid(p, path + ".strip_left", "flag must be 0 or 1, got %d" % v_strip_left)
     v_strip_left = v_strip_left == 1
     if v_strip_right > 1:
-        _invalid(p, path + ".strip_right", "flag must be 0 or 1, got %d" % v_strip_right)
+        invalid(p, path + ".strip_right", "flag must be 0 or 1, got %d" % v_strip_right)
     v_strip_right = v_strip_right == 1
     p += 2
     return StripNormalizer(strip_left=v_strip_left, strip_right=v_strip_right), p
@@ -894,33 +626,33 @@ def _parse_StripNormalizer(b, p, end, path, depth):
 
 def _build_StripNormalizer(obj, out, path):
     if obj.__class__ is not StripNormalizer:
-        _bad_value(path, "expected StripNormalizer", obj)
+        bad_value(path, "expected StripNormalizer", obj)
     if obj.strip_left is not True and obj.strip_left is not False and obj.strip_left not in (0, 1):
-        _bad_value(path + ".strip_left", "flag must be a bool", obj.strip_left)
+        bad_value(path + ".strip_left", "flag must be a bool", obj.strip_left)
     if obj.strip_right is not True and obj.strip_right is not False and obj.strip_right not in (0, 1):
-        _bad_value(path + ".strip_right", "flag must be a bool", obj.strip_right)
+        bad_value(path + ".strip_right", "flag must be a bool", obj.strip_right)
     try:
         out.append(_S3.pack(obj.strip_left, obj.strip_right))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".strip_left", str(e), (obj.strip_left, obj.strip_right,))
+        bad_value(path + ".strip_left", str(e), (obj.strip_left, obj.strip_right,))
 
 
 def _parse_Normalizer(b, p, end, path, depth):
     if depth > 32:
-        _invalid(p, path, "Normalizer nested deeper than 32")
+        invalid(p, path, "Normalizer nested deeper than 32")
     if p + 1 > end:
-        _truncated(p, 1, end, path)
+        truncated(p, 1, end, path)
     tag = b[p]
     fn = _NORMALIZER_PARSERS.get(tag)
     if fn is None:
-        _invalid(p, path, "unknown Normalizer tag %d" % tag)
+        invalid(p, path, "unknown Normalizer tag %d" % tag)
     return fn(b, p + 1, end, path, depth)
 
 
 def _build_Normalizer(obj, out, path):
     entry = _NORMALIZER_BUILDERS.get(obj.__class__)
     if entry is None:
-        _bad_value(path, "expected a Normalizer variant", obj)
+        bad_value(path, "expected a Normalizer variant", obj)
     out.append(_S4.pack(entry[0]))
     entry[1](obj, out, path)
 
@@ -931,15 +663,15 @@ def _parse_NoPreTokenizer(b, p, end, path, depth):
 
 def _build_NoPreTokenizer(obj, out, path):
     if obj.__class__ is not NoPreTokenizer:
-        _bad_value(path, "expected NoPreTokenizer", obj)
+        bad_value(path, "expected NoPreTokenizer", obj)
 
 
 def _parse_ByteLevelPreTokenizer(b, p, end, path, depth):
     if p + 1 > end:
-        _truncated(p, 1, end, path + ".use_regex")
+        truncated(p, 1, end, path + ".use_regex")
     v_use_regex = b[p]
     if v_use_regex > 1:
-        _invalid(p, path + ".use_regex", "flag must be 0 or 1, got %d" % v_use_regex)
+        invalid(p, path + ".use_regex", "flag must be 0 or 1, got %d" % v_use_regex)
     v_use_regex = v_use_regex == 1
     p += 1
     return ByteLevelPreTokenizer(use_regex=v_use_regex), p
@@ -947,21 +679,21 @@ def _parse_ByteLevelPreTokenizer(b, p, end, path, depth):
 
 def _build_ByteLevelPreTokenizer(obj, out, path):
     if obj.__class__ is not ByteLevelPreTokenizer:
-        _bad_value(path, "expected ByteLevelPreTokenizer", obj)
+        bad_value(path, "expected ByteLevelPreTokenizer", obj)
     if obj.use_regex is not True and obj.use_regex is not False and obj.use_regex not in (0, 1):
-        _bad_value(path + ".use_regex", "flag must be a bool", obj.use_regex)
+        bad_value(path + ".use_regex", "flag must be a bool", obj.use_regex)
     try:
         out.append(_S4.pack(obj.use_regex))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".use_regex", str(e), (obj.use_regex,))
+        bad_value(path + ".use_regex", str(e), (obj.use_regex,))
 
 
 def _parse_DigitsPreTokenizer(b, p, end, path, depth):
     if p + 1 > end:
-        _truncated(p, 1, end, path + ".individual_digits")
+        truncated(p, 1, end, path + ".individual_digits")
     v_individual_digits = b[p]
     if v_individual_digits > 1:
-        _invalid(p, path + ".individual_digits", "flag must be 0 or 1, got %d" % v_individual_digits)
+        invalid(p, path + ".individual_digits", "flag must be 0 or 1, got %d" % v_individual_digits)
     v_individual_digits = v_individual_digits == 1
     p += 1
     return DigitsPreTokenizer(individual_digits=v_individual_digits), p
@@ -969,30 +701,30 @@ def _parse_DigitsPreTokenizer(b, p, end, path, depth):
 
 def _build_DigitsPreTokenizer(obj, out, path):
     if obj.__class__ is not DigitsPreTokenizer:
-        _bad_value(path, "expected DigitsPreTokenizer", obj)
+        bad_value(path, "expected DigitsPreTokenizer", obj)
     if obj.individual_digits is not True and obj.individual_digits is not False and obj.individual_digits not in (0, 1):
-        _bad_value(path + ".individual_digits", "flag must be a bool", obj.individual_digits)
+        bad_value(path + ".individual_digits", "flag must be a bool", obj.individual_digits)
     try:
         out.append(_S4.pack(obj.individual_digits))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".individual_digits", str(e), (obj.individual_digits,))
+        bad_value(path + ".individual_digits", str(e), (obj.individual_digits,))
 
 
 def _parse_MetaspacePreTokenizer(b, p, end, path, depth):
     if p + 2 > end:
-        _truncated(p, 2, end, path + ".replacement")
+        truncated(p, 2, end, path + ".replacement")
     n41 = b[p] | (b[p + 1] << 8)
     q42 = p + 2 + n41
     if q42 + 1 > end:
-        _truncated(p + 2, n41 + 1, end, path + ".replacement")
+        truncated(p + 2, n41 + 1, end, path + ".replacement")
     v_replacement = b[p + 2:q42]
     try:
         v_replacement = v_replacement.decode()
     except UnicodeDecodeError as e:
-        _invalid(p + 2 + e.start, path + ".replacement", "invalid UTF-8")
+        invalid(p + 2 + e.start, path + ".replacement", "invalid UTF-8")
     v_add_prefix_space, = _S4.unpack_from(b, q42)
     if v_add_prefix_space > 1:
-        _invalid(q42, path + ".add_prefix_space", "flag must be 0 or 1, got %d" % v_add_prefix_space)
+        invalid(q42, path + ".add_prefix_space", "flag must be 0 or 1, got %d" % v_add_prefix_space)
     v_add_prefix_space = v_add_prefix_space == 1
     p = q42 + 1
     return MetaspacePreTokenizer(replacement=v_replacement, add_prefix_space=v_add_prefix_space), p
@@ -1000,40 +732,40 @@ def _parse_MetaspacePreTokenizer(b, p, end, path, depth):
 
 def _build_MetaspacePreTokenizer(obj, out, path):
     if obj.__class__ is not MetaspacePreTokenizer:
-        _bad_value(path, "expected MetaspacePreTokenizer", obj)
+        bad_value(path, "expected MetaspacePreTokenizer", obj)
     if obj.replacement.__class__ is not str:
-        _bad_value(path + ".replacement", "expected str", obj.replacement)
+        bad_value(path + ".replacement", "expected str", obj.replacement)
     try:
         s43 = obj.replacement.encode()
     except UnicodeEncodeError:
-        _bad_value(path + ".replacement", "text is not encodable as UTF-8", obj.replacement)
+        bad_value(path + ".replacement", "text is not encodable as UTF-8", obj.replacement)
     if len(s43) > 65535:
-        _bad_value(path + ".replacement", "longer than 65535 bytes", len(s43))
+        bad_value(path + ".replacement", "longer than 65535 bytes", len(s43))
     out.append(_S0.pack(len(s43)))
     out.append(s43)
     if obj.add_prefix_space is not True and obj.add_prefix_space is not False and obj.add_prefix_space not in (0, 1):
-        _bad_value(path + ".add_prefix_space", "flag must be a bool", obj.add_prefix_space)
+        bad_value(path + ".add_prefix_space", "flag must be a bool", obj.add_prefix_space)
     try:
         out.append(_S4.pack(obj.add_prefix_space))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".add_prefix_space", str(e), (obj.add_prefix_space,))
+        bad_value(path + ".add_prefix_space", str(e), (obj.add_prefix_space,))
 
 
 def _parse_SplitPreTokenizer(b, p, end, path, depth):
     if p + 2 > end:
-        _truncated(p, 2, end, path + ".pattern")
+        truncated(p, 2, end, path + ".pattern")
     n44 = b[p] | (b[p + 1] << 8)
     q45 = p + 2 + n44
     if q45 + 2 > end:
-        _truncated(p + 2, n44 + 2, end, path + ".pattern")
+        truncated(p + 2, n44 + 2, end, path + ".pattern")
     v_pattern = b[p + 2:q45]
     try:
         v_pattern = v_pattern.decode()
     except UnicodeDecodeError as e:
-        _invalid(p + 2 + e.start, path + ".pattern", "invalid UTF-8")
+        invalid(p + 2 + e.start, path + ".pattern", "invalid UTF-8")
     v_invert, v_behavior, = _S3.unpack_from(b, q45)
     if v_invert > 1:
-        _invalid(q45, path + ".invert", "flag must be 0 or 1, got %d" % v_invert)
+        invalid(q45, path + ".invert", "flag must be 0 or 1, got %d" % v_invert)
     v_invert = v_invert == 1
     p = q45 + 2
     return SplitPreTokenizer(pattern=v_pattern, invert=v_invert, behavior=v_behavior), p
@@ -1041,23 +773,23 @@ def _parse_SplitPreTokenizer(b, p, end, path, depth):
 
 def _build_SplitPreTokenizer(obj, out, path):
     if obj.__class__ is not SplitPreTokenizer:
-        _bad_value(path, "expected SplitPreTokenizer", obj)
+        bad_value(path, "expected SplitPreTokenizer", obj)
     if obj.pattern.__class__ is not str:
-        _bad_value(path + ".pattern", "expected str", obj.pattern)
+        bad_value(path + ".pattern", "expected str", obj.pattern)
     try:
         s46 = obj.pattern.encode()
     except UnicodeEncodeError:
-        _bad_value(path + ".pattern", "text is not encodable as UTF-8", obj.pattern)
+        bad_value(path + ".pattern", "text is not encodable as UTF-8", obj.pattern)
     if len(s46) > 65535:
-        _bad_value(path + ".pattern", "longer than 65535 bytes", len(s46))
+        bad_value(path + ".pattern", "longer than 65535 bytes", len(s46))
     out.append(_S0.pack(len(s46)))
     out.append(s46)
     if obj.invert is not True and obj.invert is not False and obj.invert not in (0, 1):
-        _bad_value(path + ".invert", "flag must be a bool", obj.invert)
+        bad_value(path + ".invert", "flag must be a bool", obj.invert)
     try:
         out.append(_S3.pack(obj.invert, obj.behavior))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".invert", str(e), (obj.invert, obj.behavior,))
+        bad_value(path + ".invert", str(e), (obj.invert, obj.behavior,))
 
 
 def _parse_BertPreTokenizer(b, p, end, path, depth):
@@ -1066,16 +798,16 @@ def _parse_BertPreTokenizer(b, p, end, path, depth):
 
 def _build_BertPreTokenizer(obj, out, path):
     if obj.__class__ is not BertPreTokenizer:
-        _bad_value(path, "expected BertPreTokenizer", obj)
+        bad_value(path, "expected BertPreTokenizer", obj)
 
 
 def _parse_SequencePreTokenizer(b, p, end, path, depth):
     if p + 4 > end:
-        _truncated(p, 4, end, path + ".pretokenizers")
+        truncated(p, 4, end, path + ".pretokenizers")
     n47, = _S1.unpack_from(b, p)
     p += 4
     if n47 * 1 > end - p:
-        _invalid(p, path + ".pretokenizers", "count %d needs at least %d bytes, %d left" % (n47, n47 * 1, end - p))
+        invalid(p, path + ".pretokenizers", "count %d needs at least %d bytes, %d left" % (n47, n47 * 1, end - p))
     v_pretokenizers = [None] * n47
     for i48 in range(n47):
         v_pretokenizers[i48], p = _parse_PreTokenizer(b, p, end, path + ".pretokenizers" + "[%d]" % i48, depth + 1)
@@ -1084,47 +816,47 @@ def _parse_SequencePreTokenizer(b, p, end, path, depth):
 
 def _build_SequencePreTokenizer(obj, out, path):
     if obj.__class__ is not SequencePreTokenizer:
-        _bad_value(path, "expected SequencePreTokenizer", obj)
+        bad_value(path, "expected SequencePreTokenizer", obj)
     lst49 = obj.pretokenizers
     if not isinstance(lst49, (list, tuple, Table)):
-        _bad_value(path + ".pretokenizers", "expected a list", lst49)
+        bad_value(path + ".pretokenizers", "expected a list", lst49)
     try:
         out.append(_S1.pack(len(lst49)))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".pretokenizers", str(e), (len(lst49),))
+        bad_value(path + ".pretokenizers", str(e), (len(lst49),))
     for i50, it51 in enumerate(lst49):
         _build_PreTokenizer(it51, out, path + ".pretokenizers" + "[%d]" % i50)
 
 
 def _parse_PreTokenizer(b, p, end, path, depth):
     if depth > 32:
-        _invalid(p, path, "PreTokenizer nested deeper than 32")
+        invalid(p, path, "PreTokenizer nested deeper than 32")
     if p + 1 > end:
-        _truncated(p, 1, end, path)
+        truncated(p, 1, end, path)
     tag = b[p]
     fn = _PRETOKENIZER_PARSERS.get(tag)
     if fn is None:
-        _invalid(p, path, "unknown PreTokenizer tag %d" % tag)
+        invalid(p, path, "unknown PreTokenizer tag %d" % tag)
     return fn(b, p + 1, end, path, depth)
 
 
 def _build_PreTokenizer(obj, out, path):
     entry = _PRETOKENIZER_BUILDERS.get(obj.__class__)
     if entry is None:
-        _bad_value(path, "expected a PreTokenizer variant", obj)
+        bad_value(path, "expected a PreTokenizer variant", obj)
     out.append(_S4.pack(entry[0]))
     entry[1](obj, out, path)
 
 
 def _parse_BPEModel(b, p, end, path, depth):
     if p + 10 > end:
-        _truncated(p, 10, end, path + ".vocab_size")
+        truncated(p, 10, end, path + ".vocab_size")
     v_vocab_size, v_byte_fallback, v_byte_level, v_merge_size = _S5.unpack_from(b, p)
     if v_byte_fallback > 1:
-        _invalid(p, path + ".byte_fallback", "flag must be 0 or 1, got %d" % v_byte_fallback)
+        invalid(p, path + ".byte_fallback", "flag must be 0 or 1, got %d" % v_byte_fallback)
     v_byte_fallback = v_byte_fallback == 1
     if v_byte_level > 1:
-        _invalid(p, path + ".byte_level", "flag must be 0 or 1, got %d" % v_byte_level)
+        invalid(p, path + ".byte_level", "flag must be 0 or 1, got %d" % v_byte_level)
     v_byte_level = v_byte_level == 1
     p += 10
     n52 = v_vocab_size
@@ -1135,7 +867,7 @@ def _parse_BPEModel(b, p, end, path, depth):
         v_vocab = Table.lazy(b[start54:p], n52, _decode_rows1, _columns1, 2, None, got55[0])
     else:
         p56 = p
-        w = _walk16(b, p, end, n52, 0, 6)
+        w = walk16(b, p, end, n52, 0, 6)
         if w is None:
             w = None, end + 1 - p
         lens57, r = w
@@ -1144,19 +876,19 @@ def _parse_BPEModel(b, p, end, path, depth):
             p = p56
             for i53 in range(n52):
                 if p + 2 > end:
-                    _truncated(p, 2, end, path + ".vocab" + "[%d]" % i53 + ".token")
+                    truncated(p, 2, end, path + ".vocab" + "[%d]" % i53 + ".token")
                 q = p + 2 + (b[p] | (b[p + 1] << 8))
                 if q > end:
-                    _truncated(p + 2, q - p - 2, end, path + ".vocab" + "[%d]" % i53 + ".token")
+                    truncated(p + 2, q - p - 2, end, path + ".vocab" + "[%d]" % i53 + ".token")
                 p = q
                 if p + 4 > end:
-                    _truncated(p, 4, end, path + ".vocab" + "[%d]" % i53 + ".id")
+                    truncated(p, 4, end, path + ".vocab" + "[%d]" % i53 + ".id")
                 p += 4
             lens57 = None
         v_vocab = Table.lazy(b[start54:p], n52, _decode_rows1, _columns1, 2, lens57)
     n58 = v_merge_size
     if n58 * 12 > end - p:
-        _invalid(p, path + ".merges", "count %d needs at least %d bytes, %d left" % (n58, n58 * 12, end - p))
+        invalid(p, path + ".merges", "count %d needs at least %d bytes, %d left" % (n58, n58 * 12, end - p))
     start60 = p
     p += n58 * 12  # the count was checked against the bytes left
     v_merges = Table.lazy(b[start60:p], n58, _decode_rows2, _columns2, 3)
@@ -1165,18 +897,18 @@ def _parse_BPEModel(b, p, end, path, depth):
 
 def _build_BPEModel(obj, out, path):
     if obj.__class__ is not BPEModel:
-        _bad_value(path, "expected BPEModel", obj)
+        bad_value(path, "expected BPEModel", obj)
     if obj.byte_fallback is not True and obj.byte_fallback is not False and obj.byte_fallback not in (0, 1):
-        _bad_value(path + ".byte_fallback", "flag must be a bool", obj.byte_fallback)
+        bad_value(path + ".byte_fallback", "flag must be a bool", obj.byte_fallback)
     if obj.byte_level is not True and obj.byte_level is not False and obj.byte_level not in (0, 1):
-        _bad_value(path + ".byte_level", "flag must be a bool", obj.byte_level)
+        bad_value(path + ".byte_level", "flag must be a bool", obj.byte_level)
     try:
         out.append(_S5.pack(len(obj.vocab), obj.byte_fallback, obj.byte_level, len(obj.merges)))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".vocab_size", str(e), (len(obj.vocab), obj.byte_fallback, obj.byte_level, len(obj.merges),))
+        bad_value(path + ".vocab_size", str(e), (len(obj.vocab), obj.byte_fallback, obj.byte_level, len(obj.merges),))
     lst61 = obj.vocab
     if not isinstance(lst61, (list, tuple, Table)):
-        _bad_value(path + ".vocab", "expected a list", lst61)
+        bad_value(path + ".vocab", "expected a list", lst61)
     raw63 = lst61.raw_bytes() if lst61.__class__ is Table else None
     if raw63 is not None:
         out.append(raw63)
@@ -1185,23 +917,23 @@ def _build_BPEModel(obj, out, path):
             try:
                 c64, c65, = row66
             except (TypeError, ValueError):
-                _bad_value(path + ".vocab" + "[%d]" % i62, "expected a row of 2 values", row66)
+                bad_value(path + ".vocab" + "[%d]" % i62, "expected a row of 2 values", row66)
             s67 = c64
             if s67.__class__ is not bytes:
                 if not isinstance(s67, (bytes, bytearray, memoryview)):
-                    _bad_value(path + ".vocab" + "[%d]" % i62 + ".token", "expected bytes", s67)
+                    bad_value(path + ".vocab" + "[%d]" % i62 + ".token", "expected bytes", s67)
                 s67 = bytes(s67)
             if len(s67) > 65535:
-                _bad_value(path + ".vocab" + "[%d]" % i62 + ".token", "longer than 65535 bytes", len(s67))
+                bad_value(path + ".vocab" + "[%d]" % i62 + ".token", "longer than 65535 bytes", len(s67))
             out.append(_S0.pack(len(s67)))
             out.append(s67)
             try:
                 out.append(_S1.pack(c65))
             except (struct.error, TypeError) as e:
-                _bad_value(path + ".vocab" + "[%d]" % i62 + ".id", str(e), (c65,))
+                bad_value(path + ".vocab" + "[%d]" % i62 + ".id", str(e), (c65,))
     lst68 = obj.merges
     if not isinstance(lst68, (list, tuple, Table)):
-        _bad_value(path + ".merges", "expected a list", lst68)
+        bad_value(path + ".merges", "expected a list", lst68)
     raw70 = lst68.raw_bytes() if lst68.__class__ is Table else None
     if raw70 is not None:
         out.append(raw70)
@@ -1209,37 +941,37 @@ def _build_BPEModel(obj, out, path):
         try:
             out.append(struct.pack("<%dI" % (3 * len(lst68)), *_chain.from_iterable(lst68)))
         except (struct.error, TypeError):
-            _bad_rows(lst68, 3, _S6, path + ".merges")
+            bad_rows(lst68, 3, _S6, path + ".merges")
 
 
 def _parse_WordPieceModel(b, p, end, path, depth):
     if p + 4 > end:
-        _truncated(p, 4, end, path + ".vocab_size")
+        truncated(p, 4, end, path + ".vocab_size")
     v_vocab_size, = _S1.unpack_from(b, p)
     p += 4
     if p + 2 > end:
-        _truncated(p, 2, end, path + ".unk_token")
+        truncated(p, 2, end, path + ".unk_token")
     n71 = b[p] | (b[p + 1] << 8)
     q72 = p + 2 + n71
     if q72 + 0 > end:
-        _truncated(p + 2, n71 + 0, end, path + ".unk_token")
+        truncated(p + 2, n71 + 0, end, path + ".unk_token")
     v_unk_token = b[p + 2:q72]
     try:
         v_unk_token = v_unk_token.decode()
     except UnicodeDecodeError as e:
-        _invalid(p + 2 + e.start, path + ".unk_token", "invalid UTF-8")
+        invalid(p + 2 + e.start, path + ".unk_token", "invalid UTF-8")
     p = q72 + 0
     if p + 2 > end:
-        _truncated(p, 2, end, path + ".continuing_subword_prefix")
+        truncated(p, 2, end, path + ".continuing_subword_prefix")
     n73 = b[p] | (b[p + 1] << 8)
     q74 = p + 2 + n73
     if q74 + 4 > end:
-        _truncated(p + 2, n73 + 4, end, path + ".continuing_subword_prefix")
+        truncated(p + 2, n73 + 4, end, path + ".continuing_subword_prefix")
     v_continuing_subword_prefix = b[p + 2:q74]
     try:
         v_continuing_subword_prefix = v_continuing_subword_prefix.decode()
     except UnicodeDecodeError as e:
-        _invalid(p + 2 + e.start, path + ".continuing_subword_prefix", "invalid UTF-8")
+        invalid(p + 2 + e.start, path + ".continuing_subword_prefix", "invalid UTF-8")
     v_max_input_chars_per_word, = _S1.unpack_from(b, q74)
     p = q74 + 4
     n75 = v_vocab_size
@@ -1250,7 +982,7 @@ def _parse_WordPieceModel(b, p, end, path, depth):
         v_vocab = Table.lazy(b[start77:p], n75, _decode_rows1, _columns1, 2, None, got78[0])
     else:
         p79 = p
-        w = _walk16(b, p, end, n75, 0, 6)
+        w = walk16(b, p, end, n75, 0, 6)
         if w is None:
             w = None, end + 1 - p
         lens80, r = w
@@ -1259,13 +991,13 @@ def _parse_WordPieceModel(b, p, end, path, depth):
             p = p79
             for i76 in range(n75):
                 if p + 2 > end:
-                    _truncated(p, 2, end, path + ".vocab" + "[%d]" % i76 + ".token")
+                    truncated(p, 2, end, path + ".vocab" + "[%d]" % i76 + ".token")
                 q = p + 2 + (b[p] | (b[p + 1] << 8))
                 if q > end:
-                    _truncated(p + 2, q - p - 2, end, path + ".vocab" + "[%d]" % i76 + ".token")
+                    truncated(p + 2, q - p - 2, end, path + ".vocab" + "[%d]" % i76 + ".token")
                 p = q
                 if p + 4 > end:
-                    _truncated(p, 4, end, path + ".vocab" + "[%d]" % i76 + ".id")
+                    truncated(p, 4, end, path + ".vocab" + "[%d]" % i76 + ".id")
                 p += 4
             lens80 = None
         v_vocab = Table.lazy(b[start77:p], n75, _decode_rows1, _columns1, 2, lens80)
@@ -1274,38 +1006,38 @@ def _parse_WordPieceModel(b, p, end, path, depth):
 
 def _build_WordPieceModel(obj, out, path):
     if obj.__class__ is not WordPieceModel:
-        _bad_value(path, "expected WordPieceModel", obj)
+        bad_value(path, "expected WordPieceModel", obj)
     try:
         out.append(_S1.pack(len(obj.vocab)))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".vocab_size", str(e), (len(obj.vocab),))
+        bad_value(path + ".vocab_size", str(e), (len(obj.vocab),))
     if obj.unk_token.__class__ is not str:
-        _bad_value(path + ".unk_token", "expected str", obj.unk_token)
+        bad_value(path + ".unk_token", "expected str", obj.unk_token)
     try:
         s81 = obj.unk_token.encode()
     except UnicodeEncodeError:
-        _bad_value(path + ".unk_token", "text is not encodable as UTF-8", obj.unk_token)
+        bad_value(path + ".unk_token", "text is not encodable as UTF-8", obj.unk_token)
     if len(s81) > 65535:
-        _bad_value(path + ".unk_token", "longer than 65535 bytes", len(s81))
+        bad_value(path + ".unk_token", "longer than 65535 bytes", len(s81))
     out.append(_S0.pack(len(s81)))
     out.append(s81)
     if obj.continuing_subword_prefix.__class__ is not str:
-        _bad_value(path + ".continuing_subword_prefix", "expected str", obj.continuing_subword_prefix)
+        bad_value(path + ".continuing_subword_prefix", "expected str", obj.continuing_subword_prefix)
     try:
         s82 = obj.continuing_subword_prefix.encode()
     except UnicodeEncodeError:
-        _bad_value(path + ".continuing_subword_prefix", "text is not encodable as UTF-8", obj.continuing_subword_prefix)
+        bad_value(path + ".continuing_subword_prefix", "text is not encodable as UTF-8", obj.continuing_subword_prefix)
     if len(s82) > 65535:
-        _bad_value(path + ".continuing_subword_prefix", "longer than 65535 bytes", len(s82))
+        bad_value(path + ".continuing_subword_prefix", "longer than 65535 bytes", len(s82))
     out.append(_S0.pack(len(s82)))
     out.append(s82)
     try:
         out.append(_S1.pack(obj.max_input_chars_per_word))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".max_input_chars_per_word", str(e), (obj.max_input_chars_per_word,))
+        bad_value(path + ".max_input_chars_per_word", str(e), (obj.max_input_chars_per_word,))
     lst83 = obj.vocab
     if not isinstance(lst83, (list, tuple, Table)):
-        _bad_value(path + ".vocab", "expected a list", lst83)
+        bad_value(path + ".vocab", "expected a list", lst83)
     raw85 = lst83.raw_bytes() if lst83.__class__ is Table else None
     if raw85 is not None:
         out.append(raw85)
@@ -1314,28 +1046,28 @@ def _build_WordPieceModel(obj, out, path):
             try:
                 c86, c87, = row88
             except (TypeError, ValueError):
-                _bad_value(path + ".vocab" + "[%d]" % i84, "expected a row of 2 values", row88)
+                bad_value(path + ".vocab" + "[%d]" % i84, "expected a row of 2 values", row88)
             s89 = c86
             if s89.__class__ is not bytes:
                 if not isinstance(s89, (bytes, bytearray, memoryview)):
-                    _bad_value(path + ".vocab" + "[%d]" % i84 + ".token", "expected bytes", s89)
+                    bad_value(path + ".vocab" + "[%d]" % i84 + ".token", "expected bytes", s89)
                 s89 = bytes(s89)
             if len(s89) > 65535:
-                _bad_value(path + ".vocab" + "[%d]" % i84 + ".token", "longer than 65535 bytes", len(s89))
+                bad_value(path + ".vocab" + "[%d]" % i84 + ".token", "longer than 65535 bytes", len(s89))
             out.append(_S0.pack(len(s89)))
             out.append(s89)
             try:
                 out.append(_S1.pack(c87))
             except (struct.error, TypeError) as e:
-                _bad_value(path + ".vocab" + "[%d]" % i84 + ".id", str(e), (c87,))
+                bad_value(path + ".vocab" + "[%d]" % i84 + ".id", str(e), (c87,))
 
 
 def _parse_UnigramModel(b, p, end, path, depth):
     if p + 9 > end:
-        _truncated(p, 9, end, path + ".vocab_size")
+        truncated(p, 9, end, path + ".vocab_size")
     v_vocab_size, v_unk_id, v_byte_fallback = _S7.unpack_from(b, p)
     if v_byte_fallback > 1:
-        _invalid(p, path + ".byte_fallback", "flag must be 0 or 1, got %d" % v_byte_fallback)
+        invalid(p, path + ".byte_fallback", "flag must be 0 or 1, got %d" % v_byte_fallback)
     v_byte_fallback = v_byte_fallback == 1
     p += 9
     n90 = v_vocab_size
@@ -1346,7 +1078,7 @@ def _parse_UnigramModel(b, p, end, path, depth):
         v_vocab = Table.lazy(b[start92:p], n90, _decode_rows3, _columns3, 3, None, got93[0])
     else:
         p94 = p
-        w = _walk16(b, p, end, n90, 0, 14)
+        w = walk16(b, p, end, n90, 0, 14)
         if w is None:
             w = None, end + 1 - p
         lens95, r = w
@@ -1355,13 +1087,13 @@ def _parse_UnigramModel(b, p, end, path, depth):
             p = p94
             for i91 in range(n90):
                 if p + 2 > end:
-                    _truncated(p, 2, end, path + ".vocab" + "[%d]" % i91 + ".token")
+                    truncated(p, 2, end, path + ".vocab" + "[%d]" % i91 + ".token")
                 q = p + 2 + (b[p] | (b[p + 1] << 8))
                 if q > end:
-                    _truncated(p + 2, q - p - 2, end, path + ".vocab" + "[%d]" % i91 + ".token")
+                    truncated(p + 2, q - p - 2, end, path + ".vocab" + "[%d]" % i91 + ".token")
                 p = q
                 if p + 12 > end:
-                    _truncated(p, 12, end, path + ".vocab" + "[%d]" % i91 + ".id")
+                    truncated(p, 12, end, path + ".vocab" + "[%d]" % i91 + ".id")
                 p += 12
             lens95 = None
         v_vocab = Table.lazy(b[start92:p], n90, _decode_rows3, _columns3, 3, lens95)
@@ -1370,16 +1102,16 @@ def _parse_UnigramModel(b, p, end, path, depth):
 
 def _build_UnigramModel(obj, out, path):
     if obj.__class__ is not UnigramModel:
-        _bad_value(path, "expected UnigramModel", obj)
+        bad_value(path, "expected UnigramModel", obj)
     if obj.byte_fallback is not True and obj.byte_fallback is not False and obj.byte_fallback not in (0, 1):
-        _bad_value(path + ".byte_fallback", "flag must be a bool", obj.byte_fallback)
+        bad_value(path + ".byte_fallback", "flag must be a bool", obj.byte_fallback)
     try:
         out.append(_S7.pack(len(obj.vocab), obj.unk_id, obj.byte_fallback))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".vocab_size", str(e), (len(obj.vocab), obj.unk_id, obj.byte_fallback,))
+        bad_value(path + ".vocab_size", str(e), (len(obj.vocab), obj.unk_id, obj.byte_fallback,))
     lst96 = obj.vocab
     if not isinstance(lst96, (list, tuple, Table)):
-        _bad_value(path + ".vocab", "expected a list", lst96)
+        bad_value(path + ".vocab", "expected a list", lst96)
     raw98 = lst96.raw_bytes() if lst96.__class__ is Table else None
     if raw98 is not None:
         out.append(raw98)
@@ -1388,38 +1120,38 @@ def _build_UnigramModel(obj, out, path):
             try:
                 c99, c100, c101, = row102
             except (TypeError, ValueError):
-                _bad_value(path + ".vocab" + "[%d]" % i97, "expected a row of 3 values", row102)
+                bad_value(path + ".vocab" + "[%d]" % i97, "expected a row of 3 values", row102)
             s103 = c99
             if s103.__class__ is not bytes:
                 if not isinstance(s103, (bytes, bytearray, memoryview)):
-                    _bad_value(path + ".vocab" + "[%d]" % i97 + ".token", "expected bytes", s103)
+                    bad_value(path + ".vocab" + "[%d]" % i97 + ".token", "expected bytes", s103)
                 s103 = bytes(s103)
             if len(s103) > 65535:
-                _bad_value(path + ".vocab" + "[%d]" % i97 + ".token", "longer than 65535 bytes", len(s103))
+                bad_value(path + ".vocab" + "[%d]" % i97 + ".token", "longer than 65535 bytes", len(s103))
             out.append(_S0.pack(len(s103)))
             out.append(s103)
             try:
                 out.append(_S8.pack(c100, c101))
             except (struct.error, TypeError) as e:
-                _bad_value(path + ".vocab" + "[%d]" % i97 + ".id", str(e), (c100, c101,))
+                bad_value(path + ".vocab" + "[%d]" % i97 + ".id", str(e), (c100, c101,))
 
 
 def _parse_Model(b, p, end, path, depth):
     if depth > 32:
-        _invalid(p, path, "Model nested deeper than 32")
+        invalid(p, path, "Model nested deeper than 32")
     if p + 1 > end:
-        _truncated(p, 1, end, path)
+        truncated(p, 1, end, path)
     tag = b[p]
     fn = _MODEL_PARSERS.get(tag)
     if fn is None:
-        _invalid(p, path, "unknown Model tag %d" % tag)
+        invalid(p, path, "unknown Model tag %d" % tag)
     return fn(b, p + 1, end, path, depth)
 
 
 def _build_Model(obj, out, path):
     entry = _MODEL_BUILDERS.get(obj.__class__)
     if entry is None:
-        _bad_value(path, "expected a Model variant", obj)
+        bad_value(path, "expected a Model variant", obj)
     out.append(_S4.pack(entry[0]))
     entry[1](obj, out, path)
 
@@ -1430,7 +1162,7 @@ def _parse_ByteLevelDecoder(b, p, end, path, depth):
 
 def _build_ByteLevelDecoder(obj, out, path):
     if obj.__class__ is not ByteLevelDecoder:
-        _bad_value(path, "expected ByteLevelDecoder", obj)
+        bad_value(path, "expected ByteLevelDecoder", obj)
 
 
 def _parse_ByteFallbackDecoder(b, p, end, path, depth):
@@ -1439,24 +1171,24 @@ def _parse_ByteFallbackDecoder(b, p, end, path, depth):
 
 def _build_ByteFallbackDecoder(obj, out, path):
     if obj.__class__ is not ByteFallbackDecoder:
-        _bad_value(path, "expected ByteFallbackDecoder", obj)
+        bad_value(path, "expected ByteFallbackDecoder", obj)
 
 
 def _parse_MetaspaceDecoder(b, p, end, path, depth):
     if p + 2 > end:
-        _truncated(p, 2, end, path + ".replacement")
+        truncated(p, 2, end, path + ".replacement")
     n104 = b[p] | (b[p + 1] << 8)
     q105 = p + 2 + n104
     if q105 + 1 > end:
-        _truncated(p + 2, n104 + 1, end, path + ".replacement")
+        truncated(p + 2, n104 + 1, end, path + ".replacement")
     v_replacement = b[p + 2:q105]
     try:
         v_replacement = v_replacement.decode()
     except UnicodeDecodeError as e:
-        _invalid(p + 2 + e.start, path + ".replacement", "invalid UTF-8")
+        invalid(p + 2 + e.start, path + ".replacement", "invalid UTF-8")
     v_add_prefix_space, = _S4.unpack_from(b, q105)
     if v_add_prefix_space > 1:
-        _invalid(q105, path + ".add_prefix_space", "flag must be 0 or 1, got %d" % v_add_prefix_space)
+        invalid(q105, path + ".add_prefix_space", "flag must be 0 or 1, got %d" % v_add_prefix_space)
     v_add_prefix_space = v_add_prefix_space == 1
     p = q105 + 1
     return MetaspaceDecoder(replacement=v_replacement, add_prefix_space=v_add_prefix_space), p
@@ -1464,40 +1196,40 @@ def _parse_MetaspaceDecoder(b, p, end, path, depth):
 
 def _build_MetaspaceDecoder(obj, out, path):
     if obj.__class__ is not MetaspaceDecoder:
-        _bad_value(path, "expected MetaspaceDecoder", obj)
+        bad_value(path, "expected MetaspaceDecoder", obj)
     if obj.replacement.__class__ is not str:
-        _bad_value(path + ".replacement", "expected str", obj.replacement)
+        bad_value(path + ".replacement", "expected str", obj.replacement)
     try:
         s106 = obj.replacement.encode()
     except UnicodeEncodeError:
-        _bad_value(path + ".replacement", "text is not encodable as UTF-8", obj.replacement)
+        bad_value(path + ".replacement", "text is not encodable as UTF-8", obj.replacement)
     if len(s106) > 65535:
-        _bad_value(path + ".replacement", "longer than 65535 bytes", len(s106))
+        bad_value(path + ".replacement", "longer than 65535 bytes", len(s106))
     out.append(_S0.pack(len(s106)))
     out.append(s106)
     if obj.add_prefix_space is not True and obj.add_prefix_space is not False and obj.add_prefix_space not in (0, 1):
-        _bad_value(path + ".add_prefix_space", "flag must be a bool", obj.add_prefix_space)
+        bad_value(path + ".add_prefix_space", "flag must be a bool", obj.add_prefix_space)
     try:
         out.append(_S4.pack(obj.add_prefix_space))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".add_prefix_space", str(e), (obj.add_prefix_space,))
+        bad_value(path + ".add_prefix_space", str(e), (obj.add_prefix_space,))
 
 
 def _parse_WordPieceDecoder(b, p, end, path, depth):
     if p + 2 > end:
-        _truncated(p, 2, end, path + ".prefix")
+        truncated(p, 2, end, path + ".prefix")
     n107 = b[p] | (b[p + 1] << 8)
     q108 = p + 2 + n107
     if q108 + 1 > end:
-        _truncated(p + 2, n107 + 1, end, path + ".prefix")
+        truncated(p + 2, n107 + 1, end, path + ".prefix")
     v_prefix = b[p + 2:q108]
     try:
         v_prefix = v_prefix.decode()
     except UnicodeDecodeError as e:
-        _invalid(p + 2 + e.start, path + ".prefix", "invalid UTF-8")
+        invalid(p + 2 + e.start, path + ".prefix", "invalid UTF-8")
     v_cleanup, = _S4.unpack_from(b, q108)
     if v_cleanup > 1:
-        _invalid(q108, path + ".cleanup", "flag must be 0 or 1, got %d" % v_cleanup)
+        invalid(q108, path + ".cleanup", "flag must be 0 or 1, got %d" % v_cleanup)
     v_cleanup = v_cleanup == 1
     p = q108 + 1
     return WordPieceDecoder(prefix=v_prefix, cleanup=v_cleanup), p
@@ -1505,23 +1237,23 @@ def _parse_WordPieceDecoder(b, p, end, path, depth):
 
 def _build_WordPieceDecoder(obj, out, path):
     if obj.__class__ is not WordPieceDecoder:
-        _bad_value(path, "expected WordPieceDecoder", obj)
+        bad_value(path, "expected WordPieceDecoder", obj)
     if obj.prefix.__class__ is not str:
-        _bad_value(path + ".prefix", "expected str", obj.prefix)
+        bad_value(path + ".prefix", "expected str", obj.prefix)
     try:
         s109 = obj.prefix.encode()
     except UnicodeEncodeError:
-        _bad_value(path + ".prefix", "text is not encodable as UTF-8", obj.prefix)
+        bad_value(path + ".prefix", "text is not encodable as UTF-8", obj.prefix)
     if len(s109) > 65535:
-        _bad_value(path + ".prefix", "longer than 65535 bytes", len(s109))
+        bad_value(path + ".prefix", "longer than 65535 bytes", len(s109))
     out.append(_S0.pack(len(s109)))
     out.append(s109)
     if obj.cleanup is not True and obj.cleanup is not False and obj.cleanup not in (0, 1):
-        _bad_value(path + ".cleanup", "flag must be a bool", obj.cleanup)
+        bad_value(path + ".cleanup", "flag must be a bool", obj.cleanup)
     try:
         out.append(_S4.pack(obj.cleanup))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".cleanup", str(e), (obj.cleanup,))
+        bad_value(path + ".cleanup", str(e), (obj.cleanup,))
 
 
 def _parse_FuseDecoder(b, p, end, path, depth):
@@ -1530,74 +1262,74 @@ def _parse_FuseDecoder(b, p, end, path, depth):
 
 def _build_FuseDecoder(obj, out, path):
     if obj.__class__ is not FuseDecoder:
-        _bad_value(path, "expected FuseDecoder", obj)
+        bad_value(path, "expected FuseDecoder", obj)
 
 
 def _parse_ReplaceDecoder(b, p, end, path, depth):
     if p + 2 > end:
-        _truncated(p, 2, end, path + ".pattern")
+        truncated(p, 2, end, path + ".pattern")
     n110 = b[p] | (b[p + 1] << 8)
     q111 = p + 2 + n110
     if q111 + 0 > end:
-        _truncated(p + 2, n110 + 0, end, path + ".pattern")
+        truncated(p + 2, n110 + 0, end, path + ".pattern")
     v_pattern = b[p + 2:q111]
     try:
         v_pattern = v_pattern.decode()
     except UnicodeDecodeError as e:
-        _invalid(p + 2 + e.start, path + ".pattern", "invalid UTF-8")
+        invalid(p + 2 + e.start, path + ".pattern", "invalid UTF-8")
     p = q111 + 0
     if p + 2 > end:
-        _truncated(p, 2, end, path + ".content")
+        truncated(p, 2, end, path + ".content")
     n112 = b[p] | (b[p + 1] << 8)
     q113 = p + 2 + n112
     if q113 + 0 > end:
-        _truncated(p + 2, n112 + 0, end, path + ".content")
+        truncated(p + 2, n112 + 0, end, path + ".content")
     v_content = b[p + 2:q113]
     try:
         v_content = v_content.decode()
     except UnicodeDecodeError as e:
-        _invalid(p + 2 + e.start, path + ".content", "invalid UTF-8")
+        invalid(p + 2 + e.start, path + ".content", "invalid UTF-8")
     p = q113 + 0
     return ReplaceDecoder(pattern=v_pattern, content=v_content), p
 
 
 def _build_ReplaceDecoder(obj, out, path):
     if obj.__class__ is not ReplaceDecoder:
-        _bad_value(path, "expected ReplaceDecoder", obj)
+        bad_value(path, "expected ReplaceDecoder", obj)
     if obj.pattern.__class__ is not str:
-        _bad_value(path + ".pattern", "expected str", obj.pattern)
+        bad_value(path + ".pattern", "expected str", obj.pattern)
     try:
         s114 = obj.pattern.encode()
     except UnicodeEncodeError:
-        _bad_value(path + ".pattern", "text is not encodable as UTF-8", obj.pattern)
+        bad_value(path + ".pattern", "text is not encodable as UTF-8", obj.pattern)
     if len(s114) > 65535:
-        _bad_value(path + ".pattern", "longer than 65535 bytes", len(s114))
+        bad_value(path + ".pattern", "longer than 65535 bytes", len(s114))
     out.append(_S0.pack(len(s114)))
     out.append(s114)
     if obj.content.__class__ is not str:
-        _bad_value(path + ".content", "expected str", obj.content)
+        bad_value(path + ".content", "expected str", obj.content)
     try:
         s115 = obj.content.encode()
     except UnicodeEncodeError:
-        _bad_value(path + ".content", "text is not encodable as UTF-8", obj.content)
+        bad_value(path + ".content", "text is not encodable as UTF-8", obj.content)
     if len(s115) > 65535:
-        _bad_value(path + ".content", "longer than 65535 bytes", len(s115))
+        bad_value(path + ".content", "longer than 65535 bytes", len(s115))
     out.append(_S0.pack(len(s115)))
     out.append(s115)
 
 
 def _parse_StripDecoder(b, p, end, path, depth):
     if p + 2 > end:
-        _truncated(p, 2, end, path + ".content")
+        truncated(p, 2, end, path + ".content")
     n116 = b[p] | (b[p + 1] << 8)
     q117 = p + 2 + n116
     if q117 + 8 > end:
-        _truncated(p + 2, n116 + 8, end, path + ".content")
+        truncated(p + 2, n116 + 8, end, path + ".content")
     v_content = b[p + 2:q117]
     try:
         v_content = v_content.decode()
     except UnicodeDecodeError as e:
-        _invalid(p + 2 + e.start, path + ".content", "invalid UTF-8")
+        invalid(p + 2 + e.start, path + ".content", "invalid UTF-8")
     v_start, v_stop, = _S9.unpack_from(b, q117)
     p = q117 + 8
     return StripDecoder(content=v_content, start=v_start, stop=v_stop), p
@@ -1605,30 +1337,30 @@ def _parse_StripDecoder(b, p, end, path, depth):
 
 def _build_StripDecoder(obj, out, path):
     if obj.__class__ is not StripDecoder:
-        _bad_value(path, "expected StripDecoder", obj)
+        bad_value(path, "expected StripDecoder", obj)
     if obj.content.__class__ is not str:
-        _bad_value(path + ".content", "expected str", obj.content)
+        bad_value(path + ".content", "expected str", obj.content)
     try:
         s118 = obj.content.encode()
     except UnicodeEncodeError:
-        _bad_value(path + ".content", "text is not encodable as UTF-8", obj.content)
+        bad_value(path + ".content", "text is not encodable as UTF-8", obj.content)
     if len(s118) > 65535:
-        _bad_value(path + ".content", "longer than 65535 bytes", len(s118))
+        bad_value(path + ".content", "longer than 65535 bytes", len(s118))
     out.append(_S0.pack(len(s118)))
     out.append(s118)
     try:
         out.append(_S9.pack(obj.start, obj.stop))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".start", str(e), (obj.start, obj.stop,))
+        bad_value(path + ".start", str(e), (obj.start, obj.stop,))
 
 
 def _parse_SequenceDecoder(b, p, end, path, depth):
     if p + 4 > end:
-        _truncated(p, 4, end, path + ".decoders")
+        truncated(p, 4, end, path + ".decoders")
     n119, = _S1.unpack_from(b, p)
     p += 4
     if n119 * 1 > end - p:
-        _invalid(p, path + ".decoders", "count %d needs at least %d bytes, %d left" % (n119, n119 * 1, end - p))
+        invalid(p, path + ".decoders", "count %d needs at least %d bytes, %d left" % (n119, n119 * 1, end - p))
     v_decoders = [None] * n119
     for i120 in range(n119):
         v_decoders[i120], p = _parse_Decoder(b, p, end, path + ".decoders" + "[%d]" % i120, depth + 1)
@@ -1637,88 +1369,88 @@ def _parse_SequenceDecoder(b, p, end, path, depth):
 
 def _build_SequenceDecoder(obj, out, path):
     if obj.__class__ is not SequenceDecoder:
-        _bad_value(path, "expected SequenceDecoder", obj)
+        bad_value(path, "expected SequenceDecoder", obj)
     lst121 = obj.decoders
     if not isinstance(lst121, (list, tuple, Table)):
-        _bad_value(path + ".decoders", "expected a list", lst121)
+        bad_value(path + ".decoders", "expected a list", lst121)
     try:
         out.append(_S1.pack(len(lst121)))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".decoders", str(e), (len(lst121),))
+        bad_value(path + ".decoders", str(e), (len(lst121),))
     for i122, it123 in enumerate(lst121):
         _build_Decoder(it123, out, path + ".decoders" + "[%d]" % i122)
 
 
 def _parse_Decoder(b, p, end, path, depth):
     if depth > 32:
-        _invalid(p, path, "Decoder nested deeper than 32")
+        invalid(p, path, "Decoder nested deeper than 32")
     if p + 1 > end:
-        _truncated(p, 1, end, path)
+        truncated(p, 1, end, path)
     tag = b[p]
     fn = _DECODER_PARSERS.get(tag)
     if fn is None:
-        _invalid(p, path, "unknown Decoder tag %d" % tag)
+        invalid(p, path, "unknown Decoder tag %d" % tag)
     return fn(b, p + 1, end, path, depth)
 
 
 def _build_Decoder(obj, out, path):
     entry = _DECODER_BUILDERS.get(obj.__class__)
     if entry is None:
-        _bad_value(path, "expected a Decoder variant", obj)
+        bad_value(path, "expected a Decoder variant", obj)
     out.append(_S4.pack(entry[0]))
     entry[1](obj, out, path)
 
 
 def _parse_AddedToken(b, p, end, path, depth):
     if p + 7 > end:
-        _truncated(p, 7, end, path + ".id")
+        truncated(p, 7, end, path + ".id")
     v_id, v_special, v_lstrip, v_rstrip = _S10.unpack_from(b, p)
     if v_special > 1:
-        _invalid(p, path + ".special", "flag must be 0 or 1, got %d" % v_special)
+        invalid(p, path + ".special", "flag must be 0 or 1, got %d" % v_special)
     v_special = v_special == 1
     if v_lstrip > 1:
-        _invalid(p, path + ".lstrip", "flag must be 0 or 1, got %d" % v_lstrip)
+        invalid(p, path + ".lstrip", "flag must be 0 or 1, got %d" % v_lstrip)
     v_lstrip = v_lstrip == 1
     if v_rstrip > 1:
-        _invalid(p, path + ".rstrip", "flag must be 0 or 1, got %d" % v_rstrip)
+        invalid(p, path + ".rstrip", "flag must be 0 or 1, got %d" % v_rstrip)
     v_rstrip = v_rstrip == 1
     p += 7
     if p + 2 > end:
-        _truncated(p, 2, end, path + ".content")
+        truncated(p, 2, end, path + ".content")
     n124 = b[p] | (b[p + 1] << 8)
     q125 = p + 2 + n124
     if q125 + 0 > end:
-        _truncated(p + 2, n124 + 0, end, path + ".content")
+        truncated(p + 2, n124 + 0, end, path + ".content")
     v_content = b[p + 2:q125]
     try:
         v_content = v_content.decode()
     except UnicodeDecodeError as e:
-        _invalid(p + 2 + e.start, path + ".content", "invalid UTF-8")
+        invalid(p + 2 + e.start, path + ".content", "invalid UTF-8")
     p = q125 + 0
     return AddedToken(id=v_id, special=v_special, lstrip=v_lstrip, rstrip=v_rstrip, content=v_content), p
 
 
 def _build_AddedToken(obj, out, path):
     if obj.__class__ is not AddedToken:
-        _bad_value(path, "expected AddedToken", obj)
+        bad_value(path, "expected AddedToken", obj)
     if obj.special is not True and obj.special is not False and obj.special not in (0, 1):
-        _bad_value(path + ".special", "flag must be a bool", obj.special)
+        bad_value(path + ".special", "flag must be a bool", obj.special)
     if obj.lstrip is not True and obj.lstrip is not False and obj.lstrip not in (0, 1):
-        _bad_value(path + ".lstrip", "flag must be a bool", obj.lstrip)
+        bad_value(path + ".lstrip", "flag must be a bool", obj.lstrip)
     if obj.rstrip is not True and obj.rstrip is not False and obj.rstrip not in (0, 1):
-        _bad_value(path + ".rstrip", "flag must be a bool", obj.rstrip)
+        bad_value(path + ".rstrip", "flag must be a bool", obj.rstrip)
     try:
         out.append(_S10.pack(obj.id, obj.special, obj.lstrip, obj.rstrip))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".id", str(e), (obj.id, obj.special, obj.lstrip, obj.rstrip,))
+        bad_value(path + ".id", str(e), (obj.id, obj.special, obj.lstrip, obj.rstrip,))
     if obj.content.__class__ is not str:
-        _bad_value(path + ".content", "expected str", obj.content)
+        bad_value(path + ".content", "expected str", obj.content)
     try:
         s126 = obj.content.encode()
     except UnicodeEncodeError:
-        _bad_value(path + ".content", "text is not encodable as UTF-8", obj.content)
+        bad_value(path + ".content", "text is not encodable as UTF-8", obj.content)
     if len(s126) > 65535:
-        _bad_value(path + ".content", "longer than 65535 bytes", len(s126))
+        bad_value(path + ".content", "longer than 65535 bytes", len(s126))
     out.append(_S0.pack(len(s126)))
     out.append(s126)
 
@@ -1729,12 +1461,12 @@ def _parse_SequenceOp(b, p, end, path, depth):
 
 def _build_SequenceOp(obj, out, path):
     if obj.__class__ is not SequenceOp:
-        _bad_value(path, "expected SequenceOp", obj)
+        bad_value(path, "expected SequenceOp", obj)
 
 
 def _parse_SpecialTokenOp(b, p, end, path, depth):
     if p + 4 > end:
-        _truncated(p, 4, end, path + ".token_id")
+        truncated(p, 4, end, path + ".token_id")
     v_token_id, = _S1.unpack_from(b, p)
     p += 4
     return SpecialTokenOp(token_id=v_token_id), p
@@ -1742,40 +1474,40 @@ def _parse_SpecialTokenOp(b, p, end, path, depth):
 
 def _build_SpecialTokenOp(obj, out, path):
     if obj.__class__ is not SpecialTokenOp:
-        _bad_value(path, "expected SpecialTokenOp", obj)
+        bad_value(path, "expected SpecialTokenOp", obj)
     try:
         out.append(_S1.pack(obj.token_id))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".token_id", str(e), (obj.token_id,))
+        bad_value(path + ".token_id", str(e), (obj.token_id,))
 
 
 def _parse_PostOp(b, p, end, path, depth):
     if depth > 32:
-        _invalid(p, path, "PostOp nested deeper than 32")
+        invalid(p, path, "PostOp nested deeper than 32")
     if p + 1 > end:
-        _truncated(p, 1, end, path)
+        truncated(p, 1, end, path)
     tag = b[p]
     fn = _POSTOP_PARSERS.get(tag)
     if fn is None:
-        _invalid(p, path, "unknown PostOp tag %d" % tag)
+        invalid(p, path, "unknown PostOp tag %d" % tag)
     return fn(b, p + 1, end, path, depth)
 
 
 def _build_PostOp(obj, out, path):
     entry = _POSTOP_BUILDERS.get(obj.__class__)
     if entry is None:
-        _bad_value(path, "expected a PostOp variant", obj)
+        bad_value(path, "expected a PostOp variant", obj)
     out.append(_S4.pack(entry[0]))
     entry[1](obj, out, path)
 
 
 def _parse_PostProcessorProgram(b, p, end, path, depth):
     if p + 2 > end:
-        _truncated(p, 2, end, path + ".ops")
+        truncated(p, 2, end, path + ".ops")
     n127, = _S0.unpack_from(b, p)
     p += 2
     if n127 * 1 > end - p:
-        _invalid(p, path + ".ops", "count %d needs at least %d bytes, %d left" % (n127, n127 * 1, end - p))
+        invalid(p, path + ".ops", "count %d needs at least %d bytes, %d left" % (n127, n127 * 1, end - p))
     v_ops = [None] * n127
     for i128 in range(n127):
         v_ops[i128], p = _parse_PostOp(b, p, end, path + ".ops" + "[%d]" % i128, 1)
@@ -1784,25 +1516,25 @@ def _parse_PostProcessorProgram(b, p, end, path, depth):
 
 def _build_PostProcessorProgram(obj, out, path):
     if obj.__class__ is not PostProcessorProgram:
-        _bad_value(path, "expected PostProcessorProgram", obj)
+        bad_value(path, "expected PostProcessorProgram", obj)
     lst129 = obj.ops
     if not isinstance(lst129, (list, tuple, Table)):
-        _bad_value(path + ".ops", "expected a list", lst129)
+        bad_value(path + ".ops", "expected a list", lst129)
     try:
         out.append(_S0.pack(len(lst129)))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".ops", str(e), (len(lst129),))
+        bad_value(path + ".ops", str(e), (len(lst129),))
     for i130, it131 in enumerate(lst129):
         _build_PostOp(it131, out, path + ".ops" + "[%d]" % i130)
 
 
 def _parse_LegacyPostProcessor(b, p, end, path, depth):
     if p + 2 > end:
-        _truncated(p, 2, end, path + ".ids")
+        truncated(p, 2, end, path + ".ids")
     n132, = _S0.unpack_from(b, p)
     p += 2
     if n132 * 4 > end - p:
-        _invalid(p, path + ".ids", "count %d needs at least %d bytes, %d left" % (n132, n132 * 4, end - p))
+        invalid(p, path + ".ids", "count %d needs at least %d bytes, %d left" % (n132, n132 * 4, end - p))
     v_ids = [x for (x,) in _S1.iter_unpack(b[p:p + n132 * 4])]
     p += n132 * 4
     return LegacyPostProcessor(ids=v_ids), p
@@ -1810,18 +1542,18 @@ def _parse_LegacyPostProcessor(b, p, end, path, depth):
 
 def _build_LegacyPostProcessor(obj, out, path):
     if obj.__class__ is not LegacyPostProcessor:
-        _bad_value(path, "expected LegacyPostProcessor", obj)
+        bad_value(path, "expected LegacyPostProcessor", obj)
     lst134 = obj.ids
     if not isinstance(lst134, (list, tuple, Table)):
-        _bad_value(path + ".ids", "expected a list", lst134)
+        bad_value(path + ".ids", "expected a list", lst134)
     try:
         out.append(_S0.pack(len(lst134)))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".ids", str(e), (len(lst134),))
+        bad_value(path + ".ids", str(e), (len(lst134),))
     try:
         out.append(struct.pack("<%dI" % len(lst134), *lst134))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".ids", str(e), lst134)
+        bad_value(path + ".ids", str(e), lst134)
 
 
 def _ops_fit(b, p, end, n):
@@ -1836,14 +1568,14 @@ def _ops_fit(b, p, end, n):
 
 def _parse_PostProcessor(b, p, end, path, depth):
     if p + 2 > end:
-        _truncated(p, 2, end, path)
+        truncated(p, 2, end, path)
     n, = _S0.unpack_from(b, p)
     p += 2
     if n > 0 and end - p == 4 * n and not _ops_fit(b, p, end, n):
         ids = [x for (x,) in _S1.iter_unpack(b[p:end])]
         return LegacyPostProcessor(ids=ids), end
     if n > end - p:
-        _invalid(p, path, "count %d needs at least %d bytes, %d left" % (n, n, end - p))
+        invalid(p, path, "count %d needs at least %d bytes, %d left" % (n, n, end - p))
     ops = [None] * n
     for i in range(n):
         ops[i], p = _parse_PostOp(b, p, end, path + ".ops[%d]" % i, 1)
@@ -1856,26 +1588,26 @@ def _build_PostProcessor(obj, out, path):
         _build_LegacyPostProcessor(obj, raw, path)
         raw = b"".join(raw)
         if not obj.ids or _ops_fit(raw, 2, len(raw), len(obj.ids)):
-            _bad_value(path, "these ids would read back as the current layout; write a PostProcessorProgram", obj.ids)
+            bad_value(path, "these ids would read back as the current layout; write a PostProcessorProgram", obj.ids)
         out.append(raw)
     elif obj.__class__ is PostProcessorProgram:
         _build_PostProcessorProgram(obj, out, path)
     else:
-        _bad_value(path, "expected a post-processor layout", obj)
+        bad_value(path, "expected a post-processor layout", obj)
 
 
 def _parse_MtokFile(b, p, end, path, depth):
-    v_header, p = _parse_header_lines(b, p, end, path + ".header", b'430 4\n')
+    v_header, p = parse_header_lines(b, p, end, path + ".header", b'430 4\n', _COUNTS, _IDS)
     v_normalizer, p = _parse_Normalizer(b, p, end, path + ".normalizer", 1)
     v_pre_tokenizer, p = _parse_PreTokenizer(b, p, end, path + ".pre_tokenizer", 1)
     v_model, p = _parse_Model(b, p, end, path + ".model", 1)
     v_decoder, p = _parse_Decoder(b, p, end, path + ".decoder", 1)
     if p + 4 > end:
-        _truncated(p, 4, end, path + ".added_tokens")
+        truncated(p, 4, end, path + ".added_tokens")
     n137, = _S1.unpack_from(b, p)
     p += 4
     if n137 * 9 > end - p:
-        _invalid(p, path + ".added_tokens", "count %d needs at least %d bytes, %d left" % (n137, n137 * 9, end - p))
+        invalid(p, path + ".added_tokens", "count %d needs at least %d bytes, %d left" % (n137, n137 * 9, end - p))
     got139 = _bulk_AddedToken(b, p, end, n137)
     if got139 is not None:
         v_added_tokens, p = got139
@@ -1887,147 +1619,147 @@ def _parse_MtokFile(b, p, end, path, depth):
         v_chat_template = None
     else:
         if p + 4 > end:
-            _truncated(p, 4, end, path + ".chat_template")
+            truncated(p, 4, end, path + ".chat_template")
         n140, = _S1.unpack_from(b, p)
         q141 = p + 4 + n140
         if q141 + 0 > end:
-            _truncated(p + 4, n140 + 0, end, path + ".chat_template")
+            truncated(p + 4, n140 + 0, end, path + ".chat_template")
         v_chat_template = b[p + 4:q141]
         try:
             v_chat_template = v_chat_template.decode()
         except UnicodeDecodeError as e:
-            _invalid(p + 4 + e.start, path + ".chat_template", "invalid UTF-8")
+            invalid(p + 4 + e.start, path + ".chat_template", "invalid UTF-8")
         p = q141 + 0
     if p == end:
         v_eos_token = None
     else:
         if p + 2 > end:
-            _truncated(p, 2, end, path + ".eos_token")
+            truncated(p, 2, end, path + ".eos_token")
         n142 = b[p] | (b[p + 1] << 8)
         q143 = p + 2 + n142
         if q143 + 0 > end:
-            _truncated(p + 2, n142 + 0, end, path + ".eos_token")
+            truncated(p + 2, n142 + 0, end, path + ".eos_token")
         v_eos_token = b[p + 2:q143]
         try:
             v_eos_token = v_eos_token.decode()
         except UnicodeDecodeError as e:
-            _invalid(p + 2 + e.start, path + ".eos_token", "invalid UTF-8")
+            invalid(p + 2 + e.start, path + ".eos_token", "invalid UTF-8")
         p = q143 + 0
     if p == end:
         v_flags = None
     else:
         if p + 1 > end:
-            _truncated(p, 1, end, path + ".flags")
+            truncated(p, 1, end, path + ".flags")
         v_flags = b[p]
         p += 1
     if p == end:
         v_bos_token = None
     else:
         if p + 2 > end:
-            _truncated(p, 2, end, path + ".bos_token")
+            truncated(p, 2, end, path + ".bos_token")
         n144 = b[p] | (b[p + 1] << 8)
         q145 = p + 2 + n144
         if q145 + 0 > end:
-            _truncated(p + 2, n144 + 0, end, path + ".bos_token")
+            truncated(p + 2, n144 + 0, end, path + ".bos_token")
         v_bos_token = b[p + 2:q145]
         try:
             v_bos_token = v_bos_token.decode()
         except UnicodeDecodeError as e:
-            _invalid(p + 2 + e.start, path + ".bos_token", "invalid UTF-8")
+            invalid(p + 2 + e.start, path + ".bos_token", "invalid UTF-8")
         p = q145 + 0
     if p == end:
         v_post_processor = None
     else:
         v_post_processor, p = _parse_PostProcessor(b, p, end, path + ".post_processor", 1)
     if p != end:
-        _invalid(p, path, "%d trailing bytes after the last section" % (end - p))
+        invalid(p, path, "%d trailing bytes after the last section" % (end - p))
     return MtokFile(header=v_header, normalizer=v_normalizer, pre_tokenizer=v_pre_tokenizer, model=v_model, decoder=v_decoder, added_tokens=v_added_tokens, chat_template=v_chat_template, eos_token=v_eos_token, flags=v_flags, bos_token=v_bos_token, post_processor=v_post_processor), p
 
 
 def _build_MtokFile(obj, out, path):
     if obj.__class__ is not MtokFile:
-        _bad_value(path, "expected MtokFile", obj)
+        bad_value(path, "expected MtokFile", obj)
     absent = False
-    _build_header_lines(obj.header, out, path + ".header", b'430 4\n')
+    build_header_lines(obj.header, out, path + ".header", b'430 4\n')
     _build_Normalizer(obj.normalizer, out, path + ".normalizer")
     _build_PreTokenizer(obj.pre_tokenizer, out, path + ".pre_tokenizer")
     _build_Model(obj.model, out, path + ".model")
     _build_Decoder(obj.decoder, out, path + ".decoder")
     lst146 = obj.added_tokens
     if not isinstance(lst146, (list, tuple, Table)):
-        _bad_value(path + ".added_tokens", "expected a list", lst146)
+        bad_value(path + ".added_tokens", "expected a list", lst146)
     try:
         out.append(_S1.pack(len(lst146)))
     except (struct.error, TypeError) as e:
-        _bad_value(path + ".added_tokens", str(e), (len(lst146),))
+        bad_value(path + ".added_tokens", str(e), (len(lst146),))
     for i147, it148 in enumerate(lst146):
         _build_AddedToken(it148, out, path + ".added_tokens" + "[%d]" % i147)
     if obj.chat_template is None:
         absent = True
     else:
         if absent:
-            _bad_value(path + ".chat_template", "a trailing section cannot follow an absent one", obj.chat_template)
+            bad_value(path + ".chat_template", "a trailing section cannot follow an absent one", obj.chat_template)
         if obj.chat_template.__class__ is not str:
-            _bad_value(path + ".chat_template", "expected str", obj.chat_template)
+            bad_value(path + ".chat_template", "expected str", obj.chat_template)
         try:
             s149 = obj.chat_template.encode()
         except UnicodeEncodeError:
-            _bad_value(path + ".chat_template", "text is not encodable as UTF-8", obj.chat_template)
+            bad_value(path + ".chat_template", "text is not encodable as UTF-8", obj.chat_template)
         if len(s149) > 4294967295:
-            _bad_value(path + ".chat_template", "longer than 4294967295 bytes", len(s149))
+            bad_value(path + ".chat_template", "longer than 4294967295 bytes", len(s149))
         out.append(_S1.pack(len(s149)))
         out.append(s149)
     if obj.eos_token is None:
         absent = True
     else:
         if absent:
-            _bad_value(path + ".eos_token", "a trailing section cannot follow an absent one", obj.eos_token)
+            bad_value(path + ".eos_token", "a trailing section cannot follow an absent one", obj.eos_token)
         if obj.eos_token.__class__ is not str:
-            _bad_value(path + ".eos_token", "expected str", obj.eos_token)
+            bad_value(path + ".eos_token", "expected str", obj.eos_token)
         try:
             s150 = obj.eos_token.encode()
         except UnicodeEncodeError:
-            _bad_value(path + ".eos_token", "text is not encodable as UTF-8", obj.eos_token)
+            bad_value(path + ".eos_token", "text is not encodable as UTF-8", obj.eos_token)
         if len(s150) > 65535:
-            _bad_value(path + ".eos_token", "longer than 65535 bytes", len(s150))
+            bad_value(path + ".eos_token", "longer than 65535 bytes", len(s150))
         out.append(_S0.pack(len(s150)))
         out.append(s150)
     if obj.flags is None:
         absent = True
     else:
         if absent:
-            _bad_value(path + ".flags", "a trailing section cannot follow an absent one", obj.flags)
+            bad_value(path + ".flags", "a trailing section cannot follow an absent one", obj.flags)
         try:
             out.append(_S4.pack(obj.flags))
         except (struct.error, TypeError) as e:
-            _bad_value(path + ".flags", str(e), (obj.flags,))
+            bad_value(path + ".flags", str(e), (obj.flags,))
     if obj.bos_token is None:
         absent = True
     else:
         if absent:
-            _bad_value(path + ".bos_token", "a trailing section cannot follow an absent one", obj.bos_token)
+            bad_value(path + ".bos_token", "a trailing section cannot follow an absent one", obj.bos_token)
         if obj.bos_token.__class__ is not str:
-            _bad_value(path + ".bos_token", "expected str", obj.bos_token)
+            bad_value(path + ".bos_token", "expected str", obj.bos_token)
         try:
             s151 = obj.bos_token.encode()
         except UnicodeEncodeError:
-            _bad_value(path + ".bos_token", "text is not encodable as UTF-8", obj.bos_token)
+            bad_value(path + ".bos_token", "text is not encodable as UTF-8", obj.bos_token)
         if len(s151) > 65535:
-            _bad_value(path + ".bos_token", "longer than 65535 bytes", len(s151))
+            bad_value(path + ".bos_token", "longer than 65535 bytes", len(s151))
         out.append(_S0.pack(len(s151)))
         out.append(s151)
     if obj.post_processor is None:
         absent = True
     else:
         if absent:
-            _bad_value(path + ".post_processor", "a trailing section cannot follow an absent one", obj.post_processor)
+            bad_value(path + ".post_processor", "a trailing section cannot follow an absent one", obj.post_processor)
         _build_PostProcessor(obj.post_processor, out, path + ".post_processor")
 
 
 def _parse_SentencePieceTxtFile(b, p, end, path, depth):
-    v_header, p = _parse_header_lines(b, p, end, path + ".header", b'430 0\n')
-    q153 = _line(b, p, end, path + ".count")
-    v_vocab_size, = _counts(b, p, q153, 1, path + ".count")
+    v_header, p = parse_header_lines(b, p, end, path + ".header", b'430 0\n', _COUNTS, _IDS)
+    q153 = line_end(b, p, end, path + ".count")
+    v_vocab_size, = parse_count_line(b, p, q153, 1, path + ".count", _COUNT)
     p = q153
     n154 = v_vocab_size
     v_pieces = []
@@ -2035,39 +1767,39 @@ def _parse_SentencePieceTxtFile(b, p, end, path, depth):
     for i155 in range(n154):
         q156 = b.find(b"\n", p, end)
         if q156 < 0:
-            _truncated(p, 1, end, path + ".pieces" + "[%d]" % i155)
+            truncated(p, 1, end, path + ".pieces" + "[%d]" % i155)
         line157 = b[p:q156]
         parts159 = line157.split(b" ")
         if len(parts159) != 3:
-            _invalid(p, path + ".pieces" + "[%d]" % i155, "expected 3 space-separated values")
-        ap158((_b64decode(parts159[0], p, path + ".pieces" + "[%d]" % i155 + ".token"), _word(parts159[1], p, path + ".pieces" + "[%d]" % i155 + ".score"), _decimal(parts159[2], p, path + ".pieces" + "[%d]" % i155 + ".type"),))
+            invalid(p, path + ".pieces" + "[%d]" % i155, "expected 3 space-separated values")
+        ap158((decode_base64(parts159[0], p, path + ".pieces" + "[%d]" % i155 + ".token"), decode_word(parts159[1], p, path + ".pieces" + "[%d]" % i155 + ".score"), decode_decimal(parts159[2], p, path + ".pieces" + "[%d]" % i155 + ".type", _DECIMAL),))
         p = q156 + 1
     if p != end:
-        _invalid(p, path, "%d trailing bytes after the last section" % (end - p))
+        invalid(p, path, "%d trailing bytes after the last section" % (end - p))
     return SentencePieceTxtFile(header=v_header, pieces=v_pieces), p
 
 
 def _build_SentencePieceTxtFile(obj, out, path):
     if obj.__class__ is not SentencePieceTxtFile:
-        _bad_value(path, "expected SentencePieceTxtFile", obj)
-    _build_header_lines(obj.header, out, path + ".header", b'430 0\n')
+        bad_value(path, "expected SentencePieceTxtFile", obj)
+    build_header_lines(obj.header, out, path + ".header", b'430 0\n')
     out.append(b"%d\n" % (len(obj.pieces),))
     lst160 = obj.pieces
     if not isinstance(lst160, (list, tuple, Table)):
-        _bad_value(path + ".pieces", "expected a list", lst160)
+        bad_value(path + ".pieces", "expected a list", lst160)
     lines161 = []
     for i162, row163 in enumerate(lst160):
         if not isinstance(row163, (tuple, list)) or len(row163) != 3:
-            _bad_value(path + ".pieces" + "[%d]" % i162, "expected a row of 3 values", row163)
-        lines161.append(b" ".join((_line_value(row163[0], 'base64', path + ".pieces" + "[%d]" % i162 + '.token'), _line_value(row163[1], 'word', path + ".pieces" + "[%d]" % i162 + '.score'), _line_value(row163[2], 'int', path + ".pieces" + "[%d]" % i162 + '.type'),)))
+            bad_value(path + ".pieces" + "[%d]" % i162, "expected a row of 3 values", row163)
+        lines161.append(b" ".join((line_column(row163[0], 'base64', path + ".pieces" + "[%d]" % i162 + '.token'), line_column(row163[1], 'word', path + ".pieces" + "[%d]" % i162 + '.score'), line_column(row163[2], 'int', path + ".pieces" + "[%d]" % i162 + '.type'),)))
     if lines161:
         out.append(b"\n".join(lines161) + (b"\n" if True else b""))
 
 
 def _parse_TiktokenTxtFile(b, p, end, path, depth):
-    v_header, p = _parse_header_lines(b, p, end, path + ".header", b'430 1\n')
-    q165 = _line(b, p, end, path + ".count")
-    v_vocab_size, = _counts(b, p, q165, 1, path + ".count")
+    v_header, p = parse_header_lines(b, p, end, path + ".header", b'430 1\n', _COUNTS, _IDS)
+    q165 = line_end(b, p, end, path + ".count")
+    v_vocab_size, = parse_count_line(b, p, q165, 1, path + ".count", _COUNT)
     p = q165
     n166 = v_vocab_size
     v_tokens = []
@@ -2075,34 +1807,34 @@ def _parse_TiktokenTxtFile(b, p, end, path, depth):
     for i167 in range(n166):
         q168 = b.find(b"\n", p, end)
         if q168 < 0:
-            _truncated(p, 1, end, path + ".tokens" + "[%d]" % i167)
+            truncated(p, 1, end, path + ".tokens" + "[%d]" % i167)
         line169 = b[p:q168]
-        ap170(_b64decode(line169, p, path + ".tokens" + "[%d]" % i167))
+        ap170(decode_base64(line169, p, path + ".tokens" + "[%d]" % i167))
         p = q168 + 1
     if p != end:
-        _invalid(p, path, "%d trailing bytes after the last section" % (end - p))
+        invalid(p, path, "%d trailing bytes after the last section" % (end - p))
     return TiktokenTxtFile(header=v_header, tokens=v_tokens), p
 
 
 def _build_TiktokenTxtFile(obj, out, path):
     if obj.__class__ is not TiktokenTxtFile:
-        _bad_value(path, "expected TiktokenTxtFile", obj)
-    _build_header_lines(obj.header, out, path + ".header", b'430 1\n')
+        bad_value(path, "expected TiktokenTxtFile", obj)
+    build_header_lines(obj.header, out, path + ".header", b'430 1\n')
     out.append(b"%d\n" % (len(obj.tokens),))
     lst171 = obj.tokens
     if not isinstance(lst171, (list, tuple, Table)):
-        _bad_value(path + ".tokens", "expected a list", lst171)
+        bad_value(path + ".tokens", "expected a list", lst171)
     lines172 = []
     for i173, row174 in enumerate(lst171):
-        lines172.append(_line_value(row174, 'base64', path + ".tokens" + "[%d]" % i173))
+        lines172.append(line_column(row174, 'base64', path + ".tokens" + "[%d]" % i173))
     if lines172:
         out.append(b"\n".join(lines172) + (b"\n" if True else b""))
 
 
 def _parse_BertTxtFile(b, p, end, path, depth):
-    v_header, p = _parse_header_lines(b, p, end, path + ".header", b'430 2\n')
-    q176 = _line(b, p, end, path + ".count")
-    v_vocab_size, = _counts(b, p, q176, 1, path + ".count")
+    v_header, p = parse_header_lines(b, p, end, path + ".header", b'430 2\n', _COUNTS, _IDS)
+    q176 = line_end(b, p, end, path + ".count")
+    v_vocab_size, = parse_count_line(b, p, q176, 1, path + ".count", _COUNT)
     p = q176
     n177 = v_vocab_size
     v_tokens = []
@@ -2110,34 +1842,34 @@ def _parse_BertTxtFile(b, p, end, path, depth):
     for i178 in range(n177):
         q179 = b.find(b"\n", p, end)
         if q179 < 0:
-            _truncated(p, 1, end, path + ".tokens" + "[%d]" % i178)
+            truncated(p, 1, end, path + ".tokens" + "[%d]" % i178)
         line180 = b[p:q179]
-        ap181(_b64decode(line180, p, path + ".tokens" + "[%d]" % i178))
+        ap181(decode_base64(line180, p, path + ".tokens" + "[%d]" % i178))
         p = q179 + 1
     if p != end:
-        _invalid(p, path, "%d trailing bytes after the last section" % (end - p))
+        invalid(p, path, "%d trailing bytes after the last section" % (end - p))
     return BertTxtFile(header=v_header, tokens=v_tokens), p
 
 
 def _build_BertTxtFile(obj, out, path):
     if obj.__class__ is not BertTxtFile:
-        _bad_value(path, "expected BertTxtFile", obj)
-    _build_header_lines(obj.header, out, path + ".header", b'430 2\n')
+        bad_value(path, "expected BertTxtFile", obj)
+    build_header_lines(obj.header, out, path + ".header", b'430 2\n')
     out.append(b"%d\n" % (len(obj.tokens),))
     lst182 = obj.tokens
     if not isinstance(lst182, (list, tuple, Table)):
-        _bad_value(path + ".tokens", "expected a list", lst182)
+        bad_value(path + ".tokens", "expected a list", lst182)
     lines183 = []
     for i184, row185 in enumerate(lst182):
-        lines183.append(_line_value(row185, 'base64', path + ".tokens" + "[%d]" % i184))
+        lines183.append(line_column(row185, 'base64', path + ".tokens" + "[%d]" % i184))
     if lines183:
         out.append(b"\n".join(lines183) + (b"\n" if True else b""))
 
 
 def _parse_HuggingFaceTxtFile(b, p, end, path, depth):
-    v_header, p = _parse_header_lines(b, p, end, path + ".header", b'430 3\n')
-    q187 = _line(b, p, end, path + ".counts")
-    v_vocab_size, v_merge_size, = _counts(b, p, q187, 2, path + ".counts")
+    v_header, p = parse_header_lines(b, p, end, path + ".header", b'430 3\n', _COUNTS, _IDS)
+    q187 = line_end(b, p, end, path + ".counts")
+    v_vocab_size, v_merge_size, = parse_count_line(b, p, q187, 2, path + ".counts", _COUNT)
     p = q187
     n188 = v_vocab_size
     v_tokens = []
@@ -2145,7 +1877,7 @@ def _parse_HuggingFaceTxtFile(b, p, end, path, depth):
     for i189 in range(n188):
         q190 = b.find(b"\n", p, end)
         if q190 < 0:
-            _truncated(p, 1, end, path + ".tokens" + "[%d]" % i189)
+            truncated(p, 1, end, path + ".tokens" + "[%d]" % i189)
         line191 = b[p:q190]
         ap192(line191)
         p = q190 + 1
@@ -2160,42 +1892,42 @@ def _parse_HuggingFaceTxtFile(b, p, end, path, depth):
                 q195 = end
                 final_newline = False
             else:
-                _truncated(p, 1, end, path + ".merges" + "[%d]" % i194)
+                truncated(p, 1, end, path + ".merges" + "[%d]" % i194)
         line196 = b[p:q195]
         ap197(line196)
         p = q195 + 1
     p = min(p, end)
     v_final_newline = final_newline
     if p != end:
-        _invalid(p, path, "%d trailing bytes after the last section" % (end - p))
+        invalid(p, path, "%d trailing bytes after the last section" % (end - p))
     return HuggingFaceTxtFile(header=v_header, tokens=v_tokens, merges=v_merges, final_newline=v_final_newline), p
 
 
 def _build_HuggingFaceTxtFile(obj, out, path):
     if obj.__class__ is not HuggingFaceTxtFile:
-        _bad_value(path, "expected HuggingFaceTxtFile", obj)
-    _build_header_lines(obj.header, out, path + ".header", b'430 3\n')
+        bad_value(path, "expected HuggingFaceTxtFile", obj)
+    build_header_lines(obj.header, out, path + ".header", b'430 3\n')
     out.append(b"%d %d\n" % (len(obj.tokens), len(obj.merges),))
     lst198 = obj.tokens
     if not isinstance(lst198, (list, tuple, Table)):
-        _bad_value(path + ".tokens", "expected a list", lst198)
+        bad_value(path + ".tokens", "expected a list", lst198)
     lines199 = []
     for i200, row201 in enumerate(lst198):
-        lines199.append(_line_value(row201, 'raw', path + ".tokens" + "[%d]" % i200))
+        lines199.append(line_column(row201, 'raw', path + ".tokens" + "[%d]" % i200))
     if lines199:
         out.append(b"\n".join(lines199) + (b"\n" if True else b""))
     lst202 = obj.merges
     if not isinstance(lst202, (list, tuple, Table)):
-        _bad_value(path + ".merges", "expected a list", lst202)
+        bad_value(path + ".merges", "expected a list", lst202)
     lines203 = []
     for i204, row205 in enumerate(lst202):
-        lines203.append(_line_value(row205, 'raw', path + ".merges" + "[%d]" % i204))
+        lines203.append(line_column(row205, 'raw', path + ".merges" + "[%d]" % i204))
     if not obj.final_newline and not (lines203 and lines203[-1]):
-        _bad_value(path + ".merges", "final_newline false needs a last line that is not empty", lst202)
+        bad_value(path + ".merges", "final_newline false needs a last line that is not empty", lst202)
     if lines203:
         out.append(b"\n".join(lines203) + (b"\n" if obj.final_newline else b""))
     if obj.final_newline.__class__ is not bool:
-        _bad_value(path + ".final_newline", "expected a bool", obj.final_newline)
+        bad_value(path + ".final_newline", "expected a bool", obj.final_newline)
 
 
 def section_sizes_MtokFile(obj):
@@ -2204,7 +1936,7 @@ def section_sizes_MtokFile(obj):
     absent = False
     path = ""
     out: list[bytes] = []
-    _build_header_lines(obj.header, out, "header", b'430 4\n')
+    build_header_lines(obj.header, out, "header", b'430 4\n')
     sizes.append(('header', None if obj.header is None else sum(map(len, out))))
     out: list[bytes] = []
     _build_Normalizer(obj.normalizer, out, "normalizer")
@@ -2221,11 +1953,11 @@ def section_sizes_MtokFile(obj):
     out: list[bytes] = []
     lst206 = obj.added_tokens
     if not isinstance(lst206, (list, tuple, Table)):
-        _bad_value("added_tokens", "expected a list", lst206)
+        bad_value("added_tokens", "expected a list", lst206)
     try:
         out.append(_S1.pack(len(lst206)))
     except (struct.error, TypeError) as e:
-        _bad_value("added_tokens", str(e), (len(lst206),))
+        bad_value("added_tokens", str(e), (len(lst206),))
     for i207, it208 in enumerate(lst206):
         _build_AddedToken(it208, out, "added_tokens" + "[%d]" % i207)
     sizes.append(('added_tokens', None if obj.added_tokens is None else sum(map(len, out))))
@@ -2234,15 +1966,15 @@ def section_sizes_MtokFile(obj):
         absent = True
     else:
         if absent:
-            _bad_value("chat_template", "a trailing section cannot follow an absent one", obj.chat_template)
+            bad_value("chat_template", "a trailing section cannot follow an absent one", obj.chat_template)
         if obj.chat_template.__class__ is not str:
-            _bad_value("chat_template", "expected str", obj.chat_template)
+            bad_value("chat_template", "expected str", obj.chat_template)
         try:
             s209 = obj.chat_template.encode()
         except UnicodeEncodeError:
-            _bad_value("chat_template", "text is not encodable as UTF-8", obj.chat_template)
+            bad_value("chat_template", "text is not encodable as UTF-8", obj.chat_template)
         if len(s209) > 4294967295:
-            _bad_value("chat_template", "longer than 4294967295 bytes", len(s209))
+            bad_value("chat_template", "longer than 4294967295 bytes", len(s209))
         out.append(_S1.pack(len(s209)))
         out.append(s209)
     sizes.append(('chat_template', None if obj.chat_template is None else sum(map(len, out))))
@@ -2251,15 +1983,15 @@ def section_sizes_MtokFile(obj):
         absent = True
     else:
         if absent:
-            _bad_value("eos_token", "a trailing section cannot follow an absent one", obj.eos_token)
+            bad_value("eos_token", "a trailing section cannot follow an absent one", obj.eos_token)
         if obj.eos_token.__class__ is not str:
-            _bad_value("eos_token", "expected str", obj.eos_token)
+            bad_value("eos_token", "expected str", obj.eos_token)
         try:
             s210 = obj.eos_token.encode()
         except UnicodeEncodeError:
-            _bad_value("eos_token", "text is not encodable as UTF-8", obj.eos_token)
+            bad_value("eos_token", "text is not encodable as UTF-8", obj.eos_token)
         if len(s210) > 65535:
-            _bad_value("eos_token", "longer than 65535 bytes", len(s210))
+            bad_value("eos_token", "longer than 65535 bytes", len(s210))
         out.append(_S0.pack(len(s210)))
         out.append(s210)
     sizes.append(('eos_token', None if obj.eos_token is None else sum(map(len, out))))
@@ -2268,26 +2000,26 @@ def section_sizes_MtokFile(obj):
         absent = True
     else:
         if absent:
-            _bad_value("flags", "a trailing section cannot follow an absent one", obj.flags)
+            bad_value("flags", "a trailing section cannot follow an absent one", obj.flags)
         try:
             out.append(_S4.pack(obj.flags))
         except (struct.error, TypeError) as e:
-            _bad_value("flags", str(e), (obj.flags,))
+            bad_value("flags", str(e), (obj.flags,))
     sizes.append(('flags', None if obj.flags is None else sum(map(len, out))))
     out: list[bytes] = []
     if obj.bos_token is None:
         absent = True
     else:
         if absent:
-            _bad_value("bos_token", "a trailing section cannot follow an absent one", obj.bos_token)
+            bad_value("bos_token", "a trailing section cannot follow an absent one", obj.bos_token)
         if obj.bos_token.__class__ is not str:
-            _bad_value("bos_token", "expected str", obj.bos_token)
+            bad_value("bos_token", "expected str", obj.bos_token)
         try:
             s211 = obj.bos_token.encode()
         except UnicodeEncodeError:
-            _bad_value("bos_token", "text is not encodable as UTF-8", obj.bos_token)
+            bad_value("bos_token", "text is not encodable as UTF-8", obj.bos_token)
         if len(s211) > 65535:
-            _bad_value("bos_token", "longer than 65535 bytes", len(s211))
+            bad_value("bos_token", "longer than 65535 bytes", len(s211))
         out.append(_S0.pack(len(s211)))
         out.append(s211)
     sizes.append(('bos_token', None if obj.bos_token is None else sum(map(len, out))))
@@ -2296,7 +2028,7 @@ def section_sizes_MtokFile(obj):
         absent = True
     else:
         if absent:
-            _bad_value("post_processor", "a trailing section cannot follow an absent one", obj.post_processor)
+            bad_value("post_processor", "a trailing section cannot follow an absent one", obj.post_processor)
         _build_PostProcessor(obj.post_processor, out, "post_processor")
     sizes.append(('post_processor', None if obj.post_processor is None else sum(map(len, out))))
     return sizes
@@ -2308,7 +2040,7 @@ def section_sizes_SentencePieceTxtFile(obj):
     absent = False
     path = ""
     out: list[bytes] = []
-    _build_header_lines(obj.header, out, "header", b'430 0\n')
+    build_header_lines(obj.header, out, "header", b'430 0\n')
     sizes.append(('header', None if obj.header is None else sum(map(len, out))))
     out: list[bytes] = []
     out.append(b"%d\n" % (len(obj.pieces),))
@@ -2316,12 +2048,12 @@ def section_sizes_SentencePieceTxtFile(obj):
     out: list[bytes] = []
     lst212 = obj.pieces
     if not isinstance(lst212, (list, tuple, Table)):
-        _bad_value("pieces", "expected a list", lst212)
+        bad_value("pieces", "expected a list", lst212)
     lines213 = []
     for i214, row215 in enumerate(lst212):
         if not isinstance(row215, (tuple, list)) or len(row215) != 3:
-            _bad_value("pieces" + "[%d]" % i214, "expected a row of 3 values", row215)
-        lines213.append(b" ".join((_line_value(row215[0], 'base64', "pieces" + "[%d]" % i214 + '.token'), _line_value(row215[1], 'word', "pieces" + "[%d]" % i214 + '.score'), _line_value(row215[2], 'int', "pieces" + "[%d]" % i214 + '.type'),)))
+            bad_value("pieces" + "[%d]" % i214, "expected a row of 3 values", row215)
+        lines213.append(b" ".join((line_column(row215[0], 'base64', "pieces" + "[%d]" % i214 + '.token'), line_column(row215[1], 'word', "pieces" + "[%d]" % i214 + '.score'), line_column(row215[2], 'int', "pieces" + "[%d]" % i214 + '.type'),)))
     if lines213:
         out.append(b"\n".join(lines213) + (b"\n" if True else b""))
     sizes.append(('pieces', None if obj.pieces is None else sum(map(len, out))))
@@ -2334,7 +2066,7 @@ def section_sizes_TiktokenTxtFile(obj):
     absent = False
     path = ""
     out: list[bytes] = []
-    _build_header_lines(obj.header, out, "header", b'430 1\n')
+    build_header_lines(obj.header, out, "header", b'430 1\n')
     sizes.append(('header', None if obj.header is None else sum(map(len, out))))
     out: list[bytes] = []
     out.append(b"%d\n" % (len(obj.tokens),))
@@ -2342,10 +2074,10 @@ def section_sizes_TiktokenTxtFile(obj):
     out: list[bytes] = []
     lst216 = obj.tokens
     if not isinstance(lst216, (list, tuple, Table)):
-        _bad_value("tokens", "expected a list", lst216)
+        bad_value("tokens", "expected a list", lst216)
     lines217 = []
     for i218, row219 in enumerate(lst216):
-        lines217.append(_line_value(row219, 'base64', "tokens" + "[%d]" % i218))
+        lines217.append(line_column(row219, 'base64', "tokens" + "[%d]" % i218))
     if lines217:
         out.append(b"\n".join(lines217) + (b"\n" if True else b""))
     sizes.append(('tokens', None if obj.tokens is None else sum(map(len, out))))
@@ -2358,7 +2090,7 @@ def section_sizes_BertTxtFile(obj):
     absent = False
     path = ""
     out: list[bytes] = []
-    _build_header_lines(obj.header, out, "header", b'430 2\n')
+    build_header_lines(obj.header, out, "header", b'430 2\n')
     sizes.append(('header', None if obj.header is None else sum(map(len, out))))
     out: list[bytes] = []
     out.append(b"%d\n" % (len(obj.tokens),))
@@ -2366,10 +2098,10 @@ def section_sizes_BertTxtFile(obj):
     out: list[bytes] = []
     lst220 = obj.tokens
     if not isinstance(lst220, (list, tuple, Table)):
-        _bad_value("tokens", "expected a list", lst220)
+        bad_value("tokens", "expected a list", lst220)
     lines221 = []
     for i222, row223 in enumerate(lst220):
-        lines221.append(_line_value(row223, 'base64', "tokens" + "[%d]" % i222))
+        lines221.append(line_column(row223, 'base64', "tokens" + "[%d]" % i222))
     if lines221:
         out.append(b"\n".join(lines221) + (b"\n" if True else b""))
     sizes.append(('tokens', None if obj.tokens is None else sum(map(len, out))))
@@ -2382,7 +2114,7 @@ def section_sizes_HuggingFaceTxtFile(obj):
     absent = False
     path = ""
     out: list[bytes] = []
-    _build_header_lines(obj.header, out, "header", b'430 3\n')
+    build_header_lines(obj.header, out, "header", b'430 3\n')
     sizes.append(('header', None if obj.header is None else sum(map(len, out))))
     out: list[bytes] = []
     out.append(b"%d %d\n" % (len(obj.tokens), len(obj.merges),))
@@ -2390,28 +2122,28 @@ def section_sizes_HuggingFaceTxtFile(obj):
     out: list[bytes] = []
     lst224 = obj.tokens
     if not isinstance(lst224, (list, tuple, Table)):
-        _bad_value("tokens", "expected a list", lst224)
+        bad_value("tokens", "expected a list", lst224)
     lines225 = []
     for i226, row227 in enumerate(lst224):
-        lines225.append(_line_value(row227, 'raw', "tokens" + "[%d]" % i226))
+        lines225.append(line_column(row227, 'raw', "tokens" + "[%d]" % i226))
     if lines225:
         out.append(b"\n".join(lines225) + (b"\n" if True else b""))
     sizes.append(('tokens', None if obj.tokens is None else sum(map(len, out))))
     out: list[bytes] = []
     lst228 = obj.merges
     if not isinstance(lst228, (list, tuple, Table)):
-        _bad_value("merges", "expected a list", lst228)
+        bad_value("merges", "expected a list", lst228)
     lines229 = []
     for i230, row231 in enumerate(lst228):
-        lines229.append(_line_value(row231, 'raw', "merges" + "[%d]" % i230))
+        lines229.append(line_column(row231, 'raw', "merges" + "[%d]" % i230))
     if not obj.final_newline and not (lines229 and lines229[-1]):
-        _bad_value("merges", "final_newline false needs a last line that is not empty", lst228)
+        bad_value("merges", "final_newline false needs a last line that is not empty", lst228)
     if lines229:
         out.append(b"\n".join(lines229) + (b"\n" if obj.final_newline else b""))
     sizes.append(('merges', None if obj.merges is None else sum(map(len, out))))
     out: list[bytes] = []
     if obj.final_newline.__class__ is not bool:
-        _bad_value("final_newline", "expected a bool", obj.final_newline)
+        bad_value("final_newline", "expected a bool", obj.final_newline)
     sizes.append(('final_newline', sum(map(len, out))))
     return sizes
 

@@ -19,7 +19,7 @@ class Emitter:
         self.decoder_lines: list[str] = []
         self.bulk_done: set[str] = set()  # bulk record readers already emitted
         self.spells: dict[tuple[str, str], str] = {}  # row layout -> its module-level format list
-        self.step_sizes: set[int] = set()  # row sizes whose _walk8 translation table is emitted
+        self.step_sizes: set[int] = set()  # row sizes whose walk8 translation table is emitted
         self.stepcols: set[str] = set()  # row decoders with a _stepcols function (walk and decode at once)
 
     def st(self, fmt: str) -> str:
@@ -52,7 +52,7 @@ class Emitter:
         fmt = "<" + "".join(self.fixed(s)[0] for s in group)
         size = struct.calcsize(fmt)
         self.w(ind, f"if p + {size} > end:")
-        self.w(ind + 1, f"_truncated(p, {size}, end, {pathexprs[0]})")
+        self.w(ind + 1, f"truncated(p, {size}, end, {pathexprs[0]})")
         if len(group) == 1 and fmt == "<B":
             self.w(ind, f"{names[0]} = b[p]")
         else:
@@ -60,7 +60,7 @@ class Emitter:
         for s, n, pe in zip(group, names, pathexprs):
             if self.fixed(s)[1]:
                 self.w(ind, f"if {n} > 1:")
-                self.w(ind + 1, f'_invalid(p, {pe}, "flag must be 0 or 1, got %d" % {n})')
+                self.w(ind + 1, f'invalid(p, {pe}, "flag must be 0 or 1, got %d" % {n})')
                 self.w(ind, f"{n} = {n} == 1")
         # offsets inside the group for precise error offsets are not needed: p marks the group
         self.w(ind, f"p += {size}")
@@ -72,7 +72,7 @@ class Emitter:
         n = self.var("n")
         q = self.var("q")
         self.w(ind, f"if p + {psize} > end:")
-        self.w(ind + 1, f"_truncated(p, {psize}, end, {pe})")
+        self.w(ind + 1, f"truncated(p, {psize}, end, {pe})")
         if pfmt == "H":
             self.w(ind, f"{n} = b[p] | (b[p + 1] << 8)")
         else:
@@ -81,20 +81,20 @@ class Emitter:
         tsize = struct.calcsize(tfmt) if tail else 0
         self.w(ind, f"{q} = p + {psize} + {n}")
         self.w(ind, f"if {q} + {tsize} > end:")
-        self.w(ind + 1, f"_truncated(p + {psize}, {n} + {tsize}, end, {pe})")
+        self.w(ind + 1, f"truncated(p + {psize}, {n} + {tsize}, end, {pe})")
         self.w(ind, f"{target} = b[p + {psize}:{q}]")
         if sub.text:
             self.w(ind, "try:")
             self.w(ind + 1, f"{target} = {target}.decode()")
             self.w(ind, "except UnicodeDecodeError as e:")
-            self.w(ind + 1, f'_invalid(p + {psize} + e.start, {pe}, "invalid UTF-8")')
+            self.w(ind + 1, f'invalid(p + {psize} + e.start, {pe}, "invalid UTF-8")')
         if tail:
             names = [t[1] for t in tail]
             self.w(ind, f"{', '.join(names)}, = {self.st(tfmt)}.unpack_from(b, {q})")
             for t in tail:
                 if self.fixed(t[0])[1]:
                     self.w(ind, f"if {t[1]} > 1:")
-                    self.w(ind + 1, f'_invalid({q}, {t[2]}, "flag must be 0 or 1, got %d" % {t[1]})')
+                    self.w(ind + 1, f'invalid({q}, {t[2]}, "flag must be 0 or 1, got %d" % {t[1]})')
                     self.w(ind, f"{t[1]} = {t[1]} == 1")
         self.w(ind, f"p = {q} + {tsize}")
 
@@ -129,7 +129,7 @@ class Emitter:
         elif isinstance(sub, dsl.Record):
             self.w(ind, f"{target}, p = _parse_{sub.record_name}(b, p, end, {pe}, 1)")
         elif isinstance(sub, dsl.HeaderLines):
-            self.w(ind, f"{target}, p = _parse_header_lines(b, p, end, {pe}, {sub.magic_line!r})")
+            self.w(ind, f"{target}, p = parse_header_lines(b, p, end, {pe}, {sub.magic_line!r}, _COUNTS, _IDS)")
         elif isinstance(sub, dsl.Union):
             d = f"{depth_expr} + 1" if sub.union_name == union_name else "1"
             self.w(ind, f"{target}, p = _parse_{sub.union_name}(b, p, end, {pe}, {d})")
@@ -149,9 +149,9 @@ class Emitter:
             self.read_list(ind, sub, target, pe, ctx_names, depth_expr, union_name)
         elif isinstance(sub, dsl.CountLine):
             q = self.var("q")
-            self.w(ind, f"{q} = _line(b, p, end, {pe})")
+            self.w(ind, f"{q} = line_end(b, p, end, {pe})")
             names = [ctx_names[name] for name, _ in sub.pairs]
-            self.w(ind, f"{', '.join(names)}, = _counts(b, p, {q}, {len(names)}, {pe})")
+            self.w(ind, f"{', '.join(names)}, = parse_count_line(b, p, {q}, {len(names)}, {pe}, _COUNT)")
             self.w(ind, f"p = {q}")
         elif isinstance(sub, dsl.LineTable):
             self.read_line_table(ind, sub, target, pe, ctx_names)
@@ -159,7 +159,7 @@ class Emitter:
             self.w(ind, f"{target} = final_newline")
         elif isinstance(sub, dsl.End):
             self.w(ind, "if p != end:")
-            self.w(ind + 1, f'_invalid(p, {pe}, "%d trailing bytes after the last section" % (end - p))')
+            self.w(ind + 1, f'invalid(p, {pe}, "%d trailing bytes after the last section" % (end - p))')
         else:
             raise TypeError(f"cannot emit a reader for {sub!r}")
 
@@ -176,7 +176,7 @@ class Emitter:
             # Refuse impossible counts before slicing or allocating.  Rows of variable size are
             # appended one by one, each bounds-checked, so their errors can name the row instead.
             self.w(ind, f"if {n} * {ms} > end - p:")
-            self.w(ind + 1, f'_invalid(p, {pe}, "count %d needs at least %d bytes, %d left" % ({n}, {n} * {ms}, end - p))')
+            self.w(ind + 1, f'invalid(p, {pe}, "count %d needs at least %d bytes, %d left" % ({n}, {n} * {ms}, end - p))')
         idx = self.var("i")
         epe = f'{pe} + "[%d]" % {idx}'
         if isinstance(el, dsl.Row):
@@ -296,9 +296,9 @@ class Emitter:
             self.w(ind + 3, f"{q} = end")
             self.w(ind + 3, "final_newline = False")
             self.w(ind + 2, "else:")
-            self.w(ind + 3, f"_truncated(p, 1, end, {epe})")
+            self.w(ind + 3, f"truncated(p, 1, end, {epe})")
         else:
-            self.w(ind + 2, f"_truncated(p, 1, end, {epe})")
+            self.w(ind + 2, f"truncated(p, 1, end, {epe})")
         self.w(ind + 1, f"{line} = b[p:{q}]")
         cols = sub.columns
         if len(cols) == 1:
@@ -307,7 +307,7 @@ class Emitter:
             parts = self.var("parts")
             self.w(ind + 1, f'{parts} = {line}.split(b" ")')
             self.w(ind + 1, f"if len({parts}) != {len(cols)}:")
-            self.w(ind + 2, f'_invalid(p, {epe}, "expected {len(cols)} space-separated values")')
+            self.w(ind + 2, f'invalid(p, {epe}, "expected {len(cols)} space-separated values")')
             vals = [self.line_value(col, f"{parts}[{k}]", "p", f'{epe} + ".{col.name}"') for k, col in enumerate(cols)]
             self.w(ind + 1, f"{ap}(({', '.join(vals)},))")
         self.w(ind + 1, f"p = {q} + 1")
@@ -317,11 +317,11 @@ class Emitter:
     @staticmethod
     def line_value(col, expr, offset, pe) -> str:
         if col.kind == "base64":
-            return f"_b64decode({expr}, {offset}, {pe})"
+            return f"decode_base64({expr}, {offset}, {pe})"
         if col.kind == "int":
-            return f"_decimal({expr}, {offset}, {pe})"
+            return f"decode_decimal({expr}, {offset}, {pe}, _DECIMAL)"
         if col.kind == "word":
-            return f"_word({expr}, {offset}, {pe})"
+            return f"decode_word({expr}, {offset}, {pe})"
         return expr
 
     def lazy_row(self, row) -> bool:
@@ -336,31 +336,31 @@ class Emitter:
         return True
 
     def length_walk(self, ind, n, before, after, lens, on_fail):
-        """Walk n rows of [before bytes][u16 length][string][after bytes] from p (``_walk16``),
+        """Walk n rows of [before bytes][u16 length][string][after bytes] from p (``walk16``),
         recording each string's length in ``lens``; ``r`` ends as the rows' total size.  When a row
         runs off the data the ``on_fail`` lines run: they leave a ``(lens, r)`` pair in ``w`` or
         leave the function (the caller checks that p + r is within end)."""
-        self.w(ind, f"w = _walk16(b, p, end, {n}, {before}, {before + 2 + after})")
+        self.w(ind, f"w = walk16(b, p, end, {n}, {before}, {before + 2 + after})")
         self.w(ind, "if w is None:")
         for line in on_fail:
             self.w(ind + 1, line)
         self.w(ind, f"{lens}, r = w")
 
     def row_format(self, pre, post, sizes) -> str:
-        """The expression of the struct format (``_row_format``) of rows [pre][u16 length][string]
+        """The expression of the struct format (``row_format``) of rows [pre][u16 length][string]
         [post] whose sizes are in ``sizes``: a row's values are ``pre``'s, the length, the string,
         ``post``'s.  Declares the module-level tables it uses (once per row layout)."""
         before, after = struct.calcsize("<" + pre), struct.calcsize("<" + post)
         size = before + 2 + after
         if size > 64:
-            raise ValueError(f"rows with {size} fixed bytes are too wide for _walk8")
+            raise ValueError(f"rows with {size} fixed bytes are too wide for walk8")
         key = (pre, post)
         table = self.spells.get(key)
         if table is None:
             table = self.spells[key] = f"_SPELL{len(self.spells)}"
             if size not in self.step_sizes:
                 self.step_sizes.add(size)
-                self.decoder_lines += [f"# length byte -> size of a row whose fixed part is {size} bytes (0: _walk8 reads the row exactly)",
+                self.decoder_lines += [f"# length byte -> size of a row whose fixed part is {size} bytes (0: walk8 reads the row exactly)",
                                        f"_STEP{size} = bytes(m + {size} if 0 < m < {256 - size} else 0 for m in range(256))",
                                        "# row size -> the tens and the units digit of its string length (\"!\" when not below 100)",
                                        f'_TENS{size} = bytes(48 + (s - {size}) // 10 if {size} <= s < {size + 100} else 33 for s in range(256))',
@@ -368,7 +368,7 @@ class Emitter:
             # "!" is no format code: a size below the fixed part (never made by the walks) fails the unpack
             self.decoder_lines += [f"# struct formats of [{pre}][u16 length][string][{post}] rows by row size (never changed: thread-safe)",
                                    f'{table} = ["!"] * {size} + ["{pre}H%ds{post}" % m for m in range({256 - size})]', "", ""]
-        return (f'_row_format({sizes}, b"{pre}H00s{post}", {len(pre) + 1}, {size}, _TENS{size}, _UNITS{size}, {table})')
+        return (f'row_format({sizes}, b"{pre}H00s{post}", {len(pre) + 1}, {size}, _TENS{size}, _UNITS{size}, {table})')
 
     @staticmethod
     def row_values(pre, post) -> tuple[int, int]:
@@ -387,7 +387,7 @@ class Emitter:
         size = before + 2 + after
         fmt = self.row_format(pre, post, "sizes")
         hcol, width = self.row_values(pre, post)
-        self.w(ind, f"w = _walk8(b, p, end, {n}, {before}, {size}, _STEP{size})")
+        self.w(ind, f"w = walk8(b, p, end, {n}, {before}, {size}, _STEP{size})")
         self.w(ind, "if w is None:")
         self.w(ind + 1, "return None")
         self.w(ind, "sizes, r, long = w")
@@ -441,7 +441,7 @@ class Emitter:
             if pending and (not fx or k == len(cols) - 1):
                 size = sum(struct.calcsize("<" + self.fixed(g.sub)[0]) for g in pending)
                 self.w(ind + 1, f"if p + {size} > end:")
-                self.w(ind + 2, f'_truncated(p, {size}, end, {epe} + ".{pending[0].name}")')
+                self.w(ind + 2, f'truncated(p, {size}, end, {epe} + ".{pending[0].name}")')
                 self.w(ind + 1, f"p += {size}")
                 pending = []
             if fx:
@@ -450,11 +450,11 @@ class Emitter:
             psize = struct.calcsize("<" + pfmt)
             fpe = f'{epe} + ".{f.name}"'
             self.w(ind + 1, f"if p + {psize} > end:")
-            self.w(ind + 2, f"_truncated(p, {psize}, end, {fpe})")
+            self.w(ind + 2, f"truncated(p, {psize}, end, {fpe})")
             ln = "(b[p] | (b[p + 1] << 8))" if pfmt == "H" else f"{self.st('<' + pfmt)}.unpack_from(b, p)[0]"
             self.w(ind + 1, f"q = p + {psize} + {ln}")
             self.w(ind + 1, "if q > end:")
-            self.w(ind + 2, f"_truncated(p + {psize}, q - p - {psize}, end, {fpe})")
+            self.w(ind + 2, f"truncated(p + {psize}, q - p - {psize}, end, {fpe})")
             self.w(ind + 1, "p = q")
         if lens:
             # unreachable when the fast walk failed (the checked walk raises), kept for safety
@@ -490,7 +490,7 @@ class Emitter:
                     # at C speed without compiling a format of n codes.  A row is 4*k bytes; the
                     # u64 of a row on an 8-byte boundary comes from the view at offset 0, else
                     # from the view at offset 4.
-                    self.w(2, 'if _LITTLE and n:')
+                    self.w(2, 'if LITTLE and n:')
                     self.w(3, "mv = memoryview(b)")
                     if k % 2 == 0:
                         self.w(3, f"keys = mv.cast('Q')[0::{k // 2}].tolist()")
@@ -587,17 +587,17 @@ class Emitter:
             return
         self.w(0, f"def _parse_{u.name}(b, p, end, path, depth):")
         self.w(1, f"if depth > {u.max_depth}:")
-        self.w(2, f'_invalid(p, path, "{u.name} nested deeper than {u.max_depth}")')
+        self.w(2, f'invalid(p, path, "{u.name} nested deeper than {u.max_depth}")')
         size = struct.calcsize("<" + u.tag_fmt)
         self.w(1, f"if p + {size} > end:")
-        self.w(2, f"_truncated(p, {size}, end, path)")
+        self.w(2, f"truncated(p, {size}, end, path)")
         if u.tag_fmt == "B":
             self.w(1, "tag = b[p]")
         else:
             self.w(1, f"tag, = {self.st('<' + u.tag_fmt)}.unpack_from(b, p)")
         self.w(1, f"fn = _{u.name.upper()}_PARSERS.get(tag)")
         self.w(1, "if fn is None:")
-        self.w(2, f'_invalid(p, path, "unknown {u.name} tag %d" % tag)')
+        self.w(2, f'invalid(p, path, "unknown {u.name} tag %d" % tag)')
         self.w(1, f"return fn(b, p + {size}, end, path, depth)")
         self.w(0, "")
         self.w(0, "")
@@ -621,7 +621,7 @@ class Emitter:
         self.w(2, f"ids = [x for (x,) in {self.st('<I')}.iter_unpack(b[p:end])]")
         self.w(2, f"return {leg}(ids=ids), end")
         self.w(1, "if n > end - p:")
-        self.w(2, '_invalid(p, path, "count %d needs at least %d bytes, %d left" % (n, n, end - p))')
+        self.w(2, 'invalid(p, path, "count %d needs at least %d bytes, %d left" % (n, n, end - p))')
         self.w(1, "ops = [None] * n")
         self.w(1, "for i in range(n):")
         self.w(2, f'ops[i], p = _parse_{op}(b, p, end, path + ".ops[%d]" % i, 1)')
@@ -635,11 +635,11 @@ class Emitter:
         for s, e, pe in zip(group, exprs, pathexprs):
             if self.fixed(s)[1]:
                 self.w(ind, f"if {e} is not True and {e} is not False and {e} not in (0, 1):")
-                self.w(ind + 1, f'_bad_value({pe}, "flag must be a bool", {e})')
+                self.w(ind + 1, f'bad_value({pe}, "flag must be a bool", {e})')
         self.w(ind, "try:")
         self.w(ind + 1, f"out.append({self.st(fmt)}.pack({', '.join(exprs)}))")
         self.w(ind, "except (struct.error, TypeError) as e:")
-        self.w(ind + 1, f"_bad_value({pathexprs[0]}, str(e), ({', '.join(exprs)},))")
+        self.w(ind + 1, f"bad_value({pathexprs[0]}, str(e), ({', '.join(exprs)},))")
 
     def write_fields(self, ind, items, obj, union_name):
         """items: [(FieldInfo, value_expr, path_expr)]."""
@@ -663,19 +663,19 @@ class Emitter:
         v = self.var("s")
         if sub.text:
             self.w(ind, f"if {e}.__class__ is not str:")
-            self.w(ind + 1, f'_bad_value({pe}, "expected str", {e})')
+            self.w(ind + 1, f'bad_value({pe}, "expected str", {e})')
             self.w(ind, "try:")
             self.w(ind + 1, f"{v} = {e}.encode()")
             self.w(ind, "except UnicodeEncodeError:")
-            self.w(ind + 1, f'_bad_value({pe}, "text is not encodable as UTF-8", {e})')
+            self.w(ind + 1, f'bad_value({pe}, "text is not encodable as UTF-8", {e})')
         else:
             self.w(ind, f"{v} = {e}")
             self.w(ind, f"if {v}.__class__ is not bytes:")
             self.w(ind + 1, "if not isinstance({0}, (bytes, bytearray, memoryview)):".format(v))
-            self.w(ind + 2, f'_bad_value({pe}, "expected bytes", {v})')
+            self.w(ind + 2, f'bad_value({pe}, "expected bytes", {v})')
             self.w(ind + 1, f"{v} = bytes({v})")
         self.w(ind, f"if len({v}) > {limit}:")
-        self.w(ind + 1, f'_bad_value({pe}, "longer than {limit} bytes", len({v}))')
+        self.w(ind + 1, f'bad_value({pe}, "longer than {limit} bytes", len({v}))')
         self.w(ind, f"out.append({self.st('<' + pfmt)}.pack(len({v})))")
         self.w(ind, f"out.append({v})")
 
@@ -686,7 +686,7 @@ class Emitter:
         elif isinstance(sub, dsl.Record):
             self.w(ind, f"_build_{sub.record_name}({e}, out, {pe})")
         elif isinstance(sub, dsl.HeaderLines):
-            self.w(ind, f"_build_header_lines({e}, out, {pe}, {sub.magic_line!r})")
+            self.w(ind, f"build_header_lines({e}, out, {pe}, {sub.magic_line!r})")
         elif isinstance(sub, dsl.Union):
             self.w(ind, f"_build_{sub.union_name}({e}, out, {pe})")
         elif isinstance(sub, dsl.PostProcessorLayouts):
@@ -696,12 +696,12 @@ class Emitter:
             self.w(ind + 1, "absent = True")
             self.w(ind, "else:")
             self.w(ind + 1, "if absent:")
-            self.w(ind + 2, f'_bad_value({pe}, "a trailing section cannot follow an absent one", {e})')
+            self.w(ind + 2, f'bad_value({pe}, "a trailing section cannot follow an absent one", {e})')
             self.write_fields(ind + 1, [(FieldInfo("", sub.subcon, ""), e, pe)], obj, union_name)
         elif isinstance(sub, dsl.When):
             flag = f"{obj}.{sub.flag_field}"
             self.w(ind, f"if bool({flag}) != ({e} is not None):")
-            self.w(ind + 1, f'_bad_value({pe}, "present exactly when {sub.flag_field} is set", {e})')
+            self.w(ind + 1, f'bad_value({pe}, "present exactly when {sub.flag_field} is set", {e})')
             self.w(ind, f"if {e} is not None:")
             self.write_fields(ind + 1, [(FieldInfo("", sub.subcon, ""), e, pe)], obj, union_name)
         elif isinstance(sub, dsl.List):
@@ -714,7 +714,7 @@ class Emitter:
             self.write_line_table(ind, sub, e, pe, obj)
         elif isinstance(sub, dsl.FinalNewline):
             self.w(ind, f"if {e}.__class__ is not bool:")
-            self.w(ind + 1, f'_bad_value({pe}, "expected a bool", {e})')
+            self.w(ind + 1, f'bad_value({pe}, "expected a bool", {e})')
         elif isinstance(sub, dsl.End):
             pass
         else:
@@ -724,22 +724,22 @@ class Emitter:
         lv, lines, i, row = self.var("lst"), self.var("lines"), self.var("i"), self.var("row")
         self.w(ind, f"{lv} = {e}")
         self.w(ind, f"if not isinstance({lv}, (list, tuple, Table)):")
-        self.w(ind + 1, f'_bad_value({pe}, "expected a list", {lv})')
+        self.w(ind + 1, f'bad_value({pe}, "expected a list", {lv})')
         self.w(ind, f"{lines} = []")
         epe = f'{pe} + "[%d]" % {i}'
         self.w(ind, f"for {i}, {row} in enumerate({lv}):")
         cols = sub.columns
         if len(cols) == 1:
-            self.w(ind + 1, f"{lines}.append(_line_value({row}, {cols[0].kind!r}, {epe}))")
+            self.w(ind + 1, f"{lines}.append(line_column({row}, {cols[0].kind!r}, {epe}))")
         else:
             self.w(ind + 1, f"if not isinstance({row}, (tuple, list)) or len({row}) != {len(cols)}:")
-            self.w(ind + 2, f'_bad_value({epe}, "expected a row of {len(cols)} values", {row})')
-            vals = [f"_line_value({row}[{k}], {col.kind!r}, {epe} + '.{col.name}')" for k, col in enumerate(cols)]
+            self.w(ind + 2, f'bad_value({epe}, "expected a row of {len(cols)} values", {row})')
+            vals = [f"line_column({row}[{k}], {col.kind!r}, {epe} + '.{col.name}')" for k, col in enumerate(cols)]
             self.w(ind + 1, f'{lines}.append(b" ".join(({", ".join(vals)},)))')
         end_nl = f"{obj}.{sub.final_newline}" if sub.final_newline else "True"
         if sub.final_newline:
             self.w(ind, f"if not {end_nl} and not ({lines} and {lines}[-1]):")
-            self.w(ind + 1, f'_bad_value({pe}, "{sub.final_newline} false needs a last line that is not empty", {lv})')
+            self.w(ind + 1, f'bad_value({pe}, "{sub.final_newline} false needs a last line that is not empty", {lv})')
         self.w(ind, f"if {lines}:")
         self.w(ind + 1, f'out.append(b"\\n".join({lines}) + (b"\\n" if {end_nl} else b""))')
 
@@ -747,7 +747,7 @@ class Emitter:
         lv = self.var("lst")
         self.w(ind, f"{lv} = {e}")
         self.w(ind, f"if not isinstance({lv}, (list, tuple, Table)):")
-        self.w(ind + 1, f'_bad_value({pe}, "expected a list", {lv})')
+        self.w(ind + 1, f'bad_value({pe}, "expected a list", {lv})')
         if not isinstance(sub.count, str):
             self.write_fixed_group(ind, [sub.count], [f"len({lv})"], [pe])
         el = dsl.resolve(sub.element)
@@ -771,7 +771,7 @@ class Emitter:
                 self.w(ind, "try:")
                 self.w(ind + 1, f"out.append(struct.pack({fmt_expr}, *_chain.from_iterable({lv})))")
                 self.w(ind, "except (struct.error, TypeError):")
-                self.w(ind + 1, f"_bad_rows({lv}, {len(cols)}, {self.st('<' + fmt)}, {pe})")
+                self.w(ind + 1, f"bad_rows({lv}, {len(cols)}, {self.st('<' + fmt)}, {pe})")
                 return
             cv = [self.var("c") for _ in cols]
             row = self.var("row")
@@ -779,7 +779,7 @@ class Emitter:
             self.w(ind + 1, "try:")
             self.w(ind + 2, f"{', '.join(cv)}, = {row}")
             self.w(ind + 1, "except (TypeError, ValueError):")
-            self.w(ind + 2, f'_bad_value({epe}, "expected a row of {len(cols)} values", {row})')
+            self.w(ind + 2, f'bad_value({epe}, "expected a row of {len(cols)} values", {row})')
             self.write_fields(ind + 1, [(f, v, f'{epe} + ".{f.name}"') for f, v in zip(cols, cv)], obj, union_name)
             return
         if self.fixed(el):
@@ -787,7 +787,7 @@ class Emitter:
             self.w(ind, "try:")
             self.w(ind + 1, f'out.append(struct.pack("<%d{fmt}" % len({lv}), *{lv}))')
             self.w(ind, "except (struct.error, TypeError) as e:")
-            self.w(ind + 1, f"_bad_value({pe}, str(e), {lv})")
+            self.w(ind + 1, f"bad_value({pe}, str(e), {lv})")
             return
         item = self.var("it")
         self.w(ind, f"for {idx}, {item} in enumerate({lv}):")
@@ -799,7 +799,7 @@ class Emitter:
         name = info.name
         self.w(0, f"def _build_{name}(obj, out, path):")
         self.w(1, f"if obj.__class__ is not {name}:")
-        self.w(2, f'_bad_value(path, "expected {name}", obj)')
+        self.w(2, f'bad_value(path, "expected {name}", obj)')
         if any(isinstance(f.sub, dsl.Tail) for f in info.fields):
             self.w(1, "absent = False")
         items = []
@@ -819,7 +819,7 @@ class Emitter:
         self.w(0, f"def _build_{u.name}(obj, out, path):")
         self.w(1, f"entry = _{u.name.upper()}_BUILDERS.get(obj.__class__)")
         self.w(1, "if entry is None:")
-        self.w(2, f'_bad_value(path, "expected a {u.name} variant", obj)')
+        self.w(2, f'bad_value(path, "expected a {u.name} variant", obj)')
         self.w(1, f"out.append({self.st('<' + u.tag_fmt)}.pack(entry[0]))")
         self.w(1, "entry[1](obj, out, path)")
         self.w(0, "")
@@ -834,13 +834,13 @@ class Emitter:
         self.w(2, f"_build_{leg}(obj, raw, path)")
         self.w(2, 'raw = b"".join(raw)')
         self.w(2, "if not obj.ids or _ops_fit(raw, 2, len(raw), len(obj.ids)):")
-        self.w(3, '_bad_value(path, "these ids would read back as the current layout; write a '
+        self.w(3, 'bad_value(path, "these ids would read back as the current layout; write a '
                   f'{cur}", obj.ids)')
         self.w(2, "out.append(raw)")
         self.w(1, f"elif obj.__class__ is {cur}:")
         self.w(2, f"_build_{cur}(obj, out, path)")
         self.w(1, "else:")
-        self.w(2, '_bad_value(path, "expected a post-processor layout", obj)')
+        self.w(2, 'bad_value(path, "expected a post-processor layout", obj)')
         self.w(0, "")
         self.w(0, "")
 
@@ -849,306 +849,38 @@ CODEC_PRELUDE = '''\
 """Fast parse and build of the MNN tokenizer formats, emitted from the declarations in spec/.
 
 Every read is bounds-checked before it happens; counts are checked against the bytes left before
-any list is allocated; tables of fixed-size rows are decoded in one call.
+any list is allocated; tables of fixed-size rows are decoded in one call.  The helpers are in
+mtokspec/codec_support.py.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 import struct
-import sys
 from itertools import chain as _chain
-from operator import itemgetter as _itemgetter
 
+from mtokspec.codec_support import (
+    bad_rows,
+    bad_value,
+    build_header_lines,
+    decode_base64,
+    decode_decimal,
+    decode_word,
+    invalid,
+    line_column,
+    line_end,
+    LITTLE,
+    parse_count_line,
+    parse_header_lines,
+    row_format,
+    truncated,
+    walk16,
+    walk8,
+)
 from mtokspec.errors import MtokFormatError
 from mtokspec.table import Table
 
 from .tree import *  # noqa: F403
-
-
-def _where(path):
-    return path.lstrip(".") or "<root>"
-
-
-def _truncated(offset, need, end, path):
-    raise MtokFormatError("truncated: %d bytes needed, %d left" % (need, max(end - offset, 0)), offset, _where(path))
-
-
-def _invalid(offset, path, message):
-    raise MtokFormatError(message, offset, _where(path))
-
-
-def _bad_value(path, message, value):
-    text = repr(value)
-    if len(text) > 60:
-        text = text[:57] + "..."
-    raise MtokFormatError("cannot build: %s (got %s)" % (message, text), None, _where(path))
-
-
-def _bad_rows(rows, width, st, path):
-    for i, row in enumerate(rows):
-        try:
-            if len(row) != width:
-                raise TypeError("expected %d values" % width)
-            st.pack(*row)
-        except (struct.error, TypeError) as e:
-            _bad_value("%s[%d]" % (path, i), str(e), row)
-    _bad_value(path, "malformed rows", len(rows))
-
-
-_STRICT_B64 = sys.version_info >= (3, 11)
-_MAX_LINE = 1 << 24
-_LITTLE = sys.byteorder == "little"  # memoryview casts read the file's little-endian words as is
-
-
-def _gather(seq, idx):
-    """``seq[i]`` for each ``i`` in ``idx``, as a tuple, at C speed."""
-    if len(idx) > 1:
-        return _itemgetter(*idx)(seq)
-    return tuple([seq[i] for i in idx])
-
-
-# A table of n rows [before bytes][u16 length][string][after bytes] has no size field: finding
-# its end means stepping over every row.  ``_walk8`` steps on the low length bytes only, through a
-# copy translated so that each byte is already its row's size; the struct unpack that decodes the
-# rows then reads each whole length, and the high bytes are checked there, at C speed (one Python
-# step per row fewer).  ``_walk16`` is the exact walk, for tables the fast one cannot take.  Measured
-# and slower: a u16 view at every offset; a gather of the high bytes at every row start; a C-level
-# chain of map() over the growing offsets list; combining the two bytes per offset with big ints.
-
-def _walk8(b, p, end, n, before, size, steps):
-    """``(sizes, r, long)``: each row's size, the rows' total and the rows read exactly, or None
-    when a row runs off ``b[:end]`` (or too many rows need reading exactly).
-
-    Steps on each row's low length byte through ``steps`` (a translation table: length byte -> row
-    size; 0 for a length byte of 0, which may be 256 or 512, and for sizes past 255).  A 0 stops
-    the walk at that row (every later step is 0 too: the check after each 16 rows sees the last);
-    that row is read exactly and the walk goes on after it.  The high length bytes of other rows are
-    not read: the caller checks them (every length but those of ``long`` is below 256), and that
-    p + r <= end."""
-    base = p + before
-    t = b[base:end].translate(steps)
-    sizes = []
-    put = sizes.extend
-    long = []
-    r = 0
-    try:
-        while True:
-            for _ in range((n - len(sizes)) >> 4):
-                s0 = t[r]
-                r += s0
-                s1 = t[r]
-                r += s1
-                s2 = t[r]
-                r += s2
-                s3 = t[r]
-                r += s3
-                s4 = t[r]
-                r += s4
-                s5 = t[r]
-                r += s5
-                s6 = t[r]
-                r += s6
-                s7 = t[r]
-                r += s7
-                s8 = t[r]
-                r += s8
-                s9 = t[r]
-                r += s9
-                sa = t[r]
-                r += sa
-                sb = t[r]
-                r += sb
-                sc = t[r]
-                r += sc
-                sd = t[r]
-                r += sd
-                se = t[r]
-                r += se
-                sf = t[r]
-                r += sf
-                put((s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, sa, sb, sc, sd, se, sf))
-                if not sf:
-                    break
-            else:
-                for _ in range((n - len(sizes)) & 15):
-                    s0 = t[r]
-                    r += s0
-                    sizes.append(s0)
-                if not sizes or sizes[-1]:
-                    return sizes, r, long
-            # r stopped at a row the step table cannot take: read its length exactly
-            j = sizes.index(0, max(len(sizes) - 16, 0))
-            del sizes[j:]
-            if len(long) == 256:
-                return None  # a table of many empty or long strings: the exact walk is as fast
-            # (a length read past end makes p + r > end: the caller sees it)
-            long.append(j)
-            s0 = size + (b[base + r] | b[base + r + 1] << 8)
-            sizes.append(s0)
-            r += s0
-    except IndexError:
-        return None
-
-
-def _row_format(sizes, template, at, size, tens, units, spell):
-    """The struct format of rows whose sizes are ``sizes``: a row is ``template`` (its fixed
-    fields, the length as 'H' and a string of "00" bytes at ``at``).  When every string is shorter
-    than 100 bytes the rows' lengths are written over the digits with two translations and two
-    strided copies (C speed); else each row's format comes from ``spell`` (by row size)."""
-    try:
-        digits = bytes(sizes)  # ValueError: a row of 256 bytes or more
-        tens_digits = digits.translate(tens)
-        if 33 not in tens_digits:  # "!": a string of 100 bytes or more
-            w = len(template)
-            fmt = bytearray(template) * len(digits)
-            fmt[at::w] = tens_digits
-            fmt[at + 1::w] = digits.translate(units)
-            return b"<" + fmt
-    except ValueError:
-        pass
-    top = max(sizes, default=0)
-    if top >= len(spell):  # a longer list, for this call only
-        spell = spell + [(template[:at] + b"%d" + template[at + 2:]).decode() % (s - size)
-                         for s in range(len(spell), top + 1)]
-    return "<" + "".join(_gather(spell, sizes))
-
-
-def _walk16(b, p, end, n, before, size):
-    """``(lens, r)``: each row's string length and the rows' total size (``size``: a row's bytes
-    but the string), or None when a row runs off ``b[:end]`` (the caller's checked walk then finds
-    the row and says why).  p + r may still exceed end: the caller checks.  No bounds check per row:
-    running off the data raises IndexError.  Unrolled: recording the lengths costs nothing then."""
-    lo = b[p + before:end]
-    hi = b[p + before + 1:end]
-    lens = []
-    r = 0
-    try:
-        for _ in range(n >> 3):
-            m0 = lo[r] | hi[r] << 8
-            r += size + m0
-            m1 = lo[r] | hi[r] << 8
-            r += size + m1
-            m2 = lo[r] | hi[r] << 8
-            r += size + m2
-            m3 = lo[r] | hi[r] << 8
-            r += size + m3
-            m4 = lo[r] | hi[r] << 8
-            r += size + m4
-            m5 = lo[r] | hi[r] << 8
-            r += size + m5
-            m6 = lo[r] | hi[r] << 8
-            r += size + m6
-            m7 = lo[r] | hi[r] << 8
-            r += size + m7
-            lens.extend((m0, m1, m2, m3, m4, m5, m6, m7))
-        for _ in range(n & 7):
-            m0 = lo[r] | hi[r] << 8
-            r += size + m0
-            lens.append(m0)
-    except IndexError:
-        return None
-    return lens, r
-
-
-def _line(b, p, end, path):
-    q = b.find(b"\\n", p, min(end, p + _MAX_LINE))
-    if q < 0:
-        _truncated(p, 1, end, path)
-    return q + 1
-
-
-def _parse_header_lines(b, p, end, path, magic_line):
-    q = p + len(magic_line)
-    if b[p:q] != magic_line:
-        _invalid(p, path + ".magic", "expected %r, got %r" % (magic_line, bytes(b[p:q])))
-    p, q = q, _line(b, q, end, path + ".counts")
-    m = _COUNTS.fullmatch(b, p, q)
-    if m is None:
-        _invalid(p, path + ".counts", "malformed count line %r" % bytes(b[p:min(q, p + 80)]))
-    p, q = q, _line(b, q, end, path + ".ids")
-    m2 = _IDS.fullmatch(b, p, q)
-    if m2 is None:
-        _invalid(p, path + ".ids", "malformed id line %r" % bytes(b[p:min(q, p + 80)]))
-    body = b[p:q - 1 - len(m2.group(1))]
-    ids = [int(x) for x in body.split(b" ")] if body else []
-    header = Header(int(m.group(1)), int(m.group(2)), int(m.group(3)), ids, bool(m2.group(1)))
-    return header, q
-
-
-
-
-def _counts(b, p, q, k, path):
-    parts = b[p:q - 1].split(b" ")
-    if len(parts) != k or not all(_COUNT.fullmatch(x) for x in parts):
-        _invalid(p, path, "expected %d decimal count(s), got %r" % (k, bytes(b[p:min(q, p + 80)])))
-    return [int(x) for x in parts]
-
-
-def _b64decode(text, offset, path):
-    try:
-        value = binascii.a2b_base64(text, strict_mode=True) if _STRICT_B64 else base64.b64decode(text, validate=True)
-    except (binascii.Error, ValueError):
-        _invalid(offset, path, "bad base64 %r" % bytes(text[:40]))
-    if binascii.b2a_base64(value, newline=False) != text:
-        _invalid(offset, path, "non-canonical base64 %r" % bytes(text[:40]))
-    return value
-
-
-def _decimal(text, offset, path):
-    if _DECIMAL.fullmatch(text) is None:
-        _invalid(offset, path, "bad integer %r" % bytes(text[:40]))
-    return int(text)
-
-
-def _word(text, offset, path):
-    try:
-        return text.decode()
-    except UnicodeDecodeError:
-        _invalid(offset, path, "invalid UTF-8")
-
-
-def _line_value(value, kind, path):
-    """The bytes of one column of a text line; refuses values that would break the line."""
-    if kind == "int":
-        if value.__class__ is not int:
-            _bad_value(path, "expected an int", value)
-        return b"%d" % value
-    if kind == "word":
-        if value.__class__ is not str or " " in value or "\\n" in value:
-            _bad_value(path, "expected text without spaces or newlines", value)
-        try:
-            return value.encode()
-        except UnicodeEncodeError:
-            _bad_value(path, "text is not encodable as UTF-8", value)
-    if not isinstance(value, (bytes, bytearray, memoryview)):
-        _bad_value(path, "expected bytes", value)
-    if kind == "base64":
-        return binascii.b2a_base64(value, newline=False)
-    if b"\\n" in value:
-        _bad_value(path, "a line cannot hold a newline", value)
-    return bytes(value)
-
-
-def _build_header_lines(h, out, path, magic_line):
-    if h.__class__ is not Header:
-        _bad_value(path, "expected Header", h)
-    counts = (h.special_count, h.stop_count, h.prefix_count)
-    for n in counts:
-        if n.__class__ is not int or n < 0:
-            _bad_value(path, "header counts must be non-negative ints", n)
-    if not isinstance(h.ids, (list, tuple)) or any(i.__class__ is not int for i in h.ids):
-        _bad_value(path + ".ids", "header ids must be ints", h.ids)
-    if h.trailing_space and not h.ids:
-        _bad_value(path + ".trailing_space", "trailing_space needs at least one id", h.ids)
-    out.append(magic_line)
-    out.append(b"%d %d %d\\n" % counts)
-    line = " ".join(map(str, h.ids)) + (" " if h.trailing_space else "")
-    out.append(line.encode() + b"\\n")
-
-
 '''
 
 
