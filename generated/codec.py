@@ -34,17 +34,17 @@ from mtokspec.errors import MtokFormatError
 from mtokspec.table import Table
 
 from .tree import *  # noqa: F403
-_S0 = struct.Struct('<H')
-_S1 = struct.Struct('<I')
-_S2 = struct.Struct('<BBBB')
-_S3 = struct.Struct('<BB')
-_S4 = struct.Struct('<B')
-_S5 = struct.Struct('<IBBI')
-_S6 = struct.Struct('<III')
-_S7 = struct.Struct('<IIB')
-_S8 = struct.Struct('<Id')
-_S9 = struct.Struct('<II')
-_S10 = struct.Struct('<IBBB')
+_S_H = struct.Struct('<H')
+_S_I = struct.Struct('<I')
+_S_BBBB = struct.Struct('<BBBB')
+_S_BB = struct.Struct('<BB')
+_S_B = struct.Struct('<B')
+_S_IBBI = struct.Struct('<IBBI')
+_S_III = struct.Struct('<III')
+_S_IIB = struct.Struct('<IIB')
+_S_Id = struct.Struct('<Id')
+_S_II = struct.Struct('<II')
+_S_IBBB = struct.Struct('<IBBB')
 
 # the text grammar, from spec/_dsl.py
 _COUNTS = re.compile(b'(0|[1-9][0-9]*) (0|[1-9][0-9]*) (0|[1-9][0-9]*)\\n')
@@ -61,10 +61,10 @@ _UNITS6 = bytes(48 + (s - 6) % 10 if 6 <= s < 106 else 33 for s in range(256))
 
 
 # struct formats of [I][u16 length][string][] rows by row size (never changed: thread-safe)
-_SPELL0 = ["!"] * 6 + ["IH%ds" % m for m in range(250)]
+_SPELL_IH = ["!"] * 6 + ["IH%ds" % m for m in range(250)]
 
 
-def _columns0(b, n, lens=None, pack=False):
+def _columns_codepoint_normalized(b, n, lens=None, pack=False):
     if pack:
         raise ValueError("pack=True needs two leading u32 columns")
     if lens is None:  # the parse did not record them: the same walk again
@@ -73,11 +73,11 @@ def _columns0(b, n, lens=None, pack=False):
         if w is None:
             raise ValueError("a table row runs past the table's bytes")
         lens, r = w
-    flat = struct.Struct(row_format(list(map((6).__add__, lens)), b"IH00s", 2, 6, _TENS6, _UNITS6, _SPELL0)).unpack(b)
+    flat = struct.Struct(row_format(list(map((6).__add__, lens)), b"IH00s", 2, 6, _TENS6, _UNITS6, _SPELL_IH)).unpack(b)
     return (flat[0::3], flat[2::3], )
 
 
-def _stepcols0(b, p, end, n):
+def _stepcols_codepoint_normalized(b, p, end, n):
     """``(columns, size)`` of the n rows at p, or None: the exact walk must take them."""
     w = walk8(b, p, end, n, 4, 6, _STEP6)
     if w is None:
@@ -86,7 +86,7 @@ def _stepcols0(b, p, end, n):
     if p + r > end:
         return None
     try:
-        rows = struct.Struct(row_format(sizes, b"IH00s", 2, 6, _TENS6, _UNITS6, _SPELL0))
+        rows = struct.Struct(row_format(sizes, b"IH00s", 2, 6, _TENS6, _UNITS6, _SPELL_IH))
         if rows.size != r:  # (cannot happen: the format is the walk's rows)
             return None
         flat = rows.unpack_from(b, p)
@@ -101,15 +101,15 @@ def _stepcols0(b, p, end, n):
     return (flat[0::3], flat[2::3], ), r
 
 
-def _decode_rows0(b, n, lens=None):
-    return list(zip(*_columns0(b, n, lens)))
+def _decode_rows_codepoint_normalized(b, n, lens=None):
+    return list(zip(*_columns_codepoint_normalized(b, n, lens)))
 
 
 # struct formats of [][u16 length][string][I] rows by row size (never changed: thread-safe)
-_SPELL1 = ["!"] * 6 + ["H%dsI" % m for m in range(250)]
+_SPELL_HI = ["!"] * 6 + ["H%dsI" % m for m in range(250)]
 
 
-def _columns1(b, n, lens=None, pack=False):
+def _columns_token_id(b, n, lens=None, pack=False):
     if pack:
         raise ValueError("pack=True needs two leading u32 columns")
     if lens is None:  # the parse did not record them: the same walk again
@@ -118,11 +118,11 @@ def _columns1(b, n, lens=None, pack=False):
         if w is None:
             raise ValueError("a table row runs past the table's bytes")
         lens, r = w
-    flat = struct.Struct(row_format(list(map((6).__add__, lens)), b"H00sI", 1, 6, _TENS6, _UNITS6, _SPELL1)).unpack(b)
+    flat = struct.Struct(row_format(list(map((6).__add__, lens)), b"H00sI", 1, 6, _TENS6, _UNITS6, _SPELL_HI)).unpack(b)
     return (flat[1::3], flat[2::3], )
 
 
-def _stepcols1(b, p, end, n):
+def _stepcols_token_id(b, p, end, n):
     """``(columns, size)`` of the n rows at p, or None: the exact walk must take them."""
     w = walk8(b, p, end, n, 0, 6, _STEP6)
     if w is None:
@@ -131,7 +131,7 @@ def _stepcols1(b, p, end, n):
     if p + r > end:
         return None
     try:
-        rows = struct.Struct(row_format(sizes, b"H00sI", 1, 6, _TENS6, _UNITS6, _SPELL1))
+        rows = struct.Struct(row_format(sizes, b"H00sI", 1, 6, _TENS6, _UNITS6, _SPELL_HI))
         if rows.size != r:  # (cannot happen: the format is the walk's rows)
             return None
         flat = rows.unpack_from(b, p)
@@ -146,11 +146,11 @@ def _stepcols1(b, p, end, n):
     return (flat[1::3], flat[2::3], ), r
 
 
-def _decode_rows1(b, n, lens=None):
-    return list(zip(*_columns1(b, n, lens)))
+def _decode_rows_token_id(b, n, lens=None):
+    return list(zip(*_columns_token_id(b, n, lens)))
 
 
-def _columns2(b, n, lens=None, pack=False):
+def _columns_left_right_rank(b, n, lens=None, pack=False):
     if pack:
         if LITTLE and n:
             mv = memoryview(b)
@@ -165,8 +165,8 @@ def _columns2(b, n, lens=None, pack=False):
     return (flat[0::3], flat[1::3], flat[2::3],)
 
 
-def _decode_rows2(b, n, lens=None):
-    return list(zip(*_columns2(b, n, lens)))
+def _decode_rows_left_right_rank(b, n, lens=None):
+    return list(zip(*_columns_left_right_rank(b, n, lens)))
 
 
 # length byte -> size of a row whose fixed part is 14 bytes (0: walk8 reads the row exactly)
@@ -177,10 +177,10 @@ _UNITS14 = bytes(48 + (s - 14) % 10 if 14 <= s < 114 else 33 for s in range(256)
 
 
 # struct formats of [][u16 length][string][Id] rows by row size (never changed: thread-safe)
-_SPELL2 = ["!"] * 14 + ["H%dsId" % m for m in range(242)]
+_SPELL_HId = ["!"] * 14 + ["H%dsId" % m for m in range(242)]
 
 
-def _columns3(b, n, lens=None, pack=False):
+def _columns_token_id_score(b, n, lens=None, pack=False):
     if pack:
         raise ValueError("pack=True needs two leading u32 columns")
     if lens is None:  # the parse did not record them: the same walk again
@@ -189,11 +189,11 @@ def _columns3(b, n, lens=None, pack=False):
         if w is None:
             raise ValueError("a table row runs past the table's bytes")
         lens, r = w
-    flat = struct.Struct(row_format(list(map((14).__add__, lens)), b"H00sId", 1, 14, _TENS14, _UNITS14, _SPELL2)).unpack(b)
+    flat = struct.Struct(row_format(list(map((14).__add__, lens)), b"H00sId", 1, 14, _TENS14, _UNITS14, _SPELL_HId)).unpack(b)
     return (flat[1::4], flat[2::4], flat[3::4], )
 
 
-def _stepcols3(b, p, end, n):
+def _stepcols_token_id_score(b, p, end, n):
     """``(columns, size)`` of the n rows at p, or None: the exact walk must take them."""
     w = walk8(b, p, end, n, 0, 14, _STEP14)
     if w is None:
@@ -202,7 +202,7 @@ def _stepcols3(b, p, end, n):
     if p + r > end:
         return None
     try:
-        rows = struct.Struct(row_format(sizes, b"H00sId", 1, 14, _TENS14, _UNITS14, _SPELL2))
+        rows = struct.Struct(row_format(sizes, b"H00sId", 1, 14, _TENS14, _UNITS14, _SPELL_HId))
         if rows.size != r:  # (cannot happen: the format is the walk's rows)
             return None
         flat = rows.unpack_from(b, p)
@@ -217,8 +217,8 @@ def _stepcols3(b, p, end, n):
     return (flat[1::4], flat[2::4], flat[3::4], ), r
 
 
-def _decode_rows3(b, n, lens=None):
-    return list(zip(*_columns3(b, n, lens)))
+def _decode_rows_token_id_score(b, n, lens=None):
+    return list(zip(*_columns_token_id_score(b, n, lens)))
 
 
 # length byte -> size of a row whose fixed part is 9 bytes (0: walk8 reads the row exactly)
@@ -229,7 +229,7 @@ _UNITS9 = bytes(48 + (s - 9) % 10 if 9 <= s < 109 else 33 for s in range(256))
 
 
 # struct formats of [IBBB][u16 length][string][] rows by row size (never changed: thread-safe)
-_SPELL3 = ["!"] * 9 + ["IBBBH%ds" % m for m in range(247)]
+_SPELL_IBBBH = ["!"] * 9 + ["IBBBH%ds" % m for m in range(247)]
 
 
 def _bulk_AddedToken(b, p, end, n):
@@ -241,7 +241,7 @@ def _bulk_AddedToken(b, p, end, n):
     if p + r > end:
         return None
     try:
-        rows = struct.Struct(row_format(sizes, b"IBBBH00s", 5, 9, _TENS9, _UNITS9, _SPELL3))
+        rows = struct.Struct(row_format(sizes, b"IBBBH00s", 5, 9, _TENS9, _UNITS9, _SPELL_IBBBH))
         if rows.size != r:  # (cannot happen: the format is the walk's rows)
             return None
         flat = rows.unpack_from(b, p)
@@ -314,40 +314,40 @@ def _build_PrependNormalizer(obj, out, path):
     if obj.prepend.__class__ is not str:
         bad_value(path + ".prepend", "expected str", obj.prepend)
     try:
-        s3 = obj.prepend.encode()
+        s1 = obj.prepend.encode()
     except UnicodeEncodeError:
         bad_value(path + ".prepend", "text is not encodable as UTF-8", obj.prepend)
-    if len(s3) > 65535:
-        bad_value(path + ".prepend", "longer than 65535 bytes", len(s3))
-    out.append(_S0.pack(len(s3)))
-    out.append(s3)
+    if len(s1) > 65535:
+        bad_value(path + ".prepend", "longer than 65535 bytes", len(s1))
+    out.append(_S_H.pack(len(s1)))
+    out.append(s1)
 
 
 def _parse_ReplaceNormalizer(b, p, end, path, depth):
     if p + 2 > end:
         truncated(p, 2, end, path + ".pattern")
-    n4 = b[p] | (b[p + 1] << 8)
-    q5 = p + 2 + n4
-    if q5 + 0 > end:
-        truncated(p + 2, n4 + 0, end, path + ".pattern")
-    v_pattern = b[p + 2:q5]
+    n1 = b[p] | (b[p + 1] << 8)
+    q2 = p + 2 + n1
+    if q2 + 0 > end:
+        truncated(p + 2, n1 + 0, end, path + ".pattern")
+    v_pattern = b[p + 2:q2]
     try:
         v_pattern = v_pattern.decode()
     except UnicodeDecodeError as e:
         invalid(p + 2 + e.start, path + ".pattern", "invalid UTF-8")
-    p = q5 + 0
+    p = q2 + 0
     if p + 2 > end:
         truncated(p, 2, end, path + ".content")
-    n6 = b[p] | (b[p + 1] << 8)
-    q7 = p + 2 + n6
-    if q7 + 0 > end:
-        truncated(p + 2, n6 + 0, end, path + ".content")
-    v_content = b[p + 2:q7]
+    n3 = b[p] | (b[p + 1] << 8)
+    q4 = p + 2 + n3
+    if q4 + 0 > end:
+        truncated(p + 2, n3 + 0, end, path + ".content")
+    v_content = b[p + 2:q4]
     try:
         v_content = v_content.decode()
     except UnicodeDecodeError as e:
         invalid(p + 2 + e.start, path + ".content", "invalid UTF-8")
-    p = q7 + 0
+    p = q4 + 0
     return ReplaceNormalizer(pattern=v_pattern, content=v_content), p
 
 
@@ -357,56 +357,56 @@ def _build_ReplaceNormalizer(obj, out, path):
     if obj.pattern.__class__ is not str:
         bad_value(path + ".pattern", "expected str", obj.pattern)
     try:
-        s8 = obj.pattern.encode()
+        s1 = obj.pattern.encode()
     except UnicodeEncodeError:
         bad_value(path + ".pattern", "text is not encodable as UTF-8", obj.pattern)
-    if len(s8) > 65535:
-        bad_value(path + ".pattern", "longer than 65535 bytes", len(s8))
-    out.append(_S0.pack(len(s8)))
-    out.append(s8)
+    if len(s1) > 65535:
+        bad_value(path + ".pattern", "longer than 65535 bytes", len(s1))
+    out.append(_S_H.pack(len(s1)))
+    out.append(s1)
     if obj.content.__class__ is not str:
         bad_value(path + ".content", "expected str", obj.content)
     try:
-        s9 = obj.content.encode()
+        s2 = obj.content.encode()
     except UnicodeEncodeError:
         bad_value(path + ".content", "text is not encodable as UTF-8", obj.content)
-    if len(s9) > 65535:
-        bad_value(path + ".content", "longer than 65535 bytes", len(s9))
-    out.append(_S0.pack(len(s9)))
-    out.append(s9)
+    if len(s2) > 65535:
+        bad_value(path + ".content", "longer than 65535 bytes", len(s2))
+    out.append(_S_H.pack(len(s2)))
+    out.append(s2)
 
 
 def _parse_SequenceNormalizer(b, p, end, path, depth):
     if p + 4 > end:
         truncated(p, 4, end, path + ".normalizers")
-    n10, = _S1.unpack_from(b, p)
+    n1, = _S_I.unpack_from(b, p)
     p += 4
-    if n10 * 1 > end - p:
-        invalid(p, path + ".normalizers", "count %d needs at least %d bytes, %d left" % (n10, n10 * 1, end - p))
-    v_normalizers = [None] * n10
-    for i11 in range(n10):
-        v_normalizers[i11], p = _parse_Normalizer(b, p, end, path + ".normalizers" + "[%d]" % i11, depth + 1)
+    if n1 * 1 > end - p:
+        invalid(p, path + ".normalizers", "count %d needs at least %d bytes, %d left" % (n1, n1 * 1, end - p))
+    v_normalizers = [None] * n1
+    for i2 in range(n1):
+        v_normalizers[i2], p = _parse_Normalizer(b, p, end, path + ".normalizers" + "[%d]" % i2, depth + 1)
     return SequenceNormalizer(normalizers=v_normalizers), p
 
 
 def _build_SequenceNormalizer(obj, out, path):
     if obj.__class__ is not SequenceNormalizer:
         bad_value(path, "expected SequenceNormalizer", obj)
-    lst12 = obj.normalizers
-    if not isinstance(lst12, (list, tuple, Table)):
-        bad_value(path + ".normalizers", "expected a list", lst12)
+    lst1 = obj.normalizers
+    if not isinstance(lst1, (list, tuple, Table)):
+        bad_value(path + ".normalizers", "expected a list", lst1)
     try:
-        out.append(_S1.pack(len(lst12)))
+        out.append(_S_I.pack(len(lst1)))
     except (struct.error, TypeError) as e:
-        bad_value(path + ".normalizers", str(e), (len(lst12),))
-    for i13, it14 in enumerate(lst12):
-        _build_Normalizer(it14, out, path + ".normalizers" + "[%d]" % i13)
+        bad_value(path + ".normalizers", str(e), (len(lst1),))
+    for i2, it3 in enumerate(lst1):
+        _build_Normalizer(it3, out, path + ".normalizers" + "[%d]" % i2)
 
 
 def _parse_BertNormalizer(b, p, end, path, depth):
     if p + 4 > end:
         truncated(p, 4, end, path + ".clean_text")
-    v_clean_text, v_handle_chinese_chars, v_strip_accents, v_lowercase = _S2.unpack_from(b, p)
+    v_clean_text, v_handle_chinese_chars, v_strip_accents, v_lowercase = _S_BBBB.unpack_from(b, p)
     if v_clean_text > 1:
         invalid(p, path + ".clean_text", "flag must be 0 or 1, got %d" % v_clean_text)
     v_clean_text = v_clean_text == 1
@@ -435,7 +435,7 @@ def _build_BertNormalizer(obj, out, path):
     if obj.lowercase is not True and obj.lowercase is not False and obj.lowercase not in (0, 1):
         bad_value(path + ".lowercase", "flag must be a bool", obj.lowercase)
     try:
-        out.append(_S2.pack(obj.clean_text, obj.handle_chinese_chars, obj.strip_accents, obj.lowercase))
+        out.append(_S_BBBB.pack(obj.clean_text, obj.handle_chinese_chars, obj.strip_accents, obj.lowercase))
     except (struct.error, TypeError) as e:
         bad_value(path + ".clean_text", str(e), (obj.clean_text, obj.handle_chinese_chars, obj.strip_accents, obj.lowercase,))
 
@@ -443,75 +443,75 @@ def _build_BertNormalizer(obj, out, path):
 def _parse_TableNormalizer(b, p, end, path, depth):
     if p + 4 > end:
         truncated(p, 4, end, path + ".table")
-    n15, = _S1.unpack_from(b, p)
+    n1, = _S_I.unpack_from(b, p)
     p += 4
-    start17 = p
-    got18 = _stepcols0(b, p, end, n15)
-    if got18 is not None:
-        p += got18[1]
-        v_table = Table.lazy(b[start17:p], n15, _decode_rows0, _columns0, 2, None, got18[0])
+    start3 = p
+    got4 = _stepcols_codepoint_normalized(b, p, end, n1)
+    if got4 is not None:
+        p += got4[1]
+        v_table = Table.lazy(b[start3:p], n1, _decode_rows_codepoint_normalized, _columns_codepoint_normalized, 2, None, got4[0])
     else:
-        p19 = p
-        w = walk16(b, p, end, n15, 4, 6)
+        p5 = p
+        w = walk16(b, p, end, n1, 4, 6)
         if w is None:
             w = None, end + 1 - p
-        lens20, r = w
+        lens6, r = w
         p += r
         if p > end:
-            p = p19
-            for i16 in range(n15):
+            p = p5
+            for i2 in range(n1):
                 if p + 4 > end:
-                    truncated(p, 4, end, path + ".table" + "[%d]" % i16 + ".codepoint")
+                    truncated(p, 4, end, path + ".table" + "[%d]" % i2 + ".codepoint")
                 p += 4
                 if p + 2 > end:
-                    truncated(p, 2, end, path + ".table" + "[%d]" % i16 + ".normalized")
+                    truncated(p, 2, end, path + ".table" + "[%d]" % i2 + ".normalized")
                 q = p + 2 + (b[p] | (b[p + 1] << 8))
                 if q > end:
-                    truncated(p + 2, q - p - 2, end, path + ".table" + "[%d]" % i16 + ".normalized")
+                    truncated(p + 2, q - p - 2, end, path + ".table" + "[%d]" % i2 + ".normalized")
                 p = q
-            lens20 = None
-        v_table = Table.lazy(b[start17:p], n15, _decode_rows0, _columns0, 2, lens20)
+            lens6 = None
+        v_table = Table.lazy(b[start3:p], n1, _decode_rows_codepoint_normalized, _columns_codepoint_normalized, 2, lens6)
     return TableNormalizer(table=v_table), p
 
 
 def _build_TableNormalizer(obj, out, path):
     if obj.__class__ is not TableNormalizer:
         bad_value(path, "expected TableNormalizer", obj)
-    lst21 = obj.table
-    if not isinstance(lst21, (list, tuple, Table)):
-        bad_value(path + ".table", "expected a list", lst21)
+    lst1 = obj.table
+    if not isinstance(lst1, (list, tuple, Table)):
+        bad_value(path + ".table", "expected a list", lst1)
     try:
-        out.append(_S1.pack(len(lst21)))
+        out.append(_S_I.pack(len(lst1)))
     except (struct.error, TypeError) as e:
-        bad_value(path + ".table", str(e), (len(lst21),))
-    raw23 = lst21.raw_bytes() if lst21.__class__ is Table else None
-    if raw23 is not None:
-        out.append(raw23)
+        bad_value(path + ".table", str(e), (len(lst1),))
+    raw3 = lst1.raw_bytes() if lst1.__class__ is Table else None
+    if raw3 is not None:
+        out.append(raw3)
     else:
-        for i22, row26 in enumerate(lst21):
+        for i2, row6 in enumerate(lst1):
             try:
-                c24, c25, = row26
+                c4, c5, = row6
             except (TypeError, ValueError):
-                bad_value(path + ".table" + "[%d]" % i22, "expected a row of 2 values", row26)
+                bad_value(path + ".table" + "[%d]" % i2, "expected a row of 2 values", row6)
             try:
-                out.append(_S1.pack(c24))
+                out.append(_S_I.pack(c4))
             except (struct.error, TypeError) as e:
-                bad_value(path + ".table" + "[%d]" % i22 + ".codepoint", str(e), (c24,))
-            s27 = c25
-            if s27.__class__ is not bytes:
-                if not isinstance(s27, (bytes, bytearray, memoryview)):
-                    bad_value(path + ".table" + "[%d]" % i22 + ".normalized", "expected bytes", s27)
-                s27 = bytes(s27)
-            if len(s27) > 65535:
-                bad_value(path + ".table" + "[%d]" % i22 + ".normalized", "longer than 65535 bytes", len(s27))
-            out.append(_S0.pack(len(s27)))
-            out.append(s27)
+                bad_value(path + ".table" + "[%d]" % i2 + ".codepoint", str(e), (c4,))
+            s7 = c5
+            if s7.__class__ is not bytes:
+                if not isinstance(s7, (bytes, bytearray, memoryview)):
+                    bad_value(path + ".table" + "[%d]" % i2 + ".normalized", "expected bytes", s7)
+                s7 = bytes(s7)
+            if len(s7) > 65535:
+                bad_value(path + ".table" + "[%d]" % i2 + ".normalized", "longer than 65535 bytes", len(s7))
+            out.append(_S_H.pack(len(s7)))
+            out.append(s7)
 
 
 def _parse_BertNFDNormalizer(b, p, end, path, depth):
     if p + 4 > end:
         truncated(p, 4, end, path + ".clean_text")
-    v_clean_text, v_handle_chinese_chars, v_strip_accents, v_lowercase = _S2.unpack_from(b, p)
+    v_clean_text, v_handle_chinese_chars, v_strip_accents, v_lowercase = _S_BBBB.unpack_from(b, p)
     if v_clean_text > 1:
         invalid(p, path + ".clean_text", "flag must be 0 or 1, got %d" % v_clean_text)
     v_clean_text = v_clean_text == 1
@@ -528,34 +528,34 @@ def _parse_BertNFDNormalizer(b, p, end, path, depth):
     if v_strip_accents:
         if p + 4 > end:
             truncated(p, 4, end, path + ".nfd_table")
-        n28, = _S1.unpack_from(b, p)
+        n1, = _S_I.unpack_from(b, p)
         p += 4
-        start30 = p
-        got31 = _stepcols0(b, p, end, n28)
-        if got31 is not None:
-            p += got31[1]
-            v_nfd_table = Table.lazy(b[start30:p], n28, _decode_rows0, _columns0, 2, None, got31[0])
+        start3 = p
+        got4 = _stepcols_codepoint_normalized(b, p, end, n1)
+        if got4 is not None:
+            p += got4[1]
+            v_nfd_table = Table.lazy(b[start3:p], n1, _decode_rows_codepoint_normalized, _columns_codepoint_normalized, 2, None, got4[0])
         else:
-            p32 = p
-            w = walk16(b, p, end, n28, 4, 6)
+            p5 = p
+            w = walk16(b, p, end, n1, 4, 6)
             if w is None:
                 w = None, end + 1 - p
-            lens33, r = w
+            lens6, r = w
             p += r
             if p > end:
-                p = p32
-                for i29 in range(n28):
+                p = p5
+                for i2 in range(n1):
                     if p + 4 > end:
-                        truncated(p, 4, end, path + ".nfd_table" + "[%d]" % i29 + ".codepoint")
+                        truncated(p, 4, end, path + ".nfd_table" + "[%d]" % i2 + ".codepoint")
                     p += 4
                     if p + 2 > end:
-                        truncated(p, 2, end, path + ".nfd_table" + "[%d]" % i29 + ".normalized")
+                        truncated(p, 2, end, path + ".nfd_table" + "[%d]" % i2 + ".normalized")
                     q = p + 2 + (b[p] | (b[p + 1] << 8))
                     if q > end:
-                        truncated(p + 2, q - p - 2, end, path + ".nfd_table" + "[%d]" % i29 + ".normalized")
+                        truncated(p + 2, q - p - 2, end, path + ".nfd_table" + "[%d]" % i2 + ".normalized")
                     p = q
-                lens33 = None
-            v_nfd_table = Table.lazy(b[start30:p], n28, _decode_rows0, _columns0, 2, lens33)
+                lens6 = None
+            v_nfd_table = Table.lazy(b[start3:p], n1, _decode_rows_codepoint_normalized, _columns_codepoint_normalized, 2, lens6)
     else:
         v_nfd_table = None
     return BertNFDNormalizer(clean_text=v_clean_text, handle_chinese_chars=v_handle_chinese_chars, strip_accents=v_strip_accents, lowercase=v_lowercase, nfd_table=v_nfd_table), p
@@ -573,47 +573,47 @@ def _build_BertNFDNormalizer(obj, out, path):
     if obj.lowercase is not True and obj.lowercase is not False and obj.lowercase not in (0, 1):
         bad_value(path + ".lowercase", "flag must be a bool", obj.lowercase)
     try:
-        out.append(_S2.pack(obj.clean_text, obj.handle_chinese_chars, obj.strip_accents, obj.lowercase))
+        out.append(_S_BBBB.pack(obj.clean_text, obj.handle_chinese_chars, obj.strip_accents, obj.lowercase))
     except (struct.error, TypeError) as e:
         bad_value(path + ".clean_text", str(e), (obj.clean_text, obj.handle_chinese_chars, obj.strip_accents, obj.lowercase,))
     if bool(obj.strip_accents) != (obj.nfd_table is not None):
         bad_value(path + ".nfd_table", "present exactly when strip_accents is set", obj.nfd_table)
     if obj.nfd_table is not None:
-        lst34 = obj.nfd_table
-        if not isinstance(lst34, (list, tuple, Table)):
-            bad_value(path + ".nfd_table", "expected a list", lst34)
+        lst1 = obj.nfd_table
+        if not isinstance(lst1, (list, tuple, Table)):
+            bad_value(path + ".nfd_table", "expected a list", lst1)
         try:
-            out.append(_S1.pack(len(lst34)))
+            out.append(_S_I.pack(len(lst1)))
         except (struct.error, TypeError) as e:
-            bad_value(path + ".nfd_table", str(e), (len(lst34),))
-        raw36 = lst34.raw_bytes() if lst34.__class__ is Table else None
-        if raw36 is not None:
-            out.append(raw36)
+            bad_value(path + ".nfd_table", str(e), (len(lst1),))
+        raw3 = lst1.raw_bytes() if lst1.__class__ is Table else None
+        if raw3 is not None:
+            out.append(raw3)
         else:
-            for i35, row39 in enumerate(lst34):
+            for i2, row6 in enumerate(lst1):
                 try:
-                    c37, c38, = row39
+                    c4, c5, = row6
                 except (TypeError, ValueError):
-                    bad_value(path + ".nfd_table" + "[%d]" % i35, "expected a row of 2 values", row39)
+                    bad_value(path + ".nfd_table" + "[%d]" % i2, "expected a row of 2 values", row6)
                 try:
-                    out.append(_S1.pack(c37))
+                    out.append(_S_I.pack(c4))
                 except (struct.error, TypeError) as e:
-                    bad_value(path + ".nfd_table" + "[%d]" % i35 + ".codepoint", str(e), (c37,))
-                s40 = c38
-                if s40.__class__ is not bytes:
-                    if not isinstance(s40, (bytes, bytearray, memoryview)):
-                        bad_value(path + ".nfd_table" + "[%d]" % i35 + ".normalized", "expected bytes", s40)
-                    s40 = bytes(s40)
-                if len(s40) > 65535:
-                    bad_value(path + ".nfd_table" + "[%d]" % i35 + ".normalized", "longer than 65535 bytes", len(s40))
-                out.append(_S0.pack(len(s40)))
-                out.append(s40)
+                    bad_value(path + ".nfd_table" + "[%d]" % i2 + ".codepoint", str(e), (c4,))
+                s7 = c5
+                if s7.__class__ is not bytes:
+                    if not isinstance(s7, (bytes, bytearray, memoryview)):
+                        bad_value(path + ".nfd_table" + "[%d]" % i2 + ".normalized", "expected bytes", s7)
+                    s7 = bytes(s7)
+                if len(s7) > 65535:
+                    bad_value(path + ".nfd_table" + "[%d]" % i2 + ".normalized", "longer than 65535 bytes", len(s7))
+                out.append(_S_H.pack(len(s7)))
+                out.append(s7)
 
 
 def _parse_StripNormalizer(b, p, end, path, depth):
     if p + 2 > end:
         truncated(p, 2, end, path + ".strip_left")
-    v_strip_left, v_strip_right = _S3.unpack_from(b, p)
+    v_strip_left, v_strip_right = _S_BB.unpack_from(b, p)
     if v_strip_left > 1:
         invalid(p, path + ".strip_left", "flag must be 0 or 1, got %d" % v_strip_left)
     v_strip_left = v_strip_left == 1
@@ -632,7 +632,7 @@ def _build_StripNormalizer(obj, out, path):
     if obj.strip_right is not True and obj.strip_right is not False and obj.strip_right not in (0, 1):
         bad_value(path + ".strip_right", "flag must be a bool", obj.strip_right)
     try:
-        out.append(_S3.pack(obj.strip_left, obj.strip_right))
+        out.append(_S_BB.pack(obj.strip_left, obj.strip_right))
     except (struct.error, TypeError) as e:
         bad_value(path + ".strip_left", str(e), (obj.strip_left, obj.strip_right,))
 
@@ -653,7 +653,7 @@ def _build_Normalizer(obj, out, path):
     entry = _NORMALIZER_BUILDERS.get(obj.__class__)
     if entry is None:
         bad_value(path, "expected a Normalizer variant", obj)
-    out.append(_S4.pack(entry[0]))
+    out.append(_S_B.pack(entry[0]))
     entry[1](obj, out, path)
 
 
@@ -683,7 +683,7 @@ def _build_ByteLevelPreTokenizer(obj, out, path):
     if obj.use_regex is not True and obj.use_regex is not False and obj.use_regex not in (0, 1):
         bad_value(path + ".use_regex", "flag must be a bool", obj.use_regex)
     try:
-        out.append(_S4.pack(obj.use_regex))
+        out.append(_S_B.pack(obj.use_regex))
     except (struct.error, TypeError) as e:
         bad_value(path + ".use_regex", str(e), (obj.use_regex,))
 
@@ -705,7 +705,7 @@ def _build_DigitsPreTokenizer(obj, out, path):
     if obj.individual_digits is not True and obj.individual_digits is not False and obj.individual_digits not in (0, 1):
         bad_value(path + ".individual_digits", "flag must be a bool", obj.individual_digits)
     try:
-        out.append(_S4.pack(obj.individual_digits))
+        out.append(_S_B.pack(obj.individual_digits))
     except (struct.error, TypeError) as e:
         bad_value(path + ".individual_digits", str(e), (obj.individual_digits,))
 
@@ -713,20 +713,20 @@ def _build_DigitsPreTokenizer(obj, out, path):
 def _parse_MetaspacePreTokenizer(b, p, end, path, depth):
     if p + 2 > end:
         truncated(p, 2, end, path + ".replacement")
-    n41 = b[p] | (b[p + 1] << 8)
-    q42 = p + 2 + n41
-    if q42 + 1 > end:
-        truncated(p + 2, n41 + 1, end, path + ".replacement")
-    v_replacement = b[p + 2:q42]
+    n1 = b[p] | (b[p + 1] << 8)
+    q2 = p + 2 + n1
+    if q2 + 1 > end:
+        truncated(p + 2, n1 + 1, end, path + ".replacement")
+    v_replacement = b[p + 2:q2]
     try:
         v_replacement = v_replacement.decode()
     except UnicodeDecodeError as e:
         invalid(p + 2 + e.start, path + ".replacement", "invalid UTF-8")
-    v_add_prefix_space, = _S4.unpack_from(b, q42)
+    v_add_prefix_space, = _S_B.unpack_from(b, q2)
     if v_add_prefix_space > 1:
-        invalid(q42, path + ".add_prefix_space", "flag must be 0 or 1, got %d" % v_add_prefix_space)
+        invalid(q2, path + ".add_prefix_space", "flag must be 0 or 1, got %d" % v_add_prefix_space)
     v_add_prefix_space = v_add_prefix_space == 1
-    p = q42 + 1
+    p = q2 + 1
     return MetaspacePreTokenizer(replacement=v_replacement, add_prefix_space=v_add_prefix_space), p
 
 
@@ -736,17 +736,17 @@ def _build_MetaspacePreTokenizer(obj, out, path):
     if obj.replacement.__class__ is not str:
         bad_value(path + ".replacement", "expected str", obj.replacement)
     try:
-        s43 = obj.replacement.encode()
+        s1 = obj.replacement.encode()
     except UnicodeEncodeError:
         bad_value(path + ".replacement", "text is not encodable as UTF-8", obj.replacement)
-    if len(s43) > 65535:
-        bad_value(path + ".replacement", "longer than 65535 bytes", len(s43))
-    out.append(_S0.pack(len(s43)))
-    out.append(s43)
+    if len(s1) > 65535:
+        bad_value(path + ".replacement", "longer than 65535 bytes", len(s1))
+    out.append(_S_H.pack(len(s1)))
+    out.append(s1)
     if obj.add_prefix_space is not True and obj.add_prefix_space is not False and obj.add_prefix_space not in (0, 1):
         bad_value(path + ".add_prefix_space", "flag must be a bool", obj.add_prefix_space)
     try:
-        out.append(_S4.pack(obj.add_prefix_space))
+        out.append(_S_B.pack(obj.add_prefix_space))
     except (struct.error, TypeError) as e:
         bad_value(path + ".add_prefix_space", str(e), (obj.add_prefix_space,))
 
@@ -754,20 +754,20 @@ def _build_MetaspacePreTokenizer(obj, out, path):
 def _parse_SplitPreTokenizer(b, p, end, path, depth):
     if p + 2 > end:
         truncated(p, 2, end, path + ".pattern")
-    n44 = b[p] | (b[p + 1] << 8)
-    q45 = p + 2 + n44
-    if q45 + 2 > end:
-        truncated(p + 2, n44 + 2, end, path + ".pattern")
-    v_pattern = b[p + 2:q45]
+    n1 = b[p] | (b[p + 1] << 8)
+    q2 = p + 2 + n1
+    if q2 + 2 > end:
+        truncated(p + 2, n1 + 2, end, path + ".pattern")
+    v_pattern = b[p + 2:q2]
     try:
         v_pattern = v_pattern.decode()
     except UnicodeDecodeError as e:
         invalid(p + 2 + e.start, path + ".pattern", "invalid UTF-8")
-    v_invert, v_behavior, = _S3.unpack_from(b, q45)
+    v_invert, v_behavior, = _S_BB.unpack_from(b, q2)
     if v_invert > 1:
-        invalid(q45, path + ".invert", "flag must be 0 or 1, got %d" % v_invert)
+        invalid(q2, path + ".invert", "flag must be 0 or 1, got %d" % v_invert)
     v_invert = v_invert == 1
-    p = q45 + 2
+    p = q2 + 2
     return SplitPreTokenizer(pattern=v_pattern, invert=v_invert, behavior=v_behavior), p
 
 
@@ -777,17 +777,17 @@ def _build_SplitPreTokenizer(obj, out, path):
     if obj.pattern.__class__ is not str:
         bad_value(path + ".pattern", "expected str", obj.pattern)
     try:
-        s46 = obj.pattern.encode()
+        s1 = obj.pattern.encode()
     except UnicodeEncodeError:
         bad_value(path + ".pattern", "text is not encodable as UTF-8", obj.pattern)
-    if len(s46) > 65535:
-        bad_value(path + ".pattern", "longer than 65535 bytes", len(s46))
-    out.append(_S0.pack(len(s46)))
-    out.append(s46)
+    if len(s1) > 65535:
+        bad_value(path + ".pattern", "longer than 65535 bytes", len(s1))
+    out.append(_S_H.pack(len(s1)))
+    out.append(s1)
     if obj.invert is not True and obj.invert is not False and obj.invert not in (0, 1):
         bad_value(path + ".invert", "flag must be a bool", obj.invert)
     try:
-        out.append(_S3.pack(obj.invert, obj.behavior))
+        out.append(_S_BB.pack(obj.invert, obj.behavior))
     except (struct.error, TypeError) as e:
         bad_value(path + ".invert", str(e), (obj.invert, obj.behavior,))
 
@@ -804,28 +804,28 @@ def _build_BertPreTokenizer(obj, out, path):
 def _parse_SequencePreTokenizer(b, p, end, path, depth):
     if p + 4 > end:
         truncated(p, 4, end, path + ".pretokenizers")
-    n47, = _S1.unpack_from(b, p)
+    n1, = _S_I.unpack_from(b, p)
     p += 4
-    if n47 * 1 > end - p:
-        invalid(p, path + ".pretokenizers", "count %d needs at least %d bytes, %d left" % (n47, n47 * 1, end - p))
-    v_pretokenizers = [None] * n47
-    for i48 in range(n47):
-        v_pretokenizers[i48], p = _parse_PreTokenizer(b, p, end, path + ".pretokenizers" + "[%d]" % i48, depth + 1)
+    if n1 * 1 > end - p:
+        invalid(p, path + ".pretokenizers", "count %d needs at least %d bytes, %d left" % (n1, n1 * 1, end - p))
+    v_pretokenizers = [None] * n1
+    for i2 in range(n1):
+        v_pretokenizers[i2], p = _parse_PreTokenizer(b, p, end, path + ".pretokenizers" + "[%d]" % i2, depth + 1)
     return SequencePreTokenizer(pretokenizers=v_pretokenizers), p
 
 
 def _build_SequencePreTokenizer(obj, out, path):
     if obj.__class__ is not SequencePreTokenizer:
         bad_value(path, "expected SequencePreTokenizer", obj)
-    lst49 = obj.pretokenizers
-    if not isinstance(lst49, (list, tuple, Table)):
-        bad_value(path + ".pretokenizers", "expected a list", lst49)
+    lst1 = obj.pretokenizers
+    if not isinstance(lst1, (list, tuple, Table)):
+        bad_value(path + ".pretokenizers", "expected a list", lst1)
     try:
-        out.append(_S1.pack(len(lst49)))
+        out.append(_S_I.pack(len(lst1)))
     except (struct.error, TypeError) as e:
-        bad_value(path + ".pretokenizers", str(e), (len(lst49),))
-    for i50, it51 in enumerate(lst49):
-        _build_PreTokenizer(it51, out, path + ".pretokenizers" + "[%d]" % i50)
+        bad_value(path + ".pretokenizers", str(e), (len(lst1),))
+    for i2, it3 in enumerate(lst1):
+        _build_PreTokenizer(it3, out, path + ".pretokenizers" + "[%d]" % i2)
 
 
 def _parse_PreTokenizer(b, p, end, path, depth):
@@ -844,14 +844,14 @@ def _build_PreTokenizer(obj, out, path):
     entry = _PRETOKENIZER_BUILDERS.get(obj.__class__)
     if entry is None:
         bad_value(path, "expected a PreTokenizer variant", obj)
-    out.append(_S4.pack(entry[0]))
+    out.append(_S_B.pack(entry[0]))
     entry[1](obj, out, path)
 
 
 def _parse_BPEModel(b, p, end, path, depth):
     if p + 10 > end:
         truncated(p, 10, end, path + ".vocab_size")
-    v_vocab_size, v_byte_fallback, v_byte_level, v_merge_size = _S5.unpack_from(b, p)
+    v_vocab_size, v_byte_fallback, v_byte_level, v_merge_size = _S_IBBI.unpack_from(b, p)
     if v_byte_fallback > 1:
         invalid(p, path + ".byte_fallback", "flag must be 0 or 1, got %d" % v_byte_fallback)
     v_byte_fallback = v_byte_fallback == 1
@@ -859,39 +859,39 @@ def _parse_BPEModel(b, p, end, path, depth):
         invalid(p, path + ".byte_level", "flag must be 0 or 1, got %d" % v_byte_level)
     v_byte_level = v_byte_level == 1
     p += 10
-    n52 = v_vocab_size
-    start54 = p
-    got55 = _stepcols1(b, p, end, n52)
-    if got55 is not None:
-        p += got55[1]
-        v_vocab = Table.lazy(b[start54:p], n52, _decode_rows1, _columns1, 2, None, got55[0])
+    n1 = v_vocab_size
+    start3 = p
+    got4 = _stepcols_token_id(b, p, end, n1)
+    if got4 is not None:
+        p += got4[1]
+        v_vocab = Table.lazy(b[start3:p], n1, _decode_rows_token_id, _columns_token_id, 2, None, got4[0])
     else:
-        p56 = p
-        w = walk16(b, p, end, n52, 0, 6)
+        p5 = p
+        w = walk16(b, p, end, n1, 0, 6)
         if w is None:
             w = None, end + 1 - p
-        lens57, r = w
+        lens6, r = w
         p += r
         if p > end:
-            p = p56
-            for i53 in range(n52):
+            p = p5
+            for i2 in range(n1):
                 if p + 2 > end:
-                    truncated(p, 2, end, path + ".vocab" + "[%d]" % i53 + ".token")
+                    truncated(p, 2, end, path + ".vocab" + "[%d]" % i2 + ".token")
                 q = p + 2 + (b[p] | (b[p + 1] << 8))
                 if q > end:
-                    truncated(p + 2, q - p - 2, end, path + ".vocab" + "[%d]" % i53 + ".token")
+                    truncated(p + 2, q - p - 2, end, path + ".vocab" + "[%d]" % i2 + ".token")
                 p = q
                 if p + 4 > end:
-                    truncated(p, 4, end, path + ".vocab" + "[%d]" % i53 + ".id")
+                    truncated(p, 4, end, path + ".vocab" + "[%d]" % i2 + ".id")
                 p += 4
-            lens57 = None
-        v_vocab = Table.lazy(b[start54:p], n52, _decode_rows1, _columns1, 2, lens57)
-    n58 = v_merge_size
-    if n58 * 12 > end - p:
-        invalid(p, path + ".merges", "count %d needs at least %d bytes, %d left" % (n58, n58 * 12, end - p))
-    start60 = p
-    p += n58 * 12  # the count was checked against the bytes left
-    v_merges = Table.lazy(b[start60:p], n58, _decode_rows2, _columns2, 3)
+            lens6 = None
+        v_vocab = Table.lazy(b[start3:p], n1, _decode_rows_token_id, _columns_token_id, 2, lens6)
+    n7 = v_merge_size
+    if n7 * 12 > end - p:
+        invalid(p, path + ".merges", "count %d needs at least %d bytes, %d left" % (n7, n7 * 12, end - p))
+    start9 = p
+    p += n7 * 12  # the count was checked against the bytes left
+    v_merges = Table.lazy(b[start9:p], n7, _decode_rows_left_right_rank, _columns_left_right_rank, 3)
     return BPEModel(byte_fallback=v_byte_fallback, byte_level=v_byte_level, vocab=v_vocab, merges=v_merges), p
 
 
@@ -903,104 +903,104 @@ def _build_BPEModel(obj, out, path):
     if obj.byte_level is not True and obj.byte_level is not False and obj.byte_level not in (0, 1):
         bad_value(path + ".byte_level", "flag must be a bool", obj.byte_level)
     try:
-        out.append(_S5.pack(len(obj.vocab), obj.byte_fallback, obj.byte_level, len(obj.merges)))
+        out.append(_S_IBBI.pack(len(obj.vocab), obj.byte_fallback, obj.byte_level, len(obj.merges)))
     except (struct.error, TypeError) as e:
         bad_value(path + ".vocab_size", str(e), (len(obj.vocab), obj.byte_fallback, obj.byte_level, len(obj.merges),))
-    lst61 = obj.vocab
-    if not isinstance(lst61, (list, tuple, Table)):
-        bad_value(path + ".vocab", "expected a list", lst61)
-    raw63 = lst61.raw_bytes() if lst61.__class__ is Table else None
-    if raw63 is not None:
-        out.append(raw63)
+    lst1 = obj.vocab
+    if not isinstance(lst1, (list, tuple, Table)):
+        bad_value(path + ".vocab", "expected a list", lst1)
+    raw3 = lst1.raw_bytes() if lst1.__class__ is Table else None
+    if raw3 is not None:
+        out.append(raw3)
     else:
-        for i62, row66 in enumerate(lst61):
+        for i2, row6 in enumerate(lst1):
             try:
-                c64, c65, = row66
+                c4, c5, = row6
             except (TypeError, ValueError):
-                bad_value(path + ".vocab" + "[%d]" % i62, "expected a row of 2 values", row66)
-            s67 = c64
-            if s67.__class__ is not bytes:
-                if not isinstance(s67, (bytes, bytearray, memoryview)):
-                    bad_value(path + ".vocab" + "[%d]" % i62 + ".token", "expected bytes", s67)
-                s67 = bytes(s67)
-            if len(s67) > 65535:
-                bad_value(path + ".vocab" + "[%d]" % i62 + ".token", "longer than 65535 bytes", len(s67))
-            out.append(_S0.pack(len(s67)))
-            out.append(s67)
+                bad_value(path + ".vocab" + "[%d]" % i2, "expected a row of 2 values", row6)
+            s7 = c4
+            if s7.__class__ is not bytes:
+                if not isinstance(s7, (bytes, bytearray, memoryview)):
+                    bad_value(path + ".vocab" + "[%d]" % i2 + ".token", "expected bytes", s7)
+                s7 = bytes(s7)
+            if len(s7) > 65535:
+                bad_value(path + ".vocab" + "[%d]" % i2 + ".token", "longer than 65535 bytes", len(s7))
+            out.append(_S_H.pack(len(s7)))
+            out.append(s7)
             try:
-                out.append(_S1.pack(c65))
+                out.append(_S_I.pack(c5))
             except (struct.error, TypeError) as e:
-                bad_value(path + ".vocab" + "[%d]" % i62 + ".id", str(e), (c65,))
-    lst68 = obj.merges
-    if not isinstance(lst68, (list, tuple, Table)):
-        bad_value(path + ".merges", "expected a list", lst68)
-    raw70 = lst68.raw_bytes() if lst68.__class__ is Table else None
-    if raw70 is not None:
-        out.append(raw70)
+                bad_value(path + ".vocab" + "[%d]" % i2 + ".id", str(e), (c5,))
+    lst8 = obj.merges
+    if not isinstance(lst8, (list, tuple, Table)):
+        bad_value(path + ".merges", "expected a list", lst8)
+    raw10 = lst8.raw_bytes() if lst8.__class__ is Table else None
+    if raw10 is not None:
+        out.append(raw10)
     else:
         try:
-            out.append(struct.pack("<%dI" % (3 * len(lst68)), *_chain.from_iterable(lst68)))
+            out.append(struct.pack("<%dI" % (3 * len(lst8)), *_chain.from_iterable(lst8)))
         except (struct.error, TypeError):
-            bad_rows(lst68, 3, _S6, path + ".merges")
+            bad_rows(lst8, 3, _S_III, path + ".merges")
 
 
 def _parse_WordPieceModel(b, p, end, path, depth):
     if p + 4 > end:
         truncated(p, 4, end, path + ".vocab_size")
-    v_vocab_size, = _S1.unpack_from(b, p)
+    v_vocab_size, = _S_I.unpack_from(b, p)
     p += 4
     if p + 2 > end:
         truncated(p, 2, end, path + ".unk_token")
-    n71 = b[p] | (b[p + 1] << 8)
-    q72 = p + 2 + n71
-    if q72 + 0 > end:
-        truncated(p + 2, n71 + 0, end, path + ".unk_token")
-    v_unk_token = b[p + 2:q72]
+    n1 = b[p] | (b[p + 1] << 8)
+    q2 = p + 2 + n1
+    if q2 + 0 > end:
+        truncated(p + 2, n1 + 0, end, path + ".unk_token")
+    v_unk_token = b[p + 2:q2]
     try:
         v_unk_token = v_unk_token.decode()
     except UnicodeDecodeError as e:
         invalid(p + 2 + e.start, path + ".unk_token", "invalid UTF-8")
-    p = q72 + 0
+    p = q2 + 0
     if p + 2 > end:
         truncated(p, 2, end, path + ".continuing_subword_prefix")
-    n73 = b[p] | (b[p + 1] << 8)
-    q74 = p + 2 + n73
-    if q74 + 4 > end:
-        truncated(p + 2, n73 + 4, end, path + ".continuing_subword_prefix")
-    v_continuing_subword_prefix = b[p + 2:q74]
+    n3 = b[p] | (b[p + 1] << 8)
+    q4 = p + 2 + n3
+    if q4 + 4 > end:
+        truncated(p + 2, n3 + 4, end, path + ".continuing_subword_prefix")
+    v_continuing_subword_prefix = b[p + 2:q4]
     try:
         v_continuing_subword_prefix = v_continuing_subword_prefix.decode()
     except UnicodeDecodeError as e:
         invalid(p + 2 + e.start, path + ".continuing_subword_prefix", "invalid UTF-8")
-    v_max_input_chars_per_word, = _S1.unpack_from(b, q74)
-    p = q74 + 4
-    n75 = v_vocab_size
-    start77 = p
-    got78 = _stepcols1(b, p, end, n75)
-    if got78 is not None:
-        p += got78[1]
-        v_vocab = Table.lazy(b[start77:p], n75, _decode_rows1, _columns1, 2, None, got78[0])
+    v_max_input_chars_per_word, = _S_I.unpack_from(b, q4)
+    p = q4 + 4
+    n5 = v_vocab_size
+    start7 = p
+    got8 = _stepcols_token_id(b, p, end, n5)
+    if got8 is not None:
+        p += got8[1]
+        v_vocab = Table.lazy(b[start7:p], n5, _decode_rows_token_id, _columns_token_id, 2, None, got8[0])
     else:
-        p79 = p
-        w = walk16(b, p, end, n75, 0, 6)
+        p9 = p
+        w = walk16(b, p, end, n5, 0, 6)
         if w is None:
             w = None, end + 1 - p
-        lens80, r = w
+        lens10, r = w
         p += r
         if p > end:
-            p = p79
-            for i76 in range(n75):
+            p = p9
+            for i6 in range(n5):
                 if p + 2 > end:
-                    truncated(p, 2, end, path + ".vocab" + "[%d]" % i76 + ".token")
+                    truncated(p, 2, end, path + ".vocab" + "[%d]" % i6 + ".token")
                 q = p + 2 + (b[p] | (b[p + 1] << 8))
                 if q > end:
-                    truncated(p + 2, q - p - 2, end, path + ".vocab" + "[%d]" % i76 + ".token")
+                    truncated(p + 2, q - p - 2, end, path + ".vocab" + "[%d]" % i6 + ".token")
                 p = q
                 if p + 4 > end:
-                    truncated(p, 4, end, path + ".vocab" + "[%d]" % i76 + ".id")
+                    truncated(p, 4, end, path + ".vocab" + "[%d]" % i6 + ".id")
                 p += 4
-            lens80 = None
-        v_vocab = Table.lazy(b[start77:p], n75, _decode_rows1, _columns1, 2, lens80)
+            lens10 = None
+        v_vocab = Table.lazy(b[start7:p], n5, _decode_rows_token_id, _columns_token_id, 2, lens10)
     return WordPieceModel(unk_token=v_unk_token, continuing_subword_prefix=v_continuing_subword_prefix, max_input_chars_per_word=v_max_input_chars_per_word, vocab=v_vocab), p
 
 
@@ -1008,95 +1008,95 @@ def _build_WordPieceModel(obj, out, path):
     if obj.__class__ is not WordPieceModel:
         bad_value(path, "expected WordPieceModel", obj)
     try:
-        out.append(_S1.pack(len(obj.vocab)))
+        out.append(_S_I.pack(len(obj.vocab)))
     except (struct.error, TypeError) as e:
         bad_value(path + ".vocab_size", str(e), (len(obj.vocab),))
     if obj.unk_token.__class__ is not str:
         bad_value(path + ".unk_token", "expected str", obj.unk_token)
     try:
-        s81 = obj.unk_token.encode()
+        s1 = obj.unk_token.encode()
     except UnicodeEncodeError:
         bad_value(path + ".unk_token", "text is not encodable as UTF-8", obj.unk_token)
-    if len(s81) > 65535:
-        bad_value(path + ".unk_token", "longer than 65535 bytes", len(s81))
-    out.append(_S0.pack(len(s81)))
-    out.append(s81)
+    if len(s1) > 65535:
+        bad_value(path + ".unk_token", "longer than 65535 bytes", len(s1))
+    out.append(_S_H.pack(len(s1)))
+    out.append(s1)
     if obj.continuing_subword_prefix.__class__ is not str:
         bad_value(path + ".continuing_subword_prefix", "expected str", obj.continuing_subword_prefix)
     try:
-        s82 = obj.continuing_subword_prefix.encode()
+        s2 = obj.continuing_subword_prefix.encode()
     except UnicodeEncodeError:
         bad_value(path + ".continuing_subword_prefix", "text is not encodable as UTF-8", obj.continuing_subword_prefix)
-    if len(s82) > 65535:
-        bad_value(path + ".continuing_subword_prefix", "longer than 65535 bytes", len(s82))
-    out.append(_S0.pack(len(s82)))
-    out.append(s82)
+    if len(s2) > 65535:
+        bad_value(path + ".continuing_subword_prefix", "longer than 65535 bytes", len(s2))
+    out.append(_S_H.pack(len(s2)))
+    out.append(s2)
     try:
-        out.append(_S1.pack(obj.max_input_chars_per_word))
+        out.append(_S_I.pack(obj.max_input_chars_per_word))
     except (struct.error, TypeError) as e:
         bad_value(path + ".max_input_chars_per_word", str(e), (obj.max_input_chars_per_word,))
-    lst83 = obj.vocab
-    if not isinstance(lst83, (list, tuple, Table)):
-        bad_value(path + ".vocab", "expected a list", lst83)
-    raw85 = lst83.raw_bytes() if lst83.__class__ is Table else None
-    if raw85 is not None:
-        out.append(raw85)
+    lst3 = obj.vocab
+    if not isinstance(lst3, (list, tuple, Table)):
+        bad_value(path + ".vocab", "expected a list", lst3)
+    raw5 = lst3.raw_bytes() if lst3.__class__ is Table else None
+    if raw5 is not None:
+        out.append(raw5)
     else:
-        for i84, row88 in enumerate(lst83):
+        for i4, row8 in enumerate(lst3):
             try:
-                c86, c87, = row88
+                c6, c7, = row8
             except (TypeError, ValueError):
-                bad_value(path + ".vocab" + "[%d]" % i84, "expected a row of 2 values", row88)
-            s89 = c86
-            if s89.__class__ is not bytes:
-                if not isinstance(s89, (bytes, bytearray, memoryview)):
-                    bad_value(path + ".vocab" + "[%d]" % i84 + ".token", "expected bytes", s89)
-                s89 = bytes(s89)
-            if len(s89) > 65535:
-                bad_value(path + ".vocab" + "[%d]" % i84 + ".token", "longer than 65535 bytes", len(s89))
-            out.append(_S0.pack(len(s89)))
-            out.append(s89)
+                bad_value(path + ".vocab" + "[%d]" % i4, "expected a row of 2 values", row8)
+            s9 = c6
+            if s9.__class__ is not bytes:
+                if not isinstance(s9, (bytes, bytearray, memoryview)):
+                    bad_value(path + ".vocab" + "[%d]" % i4 + ".token", "expected bytes", s9)
+                s9 = bytes(s9)
+            if len(s9) > 65535:
+                bad_value(path + ".vocab" + "[%d]" % i4 + ".token", "longer than 65535 bytes", len(s9))
+            out.append(_S_H.pack(len(s9)))
+            out.append(s9)
             try:
-                out.append(_S1.pack(c87))
+                out.append(_S_I.pack(c7))
             except (struct.error, TypeError) as e:
-                bad_value(path + ".vocab" + "[%d]" % i84 + ".id", str(e), (c87,))
+                bad_value(path + ".vocab" + "[%d]" % i4 + ".id", str(e), (c7,))
 
 
 def _parse_UnigramModel(b, p, end, path, depth):
     if p + 9 > end:
         truncated(p, 9, end, path + ".vocab_size")
-    v_vocab_size, v_unk_id, v_byte_fallback = _S7.unpack_from(b, p)
+    v_vocab_size, v_unk_id, v_byte_fallback = _S_IIB.unpack_from(b, p)
     if v_byte_fallback > 1:
         invalid(p, path + ".byte_fallback", "flag must be 0 or 1, got %d" % v_byte_fallback)
     v_byte_fallback = v_byte_fallback == 1
     p += 9
-    n90 = v_vocab_size
-    start92 = p
-    got93 = _stepcols3(b, p, end, n90)
-    if got93 is not None:
-        p += got93[1]
-        v_vocab = Table.lazy(b[start92:p], n90, _decode_rows3, _columns3, 3, None, got93[0])
+    n1 = v_vocab_size
+    start3 = p
+    got4 = _stepcols_token_id_score(b, p, end, n1)
+    if got4 is not None:
+        p += got4[1]
+        v_vocab = Table.lazy(b[start3:p], n1, _decode_rows_token_id_score, _columns_token_id_score, 3, None, got4[0])
     else:
-        p94 = p
-        w = walk16(b, p, end, n90, 0, 14)
+        p5 = p
+        w = walk16(b, p, end, n1, 0, 14)
         if w is None:
             w = None, end + 1 - p
-        lens95, r = w
+        lens6, r = w
         p += r
         if p > end:
-            p = p94
-            for i91 in range(n90):
+            p = p5
+            for i2 in range(n1):
                 if p + 2 > end:
-                    truncated(p, 2, end, path + ".vocab" + "[%d]" % i91 + ".token")
+                    truncated(p, 2, end, path + ".vocab" + "[%d]" % i2 + ".token")
                 q = p + 2 + (b[p] | (b[p + 1] << 8))
                 if q > end:
-                    truncated(p + 2, q - p - 2, end, path + ".vocab" + "[%d]" % i91 + ".token")
+                    truncated(p + 2, q - p - 2, end, path + ".vocab" + "[%d]" % i2 + ".token")
                 p = q
                 if p + 12 > end:
-                    truncated(p, 12, end, path + ".vocab" + "[%d]" % i91 + ".id")
+                    truncated(p, 12, end, path + ".vocab" + "[%d]" % i2 + ".id")
                 p += 12
-            lens95 = None
-        v_vocab = Table.lazy(b[start92:p], n90, _decode_rows3, _columns3, 3, lens95)
+            lens6 = None
+        v_vocab = Table.lazy(b[start3:p], n1, _decode_rows_token_id_score, _columns_token_id_score, 3, lens6)
     return UnigramModel(unk_id=v_unk_id, byte_fallback=v_byte_fallback, vocab=v_vocab), p
 
 
@@ -1106,34 +1106,34 @@ def _build_UnigramModel(obj, out, path):
     if obj.byte_fallback is not True and obj.byte_fallback is not False and obj.byte_fallback not in (0, 1):
         bad_value(path + ".byte_fallback", "flag must be a bool", obj.byte_fallback)
     try:
-        out.append(_S7.pack(len(obj.vocab), obj.unk_id, obj.byte_fallback))
+        out.append(_S_IIB.pack(len(obj.vocab), obj.unk_id, obj.byte_fallback))
     except (struct.error, TypeError) as e:
         bad_value(path + ".vocab_size", str(e), (len(obj.vocab), obj.unk_id, obj.byte_fallback,))
-    lst96 = obj.vocab
-    if not isinstance(lst96, (list, tuple, Table)):
-        bad_value(path + ".vocab", "expected a list", lst96)
-    raw98 = lst96.raw_bytes() if lst96.__class__ is Table else None
-    if raw98 is not None:
-        out.append(raw98)
+    lst1 = obj.vocab
+    if not isinstance(lst1, (list, tuple, Table)):
+        bad_value(path + ".vocab", "expected a list", lst1)
+    raw3 = lst1.raw_bytes() if lst1.__class__ is Table else None
+    if raw3 is not None:
+        out.append(raw3)
     else:
-        for i97, row102 in enumerate(lst96):
+        for i2, row7 in enumerate(lst1):
             try:
-                c99, c100, c101, = row102
+                c4, c5, c6, = row7
             except (TypeError, ValueError):
-                bad_value(path + ".vocab" + "[%d]" % i97, "expected a row of 3 values", row102)
-            s103 = c99
-            if s103.__class__ is not bytes:
-                if not isinstance(s103, (bytes, bytearray, memoryview)):
-                    bad_value(path + ".vocab" + "[%d]" % i97 + ".token", "expected bytes", s103)
-                s103 = bytes(s103)
-            if len(s103) > 65535:
-                bad_value(path + ".vocab" + "[%d]" % i97 + ".token", "longer than 65535 bytes", len(s103))
-            out.append(_S0.pack(len(s103)))
-            out.append(s103)
+                bad_value(path + ".vocab" + "[%d]" % i2, "expected a row of 3 values", row7)
+            s8 = c4
+            if s8.__class__ is not bytes:
+                if not isinstance(s8, (bytes, bytearray, memoryview)):
+                    bad_value(path + ".vocab" + "[%d]" % i2 + ".token", "expected bytes", s8)
+                s8 = bytes(s8)
+            if len(s8) > 65535:
+                bad_value(path + ".vocab" + "[%d]" % i2 + ".token", "longer than 65535 bytes", len(s8))
+            out.append(_S_H.pack(len(s8)))
+            out.append(s8)
             try:
-                out.append(_S8.pack(c100, c101))
+                out.append(_S_Id.pack(c5, c6))
             except (struct.error, TypeError) as e:
-                bad_value(path + ".vocab" + "[%d]" % i97 + ".id", str(e), (c100, c101,))
+                bad_value(path + ".vocab" + "[%d]" % i2 + ".id", str(e), (c5, c6,))
 
 
 def _parse_Model(b, p, end, path, depth):
@@ -1152,7 +1152,7 @@ def _build_Model(obj, out, path):
     entry = _MODEL_BUILDERS.get(obj.__class__)
     if entry is None:
         bad_value(path, "expected a Model variant", obj)
-    out.append(_S4.pack(entry[0]))
+    out.append(_S_B.pack(entry[0]))
     entry[1](obj, out, path)
 
 
@@ -1177,20 +1177,20 @@ def _build_ByteFallbackDecoder(obj, out, path):
 def _parse_MetaspaceDecoder(b, p, end, path, depth):
     if p + 2 > end:
         truncated(p, 2, end, path + ".replacement")
-    n104 = b[p] | (b[p + 1] << 8)
-    q105 = p + 2 + n104
-    if q105 + 1 > end:
-        truncated(p + 2, n104 + 1, end, path + ".replacement")
-    v_replacement = b[p + 2:q105]
+    n1 = b[p] | (b[p + 1] << 8)
+    q2 = p + 2 + n1
+    if q2 + 1 > end:
+        truncated(p + 2, n1 + 1, end, path + ".replacement")
+    v_replacement = b[p + 2:q2]
     try:
         v_replacement = v_replacement.decode()
     except UnicodeDecodeError as e:
         invalid(p + 2 + e.start, path + ".replacement", "invalid UTF-8")
-    v_add_prefix_space, = _S4.unpack_from(b, q105)
+    v_add_prefix_space, = _S_B.unpack_from(b, q2)
     if v_add_prefix_space > 1:
-        invalid(q105, path + ".add_prefix_space", "flag must be 0 or 1, got %d" % v_add_prefix_space)
+        invalid(q2, path + ".add_prefix_space", "flag must be 0 or 1, got %d" % v_add_prefix_space)
     v_add_prefix_space = v_add_prefix_space == 1
-    p = q105 + 1
+    p = q2 + 1
     return MetaspaceDecoder(replacement=v_replacement, add_prefix_space=v_add_prefix_space), p
 
 
@@ -1200,17 +1200,17 @@ def _build_MetaspaceDecoder(obj, out, path):
     if obj.replacement.__class__ is not str:
         bad_value(path + ".replacement", "expected str", obj.replacement)
     try:
-        s106 = obj.replacement.encode()
+        s1 = obj.replacement.encode()
     except UnicodeEncodeError:
         bad_value(path + ".replacement", "text is not encodable as UTF-8", obj.replacement)
-    if len(s106) > 65535:
-        bad_value(path + ".replacement", "longer than 65535 bytes", len(s106))
-    out.append(_S0.pack(len(s106)))
-    out.append(s106)
+    if len(s1) > 65535:
+        bad_value(path + ".replacement", "longer than 65535 bytes", len(s1))
+    out.append(_S_H.pack(len(s1)))
+    out.append(s1)
     if obj.add_prefix_space is not True and obj.add_prefix_space is not False and obj.add_prefix_space not in (0, 1):
         bad_value(path + ".add_prefix_space", "flag must be a bool", obj.add_prefix_space)
     try:
-        out.append(_S4.pack(obj.add_prefix_space))
+        out.append(_S_B.pack(obj.add_prefix_space))
     except (struct.error, TypeError) as e:
         bad_value(path + ".add_prefix_space", str(e), (obj.add_prefix_space,))
 
@@ -1218,20 +1218,20 @@ def _build_MetaspaceDecoder(obj, out, path):
 def _parse_WordPieceDecoder(b, p, end, path, depth):
     if p + 2 > end:
         truncated(p, 2, end, path + ".prefix")
-    n107 = b[p] | (b[p + 1] << 8)
-    q108 = p + 2 + n107
-    if q108 + 1 > end:
-        truncated(p + 2, n107 + 1, end, path + ".prefix")
-    v_prefix = b[p + 2:q108]
+    n1 = b[p] | (b[p + 1] << 8)
+    q2 = p + 2 + n1
+    if q2 + 1 > end:
+        truncated(p + 2, n1 + 1, end, path + ".prefix")
+    v_prefix = b[p + 2:q2]
     try:
         v_prefix = v_prefix.decode()
     except UnicodeDecodeError as e:
         invalid(p + 2 + e.start, path + ".prefix", "invalid UTF-8")
-    v_cleanup, = _S4.unpack_from(b, q108)
+    v_cleanup, = _S_B.unpack_from(b, q2)
     if v_cleanup > 1:
-        invalid(q108, path + ".cleanup", "flag must be 0 or 1, got %d" % v_cleanup)
+        invalid(q2, path + ".cleanup", "flag must be 0 or 1, got %d" % v_cleanup)
     v_cleanup = v_cleanup == 1
-    p = q108 + 1
+    p = q2 + 1
     return WordPieceDecoder(prefix=v_prefix, cleanup=v_cleanup), p
 
 
@@ -1241,17 +1241,17 @@ def _build_WordPieceDecoder(obj, out, path):
     if obj.prefix.__class__ is not str:
         bad_value(path + ".prefix", "expected str", obj.prefix)
     try:
-        s109 = obj.prefix.encode()
+        s1 = obj.prefix.encode()
     except UnicodeEncodeError:
         bad_value(path + ".prefix", "text is not encodable as UTF-8", obj.prefix)
-    if len(s109) > 65535:
-        bad_value(path + ".prefix", "longer than 65535 bytes", len(s109))
-    out.append(_S0.pack(len(s109)))
-    out.append(s109)
+    if len(s1) > 65535:
+        bad_value(path + ".prefix", "longer than 65535 bytes", len(s1))
+    out.append(_S_H.pack(len(s1)))
+    out.append(s1)
     if obj.cleanup is not True and obj.cleanup is not False and obj.cleanup not in (0, 1):
         bad_value(path + ".cleanup", "flag must be a bool", obj.cleanup)
     try:
-        out.append(_S4.pack(obj.cleanup))
+        out.append(_S_B.pack(obj.cleanup))
     except (struct.error, TypeError) as e:
         bad_value(path + ".cleanup", str(e), (obj.cleanup,))
 
@@ -1268,28 +1268,28 @@ def _build_FuseDecoder(obj, out, path):
 def _parse_ReplaceDecoder(b, p, end, path, depth):
     if p + 2 > end:
         truncated(p, 2, end, path + ".pattern")
-    n110 = b[p] | (b[p + 1] << 8)
-    q111 = p + 2 + n110
-    if q111 + 0 > end:
-        truncated(p + 2, n110 + 0, end, path + ".pattern")
-    v_pattern = b[p + 2:q111]
+    n1 = b[p] | (b[p + 1] << 8)
+    q2 = p + 2 + n1
+    if q2 + 0 > end:
+        truncated(p + 2, n1 + 0, end, path + ".pattern")
+    v_pattern = b[p + 2:q2]
     try:
         v_pattern = v_pattern.decode()
     except UnicodeDecodeError as e:
         invalid(p + 2 + e.start, path + ".pattern", "invalid UTF-8")
-    p = q111 + 0
+    p = q2 + 0
     if p + 2 > end:
         truncated(p, 2, end, path + ".content")
-    n112 = b[p] | (b[p + 1] << 8)
-    q113 = p + 2 + n112
-    if q113 + 0 > end:
-        truncated(p + 2, n112 + 0, end, path + ".content")
-    v_content = b[p + 2:q113]
+    n3 = b[p] | (b[p + 1] << 8)
+    q4 = p + 2 + n3
+    if q4 + 0 > end:
+        truncated(p + 2, n3 + 0, end, path + ".content")
+    v_content = b[p + 2:q4]
     try:
         v_content = v_content.decode()
     except UnicodeDecodeError as e:
         invalid(p + 2 + e.start, path + ".content", "invalid UTF-8")
-    p = q113 + 0
+    p = q4 + 0
     return ReplaceDecoder(pattern=v_pattern, content=v_content), p
 
 
@@ -1299,39 +1299,39 @@ def _build_ReplaceDecoder(obj, out, path):
     if obj.pattern.__class__ is not str:
         bad_value(path + ".pattern", "expected str", obj.pattern)
     try:
-        s114 = obj.pattern.encode()
+        s1 = obj.pattern.encode()
     except UnicodeEncodeError:
         bad_value(path + ".pattern", "text is not encodable as UTF-8", obj.pattern)
-    if len(s114) > 65535:
-        bad_value(path + ".pattern", "longer than 65535 bytes", len(s114))
-    out.append(_S0.pack(len(s114)))
-    out.append(s114)
+    if len(s1) > 65535:
+        bad_value(path + ".pattern", "longer than 65535 bytes", len(s1))
+    out.append(_S_H.pack(len(s1)))
+    out.append(s1)
     if obj.content.__class__ is not str:
         bad_value(path + ".content", "expected str", obj.content)
     try:
-        s115 = obj.content.encode()
+        s2 = obj.content.encode()
     except UnicodeEncodeError:
         bad_value(path + ".content", "text is not encodable as UTF-8", obj.content)
-    if len(s115) > 65535:
-        bad_value(path + ".content", "longer than 65535 bytes", len(s115))
-    out.append(_S0.pack(len(s115)))
-    out.append(s115)
+    if len(s2) > 65535:
+        bad_value(path + ".content", "longer than 65535 bytes", len(s2))
+    out.append(_S_H.pack(len(s2)))
+    out.append(s2)
 
 
 def _parse_StripDecoder(b, p, end, path, depth):
     if p + 2 > end:
         truncated(p, 2, end, path + ".content")
-    n116 = b[p] | (b[p + 1] << 8)
-    q117 = p + 2 + n116
-    if q117 + 8 > end:
-        truncated(p + 2, n116 + 8, end, path + ".content")
-    v_content = b[p + 2:q117]
+    n1 = b[p] | (b[p + 1] << 8)
+    q2 = p + 2 + n1
+    if q2 + 8 > end:
+        truncated(p + 2, n1 + 8, end, path + ".content")
+    v_content = b[p + 2:q2]
     try:
         v_content = v_content.decode()
     except UnicodeDecodeError as e:
         invalid(p + 2 + e.start, path + ".content", "invalid UTF-8")
-    v_start, v_stop, = _S9.unpack_from(b, q117)
-    p = q117 + 8
+    v_start, v_stop, = _S_II.unpack_from(b, q2)
+    p = q2 + 8
     return StripDecoder(content=v_content, start=v_start, stop=v_stop), p
 
 
@@ -1341,15 +1341,15 @@ def _build_StripDecoder(obj, out, path):
     if obj.content.__class__ is not str:
         bad_value(path + ".content", "expected str", obj.content)
     try:
-        s118 = obj.content.encode()
+        s1 = obj.content.encode()
     except UnicodeEncodeError:
         bad_value(path + ".content", "text is not encodable as UTF-8", obj.content)
-    if len(s118) > 65535:
-        bad_value(path + ".content", "longer than 65535 bytes", len(s118))
-    out.append(_S0.pack(len(s118)))
-    out.append(s118)
+    if len(s1) > 65535:
+        bad_value(path + ".content", "longer than 65535 bytes", len(s1))
+    out.append(_S_H.pack(len(s1)))
+    out.append(s1)
     try:
-        out.append(_S9.pack(obj.start, obj.stop))
+        out.append(_S_II.pack(obj.start, obj.stop))
     except (struct.error, TypeError) as e:
         bad_value(path + ".start", str(e), (obj.start, obj.stop,))
 
@@ -1357,28 +1357,28 @@ def _build_StripDecoder(obj, out, path):
 def _parse_SequenceDecoder(b, p, end, path, depth):
     if p + 4 > end:
         truncated(p, 4, end, path + ".decoders")
-    n119, = _S1.unpack_from(b, p)
+    n1, = _S_I.unpack_from(b, p)
     p += 4
-    if n119 * 1 > end - p:
-        invalid(p, path + ".decoders", "count %d needs at least %d bytes, %d left" % (n119, n119 * 1, end - p))
-    v_decoders = [None] * n119
-    for i120 in range(n119):
-        v_decoders[i120], p = _parse_Decoder(b, p, end, path + ".decoders" + "[%d]" % i120, depth + 1)
+    if n1 * 1 > end - p:
+        invalid(p, path + ".decoders", "count %d needs at least %d bytes, %d left" % (n1, n1 * 1, end - p))
+    v_decoders = [None] * n1
+    for i2 in range(n1):
+        v_decoders[i2], p = _parse_Decoder(b, p, end, path + ".decoders" + "[%d]" % i2, depth + 1)
     return SequenceDecoder(decoders=v_decoders), p
 
 
 def _build_SequenceDecoder(obj, out, path):
     if obj.__class__ is not SequenceDecoder:
         bad_value(path, "expected SequenceDecoder", obj)
-    lst121 = obj.decoders
-    if not isinstance(lst121, (list, tuple, Table)):
-        bad_value(path + ".decoders", "expected a list", lst121)
+    lst1 = obj.decoders
+    if not isinstance(lst1, (list, tuple, Table)):
+        bad_value(path + ".decoders", "expected a list", lst1)
     try:
-        out.append(_S1.pack(len(lst121)))
+        out.append(_S_I.pack(len(lst1)))
     except (struct.error, TypeError) as e:
-        bad_value(path + ".decoders", str(e), (len(lst121),))
-    for i122, it123 in enumerate(lst121):
-        _build_Decoder(it123, out, path + ".decoders" + "[%d]" % i122)
+        bad_value(path + ".decoders", str(e), (len(lst1),))
+    for i2, it3 in enumerate(lst1):
+        _build_Decoder(it3, out, path + ".decoders" + "[%d]" % i2)
 
 
 def _parse_Decoder(b, p, end, path, depth):
@@ -1397,14 +1397,14 @@ def _build_Decoder(obj, out, path):
     entry = _DECODER_BUILDERS.get(obj.__class__)
     if entry is None:
         bad_value(path, "expected a Decoder variant", obj)
-    out.append(_S4.pack(entry[0]))
+    out.append(_S_B.pack(entry[0]))
     entry[1](obj, out, path)
 
 
 def _parse_AddedToken(b, p, end, path, depth):
     if p + 7 > end:
         truncated(p, 7, end, path + ".id")
-    v_id, v_special, v_lstrip, v_rstrip = _S10.unpack_from(b, p)
+    v_id, v_special, v_lstrip, v_rstrip = _S_IBBB.unpack_from(b, p)
     if v_special > 1:
         invalid(p, path + ".special", "flag must be 0 or 1, got %d" % v_special)
     v_special = v_special == 1
@@ -1417,16 +1417,16 @@ def _parse_AddedToken(b, p, end, path, depth):
     p += 7
     if p + 2 > end:
         truncated(p, 2, end, path + ".content")
-    n124 = b[p] | (b[p + 1] << 8)
-    q125 = p + 2 + n124
-    if q125 + 0 > end:
-        truncated(p + 2, n124 + 0, end, path + ".content")
-    v_content = b[p + 2:q125]
+    n1 = b[p] | (b[p + 1] << 8)
+    q2 = p + 2 + n1
+    if q2 + 0 > end:
+        truncated(p + 2, n1 + 0, end, path + ".content")
+    v_content = b[p + 2:q2]
     try:
         v_content = v_content.decode()
     except UnicodeDecodeError as e:
         invalid(p + 2 + e.start, path + ".content", "invalid UTF-8")
-    p = q125 + 0
+    p = q2 + 0
     return AddedToken(id=v_id, special=v_special, lstrip=v_lstrip, rstrip=v_rstrip, content=v_content), p
 
 
@@ -1440,19 +1440,19 @@ def _build_AddedToken(obj, out, path):
     if obj.rstrip is not True and obj.rstrip is not False and obj.rstrip not in (0, 1):
         bad_value(path + ".rstrip", "flag must be a bool", obj.rstrip)
     try:
-        out.append(_S10.pack(obj.id, obj.special, obj.lstrip, obj.rstrip))
+        out.append(_S_IBBB.pack(obj.id, obj.special, obj.lstrip, obj.rstrip))
     except (struct.error, TypeError) as e:
         bad_value(path + ".id", str(e), (obj.id, obj.special, obj.lstrip, obj.rstrip,))
     if obj.content.__class__ is not str:
         bad_value(path + ".content", "expected str", obj.content)
     try:
-        s126 = obj.content.encode()
+        s1 = obj.content.encode()
     except UnicodeEncodeError:
         bad_value(path + ".content", "text is not encodable as UTF-8", obj.content)
-    if len(s126) > 65535:
-        bad_value(path + ".content", "longer than 65535 bytes", len(s126))
-    out.append(_S0.pack(len(s126)))
-    out.append(s126)
+    if len(s1) > 65535:
+        bad_value(path + ".content", "longer than 65535 bytes", len(s1))
+    out.append(_S_H.pack(len(s1)))
+    out.append(s1)
 
 
 def _parse_SequenceOp(b, p, end, path, depth):
@@ -1467,7 +1467,7 @@ def _build_SequenceOp(obj, out, path):
 def _parse_SpecialTokenOp(b, p, end, path, depth):
     if p + 4 > end:
         truncated(p, 4, end, path + ".token_id")
-    v_token_id, = _S1.unpack_from(b, p)
+    v_token_id, = _S_I.unpack_from(b, p)
     p += 4
     return SpecialTokenOp(token_id=v_token_id), p
 
@@ -1476,7 +1476,7 @@ def _build_SpecialTokenOp(obj, out, path):
     if obj.__class__ is not SpecialTokenOp:
         bad_value(path, "expected SpecialTokenOp", obj)
     try:
-        out.append(_S1.pack(obj.token_id))
+        out.append(_S_I.pack(obj.token_id))
     except (struct.error, TypeError) as e:
         bad_value(path + ".token_id", str(e), (obj.token_id,))
 
@@ -1497,63 +1497,63 @@ def _build_PostOp(obj, out, path):
     entry = _POSTOP_BUILDERS.get(obj.__class__)
     if entry is None:
         bad_value(path, "expected a PostOp variant", obj)
-    out.append(_S4.pack(entry[0]))
+    out.append(_S_B.pack(entry[0]))
     entry[1](obj, out, path)
 
 
 def _parse_PostProcessorProgram(b, p, end, path, depth):
     if p + 2 > end:
         truncated(p, 2, end, path + ".ops")
-    n127, = _S0.unpack_from(b, p)
+    n1, = _S_H.unpack_from(b, p)
     p += 2
-    if n127 * 1 > end - p:
-        invalid(p, path + ".ops", "count %d needs at least %d bytes, %d left" % (n127, n127 * 1, end - p))
-    v_ops = [None] * n127
-    for i128 in range(n127):
-        v_ops[i128], p = _parse_PostOp(b, p, end, path + ".ops" + "[%d]" % i128, 1)
+    if n1 * 1 > end - p:
+        invalid(p, path + ".ops", "count %d needs at least %d bytes, %d left" % (n1, n1 * 1, end - p))
+    v_ops = [None] * n1
+    for i2 in range(n1):
+        v_ops[i2], p = _parse_PostOp(b, p, end, path + ".ops" + "[%d]" % i2, 1)
     return PostProcessorProgram(ops=v_ops), p
 
 
 def _build_PostProcessorProgram(obj, out, path):
     if obj.__class__ is not PostProcessorProgram:
         bad_value(path, "expected PostProcessorProgram", obj)
-    lst129 = obj.ops
-    if not isinstance(lst129, (list, tuple, Table)):
-        bad_value(path + ".ops", "expected a list", lst129)
+    lst1 = obj.ops
+    if not isinstance(lst1, (list, tuple, Table)):
+        bad_value(path + ".ops", "expected a list", lst1)
     try:
-        out.append(_S0.pack(len(lst129)))
+        out.append(_S_H.pack(len(lst1)))
     except (struct.error, TypeError) as e:
-        bad_value(path + ".ops", str(e), (len(lst129),))
-    for i130, it131 in enumerate(lst129):
-        _build_PostOp(it131, out, path + ".ops" + "[%d]" % i130)
+        bad_value(path + ".ops", str(e), (len(lst1),))
+    for i2, it3 in enumerate(lst1):
+        _build_PostOp(it3, out, path + ".ops" + "[%d]" % i2)
 
 
 def _parse_LegacyPostProcessor(b, p, end, path, depth):
     if p + 2 > end:
         truncated(p, 2, end, path + ".ids")
-    n132, = _S0.unpack_from(b, p)
+    n1, = _S_H.unpack_from(b, p)
     p += 2
-    if n132 * 4 > end - p:
-        invalid(p, path + ".ids", "count %d needs at least %d bytes, %d left" % (n132, n132 * 4, end - p))
-    v_ids = [x for (x,) in _S1.iter_unpack(b[p:p + n132 * 4])]
-    p += n132 * 4
+    if n1 * 4 > end - p:
+        invalid(p, path + ".ids", "count %d needs at least %d bytes, %d left" % (n1, n1 * 4, end - p))
+    v_ids = [x for (x,) in _S_I.iter_unpack(b[p:p + n1 * 4])]
+    p += n1 * 4
     return LegacyPostProcessor(ids=v_ids), p
 
 
 def _build_LegacyPostProcessor(obj, out, path):
     if obj.__class__ is not LegacyPostProcessor:
         bad_value(path, "expected LegacyPostProcessor", obj)
-    lst134 = obj.ids
-    if not isinstance(lst134, (list, tuple, Table)):
-        bad_value(path + ".ids", "expected a list", lst134)
+    lst1 = obj.ids
+    if not isinstance(lst1, (list, tuple, Table)):
+        bad_value(path + ".ids", "expected a list", lst1)
     try:
-        out.append(_S0.pack(len(lst134)))
+        out.append(_S_H.pack(len(lst1)))
     except (struct.error, TypeError) as e:
-        bad_value(path + ".ids", str(e), (len(lst134),))
+        bad_value(path + ".ids", str(e), (len(lst1),))
     try:
-        out.append(struct.pack("<%dI" % len(lst134), *lst134))
+        out.append(struct.pack("<%dI" % len(lst1), *lst1))
     except (struct.error, TypeError) as e:
-        bad_value(path + ".ids", str(e), lst134)
+        bad_value(path + ".ids", str(e), lst1)
 
 
 def _ops_fit(b, p, end, n):
@@ -1569,10 +1569,10 @@ def _ops_fit(b, p, end, n):
 def _parse_PostProcessor(b, p, end, path, depth):
     if p + 2 > end:
         truncated(p, 2, end, path)
-    n, = _S0.unpack_from(b, p)
+    n, = _S_H.unpack_from(b, p)
     p += 2
     if n > 0 and end - p == 4 * n and not _ops_fit(b, p, end, n):
-        ids = [x for (x,) in _S1.iter_unpack(b[p:end])]
+        ids = [x for (x,) in _S_I.iter_unpack(b[p:end])]
         return LegacyPostProcessor(ids=ids), end
     if n > end - p:
         invalid(p, path, "count %d needs at least %d bytes, %d left" % (n, n, end - p))
@@ -1604,47 +1604,47 @@ def _parse_MtokFile(b, p, end, path, depth):
     v_decoder, p = _parse_Decoder(b, p, end, path + ".decoder", 1)
     if p + 4 > end:
         truncated(p, 4, end, path + ".added_tokens")
-    n137, = _S1.unpack_from(b, p)
+    n2, = _S_I.unpack_from(b, p)
     p += 4
-    if n137 * 9 > end - p:
-        invalid(p, path + ".added_tokens", "count %d needs at least %d bytes, %d left" % (n137, n137 * 9, end - p))
-    got139 = _bulk_AddedToken(b, p, end, n137)
-    if got139 is not None:
-        v_added_tokens, p = got139
+    if n2 * 9 > end - p:
+        invalid(p, path + ".added_tokens", "count %d needs at least %d bytes, %d left" % (n2, n2 * 9, end - p))
+    got4 = _bulk_AddedToken(b, p, end, n2)
+    if got4 is not None:
+        v_added_tokens, p = got4
     else:
-        v_added_tokens = [None] * n137
-        for i138 in range(n137):
-            v_added_tokens[i138], p = _parse_AddedToken(b, p, end, path + ".added_tokens" + "[%d]" % i138, 1)
+        v_added_tokens = [None] * n2
+        for i3 in range(n2):
+            v_added_tokens[i3], p = _parse_AddedToken(b, p, end, path + ".added_tokens" + "[%d]" % i3, 1)
     if p == end:
         v_chat_template = None
     else:
         if p + 4 > end:
             truncated(p, 4, end, path + ".chat_template")
-        n140, = _S1.unpack_from(b, p)
-        q141 = p + 4 + n140
-        if q141 + 0 > end:
-            truncated(p + 4, n140 + 0, end, path + ".chat_template")
-        v_chat_template = b[p + 4:q141]
+        n5, = _S_I.unpack_from(b, p)
+        q6 = p + 4 + n5
+        if q6 + 0 > end:
+            truncated(p + 4, n5 + 0, end, path + ".chat_template")
+        v_chat_template = b[p + 4:q6]
         try:
             v_chat_template = v_chat_template.decode()
         except UnicodeDecodeError as e:
             invalid(p + 4 + e.start, path + ".chat_template", "invalid UTF-8")
-        p = q141 + 0
+        p = q6 + 0
     if p == end:
         v_eos_token = None
     else:
         if p + 2 > end:
             truncated(p, 2, end, path + ".eos_token")
-        n142 = b[p] | (b[p + 1] << 8)
-        q143 = p + 2 + n142
-        if q143 + 0 > end:
-            truncated(p + 2, n142 + 0, end, path + ".eos_token")
-        v_eos_token = b[p + 2:q143]
+        n7 = b[p] | (b[p + 1] << 8)
+        q8 = p + 2 + n7
+        if q8 + 0 > end:
+            truncated(p + 2, n7 + 0, end, path + ".eos_token")
+        v_eos_token = b[p + 2:q8]
         try:
             v_eos_token = v_eos_token.decode()
         except UnicodeDecodeError as e:
             invalid(p + 2 + e.start, path + ".eos_token", "invalid UTF-8")
-        p = q143 + 0
+        p = q8 + 0
     if p == end:
         v_flags = None
     else:
@@ -1657,16 +1657,16 @@ def _parse_MtokFile(b, p, end, path, depth):
     else:
         if p + 2 > end:
             truncated(p, 2, end, path + ".bos_token")
-        n144 = b[p] | (b[p + 1] << 8)
-        q145 = p + 2 + n144
-        if q145 + 0 > end:
-            truncated(p + 2, n144 + 0, end, path + ".bos_token")
-        v_bos_token = b[p + 2:q145]
+        n9 = b[p] | (b[p + 1] << 8)
+        q10 = p + 2 + n9
+        if q10 + 0 > end:
+            truncated(p + 2, n9 + 0, end, path + ".bos_token")
+        v_bos_token = b[p + 2:q10]
         try:
             v_bos_token = v_bos_token.decode()
         except UnicodeDecodeError as e:
             invalid(p + 2 + e.start, path + ".bos_token", "invalid UTF-8")
-        p = q145 + 0
+        p = q10 + 0
     if p == end:
         v_post_processor = None
     else:
@@ -1685,15 +1685,15 @@ def _build_MtokFile(obj, out, path):
     _build_PreTokenizer(obj.pre_tokenizer, out, path + ".pre_tokenizer")
     _build_Model(obj.model, out, path + ".model")
     _build_Decoder(obj.decoder, out, path + ".decoder")
-    lst146 = obj.added_tokens
-    if not isinstance(lst146, (list, tuple, Table)):
-        bad_value(path + ".added_tokens", "expected a list", lst146)
+    lst1 = obj.added_tokens
+    if not isinstance(lst1, (list, tuple, Table)):
+        bad_value(path + ".added_tokens", "expected a list", lst1)
     try:
-        out.append(_S1.pack(len(lst146)))
+        out.append(_S_I.pack(len(lst1)))
     except (struct.error, TypeError) as e:
-        bad_value(path + ".added_tokens", str(e), (len(lst146),))
-    for i147, it148 in enumerate(lst146):
-        _build_AddedToken(it148, out, path + ".added_tokens" + "[%d]" % i147)
+        bad_value(path + ".added_tokens", str(e), (len(lst1),))
+    for i2, it3 in enumerate(lst1):
+        _build_AddedToken(it3, out, path + ".added_tokens" + "[%d]" % i2)
     if obj.chat_template is None:
         absent = True
     else:
@@ -1702,13 +1702,13 @@ def _build_MtokFile(obj, out, path):
         if obj.chat_template.__class__ is not str:
             bad_value(path + ".chat_template", "expected str", obj.chat_template)
         try:
-            s149 = obj.chat_template.encode()
+            s4 = obj.chat_template.encode()
         except UnicodeEncodeError:
             bad_value(path + ".chat_template", "text is not encodable as UTF-8", obj.chat_template)
-        if len(s149) > 4294967295:
-            bad_value(path + ".chat_template", "longer than 4294967295 bytes", len(s149))
-        out.append(_S1.pack(len(s149)))
-        out.append(s149)
+        if len(s4) > 4294967295:
+            bad_value(path + ".chat_template", "longer than 4294967295 bytes", len(s4))
+        out.append(_S_I.pack(len(s4)))
+        out.append(s4)
     if obj.eos_token is None:
         absent = True
     else:
@@ -1717,20 +1717,20 @@ def _build_MtokFile(obj, out, path):
         if obj.eos_token.__class__ is not str:
             bad_value(path + ".eos_token", "expected str", obj.eos_token)
         try:
-            s150 = obj.eos_token.encode()
+            s5 = obj.eos_token.encode()
         except UnicodeEncodeError:
             bad_value(path + ".eos_token", "text is not encodable as UTF-8", obj.eos_token)
-        if len(s150) > 65535:
-            bad_value(path + ".eos_token", "longer than 65535 bytes", len(s150))
-        out.append(_S0.pack(len(s150)))
-        out.append(s150)
+        if len(s5) > 65535:
+            bad_value(path + ".eos_token", "longer than 65535 bytes", len(s5))
+        out.append(_S_H.pack(len(s5)))
+        out.append(s5)
     if obj.flags is None:
         absent = True
     else:
         if absent:
             bad_value(path + ".flags", "a trailing section cannot follow an absent one", obj.flags)
         try:
-            out.append(_S4.pack(obj.flags))
+            out.append(_S_B.pack(obj.flags))
         except (struct.error, TypeError) as e:
             bad_value(path + ".flags", str(e), (obj.flags,))
     if obj.bos_token is None:
@@ -1741,13 +1741,13 @@ def _build_MtokFile(obj, out, path):
         if obj.bos_token.__class__ is not str:
             bad_value(path + ".bos_token", "expected str", obj.bos_token)
         try:
-            s151 = obj.bos_token.encode()
+            s6 = obj.bos_token.encode()
         except UnicodeEncodeError:
             bad_value(path + ".bos_token", "text is not encodable as UTF-8", obj.bos_token)
-        if len(s151) > 65535:
-            bad_value(path + ".bos_token", "longer than 65535 bytes", len(s151))
-        out.append(_S0.pack(len(s151)))
-        out.append(s151)
+        if len(s6) > 65535:
+            bad_value(path + ".bos_token", "longer than 65535 bytes", len(s6))
+        out.append(_S_H.pack(len(s6)))
+        out.append(s6)
     if obj.post_processor is None:
         absent = True
     else:
@@ -1758,22 +1758,22 @@ def _build_MtokFile(obj, out, path):
 
 def _parse_SentencePieceTxtFile(b, p, end, path, depth):
     v_header, p = parse_header_lines(b, p, end, path + ".header", b'430 0\n', _COUNTS, _IDS)
-    q153 = line_end(b, p, end, path + ".count")
-    v_vocab_size, = parse_count_line(b, p, q153, 1, path + ".count", _COUNT)
-    p = q153
-    n154 = v_vocab_size
+    q2 = line_end(b, p, end, path + ".count")
+    v_vocab_size, = parse_count_line(b, p, q2, 1, path + ".count", _COUNT)
+    p = q2
+    n3 = v_vocab_size
     v_pieces = []
-    ap158 = v_pieces.append
-    for i155 in range(n154):
-        q156 = b.find(b"\n", p, end)
-        if q156 < 0:
-            truncated(p, 1, end, path + ".pieces" + "[%d]" % i155)
-        line157 = b[p:q156]
-        parts159 = line157.split(b" ")
-        if len(parts159) != 3:
-            invalid(p, path + ".pieces" + "[%d]" % i155, "expected 3 space-separated values")
-        ap158((decode_base64(parts159[0], p, path + ".pieces" + "[%d]" % i155 + ".token"), decode_word(parts159[1], p, path + ".pieces" + "[%d]" % i155 + ".score"), decode_decimal(parts159[2], p, path + ".pieces" + "[%d]" % i155 + ".type", _DECIMAL),))
-        p = q156 + 1
+    ap7 = v_pieces.append
+    for i4 in range(n3):
+        q5 = b.find(b"\n", p, end)
+        if q5 < 0:
+            truncated(p, 1, end, path + ".pieces" + "[%d]" % i4)
+        line6 = b[p:q5]
+        parts8 = line6.split(b" ")
+        if len(parts8) != 3:
+            invalid(p, path + ".pieces" + "[%d]" % i4, "expected 3 space-separated values")
+        ap7((decode_base64(parts8[0], p, path + ".pieces" + "[%d]" % i4 + ".token"), decode_word(parts8[1], p, path + ".pieces" + "[%d]" % i4 + ".score"), decode_decimal(parts8[2], p, path + ".pieces" + "[%d]" % i4 + ".type", _DECIMAL),))
+        p = q5 + 1
     if p != end:
         invalid(p, path, "%d trailing bytes after the last section" % (end - p))
     return SentencePieceTxtFile(header=v_header, pieces=v_pieces), p
@@ -1784,33 +1784,33 @@ def _build_SentencePieceTxtFile(obj, out, path):
         bad_value(path, "expected SentencePieceTxtFile", obj)
     build_header_lines(obj.header, out, path + ".header", b'430 0\n')
     out.append(b"%d\n" % (len(obj.pieces),))
-    lst160 = obj.pieces
-    if not isinstance(lst160, (list, tuple, Table)):
-        bad_value(path + ".pieces", "expected a list", lst160)
-    lines161 = []
-    for i162, row163 in enumerate(lst160):
-        if not isinstance(row163, (tuple, list)) or len(row163) != 3:
-            bad_value(path + ".pieces" + "[%d]" % i162, "expected a row of 3 values", row163)
-        lines161.append(b" ".join((line_column(row163[0], 'base64', path + ".pieces" + "[%d]" % i162 + '.token'), line_column(row163[1], 'word', path + ".pieces" + "[%d]" % i162 + '.score'), line_column(row163[2], 'int', path + ".pieces" + "[%d]" % i162 + '.type'),)))
-    if lines161:
-        out.append(b"\n".join(lines161) + (b"\n" if True else b""))
+    lst1 = obj.pieces
+    if not isinstance(lst1, (list, tuple, Table)):
+        bad_value(path + ".pieces", "expected a list", lst1)
+    lines2 = []
+    for i3, row4 in enumerate(lst1):
+        if not isinstance(row4, (tuple, list)) or len(row4) != 3:
+            bad_value(path + ".pieces" + "[%d]" % i3, "expected a row of 3 values", row4)
+        lines2.append(b" ".join((line_column(row4[0], 'base64', path + ".pieces" + "[%d]" % i3 + '.token'), line_column(row4[1], 'word', path + ".pieces" + "[%d]" % i3 + '.score'), line_column(row4[2], 'int', path + ".pieces" + "[%d]" % i3 + '.type'),)))
+    if lines2:
+        out.append(b"\n".join(lines2) + (b"\n" if True else b""))
 
 
 def _parse_TiktokenTxtFile(b, p, end, path, depth):
     v_header, p = parse_header_lines(b, p, end, path + ".header", b'430 1\n', _COUNTS, _IDS)
-    q165 = line_end(b, p, end, path + ".count")
-    v_vocab_size, = parse_count_line(b, p, q165, 1, path + ".count", _COUNT)
-    p = q165
-    n166 = v_vocab_size
+    q2 = line_end(b, p, end, path + ".count")
+    v_vocab_size, = parse_count_line(b, p, q2, 1, path + ".count", _COUNT)
+    p = q2
+    n3 = v_vocab_size
     v_tokens = []
-    ap170 = v_tokens.append
-    for i167 in range(n166):
-        q168 = b.find(b"\n", p, end)
-        if q168 < 0:
-            truncated(p, 1, end, path + ".tokens" + "[%d]" % i167)
-        line169 = b[p:q168]
-        ap170(decode_base64(line169, p, path + ".tokens" + "[%d]" % i167))
-        p = q168 + 1
+    ap7 = v_tokens.append
+    for i4 in range(n3):
+        q5 = b.find(b"\n", p, end)
+        if q5 < 0:
+            truncated(p, 1, end, path + ".tokens" + "[%d]" % i4)
+        line6 = b[p:q5]
+        ap7(decode_base64(line6, p, path + ".tokens" + "[%d]" % i4))
+        p = q5 + 1
     if p != end:
         invalid(p, path, "%d trailing bytes after the last section" % (end - p))
     return TiktokenTxtFile(header=v_header, tokens=v_tokens), p
@@ -1821,31 +1821,31 @@ def _build_TiktokenTxtFile(obj, out, path):
         bad_value(path, "expected TiktokenTxtFile", obj)
     build_header_lines(obj.header, out, path + ".header", b'430 1\n')
     out.append(b"%d\n" % (len(obj.tokens),))
-    lst171 = obj.tokens
-    if not isinstance(lst171, (list, tuple, Table)):
-        bad_value(path + ".tokens", "expected a list", lst171)
-    lines172 = []
-    for i173, row174 in enumerate(lst171):
-        lines172.append(line_column(row174, 'base64', path + ".tokens" + "[%d]" % i173))
-    if lines172:
-        out.append(b"\n".join(lines172) + (b"\n" if True else b""))
+    lst1 = obj.tokens
+    if not isinstance(lst1, (list, tuple, Table)):
+        bad_value(path + ".tokens", "expected a list", lst1)
+    lines2 = []
+    for i3, row4 in enumerate(lst1):
+        lines2.append(line_column(row4, 'base64', path + ".tokens" + "[%d]" % i3))
+    if lines2:
+        out.append(b"\n".join(lines2) + (b"\n" if True else b""))
 
 
 def _parse_BertTxtFile(b, p, end, path, depth):
     v_header, p = parse_header_lines(b, p, end, path + ".header", b'430 2\n', _COUNTS, _IDS)
-    q176 = line_end(b, p, end, path + ".count")
-    v_vocab_size, = parse_count_line(b, p, q176, 1, path + ".count", _COUNT)
-    p = q176
-    n177 = v_vocab_size
+    q2 = line_end(b, p, end, path + ".count")
+    v_vocab_size, = parse_count_line(b, p, q2, 1, path + ".count", _COUNT)
+    p = q2
+    n3 = v_vocab_size
     v_tokens = []
-    ap181 = v_tokens.append
-    for i178 in range(n177):
-        q179 = b.find(b"\n", p, end)
-        if q179 < 0:
-            truncated(p, 1, end, path + ".tokens" + "[%d]" % i178)
-        line180 = b[p:q179]
-        ap181(decode_base64(line180, p, path + ".tokens" + "[%d]" % i178))
-        p = q179 + 1
+    ap7 = v_tokens.append
+    for i4 in range(n3):
+        q5 = b.find(b"\n", p, end)
+        if q5 < 0:
+            truncated(p, 1, end, path + ".tokens" + "[%d]" % i4)
+        line6 = b[p:q5]
+        ap7(decode_base64(line6, p, path + ".tokens" + "[%d]" % i4))
+        p = q5 + 1
     if p != end:
         invalid(p, path, "%d trailing bytes after the last section" % (end - p))
     return BertTxtFile(header=v_header, tokens=v_tokens), p
@@ -1856,46 +1856,46 @@ def _build_BertTxtFile(obj, out, path):
         bad_value(path, "expected BertTxtFile", obj)
     build_header_lines(obj.header, out, path + ".header", b'430 2\n')
     out.append(b"%d\n" % (len(obj.tokens),))
-    lst182 = obj.tokens
-    if not isinstance(lst182, (list, tuple, Table)):
-        bad_value(path + ".tokens", "expected a list", lst182)
-    lines183 = []
-    for i184, row185 in enumerate(lst182):
-        lines183.append(line_column(row185, 'base64', path + ".tokens" + "[%d]" % i184))
-    if lines183:
-        out.append(b"\n".join(lines183) + (b"\n" if True else b""))
+    lst1 = obj.tokens
+    if not isinstance(lst1, (list, tuple, Table)):
+        bad_value(path + ".tokens", "expected a list", lst1)
+    lines2 = []
+    for i3, row4 in enumerate(lst1):
+        lines2.append(line_column(row4, 'base64', path + ".tokens" + "[%d]" % i3))
+    if lines2:
+        out.append(b"\n".join(lines2) + (b"\n" if True else b""))
 
 
 def _parse_HuggingFaceTxtFile(b, p, end, path, depth):
     v_header, p = parse_header_lines(b, p, end, path + ".header", b'430 3\n', _COUNTS, _IDS)
-    q187 = line_end(b, p, end, path + ".counts")
-    v_vocab_size, v_merge_size, = parse_count_line(b, p, q187, 2, path + ".counts", _COUNT)
-    p = q187
-    n188 = v_vocab_size
+    q2 = line_end(b, p, end, path + ".counts")
+    v_vocab_size, v_merge_size, = parse_count_line(b, p, q2, 2, path + ".counts", _COUNT)
+    p = q2
+    n3 = v_vocab_size
     v_tokens = []
-    ap192 = v_tokens.append
-    for i189 in range(n188):
-        q190 = b.find(b"\n", p, end)
-        if q190 < 0:
-            truncated(p, 1, end, path + ".tokens" + "[%d]" % i189)
-        line191 = b[p:q190]
-        ap192(line191)
-        p = q190 + 1
-    n193 = v_merge_size
+    ap7 = v_tokens.append
+    for i4 in range(n3):
+        q5 = b.find(b"\n", p, end)
+        if q5 < 0:
+            truncated(p, 1, end, path + ".tokens" + "[%d]" % i4)
+        line6 = b[p:q5]
+        ap7(line6)
+        p = q5 + 1
+    n8 = v_merge_size
     v_merges = []
-    ap197 = v_merges.append
+    ap12 = v_merges.append
     final_newline = True
-    for i194 in range(n193):
-        q195 = b.find(b"\n", p, end)
-        if q195 < 0:
-            if i194 == n193 - 1 and p < end:
-                q195 = end
+    for i9 in range(n8):
+        q10 = b.find(b"\n", p, end)
+        if q10 < 0:
+            if i9 == n8 - 1 and p < end:
+                q10 = end
                 final_newline = False
             else:
-                truncated(p, 1, end, path + ".merges" + "[%d]" % i194)
-        line196 = b[p:q195]
-        ap197(line196)
-        p = q195 + 1
+                truncated(p, 1, end, path + ".merges" + "[%d]" % i9)
+        line11 = b[p:q10]
+        ap12(line11)
+        p = q10 + 1
     p = min(p, end)
     v_final_newline = final_newline
     if p != end:
@@ -1908,24 +1908,24 @@ def _build_HuggingFaceTxtFile(obj, out, path):
         bad_value(path, "expected HuggingFaceTxtFile", obj)
     build_header_lines(obj.header, out, path + ".header", b'430 3\n')
     out.append(b"%d %d\n" % (len(obj.tokens), len(obj.merges),))
-    lst198 = obj.tokens
-    if not isinstance(lst198, (list, tuple, Table)):
-        bad_value(path + ".tokens", "expected a list", lst198)
-    lines199 = []
-    for i200, row201 in enumerate(lst198):
-        lines199.append(line_column(row201, 'raw', path + ".tokens" + "[%d]" % i200))
-    if lines199:
-        out.append(b"\n".join(lines199) + (b"\n" if True else b""))
-    lst202 = obj.merges
-    if not isinstance(lst202, (list, tuple, Table)):
-        bad_value(path + ".merges", "expected a list", lst202)
-    lines203 = []
-    for i204, row205 in enumerate(lst202):
-        lines203.append(line_column(row205, 'raw', path + ".merges" + "[%d]" % i204))
-    if not obj.final_newline and not (lines203 and lines203[-1]):
-        bad_value(path + ".merges", "final_newline false needs a last line that is not empty", lst202)
-    if lines203:
-        out.append(b"\n".join(lines203) + (b"\n" if obj.final_newline else b""))
+    lst1 = obj.tokens
+    if not isinstance(lst1, (list, tuple, Table)):
+        bad_value(path + ".tokens", "expected a list", lst1)
+    lines2 = []
+    for i3, row4 in enumerate(lst1):
+        lines2.append(line_column(row4, 'raw', path + ".tokens" + "[%d]" % i3))
+    if lines2:
+        out.append(b"\n".join(lines2) + (b"\n" if True else b""))
+    lst5 = obj.merges
+    if not isinstance(lst5, (list, tuple, Table)):
+        bad_value(path + ".merges", "expected a list", lst5)
+    lines6 = []
+    for i7, row8 in enumerate(lst5):
+        lines6.append(line_column(row8, 'raw', path + ".merges" + "[%d]" % i7))
+    if not obj.final_newline and not (lines6 and lines6[-1]):
+        bad_value(path + ".merges", "final_newline false needs a last line that is not empty", lst5)
+    if lines6:
+        out.append(b"\n".join(lines6) + (b"\n" if obj.final_newline else b""))
     if obj.final_newline.__class__ is not bool:
         bad_value(path + ".final_newline", "expected a bool", obj.final_newline)
 
@@ -1951,15 +1951,15 @@ def section_sizes_MtokFile(obj):
     _build_Decoder(obj.decoder, out, "decoder")
     sizes.append(('decoder', None if obj.decoder is None else sum(map(len, out))))
     out: list[bytes] = []
-    lst206 = obj.added_tokens
-    if not isinstance(lst206, (list, tuple, Table)):
-        bad_value("added_tokens", "expected a list", lst206)
+    lst1 = obj.added_tokens
+    if not isinstance(lst1, (list, tuple, Table)):
+        bad_value("added_tokens", "expected a list", lst1)
     try:
-        out.append(_S1.pack(len(lst206)))
+        out.append(_S_I.pack(len(lst1)))
     except (struct.error, TypeError) as e:
-        bad_value("added_tokens", str(e), (len(lst206),))
-    for i207, it208 in enumerate(lst206):
-        _build_AddedToken(it208, out, "added_tokens" + "[%d]" % i207)
+        bad_value("added_tokens", str(e), (len(lst1),))
+    for i2, it3 in enumerate(lst1):
+        _build_AddedToken(it3, out, "added_tokens" + "[%d]" % i2)
     sizes.append(('added_tokens', None if obj.added_tokens is None else sum(map(len, out))))
     out: list[bytes] = []
     if obj.chat_template is None:
@@ -1970,13 +1970,13 @@ def section_sizes_MtokFile(obj):
         if obj.chat_template.__class__ is not str:
             bad_value("chat_template", "expected str", obj.chat_template)
         try:
-            s209 = obj.chat_template.encode()
+            s4 = obj.chat_template.encode()
         except UnicodeEncodeError:
             bad_value("chat_template", "text is not encodable as UTF-8", obj.chat_template)
-        if len(s209) > 4294967295:
-            bad_value("chat_template", "longer than 4294967295 bytes", len(s209))
-        out.append(_S1.pack(len(s209)))
-        out.append(s209)
+        if len(s4) > 4294967295:
+            bad_value("chat_template", "longer than 4294967295 bytes", len(s4))
+        out.append(_S_I.pack(len(s4)))
+        out.append(s4)
     sizes.append(('chat_template', None if obj.chat_template is None else sum(map(len, out))))
     out: list[bytes] = []
     if obj.eos_token is None:
@@ -1987,13 +1987,13 @@ def section_sizes_MtokFile(obj):
         if obj.eos_token.__class__ is not str:
             bad_value("eos_token", "expected str", obj.eos_token)
         try:
-            s210 = obj.eos_token.encode()
+            s5 = obj.eos_token.encode()
         except UnicodeEncodeError:
             bad_value("eos_token", "text is not encodable as UTF-8", obj.eos_token)
-        if len(s210) > 65535:
-            bad_value("eos_token", "longer than 65535 bytes", len(s210))
-        out.append(_S0.pack(len(s210)))
-        out.append(s210)
+        if len(s5) > 65535:
+            bad_value("eos_token", "longer than 65535 bytes", len(s5))
+        out.append(_S_H.pack(len(s5)))
+        out.append(s5)
     sizes.append(('eos_token', None if obj.eos_token is None else sum(map(len, out))))
     out: list[bytes] = []
     if obj.flags is None:
@@ -2002,7 +2002,7 @@ def section_sizes_MtokFile(obj):
         if absent:
             bad_value("flags", "a trailing section cannot follow an absent one", obj.flags)
         try:
-            out.append(_S4.pack(obj.flags))
+            out.append(_S_B.pack(obj.flags))
         except (struct.error, TypeError) as e:
             bad_value("flags", str(e), (obj.flags,))
     sizes.append(('flags', None if obj.flags is None else sum(map(len, out))))
@@ -2015,13 +2015,13 @@ def section_sizes_MtokFile(obj):
         if obj.bos_token.__class__ is not str:
             bad_value("bos_token", "expected str", obj.bos_token)
         try:
-            s211 = obj.bos_token.encode()
+            s6 = obj.bos_token.encode()
         except UnicodeEncodeError:
             bad_value("bos_token", "text is not encodable as UTF-8", obj.bos_token)
-        if len(s211) > 65535:
-            bad_value("bos_token", "longer than 65535 bytes", len(s211))
-        out.append(_S0.pack(len(s211)))
-        out.append(s211)
+        if len(s6) > 65535:
+            bad_value("bos_token", "longer than 65535 bytes", len(s6))
+        out.append(_S_H.pack(len(s6)))
+        out.append(s6)
     sizes.append(('bos_token', None if obj.bos_token is None else sum(map(len, out))))
     out: list[bytes] = []
     if obj.post_processor is None:
@@ -2046,16 +2046,16 @@ def section_sizes_SentencePieceTxtFile(obj):
     out.append(b"%d\n" % (len(obj.pieces),))
     sizes.append(('count', sum(map(len, out))))
     out: list[bytes] = []
-    lst212 = obj.pieces
-    if not isinstance(lst212, (list, tuple, Table)):
-        bad_value("pieces", "expected a list", lst212)
-    lines213 = []
-    for i214, row215 in enumerate(lst212):
-        if not isinstance(row215, (tuple, list)) or len(row215) != 3:
-            bad_value("pieces" + "[%d]" % i214, "expected a row of 3 values", row215)
-        lines213.append(b" ".join((line_column(row215[0], 'base64', "pieces" + "[%d]" % i214 + '.token'), line_column(row215[1], 'word', "pieces" + "[%d]" % i214 + '.score'), line_column(row215[2], 'int', "pieces" + "[%d]" % i214 + '.type'),)))
-    if lines213:
-        out.append(b"\n".join(lines213) + (b"\n" if True else b""))
+    lst1 = obj.pieces
+    if not isinstance(lst1, (list, tuple, Table)):
+        bad_value("pieces", "expected a list", lst1)
+    lines2 = []
+    for i3, row4 in enumerate(lst1):
+        if not isinstance(row4, (tuple, list)) or len(row4) != 3:
+            bad_value("pieces" + "[%d]" % i3, "expected a row of 3 values", row4)
+        lines2.append(b" ".join((line_column(row4[0], 'base64', "pieces" + "[%d]" % i3 + '.token'), line_column(row4[1], 'word', "pieces" + "[%d]" % i3 + '.score'), line_column(row4[2], 'int', "pieces" + "[%d]" % i3 + '.type'),)))
+    if lines2:
+        out.append(b"\n".join(lines2) + (b"\n" if True else b""))
     sizes.append(('pieces', None if obj.pieces is None else sum(map(len, out))))
     return sizes
 
@@ -2072,14 +2072,14 @@ def section_sizes_TiktokenTxtFile(obj):
     out.append(b"%d\n" % (len(obj.tokens),))
     sizes.append(('count', sum(map(len, out))))
     out: list[bytes] = []
-    lst216 = obj.tokens
-    if not isinstance(lst216, (list, tuple, Table)):
-        bad_value("tokens", "expected a list", lst216)
-    lines217 = []
-    for i218, row219 in enumerate(lst216):
-        lines217.append(line_column(row219, 'base64', "tokens" + "[%d]" % i218))
-    if lines217:
-        out.append(b"\n".join(lines217) + (b"\n" if True else b""))
+    lst1 = obj.tokens
+    if not isinstance(lst1, (list, tuple, Table)):
+        bad_value("tokens", "expected a list", lst1)
+    lines2 = []
+    for i3, row4 in enumerate(lst1):
+        lines2.append(line_column(row4, 'base64', "tokens" + "[%d]" % i3))
+    if lines2:
+        out.append(b"\n".join(lines2) + (b"\n" if True else b""))
     sizes.append(('tokens', None if obj.tokens is None else sum(map(len, out))))
     return sizes
 
@@ -2096,14 +2096,14 @@ def section_sizes_BertTxtFile(obj):
     out.append(b"%d\n" % (len(obj.tokens),))
     sizes.append(('count', sum(map(len, out))))
     out: list[bytes] = []
-    lst220 = obj.tokens
-    if not isinstance(lst220, (list, tuple, Table)):
-        bad_value("tokens", "expected a list", lst220)
-    lines221 = []
-    for i222, row223 in enumerate(lst220):
-        lines221.append(line_column(row223, 'base64', "tokens" + "[%d]" % i222))
-    if lines221:
-        out.append(b"\n".join(lines221) + (b"\n" if True else b""))
+    lst1 = obj.tokens
+    if not isinstance(lst1, (list, tuple, Table)):
+        bad_value("tokens", "expected a list", lst1)
+    lines2 = []
+    for i3, row4 in enumerate(lst1):
+        lines2.append(line_column(row4, 'base64', "tokens" + "[%d]" % i3))
+    if lines2:
+        out.append(b"\n".join(lines2) + (b"\n" if True else b""))
     sizes.append(('tokens', None if obj.tokens is None else sum(map(len, out))))
     return sizes
 
@@ -2120,26 +2120,26 @@ def section_sizes_HuggingFaceTxtFile(obj):
     out.append(b"%d %d\n" % (len(obj.tokens), len(obj.merges),))
     sizes.append(('counts', sum(map(len, out))))
     out: list[bytes] = []
-    lst224 = obj.tokens
-    if not isinstance(lst224, (list, tuple, Table)):
-        bad_value("tokens", "expected a list", lst224)
-    lines225 = []
-    for i226, row227 in enumerate(lst224):
-        lines225.append(line_column(row227, 'raw', "tokens" + "[%d]" % i226))
-    if lines225:
-        out.append(b"\n".join(lines225) + (b"\n" if True else b""))
+    lst1 = obj.tokens
+    if not isinstance(lst1, (list, tuple, Table)):
+        bad_value("tokens", "expected a list", lst1)
+    lines2 = []
+    for i3, row4 in enumerate(lst1):
+        lines2.append(line_column(row4, 'raw', "tokens" + "[%d]" % i3))
+    if lines2:
+        out.append(b"\n".join(lines2) + (b"\n" if True else b""))
     sizes.append(('tokens', None if obj.tokens is None else sum(map(len, out))))
     out: list[bytes] = []
-    lst228 = obj.merges
-    if not isinstance(lst228, (list, tuple, Table)):
-        bad_value("merges", "expected a list", lst228)
-    lines229 = []
-    for i230, row231 in enumerate(lst228):
-        lines229.append(line_column(row231, 'raw', "merges" + "[%d]" % i230))
-    if not obj.final_newline and not (lines229 and lines229[-1]):
-        bad_value("merges", "final_newline false needs a last line that is not empty", lst228)
-    if lines229:
-        out.append(b"\n".join(lines229) + (b"\n" if obj.final_newline else b""))
+    lst5 = obj.merges
+    if not isinstance(lst5, (list, tuple, Table)):
+        bad_value("merges", "expected a list", lst5)
+    lines6 = []
+    for i7, row8 in enumerate(lst5):
+        lines6.append(line_column(row8, 'raw', "merges" + "[%d]" % i7))
+    if not obj.final_newline and not (lines6 and lines6[-1]):
+        bad_value("merges", "final_newline false needs a last line that is not empty", lst5)
+    if lines6:
+        out.append(b"\n".join(lines6) + (b"\n" if obj.final_newline else b""))
     sizes.append(('merges', None if obj.merges is None else sum(map(len, out))))
     out: list[bytes] = []
     if obj.final_newline.__class__ is not bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import struct
 
 from spec import _dsl as dsl
@@ -23,15 +24,30 @@ class Emitter:
         self.stepcols: set[str] = set()  # row decoders with a _stepcols function (walk and decode at once)
 
     def st(self, fmt: str) -> str:
+        """The module-level struct of a format, named by the format (``"<IBB"`` -> ``_S_IBB``)."""
         if fmt not in self.structs:
-            self.structs[fmt] = f"_S{len(self.structs)}"
+            self.structs[fmt] = self.unique("_S_" + re.sub(r"[^0-9A-Za-z]", "", fmt), self.structs.values())
         return self.structs[fmt]
 
+    @staticmethod
+    def unique(name: str, taken) -> str:
+        """``name``, or with a number when another thing has it: names stay put when the spec grows."""
+        taken = set(taken)
+        k = 2
+        found = name
+        while found in taken:
+            found, k = f"{name}_{k}", k + 1
+        return found
+
     def var(self, base="t") -> str:
+        """A local of the function being written; numbered within that function only, so that a new
+        variant leaves the names in every other function as they were."""
         self.tmp += 1
         return f"{base}{self.tmp}"
 
     def w(self, indent: int, line: str):
+        if indent == 0 and line.startswith("def "):
+            self.tmp = 0
         self.lines.append("    " * indent + line)
 
     # ---- parse ----------------------------------------------------------------------------
@@ -253,7 +269,7 @@ class Emitter:
         k = strings[0]
         pre = "".join(self.fixed(f.sub)[0] for f in fields[:k])
         post = "".join(self.fixed(f.sub)[0] for f in fields[k + 1:])
-        saved, self.lines = self.lines, []
+        saved, saved_tmp, self.lines = self.lines, self.tmp, []
         self.w(0, f"def {name}(b, p, end, n):")
         self.w(1, f'"""n {info.name} records at p, read together; None when any check fails."""')
         width = self.step_unpack(1, pre, post, "n")
@@ -276,7 +292,7 @@ class Emitter:
         self.w(0, "")
         self.w(0, "")
         self.decoder_lines += self.lines
-        self.lines = saved
+        self.lines, self.tmp = saved, saved_tmp
         return name
 
     def read_line_table(self, ind, sub, target, pe, ctx_names):
@@ -357,7 +373,7 @@ class Emitter:
         key = (pre, post)
         table = self.spells.get(key)
         if table is None:
-            table = self.spells[key] = f"_SPELL{len(self.spells)}"
+            table = self.spells[key] = self.unique(f"_SPELL_{pre}H{post}", self.spells.values())
             if size not in self.step_sizes:
                 self.step_sizes.add(size)
                 self.decoder_lines += [f"# length byte -> size of a row whose fixed part is {size} bytes (0: walk8 reads the row exactly)",
@@ -470,9 +486,9 @@ class Emitter:
         if key in self.decoders:
             return self.decoders[key]
         k = len(cols)
-        name = str(len(self.decoders))
+        name = self.unique("_" + "_".join(f.name for f in cols), self.decoders.values())
         self.decoders[key] = name
-        saved, self.lines = self.lines, []
+        saved, saved_tmp, self.lines = self.lines, self.tmp, []
         strings = [i for i, f in enumerate(cols) if not self.fixed(f.sub)]
         fast = all(self.fixed(f.sub) for f in cols) or (
             len(strings) == 1 and scalar(dsl.resolve(cols[strings[0]].sub).prefix)[0] == "H")
@@ -558,7 +574,7 @@ class Emitter:
         self.w(0, "")
         self.w(0, "")
         self.decoder_lines += self.lines
-        self.lines = saved
+        self.lines, self.tmp = saved, saved_tmp
         return name
 
     def parse_record(self, info: RecordInfo):
