@@ -141,33 +141,31 @@ def collect(*roots) -> Model:
 def desc(sub):
     """The schema descriptor of a block (what mtokspec's plain-data conversion walks)."""
     sub = dsl.resolve(sub)
-    s = scalar(sub)
-    if s:
-        return ("float",) if s[0] == "d" else ("int",)
-    if isinstance(sub, dsl.FlagAdapter):
-        return ("bool",)
-    if isinstance(sub, dsl.LenPrefixed):
-        return ("str",) if sub.text else ("bytes",)
-    if isinstance(sub, dsl.List):
-        return ("list", desc(sub.element))
-    if isinstance(sub, dsl.Row):
-        return ("row", tuple(desc(f.sub) for f in fields_of(sub)))
-    if isinstance(sub, dsl.Record):
-        return ("record", sub.record_name)
-    if isinstance(sub, dsl.Union):
-        return ("union", sub.union_name)
-    if isinstance(sub, dsl.HeaderLines):
-        return ("record", "Header")
-    if isinstance(sub, dsl.PostProcessorLayouts):
-        return ("union", "PostProcessor")
-    if isinstance(sub, (dsl.Tail, dsl.When)):
-        return ("optional", desc(sub.subcon))
-    if isinstance(sub, dsl.LineTable):
-        cols = [LINE_KINDS[col.kind] for col in sub.columns]
-        return ("list", cols[0] if len(cols) == 1 else ("row", tuple(cols)))
-    if isinstance(sub, dsl.FinalNewline):
-        return ("bool",)
-    raise TypeError(f"no descriptor for {sub!r}")
+    return DESCRIPTORS[kind_of(sub)](sub)
+
+
+def _line_table_desc(sub):
+    cols = [LINE_KINDS[col.kind] for col in sub.columns]
+    return ("list", cols[0] if len(cols) == 1 else ("row", tuple(cols)))
+
+
+# block kind -> its descriptor (Count and End are not tree fields and have none)
+DESCRIPTORS = {
+    "scalar": lambda sub: ("float",) if scalar(sub)[0] == "d" else ("int",),
+    "enum": lambda sub: ("int",),
+    "flag": lambda sub: ("bool",),
+    "lenprefixed": lambda sub: ("str",) if sub.text else ("bytes",),
+    "list": lambda sub: ("list", desc(sub.element)),
+    "row": lambda sub: ("row", tuple(desc(f.sub) for f in fields_of(sub))),
+    "record": lambda sub: ("record", sub.record_name),
+    "union": lambda sub: ("union", sub.union_name),
+    "header": lambda sub: ("record", "Header"),
+    "postprocessor": lambda sub: ("union", "PostProcessor"),
+    "tail": lambda sub: ("optional", desc(sub.subcon)),
+    "when": lambda sub: ("optional", desc(sub.subcon)),
+    "linetable": _line_table_desc,
+    "finalnewline": lambda sub: ("bool",),
+}
 
 
 LINE_KINDS = {"base64": ("bytes",), "raw": ("bytes",), "word": ("str",), "int": ("int",)}
@@ -207,24 +205,26 @@ def default(d, m: Model) -> str:
 def min_size(sub, m: Model) -> int:
     """The fewest bytes a block can take: lets readers refuse impossible counts up front."""
     sub = dsl.resolve(sub)
-    s = scalar(sub)
-    if s:
-        return struct.calcsize("<" + s[0])
-    if isinstance(sub, (dsl.FlagAdapter,)):
-        return 1
-    if isinstance(sub, dsl.Count):
-        return min_size(sub.subcon, m)
-    if isinstance(sub, dsl.LenPrefixed):
-        return min_size(sub.prefix, m)
-    if isinstance(sub, dsl.List):
-        return 0 if isinstance(sub.count, str) else min_size(sub.count, m)
-    if isinstance(sub, (dsl.Row, dsl.Record)):
-        return sum(min_size(f.sub, m) for f in fields_of(sub))
-    if isinstance(sub, dsl.Union):
-        return min_size(sub.tag, m) + min(min_size(r, m) for r in sub.cases.values())
-    if isinstance(sub, dsl.CountLine):
-        return 2
-    return 0
+    return MIN_SIZES.get(kind_of(sub), lambda sub, m: 0)(sub, m)
+
+
+def _fields_min_size(sub, m: Model) -> int:
+    return sum(min_size(f.sub, m) for f in fields_of(sub))
+
+
+# block kind -> its fewest bytes (0 for the rest: text lines, optional and computed blocks)
+MIN_SIZES = {
+    "scalar": lambda sub, m: struct.calcsize("<" + scalar(sub)[0]),
+    "enum": lambda sub, m: struct.calcsize("<" + scalar(sub)[0]),
+    "flag": lambda sub, m: 1,
+    "count": lambda sub, m: min_size(sub.subcon, m),
+    "lenprefixed": lambda sub, m: min_size(sub.prefix, m),
+    "list": lambda sub, m: 0 if isinstance(sub.count, str) else min_size(sub.count, m),
+    "row": _fields_min_size,
+    "record": _fields_min_size,
+    "union": lambda sub, m: min_size(sub.tag, m) + min(min_size(r, m) for r in sub.cases.values()),
+    "countline": lambda sub, m: 2,
+}
 
 
 def tree_fields(info: RecordInfo) -> list[FieldInfo]:
