@@ -7,7 +7,18 @@ import struct
 
 from spec import _dsl as dsl
 
-from .spec_walk import BANNER, FieldInfo, Model, RecordInfo, UnionInfo, fields_of, min_size, scalar, tree_fields
+from .spec_walk import (
+    BANNER,
+    FieldInfo,
+    Model,
+    RecordInfo,
+    UnionInfo,
+    fields_of,
+    kind_of,
+    min_size,
+    scalar,
+    tree_fields,
+)
 
 
 class Emitter:
@@ -140,44 +151,50 @@ class Emitter:
 
     def read_one(self, ind, sub, target, pe, ctx_names, depth_expr, union_name):
         sub = dsl.resolve(sub)
-        if isinstance(sub, dsl.LenPrefixed):
-            self.read_lenprefixed(ind, sub, target, pe)
-        elif isinstance(sub, dsl.Record):
-            self.w(ind, f"{target}, p = _parse_{sub.record_name}(b, p, end, {pe}, 1)")
-        elif isinstance(sub, dsl.HeaderLines):
-            self.w(ind, f"{target}, p = parse_header_lines(b, p, end, {pe}, {sub.magic_line!r}, _COUNTS, _IDS)")
-        elif isinstance(sub, dsl.Union):
-            d = f"{depth_expr} + 1" if sub.union_name == union_name else "1"
-            self.w(ind, f"{target}, p = _parse_{sub.union_name}(b, p, end, {pe}, {d})")
-        elif isinstance(sub, dsl.PostProcessorLayouts):
-            self.w(ind, f"{target}, p = _parse_PostProcessor(b, p, end, {pe}, 1)")
-        elif isinstance(sub, dsl.Tail):
-            self.w(ind, "if p == end:")
-            self.w(ind + 1, f"{target} = None")
-            self.w(ind, "else:")
-            self.read_fields(ind + 1, [(sub.subcon, target, pe)], ctx_names, depth_expr, union_name)
-        elif isinstance(sub, dsl.When):
-            self.w(ind, f"if {ctx_names[sub.flag_field]}:")
-            self.read_fields(ind + 1, [(sub.subcon, target, pe)], ctx_names, depth_expr, union_name)
-            self.w(ind, "else:")
-            self.w(ind + 1, f"{target} = None")
-        elif isinstance(sub, dsl.List):
-            self.read_list(ind, sub, target, pe, ctx_names, depth_expr, union_name)
-        elif isinstance(sub, dsl.CountLine):
-            q = self.var("q")
-            self.w(ind, f"{q} = line_end(b, p, end, {pe})")
-            names = [ctx_names[name] for name, _ in sub.pairs]
-            self.w(ind, f"{', '.join(names)}, = parse_count_line(b, p, {q}, {len(names)}, {pe}, _COUNT)")
-            self.w(ind, f"p = {q}")
-        elif isinstance(sub, dsl.LineTable):
-            self.read_line_table(ind, sub, target, pe, ctx_names)
-        elif isinstance(sub, dsl.FinalNewline):
-            self.w(ind, f"{target} = final_newline")
-        elif isinstance(sub, dsl.End):
-            self.w(ind, "if p != end:")
-            self.w(ind + 1, f'invalid(p, {pe}, "%d trailing bytes after the last section" % (end - p))')
-        else:
+        reader = READERS.get(kind_of(sub))
+        if reader is None:
             raise TypeError(f"cannot emit a reader for {sub!r}")
+        reader(self, ind, sub, target, pe, ctx_names, depth_expr, union_name)
+
+    # the readers of READERS: each writes the code that reads one block into ``target``
+    def read_record(self, ind, sub, target, pe, ctx_names, depth_expr, union_name):
+        self.w(ind, f"{target}, p = _parse_{sub.record_name}(b, p, end, {pe}, 1)")
+
+    def read_header(self, ind, sub, target, pe, ctx_names, depth_expr, union_name):
+        self.w(ind, f"{target}, p = parse_header_lines(b, p, end, {pe}, {sub.magic_line!r}, _COUNTS, _IDS)")
+
+    def read_union(self, ind, sub, target, pe, ctx_names, depth_expr, union_name):
+        d = f"{depth_expr} + 1" if sub.union_name == union_name else "1"
+        self.w(ind, f"{target}, p = _parse_{sub.union_name}(b, p, end, {pe}, {d})")
+
+    def read_post_processor(self, ind, sub, target, pe, ctx_names, depth_expr, union_name):
+        self.w(ind, f"{target}, p = _parse_PostProcessor(b, p, end, {pe}, 1)")
+
+    def read_tail(self, ind, sub, target, pe, ctx_names, depth_expr, union_name):
+        self.w(ind, "if p == end:")
+        self.w(ind + 1, f"{target} = None")
+        self.w(ind, "else:")
+        self.read_fields(ind + 1, [(sub.subcon, target, pe)], ctx_names, depth_expr, union_name)
+
+    def read_when(self, ind, sub, target, pe, ctx_names, depth_expr, union_name):
+        self.w(ind, f"if {ctx_names[sub.flag_field]}:")
+        self.read_fields(ind + 1, [(sub.subcon, target, pe)], ctx_names, depth_expr, union_name)
+        self.w(ind, "else:")
+        self.w(ind + 1, f"{target} = None")
+
+    def read_count_line(self, ind, sub, target, pe, ctx_names, depth_expr, union_name):
+        q = self.var("q")
+        self.w(ind, f"{q} = line_end(b, p, end, {pe})")
+        names = [ctx_names[name] for name, _ in sub.pairs]
+        self.w(ind, f"{', '.join(names)}, = parse_count_line(b, p, {q}, {len(names)}, {pe}, _COUNT)")
+        self.w(ind, f"p = {q}")
+
+    def read_final_newline(self, ind, sub, target, pe, ctx_names, depth_expr, union_name):
+        self.w(ind, f"{target} = final_newline")
+
+    def read_end(self, ind, sub, target, pe, ctx_names, depth_expr, union_name):
+        self.w(ind, "if p != end:")
+        self.w(ind + 1, f'invalid(p, {pe}, "%d trailing bytes after the last section" % (end - p))')
 
     def read_list(self, ind, sub, target, pe, ctx_names, depth_expr, union_name):
         n = self.var("n")
@@ -697,44 +714,53 @@ class Emitter:
 
     def write_one(self, ind, sub, e, pe, obj, union_name):
         sub = dsl.resolve(sub)
-        if isinstance(sub, dsl.LenPrefixed):
-            self.write_lenprefixed(ind, sub, e, pe)
-        elif isinstance(sub, dsl.Record):
-            self.w(ind, f"_build_{sub.record_name}({e}, out, {pe})")
-        elif isinstance(sub, dsl.HeaderLines):
-            self.w(ind, f"build_header_lines({e}, out, {pe}, {sub.magic_line!r})")
-        elif isinstance(sub, dsl.Union):
-            self.w(ind, f"_build_{sub.union_name}({e}, out, {pe})")
-        elif isinstance(sub, dsl.PostProcessorLayouts):
-            self.w(ind, f"_build_PostProcessor({e}, out, {pe})")
-        elif isinstance(sub, dsl.Tail):
-            self.w(ind, f"if {e} is None:")
-            self.w(ind + 1, "absent = True")
-            self.w(ind, "else:")
-            self.w(ind + 1, "if absent:")
-            self.w(ind + 2, f'bad_value({pe}, "a trailing section cannot follow an absent one", {e})')
-            self.write_fields(ind + 1, [(FieldInfo("", sub.subcon, ""), e, pe)], obj, union_name)
-        elif isinstance(sub, dsl.When):
-            flag = f"{obj}.{sub.flag_field}"
-            self.w(ind, f"if bool({flag}) != ({e} is not None):")
-            self.w(ind + 1, f'bad_value({pe}, "present exactly when {sub.flag_field} is set", {e})')
-            self.w(ind, f"if {e} is not None:")
-            self.write_fields(ind + 1, [(FieldInfo("", sub.subcon, ""), e, pe)], obj, union_name)
-        elif isinstance(sub, dsl.List):
-            self.write_list(ind, sub, e, pe, obj, union_name)
-        elif isinstance(sub, dsl.CountLine):
-            counts = ", ".join(f"len({obj}.{target})" for _, target in sub.pairs)
-            fmt = " ".join(["%d"] * len(sub.pairs))
-            self.w(ind, f'out.append(b"{fmt}\\n" % ({counts},))')
-        elif isinstance(sub, dsl.LineTable):
-            self.write_line_table(ind, sub, e, pe, obj)
-        elif isinstance(sub, dsl.FinalNewline):
-            self.w(ind, f"if {e}.__class__ is not bool:")
-            self.w(ind + 1, f'bad_value({pe}, "expected a bool", {e})')
-        elif isinstance(sub, dsl.End):
-            pass
-        else:
+        writer = WRITERS.get(kind_of(sub))
+        if writer is None:
             raise TypeError(f"cannot emit a writer for {sub!r}")
+        writer(self, ind, sub, e, pe, obj, union_name)
+
+    # the writers of WRITERS: each writes the code that appends the bytes of one block (value ``e``)
+    def write_record(self, ind, sub, e, pe, obj, union_name):
+        self.w(ind, f"_build_{sub.record_name}({e}, out, {pe})")
+
+    def write_header(self, ind, sub, e, pe, obj, union_name):
+        self.w(ind, f"build_header_lines({e}, out, {pe}, {sub.magic_line!r})")
+
+    def write_union(self, ind, sub, e, pe, obj, union_name):
+        self.w(ind, f"_build_{sub.union_name}({e}, out, {pe})")
+
+    def write_post_processor(self, ind, sub, e, pe, obj, union_name):
+        self.w(ind, f"_build_PostProcessor({e}, out, {pe})")
+
+    def write_tail(self, ind, sub, e, pe, obj, union_name):
+        self.w(ind, f"if {e} is None:")
+        self.w(ind + 1, "absent = True")
+        self.w(ind, "else:")
+        self.w(ind + 1, "if absent:")
+        self.w(ind + 2, f'bad_value({pe}, "a trailing section cannot follow an absent one", {e})')
+        self.write_fields(ind + 1, [(FieldInfo("", sub.subcon, ""), e, pe)], obj, union_name)
+
+    def write_when(self, ind, sub, e, pe, obj, union_name):
+        flag = f"{obj}.{sub.flag_field}"
+        self.w(ind, f"if bool({flag}) != ({e} is not None):")
+        self.w(ind + 1, f'bad_value({pe}, "present exactly when {sub.flag_field} is set", {e})')
+        self.w(ind, f"if {e} is not None:")
+        self.write_fields(ind + 1, [(FieldInfo("", sub.subcon, ""), e, pe)], obj, union_name)
+
+    def write_count_line(self, ind, sub, e, pe, obj, union_name):
+        counts = ", ".join(f"len({obj}.{target})" for _, target in sub.pairs)
+        fmt = " ".join(["%d"] * len(sub.pairs))
+        self.w(ind, f'out.append(b"{fmt}\\n" % ({counts},))')
+
+    def write_line_table_field(self, ind, sub, e, pe, obj, union_name):
+        self.write_line_table(ind, sub, e, pe, obj)
+
+    def write_final_newline(self, ind, sub, e, pe, obj, union_name):
+        self.w(ind, f"if {e}.__class__ is not bool:")
+        self.w(ind + 1, f'bad_value({pe}, "expected a bool", {e})')
+
+    def write_end(self, ind, sub, e, pe, obj, union_name):
+        pass  # the end of the data writes nothing
 
     def write_line_table(self, ind, sub, e, pe, obj):
         lv, lines, i, row = self.var("lst"), self.var("lines"), self.var("i"), self.var("row")
@@ -859,6 +885,38 @@ class Emitter:
         self.w(2, 'bad_value(path, "expected a post-processor layout", obj)')
         self.w(0, "")
         self.w(0, "")
+
+
+# block kind -> the Emitter method that writes its reader / writer (fixed-size scalars and flags
+# are read and written in groups by read_fields / write_fields before these are consulted)
+READERS = {
+    "lenprefixed": lambda e, ind, sub, target, pe, *ctx: e.read_lenprefixed(ind, sub, target, pe),
+    "record": Emitter.read_record,
+    "header": Emitter.read_header,
+    "union": Emitter.read_union,
+    "postprocessor": Emitter.read_post_processor,
+    "tail": Emitter.read_tail,
+    "when": Emitter.read_when,
+    "list": Emitter.read_list,
+    "countline": Emitter.read_count_line,
+    "linetable": lambda e, ind, sub, target, pe, ctx_names, *rest: e.read_line_table(ind, sub, target, pe, ctx_names),
+    "finalnewline": Emitter.read_final_newline,
+    "end": Emitter.read_end,
+}
+WRITERS = {
+    "lenprefixed": lambda e, ind, sub, v, pe, *ctx: e.write_lenprefixed(ind, sub, v, pe),
+    "record": Emitter.write_record,
+    "header": Emitter.write_header,
+    "union": Emitter.write_union,
+    "postprocessor": Emitter.write_post_processor,
+    "tail": Emitter.write_tail,
+    "when": Emitter.write_when,
+    "list": Emitter.write_list,
+    "countline": Emitter.write_count_line,
+    "linetable": Emitter.write_line_table_field,
+    "finalnewline": Emitter.write_final_newline,
+    "end": Emitter.write_end,
+}
 
 
 CODEC_PRELUDE = '''\
