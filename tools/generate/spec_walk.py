@@ -81,56 +81,78 @@ def fields_of(rec: c.Struct) -> list[FieldInfo]:
 
 
 def collect(*roots) -> Model:
+    """The records, unions and enums reachable from ``roots``, each once, in first-seen order."""
     m = Model()
-
-    def visit(sub, union=None, tag=None):
-        sub = dsl.resolve(sub)
-        if isinstance(sub, dsl.Record):
-            if sub.record_name in m.records:
-                return
-            info = RecordInfo(sub.record_name, sub.record_doc, fields_of(sub), union, tag, ref=sub.ref)
-            m.records[sub.record_name] = info
-            for f in info.fields:
-                visit(f.sub)
-            m.order.append(sub.record_name)
-        elif isinstance(sub, dsl.Union):
-            if sub.union_name in m.unions:
-                return
-            m.unions[sub.union_name] = UnionInfo(
-                sub.union_name, sub.union_doc, scalar(sub.tag)[0],
-                [(t, r.record_name) for t, r in sub.cases.items()], sub.max_depth, node=sub, ref=sub.ref,
-            )
-            for t, r in sub.cases.items():
-                visit(r, sub.union_name, t)
-            m.order.append(sub.union_name)
-        elif isinstance(sub, dsl.HeaderLines):
-            if "Header" not in m.records:
-                m.records["Header"] = RecordInfo("Header", dsl.HeaderLines.__doc__.split("\n\n")[0], [], custom=sub,
-                                                 ref=sub.ref)
-                m.order.append("Header")
-        elif isinstance(sub, dsl.PostProcessorLayouts):
-            if "PostProcessor" not in m.unions:
-                m.unions["PostProcessor"] = UnionInfo(
-                    "PostProcessor", "", "",
-                    [(-1, sub.current.record_name), (-2, sub.legacy.record_name)], 1, custom=sub, node=sub,
-                )
-                visit(sub.op_union)
-                visit(sub.current, "PostProcessor")
-                visit(sub.legacy, "PostProcessor")
-                m.order.append("PostProcessor")
-        elif isinstance(sub, (dsl.List,)):
-            visit(sub.element)
-        elif isinstance(sub, dsl.Enum):
-            m.enums.setdefault(sub.enum_name, sub)
-        elif isinstance(sub, (dsl.Tail, dsl.When, dsl.Count)):
-            visit(sub.subcon)
-        elif isinstance(sub, dsl.Row):
-            for f in fields_of(sub):
-                visit(f.sub)
-
     for root in roots:
-        visit(root)
+        visit(m, root)
     return m
+
+
+def visit(m: Model, sub, union: str | None = None, tag: int | None = None) -> None:
+    sub = dsl.resolve(sub)
+    VISITORS.get(kind_of(sub), lambda m, sub, union, tag: None)(m, sub, union, tag)
+
+
+def _visit_record(m: Model, sub, union, tag) -> None:
+    if sub.record_name in m.records:
+        return
+    info = RecordInfo(sub.record_name, sub.record_doc, fields_of(sub), union, tag, ref=sub.ref)
+    m.records[sub.record_name] = info
+    for f in info.fields:
+        visit(m, f.sub)
+    m.order.append(sub.record_name)
+
+
+def _visit_union(m: Model, sub, union, tag) -> None:
+    if sub.union_name in m.unions:
+        return
+    m.unions[sub.union_name] = UnionInfo(
+        sub.union_name, sub.union_doc, scalar(sub.tag)[0],
+        [(t, r.record_name) for t, r in sub.cases.items()], sub.max_depth, node=sub, ref=sub.ref,
+    )
+    for t, r in sub.cases.items():
+        visit(m, r, sub.union_name, t)
+    m.order.append(sub.union_name)
+
+
+def _visit_header(m: Model, sub, union, tag) -> None:
+    if "Header" not in m.records:
+        m.records["Header"] = RecordInfo("Header", dsl.HeaderLines.__doc__.split("\n\n")[0], [], custom=sub,
+                                         ref=sub.ref)
+        m.order.append("Header")
+
+
+def _visit_post_processor(m: Model, sub, union, tag) -> None:
+    if "PostProcessor" in m.unions:
+        return
+    m.unions["PostProcessor"] = UnionInfo(
+        "PostProcessor", "", "", [(-1, sub.current.record_name), (-2, sub.legacy.record_name)], 1,
+        custom=sub, node=sub,
+    )
+    visit(m, sub.op_union)
+    visit(m, sub.current, "PostProcessor")
+    visit(m, sub.legacy, "PostProcessor")
+    m.order.append("PostProcessor")
+
+
+def _visit_row(m: Model, sub, union, tag) -> None:
+    for f in fields_of(sub):
+        visit(m, f.sub)
+
+
+# block kind -> what the walk records and where it goes on (scalars, flags, strings, text lines: nothing)
+VISITORS = {
+    "record": _visit_record,
+    "union": _visit_union,
+    "header": _visit_header,
+    "postprocessor": _visit_post_processor,
+    "list": lambda m, sub, union, tag: visit(m, sub.element),
+    "enum": lambda m, sub, union, tag: m.enums.setdefault(sub.enum_name, sub),
+    "tail": lambda m, sub, union, tag: visit(m, sub.subcon),
+    "when": lambda m, sub, union, tag: visit(m, sub.subcon),
+    "count": lambda m, sub, union, tag: visit(m, sub.subcon),
+    "row": _visit_row,
+}
 
 
 # ----------------------------------------------------------------------------------------------
