@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mtokspec import tree as T
+from mtokspec import tree as t
 from mtokspec.runtime import TokenizerError
 from mtokspec.runtime.tokenizer import Tokenizer
 
@@ -88,7 +88,7 @@ def compare(mtok, tokenizer_json: str | os.PathLike, texts, *, add_special_token
     tokenizers = _hf()
     if isinstance(mtok, Tokenizer):
         ours = mtok
-    elif isinstance(mtok, T.MtokFile):
+    elif isinstance(mtok, t.MtokFile):
         ours = Tokenizer.from_tree(mtok)
     else:
         ours = Tokenizer.from_file(mtok)

@@ -30,7 +30,7 @@ import time
 
 import regex
 
-from mtokspec import tree
+from mtokspec import tree as t
 from mtokspec.byte_level import BYTE_TO_CHAR, CHAR_TO_BYTE
 from mtokspec.runtime import build_from_registry
 from mtokspec.runtime.normalizers import _WS_STR
@@ -44,7 +44,7 @@ __all__ = [
 
 # Split behaviours: the file's codes (spec/mtok.py declares them), then two HF behaviours that only
 # the fixed pre-tokenizers here use.
-ISOLATED, REMOVED, MERGED_WITH_PREVIOUS = tree.SplitBehavior
+ISOLATED, REMOVED, MERGED_WITH_PREVIOUS = t.SplitBehavior
 MERGED_WITH_NEXT, CONTIGUOUS = 3, 4
 
 # A pattern search may take SPLIT_TIMEOUT + len(text) * SPLIT_TIMEOUT_PER_CHAR seconds.
@@ -194,7 +194,7 @@ class ByteLevel(PreTokenizer):
         return [byte_level_map(p) for p in self.split_raw(s)]
 
     @classmethod
-    def from_tree(cls, node: tree.ByteLevelPreTokenizer) -> "ByteLevel":
+    def from_tree(cls, node: t.ByteLevelPreTokenizer) -> "ByteLevel":
         return cls(node.use_regex)
 
 
@@ -211,7 +211,7 @@ class Digits(PreTokenizer):
         return self._re.findall(s)
 
     @classmethod
-    def from_tree(cls, node: tree.DigitsPreTokenizer) -> "Digits":
+    def from_tree(cls, node: t.DigitsPreTokenizer) -> "Digits":
         return cls(node.individual_digits)
 
 
@@ -239,7 +239,7 @@ class Metaspace(PreTokenizer):
         return self._re.findall(s)
 
     @classmethod
-    def from_tree(cls, node: tree.MetaspacePreTokenizer) -> "Metaspace":
+    def from_tree(cls, node: t.MetaspacePreTokenizer) -> "Metaspace":
         return cls(node.replacement, node.add_prefix_space)
 
 
@@ -323,7 +323,7 @@ class Split(PreTokenizer):
         return split_spans(s, self._spans(s), self.behavior, self.invert)
 
     @classmethod
-    def from_tree(cls, node: tree.SplitPreTokenizer) -> "Split":
+    def from_tree(cls, node: t.SplitPreTokenizer) -> "Split":
         return cls(node.pattern, node.invert, node.behavior)
 
 
@@ -378,18 +378,18 @@ class Sequence(PreTokenizer):
         return pieces
 
     @classmethod
-    def from_tree(cls, node: tree.SequencePreTokenizer) -> "Sequence":
+    def from_tree(cls, node: t.SequencePreTokenizer) -> "Sequence":
         return cls([from_tree(p) for p in node.pretokenizers])
 
 
 REGISTRY: dict[type, type[PreTokenizer]] = {
-    tree.NoPreTokenizer: NoPreTokenizer,
-    tree.ByteLevelPreTokenizer: ByteLevel,
-    tree.DigitsPreTokenizer: Digits,
-    tree.MetaspacePreTokenizer: Metaspace,
-    tree.SplitPreTokenizer: Split,
-    tree.BertPreTokenizer: BertPreTokenizer,
-    tree.SequencePreTokenizer: Sequence,
+    t.NoPreTokenizer: NoPreTokenizer,
+    t.ByteLevelPreTokenizer: ByteLevel,
+    t.DigitsPreTokenizer: Digits,
+    t.MetaspacePreTokenizer: Metaspace,
+    t.SplitPreTokenizer: Split,
+    t.BertPreTokenizer: BertPreTokenizer,
+    t.SequencePreTokenizer: Sequence,
 }
 
 

@@ -37,7 +37,7 @@ from typing import Any
 
 import regex
 
-from mtokspec import tree
+from mtokspec import tree as t
 from mtokspec.runtime.models._vocab import ByteKeyedVocab, bytes_vocab, decode_token, text_key
 from mtokspec.runtime.pre_tokenizers import byte_level_map
 
@@ -136,7 +136,7 @@ class BPE(ByteKeyedVocab):
         self._chunk_re = None
 
     @classmethod
-    def from_tree(cls, node: tree.BPEModel) -> "BPE":
+    def from_tree(cls, node: t.BPEModel) -> "BPE":
         return cls(bytes_vocab(node.vocab), node.merges, node.byte_fallback, node.byte_level)
 
     # --- tables ---------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from collections.abc import Collection
 from itertools import repeat
 from typing import Any
 
-from mtokspec import tree
+from mtokspec import tree as t
 from mtokspec.runtime.models._vocab import ByteKeyedVocab, columns, decode_token, text_key
 from mtokspec.runtime.models.bpe import CACHE_MAX
 
@@ -163,7 +163,7 @@ class Unigram(ByteKeyedVocab):
         return None if r is None else self._ids[r]
 
     @classmethod
-    def from_tree(cls, node: tree.UnigramModel, serde_scores: bool = True) -> "Unigram":
+    def from_tree(cls, node: t.UnigramModel, serde_scores: bool = True) -> "Unigram":
         return cls(node.vocab, node.unk_id, node.byte_fallback, serde_scores)
 
     def _build(self):
