@@ -9,6 +9,7 @@ JavaScript parser (``JsObject`` gives that JSON the Python parser's attribute na
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 import struct
 
@@ -41,40 +42,78 @@ def tree_plain(node):
 
 def kaitai_plain(obj, sub=mtok.MtokFile):
     """A Kaitai parser's object for the block ``sub`` as plain data, like :func:`tree_plain`."""
+    return converter(sub)(obj)
+
+
+_CONVERTERS: dict[int, object] = {}
+
+
+def converter(sub):
+    """The function that converts a Kaitai value of block ``sub`` (made once per block: tables have
+    100k+ rows)."""
     sub = dsl.resolve(sub)
-    return CONVERTERS[kind_of(sub)](obj, sub)
+    made = _CONVERTERS.get(id(sub))
+    if made is None:
+        slot = []  # a recursive block (Sequence variants) meets itself while its converter is made
+        _CONVERTERS[id(sub)] = lambda value: slot[0](value)
+        made = _CONVERTERS[id(sub)] = CONVERTER_MAKERS[kind_of(sub)](sub)
+        slot.append(made)
+    return made
 
 
-def _record(obj, info: RecordInfo) -> dict:
-    return {"type": info.name, **{f.name: kaitai_plain(getattr(obj, f.name, None), f.sub) for f in tree_fields(info)}}
+def _record(info: RecordInfo):
+    fields = [(f.name, converter(f.sub)) for f in tree_fields(info)]
+    return lambda obj: {"type": info.name, **{name: conv(getattr(obj, name, None)) for name, conv in fields}}
 
 
-def _scalar(value, sub):
-    return f64(value) if scalar(sub)[0] == "d" else value
+def _scalar(sub):
+    return f64 if scalar(sub)[0] == "d" else (lambda value: value)
 
 
-def _header(obj, sub) -> dict:
-    return {"type": "Header", "special_count": obj.special_count, "stop_count": obj.stop_count,
-            "prefix_count": obj.prefix_count, "ids": [d.value for d in obj.ids],
-            "trailing_space": bool(obj.trailing_space)}
+def _header(sub):
+    return lambda obj: {"type": "Header", "special_count": obj.special_count, "stop_count": obj.stop_count,
+                        "prefix_count": obj.prefix_count, "ids": [d.value for d in obj.ids],
+                        "trailing_space": bool(obj.trailing_space)}
 
 
-def _optional(value, sub):
-    return None if value is None else kaitai_plain(value, sub.subcon)
+def _optional(sub):
+    inner = converter(sub.subcon)
+    return lambda value: None if value is None else inner(value)
 
 
-CONVERTERS = {
+def _list(sub):
+    element = converter(sub.element)
+    return lambda values: [element(x) for x in values]
+
+
+def _row(sub):
+    fields = [(f.name, converter(f.sub)) for f in fields_of(sub)]
+    return lambda obj: tuple(conv(getattr(obj, name)) for name, conv in fields)
+
+
+def _union(sub):
+    cases = {tag: _record(MODEL.records[rec.record_name]) for tag, rec in sub.cases.items()}
+    return lambda obj: cases[int(obj.tag)](obj.variant)
+
+
+def _post_processor(sub):
+    legacy = _record(MODEL.records[sub.legacy.record_name])
+    current = _record(MODEL.records[sub.current.record_name])
+    return lambda obj: (legacy if obj.is_legacy else current)(obj.layout)
+
+
+# block kind -> the maker of its converter
+CONVERTER_MAKERS = {
     "scalar": _scalar,
-    "flag": lambda value, sub: bool(value),
-    "enum": lambda value, sub: int(value),  # Kaitai gives an enum member for a named value
-    "lenprefixed": lambda obj, sub: obj.value,
-    "list": lambda values, sub: [kaitai_plain(x, sub.element) for x in values],
-    "row": lambda obj, sub: tuple(kaitai_plain(getattr(obj, f.name), f.sub) for f in fields_of(sub)),
-    "record": lambda obj, sub: _record(obj, MODEL.records[sub.record_name]),
-    "union": lambda obj, sub: _record(obj.variant, MODEL.records[sub.cases[int(obj.tag)].record_name]),
+    "enum": lambda sub: int,  # Kaitai gives an enum member for a named value
+    "flag": lambda sub: bool,
+    "lenprefixed": lambda sub: lambda obj: obj.value,
+    "list": _list,
+    "row": _row,
+    "record": lambda sub: _record(MODEL.records[sub.record_name]),
+    "union": _union,
     "header": _header,
-    "postprocessor": lambda obj, sub: _record(
-        obj.layout, MODEL.records[(sub.legacy if obj.is_legacy else sub.current).record_name]),
+    "postprocessor": _post_processor,
     "tail": _optional,
     "when": _optional,
 }
@@ -87,10 +126,16 @@ class JsObject:
         self._data = data
 
     def __getattr__(self, name: str):
-        camel = re.sub(r"_([a-z0-9])", lambda m: m.group(1).upper(), name)
+        camel = camel_case(name)
         if camel not in self._data:
             raise AttributeError(name)
         return js_value(self._data[camel])
+
+
+@functools.cache
+def camel_case(name: str) -> str:
+    """The JavaScript parser's spelling of a Kaitai identifier: ``num_vocab`` -> ``numVocab``."""
+    return re.sub(r"_([a-z0-9])", lambda m: m.group(1).upper(), name)
 
 
 def js_value(value):
