@@ -8,6 +8,7 @@ JavaScript parser (``JsObject`` gives that JSON the Python parser's attribute na
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import functools
 import re
@@ -15,10 +16,10 @@ import struct
 
 from mtokspec.table import Table
 from spec import _dsl as dsl
-from spec import mtok
+from spec import mtok, txt
 from tools.generate.spec_walk import RecordInfo, collect, fields_of, kind_of, scalar, tree_fields
 
-MODEL = collect(mtok.MtokFile)
+MODEL = collect(mtok.MtokFile, *txt.ROOTS.values())
 
 
 def f64(x: float) -> tuple[str, str]:
@@ -61,9 +62,23 @@ def converter(sub):
     return made
 
 
+def kaitai_txt_plain(obj):
+    """The tree of tokenizer_txt.ksy's root: its ``file`` is the type line 1 names."""
+    return converter(txt.ROOTS[obj.file_type - ord("0")])(obj.file)
+
+
 def _record(info: RecordInfo):
-    fields = [(f.name, converter(f.sub)) for f in tree_fields(info)]
-    return lambda obj: {"type": info.name, **{name: conv(getattr(obj, name, None)) for name, conv in fields}}
+    fields = [(f.name, _getter(f), converter(f.sub)) for f in tree_fields(info)]
+    return lambda obj: {"type": info.name, **{name: conv(get(obj)) for name, get, conv in fields}}
+
+
+def _getter(f):
+    """How a field is read from its record's Kaitai object."""
+    sub = dsl.resolve(f.sub)
+    if kind_of(sub) == "linetable" and sub.final_newline:  # the last line is read apart (its newline optional)
+        last = f"{f.name}_last_line"
+        return lambda obj: getattr(obj, f.name) + ([getattr(obj, last)] if getattr(obj, last, None) is not None else [])
+    return lambda obj: getattr(obj, f.name, None)
 
 
 def _scalar(sub):
@@ -91,6 +106,22 @@ def _row(sub):
     return lambda obj: tuple(conv(getattr(obj, name)) for name, conv in fields)
 
 
+def _line_table(sub):
+    columns = [(col.name, LINE_COLUMNS[col.kind]) for col in sub.columns]
+    if len(columns) == 1:
+        return lambda lines: [columns[0][1](line) for line in lines]
+    return lambda lines: [tuple(conv(getattr(line, name)) for name, conv in columns) for line in lines]
+
+
+# a text-line column kind -> its tree value from Kaitai's (a base64 column is Kaitai's text: decode it)
+LINE_COLUMNS = {
+    "base64": lambda text: base64.b64decode(text, validate=True),
+    "word": lambda text: text,
+    "int": lambda decimal: decimal.value,
+    "raw": bytes,
+}
+
+
 def _union(sub):
     cases = {tag: _record(MODEL.records[rec.record_name]) for tag, rec in sub.cases.items()}
     return lambda obj: cases[int(obj.tag)](obj.variant)
@@ -116,6 +147,8 @@ CONVERTER_MAKERS = {
     "postprocessor": _post_processor,
     "tail": _optional,
     "when": _optional,
+    "linetable": _line_table,
+    "finalnewline": lambda sub: bool,
 }
 
 

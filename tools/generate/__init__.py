@@ -21,7 +21,7 @@ from spec import mtok, txt  # noqa: E402  (spec_walk puts the repository root on
 
 from .codec import emit_codec
 from .format import emit_format
-from .ksy import KSY_LIMITS, emit_ksy
+from .ksy import KSY_LIMITS, emit_ksy, emit_txt_ksy
 from .tree import emit_tree
 
 OUT = ROOT / "generated"
@@ -41,6 +41,13 @@ def outputs() -> dict[str, str]:
             m, "MtokFile",
             meta={"title": "MNN LLM tokenizer, binary .mtok (file type 4)", "file-extension": "mtok",
                   "license": "Apache-2.0", "ks-version": "0.11"},
+        ),
+        "tokenizer_txt.ksy": emit_txt_ksy(
+            m, txt_roots,
+            meta={"title": "MNN LLM tokenizer, legacy tokenizer.txt (file types 0-3)", "file-extension": "txt",
+                  "license": "Apache-2.0", "ks-version": "0.11"},
+            doc="MNN's legacy tokenizer.txt (file types 0-3): the three header lines of .mtok, a line of counts, "
+                "then one line per entry.  Base64 columns are left as their text: Kaitai cannot decode base64.",
         ),
     }
 

@@ -21,7 +21,8 @@ LEN_PREFIXED_NAMES = {(False, "H"): "bytes16", (True, "H"): "text16", (True, "I"
 KSY_LIMITS = (
     "**Nesting depth.** Sequence variants may nest at most 32 deep; Kaitai recurses without a limit "
     "(a hostile file can exhaust the stack of a generated parser).",
-    "**Canonical decimals.** Header numbers are read with Kaitai's `to_i`: leading zeros, a sign on a "
+    "**Canonical decimals.** Decimal text (the header, the legacy count lines and integer columns) is read "
+    "with Kaitai's `to_i`: leading zeros, a sign on a "
     "count, `-0` or an empty number are not refused (the JavaScript runtime's `parseInt` even "
     "accepts trailing garbage).",
     "**UTF-8.** Text fields are declared UTF-8; whether invalid bytes fail depends on the target "
@@ -31,6 +32,11 @@ KSY_LIMITS = (
     "**Post-processor layout.** The choice is expressed (a walk over the ops decides), but a "
     "`LegacyPostProcessor` that would read back as a program is only refused on build, which Kaitai "
     "does not do.",
+    "**Base64** (legacy types 0-2): `tokenizer_txt.ksy` gives those columns as their base64 text; "
+    "decoding them, and refusing text that is not canonical padded base64, is left to the reader.",
+    "**Type 3's last merge line** may lack its newline, so it is read with `eos-error: false`: a file "
+    "cut right after a newline while merge lines are still due reads as an empty last line "
+    "(mtokspec: truncated).",
     "**Semantics** (`mtokspec.validate`): sorted vocabularies, ids in range, header counts against "
     "line 3, and the rest of the findings are not layout and are not in the .ksy.",
 )
@@ -39,10 +45,12 @@ KSY_LIMITS = (
 class KsyEmitter:
     """Collects the Kaitai ``types`` and ``enums`` that one root needs, on first use."""
 
-    def __init__(self, m: Model):
+    def __init__(self, m: Model, one_header: bool = True):
         self.m = m
         self.types: dict[str, dict] = {}
         self.enums: dict[str, dict] = {}
+        self.one_header = one_header  # else each file type has its own header type (its magic line)
+        self.instances: dict[str, dict] = {}  # instances the fields of the record being defined ask for
 
     # -- seq attributes of a record's fields -------------------------------------------------
 
@@ -65,6 +73,43 @@ class KsyEmitter:
         count = f"num_{name}"
         return [attr(count, self.ref(sub.count), f"number of {name}"),
                 attr(name, {**element, "repeat": "expr", "repeat-expr": count}, doc)]
+
+    def count_line_attrs(self, name, sub, doc, shared_count=None) -> list[dict]:
+        """One decimal per line table, separated by spaces: ``num_<table>`` as Kaitai's style has it."""
+        self.types["decimal"] = DECIMAL
+        last = len(sub.pairs) - 1
+        return [attr(f"num_{target}", {"type": "decimal", "terminator": 10 if i == last else 32},
+                     f"number of {target} (decimal text)") for i, (_, target) in enumerate(sub.pairs)]
+
+    def line_table_attrs(self, name, sub, doc, shared_count=None) -> list[dict]:
+        """``count`` lines; a table whose last line may lack its newline reads that line apart."""
+        line = {**self.line_ref(sub.columns)}
+        count = f"num_{name}.value"
+        if not sub.final_newline:
+            return [attr(name, {**line, "terminator": 10, "repeat": "expr", "repeat-expr": count}, doc)]
+        return [attr(name, {**line, "terminator": 10, "repeat": "expr", "repeat-expr": f"{count} > 0 ? {count} - 1 : 0"},
+                     doc + " (all but the last line)"),
+                attr(f"{name}_last_line", {**line, "terminator": 10, "eos-error": False, "if": f"{count} > 0"},
+                     f"the last line of {name}, its newline optional")]
+
+    def line_ref(self, columns) -> dict:
+        if len(columns) == 1:
+            return LINE_COLUMNS[columns[0].kind](self)
+        name = "_".join(col.name for col in columns) + "_line"
+        if name not in self.types:
+            last = len(columns) - 1
+            self.types[name] = {
+                "doc": "one line without its newline: " + ", ".join(col.name for col in columns) + ", separated by a space",
+                "seq": [attr(col.name, {**LINE_COLUMNS[col.kind](self), **({"terminator": 32} if i < last else {"size-eos": True})},
+                             col.doc) for i, col in enumerate(columns)],
+            }
+        return {"type": name}
+
+    def final_newline_attrs(self, name, sub, doc, shared_count=None) -> list[dict]:
+        # no bytes: whether the file's last byte is the newline (the line tables above end the file)
+        self.instances["last_byte"] = {"pos": "_io.size - 1", "type": "u1"}
+        self.instances[name] = {"value": "last_byte == 10", "doc": doc}
+        return []
 
     def end_attrs(self, name, sub, doc, shared_count=None) -> list[dict]:
         return [attr("trailing_bytes", {"size-eos": True, "valid": {"expr": "_.length == 0"}},
@@ -114,9 +159,13 @@ class KsyEmitter:
     def define_record(self, info: RecordInfo, shared_count: str | None = None) -> None:
         name = snake(info.name)
         self.types[name] = {"doc": info.doc, **doc_ref(info.ref)}  # first, so a recursive reference finds it
+        outer, self.instances = self.instances, {}
         seq = self.seq(info.fields, shared_count)
         if seq:
             self.types[name]["seq"] = seq
+        if self.instances:
+            self.types[name]["instances"] = self.instances
+        self.instances = outer
 
     def row_ref(self, sub) -> dict:
         fields = fields_of(sub)
@@ -147,14 +196,10 @@ class KsyEmitter:
         return {"type": name}
 
     def header_ref(self, sub) -> dict:
-        name = "header"
+        name = "header" if self.one_header else f"header_type{sub.file_type}"
         if name in self.types:
             return {"type": name}
-        self.types["decimal"] = {
-            "doc": "a decimal integer in ASCII text (its canonical form is not checked here)",
-            "seq": [attr("text", {"type": "str", "size-eos": True, "encoding": "ASCII"}, "the digits")],
-            "instances": {"value": {"value": "text.to_i", "doc": "the number"}},
-        }
+        self.types["decimal"] = DECIMAL
         count_docs = {n: doc for n, _, doc in dsl.HeaderLines.FIELDS}
         counts = [n for n, d, _ in dsl.HeaderLines.FIELDS if d == ("int",)]
         self.types["header_counts"] = {
@@ -249,6 +294,27 @@ def conditional(condition: str):
     return emit
 
 
+DECIMAL = {
+    "doc": "a decimal integer in ASCII text (its canonical form is not checked here)",
+    "seq": [{"id": "text", "type": "str", "size-eos": True, "encoding": "ASCII", "doc": "the digits"}],
+    "instances": {"value": {"value": "text.to_i", "doc": "the number"}},
+}
+
+
+def _decimal_column(e: KsyEmitter) -> dict:
+    e.types["decimal"] = DECIMAL
+    return {"type": "decimal"}
+
+
+# a text-line column kind (spec/_dsl.py LineColumn) -> how Kaitai reads it
+LINE_COLUMNS = {
+    "base64": lambda e: {"type": "str", "encoding": "ASCII"},  # Kaitai cannot decode base64: the text
+    "word": lambda e: {"type": "str", "encoding": "UTF-8"},
+    "int": _decimal_column,
+    "raw": lambda e: {},
+}
+
+
 def doc_ref(refs: tuple[str, ...]) -> dict:
     return {"doc-ref": list(refs)} if refs else {}
 
@@ -266,6 +332,9 @@ SEQ_EMITTERS = {
     "when": conditional("{flag} != 0"),
     "end": KsyEmitter.end_attrs,
     "count": KsyEmitter.count_attrs,
+    "countline": KsyEmitter.count_line_attrs,
+    "linetable": KsyEmitter.line_table_attrs,
+    "finalnewline": KsyEmitter.final_newline_attrs,
 }
 
 TYPE_REFS = {
@@ -287,5 +356,26 @@ def emit_ksy(m: Model, root: str, meta: dict) -> str:
     seq = e.seq(info.fields)
     ksy = {"meta": {"id": snake(root), **meta, "endian": "le"}, "doc": info.doc, **doc_ref(info.ref), "seq": seq,
            "types": e.types, "enums": e.enums}
+    body = yaml.safe_dump(ksy, sort_keys=False, allow_unicode=True, width=110, default_flow_style=False)
+    return BANNER + body
+
+
+def emit_txt_ksy(m: Model, roots: list[str], meta: dict, doc: str) -> str:
+    """One description for the four legacy types: line 1 says which, each type is its tree class."""
+    e = KsyEmitter(m, one_header=False)
+    cases = {}
+    for root in roots:
+        info = m.records[root]
+        e.define_record(info)
+        header = dsl.resolve(info.fields[0].sub)
+        cases[ord(str(header.file_type))] = snake(root)
+    ksy = {"meta": {"id": "tokenizer_txt_file", **meta}, "doc": doc,
+           "seq": [attr("file", {"type": {"switch-on": "file_type", "cases": cases}},
+                        "the file, read as the type line 1 names")],
+           "instances": {"file_type": {"pos": 4, "type": "u1", "valid": {"min": min(cases), "max": max(cases)},
+                                       "doc": "the type digit of line 1 (\"430 <type>\")"}},
+           "types": e.types}
+    if e.enums:
+        ksy["enums"] = e.enums
     body = yaml.safe_dump(ksy, sort_keys=False, allow_unicode=True, width=110, default_flow_style=False)
     return BANNER + body
