@@ -1,7 +1,7 @@
 """The byte layouts of MNN's tokenizer files, declared once with ``construct``.
 
 ``mtok`` declares the binary ``.mtok`` format.  The declarations double as a slow reference
-codec (``reference_parse`` / ``reference_build``); ``tools/generate.py`` turns them into the fast
+codec (``reference_parse`` / ``reference_build``); ``tools/generate/`` turns them into the fast
 codec, the tree classes and ``FORMAT.md`` in ``generated/``.
 """
 

@@ -2,7 +2,7 @@
 
 Each block is a real ``construct`` construct, so ``spec`` on its own is a working (slow) reference
 parser and builder.  Each block also carries plain attributes (names, docs, the field a count
-belongs to) that ``tools/generate.py`` reads to emit the fast codec, the tree classes and
+belongs to) that ``tools/generate/`` reads to emit the fast codec, the tree classes and
 ``FORMAT.md`` -- the way fontTools drives its converters from ``otData``.
 
 Reference values use the *plain* form that ``mtokspec`` uses for YAML/JSON: records are dicts,

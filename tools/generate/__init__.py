@@ -3,11 +3,14 @@
     python -m tools.generate           # write generated/
     python -m tools.generate --check   # exit 1 when generated/ differs from what the spec gives
 
-It walks the construct declarations (``spec._dsl`` blocks carry names, docs and count links) and
-emits three things: ``tree.py`` (one dataclass per record, a type alias per union, a schema table),
-``codec.py`` (plain ``struct``/slice code: bounds-checked, bulk tables, no construct at run time) and
-``FORMAT.md`` (one table per section and variant).  Nothing here knows the ``.mtok`` layout itself:
-it only knows how to read and write each kind of block.
+It walks the construct declarations once (``spec_walk.py``: ``spec._dsl`` blocks carry names, docs,
+count links and source links) and emits each output from its own module: ``tree.py`` (one dataclass
+per record, a type alias per union, an ``IntEnum`` per enum block, the schema tables), ``codec.py``
+(plain ``struct``/slice code: bounds-checked, bulk tables, no construct at run time; helpers in
+``mtokspec/codec_support.py``), ``format.py`` (``FORMAT.md``, from ``templates/FORMAT.md.j2``) and
+``ksy.py`` (``mtok.ksy`` and ``tokenizer_txt.ksy`` for Kaitai Struct).  Each dispatches on the block
+kind through one table.  Nothing here knows the ``.mtok`` layout itself: it only knows how to read
+and write each kind of block.
 """
 
 from __future__ import annotations
