@@ -166,9 +166,10 @@ def test_truncated_corpus_file_fails_in_kaitai(kaitai_mtok):
         assert read_or_none(lambda b: kaitai_tree(kaitai_mtok, b), data[:end]) is None, end
 
 
-def node_trees(compiled, paths) -> list[dict]:
+def node_trees(compiled, paths, root: str = "MtokFile") -> list[dict]:
+    """What the Kaitai-generated JavaScript parser reads from each file (tools/ksc/dump.js)."""
     env = {**os.environ, "NODE_PATH": str(KSC / "node_modules")}
-    run = subprocess.run(["node", str(KSC / "dump.js"), str(compiled / "javascript" / "MtokFile.js"), "MtokFile",
+    run = subprocess.run(["node", str(KSC / "dump.js"), str(compiled / "javascript" / f"{root}.js"), root,
                           *map(str, paths)], capture_output=True, text=True, env=env, timeout=600)
     assert run.returncode == 0, run.stderr
     return [json.loads(line) for line in run.stdout.splitlines()]
@@ -258,3 +259,12 @@ def test_truncated_legacy_files_fail_in_kaitai_too(kaitai_txt, data):
                 assert cut.startswith(b"430 3\n") and cut.endswith(b"\n") and got["merges"][-1] == b"", end
         else:
             assert first_difference(expected, kaitai_txt_plain(kaitai_txt.from_bytes(cut))) is None, end
+
+
+@pytest.mark.skipif(not CORPUS_TXT_FILES, reason="reference corpus not found at ../shared/corpus")
+def test_javascript_parser_agrees_on_legacy_corpus_files(compiled):
+    for path, line in zip(CORPUS_TXT_FILES, node_trees(compiled, CORPUS_TXT_FILES, "TokenizerTxtFile"), strict=True):
+        assert line["ok"], (path, line.get("error"))
+        expected = tree_plain(mtokspec.parse(path.read_bytes()))
+        difference = first_difference(expected, kaitai_txt_plain(js_value(line["tree"])))
+        assert difference is None, (path.parent.name, difference)
