@@ -295,16 +295,16 @@ def _build_LegacyNFKCNormalizer(obj, out, path):
 def _parse_PrependNormalizer(b, p, end, path, depth):
     if p + 2 > end:
         truncated(p, 2, end, path + ".prepend")
-    n1 = b[p] | (b[p + 1] << 8)
-    q2 = p + 2 + n1
-    if q2 + 0 > end:
-        truncated(p + 2, n1 + 0, end, path + ".prepend")
-    v_prepend = b[p + 2:q2]
+    n_prepend = b[p] | (b[p + 1] << 8)
+    q_prepend = p + 2 + n_prepend
+    if q_prepend + 0 > end:
+        truncated(p + 2, n_prepend + 0, end, path + ".prepend")
+    v_prepend = b[p + 2:q_prepend]
     try:
         v_prepend = v_prepend.decode()
     except UnicodeDecodeError as e:
         invalid(p + 2 + e.start, path + ".prepend", "invalid UTF-8")
-    p = q2 + 0
+    p = q_prepend + 0
     return PrependNormalizer(prepend=v_prepend), p
 
 
@@ -314,40 +314,40 @@ def _build_PrependNormalizer(obj, out, path):
     if obj.prepend.__class__ is not str:
         bad_value(path + ".prepend", "expected str", obj.prepend)
     try:
-        s1 = obj.prepend.encode()
+        s_prepend = obj.prepend.encode()
     except UnicodeEncodeError:
         bad_value(path + ".prepend", "text is not encodable as UTF-8", obj.prepend)
-    if len(s1) > 65535:
-        bad_value(path + ".prepend", "longer than 65535 bytes", len(s1))
-    out.append(_S_H.pack(len(s1)))
-    out.append(s1)
+    if len(s_prepend) > 65535:
+        bad_value(path + ".prepend", "longer than 65535 bytes", len(s_prepend))
+    out.append(_S_H.pack(len(s_prepend)))
+    out.append(s_prepend)
 
 
 def _parse_ReplaceNormalizer(b, p, end, path, depth):
     if p + 2 > end:
         truncated(p, 2, end, path + ".pattern")
-    n1 = b[p] | (b[p + 1] << 8)
-    q2 = p + 2 + n1
-    if q2 + 0 > end:
-        truncated(p + 2, n1 + 0, end, path + ".pattern")
-    v_pattern = b[p + 2:q2]
+    n_pattern = b[p] | (b[p + 1] << 8)
+    q_pattern = p + 2 + n_pattern
+    if q_pattern + 0 > end:
+        truncated(p + 2, n_pattern + 0, end, path + ".pattern")
+    v_pattern = b[p + 2:q_pattern]
     try:
         v_pattern = v_pattern.decode()
     except UnicodeDecodeError as e:
         invalid(p + 2 + e.start, path + ".pattern", "invalid UTF-8")
-    p = q2 + 0
+    p = q_pattern + 0
     if p + 2 > end:
         truncated(p, 2, end, path + ".content")
-    n3 = b[p] | (b[p + 1] << 8)
-    q4 = p + 2 + n3
-    if q4 + 0 > end:
-        truncated(p + 2, n3 + 0, end, path + ".content")
-    v_content = b[p + 2:q4]
+    n_content = b[p] | (b[p + 1] << 8)
+    q_content = p + 2 + n_content
+    if q_content + 0 > end:
+        truncated(p + 2, n_content + 0, end, path + ".content")
+    v_content = b[p + 2:q_content]
     try:
         v_content = v_content.decode()
     except UnicodeDecodeError as e:
         invalid(p + 2 + e.start, path + ".content", "invalid UTF-8")
-    p = q4 + 0
+    p = q_content + 0
     return ReplaceNormalizer(pattern=v_pattern, content=v_content), p
 
 
@@ -357,50 +357,50 @@ def _build_ReplaceNormalizer(obj, out, path):
     if obj.pattern.__class__ is not str:
         bad_value(path + ".pattern", "expected str", obj.pattern)
     try:
-        s1 = obj.pattern.encode()
+        s_pattern = obj.pattern.encode()
     except UnicodeEncodeError:
         bad_value(path + ".pattern", "text is not encodable as UTF-8", obj.pattern)
-    if len(s1) > 65535:
-        bad_value(path + ".pattern", "longer than 65535 bytes", len(s1))
-    out.append(_S_H.pack(len(s1)))
-    out.append(s1)
+    if len(s_pattern) > 65535:
+        bad_value(path + ".pattern", "longer than 65535 bytes", len(s_pattern))
+    out.append(_S_H.pack(len(s_pattern)))
+    out.append(s_pattern)
     if obj.content.__class__ is not str:
         bad_value(path + ".content", "expected str", obj.content)
     try:
-        s2 = obj.content.encode()
+        s_content = obj.content.encode()
     except UnicodeEncodeError:
         bad_value(path + ".content", "text is not encodable as UTF-8", obj.content)
-    if len(s2) > 65535:
-        bad_value(path + ".content", "longer than 65535 bytes", len(s2))
-    out.append(_S_H.pack(len(s2)))
-    out.append(s2)
+    if len(s_content) > 65535:
+        bad_value(path + ".content", "longer than 65535 bytes", len(s_content))
+    out.append(_S_H.pack(len(s_content)))
+    out.append(s_content)
 
 
 def _parse_SequenceNormalizer(b, p, end, path, depth):
     if p + 4 > end:
         truncated(p, 4, end, path + ".normalizers")
-    n1, = _S_I.unpack_from(b, p)
+    n_normalizers, = _S_I.unpack_from(b, p)
     p += 4
-    if n1 * 1 > end - p:
-        invalid(p, path + ".normalizers", "count %d needs at least %d bytes, %d left" % (n1, n1 * 1, end - p))
-    v_normalizers = [None] * n1
-    for i2 in range(n1):
-        v_normalizers[i2], p = _parse_Normalizer(b, p, end, path + ".normalizers" + "[%d]" % i2, depth + 1)
+    if n_normalizers * 1 > end - p:
+        invalid(p, path + ".normalizers", "count %d needs at least %d bytes, %d left" % (n_normalizers, n_normalizers * 1, end - p))
+    v_normalizers = [None] * n_normalizers
+    for i_normalizers in range(n_normalizers):
+        v_normalizers[i_normalizers], p = _parse_Normalizer(b, p, end, path + ".normalizers" + "[%d]" % i_normalizers, depth + 1)
     return SequenceNormalizer(normalizers=v_normalizers), p
 
 
 def _build_SequenceNormalizer(obj, out, path):
     if obj.__class__ is not SequenceNormalizer:
         bad_value(path, "expected SequenceNormalizer", obj)
-    lst1 = obj.normalizers
-    if not isinstance(lst1, (list, tuple, Table)):
-        bad_value(path + ".normalizers", "expected a list", lst1)
+    lst_normalizers = obj.normalizers
+    if not isinstance(lst_normalizers, (list, tuple, Table)):
+        bad_value(path + ".normalizers", "expected a list", lst_normalizers)
     try:
-        out.append(_S_I.pack(len(lst1)))
+        out.append(_S_I.pack(len(lst_normalizers)))
     except (struct.error, TypeError) as e:
-        bad_value(path + ".normalizers", str(e), (len(lst1),))
-    for i2, it3 in enumerate(lst1):
-        _build_Normalizer(it3, out, path + ".normalizers" + "[%d]" % i2)
+        bad_value(path + ".normalizers", str(e), (len(lst_normalizers),))
+    for i_normalizers, it1 in enumerate(lst_normalizers):
+        _build_Normalizer(it1, out, path + ".normalizers" + "[%d]" % i_normalizers)
 
 
 def _parse_BertNormalizer(b, p, end, path, depth):
@@ -443,69 +443,69 @@ def _build_BertNormalizer(obj, out, path):
 def _parse_TableNormalizer(b, p, end, path, depth):
     if p + 4 > end:
         truncated(p, 4, end, path + ".table")
-    n1, = _S_I.unpack_from(b, p)
+    n_table, = _S_I.unpack_from(b, p)
     p += 4
-    start3 = p
-    got4 = _stepcols_codepoint_normalized(b, p, end, n1)
-    if got4 is not None:
-        p += got4[1]
-        v_table = Table.lazy(b[start3:p], n1, _decode_rows_codepoint_normalized, _columns_codepoint_normalized, 2, None, got4[0])
+    start_table = p
+    got1 = _stepcols_codepoint_normalized(b, p, end, n_table)
+    if got1 is not None:
+        p += got1[1]
+        v_table = Table.lazy(b[start_table:p], n_table, _decode_rows_codepoint_normalized, _columns_codepoint_normalized, 2, None, got1[0])
     else:
-        p5 = p
-        w = walk16(b, p, end, n1, 4, 6)
+        p2 = p
+        w = walk16(b, p, end, n_table, 4, 6)
         if w is None:
             w = None, end + 1 - p
-        lens6, r = w
+        lens3, r = w
         p += r
         if p > end:
-            p = p5
-            for i2 in range(n1):
+            p = p2
+            for i_table in range(n_table):
                 if p + 4 > end:
-                    truncated(p, 4, end, path + ".table" + "[%d]" % i2 + ".codepoint")
+                    truncated(p, 4, end, path + ".table" + "[%d]" % i_table + ".codepoint")
                 p += 4
                 if p + 2 > end:
-                    truncated(p, 2, end, path + ".table" + "[%d]" % i2 + ".normalized")
+                    truncated(p, 2, end, path + ".table" + "[%d]" % i_table + ".normalized")
                 q = p + 2 + (b[p] | (b[p + 1] << 8))
                 if q > end:
-                    truncated(p + 2, q - p - 2, end, path + ".table" + "[%d]" % i2 + ".normalized")
+                    truncated(p + 2, q - p - 2, end, path + ".table" + "[%d]" % i_table + ".normalized")
                 p = q
-            lens6 = None
-        v_table = Table.lazy(b[start3:p], n1, _decode_rows_codepoint_normalized, _columns_codepoint_normalized, 2, lens6)
+            lens3 = None
+        v_table = Table.lazy(b[start_table:p], n_table, _decode_rows_codepoint_normalized, _columns_codepoint_normalized, 2, lens3)
     return TableNormalizer(table=v_table), p
 
 
 def _build_TableNormalizer(obj, out, path):
     if obj.__class__ is not TableNormalizer:
         bad_value(path, "expected TableNormalizer", obj)
-    lst1 = obj.table
-    if not isinstance(lst1, (list, tuple, Table)):
-        bad_value(path + ".table", "expected a list", lst1)
+    lst_table = obj.table
+    if not isinstance(lst_table, (list, tuple, Table)):
+        bad_value(path + ".table", "expected a list", lst_table)
     try:
-        out.append(_S_I.pack(len(lst1)))
+        out.append(_S_I.pack(len(lst_table)))
     except (struct.error, TypeError) as e:
-        bad_value(path + ".table", str(e), (len(lst1),))
-    raw3 = lst1.raw_bytes() if lst1.__class__ is Table else None
-    if raw3 is not None:
-        out.append(raw3)
+        bad_value(path + ".table", str(e), (len(lst_table),))
+    raw_table = lst_table.raw_bytes() if lst_table.__class__ is Table else None
+    if raw_table is not None:
+        out.append(raw_table)
     else:
-        for i2, row6 in enumerate(lst1):
+        for i_table, row3 in enumerate(lst_table):
             try:
-                c4, c5, = row6
+                c1, c2, = row3
             except (TypeError, ValueError):
-                bad_value(path + ".table" + "[%d]" % i2, "expected a row of 2 values", row6)
+                bad_value(path + ".table" + "[%d]" % i_table, "expected a row of 2 values", row3)
             try:
-                out.append(_S_I.pack(c4))
+                out.append(_S_I.pack(c1))
             except (struct.error, TypeError) as e:
-                bad_value(path + ".table" + "[%d]" % i2 + ".codepoint", str(e), (c4,))
-            s7 = c5
-            if s7.__class__ is not bytes:
-                if not isinstance(s7, (bytes, bytearray, memoryview)):
-                    bad_value(path + ".table" + "[%d]" % i2 + ".normalized", "expected bytes", s7)
-                s7 = bytes(s7)
-            if len(s7) > 65535:
-                bad_value(path + ".table" + "[%d]" % i2 + ".normalized", "longer than 65535 bytes", len(s7))
-            out.append(_S_H.pack(len(s7)))
-            out.append(s7)
+                bad_value(path + ".table" + "[%d]" % i_table + ".codepoint", str(e), (c1,))
+            s4 = c2
+            if s4.__class__ is not bytes:
+                if not isinstance(s4, (bytes, bytearray, memoryview)):
+                    bad_value(path + ".table" + "[%d]" % i_table + ".normalized", "expected bytes", s4)
+                s4 = bytes(s4)
+            if len(s4) > 65535:
+                bad_value(path + ".table" + "[%d]" % i_table + ".normalized", "longer than 65535 bytes", len(s4))
+            out.append(_S_H.pack(len(s4)))
+            out.append(s4)
 
 
 def _parse_BertNFDNormalizer(b, p, end, path, depth):
@@ -528,34 +528,34 @@ def _parse_BertNFDNormalizer(b, p, end, path, depth):
     if v_strip_accents:
         if p + 4 > end:
             truncated(p, 4, end, path + ".nfd_table")
-        n1, = _S_I.unpack_from(b, p)
+        n_nfd_table, = _S_I.unpack_from(b, p)
         p += 4
-        start3 = p
-        got4 = _stepcols_codepoint_normalized(b, p, end, n1)
-        if got4 is not None:
-            p += got4[1]
-            v_nfd_table = Table.lazy(b[start3:p], n1, _decode_rows_codepoint_normalized, _columns_codepoint_normalized, 2, None, got4[0])
+        start_nfd_table = p
+        got1 = _stepcols_codepoint_normalized(b, p, end, n_nfd_table)
+        if got1 is not None:
+            p += got1[1]
+            v_nfd_table = Table.lazy(b[start_nfd_table:p], n_nfd_table, _decode_rows_codepoint_normalized, _columns_codepoint_normalized, 2, None, got1[0])
         else:
-            p5 = p
-            w = walk16(b, p, end, n1, 4, 6)
+            p2 = p
+            w = walk16(b, p, end, n_nfd_table, 4, 6)
             if w is None:
                 w = None, end + 1 - p
-            lens6, r = w
+            lens3, r = w
             p += r
             if p > end:
-                p = p5
-                for i2 in range(n1):
+                p = p2
+                for i_nfd_table in range(n_nfd_table):
                     if p + 4 > end:
-                        truncated(p, 4, end, path + ".nfd_table" + "[%d]" % i2 + ".codepoint")
+                        truncated(p, 4, end, path + ".nfd_table" + "[%d]" % i_nfd_table + ".codepoint")
                     p += 4
                     if p + 2 > end:
-                        truncated(p, 2, end, path + ".nfd_table" + "[%d]" % i2 + ".normalized")
+                        truncated(p, 2, end, path + ".nfd_table" + "[%d]" % i_nfd_table + ".normalized")
                     q = p + 2 + (b[p] | (b[p + 1] << 8))
                     if q > end:
-                        truncated(p + 2, q - p - 2, end, path + ".nfd_table" + "[%d]" % i2 + ".normalized")
+                        truncated(p + 2, q - p - 2, end, path + ".nfd_table" + "[%d]" % i_nfd_table + ".normalized")
                     p = q
-                lens6 = None
-            v_nfd_table = Table.lazy(b[start3:p], n1, _decode_rows_codepoint_normalized, _columns_codepoint_normalized, 2, lens6)
+                lens3 = None
+            v_nfd_table = Table.lazy(b[start_nfd_table:p], n_nfd_table, _decode_rows_codepoint_normalized, _columns_codepoint_normalized, 2, lens3)
     else:
         v_nfd_table = None
     return BertNFDNormalizer(clean_text=v_clean_text, handle_chinese_chars=v_handle_chinese_chars, strip_accents=v_strip_accents, lowercase=v_lowercase, nfd_table=v_nfd_table), p
@@ -579,35 +579,35 @@ def _build_BertNFDNormalizer(obj, out, path):
     if bool(obj.strip_accents) != (obj.nfd_table is not None):
         bad_value(path + ".nfd_table", "present exactly when strip_accents is set", obj.nfd_table)
     if obj.nfd_table is not None:
-        lst1 = obj.nfd_table
-        if not isinstance(lst1, (list, tuple, Table)):
-            bad_value(path + ".nfd_table", "expected a list", lst1)
+        lst_nfd_table = obj.nfd_table
+        if not isinstance(lst_nfd_table, (list, tuple, Table)):
+            bad_value(path + ".nfd_table", "expected a list", lst_nfd_table)
         try:
-            out.append(_S_I.pack(len(lst1)))
+            out.append(_S_I.pack(len(lst_nfd_table)))
         except (struct.error, TypeError) as e:
-            bad_value(path + ".nfd_table", str(e), (len(lst1),))
-        raw3 = lst1.raw_bytes() if lst1.__class__ is Table else None
-        if raw3 is not None:
-            out.append(raw3)
+            bad_value(path + ".nfd_table", str(e), (len(lst_nfd_table),))
+        raw_nfd_table = lst_nfd_table.raw_bytes() if lst_nfd_table.__class__ is Table else None
+        if raw_nfd_table is not None:
+            out.append(raw_nfd_table)
         else:
-            for i2, row6 in enumerate(lst1):
+            for i_nfd_table, row3 in enumerate(lst_nfd_table):
                 try:
-                    c4, c5, = row6
+                    c1, c2, = row3
                 except (TypeError, ValueError):
-                    bad_value(path + ".nfd_table" + "[%d]" % i2, "expected a row of 2 values", row6)
+                    bad_value(path + ".nfd_table" + "[%d]" % i_nfd_table, "expected a row of 2 values", row3)
                 try:
-                    out.append(_S_I.pack(c4))
+                    out.append(_S_I.pack(c1))
                 except (struct.error, TypeError) as e:
-                    bad_value(path + ".nfd_table" + "[%d]" % i2 + ".codepoint", str(e), (c4,))
-                s7 = c5
-                if s7.__class__ is not bytes:
-                    if not isinstance(s7, (bytes, bytearray, memoryview)):
-                        bad_value(path + ".nfd_table" + "[%d]" % i2 + ".normalized", "expected bytes", s7)
-                    s7 = bytes(s7)
-                if len(s7) > 65535:
-                    bad_value(path + ".nfd_table" + "[%d]" % i2 + ".normalized", "longer than 65535 bytes", len(s7))
-                out.append(_S_H.pack(len(s7)))
-                out.append(s7)
+                    bad_value(path + ".nfd_table" + "[%d]" % i_nfd_table + ".codepoint", str(e), (c1,))
+                s4 = c2
+                if s4.__class__ is not bytes:
+                    if not isinstance(s4, (bytes, bytearray, memoryview)):
+                        bad_value(path + ".nfd_table" + "[%d]" % i_nfd_table + ".normalized", "expected bytes", s4)
+                    s4 = bytes(s4)
+                if len(s4) > 65535:
+                    bad_value(path + ".nfd_table" + "[%d]" % i_nfd_table + ".normalized", "longer than 65535 bytes", len(s4))
+                out.append(_S_H.pack(len(s4)))
+                out.append(s4)
 
 
 def _parse_StripNormalizer(b, p, end, path, depth):
@@ -713,20 +713,20 @@ def _build_DigitsPreTokenizer(obj, out, path):
 def _parse_MetaspacePreTokenizer(b, p, end, path, depth):
     if p + 2 > end:
         truncated(p, 2, end, path + ".replacement")
-    n1 = b[p] | (b[p + 1] << 8)
-    q2 = p + 2 + n1
-    if q2 + 1 > end:
-        truncated(p + 2, n1 + 1, end, path + ".replacement")
-    v_replacement = b[p + 2:q2]
+    n_replacement = b[p] | (b[p + 1] << 8)
+    q_replacement = p + 2 + n_replacement
+    if q_replacement + 1 > end:
+        truncated(p + 2, n_replacement + 1, end, path + ".replacement")
+    v_replacement = b[p + 2:q_replacement]
     try:
         v_replacement = v_replacement.decode()
     except UnicodeDecodeError as e:
         invalid(p + 2 + e.start, path + ".replacement", "invalid UTF-8")
-    v_add_prefix_space, = _S_B.unpack_from(b, q2)
+    v_add_prefix_space, = _S_B.unpack_from(b, q_replacement)
     if v_add_prefix_space > 1:
-        invalid(q2, path + ".add_prefix_space", "flag must be 0 or 1, got %d" % v_add_prefix_space)
+        invalid(q_replacement, path + ".add_prefix_space", "flag must be 0 or 1, got %d" % v_add_prefix_space)
     v_add_prefix_space = v_add_prefix_space == 1
-    p = q2 + 1
+    p = q_replacement + 1
     return MetaspacePreTokenizer(replacement=v_replacement, add_prefix_space=v_add_prefix_space), p
 
 
@@ -736,13 +736,13 @@ def _build_MetaspacePreTokenizer(obj, out, path):
     if obj.replacement.__class__ is not str:
         bad_value(path + ".replacement", "expected str", obj.replacement)
     try:
-        s1 = obj.replacement.encode()
+        s_replacement = obj.replacement.encode()
     except UnicodeEncodeError:
         bad_value(path + ".replacement", "text is not encodable as UTF-8", obj.replacement)
-    if len(s1) > 65535:
-        bad_value(path + ".replacement", "longer than 65535 bytes", len(s1))
-    out.append(_S_H.pack(len(s1)))
-    out.append(s1)
+    if len(s_replacement) > 65535:
+        bad_value(path + ".replacement", "longer than 65535 bytes", len(s_replacement))
+    out.append(_S_H.pack(len(s_replacement)))
+    out.append(s_replacement)
     if obj.add_prefix_space is not True and obj.add_prefix_space is not False and obj.add_prefix_space not in (0, 1):
         bad_value(path + ".add_prefix_space", "flag must be a bool", obj.add_prefix_space)
     try:
@@ -754,20 +754,20 @@ def _build_MetaspacePreTokenizer(obj, out, path):
 def _parse_SplitPreTokenizer(b, p, end, path, depth):
     if p + 2 > end:
         truncated(p, 2, end, path + ".pattern")
-    n1 = b[p] | (b[p + 1] << 8)
-    q2 = p + 2 + n1
-    if q2 + 2 > end:
-        truncated(p + 2, n1 + 2, end, path + ".pattern")
-    v_pattern = b[p + 2:q2]
+    n_pattern = b[p] | (b[p + 1] << 8)
+    q_pattern = p + 2 + n_pattern
+    if q_pattern + 2 > end:
+        truncated(p + 2, n_pattern + 2, end, path + ".pattern")
+    v_pattern = b[p + 2:q_pattern]
     try:
         v_pattern = v_pattern.decode()
     except UnicodeDecodeError as e:
         invalid(p + 2 + e.start, path + ".pattern", "invalid UTF-8")
-    v_invert, v_behavior, = _S_BB.unpack_from(b, q2)
+    v_invert, v_behavior, = _S_BB.unpack_from(b, q_pattern)
     if v_invert > 1:
-        invalid(q2, path + ".invert", "flag must be 0 or 1, got %d" % v_invert)
+        invalid(q_pattern, path + ".invert", "flag must be 0 or 1, got %d" % v_invert)
     v_invert = v_invert == 1
-    p = q2 + 2
+    p = q_pattern + 2
     return SplitPreTokenizer(pattern=v_pattern, invert=v_invert, behavior=v_behavior), p
 
 
@@ -777,13 +777,13 @@ def _build_SplitPreTokenizer(obj, out, path):
     if obj.pattern.__class__ is not str:
         bad_value(path + ".pattern", "expected str", obj.pattern)
     try:
-        s1 = obj.pattern.encode()
+        s_pattern = obj.pattern.encode()
     except UnicodeEncodeError:
         bad_value(path + ".pattern", "text is not encodable as UTF-8", obj.pattern)
-    if len(s1) > 65535:
-        bad_value(path + ".pattern", "longer than 65535 bytes", len(s1))
-    out.append(_S_H.pack(len(s1)))
-    out.append(s1)
+    if len(s_pattern) > 65535:
+        bad_value(path + ".pattern", "longer than 65535 bytes", len(s_pattern))
+    out.append(_S_H.pack(len(s_pattern)))
+    out.append(s_pattern)
     if obj.invert is not True and obj.invert is not False and obj.invert not in (0, 1):
         bad_value(path + ".invert", "flag must be a bool", obj.invert)
     try:
@@ -804,28 +804,28 @@ def _build_BertPreTokenizer(obj, out, path):
 def _parse_SequencePreTokenizer(b, p, end, path, depth):
     if p + 4 > end:
         truncated(p, 4, end, path + ".pretokenizers")
-    n1, = _S_I.unpack_from(b, p)
+    n_pretokenizers, = _S_I.unpack_from(b, p)
     p += 4
-    if n1 * 1 > end - p:
-        invalid(p, path + ".pretokenizers", "count %d needs at least %d bytes, %d left" % (n1, n1 * 1, end - p))
-    v_pretokenizers = [None] * n1
-    for i2 in range(n1):
-        v_pretokenizers[i2], p = _parse_PreTokenizer(b, p, end, path + ".pretokenizers" + "[%d]" % i2, depth + 1)
+    if n_pretokenizers * 1 > end - p:
+        invalid(p, path + ".pretokenizers", "count %d needs at least %d bytes, %d left" % (n_pretokenizers, n_pretokenizers * 1, end - p))
+    v_pretokenizers = [None] * n_pretokenizers
+    for i_pretokenizers in range(n_pretokenizers):
+        v_pretokenizers[i_pretokenizers], p = _parse_PreTokenizer(b, p, end, path + ".pretokenizers" + "[%d]" % i_pretokenizers, depth + 1)
     return SequencePreTokenizer(pretokenizers=v_pretokenizers), p
 
 
 def _build_SequencePreTokenizer(obj, out, path):
     if obj.__class__ is not SequencePreTokenizer:
         bad_value(path, "expected SequencePreTokenizer", obj)
-    lst1 = obj.pretokenizers
-    if not isinstance(lst1, (list, tuple, Table)):
-        bad_value(path + ".pretokenizers", "expected a list", lst1)
+    lst_pretokenizers = obj.pretokenizers
+    if not isinstance(lst_pretokenizers, (list, tuple, Table)):
+        bad_value(path + ".pretokenizers", "expected a list", lst_pretokenizers)
     try:
-        out.append(_S_I.pack(len(lst1)))
+        out.append(_S_I.pack(len(lst_pretokenizers)))
     except (struct.error, TypeError) as e:
-        bad_value(path + ".pretokenizers", str(e), (len(lst1),))
-    for i2, it3 in enumerate(lst1):
-        _build_PreTokenizer(it3, out, path + ".pretokenizers" + "[%d]" % i2)
+        bad_value(path + ".pretokenizers", str(e), (len(lst_pretokenizers),))
+    for i_pretokenizers, it1 in enumerate(lst_pretokenizers):
+        _build_PreTokenizer(it1, out, path + ".pretokenizers" + "[%d]" % i_pretokenizers)
 
 
 def _parse_PreTokenizer(b, p, end, path, depth):
@@ -859,39 +859,39 @@ def _parse_BPEModel(b, p, end, path, depth):
         invalid(p, path + ".byte_level", "flag must be 0 or 1, got %d" % v_byte_level)
     v_byte_level = v_byte_level == 1
     p += 10
-    n1 = v_vocab_size
-    start3 = p
-    got4 = _stepcols_token_id(b, p, end, n1)
-    if got4 is not None:
-        p += got4[1]
-        v_vocab = Table.lazy(b[start3:p], n1, _decode_rows_token_id, _columns_token_id, 2, None, got4[0])
+    n_vocab = v_vocab_size
+    start_vocab = p
+    got1 = _stepcols_token_id(b, p, end, n_vocab)
+    if got1 is not None:
+        p += got1[1]
+        v_vocab = Table.lazy(b[start_vocab:p], n_vocab, _decode_rows_token_id, _columns_token_id, 2, None, got1[0])
     else:
-        p5 = p
-        w = walk16(b, p, end, n1, 0, 6)
+        p2 = p
+        w = walk16(b, p, end, n_vocab, 0, 6)
         if w is None:
             w = None, end + 1 - p
-        lens6, r = w
+        lens3, r = w
         p += r
         if p > end:
-            p = p5
-            for i2 in range(n1):
+            p = p2
+            for i_vocab in range(n_vocab):
                 if p + 2 > end:
-                    truncated(p, 2, end, path + ".vocab" + "[%d]" % i2 + ".token")
+                    truncated(p, 2, end, path + ".vocab" + "[%d]" % i_vocab + ".token")
                 q = p + 2 + (b[p] | (b[p + 1] << 8))
                 if q > end:
-                    truncated(p + 2, q - p - 2, end, path + ".vocab" + "[%d]" % i2 + ".token")
+                    truncated(p + 2, q - p - 2, end, path + ".vocab" + "[%d]" % i_vocab + ".token")
                 p = q
                 if p + 4 > end:
-                    truncated(p, 4, end, path + ".vocab" + "[%d]" % i2 + ".id")
+                    truncated(p, 4, end, path + ".vocab" + "[%d]" % i_vocab + ".id")
                 p += 4
-            lens6 = None
-        v_vocab = Table.lazy(b[start3:p], n1, _decode_rows_token_id, _columns_token_id, 2, lens6)
-    n7 = v_merge_size
-    if n7 * 12 > end - p:
-        invalid(p, path + ".merges", "count %d needs at least %d bytes, %d left" % (n7, n7 * 12, end - p))
-    start9 = p
-    p += n7 * 12  # the count was checked against the bytes left
-    v_merges = Table.lazy(b[start9:p], n7, _decode_rows_left_right_rank, _columns_left_right_rank, 3)
+            lens3 = None
+        v_vocab = Table.lazy(b[start_vocab:p], n_vocab, _decode_rows_token_id, _columns_token_id, 2, lens3)
+    n_merges = v_merge_size
+    if n_merges * 12 > end - p:
+        invalid(p, path + ".merges", "count %d needs at least %d bytes, %d left" % (n_merges, n_merges * 12, end - p))
+    start_merges = p
+    p += n_merges * 12  # the count was checked against the bytes left
+    v_merges = Table.lazy(b[start_merges:p], n_merges, _decode_rows_left_right_rank, _columns_left_right_rank, 3)
     return BPEModel(byte_fallback=v_byte_fallback, byte_level=v_byte_level, vocab=v_vocab, merges=v_merges), p
 
 
@@ -906,42 +906,42 @@ def _build_BPEModel(obj, out, path):
         out.append(_S_IBBI.pack(len(obj.vocab), obj.byte_fallback, obj.byte_level, len(obj.merges)))
     except (struct.error, TypeError) as e:
         bad_value(path + ".vocab_size", str(e), (len(obj.vocab), obj.byte_fallback, obj.byte_level, len(obj.merges),))
-    lst1 = obj.vocab
-    if not isinstance(lst1, (list, tuple, Table)):
-        bad_value(path + ".vocab", "expected a list", lst1)
-    raw3 = lst1.raw_bytes() if lst1.__class__ is Table else None
-    if raw3 is not None:
-        out.append(raw3)
+    lst_vocab = obj.vocab
+    if not isinstance(lst_vocab, (list, tuple, Table)):
+        bad_value(path + ".vocab", "expected a list", lst_vocab)
+    raw_vocab = lst_vocab.raw_bytes() if lst_vocab.__class__ is Table else None
+    if raw_vocab is not None:
+        out.append(raw_vocab)
     else:
-        for i2, row6 in enumerate(lst1):
+        for i_vocab, row3 in enumerate(lst_vocab):
             try:
-                c4, c5, = row6
+                c1, c2, = row3
             except (TypeError, ValueError):
-                bad_value(path + ".vocab" + "[%d]" % i2, "expected a row of 2 values", row6)
-            s7 = c4
-            if s7.__class__ is not bytes:
-                if not isinstance(s7, (bytes, bytearray, memoryview)):
-                    bad_value(path + ".vocab" + "[%d]" % i2 + ".token", "expected bytes", s7)
-                s7 = bytes(s7)
-            if len(s7) > 65535:
-                bad_value(path + ".vocab" + "[%d]" % i2 + ".token", "longer than 65535 bytes", len(s7))
-            out.append(_S_H.pack(len(s7)))
-            out.append(s7)
+                bad_value(path + ".vocab" + "[%d]" % i_vocab, "expected a row of 2 values", row3)
+            s4 = c1
+            if s4.__class__ is not bytes:
+                if not isinstance(s4, (bytes, bytearray, memoryview)):
+                    bad_value(path + ".vocab" + "[%d]" % i_vocab + ".token", "expected bytes", s4)
+                s4 = bytes(s4)
+            if len(s4) > 65535:
+                bad_value(path + ".vocab" + "[%d]" % i_vocab + ".token", "longer than 65535 bytes", len(s4))
+            out.append(_S_H.pack(len(s4)))
+            out.append(s4)
             try:
-                out.append(_S_I.pack(c5))
+                out.append(_S_I.pack(c2))
             except (struct.error, TypeError) as e:
-                bad_value(path + ".vocab" + "[%d]" % i2 + ".id", str(e), (c5,))
-    lst8 = obj.merges
-    if not isinstance(lst8, (list, tuple, Table)):
-        bad_value(path + ".merges", "expected a list", lst8)
-    raw10 = lst8.raw_bytes() if lst8.__class__ is Table else None
-    if raw10 is not None:
-        out.append(raw10)
+                bad_value(path + ".vocab" + "[%d]" % i_vocab + ".id", str(e), (c2,))
+    lst_merges = obj.merges
+    if not isinstance(lst_merges, (list, tuple, Table)):
+        bad_value(path + ".merges", "expected a list", lst_merges)
+    raw_merges = lst_merges.raw_bytes() if lst_merges.__class__ is Table else None
+    if raw_merges is not None:
+        out.append(raw_merges)
     else:
         try:
-            out.append(struct.pack("<%dI" % (3 * len(lst8)), *_chain.from_iterable(lst8)))
+            out.append(struct.pack("<%dI" % (3 * len(lst_merges)), *_chain.from_iterable(lst_merges)))
         except (struct.error, TypeError):
-            bad_rows(lst8, 3, _S_III, path + ".merges")
+            bad_rows(lst_merges, 3, _S_III, path + ".merges")
 
 
 def _parse_WordPieceModel(b, p, end, path, depth):
@@ -951,56 +951,56 @@ def _parse_WordPieceModel(b, p, end, path, depth):
     p += 4
     if p + 2 > end:
         truncated(p, 2, end, path + ".unk_token")
-    n1 = b[p] | (b[p + 1] << 8)
-    q2 = p + 2 + n1
-    if q2 + 0 > end:
-        truncated(p + 2, n1 + 0, end, path + ".unk_token")
-    v_unk_token = b[p + 2:q2]
+    n_unk_token = b[p] | (b[p + 1] << 8)
+    q_unk_token = p + 2 + n_unk_token
+    if q_unk_token + 0 > end:
+        truncated(p + 2, n_unk_token + 0, end, path + ".unk_token")
+    v_unk_token = b[p + 2:q_unk_token]
     try:
         v_unk_token = v_unk_token.decode()
     except UnicodeDecodeError as e:
         invalid(p + 2 + e.start, path + ".unk_token", "invalid UTF-8")
-    p = q2 + 0
+    p = q_unk_token + 0
     if p + 2 > end:
         truncated(p, 2, end, path + ".continuing_subword_prefix")
-    n3 = b[p] | (b[p + 1] << 8)
-    q4 = p + 2 + n3
-    if q4 + 4 > end:
-        truncated(p + 2, n3 + 4, end, path + ".continuing_subword_prefix")
-    v_continuing_subword_prefix = b[p + 2:q4]
+    n_continuing_subword_prefix = b[p] | (b[p + 1] << 8)
+    q_continuing_subword_prefix = p + 2 + n_continuing_subword_prefix
+    if q_continuing_subword_prefix + 4 > end:
+        truncated(p + 2, n_continuing_subword_prefix + 4, end, path + ".continuing_subword_prefix")
+    v_continuing_subword_prefix = b[p + 2:q_continuing_subword_prefix]
     try:
         v_continuing_subword_prefix = v_continuing_subword_prefix.decode()
     except UnicodeDecodeError as e:
         invalid(p + 2 + e.start, path + ".continuing_subword_prefix", "invalid UTF-8")
-    v_max_input_chars_per_word, = _S_I.unpack_from(b, q4)
-    p = q4 + 4
-    n5 = v_vocab_size
-    start7 = p
-    got8 = _stepcols_token_id(b, p, end, n5)
-    if got8 is not None:
-        p += got8[1]
-        v_vocab = Table.lazy(b[start7:p], n5, _decode_rows_token_id, _columns_token_id, 2, None, got8[0])
+    v_max_input_chars_per_word, = _S_I.unpack_from(b, q_continuing_subword_prefix)
+    p = q_continuing_subword_prefix + 4
+    n_vocab = v_vocab_size
+    start_vocab = p
+    got1 = _stepcols_token_id(b, p, end, n_vocab)
+    if got1 is not None:
+        p += got1[1]
+        v_vocab = Table.lazy(b[start_vocab:p], n_vocab, _decode_rows_token_id, _columns_token_id, 2, None, got1[0])
     else:
-        p9 = p
-        w = walk16(b, p, end, n5, 0, 6)
+        p2 = p
+        w = walk16(b, p, end, n_vocab, 0, 6)
         if w is None:
             w = None, end + 1 - p
-        lens10, r = w
+        lens3, r = w
         p += r
         if p > end:
-            p = p9
-            for i6 in range(n5):
+            p = p2
+            for i_vocab in range(n_vocab):
                 if p + 2 > end:
-                    truncated(p, 2, end, path + ".vocab" + "[%d]" % i6 + ".token")
+                    truncated(p, 2, end, path + ".vocab" + "[%d]" % i_vocab + ".token")
                 q = p + 2 + (b[p] | (b[p + 1] << 8))
                 if q > end:
-                    truncated(p + 2, q - p - 2, end, path + ".vocab" + "[%d]" % i6 + ".token")
+                    truncated(p + 2, q - p - 2, end, path + ".vocab" + "[%d]" % i_vocab + ".token")
                 p = q
                 if p + 4 > end:
-                    truncated(p, 4, end, path + ".vocab" + "[%d]" % i6 + ".id")
+                    truncated(p, 4, end, path + ".vocab" + "[%d]" % i_vocab + ".id")
                 p += 4
-            lens10 = None
-        v_vocab = Table.lazy(b[start7:p], n5, _decode_rows_token_id, _columns_token_id, 2, lens10)
+            lens3 = None
+        v_vocab = Table.lazy(b[start_vocab:p], n_vocab, _decode_rows_token_id, _columns_token_id, 2, lens3)
     return WordPieceModel(unk_token=v_unk_token, continuing_subword_prefix=v_continuing_subword_prefix, max_input_chars_per_word=v_max_input_chars_per_word, vocab=v_vocab), p
 
 
@@ -1014,52 +1014,52 @@ def _build_WordPieceModel(obj, out, path):
     if obj.unk_token.__class__ is not str:
         bad_value(path + ".unk_token", "expected str", obj.unk_token)
     try:
-        s1 = obj.unk_token.encode()
+        s_unk_token = obj.unk_token.encode()
     except UnicodeEncodeError:
         bad_value(path + ".unk_token", "text is not encodable as UTF-8", obj.unk_token)
-    if len(s1) > 65535:
-        bad_value(path + ".unk_token", "longer than 65535 bytes", len(s1))
-    out.append(_S_H.pack(len(s1)))
-    out.append(s1)
+    if len(s_unk_token) > 65535:
+        bad_value(path + ".unk_token", "longer than 65535 bytes", len(s_unk_token))
+    out.append(_S_H.pack(len(s_unk_token)))
+    out.append(s_unk_token)
     if obj.continuing_subword_prefix.__class__ is not str:
         bad_value(path + ".continuing_subword_prefix", "expected str", obj.continuing_subword_prefix)
     try:
-        s2 = obj.continuing_subword_prefix.encode()
+        s_continuing_subword_prefix = obj.continuing_subword_prefix.encode()
     except UnicodeEncodeError:
         bad_value(path + ".continuing_subword_prefix", "text is not encodable as UTF-8", obj.continuing_subword_prefix)
-    if len(s2) > 65535:
-        bad_value(path + ".continuing_subword_prefix", "longer than 65535 bytes", len(s2))
-    out.append(_S_H.pack(len(s2)))
-    out.append(s2)
+    if len(s_continuing_subword_prefix) > 65535:
+        bad_value(path + ".continuing_subword_prefix", "longer than 65535 bytes", len(s_continuing_subword_prefix))
+    out.append(_S_H.pack(len(s_continuing_subword_prefix)))
+    out.append(s_continuing_subword_prefix)
     try:
         out.append(_S_I.pack(obj.max_input_chars_per_word))
     except (struct.error, TypeError) as e:
         bad_value(path + ".max_input_chars_per_word", str(e), (obj.max_input_chars_per_word,))
-    lst3 = obj.vocab
-    if not isinstance(lst3, (list, tuple, Table)):
-        bad_value(path + ".vocab", "expected a list", lst3)
-    raw5 = lst3.raw_bytes() if lst3.__class__ is Table else None
-    if raw5 is not None:
-        out.append(raw5)
+    lst_vocab = obj.vocab
+    if not isinstance(lst_vocab, (list, tuple, Table)):
+        bad_value(path + ".vocab", "expected a list", lst_vocab)
+    raw_vocab = lst_vocab.raw_bytes() if lst_vocab.__class__ is Table else None
+    if raw_vocab is not None:
+        out.append(raw_vocab)
     else:
-        for i4, row8 in enumerate(lst3):
+        for i_vocab, row3 in enumerate(lst_vocab):
             try:
-                c6, c7, = row8
+                c1, c2, = row3
             except (TypeError, ValueError):
-                bad_value(path + ".vocab" + "[%d]" % i4, "expected a row of 2 values", row8)
-            s9 = c6
-            if s9.__class__ is not bytes:
-                if not isinstance(s9, (bytes, bytearray, memoryview)):
-                    bad_value(path + ".vocab" + "[%d]" % i4 + ".token", "expected bytes", s9)
-                s9 = bytes(s9)
-            if len(s9) > 65535:
-                bad_value(path + ".vocab" + "[%d]" % i4 + ".token", "longer than 65535 bytes", len(s9))
-            out.append(_S_H.pack(len(s9)))
-            out.append(s9)
+                bad_value(path + ".vocab" + "[%d]" % i_vocab, "expected a row of 2 values", row3)
+            s4 = c1
+            if s4.__class__ is not bytes:
+                if not isinstance(s4, (bytes, bytearray, memoryview)):
+                    bad_value(path + ".vocab" + "[%d]" % i_vocab + ".token", "expected bytes", s4)
+                s4 = bytes(s4)
+            if len(s4) > 65535:
+                bad_value(path + ".vocab" + "[%d]" % i_vocab + ".token", "longer than 65535 bytes", len(s4))
+            out.append(_S_H.pack(len(s4)))
+            out.append(s4)
             try:
-                out.append(_S_I.pack(c7))
+                out.append(_S_I.pack(c2))
             except (struct.error, TypeError) as e:
-                bad_value(path + ".vocab" + "[%d]" % i4 + ".id", str(e), (c7,))
+                bad_value(path + ".vocab" + "[%d]" % i_vocab + ".id", str(e), (c2,))
 
 
 def _parse_UnigramModel(b, p, end, path, depth):
@@ -1070,33 +1070,33 @@ def _parse_UnigramModel(b, p, end, path, depth):
         invalid(p, path + ".byte_fallback", "flag must be 0 or 1, got %d" % v_byte_fallback)
     v_byte_fallback = v_byte_fallback == 1
     p += 9
-    n1 = v_vocab_size
-    start3 = p
-    got4 = _stepcols_token_id_score(b, p, end, n1)
-    if got4 is not None:
-        p += got4[1]
-        v_vocab = Table.lazy(b[start3:p], n1, _decode_rows_token_id_score, _columns_token_id_score, 3, None, got4[0])
+    n_vocab = v_vocab_size
+    start_vocab = p
+    got1 = _stepcols_token_id_score(b, p, end, n_vocab)
+    if got1 is not None:
+        p += got1[1]
+        v_vocab = Table.lazy(b[start_vocab:p], n_vocab, _decode_rows_token_id_score, _columns_token_id_score, 3, None, got1[0])
     else:
-        p5 = p
-        w = walk16(b, p, end, n1, 0, 14)
+        p2 = p
+        w = walk16(b, p, end, n_vocab, 0, 14)
         if w is None:
             w = None, end + 1 - p
-        lens6, r = w
+        lens3, r = w
         p += r
         if p > end:
-            p = p5
-            for i2 in range(n1):
+            p = p2
+            for i_vocab in range(n_vocab):
                 if p + 2 > end:
-                    truncated(p, 2, end, path + ".vocab" + "[%d]" % i2 + ".token")
+                    truncated(p, 2, end, path + ".vocab" + "[%d]" % i_vocab + ".token")
                 q = p + 2 + (b[p] | (b[p + 1] << 8))
                 if q > end:
-                    truncated(p + 2, q - p - 2, end, path + ".vocab" + "[%d]" % i2 + ".token")
+                    truncated(p + 2, q - p - 2, end, path + ".vocab" + "[%d]" % i_vocab + ".token")
                 p = q
                 if p + 12 > end:
-                    truncated(p, 12, end, path + ".vocab" + "[%d]" % i2 + ".id")
+                    truncated(p, 12, end, path + ".vocab" + "[%d]" % i_vocab + ".id")
                 p += 12
-            lens6 = None
-        v_vocab = Table.lazy(b[start3:p], n1, _decode_rows_token_id_score, _columns_token_id_score, 3, lens6)
+            lens3 = None
+        v_vocab = Table.lazy(b[start_vocab:p], n_vocab, _decode_rows_token_id_score, _columns_token_id_score, 3, lens3)
     return UnigramModel(unk_id=v_unk_id, byte_fallback=v_byte_fallback, vocab=v_vocab), p
 
 
@@ -1109,31 +1109,31 @@ def _build_UnigramModel(obj, out, path):
         out.append(_S_IIB.pack(len(obj.vocab), obj.unk_id, obj.byte_fallback))
     except (struct.error, TypeError) as e:
         bad_value(path + ".vocab_size", str(e), (len(obj.vocab), obj.unk_id, obj.byte_fallback,))
-    lst1 = obj.vocab
-    if not isinstance(lst1, (list, tuple, Table)):
-        bad_value(path + ".vocab", "expected a list", lst1)
-    raw3 = lst1.raw_bytes() if lst1.__class__ is Table else None
-    if raw3 is not None:
-        out.append(raw3)
+    lst_vocab = obj.vocab
+    if not isinstance(lst_vocab, (list, tuple, Table)):
+        bad_value(path + ".vocab", "expected a list", lst_vocab)
+    raw_vocab = lst_vocab.raw_bytes() if lst_vocab.__class__ is Table else None
+    if raw_vocab is not None:
+        out.append(raw_vocab)
     else:
-        for i2, row7 in enumerate(lst1):
+        for i_vocab, row4 in enumerate(lst_vocab):
             try:
-                c4, c5, c6, = row7
+                c1, c2, c3, = row4
             except (TypeError, ValueError):
-                bad_value(path + ".vocab" + "[%d]" % i2, "expected a row of 3 values", row7)
-            s8 = c4
-            if s8.__class__ is not bytes:
-                if not isinstance(s8, (bytes, bytearray, memoryview)):
-                    bad_value(path + ".vocab" + "[%d]" % i2 + ".token", "expected bytes", s8)
-                s8 = bytes(s8)
-            if len(s8) > 65535:
-                bad_value(path + ".vocab" + "[%d]" % i2 + ".token", "longer than 65535 bytes", len(s8))
-            out.append(_S_H.pack(len(s8)))
-            out.append(s8)
+                bad_value(path + ".vocab" + "[%d]" % i_vocab, "expected a row of 3 values", row4)
+            s5 = c1
+            if s5.__class__ is not bytes:
+                if not isinstance(s5, (bytes, bytearray, memoryview)):
+                    bad_value(path + ".vocab" + "[%d]" % i_vocab + ".token", "expected bytes", s5)
+                s5 = bytes(s5)
+            if len(s5) > 65535:
+                bad_value(path + ".vocab" + "[%d]" % i_vocab + ".token", "longer than 65535 bytes", len(s5))
+            out.append(_S_H.pack(len(s5)))
+            out.append(s5)
             try:
-                out.append(_S_Id.pack(c5, c6))
+                out.append(_S_Id.pack(c2, c3))
             except (struct.error, TypeError) as e:
-                bad_value(path + ".vocab" + "[%d]" % i2 + ".id", str(e), (c5, c6,))
+                bad_value(path + ".vocab" + "[%d]" % i_vocab + ".id", str(e), (c2, c3,))
 
 
 def _parse_Model(b, p, end, path, depth):
@@ -1177,20 +1177,20 @@ def _build_ByteFallbackDecoder(obj, out, path):
 def _parse_MetaspaceDecoder(b, p, end, path, depth):
     if p + 2 > end:
         truncated(p, 2, end, path + ".replacement")
-    n1 = b[p] | (b[p + 1] << 8)
-    q2 = p + 2 + n1
-    if q2 + 1 > end:
-        truncated(p + 2, n1 + 1, end, path + ".replacement")
-    v_replacement = b[p + 2:q2]
+    n_replacement = b[p] | (b[p + 1] << 8)
+    q_replacement = p + 2 + n_replacement
+    if q_replacement + 1 > end:
+        truncated(p + 2, n_replacement + 1, end, path + ".replacement")
+    v_replacement = b[p + 2:q_replacement]
     try:
         v_replacement = v_replacement.decode()
     except UnicodeDecodeError as e:
         invalid(p + 2 + e.start, path + ".replacement", "invalid UTF-8")
-    v_add_prefix_space, = _S_B.unpack_from(b, q2)
+    v_add_prefix_space, = _S_B.unpack_from(b, q_replacement)
     if v_add_prefix_space > 1:
-        invalid(q2, path + ".add_prefix_space", "flag must be 0 or 1, got %d" % v_add_prefix_space)
+        invalid(q_replacement, path + ".add_prefix_space", "flag must be 0 or 1, got %d" % v_add_prefix_space)
     v_add_prefix_space = v_add_prefix_space == 1
-    p = q2 + 1
+    p = q_replacement + 1
     return MetaspaceDecoder(replacement=v_replacement, add_prefix_space=v_add_prefix_space), p
 
 
@@ -1200,13 +1200,13 @@ def _build_MetaspaceDecoder(obj, out, path):
     if obj.replacement.__class__ is not str:
         bad_value(path + ".replacement", "expected str", obj.replacement)
     try:
-        s1 = obj.replacement.encode()
+        s_replacement = obj.replacement.encode()
     except UnicodeEncodeError:
         bad_value(path + ".replacement", "text is not encodable as UTF-8", obj.replacement)
-    if len(s1) > 65535:
-        bad_value(path + ".replacement", "longer than 65535 bytes", len(s1))
-    out.append(_S_H.pack(len(s1)))
-    out.append(s1)
+    if len(s_replacement) > 65535:
+        bad_value(path + ".replacement", "longer than 65535 bytes", len(s_replacement))
+    out.append(_S_H.pack(len(s_replacement)))
+    out.append(s_replacement)
     if obj.add_prefix_space is not True and obj.add_prefix_space is not False and obj.add_prefix_space not in (0, 1):
         bad_value(path + ".add_prefix_space", "flag must be a bool", obj.add_prefix_space)
     try:
@@ -1218,20 +1218,20 @@ def _build_MetaspaceDecoder(obj, out, path):
 def _parse_WordPieceDecoder(b, p, end, path, depth):
     if p + 2 > end:
         truncated(p, 2, end, path + ".prefix")
-    n1 = b[p] | (b[p + 1] << 8)
-    q2 = p + 2 + n1
-    if q2 + 1 > end:
-        truncated(p + 2, n1 + 1, end, path + ".prefix")
-    v_prefix = b[p + 2:q2]
+    n_prefix = b[p] | (b[p + 1] << 8)
+    q_prefix = p + 2 + n_prefix
+    if q_prefix + 1 > end:
+        truncated(p + 2, n_prefix + 1, end, path + ".prefix")
+    v_prefix = b[p + 2:q_prefix]
     try:
         v_prefix = v_prefix.decode()
     except UnicodeDecodeError as e:
         invalid(p + 2 + e.start, path + ".prefix", "invalid UTF-8")
-    v_cleanup, = _S_B.unpack_from(b, q2)
+    v_cleanup, = _S_B.unpack_from(b, q_prefix)
     if v_cleanup > 1:
-        invalid(q2, path + ".cleanup", "flag must be 0 or 1, got %d" % v_cleanup)
+        invalid(q_prefix, path + ".cleanup", "flag must be 0 or 1, got %d" % v_cleanup)
     v_cleanup = v_cleanup == 1
-    p = q2 + 1
+    p = q_prefix + 1
     return WordPieceDecoder(prefix=v_prefix, cleanup=v_cleanup), p
 
 
@@ -1241,13 +1241,13 @@ def _build_WordPieceDecoder(obj, out, path):
     if obj.prefix.__class__ is not str:
         bad_value(path + ".prefix", "expected str", obj.prefix)
     try:
-        s1 = obj.prefix.encode()
+        s_prefix = obj.prefix.encode()
     except UnicodeEncodeError:
         bad_value(path + ".prefix", "text is not encodable as UTF-8", obj.prefix)
-    if len(s1) > 65535:
-        bad_value(path + ".prefix", "longer than 65535 bytes", len(s1))
-    out.append(_S_H.pack(len(s1)))
-    out.append(s1)
+    if len(s_prefix) > 65535:
+        bad_value(path + ".prefix", "longer than 65535 bytes", len(s_prefix))
+    out.append(_S_H.pack(len(s_prefix)))
+    out.append(s_prefix)
     if obj.cleanup is not True and obj.cleanup is not False and obj.cleanup not in (0, 1):
         bad_value(path + ".cleanup", "flag must be a bool", obj.cleanup)
     try:
@@ -1268,28 +1268,28 @@ def _build_FuseDecoder(obj, out, path):
 def _parse_ReplaceDecoder(b, p, end, path, depth):
     if p + 2 > end:
         truncated(p, 2, end, path + ".pattern")
-    n1 = b[p] | (b[p + 1] << 8)
-    q2 = p + 2 + n1
-    if q2 + 0 > end:
-        truncated(p + 2, n1 + 0, end, path + ".pattern")
-    v_pattern = b[p + 2:q2]
+    n_pattern = b[p] | (b[p + 1] << 8)
+    q_pattern = p + 2 + n_pattern
+    if q_pattern + 0 > end:
+        truncated(p + 2, n_pattern + 0, end, path + ".pattern")
+    v_pattern = b[p + 2:q_pattern]
     try:
         v_pattern = v_pattern.decode()
     except UnicodeDecodeError as e:
         invalid(p + 2 + e.start, path + ".pattern", "invalid UTF-8")
-    p = q2 + 0
+    p = q_pattern + 0
     if p + 2 > end:
         truncated(p, 2, end, path + ".content")
-    n3 = b[p] | (b[p + 1] << 8)
-    q4 = p + 2 + n3
-    if q4 + 0 > end:
-        truncated(p + 2, n3 + 0, end, path + ".content")
-    v_content = b[p + 2:q4]
+    n_content = b[p] | (b[p + 1] << 8)
+    q_content = p + 2 + n_content
+    if q_content + 0 > end:
+        truncated(p + 2, n_content + 0, end, path + ".content")
+    v_content = b[p + 2:q_content]
     try:
         v_content = v_content.decode()
     except UnicodeDecodeError as e:
         invalid(p + 2 + e.start, path + ".content", "invalid UTF-8")
-    p = q4 + 0
+    p = q_content + 0
     return ReplaceDecoder(pattern=v_pattern, content=v_content), p
 
 
@@ -1299,39 +1299,39 @@ def _build_ReplaceDecoder(obj, out, path):
     if obj.pattern.__class__ is not str:
         bad_value(path + ".pattern", "expected str", obj.pattern)
     try:
-        s1 = obj.pattern.encode()
+        s_pattern = obj.pattern.encode()
     except UnicodeEncodeError:
         bad_value(path + ".pattern", "text is not encodable as UTF-8", obj.pattern)
-    if len(s1) > 65535:
-        bad_value(path + ".pattern", "longer than 65535 bytes", len(s1))
-    out.append(_S_H.pack(len(s1)))
-    out.append(s1)
+    if len(s_pattern) > 65535:
+        bad_value(path + ".pattern", "longer than 65535 bytes", len(s_pattern))
+    out.append(_S_H.pack(len(s_pattern)))
+    out.append(s_pattern)
     if obj.content.__class__ is not str:
         bad_value(path + ".content", "expected str", obj.content)
     try:
-        s2 = obj.content.encode()
+        s_content = obj.content.encode()
     except UnicodeEncodeError:
         bad_value(path + ".content", "text is not encodable as UTF-8", obj.content)
-    if len(s2) > 65535:
-        bad_value(path + ".content", "longer than 65535 bytes", len(s2))
-    out.append(_S_H.pack(len(s2)))
-    out.append(s2)
+    if len(s_content) > 65535:
+        bad_value(path + ".content", "longer than 65535 bytes", len(s_content))
+    out.append(_S_H.pack(len(s_content)))
+    out.append(s_content)
 
 
 def _parse_StripDecoder(b, p, end, path, depth):
     if p + 2 > end:
         truncated(p, 2, end, path + ".content")
-    n1 = b[p] | (b[p + 1] << 8)
-    q2 = p + 2 + n1
-    if q2 + 8 > end:
-        truncated(p + 2, n1 + 8, end, path + ".content")
-    v_content = b[p + 2:q2]
+    n_content = b[p] | (b[p + 1] << 8)
+    q_content = p + 2 + n_content
+    if q_content + 8 > end:
+        truncated(p + 2, n_content + 8, end, path + ".content")
+    v_content = b[p + 2:q_content]
     try:
         v_content = v_content.decode()
     except UnicodeDecodeError as e:
         invalid(p + 2 + e.start, path + ".content", "invalid UTF-8")
-    v_start, v_stop, = _S_II.unpack_from(b, q2)
-    p = q2 + 8
+    v_start, v_stop, = _S_II.unpack_from(b, q_content)
+    p = q_content + 8
     return StripDecoder(content=v_content, start=v_start, stop=v_stop), p
 
 
@@ -1341,13 +1341,13 @@ def _build_StripDecoder(obj, out, path):
     if obj.content.__class__ is not str:
         bad_value(path + ".content", "expected str", obj.content)
     try:
-        s1 = obj.content.encode()
+        s_content = obj.content.encode()
     except UnicodeEncodeError:
         bad_value(path + ".content", "text is not encodable as UTF-8", obj.content)
-    if len(s1) > 65535:
-        bad_value(path + ".content", "longer than 65535 bytes", len(s1))
-    out.append(_S_H.pack(len(s1)))
-    out.append(s1)
+    if len(s_content) > 65535:
+        bad_value(path + ".content", "longer than 65535 bytes", len(s_content))
+    out.append(_S_H.pack(len(s_content)))
+    out.append(s_content)
     try:
         out.append(_S_II.pack(obj.start, obj.stop))
     except (struct.error, TypeError) as e:
@@ -1357,28 +1357,28 @@ def _build_StripDecoder(obj, out, path):
 def _parse_SequenceDecoder(b, p, end, path, depth):
     if p + 4 > end:
         truncated(p, 4, end, path + ".decoders")
-    n1, = _S_I.unpack_from(b, p)
+    n_decoders, = _S_I.unpack_from(b, p)
     p += 4
-    if n1 * 1 > end - p:
-        invalid(p, path + ".decoders", "count %d needs at least %d bytes, %d left" % (n1, n1 * 1, end - p))
-    v_decoders = [None] * n1
-    for i2 in range(n1):
-        v_decoders[i2], p = _parse_Decoder(b, p, end, path + ".decoders" + "[%d]" % i2, depth + 1)
+    if n_decoders * 1 > end - p:
+        invalid(p, path + ".decoders", "count %d needs at least %d bytes, %d left" % (n_decoders, n_decoders * 1, end - p))
+    v_decoders = [None] * n_decoders
+    for i_decoders in range(n_decoders):
+        v_decoders[i_decoders], p = _parse_Decoder(b, p, end, path + ".decoders" + "[%d]" % i_decoders, depth + 1)
     return SequenceDecoder(decoders=v_decoders), p
 
 
 def _build_SequenceDecoder(obj, out, path):
     if obj.__class__ is not SequenceDecoder:
         bad_value(path, "expected SequenceDecoder", obj)
-    lst1 = obj.decoders
-    if not isinstance(lst1, (list, tuple, Table)):
-        bad_value(path + ".decoders", "expected a list", lst1)
+    lst_decoders = obj.decoders
+    if not isinstance(lst_decoders, (list, tuple, Table)):
+        bad_value(path + ".decoders", "expected a list", lst_decoders)
     try:
-        out.append(_S_I.pack(len(lst1)))
+        out.append(_S_I.pack(len(lst_decoders)))
     except (struct.error, TypeError) as e:
-        bad_value(path + ".decoders", str(e), (len(lst1),))
-    for i2, it3 in enumerate(lst1):
-        _build_Decoder(it3, out, path + ".decoders" + "[%d]" % i2)
+        bad_value(path + ".decoders", str(e), (len(lst_decoders),))
+    for i_decoders, it1 in enumerate(lst_decoders):
+        _build_Decoder(it1, out, path + ".decoders" + "[%d]" % i_decoders)
 
 
 def _parse_Decoder(b, p, end, path, depth):
@@ -1417,16 +1417,16 @@ def _parse_AddedToken(b, p, end, path, depth):
     p += 7
     if p + 2 > end:
         truncated(p, 2, end, path + ".content")
-    n1 = b[p] | (b[p + 1] << 8)
-    q2 = p + 2 + n1
-    if q2 + 0 > end:
-        truncated(p + 2, n1 + 0, end, path + ".content")
-    v_content = b[p + 2:q2]
+    n_content = b[p] | (b[p + 1] << 8)
+    q_content = p + 2 + n_content
+    if q_content + 0 > end:
+        truncated(p + 2, n_content + 0, end, path + ".content")
+    v_content = b[p + 2:q_content]
     try:
         v_content = v_content.decode()
     except UnicodeDecodeError as e:
         invalid(p + 2 + e.start, path + ".content", "invalid UTF-8")
-    p = q2 + 0
+    p = q_content + 0
     return AddedToken(id=v_id, special=v_special, lstrip=v_lstrip, rstrip=v_rstrip, content=v_content), p
 
 
@@ -1446,13 +1446,13 @@ def _build_AddedToken(obj, out, path):
     if obj.content.__class__ is not str:
         bad_value(path + ".content", "expected str", obj.content)
     try:
-        s1 = obj.content.encode()
+        s_content = obj.content.encode()
     except UnicodeEncodeError:
         bad_value(path + ".content", "text is not encodable as UTF-8", obj.content)
-    if len(s1) > 65535:
-        bad_value(path + ".content", "longer than 65535 bytes", len(s1))
-    out.append(_S_H.pack(len(s1)))
-    out.append(s1)
+    if len(s_content) > 65535:
+        bad_value(path + ".content", "longer than 65535 bytes", len(s_content))
+    out.append(_S_H.pack(len(s_content)))
+    out.append(s_content)
 
 
 def _parse_SequenceOp(b, p, end, path, depth):
@@ -1504,56 +1504,56 @@ def _build_PostOp(obj, out, path):
 def _parse_PostProcessorProgram(b, p, end, path, depth):
     if p + 2 > end:
         truncated(p, 2, end, path + ".ops")
-    n1, = _S_H.unpack_from(b, p)
+    n_ops, = _S_H.unpack_from(b, p)
     p += 2
-    if n1 * 1 > end - p:
-        invalid(p, path + ".ops", "count %d needs at least %d bytes, %d left" % (n1, n1 * 1, end - p))
-    v_ops = [None] * n1
-    for i2 in range(n1):
-        v_ops[i2], p = _parse_PostOp(b, p, end, path + ".ops" + "[%d]" % i2, 1)
+    if n_ops * 1 > end - p:
+        invalid(p, path + ".ops", "count %d needs at least %d bytes, %d left" % (n_ops, n_ops * 1, end - p))
+    v_ops = [None] * n_ops
+    for i_ops in range(n_ops):
+        v_ops[i_ops], p = _parse_PostOp(b, p, end, path + ".ops" + "[%d]" % i_ops, 1)
     return PostProcessorProgram(ops=v_ops), p
 
 
 def _build_PostProcessorProgram(obj, out, path):
     if obj.__class__ is not PostProcessorProgram:
         bad_value(path, "expected PostProcessorProgram", obj)
-    lst1 = obj.ops
-    if not isinstance(lst1, (list, tuple, Table)):
-        bad_value(path + ".ops", "expected a list", lst1)
+    lst_ops = obj.ops
+    if not isinstance(lst_ops, (list, tuple, Table)):
+        bad_value(path + ".ops", "expected a list", lst_ops)
     try:
-        out.append(_S_H.pack(len(lst1)))
+        out.append(_S_H.pack(len(lst_ops)))
     except (struct.error, TypeError) as e:
-        bad_value(path + ".ops", str(e), (len(lst1),))
-    for i2, it3 in enumerate(lst1):
-        _build_PostOp(it3, out, path + ".ops" + "[%d]" % i2)
+        bad_value(path + ".ops", str(e), (len(lst_ops),))
+    for i_ops, it1 in enumerate(lst_ops):
+        _build_PostOp(it1, out, path + ".ops" + "[%d]" % i_ops)
 
 
 def _parse_LegacyPostProcessor(b, p, end, path, depth):
     if p + 2 > end:
         truncated(p, 2, end, path + ".ids")
-    n1, = _S_H.unpack_from(b, p)
+    n_ids, = _S_H.unpack_from(b, p)
     p += 2
-    if n1 * 4 > end - p:
-        invalid(p, path + ".ids", "count %d needs at least %d bytes, %d left" % (n1, n1 * 4, end - p))
-    v_ids = [x for (x,) in _S_I.iter_unpack(b[p:p + n1 * 4])]
-    p += n1 * 4
+    if n_ids * 4 > end - p:
+        invalid(p, path + ".ids", "count %d needs at least %d bytes, %d left" % (n_ids, n_ids * 4, end - p))
+    v_ids = [x for (x,) in _S_I.iter_unpack(b[p:p + n_ids * 4])]
+    p += n_ids * 4
     return LegacyPostProcessor(ids=v_ids), p
 
 
 def _build_LegacyPostProcessor(obj, out, path):
     if obj.__class__ is not LegacyPostProcessor:
         bad_value(path, "expected LegacyPostProcessor", obj)
-    lst1 = obj.ids
-    if not isinstance(lst1, (list, tuple, Table)):
-        bad_value(path + ".ids", "expected a list", lst1)
+    lst_ids = obj.ids
+    if not isinstance(lst_ids, (list, tuple, Table)):
+        bad_value(path + ".ids", "expected a list", lst_ids)
     try:
-        out.append(_S_H.pack(len(lst1)))
+        out.append(_S_H.pack(len(lst_ids)))
     except (struct.error, TypeError) as e:
-        bad_value(path + ".ids", str(e), (len(lst1),))
+        bad_value(path + ".ids", str(e), (len(lst_ids),))
     try:
-        out.append(struct.pack("<%dI" % len(lst1), *lst1))
+        out.append(struct.pack("<%dI" % len(lst_ids), *lst_ids))
     except (struct.error, TypeError) as e:
-        bad_value(path + ".ids", str(e), lst1)
+        bad_value(path + ".ids", str(e), lst_ids)
 
 
 def _ops_fit(b, p, end, n):
@@ -1604,47 +1604,47 @@ def _parse_MtokFile(b, p, end, path, depth):
     v_decoder, p = _parse_Decoder(b, p, end, path + ".decoder", 1)
     if p + 4 > end:
         truncated(p, 4, end, path + ".added_tokens")
-    n2, = _S_I.unpack_from(b, p)
+    n_added_tokens, = _S_I.unpack_from(b, p)
     p += 4
-    if n2 * 9 > end - p:
-        invalid(p, path + ".added_tokens", "count %d needs at least %d bytes, %d left" % (n2, n2 * 9, end - p))
-    got4 = _bulk_AddedToken(b, p, end, n2)
-    if got4 is not None:
-        v_added_tokens, p = got4
+    if n_added_tokens * 9 > end - p:
+        invalid(p, path + ".added_tokens", "count %d needs at least %d bytes, %d left" % (n_added_tokens, n_added_tokens * 9, end - p))
+    got2 = _bulk_AddedToken(b, p, end, n_added_tokens)
+    if got2 is not None:
+        v_added_tokens, p = got2
     else:
-        v_added_tokens = [None] * n2
-        for i3 in range(n2):
-            v_added_tokens[i3], p = _parse_AddedToken(b, p, end, path + ".added_tokens" + "[%d]" % i3, 1)
+        v_added_tokens = [None] * n_added_tokens
+        for i_added_tokens in range(n_added_tokens):
+            v_added_tokens[i_added_tokens], p = _parse_AddedToken(b, p, end, path + ".added_tokens" + "[%d]" % i_added_tokens, 1)
     if p == end:
         v_chat_template = None
     else:
         if p + 4 > end:
             truncated(p, 4, end, path + ".chat_template")
-        n5, = _S_I.unpack_from(b, p)
-        q6 = p + 4 + n5
-        if q6 + 0 > end:
-            truncated(p + 4, n5 + 0, end, path + ".chat_template")
-        v_chat_template = b[p + 4:q6]
+        n_chat_template, = _S_I.unpack_from(b, p)
+        q_chat_template = p + 4 + n_chat_template
+        if q_chat_template + 0 > end:
+            truncated(p + 4, n_chat_template + 0, end, path + ".chat_template")
+        v_chat_template = b[p + 4:q_chat_template]
         try:
             v_chat_template = v_chat_template.decode()
         except UnicodeDecodeError as e:
             invalid(p + 4 + e.start, path + ".chat_template", "invalid UTF-8")
-        p = q6 + 0
+        p = q_chat_template + 0
     if p == end:
         v_eos_token = None
     else:
         if p + 2 > end:
             truncated(p, 2, end, path + ".eos_token")
-        n7 = b[p] | (b[p + 1] << 8)
-        q8 = p + 2 + n7
-        if q8 + 0 > end:
-            truncated(p + 2, n7 + 0, end, path + ".eos_token")
-        v_eos_token = b[p + 2:q8]
+        n_eos_token = b[p] | (b[p + 1] << 8)
+        q_eos_token = p + 2 + n_eos_token
+        if q_eos_token + 0 > end:
+            truncated(p + 2, n_eos_token + 0, end, path + ".eos_token")
+        v_eos_token = b[p + 2:q_eos_token]
         try:
             v_eos_token = v_eos_token.decode()
         except UnicodeDecodeError as e:
             invalid(p + 2 + e.start, path + ".eos_token", "invalid UTF-8")
-        p = q8 + 0
+        p = q_eos_token + 0
     if p == end:
         v_flags = None
     else:
@@ -1657,16 +1657,16 @@ def _parse_MtokFile(b, p, end, path, depth):
     else:
         if p + 2 > end:
             truncated(p, 2, end, path + ".bos_token")
-        n9 = b[p] | (b[p + 1] << 8)
-        q10 = p + 2 + n9
-        if q10 + 0 > end:
-            truncated(p + 2, n9 + 0, end, path + ".bos_token")
-        v_bos_token = b[p + 2:q10]
+        n_bos_token = b[p] | (b[p + 1] << 8)
+        q_bos_token = p + 2 + n_bos_token
+        if q_bos_token + 0 > end:
+            truncated(p + 2, n_bos_token + 0, end, path + ".bos_token")
+        v_bos_token = b[p + 2:q_bos_token]
         try:
             v_bos_token = v_bos_token.decode()
         except UnicodeDecodeError as e:
             invalid(p + 2 + e.start, path + ".bos_token", "invalid UTF-8")
-        p = q10 + 0
+        p = q_bos_token + 0
     if p == end:
         v_post_processor = None
     else:
@@ -1685,15 +1685,15 @@ def _build_MtokFile(obj, out, path):
     _build_PreTokenizer(obj.pre_tokenizer, out, path + ".pre_tokenizer")
     _build_Model(obj.model, out, path + ".model")
     _build_Decoder(obj.decoder, out, path + ".decoder")
-    lst1 = obj.added_tokens
-    if not isinstance(lst1, (list, tuple, Table)):
-        bad_value(path + ".added_tokens", "expected a list", lst1)
+    lst_added_tokens = obj.added_tokens
+    if not isinstance(lst_added_tokens, (list, tuple, Table)):
+        bad_value(path + ".added_tokens", "expected a list", lst_added_tokens)
     try:
-        out.append(_S_I.pack(len(lst1)))
+        out.append(_S_I.pack(len(lst_added_tokens)))
     except (struct.error, TypeError) as e:
-        bad_value(path + ".added_tokens", str(e), (len(lst1),))
-    for i2, it3 in enumerate(lst1):
-        _build_AddedToken(it3, out, path + ".added_tokens" + "[%d]" % i2)
+        bad_value(path + ".added_tokens", str(e), (len(lst_added_tokens),))
+    for i_added_tokens, it1 in enumerate(lst_added_tokens):
+        _build_AddedToken(it1, out, path + ".added_tokens" + "[%d]" % i_added_tokens)
     if obj.chat_template is None:
         absent = True
     else:
@@ -1702,13 +1702,13 @@ def _build_MtokFile(obj, out, path):
         if obj.chat_template.__class__ is not str:
             bad_value(path + ".chat_template", "expected str", obj.chat_template)
         try:
-            s4 = obj.chat_template.encode()
+            s_chat_template = obj.chat_template.encode()
         except UnicodeEncodeError:
             bad_value(path + ".chat_template", "text is not encodable as UTF-8", obj.chat_template)
-        if len(s4) > 4294967295:
-            bad_value(path + ".chat_template", "longer than 4294967295 bytes", len(s4))
-        out.append(_S_I.pack(len(s4)))
-        out.append(s4)
+        if len(s_chat_template) > 4294967295:
+            bad_value(path + ".chat_template", "longer than 4294967295 bytes", len(s_chat_template))
+        out.append(_S_I.pack(len(s_chat_template)))
+        out.append(s_chat_template)
     if obj.eos_token is None:
         absent = True
     else:
@@ -1717,13 +1717,13 @@ def _build_MtokFile(obj, out, path):
         if obj.eos_token.__class__ is not str:
             bad_value(path + ".eos_token", "expected str", obj.eos_token)
         try:
-            s5 = obj.eos_token.encode()
+            s_eos_token = obj.eos_token.encode()
         except UnicodeEncodeError:
             bad_value(path + ".eos_token", "text is not encodable as UTF-8", obj.eos_token)
-        if len(s5) > 65535:
-            bad_value(path + ".eos_token", "longer than 65535 bytes", len(s5))
-        out.append(_S_H.pack(len(s5)))
-        out.append(s5)
+        if len(s_eos_token) > 65535:
+            bad_value(path + ".eos_token", "longer than 65535 bytes", len(s_eos_token))
+        out.append(_S_H.pack(len(s_eos_token)))
+        out.append(s_eos_token)
     if obj.flags is None:
         absent = True
     else:
@@ -1741,13 +1741,13 @@ def _build_MtokFile(obj, out, path):
         if obj.bos_token.__class__ is not str:
             bad_value(path + ".bos_token", "expected str", obj.bos_token)
         try:
-            s6 = obj.bos_token.encode()
+            s_bos_token = obj.bos_token.encode()
         except UnicodeEncodeError:
             bad_value(path + ".bos_token", "text is not encodable as UTF-8", obj.bos_token)
-        if len(s6) > 65535:
-            bad_value(path + ".bos_token", "longer than 65535 bytes", len(s6))
-        out.append(_S_H.pack(len(s6)))
-        out.append(s6)
+        if len(s_bos_token) > 65535:
+            bad_value(path + ".bos_token", "longer than 65535 bytes", len(s_bos_token))
+        out.append(_S_H.pack(len(s_bos_token)))
+        out.append(s_bos_token)
     if obj.post_processor is None:
         absent = True
     else:
@@ -1951,15 +1951,15 @@ def section_sizes_MtokFile(obj):
     _build_Decoder(obj.decoder, out, "decoder")
     sizes.append(('decoder', None if obj.decoder is None else sum(map(len, out))))
     out: list[bytes] = []
-    lst1 = obj.added_tokens
-    if not isinstance(lst1, (list, tuple, Table)):
-        bad_value("added_tokens", "expected a list", lst1)
+    lst_added_tokens = obj.added_tokens
+    if not isinstance(lst_added_tokens, (list, tuple, Table)):
+        bad_value("added_tokens", "expected a list", lst_added_tokens)
     try:
-        out.append(_S_I.pack(len(lst1)))
+        out.append(_S_I.pack(len(lst_added_tokens)))
     except (struct.error, TypeError) as e:
-        bad_value("added_tokens", str(e), (len(lst1),))
-    for i2, it3 in enumerate(lst1):
-        _build_AddedToken(it3, out, "added_tokens" + "[%d]" % i2)
+        bad_value("added_tokens", str(e), (len(lst_added_tokens),))
+    for i_added_tokens, it1 in enumerate(lst_added_tokens):
+        _build_AddedToken(it1, out, "added_tokens" + "[%d]" % i_added_tokens)
     sizes.append(('added_tokens', None if obj.added_tokens is None else sum(map(len, out))))
     out: list[bytes] = []
     if obj.chat_template is None:
@@ -1970,13 +1970,13 @@ def section_sizes_MtokFile(obj):
         if obj.chat_template.__class__ is not str:
             bad_value("chat_template", "expected str", obj.chat_template)
         try:
-            s4 = obj.chat_template.encode()
+            s_chat_template = obj.chat_template.encode()
         except UnicodeEncodeError:
             bad_value("chat_template", "text is not encodable as UTF-8", obj.chat_template)
-        if len(s4) > 4294967295:
-            bad_value("chat_template", "longer than 4294967295 bytes", len(s4))
-        out.append(_S_I.pack(len(s4)))
-        out.append(s4)
+        if len(s_chat_template) > 4294967295:
+            bad_value("chat_template", "longer than 4294967295 bytes", len(s_chat_template))
+        out.append(_S_I.pack(len(s_chat_template)))
+        out.append(s_chat_template)
     sizes.append(('chat_template', None if obj.chat_template is None else sum(map(len, out))))
     out: list[bytes] = []
     if obj.eos_token is None:
@@ -1987,13 +1987,13 @@ def section_sizes_MtokFile(obj):
         if obj.eos_token.__class__ is not str:
             bad_value("eos_token", "expected str", obj.eos_token)
         try:
-            s5 = obj.eos_token.encode()
+            s_eos_token = obj.eos_token.encode()
         except UnicodeEncodeError:
             bad_value("eos_token", "text is not encodable as UTF-8", obj.eos_token)
-        if len(s5) > 65535:
-            bad_value("eos_token", "longer than 65535 bytes", len(s5))
-        out.append(_S_H.pack(len(s5)))
-        out.append(s5)
+        if len(s_eos_token) > 65535:
+            bad_value("eos_token", "longer than 65535 bytes", len(s_eos_token))
+        out.append(_S_H.pack(len(s_eos_token)))
+        out.append(s_eos_token)
     sizes.append(('eos_token', None if obj.eos_token is None else sum(map(len, out))))
     out: list[bytes] = []
     if obj.flags is None:
@@ -2015,13 +2015,13 @@ def section_sizes_MtokFile(obj):
         if obj.bos_token.__class__ is not str:
             bad_value("bos_token", "expected str", obj.bos_token)
         try:
-            s6 = obj.bos_token.encode()
+            s_bos_token = obj.bos_token.encode()
         except UnicodeEncodeError:
             bad_value("bos_token", "text is not encodable as UTF-8", obj.bos_token)
-        if len(s6) > 65535:
-            bad_value("bos_token", "longer than 65535 bytes", len(s6))
-        out.append(_S_H.pack(len(s6)))
-        out.append(s6)
+        if len(s_bos_token) > 65535:
+            bad_value("bos_token", "longer than 65535 bytes", len(s_bos_token))
+        out.append(_S_H.pack(len(s_bos_token)))
+        out.append(s_bos_token)
     sizes.append(('bos_token', None if obj.bos_token is None else sum(map(len, out))))
     out: list[bytes] = []
     if obj.post_processor is None:

@@ -27,6 +27,7 @@ class Emitter:
         self.lines: list[str] = []
         self.structs: dict[str, str] = {}  # format -> variable name
         self.tmp = 0
+        self.used: set[str] = set()  # the field-named locals of the function being written
         self.decoders: dict[tuple, str] = {}  # row layout -> decoder function name
         self.decoder_lines: list[str] = []
         self.bulk_done: set[str] = set()  # bulk record readers already emitted
@@ -50,15 +51,20 @@ class Emitter:
             found, k = f"{name}_{k}", k + 1
         return found
 
-    def var(self, base="t") -> str:
-        """A local of the function being written; numbered within that function only, so that a new
-        variant leaves the names in every other function as they were."""
+    def var(self, base="t", of: str | None = None) -> str:
+        """A local of the function being written: named after the field it serves (``n_vocab``,
+        ``of`` a target like ``v_vocab`` or ``obj.vocab``) when that name is free in the function,
+        else numbered within the function, so that a new variant leaves other functions as they were."""
+        field = of[2:] if of and of.startswith("v_") else of[4:] if of and of.startswith("obj.") else None
+        if field and field.isidentifier() and f"{base}_{field}" not in self.used:
+            self.used.add(f"{base}_{field}")
+            return f"{base}_{field}"
         self.tmp += 1
-        return f"{base}{self.tmp}"
+        return f"{base}{self.tmp}"  # no underscore: never one of the names above
 
     def w(self, indent: int, line: str):
         if indent == 0 and line.startswith("def "):
-            self.tmp = 0
+            self.tmp, self.used = 0, set()
         self.lines.append("    " * indent + line)
 
     # ---- parse ----------------------------------------------------------------------------
@@ -96,8 +102,8 @@ class Emitter:
         """A length-prefixed string, and optionally the fixed-size fields that follow it."""
         pfmt = scalar(sub.prefix)[0]
         psize = struct.calcsize("<" + pfmt)
-        n = self.var("n")
-        q = self.var("q")
+        n = self.var("n", target)
+        q = self.var("q", target)
         self.w(ind, f"if p + {psize} > end:")
         self.w(ind + 1, f"truncated(p, {psize}, end, {pe})")
         if pfmt == "H":
@@ -197,7 +203,7 @@ class Emitter:
         self.w(ind + 1, f'invalid(p, {pe}, "%d trailing bytes after the last section" % (end - p))')
 
     def read_list(self, ind, sub, target, pe, ctx_names, depth_expr, union_name):
-        n = self.var("n")
+        n = self.var("n", target)
         if isinstance(sub.count, str):
             self.w(ind, f"{n} = {ctx_names[sub.count]}")
         else:
@@ -210,14 +216,14 @@ class Emitter:
             # appended one by one, each bounds-checked, so their errors can name the row instead.
             self.w(ind, f"if {n} * {ms} > end - p:")
             self.w(ind + 1, f'invalid(p, {pe}, "count %d needs at least %d bytes, %d left" % ({n}, {n} * {ms}, end - p))')
-        idx = self.var("i")
+        idx = self.var("i", target)
         epe = f'{pe} + "[%d]" % {idx}'
         if isinstance(el, dsl.Row):
             cols = fields_of(el)
             if self.lazy_row(el):
                 # Check the bounds of every row now; decode the rows the first time they are used
                 # (tables of one u16-length string: the fast check decodes them, the Table keeps them).
-                start = self.var("start")
+                start = self.var("start", target)
                 self.w(ind, f"{start} = p")
                 dec = self.row_decoder(el)
                 if dec in self.stepcols:
@@ -231,7 +237,7 @@ class Emitter:
                 return
             cv = [self.var("c") for _ in cols]
             self.w(ind, f"{target} = []")
-            ap = self.var("ap")
+            ap = self.var("ap", target)
             self.w(ind, f"{ap} = {target}.append")
             self.w(ind, f"for {idx} in range({n}):")
             self.read_fields(ind + 1, [(f.sub, v, f'{epe} + ".{f.name}"') for f, v in zip(cols, cv)],
@@ -286,7 +292,7 @@ class Emitter:
         k = strings[0]
         pre = "".join(self.fixed(f.sub)[0] for f in fields[:k])
         post = "".join(self.fixed(f.sub)[0] for f in fields[k + 1:])
-        saved, saved_tmp, self.lines = self.lines, self.tmp, []
+        saved, saved_tmp, saved_used, self.lines = self.lines, self.tmp, self.used, []
         self.w(0, f"def {name}(b, p, end, n):")
         self.w(1, f'"""n {info.name} records at p, read together; None when any check fails."""')
         width = self.step_unpack(1, pre, post, "n")
@@ -309,7 +315,7 @@ class Emitter:
         self.w(0, "")
         self.w(0, "")
         self.decoder_lines += self.lines
-        self.lines, self.tmp = saved, saved_tmp
+        self.lines, self.tmp, self.used = saved, saved_tmp, saved_used
         return name
 
     def read_line_table(self, ind, sub, target, pe, ctx_names):
@@ -505,7 +511,7 @@ class Emitter:
         k = len(cols)
         name = self.unique("_" + "_".join(f.name for f in cols), self.decoders.values())
         self.decoders[key] = name
-        saved, saved_tmp, self.lines = self.lines, self.tmp, []
+        saved, saved_tmp, saved_used, self.lines = self.lines, self.tmp, self.used, []
         strings = [i for i, f in enumerate(cols) if not self.fixed(f.sub)]
         fast = all(self.fixed(f.sub) for f in cols) or (
             len(strings) == 1 and scalar(dsl.resolve(cols[strings[0]].sub).prefix)[0] == "H")
@@ -591,7 +597,7 @@ class Emitter:
         self.w(0, "")
         self.w(0, "")
         self.decoder_lines += self.lines
-        self.lines, self.tmp = saved, saved_tmp
+        self.lines, self.tmp, self.used = saved, saved_tmp, saved_used
         return name
 
     def parse_record(self, info: RecordInfo):
@@ -693,7 +699,7 @@ class Emitter:
     def write_lenprefixed(self, ind, sub, e, pe):
         pfmt = scalar(sub.prefix)[0]
         limit = (1 << (8 * struct.calcsize("<" + pfmt))) - 1
-        v = self.var("s")
+        v = self.var("s", e)
         if sub.text:
             self.w(ind, f"if {e}.__class__ is not str:")
             self.w(ind + 1, f'bad_value({pe}, "expected str", {e})')
@@ -786,17 +792,17 @@ class Emitter:
         self.w(ind + 1, f'out.append(b"\\n".join({lines}) + (b"\\n" if {end_nl} else b""))')
 
     def write_list(self, ind, sub, e, pe, obj, union_name):
-        lv = self.var("lst")
+        lv = self.var("lst", e)
         self.w(ind, f"{lv} = {e}")
         self.w(ind, f"if not isinstance({lv}, (list, tuple, Table)):")
         self.w(ind + 1, f'bad_value({pe}, "expected a list", {lv})')
         if not isinstance(sub.count, str):
             self.write_fixed_group(ind, [sub.count], [f"len({lv})"], [pe])
         el = dsl.resolve(sub.element)
-        idx = self.var("i")
+        idx = self.var("i", e)
         epe = f'{pe} + "[%d]" % {idx}'
         if isinstance(el, dsl.Row) and self.lazy_row(el):
-            raw = self.var("raw")
+            raw = self.var("raw", e)
             self.w(ind, f"{raw} = {lv}.raw_bytes() if {lv}.__class__ is Table else None")
             self.w(ind, f"if {raw} is not None:")
             self.w(ind + 1, f"out.append({raw})")
