@@ -17,7 +17,7 @@ import warnings
 
 import pytest
 from conftest import CORPUS, ROOT, corpus_mtok_files
-from hypothesis import given, settings
+from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 from kaitai_plain import first_difference, js_value, kaitai_plain, kaitai_txt_plain, tree_plain
 
@@ -172,7 +172,8 @@ def node_trees(compiled, paths, root: str = "MtokFile") -> list[dict]:
     run = subprocess.run(["node", str(KSC / "dump.js"), str(compiled / "javascript" / f"{root}.js"), root,
                           *map(str, paths)], capture_output=True, text=True, env=env, timeout=600)
     assert run.returncode == 0, run.stderr
-    return [json.loads(line) for line in run.stdout.splitlines()]
+    # one JSON document per "\n" (str.splitlines would also split at U+2028, U+0085... inside strings)
+    return [json.loads(line) for line in run.stdout.split("\n") if line]
 
 
 @pytest.mark.skipif(not CORPUS_FILES, reason="reference corpus not found at ../shared/corpus")
@@ -184,7 +185,8 @@ def test_javascript_parser_agrees_on_corpus(compiled):
         assert difference is None, (path.parent.name, difference)
 
 
-@settings(max_examples=3)
+# no shrinking: each example is a node run of 62 files, and a shrink would take minutes
+@settings(max_examples=3, phases=(Phase.explicit, Phase.reuse, Phase.generate))
 @given(data=st.data())
 def test_javascript_parser_agrees_on_generated_and_truncated_files(compiled, tmp_path_factory, data):
     """A hypothesis file of every variant and a cut of each, in one node run per example: the cut
@@ -268,3 +270,13 @@ def test_javascript_parser_agrees_on_legacy_corpus_files(compiled):
         expected = tree_plain(mtokspec.parse(path.read_bytes()))
         difference = first_difference(expected, kaitai_txt_plain(js_value(line["tree"])))
         assert difference is None, (path.parent.name, difference)
+
+
+def test_javascript_output_keeps_line_separators_in_text(compiled, tmp_path):
+    """Text holding U+2028, U+0085 and the like stays one JSON line (a hypothesis run found it)."""
+    t = mtokspec.tree
+    path = tmp_path / "separators.mtok"
+    path.write_bytes(mtokspec.build(t.MtokFile(normalizer=t.PrependNormalizer("a\u2028b\x85c\x1cd"))))
+    (line,) = node_trees(compiled, [path])
+    assert line["ok"], line.get("error")
+    assert kaitai_plain(js_value(line["tree"]))["normalizer"]["prepend"] == "a\u2028b\x85c\x1cd"
