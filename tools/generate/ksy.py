@@ -1,9 +1,10 @@
-"""``generated/mtok.ksy``: a Kaitai Struct description of the ``.mtok`` layout, from the same spec walk.
+"""``generated/mtok.ksy`` and ``generated/tokenizer_txt.ksy``: Kaitai Struct descriptions of the
+``.mtok`` layout and of the legacy types, from the same spec walk.
 
 Kaitai names follow the tree: a record ``BPEModel`` is the type ``bpe_model``, its fields keep their
 names, a union ``Normalizer`` is the type ``normalizer`` whose ``variant`` is switched on ``tag``.
 What Kaitai cannot say (the nesting limit, canonical decimals, UTF-8 validity in every target
-language) is listed in ``KSY_LIMITS``, which FORMAT.md prints.
+language, base64) is listed in ``KSY_LIMITS``, which FORMAT.md prints.
 """
 
 from __future__ import annotations
@@ -21,10 +22,9 @@ LEN_PREFIXED_NAMES = {(False, "H"): "bytes16", (True, "H"): "text16", (True, "I"
 KSY_LIMITS = (
     "**Nesting depth.** Sequence variants may nest at most 32 deep; Kaitai recurses without a limit "
     "(a hostile file can exhaust the stack of a generated parser).",
-    "**Canonical decimals.** Decimal text (the header, the legacy count lines and integer columns) is read "
-    "with Kaitai's `to_i`: leading zeros, a sign on a "
-    "count, `-0` or an empty number are not refused (the JavaScript runtime's `parseInt` even "
-    "accepts trailing garbage).",
+    "**Canonical decimals.** Decimal text (the header, the legacy count lines and integer columns) "
+    "is read with Kaitai's `to_i`: leading zeros, a sign on a count, `-0` or an empty number are not "
+    "refused (the JavaScript runtime's `parseInt` even accepts trailing garbage).",
     "**UTF-8.** Text fields are declared UTF-8; whether invalid bytes fail depends on the target "
     "language (Python raises, JavaScript's `TextDecoder` substitutes U+FFFD).",
     "**Header ids** are a list of `decimal` objects (read `.value`), not integers: Kaitai cannot map "
@@ -83,7 +83,7 @@ class KsyEmitter:
 
     def line_table_attrs(self, name, sub, doc, shared_count=None) -> list[dict]:
         """``count`` lines; a table whose last line may lack its newline reads that line apart."""
-        line = {**self.line_ref(sub.columns)}
+        line = self.line_ref(sub.columns)
         count = f"num_{name}.value"
         if not sub.final_newline:
             return [attr(name, {**line, "terminator": 10, "repeat": "expr", "repeat-expr": count}, doc)]
