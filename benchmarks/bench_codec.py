@@ -7,7 +7,7 @@ Measures (best of --repeat; the construct reference once, it is slow):
   * a synthetic BPE file with --vocab tokens and as many merges,
 each as: mtokspec.parse, mtokspec.build, construct reference parse/build of the same bytes, and
 HF `tokenizers.Tokenizer.from_str` of an equivalent tokenizer.json.
-Targets (issue 2): parse >= 30x faster than construct and <= 0.25x of HF from_str; build >= 20x
+Targets: parse >= 30x faster than construct and <= 0.25x of HF from_str; build >= 20x
 faster than construct.
 """
 

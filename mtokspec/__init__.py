@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 from mtokspec._generated import codec as _codec
+from mtokspec._generated.tree import ROOTS_BY_MAGIC_LINE
 from mtokspec.errors import MtokFormatError
 from mtokspec.tree import (
     BertTxtFile,
@@ -30,13 +31,7 @@ __all__ = [
 __version__ = "0.1.0"
 
 # line 1 of the file -> its root class; "430 4" is .mtok, "430 0".."430 3" the legacy text types
-_BY_MAGIC = {
-    b"430 4\n": MtokFile,
-    b"430 0\n": SentencePieceTxtFile,
-    b"430 1\n": TiktokenTxtFile,
-    b"430 2\n": BertTxtFile,
-    b"430 3\n": HuggingFaceTxtFile,
-}
+_BY_MAGIC = ROOTS_BY_MAGIC_LINE
 _PARSE = {cls: getattr(_codec, f"parse_{cls.__name__}") for cls in _BY_MAGIC.values()}
 _BUILD = {cls: getattr(_codec, f"build_{cls.__name__}") for cls in _BY_MAGIC.values()}
 

@@ -45,7 +45,10 @@ def describe(node: Any) -> str:
     if isinstance(node, (t.MetaspacePreTokenizer, t.MetaspaceDecoder)):
         return f"Metaspace({_short(node.replacement)}, prefix_space={_yn(node.add_prefix_space)})"
     if isinstance(node, t.SplitPreTokenizer):
-        behavior = {0: "Isolated", 1: "Removed", 2: "MergedWithPrevious"}.get(node.behavior, f"?{node.behavior}")
+        try:
+            behavior = t.SplitBehavior(node.behavior).name
+        except ValueError:
+            behavior = f"?{node.behavior}"
         return f"Split({_short(node.pattern, 40)}, {behavior}{', inverted' if node.invert else ''})"
     if isinstance(node, t.BPEModel):
         return (f"BPE: {len(node.vocab):,} tokens, {len(node.merges):,} merges, "
@@ -124,7 +127,7 @@ def inspect_rows(tree) -> list[tuple[str, int | None, str]]:
                           else f"{len(tree.chat_template):,} characters"),
         "eos_token": _text_summary(tree.eos_token),
         "flags": "absent" if tree.flags is None else
-                 f"{tree.flags:#04x} (clean_up_tokenization_spaces {_yn(bool(tree.flags & 1))})",
+                 f"{tree.flags:#04x} (clean_up_tokenization_spaces {_yn(bool(tree.flags & t.MtokFlags.clean_up_tokenization_spaces))})",
         "bos_token": _text_summary(tree.bos_token),
         "post_processor": "absent" if tree.post_processor is None else describe(tree.post_processor),
     }

@@ -15,10 +15,10 @@ from typing import Any
 
 from mtokspec._generated import tree as _t
 from mtokspec._generated.tree import *  # noqa: F403
-from mtokspec._generated.tree import CLASSES, SCHEMA, UNIONS, VARIANTS
+from mtokspec._generated.tree import CLASSES, ENUMS, SCHEMA, UNIONS, VARIANTS
 from mtokspec.errors import MtokFormatError
 
-__all__ = [*CLASSES, *UNIONS, "TokenizerFile", "FORMATS", "format_key", "to_dict", "from_dict", "make_header"]
+__all__ = [*CLASSES, *UNIONS, *ENUMS, "TokenizerFile", "FORMATS", "format_key", "to_dict", "from_dict", "make_header"]
 
 #: the ``format`` key of the plain form -> root class
 FORMATS: dict[str, type] = {

@@ -227,7 +227,7 @@ def _check_decoder(ck: _Checker, d, path: str) -> None:
 
 
 def _check_tails(ck: _Checker, tree: t.MtokFile, ids: set[int]) -> None:
-    if tree.flags is not None and tree.flags & ~1:
+    if tree.flags is not None and tree.flags & ~sum(t.MtokFlags):
         ck.add(WARNING, "flags", "flags-unknown-bits", f"flags {tree.flags:#04x} set bits other than bit 0")
     pp = tree.post_processor
     if pp is None:

@@ -1,7 +1,7 @@
 """The byte layouts of MNN's tokenizer files, declared once with ``construct``.
 
 ``mtok`` declares the binary ``.mtok`` format.  The declarations double as a slow reference
-codec (``reference_parse`` / ``reference_build``); ``tools/generate.py`` turns them into the fast
+codec (``reference_parse`` / ``reference_build``); ``tools/generate/`` turns them into the fast
 codec, the tree classes and ``FORMAT.md`` in ``generated/``.
 """
 
@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import construct as c
 
-from . import mtok, txt
+from . import _dsl, mtok, txt
 
 __all__ = ["mtok", "txt", "reference_parse", "reference_build", "ReferenceError", "ROOTS"]
 
 #: line 1 -> the root declaration; the plain form's "format" key -> the same
-ROOTS = {b"430 4\n": mtok.MtokFile, **{f"430 {t}\n".encode(): root for t, root in txt.ROOTS.items()}}
+ROOTS = {_dsl.unwrap(root.subcons[0]).magic_line: root for root in (mtok.MtokFile, *txt.ROOTS.values())}
 FORMATS = {
     "mtok": mtok.MtokFile,
     "txt-sentencepiece": txt.SentencePieceTxtFile,

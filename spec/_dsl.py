@@ -2,7 +2,7 @@
 
 Each block is a real ``construct`` construct, so ``spec`` on its own is a working (slow) reference
 parser and builder.  Each block also carries plain attributes (names, docs, the field a count
-belongs to) that ``tools/generate.py`` reads to emit the fast codec, the tree classes and
+belongs to) that ``tools/generate/`` reads to emit the fast codec, the tree classes and
 ``FORMAT.md`` -- the way fontTools drives its converters from ``otData``.
 
 Reference values use the *plain* form that ``mtokspec`` uses for YAML/JSON: records are dicts,
@@ -91,6 +91,29 @@ Text16 = LenPrefixed(u16, text=True)
 Text32 = LenPrefixed(u32, text=True)
 
 
+class Enum(c.Adapter):
+    """A scalar whose values have names: ``values`` maps value -> (name, doc).
+
+    The tree holds the int (``generated/tree.py`` gives the names as an ``IntEnum``, or an
+    ``IntFlag`` when ``flags``: then each value is one bit).  Values without a name are read and
+    written as they are; ``mtokspec.validate`` reports them.
+    """
+
+    kind = "enum"
+
+    def __init__(self, subcon, name: str, values: dict[int, tuple[str, str]], flags: bool = False):
+        super().__init__(subcon)
+        self.enum_name = name
+        self.values = dict(values)
+        self.flags = flags
+
+    def _decode(self, obj, context, path):
+        return obj
+
+    def _encode(self, obj, context, path):
+        return obj
+
+
 class Count(c.Rebuild):
     """A count stored before the list it counts (``target``); derived from ``len()`` on build."""
 
@@ -106,10 +129,11 @@ class Record(c.Struct):
 
     kind = "record"
 
-    def __init__(self, name: str, *subcons, doc: str = ""):
+    def __init__(self, name: str, *subcons, doc: str = "", ref: tuple[str, ...] = ()):
         super().__init__(*subcons)
         self.record_name = name
         self.record_doc = doc
+        self.ref = tuple(ref)  # source links (MNN's loader and exporter), rendered like Kaitai's doc-ref
 
     def _parse(self, stream, context, path):
         obj = super()._parse(stream, context, path)
@@ -198,8 +222,10 @@ class Union(c.Construct):
 
     kind = "union"
 
-    def __init__(self, name: str, tag, cases: dict[int, Record], doc: str = "", max_depth: int = 32):
+    def __init__(self, name: str, tag, cases: dict[int, Record], doc: str = "", max_depth: int = 32,
+                 ref: tuple[str, ...] = ()):
         super().__init__()
+        self.ref = tuple(ref)
         self.union_name = name
         self.tag = tag
         self.cases = dict(cases)
@@ -346,8 +372,9 @@ class HeaderLines(c.Construct):
          "line 3 ends every id with a space (legacy exporter) instead of joining with spaces"),
     )
 
-    def __init__(self, magic: int, file_type: int):
+    def __init__(self, magic: int, file_type: int, ref: tuple[str, ...] = ()):
         super().__init__()
+        self.ref = tuple(ref)
         self.magic = magic
         self.file_type = file_type
         self.magic_line = f"{magic} {file_type}\n".encode()

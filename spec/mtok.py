@@ -1,8 +1,21 @@
 """The ``.mtok`` layout (MNN PIPELINE tokenizer, file type 4): the single place it is written.
 
-Sources: MNN's format description (seed 000) and what MNN's shipped exporter
-(``transformers/llm/export/utils/tokenizer.py``) writes and its loader (``tokenizer.cpp``) reads.
-All integers little-endian.  ``str`` in the description = ``[u16 len][len bytes]``.
+Sources: what MNN's shipped exporter writes (``export_mtok`` in
+https://github.com/alibaba/MNN/blob/4d40bdbd7efb73a58383bb5da867a6f41eb1776e/transformers/llm/export/utils/tokenizer.py)
+and its loader reads (``PipelineTokenizer::load_vocab_binary`` in
+https://github.com/alibaba/MNN/blob/4d40bdbd7efb73a58383bb5da867a6f41eb1776e/transformers/llm/engine/src/tokenizer/tokenizer.cpp);
+each block's ``ref=`` links the lines.  All integers little-endian.  ``str`` = ``[u16 len][len bytes]``.
+
+Adding a variant (a new tag of a union), in this order:
+
+1. here: a ``Record`` under the union's next tag, with a doc for it and each field, and ``ref=``;
+2. ``python -m tools.generate`` (tree class, codec, FORMAT.md, mtok.ksy) and ``python -m tools.diagram``;
+3. ``mtokspec/runtime``: a class in the union's ``REGISTRY`` (normalizers, pre_tokenizers, models, decoders);
+4. ``mtokspec/convert``: the HF mapping both ways (``from_hf``, ``to_hf``);
+5. ``mtokspec/summary.py``: its ``inspect`` line;
+6. ``mtokspec/strategies.py``: a strategy, in the union's leaves and in ``variants``.
+
+``tests/test_variants.py`` fails until steps 3-6 are done for every union member.
 """
 
 from __future__ import annotations
@@ -13,6 +26,7 @@ from ._dsl import (
     Bytes16,
     Count,
     End,
+    Enum,
     Flag,
     HeaderLines,
     List,
@@ -34,7 +48,11 @@ MAGIC = 430
 PIPELINE = 4
 MAX_NESTING = 32  # Sequence-in-Sequence depth; real files use 2.
 
-Header = HeaderLines(MAGIC, PIPELINE)
+_MNN = "https://github.com/alibaba/MNN/blob/4d40bdbd7efb73a58383bb5da867a6f41eb1776e/transformers/llm"
+LOADER = _MNN + "/engine/src/tokenizer/tokenizer.cpp"
+EXPORTER = _MNN + "/export/utils/tokenizer.py"
+
+Header = HeaderLines(MAGIC, PIPELINE, ref=(LOADER + "#L86-L95", EXPORTER + "#L252-L276"))
 
 # --- Unicode normalisation table -------------------------------------------------------------
 NormTable = List(
@@ -106,7 +124,14 @@ Normalizer = Union(
     },
     doc="Normalizer: a u8 tag, then the variant's fields.",
     max_depth=MAX_NESTING,
+    ref=(LOADER + "#L2241-L2305", EXPORTER + "#L280-L343"),
 )
+
+SplitBehavior = Enum(u8, "SplitBehavior", {
+    0: ("Isolated", "each match is a piece of its own"),
+    1: ("Removed", "matches are dropped"),
+    2: ("MergedWithPrevious", "each match joins the piece before it"),
+})
 
 # --- Pre-tokenizer ------------------------------------------------------------------------------
 PreTokenizer = Union(
@@ -134,7 +159,7 @@ PreTokenizer = Union(
             "SplitPreTokenizer",
             "pattern" / Text16 * "regular expression or literal text (the file does not say which)",
             "invert" / Flag * "the pattern matches the pieces rather than the delimiters",
-            "behavior" / u8 * "0 Isolated, 1 Removed, 2 MergedWithPrevious (the exporter maps every other HF behaviour to 1)",
+            "behavior" / SplitBehavior * "what happens to the matches (the exporter maps every other HF behaviour to Removed)",
             doc="HF `Split`; the exporter also writes `WhitespaceSplit` as Split('\\s+', 0, 1).",
         ),
         5: Record("BertPreTokenizer", doc="HF `BertPreTokenizer`: split on white space and punctuation."),
@@ -146,6 +171,7 @@ PreTokenizer = Union(
     },
     doc="Pre-tokenizer: a u8 tag, then the variant's fields.",
     max_depth=MAX_NESTING,
+    ref=(LOADER + "#L2307-L2338", EXPORTER + "#L344-L388"),
 )
 
 # --- Model ---------------------------------------------------------------------------------------
@@ -198,6 +224,7 @@ Model = Union(
         ),
     },
     doc="Model: a u8 tag, then the variant's fields.",
+    ref=(LOADER + "#L2340-L2406", EXPORTER + "#L389-L489"),
 )
 
 # --- Decoder -------------------------------------------------------------------------------------
@@ -241,6 +268,7 @@ Decoder = Union(
     },
     doc="Decoder: a u8 tag, then the variant's fields.",
     max_depth=MAX_NESTING,
+    ref=(LOADER + "#L2407-L2441", EXPORTER + "#L490-L533"),
 )
 
 # --- Added tokens ----------------------------------------------------------------------------------
@@ -252,6 +280,7 @@ AddedToken = Record(
     "rstrip" / Flag * "swallow white space on the right when matched",
     "content" / Text16 * "the token text, matched in the input before the model runs",
     doc="An entry of HF `added_tokens` (the exporter drops normalized and single_word).",
+    ref=(LOADER + "#L2443-L2458", EXPORTER + "#L534-L546"),
 )
 
 # --- Post-processor program -------------------------------------------------------------------------
@@ -270,14 +299,20 @@ PostProcessor = PostProcessorLayouts(
         "LegacyPostProcessor",
         "ids" / List(u16, u32) * "ids appended after sequence A",
         doc="Older layout: [u16 count] [count x u32 id]; means sequence A, then these ids.",
+        ref=(LOADER + "#L2492-L2508",),
     ),
     current=Record(
         "PostProcessorProgram",
         "ops" / List(u16, PostOp) * "the ops in order",
         doc="Current layout: [u16 count] then count ops (HF TemplateProcessing.single).",
+        ref=(LOADER + "#L2492-L2529", EXPORTER + "#L584-L592"),
     ),
     op_union=PostOp,
 )
+
+MtokFlags = Enum(u8, "MtokFlags", {
+    1: ("clean_up_tokenization_spaces", "transformers' clean_up_tokenization_spaces (exposed, not applied)"),
+}, flags=True)
 
 # --- The whole file --------------------------------------------------------------------------------
 MtokFile = Record(
@@ -290,9 +325,10 @@ MtokFile = Record(
     "added_tokens" / List(u32, AddedToken) * "tokens matched before the model",
     "chat_template" / Tail(Text32) * "Jinja chat template ([u32 len][bytes]); optional section",
     "eos_token" / Tail(Text16) * "EOS token text; optional section",
-    "flags" / Tail(u8) * "bit 0: clean_up_tokenization_spaces; optional section",
+    "flags" / Tail(MtokFlags) * "bit flags; optional section",
     "bos_token" / Tail(Text16) * "BOS token text; optional section",
     "post_processor" / Tail(PostProcessor) * "single-sequence post-processor program; optional section",
     End(),
     doc="A `.mtok` file: text header, binary body, optional trailing sections in this order.",
+    ref=(LOADER + "#L2230-L2529", EXPORTER + "#L192-L594"),
 )

@@ -1,7 +1,8 @@
 """The legacy ``tokenizer.txt`` layouts (MNN file types 0-3): the single place they are written.
 
 Three header lines as in ``.mtok`` (``"430 <type>\\n"``), then one count line and one line per
-entry.  Sources: MNN's format description (seed 000) and the shipped exporter (``export``).
+entry.  Source: what MNN's shipped exporter writes (``export`` in
+https://github.com/alibaba/MNN/blob/4d40bdbd7efb73a58383bb5da867a6f41eb1776e/transformers/llm/export/utils/tokenizer.py#L596-L876).
 """
 
 from __future__ import annotations

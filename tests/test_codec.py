@@ -398,7 +398,7 @@ def test_table_packed_pair_columns(corpus, monkeypatch):
     lefts, rights, ranks = merges.columns()
     want = [[a | b << 32 for a, b in zip(lefts, rights)], list(ranks)]
     assert [list(c) for c in merges.columns(pack=True)] == want
-    monkeypatch.setattr(codec, "_LITTLE", not codec._LITTLE)
+    monkeypatch.setattr(codec, "LITTLE", not codec.LITTLE)
     assert [list(c) for c in merges.columns(pack=True)] == want
     for n in range(6):  # odd and even row counts, both alignments of the u64 reads
         rows = merges[:n] if n else []
@@ -412,7 +412,7 @@ def test_table_packed_pair_columns(corpus, monkeypatch):
         Table([(b"a", 1)]).columns(pack=True)
 
 
-# Lengths around the limits of the fast table walk (_walk8 steps on the low length byte: it reads a
+# Lengths around the limits of the fast table walk (walk8 steps on the low length byte: it reads a
 # row of 0, 250-255 or 256k bytes exactly on the way, and a row of 256 + k bytes sends the table to
 # the exact walk), and of the two-digit row formats (strings under 100 bytes).
 _EDGE_LENGTHS = st.sampled_from([0, 1, 5, 10, 57, 99, 100, 101, 241, 242, 243, 249, 250, 251, 255, 256, 257, 262, 300, 512, 1030])
@@ -466,7 +466,7 @@ def test_fast_table_walk_agrees_with_the_exact_walk(tree, flips):
         data[where % len(data)] = value
     data = bytes(data)
     fast = _parse_outcome(data)
-    with mock.patch.object(codec, "_walk8", lambda *args: None):
+    with mock.patch.object(codec, "walk8", lambda *args: None):
         exact = _parse_outcome(data)
     assert fast == exact
     if not flips:

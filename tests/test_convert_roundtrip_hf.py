@@ -203,11 +203,11 @@ def test_byte_level_flag_maps_bytes_once():
     """A byte_level BPE under a ByteLevel pre-tokenizer: HF must map the bytes once, like the runtime."""
     from mtokspec.byte_level import BYTE_TO_CHAR
     from mtokspec.runtime import Tokenizer as Ours
-    from mtokspec import tree as tt
+    from mtokspec import tree as t
 
     vocab = sorted((c.encode(), b) for b, c in enumerate(BYTE_TO_CHAR))
-    tree = tt.MtokFile(pre_tokenizer=tt.ByteLevelPreTokenizer(True),
-                       model=tt.BPEModel(byte_level=True, vocab=vocab), decoder=tt.ByteLevelDecoder())
+    tree = t.MtokFile(pre_tokenizer=t.ByteLevelPreTokenizer(True),
+                       model=t.BPEModel(byte_level=True, vocab=vocab), decoder=t.ByteLevelDecoder())
     doc = to_hf(tree)
     assert json.dumps(doc).count('"ByteLevel"') == 2  # the pre-tokenizer and the decoder
     hf = Tokenizer.from_str(json.dumps(doc))

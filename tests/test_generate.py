@@ -50,3 +50,32 @@ def test_every_package_is_installed():
     listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
     found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "mtokspec").rglob("__init__.py")}
     assert found <= listed, found - listed
+
+
+def test_diagram_was_rendered_from_the_current_ksy():
+    from tools import diagram
+
+    assert diagram.main(["--check"]) == 0
+
+
+MNN_MIRROR = ROOT.parent / ".mirror" / "alibaba+MNN" / "repo"
+
+
+def test_source_links_are_pinned_and_point_at_lines_that_exist():
+    """Every ref= of the spec links MNN at the pinned commit; with a local MNN clone, the lines exist."""
+    from spec import mtok
+    from tools.generate.spec_walk import collect
+
+    m = collect(mtok.MtokFile)
+    refs = [url for info in [*m.records.values(), *m.unions.values()] for url in info.ref]
+    assert len(refs) >= 10
+    prefix = "https://github.com/alibaba/MNN/blob/4d40bdbd7efb73a58383bb5da867a6f41eb1776e/"
+    for url in refs:
+        assert url.startswith(prefix), url
+        path, _, lines = url[len(prefix):].partition("#")
+        first, last = (int(x) for x in lines.replace("L", "").split("-"))
+        assert 0 < first <= last, url
+        if MNN_MIRROR.is_dir():
+            text = subprocess.run(["git", "-C", str(MNN_MIRROR), "show", f"{prefix.split('/')[-2]}:{path}"],
+                                  capture_output=True, text=True, check=True).stdout
+            assert last <= len(text.splitlines()), url

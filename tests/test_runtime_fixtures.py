@@ -2,7 +2,7 @@
 
 Each fixture is trained with HF's own trainers on :data:`TRAIN_TEXT`, turned into an ``.mtok`` tree
 by :func:`tree_from_hf` (a small test-local converter following the exporter's mapping in
-format-notes, built directly from :mod:`mtokspec.tree` classes) and compared with HF on
+``export_mtok``, built directly from :mod:`mtokspec.tree` classes) and compared with HF on
 hypothesis-generated text: every Unicode category, white-space runs, emoji, CJK, combining marks,
 digits and the fixture's added tokens.
 
@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from unicode_stable import STABLE_CHARS
 
-from mtokspec import tree as T
+from mtokspec import tree as t
 from mtokspec.runtime import Tokenizer
 
 tokenizers = pytest.importorskip("tokenizers")
@@ -62,28 +62,28 @@ def norm_table(form: str) -> tuple:
 
 def _normalizer(n):
     if n is None:
-        return T.NoNormalizer()
+        return t.NoNormalizer()
     k = n["type"]
     if k == "Sequence":
-        return T.SequenceNormalizer([_normalizer(x) for x in n["normalizers"]])
+        return t.SequenceNormalizer([_normalizer(x) for x in n["normalizers"]])
     if k == "Prepend":
-        return T.PrependNormalizer(n["prepend"])
+        return t.PrependNormalizer(n["prepend"])
     if k == "Replace":
-        return T.ReplaceNormalizer(n["pattern"].get("String", ""), n["content"])
+        return t.ReplaceNormalizer(n["pattern"].get("String", ""), n["content"])
     if k in ("NFKC", "NFKD"):
-        return T.TableNormalizer(list(norm_table("NFKC")))
+        return t.TableNormalizer(list(norm_table("NFKC")))
     if k == "NFC":
-        return T.TableNormalizer(list(norm_table("NFC")))
+        return t.TableNormalizer(list(norm_table("NFC")))
     if k == "Lowercase":
-        return T.BertNormalizer(False, False, False, True)
+        return t.BertNormalizer(False, False, False, True)
     if k == "Strip":
-        return T.StripNormalizer(n["strip_left"], n["strip_right"])
+        return t.StripNormalizer(n["strip_left"], n["strip_right"])
     if k == "BertNormalizer":
         sa = n["strip_accents"]
         if sa is None and n["lowercase"]:
-            return T.BertNFDNormalizer(n["clean_text"], n["handle_chinese_chars"], True,
+            return t.BertNFDNormalizer(n["clean_text"], n["handle_chinese_chars"], True,
                                        n["lowercase"], list(norm_table("NFD")))
-        return T.BertNormalizer(n["clean_text"], n["handle_chinese_chars"], bool(sa), n["lowercase"])
+        return t.BertNormalizer(n["clean_text"], n["handle_chinese_chars"], bool(sa), n["lowercase"])
     raise AssertionError(k)
 
 
@@ -92,45 +92,45 @@ _BEHAVIOR = {"Isolated": 0, "MergedWithPrevious": 2}
 
 def _pre(p):
     if p is None:
-        return T.NoPreTokenizer()
+        return t.NoPreTokenizer()
     k = p["type"]
     if k == "ByteLevel":
-        return T.ByteLevelPreTokenizer(p.get("use_regex", True))
+        return t.ByteLevelPreTokenizer(p.get("use_regex", True))
     if k == "Digits":
-        return T.DigitsPreTokenizer(p["individual_digits"])
+        return t.DigitsPreTokenizer(p["individual_digits"])
     if k == "Metaspace":
-        return T.MetaspacePreTokenizer(p["replacement"], p.get("prepend_scheme", "always") != "never")
+        return t.MetaspacePreTokenizer(p["replacement"], p.get("prepend_scheme", "always") != "never")
     if k == "Split":
         pat = p["pattern"]
-        return T.SplitPreTokenizer(pat.get("Regex", pat.get("String")), p["invert"],
+        return t.SplitPreTokenizer(pat.get("Regex", pat.get("String")), p["invert"],
                                    _BEHAVIOR.get(p["behavior"], 1))
     if k == "WhitespaceSplit":
-        return T.SplitPreTokenizer(r"\s+", False, 1)
+        return t.SplitPreTokenizer(r"\s+", False, 1)
     if k == "BertPreTokenizer":
-        return T.BertPreTokenizer()
+        return t.BertPreTokenizer()
     if k == "Sequence":
-        return T.SequencePreTokenizer([_pre(x) for x in p["pretokenizers"]])
+        return t.SequencePreTokenizer([_pre(x) for x in p["pretokenizers"]])
     raise AssertionError(k)
 
 
 def _decoder(d):
     if d is None:
-        return T.ByteLevelDecoder()
+        return t.ByteLevelDecoder()
     k = d["type"]
-    simple = {"ByteLevel": T.ByteLevelDecoder, "ByteFallback": T.ByteFallbackDecoder,
-              "Fuse": T.FuseDecoder}
+    simple = {"ByteLevel": t.ByteLevelDecoder, "ByteFallback": t.ByteFallbackDecoder,
+              "Fuse": t.FuseDecoder}
     if k in simple:
         return simple[k]()
     if k == "Metaspace":
-        return T.MetaspaceDecoder(d["replacement"], d.get("prepend_scheme", "always") != "never")
+        return t.MetaspaceDecoder(d["replacement"], d.get("prepend_scheme", "always") != "never")
     if k == "WordPiece":
-        return T.WordPieceDecoder(d["prefix"], d["cleanup"])
+        return t.WordPieceDecoder(d["prefix"], d["cleanup"])
     if k == "Replace":
-        return T.ReplaceDecoder(d["pattern"]["String"], d["content"])
+        return t.ReplaceDecoder(d["pattern"]["String"], d["content"])
     if k == "Strip":
-        return T.StripDecoder(d["content"], d["start"], d["stop"])
+        return t.StripDecoder(d["content"], d["start"], d["stop"])
     if k == "Sequence":
-        return T.SequenceDecoder([_decoder(x) for x in d["decoders"]])
+        return t.SequenceDecoder([_decoder(x) for x in d["decoders"]])
     raise AssertionError(k)
 
 
@@ -145,7 +145,7 @@ def _contains(p, kind):
 def _model(m, pre, dec):
     k = m["type"]
     if k == "BPE":
-        vocab = sorted(((t.encode(), i) for t, i in m["vocab"].items()))
+        vocab = sorted(((tok.encode(), i) for tok, i in m["vocab"].items()))
         ids = m["vocab"]
         merges = []
         for rank, mg in enumerate(m["merges"]):
@@ -154,33 +154,33 @@ def _model(m, pre, dec):
         merges.sort(key=lambda r: (r[0] << 32) | r[1])
         byte_level = (pre is not None and pre["type"] == "Sequence" and not _contains(pre, "ByteLevel")
                       and _contains(dec, "ByteLevel"))
-        return T.BPEModel(bool(m.get("byte_fallback")), byte_level, vocab, merges)
+        return t.BPEModel(bool(m.get("byte_fallback")), byte_level, vocab, merges)
     if k == "WordPiece":
-        vocab = sorted(((t.encode(), i) for t, i in m["vocab"].items()))
-        return T.WordPieceModel(m["unk_token"], m["continuing_subword_prefix"],
+        vocab = sorted(((tok.encode(), i) for tok, i in m["vocab"].items()))
+        return t.WordPieceModel(m["unk_token"], m["continuing_subword_prefix"],
                                 m["max_input_chars_per_word"], vocab)
     if k == "Unigram":
-        rows = sorted(((t.encode(), i, float(s)) for i, (t, s) in enumerate(m["vocab"])))
-        return T.UnigramModel(m["unk_id"], bool(m.get("byte_fallback")), rows)
+        rows = sorted(((tok.encode(), i, float(s)) for i, (tok, s) in enumerate(m["vocab"])))
+        return t.UnigramModel(m["unk_id"], bool(m.get("byte_fallback")), rows)
     raise AssertionError(k)
 
 
-def tree_from_hf(hf) -> T.MtokFile:
+def tree_from_hf(hf) -> t.MtokFile:
     data = json.loads(hf.to_str())
-    added = [T.AddedToken(a["id"], a["special"], a["lstrip"], a["rstrip"], a["content"])
+    added = [t.AddedToken(a["id"], a["special"], a["lstrip"], a["rstrip"], a["content"])
              for a in data["added_tokens"]]
     pp = data.get("post_processor")
-    program = T.PostProcessorProgram([])
+    program = t.PostProcessorProgram([])
     if pp and pp["type"] == "TemplateProcessing":
         ops = []
         for item in pp["single"]:
             if "Sequence" in item:
-                ops.append(T.SequenceOp())
+                ops.append(t.SequenceOp())
             else:
-                ops.append(T.SpecialTokenOp(pp["special_tokens"][item["SpecialToken"]["id"]]["ids"][0]))
-        program = T.PostProcessorProgram(ops)
-    header = T.make_header(special=[a.id for a in added if a.special])
-    return T.MtokFile(header=header, normalizer=_normalizer(data["normalizer"]),
+                ops.append(t.SpecialTokenOp(pp["special_tokens"][item["SpecialToken"]["id"]]["ids"][0]))
+        program = t.PostProcessorProgram(ops)
+    header = t.make_header(special=[a.id for a in added if a.special])
+    return t.MtokFile(header=header, normalizer=_normalizer(data["normalizer"]),
                       pre_tokenizer=_pre(data["pre_tokenizer"]),
                       model=_model(data["model"], data["pre_tokenizer"], data["decoder"]),
                       decoder=_decoder(data["decoder"]), added_tokens=added, chat_template="",
@@ -229,8 +229,8 @@ def sp_bpe(byte_fallback=True):
     vocab = {"<unk>": 0, "<s>": 1, "</s>": 2}
     for b in range(256):
         vocab[f"<0x{b:02X}>"] = len(vocab)
-    for t in sorted(m["vocab"], key=m["vocab"].get):
-        vocab.setdefault(t, len(vocab))
+    for token in sorted(m["vocab"], key=m["vocab"].get):
+        vocab.setdefault(token, len(vocab))
     merges = [tuple(x.split(" ", 1)) if isinstance(x, str) else tuple(x) for x in m["merges"]]
     tok = tokenizers.Tokenizer(models.BPE(vocab, merges, unk_token="<unk>", byte_fallback=byte_fallback,
                                           fuse_unk=True))
@@ -360,16 +360,16 @@ def test_fixture_hypothesis(name, text):
 
 def test_fixture_tree_shapes():
     """The fixtures exercise the variants they claim to (guards the helper converter)."""
-    _, t = pair("wordpiece-bert-lower")
-    assert isinstance(t.tree.normalizer, T.BertNFDNormalizer) and t.tree.normalizer.nfd_table
-    _, t = pair("wordpiece-bert-strip-no-table")
-    assert isinstance(t.tree.normalizer, T.BertNormalizer) and t.tree.normalizer.strip_accents
-    _, t = pair("split-merged-previous-invert")
-    sp = t.tree.pre_tokenizer.pretokenizers[0]
+    _, tok = pair("wordpiece-bert-lower")
+    assert isinstance(tok.tree.normalizer, t.BertNFDNormalizer) and tok.tree.normalizer.nfd_table
+    _, tok = pair("wordpiece-bert-strip-no-table")
+    assert isinstance(tok.tree.normalizer, t.BertNormalizer) and tok.tree.normalizer.strip_accents
+    _, tok = pair("split-merged-previous-invert")
+    sp = tok.tree.pre_tokenizer.pretokenizers[0]
     assert (sp.behavior, sp.invert) == (2, True)
-    assert t.tree.model.byte_level is False
-    _, t = pair("unigram-nfc-byte-fallback")
-    assert t.tree.model.byte_fallback and isinstance(t.tree.normalizer, T.TableNormalizer)
-    _, t = pair("sp-bpe-byte-fallback")
-    assert t.tree.model.byte_fallback and isinstance(t.tree.pre_tokenizer, T.NoPreTokenizer)
-    assert any(a.lstrip for a in t.tree.added_tokens) and any(a.rstrip for a in t.tree.added_tokens)
+    assert tok.tree.model.byte_level is False
+    _, tok = pair("unigram-nfc-byte-fallback")
+    assert tok.tree.model.byte_fallback and isinstance(tok.tree.normalizer, t.TableNormalizer)
+    _, tok = pair("sp-bpe-byte-fallback")
+    assert tok.tree.model.byte_fallback and isinstance(tok.tree.pre_tokenizer, t.NoPreTokenizer)
+    assert any(a.lstrip for a in tok.tree.added_tokens) and any(a.rstrip for a in tok.tree.added_tokens)

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import mtokspec
-from mtokspec import tree as T
+from mtokspec import tree as t
 from mtokspec.runtime import Tokenizer, TokenizerError
 from mtokspec.runtime import decoders as D
 from mtokspec.runtime import normalizers as N
@@ -169,7 +169,7 @@ def test_pathological_split_pattern_times_out(monkeypatch):
     with pytest.raises(TokenizerError, match="timed out"):
         sp.split("a" * 40 + "!")
     assert time.perf_counter() - t0 < 5
-    tok = Tokenizer.from_tree(_tiny_tree(pre=T.SplitPreTokenizer(r"(a|aa)+$", False, 0)))
+    tok = Tokenizer.from_tree(_tiny_tree(pre=t.SplitPreTokenizer(r"(a|aa)+$", False, 0)))
     with pytest.raises(TokenizerError):
         tok.encode("a" * 40 + "!")
 
@@ -185,7 +185,7 @@ def test_bad_split_pattern_is_a_tokenizer_error():
 def _bpe_pair(vocab, merges, byte_fallback=False):
     ids = vocab
     rows = [(ids[a], ids[b], k) for k, (a, b) in enumerate(merges)]
-    ours = BPE.from_tree(T.BPEModel(byte_fallback, False, sorted((t.encode(), i) for t, i in vocab.items()),
+    ours = BPE.from_tree(t.BPEModel(byte_fallback, False, sorted((tok.encode(), i) for tok, i in vocab.items()),
                                     sorted(rows)))
     theirs = models.BPE(vocab, merges, byte_fallback=byte_fallback)
     return ours, theirs
@@ -196,13 +196,13 @@ def test_bpe_merges_read_token_bytes_of_the_ids_met_and_refuse_broken_merges():
     encoding (characters, byte tokens, outputs) are enough; a merge producing a token that is not
     in the vocabulary is refused when applied."""
     vocab = {"a": 0, "b": 1, "ab": 2, "abb": 3, "<0xC3>": 4, "<0xA9>": 5, "<0xC3><0xA9>": 6}
-    ours = BPE.from_tree(T.BPEModel(True, False, sorted((t.encode(), i) for t, i in vocab.items()),
+    ours = BPE.from_tree(t.BPEModel(True, False, sorted((tok.encode(), i) for tok, i in vocab.items()),
                                     [(0, 1, 0), (2, 1, 1), (4, 5, 2)]))
     assert list(ours.tokenize("abb")) == [3]
     assert list(ours.tokenize("ab\u00e9")) == [2, 6]  # é by byte fallback, then merged
     assert ours._btokens_full is False  # every id it needed was met on the way
-    ids = {t.encode(): i for t, i in vocab.items()}
-    bad_out = BPE.from_tree(T.BPEModel(False, False, sorted(ids.items()), [(1, 0, 0)]))
+    ids = {tok.encode(): i for tok, i in vocab.items()}
+    bad_out = BPE.from_tree(t.BPEModel(False, False, sorted(ids.items()), [(1, 0, 0)]))
     with pytest.raises(TokenizerError, match="output 'ba' is not in the vocabulary"):
         bad_out.tokenize("ba")
 
@@ -254,7 +254,7 @@ def test_bpe_byte_level_words_merge_per_character_first_exactly():
     chars = "aé中€😀"
     alphabet = sorted({BYTE_TO_CHAR[b] for c in chars for b in c.encode()})
     for trial in range(40):
-        vocab = {t: i for i, t in enumerate(alphabet)}
+        vocab = {tok: i for i, tok in enumerate(alphabet)}
         merges: list[tuple[str, str]] = []
         toks = list(alphabet)
         for _ in range(rnd.randint(3, 25)):
@@ -266,7 +266,7 @@ def test_bpe_byte_level_words_merge_per_character_first_exactly():
             toks.append(a + b)
         ids = vocab
         rows = [(ids[a], ids[b], k) for k, (a, b) in enumerate(merges)]
-        ours = BPE.from_tree(T.BPEModel(False, True, sorted((t.encode(), i) for t, i in vocab.items()),
+        ours = BPE.from_tree(t.BPEModel(False, True, sorted((tok.encode(), i) for tok, i in vocab.items()),
                                         sorted(rows)))
         for _ in range(30):
             piece = "".join(rnd.choice(chars) for _ in range(rnd.randint(1, 12)))
@@ -282,10 +282,10 @@ def test_bpe_byte_level_words_merge_per_character_first_exactly():
         for a, b in merges:
             vocab[a + b] = len(vocab)
         rows = [(vocab[a], vocab[b], k) for k, (a, b) in enumerate(merges)]
-        ours = BPE.from_tree(T.BPEModel(False, True, sorted((t.encode(), i) for t, i in vocab.items()),
+        ours = BPE.from_tree(t.BPEModel(False, True, sorted((tok.encode(), i) for tok, i in vocab.items()),
                                         sorted(rows)))
         theirs = models.BPE(vocab, merges)
-        want = [t.id for t in theirs.tokenize("".join(BYTE_TO_CHAR[b] for b in piece.encode()))]
+        want = [tok.id for tok in theirs.tokenize("".join(BYTE_TO_CHAR[b] for b in piece.encode()))]
         assert list(ours._bpe_units(piece)) == want == list(ours._bpe("".join(BYTE_TO_CHAR[b] for b in piece.encode())))
 
 
@@ -455,10 +455,10 @@ def test_decoders_match_hf(ours, theirs):
 # --- added tokens ---------------------------------------------------------------------------------
 
 def test_added_tokens_leftmost_longest_and_strip():
-    av = AddedVocabulary([T.AddedToken(10, True, False, False, "<a>"),
-                          T.AddedToken(11, True, False, False, "<a><b>"),
-                          T.AddedToken(12, False, True, False, "[L]"),
-                          T.AddedToken(13, False, False, True, "[R]")])
+    av = AddedVocabulary([t.AddedToken(10, True, False, False, "<a>"),
+                          t.AddedToken(11, True, False, False, "<a><b>"),
+                          t.AddedToken(12, False, True, False, "[L]"),
+                          t.AddedToken(13, False, False, True, "[R]")])
     assert av.split("x<a><b>y<a>") == [("x", None), ("<a><b>", 11), ("y", None), ("<a>", 10)]
     assert av.split("x  \u3000[L]y") == [("x", None), ("  \u3000[L]", 12), ("y", None)]
     assert av.split("[R] \t z") == [("[R] \t ", 13), ("z", None)]
@@ -474,33 +474,33 @@ BYTE_VOCAB = [(c.encode(), b) for b, c in enumerate(P.BYTES_TO_UNICODE)]
 
 def _tiny_tree(pre=None, post=None, prefix=(), added=()):
     vocab = sorted(BYTE_VOCAB + [("ĠĠ".encode(), 256)])
-    return T.MtokFile(
-        header=T.make_header(special=[a.id for a in added if a.special], stop=[300], prefix=list(prefix)),
-        pre_tokenizer=pre or T.ByteLevelPreTokenizer(True),
-        model=T.BPEModel(False, False, vocab, [(220, 220, 0)]),
-        decoder=T.ByteLevelDecoder(), added_tokens=list(added), post_processor=post)
+    return t.MtokFile(
+        header=t.make_header(special=[a.id for a in added if a.special], stop=[300], prefix=list(prefix)),
+        pre_tokenizer=pre or t.ByteLevelPreTokenizer(True),
+        model=t.BPEModel(False, False, vocab, [(220, 220, 0)]),
+        decoder=t.ByteLevelDecoder(), added_tokens=list(added), post_processor=post)
 
 
 def test_add_special_tokens_program_or_prefix_never_both():
-    bos = T.AddedToken(300, True, False, False, "<s>")
-    eos = T.AddedToken(301, True, False, False, "</s>")
-    prog = T.PostProcessorProgram([T.SpecialTokenOp(300), T.SequenceOp()])
-    t = Tokenizer.from_tree(_tiny_tree(post=prog, prefix=[300], added=[bos, eos]))
-    assert t.encode("a", add_special_tokens=True) == [300] + t.encode("a")
-    assert t.encode("a", True).count(300) == 1
-    t = Tokenizer.from_tree(_tiny_tree(post=T.PostProcessorProgram([T.SequenceOp()]), prefix=[300],
+    bos = t.AddedToken(300, True, False, False, "<s>")
+    eos = t.AddedToken(301, True, False, False, "</s>")
+    prog = t.PostProcessorProgram([t.SpecialTokenOp(300), t.SequenceOp()])
+    tok = Tokenizer.from_tree(_tiny_tree(post=prog, prefix=[300], added=[bos, eos]))
+    assert tok.encode("a", add_special_tokens=True) == [300] + tok.encode("a")
+    assert tok.encode("a", True).count(300) == 1
+    tok = Tokenizer.from_tree(_tiny_tree(post=t.PostProcessorProgram([t.SequenceOp()]), prefix=[300],
                                        added=[bos]))
-    assert t.encode("a", True) == t.encode("a")  # program [A]: HF's TemplateProcessing "$A"
-    t = Tokenizer.from_tree(_tiny_tree(post=T.PostProcessorProgram([T.SequenceOp()] * 2), prefix=[300]))
-    assert t.encode("a", True) == t.encode("a") == [97, 97]  # A twice, with or without specials (HF)
-    t = Tokenizer.from_tree(_tiny_tree(post=T.PostProcessorProgram([]), prefix=[300]))
-    assert t.encode("a", True) == t.encode("a")  # empty program: no post-processor
-    t = Tokenizer.from_tree(_tiny_tree(post=None, prefix=[300], added=[bos]))
-    assert t.encode("a", True) == [300] + t.encode("a")  # no section (older files): the prefix ids
-    t = Tokenizer.from_tree(_tiny_tree(post=T.LegacyPostProcessor([301]), added=[eos]))
-    assert t.encode("a", True) == t.encode("a") + [301]
-    t = Tokenizer.from_tree(_tiny_tree(added=[bos]))
-    assert t.encode("a", True) == t.encode("a") and t.prefix_ids == []
+    assert tok.encode("a", True) == tok.encode("a")  # program [A]: HF's TemplateProcessing "$A"
+    tok = Tokenizer.from_tree(_tiny_tree(post=t.PostProcessorProgram([t.SequenceOp()] * 2), prefix=[300]))
+    assert tok.encode("a", True) == tok.encode("a") == [97, 97]  # A twice, with or without specials (HF)
+    tok = Tokenizer.from_tree(_tiny_tree(post=t.PostProcessorProgram([]), prefix=[300]))
+    assert tok.encode("a", True) == tok.encode("a")  # empty program: no post-processor
+    tok = Tokenizer.from_tree(_tiny_tree(post=None, prefix=[300], added=[bos]))
+    assert tok.encode("a", True) == [300] + tok.encode("a")  # no section (older files): the prefix ids
+    tok = Tokenizer.from_tree(_tiny_tree(post=t.LegacyPostProcessor([301]), added=[eos]))
+    assert tok.encode("a", True) == tok.encode("a") + [301]
+    tok = Tokenizer.from_tree(_tiny_tree(added=[bos]))
+    assert tok.encode("a", True) == tok.encode("a") and tok.prefix_ids == []
 
 
 def test_decode_stream_never_splits_utf8():
@@ -520,14 +520,14 @@ def test_decode_stream_never_splits_utf8():
 
 
 def test_from_bytes_and_api():
-    tree = _tiny_tree(added=[T.AddedToken(300, True, False, False, "<s>")])
-    t = Tokenizer.from_bytes(mtokspec.build(tree))
-    assert t.encode("hi  there<s>") == Tokenizer.from_tree(tree).encode("hi  there<s>")
-    assert t.encode_batch(["a", "b"]) == [t.encode("a"), t.encode("b")]
-    assert t.token_to_id("<s>") == 300 and t.id_to_token(300) == "<s>"
-    assert t.decode(t.encode("x<s>y"), skip_special_tokens=True) == "xy"
-    assert t.vocab_size == 258 and t.is_stop(300) and t.is_special(300) and not t.is_special(5)
-    assert t.decode([99999, t.token_to_id("a")]) == "a"  # unknown ids are skipped
+    tree = _tiny_tree(added=[t.AddedToken(300, True, False, False, "<s>")])
+    tok = Tokenizer.from_bytes(mtokspec.build(tree))
+    assert tok.encode("hi  there<s>") == Tokenizer.from_tree(tree).encode("hi  there<s>")
+    assert tok.encode_batch(["a", "b"]) == [tok.encode("a"), tok.encode("b")]
+    assert tok.token_to_id("<s>") == 300 and tok.id_to_token(300) == "<s>"
+    assert tok.decode(tok.encode("x<s>y"), skip_special_tokens=True) == "xy"
+    assert tok.vocab_size == 258 and tok.is_stop(300) and tok.is_special(300) and not tok.is_special(5)
+    assert tok.decode([99999, tok.token_to_id("a")]) == "a"  # unknown ids are skipped
 
 
 # --- commands -------------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 import mtokspec
-from mtokspec import tree as T
+from mtokspec import tree as t
 from mtokspec.convert import ConversionError, to_hf
 from mtokspec.convert.upgrade import (GPT2_PATTERN, byte_level_spelling, sentencepiece_merges,
                                       tiktoken_merges, upgrade)
@@ -53,11 +53,11 @@ def _texts(name: str) -> list[str]:
     return json.loads((_corpus() / "text" / f"{name}.json").read_text(encoding="utf-8"))
 
 
-def _hf(tree: T.MtokFile):
+def _hf(tree: t.MtokFile):
     return tokenizers.Tokenizer.from_str(json.dumps(to_hf(tree)))
 
 
-def _runtime(tree: T.MtokFile):
+def _runtime(tree: t.MtokFile):
     if Runtime is None:
         return None
     try:
@@ -66,14 +66,14 @@ def _runtime(tree: T.MtokFile):
         return None
 
 
-def _roundtrip(tree: T.MtokFile) -> T.MtokFile:
+def _roundtrip(tree: t.MtokFile) -> t.MtokFile:
     """What a reader of the written file sees (also checks the tree builds)."""
     out = mtokspec.parse(mtokspec.build(tree))
-    assert isinstance(out, T.MtokFile)
+    assert isinstance(out, t.MtokFile)
     return out
 
 
-def _parity(tree: T.MtokFile, refs: dict[str, tuple[list, list]]) -> dict[str, tuple[int, int, int]]:
+def _parity(tree: t.MtokFile, refs: dict[str, tuple[list, list]]) -> dict[str, tuple[int, int, int]]:
     """Per set: (#texts, #ids equal to the reference, #decodes equal); runtime must equal HF."""
     hf, rt = _hf(tree), _runtime(tree)
     out = {}
@@ -133,8 +133,8 @@ def gpt2_ref() -> dict:
     return json.loads((_corpus() / "tiktoken" / "ref_gpt2.json").read_text(encoding="utf-8"))
 
 
-def _type1(tokens: list[bytes], special: list[int] = ()) -> T.TiktokenTxtFile:
-    tree = T.TiktokenTxtFile(T.make_header(special, trailing_space=True), list(tokens))
+def _type1(tokens: list[bytes], special: list[int] = ()) -> t.TiktokenTxtFile:
+    tree = t.TiktokenTxtFile(t.make_header(special, trailing_space=True), list(tokens))
     return mtokspec.parse(mtokspec.build(tree))  # as a file on disk
 
 
@@ -154,11 +154,11 @@ def test_type1_gpt2_matches_tiktoken(gpt2_tokens, gpt2_ref):
     assert gpt2_ref["pat_str"] == GPT2_PATTERN
     result = upgrade(_type1(gpt2_tokens))
     tree = _roundtrip(result.tree)
-    assert isinstance(tree.pre_tokenizer, T.SequencePreTokenizer)
+    assert isinstance(tree.pre_tokenizer, t.SequencePreTokenizer)
     split, byte_level = tree.pre_tokenizer.pretokenizers
     assert (split.pattern, split.invert, split.behavior) == (GPT2_PATTERN, False, 0)
-    assert byte_level == T.ByteLevelPreTokenizer(False)
-    assert isinstance(tree.decoder, T.ByteLevelDecoder)
+    assert byte_level == t.ByteLevelPreTokenizer(False)
+    assert isinstance(tree.decoder, t.ByteLevelDecoder)
     assert len(tree.model.vocab) == 50256 and len(tree.model.merges) == 50000
     refs = {name: (gpt2_ref[name]["ids"], gpt2_ref[name]["decode"]) for name in SETS}
     figures = _parity(tree, refs)
@@ -170,7 +170,7 @@ def test_type1_gpt2_matches_tiktoken(gpt2_tokens, gpt2_ref):
 def test_type1_special_ids_become_added_tokens(gpt2_tokens, gpt2_ref):
     result = upgrade(_type1(gpt2_tokens + [b"<|endoftext|>"], special=[50256]))
     tree = _roundtrip(result.tree)
-    assert tree.added_tokens == [T.AddedToken(50256, True, False, False, "<|endoftext|>")]
+    assert tree.added_tokens == [t.AddedToken(50256, True, False, False, "<|endoftext|>")]
     assert all(a != 50256 and b != 50256 for a, b, _ in tree.model.merges)
     hf, rt = _hf(tree), _runtime(tree)
     texts, ids = _texts("mixed"), gpt2_ref["mixed"]["ids"]
@@ -224,7 +224,7 @@ def test_type3_roberta_matches_hf():
     src = _txt("roberta-base")
     result = upgrade(src)
     tree = _roundtrip(result.tree)
-    assert tree.pre_tokenizer == T.ByteLevelPreTokenizer(True)
+    assert tree.pre_tokenizer == t.ByteLevelPreTokenizer(True)
     assert len(tree.model.merges) == len(src.merges) - 1  # '#version: 0.2' skipped
     assert [a.id for a in tree.added_tokens] == [0, 1, 2, 3, 50264]
     figures = _parity(tree, _hf_refs("roberta-base"))
@@ -232,7 +232,7 @@ def test_type3_roberta_matches_hf():
 
 
 def test_type3_bad_merge_lines_are_skipped_with_a_loss():
-    src = T.HuggingFaceTxtFile(T.make_header(), [b"a", b"b", b"ab", b"c"],
+    src = t.HuggingFaceTxtFile(t.make_header(), [b"a", b"b", b"ab", b"c"],
                                [b"#version: 0.2", b"a b", b"b c", b"nospace"], True)
     result = upgrade(src)
     assert result.tree.model.merges == [(0, 1, 0)]
@@ -242,7 +242,7 @@ def test_type3_bad_merge_lines_are_skipped_with_a_loss():
 def test_type2_bert_cased_matches_hf():
     result = upgrade(_txt("bert-base-cased-derived"))
     tree = _roundtrip(result.tree)
-    assert tree.normalizer == T.BertNormalizer(True, True, False, False)
+    assert tree.normalizer == t.BertNormalizer(True, True, False, False)
     assert tree.model.unk_token == "[UNK]" and tree.model.max_input_chars_per_word == 100
     figures = _parity(tree, _hf_refs("bert-base-cased-derived"))
     _all_equal(figures)
@@ -252,7 +252,7 @@ def test_type2_bert_cased_matches_hf():
 def test_type2_lowercase_option():
     result = upgrade(_txt("bert-base-cased-derived"), lowercase=True)
     tree = _roundtrip(result.tree)
-    assert isinstance(tree.normalizer, T.BertNFDNormalizer)
+    assert isinstance(tree.normalizer, t.BertNFDNormalizer)
     assert tree.normalizer.lowercase and tree.normalizer.strip_accents and tree.normalizer.nfd_table
     hf = _hf(tree)
     assert hf.encode("HÉLLO Wörld").ids == hf.encode("hello world").ids
@@ -265,7 +265,7 @@ def test_type2_lowercase_option():
 # type 0 SENTENCEPIECE
 
 
-def _phi3_as_type0() -> tuple[T.SentencePieceTxtFile, dict]:
+def _phi3_as_type0() -> tuple[t.SentencePieceTxtFile, dict]:
     """phi-3-mini's vocab written the way the sp_model path of the exporter writes it.
 
     Its tokenizer.json has no scores; SentencePiece BPE's are such that a piece's merge comes
@@ -284,7 +284,7 @@ def _phi3_as_type0() -> tuple[T.SentencePieceTxtFile, dict]:
         ptype = 2 if i == 0 else 3 if i in (1, 2) else 6 if (tok.startswith("<0x") and len(tok) == 6) else 1
         score = repr(float(-first.get(tok, 10**6))) if ptype == 1 and i < 32000 else "0.0"
         pieces.append((tok.replace("\u2581", " ").encode("utf-8"), score, ptype))
-    src = T.SentencePieceTxtFile(T.make_header(sorted(added), [32000], trailing_space=True), pieces)
+    src = t.SentencePieceTxtFile(t.make_header(sorted(added), [32000], trailing_space=True), pieces)
     return mtokspec.parse(mtokspec.build(src)), tj
 
 
@@ -328,7 +328,7 @@ def test_t5_fallback_file_measured(model, normalization):
     assert {p[1] for p in src.pieces} == {"0.0"} and {p[2] for p in src.pieces} == {1}
     result = upgrade(src, sentencepiece_model=model, sentencepiece_normalization=normalization)
     tree = _roundtrip(result.tree)
-    assert isinstance(tree.model, T.BPEModel if model == "bpe" else T.UnigramModel)
+    assert isinstance(tree.model, t.BPEModel if model == "bpe" else t.UnigramModel)
     assert "pieces.score" in _paths(result) and "normalizer" in _paths(result)
     figures = _parity(tree, _hf_refs("t5-small"))
     assert {k: same for k, (_, same, _) in figures.items()} == T5_FIGURES[(model, normalization)]
@@ -356,14 +356,14 @@ def test_sentencepiece_merges_order():
 def test_sentencepiece_piece_types():
     pieces = [(b"<unk>", "0", 2), (b"<s>", "0", 3), (b"<0x41>", "0", 6), (b" ", "-1", 1),
               (b"x", "-2", 1), (b" x", "-3", 1), (b"<u>", "0", 4), (b"xx", "-4", 5)]
-    src = T.SentencePieceTxtFile(T.make_header([1], [], [1]), pieces)
+    src = t.SentencePieceTxtFile(t.make_header([1], [], [1]), pieces)
     result = upgrade(src)
     tree = result.tree
     vocab = dict(tree.model.vocab)
     assert "\u2581x".encode() in vocab and b" x" not in vocab  # the exporter's rewrite undone
     assert tree.model.byte_fallback
     assert [(a.id, a.special, a.content) for a in tree.added_tokens] == [(1, True, "<s>"), (6, False, "<u>")]
-    assert tree.post_processor == T.PostProcessorProgram([T.SpecialTokenOp(1), T.SequenceOp()])
+    assert tree.post_processor == t.PostProcessorProgram([t.SpecialTokenOp(1), t.SequenceOp()])
     assert tree.bos_token == "<s>"
     assert {(a, b) for a, b, _ in tree.model.merges} == {(3, 4)}  # unused 'xx' gets none
     assert any("unused" in loss.what for loss in result.losses)
@@ -378,16 +378,16 @@ def test_sentencepiece_piece_types():
 
 def test_not_a_legacy_tree():
     with pytest.raises(ConversionError):
-        upgrade(T.MtokFile())
+        upgrade(t.MtokFile())
     with pytest.raises(ConversionError):
-        upgrade(T.BertTxtFile(), strict=True)  # a legacy file always lacks something
+        upgrade(t.BertTxtFile(), strict=True)  # a legacy file always lacks something
     with pytest.raises(ConversionError):
-        upgrade(T.SentencePieceTxtFile(pieces=[(b"a", "0", 1)]), sentencepiece_model="wordpiece")
+        upgrade(t.SentencePieceTxtFile(pieces=[(b"a", "0", 1)]), sentencepiece_model="wordpiece")
 
 
 def test_bert_non_utf8_token_is_an_error():
     with pytest.raises(ConversionError) as e:
-        upgrade(T.BertTxtFile(T.make_header(), [b"[UNK]", b"\xff"]))
+        upgrade(t.BertTxtFile(t.make_header(), [b"[UNK]", b"\xff"]))
     assert not e.value.losses
 
 
@@ -408,7 +408,7 @@ def _cli(argv: list[str]) -> int:
 
 
 def _small_type1(tmp_path: Path) -> Path:
-    src = T.TiktokenTxtFile(T.make_header([4], trailing_space=True), [b"a", b"b", b" ", b"ab", b"<|e|>"])
+    src = t.TiktokenTxtFile(t.make_header([4], trailing_space=True), [b"a", b"b", b" ", b"ab", b"<|e|>"])
     path = tmp_path / "tokenizer.txt"
     path.write_bytes(mtokspec.build(src))
     return path
@@ -436,7 +436,7 @@ def test_cli_strict_and_errors_leave_nothing(tmp_path, capsys):
     bad.write_bytes(b"430 1\n0 0 0\n\n2\nYQ==\n")  # count says 2, one line
     assert _cli(["upgrade", str(bad), "-o", str(out)]) == 2
     mtok = tmp_path / "x.mtok"
-    mtok.write_bytes(mtokspec.build(T.MtokFile()))
+    mtok.write_bytes(mtokspec.build(t.MtokFile()))
     assert _cli(["upgrade", str(mtok), "-o", str(out)]) == 2
     assert _cli(["upgrade", str(tmp_path / "missing.txt"), "-o", str(out)]) == 2
     assert _cli(["upgrade", str(src), "-o", str(tmp_path / "no" / "dir.mtok")]) == 2

@@ -684,8 +684,8 @@ class _Converter:
                 self.loss(path + ".pattern", f"String (literal) pattern {pat!r}",
                           "the same text, read as a regular expression", True)
             behavior = pt.get("behavior", "Isolated")
-            bid = 0 if behavior == "Isolated" else (2 if behavior == "MergedWithPrevious" else 1)
-            if behavior not in ("Isolated", "MergedWithPrevious", "Removed"):
+            bid = t.SplitBehavior.__members__.get(behavior, t.SplitBehavior.Removed)
+            if behavior not in t.SplitBehavior.__members__:
                 self.loss(path + ".behavior", f"behavior {behavior!r}", "Removed (1)", True)
             return t.SplitPreTokenizer(pat, bool(int(pt.get("invert", False))), bid)
         if ptype == "BertPreTokenizer":

@@ -137,7 +137,10 @@ def _pre_tokenizer(p: t.PreTokenizer) -> dict | None:
                 "prepend_scheme": "always" if p.add_prefix_space else "never", "split": True}
     if isinstance(p, t.SplitPreTokenizer):
         kind = "Regex" if any(c in _META for c in p.pattern) else "String"
-        behavior = {0: "Isolated", 1: "Removed", 2: "MergedWithPrevious"}.get(p.behavior, "Removed")
+        try:
+            behavior = t.SplitBehavior(p.behavior).name
+        except ValueError:  # an unnamed value: Removed, as the exporter writes every unknown behaviour
+            behavior = "Removed"
         return {"type": "Split", "pattern": {kind: p.pattern}, "behavior": behavior, "invert": p.invert}
     if isinstance(p, t.BertPreTokenizer):
         return {"type": "BertPreTokenizer"}

@@ -8,8 +8,9 @@
 Upgrading *is* the runtime of the legacy types: the tree reproduces the tokenizer the file was
 exported from (Hugging Face ``tokenizers`` semantics), as far as the file holds it, and every place
 where it does not is a :class:`~mtokspec.convert.loss.Loss`.  MNN's own C++ loaders for these types
-are not the model (they are approximations: greedy longest match for type 1, ASCII lower-casing for
-type 2, see format-notes); the original tokenizers are.
+are not the model (they are approximations: greedy longest match for type 1, ``Tiktoken::encode``
+https://github.com/alibaba/MNN/blob/4d40bdbd7efb73a58383bb5da867a6f41eb1776e/transformers/llm/engine/src/tokenizer/tokenizer.cpp#L532-L545, ASCII lower-casing for type 2, ``BertTokenizer::encode``
+https://github.com/alibaba/MNN/blob/4d40bdbd7efb73a58383bb5da867a6f41eb1776e/transformers/llm/engine/src/tokenizer/tokenizer.cpp#L633-L672); the original tokenizers are.
 
 Common to all types
     Header: copied (special, stop and prefix ids), written the ``.mtok`` way (no trailing space).

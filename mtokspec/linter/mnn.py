@@ -239,7 +239,7 @@ def _decoders(lt: _Lint, tree: t.MtokFile) -> None:
         lt.add(INFO, "header.ids", "mnn-decode-skips-special",
                f"MNN's decode(ids) always leaves out the {h.special_count} header special ids; the engine's "
                "streaming decode prints them")
-    if (tree.flags or 0) & 1:
+    if (tree.flags or 0) & t.MtokFlags.clean_up_tokenization_spaces:
         lt.add(WARNING, "flags", "mnn-clean-up-spaces",
                "clean_up_tokenization_spaces is set: MNN's decode(ids) joins \" n't\", \" 's\", ... (as transformers "
                "does; HF tokenizers does not)")

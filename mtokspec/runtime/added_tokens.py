@@ -26,7 +26,7 @@ import re
 from itertools import groupby
 from operator import attrgetter, itemgetter
 
-from mtokspec import tree
+from mtokspec import tree as t
 from mtokspec.runtime.normalizers import WHITESPACE
 
 __all__ = ["AddedVocabulary"]
@@ -44,7 +44,7 @@ class AddedVocabulary:
     __slots__ = ("tokens", "by_content", "by_id", "special_contents", "special_ids", "_first_re",
                  "_by_first", "_lstrip", "_rstrip")
 
-    def __init__(self, tokens: list[tree.AddedToken]):
+    def __init__(self, tokens: list[t.AddedToken]):
         self.tokens = list(tokens)
         contents = list(map(_content, self.tokens))
         ids = list(map(_id, self.tokens))
@@ -53,7 +53,7 @@ class AddedVocabulary:
         self.by_id: dict[int, str] = dict(zip(ids, contents))
         self._lstrip: dict[str, bool] = dict(zip(contents, map(_lstrip, self.tokens)))
         self._rstrip: dict[str, bool] = dict(zip(contents, map(_rstrip, self.tokens)))
-        special = [t for t in self.tokens if t.special and t.content]
+        special = [tok for tok in self.tokens if tok.special and tok.content]
         self.special_contents: set[str] = set(map(_content, special))
         self.special_ids: set[int] = set(map(_id, special))
         # candidates by first character, each with the lengths to try, longest first

@@ -2,12 +2,12 @@
 
 Each class has ``decode_chain(tokens) -> tokens``; :func:`decode` joins the final tokens with ``""``
 as HF's ``Decoder::decode`` does.  A missing or unknown HF decoder is written by the exporter as
-``ByteLevel`` (format-notes ⚠); the runtime follows the file.
+``ByteLevel`` (https://github.com/alibaba/MNN/blob/4d40bdbd7efb73a58383bb5da867a6f41eb1776e/transformers/llm/export/utils/tokenizer.py#L490-L533); the runtime follows the file.
 """
 
 from __future__ import annotations
 
-from mtokspec import tree
+from mtokspec import tree as t
 from mtokspec.runtime import build_from_registry
 from mtokspec.runtime.pre_tokenizers import UNICODE_TO_BYTES
 
@@ -34,11 +34,11 @@ class ByteLevel(Decoder):
     def decode_chain(self, tokens: list[str]) -> list[str]:
         m = UNICODE_TO_BYTES
         out = bytearray()
-        for t in tokens:
+        for tok in tokens:
             try:
-                out += bytes([m[c] for c in t])
+                out += bytes([m[c] for c in tok])
             except KeyError:
-                out += t.encode("utf-8", "surrogatepass")
+                out += tok.encode("utf-8", "surrogatepass")
         return [out.decode("utf-8", "replace")]
 
     @classmethod
@@ -63,15 +63,15 @@ class ByteFallback(Decoder):
     def decode_chain(self, tokens: list[str]) -> list[str]:
         out: list[str] = []
         pending = bytearray()
-        for t in tokens:
-            b = _byte_token(t) if len(t) == 6 else None
+        for tok in tokens:
+            b = _byte_token(tok) if len(tok) == 6 else None
             if b is not None:
                 pending.append(b)
                 continue
             if pending:
                 self._flush(pending, out)
                 pending = bytearray()
-            out.append(t)
+            out.append(tok)
         if pending:
             self._flush(pending, out)
         return out
@@ -106,7 +106,7 @@ class Metaspace(Decoder):
         return out
 
     @classmethod
-    def from_tree(cls, node: tree.MetaspaceDecoder) -> "Metaspace":
+    def from_tree(cls, node: t.MetaspaceDecoder) -> "Metaspace":
         return cls(node.replacement, node.add_prefix_space)
 
 
@@ -130,16 +130,16 @@ class WordPiece(Decoder):
     def decode_chain(self, tokens: list[str]) -> list[str]:
         p = self.prefix
         out = []
-        for i, t in enumerate(tokens):
+        for i, tok in enumerate(tokens):
             if i:
-                t = t[len(p):] if t.startswith(p) else " " + t
+                tok = tok[len(p):] if tok.startswith(p) else " " + tok
             if self.cleanup:
-                t = wordpiece_cleanup(t)
-            out.append(t)
+                tok = wordpiece_cleanup(tok)
+            out.append(tok)
         return out
 
     @classmethod
-    def from_tree(cls, node: tree.WordPieceDecoder) -> "WordPiece":
+    def from_tree(cls, node: t.WordPieceDecoder) -> "WordPiece":
         return cls(node.prefix, node.cleanup)
 
 
@@ -169,7 +169,7 @@ class Replace(Decoder):
         return [t.replace(p, c) if t else t for t in tokens]
 
     @classmethod
-    def from_tree(cls, node: tree.ReplaceDecoder) -> "Replace":
+    def from_tree(cls, node: t.ReplaceDecoder) -> "Replace":
         return cls(node.pattern, node.content)
 
 
@@ -186,21 +186,21 @@ class Strip(Decoder):
     def decode_chain(self, tokens: list[str]) -> list[str]:
         c, start, stop = self.content, self.start, self.stop
         out = []
-        for t in tokens:
-            n = len(t)
+        for tok in tokens:
+            n = len(tok)
             a = 0
-            while a < start and a < n and t[a] == c:
+            while a < start and a < n and tok[a] == c:
                 a += 1
             b = n
             k = 0
-            while k < stop and b > a and t[b - 1] == c:
+            while k < stop and b > a and tok[b - 1] == c:
                 b -= 1
                 k += 1
-            out.append(t[a:b])
+            out.append(tok[a:b])
         return out
 
     @classmethod
-    def from_tree(cls, node: tree.StripDecoder) -> "Strip":
+    def from_tree(cls, node: t.StripDecoder) -> "Strip":
         return cls(node.content, node.start, node.stop)
 
 
@@ -216,19 +216,19 @@ class Sequence(Decoder):
         return tokens
 
     @classmethod
-    def from_tree(cls, node: tree.SequenceDecoder) -> "Sequence":
+    def from_tree(cls, node: t.SequenceDecoder) -> "Sequence":
         return cls([from_tree(d) for d in node.decoders])
 
 
 REGISTRY: dict[type, type[Decoder]] = {
-    tree.ByteLevelDecoder: ByteLevel,
-    tree.ByteFallbackDecoder: ByteFallback,
-    tree.MetaspaceDecoder: Metaspace,
-    tree.WordPieceDecoder: WordPiece,
-    tree.FuseDecoder: Fuse,
-    tree.ReplaceDecoder: Replace,
-    tree.StripDecoder: Strip,
-    tree.SequenceDecoder: Sequence,
+    t.ByteLevelDecoder: ByteLevel,
+    t.ByteFallbackDecoder: ByteFallback,
+    t.MetaspaceDecoder: Metaspace,
+    t.WordPieceDecoder: WordPiece,
+    t.FuseDecoder: Fuse,
+    t.ReplaceDecoder: Replace,
+    t.StripDecoder: Strip,
+    t.SequenceDecoder: Sequence,
 }
 
 

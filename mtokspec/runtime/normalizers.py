@@ -27,7 +27,7 @@ import unicodedata
 
 import regex
 
-from mtokspec import tree
+from mtokspec import tree as t
 from mtokspec.runtime import build_from_registry
 
 __all__ = [
@@ -116,7 +116,7 @@ class Prepend(Normalizer):
         return self.prepend + s if s else s
 
     @classmethod
-    def from_tree(cls, node: tree.PrependNormalizer) -> "Prepend":
+    def from_tree(cls, node: t.PrependNormalizer) -> "Prepend":
         return cls(node.prepend)
 
 
@@ -143,7 +143,7 @@ class Replace(Normalizer):
         return not self.pattern
 
     @classmethod
-    def from_tree(cls, node: tree.ReplaceNormalizer) -> "Replace":
+    def from_tree(cls, node: t.ReplaceNormalizer) -> "Replace":
         return cls(node.pattern, node.content)
 
 
@@ -165,7 +165,7 @@ class Sequence(Normalizer):
         return not self.normalizers
 
     @classmethod
-    def from_tree(cls, node: tree.SequenceNormalizer) -> "Sequence":
+    def from_tree(cls, node: t.SequenceNormalizer) -> "Sequence":
         return cls([from_tree(n) for n in node.normalizers])
 
 
@@ -263,7 +263,7 @@ class TableNormalizer(Normalizer):
         return not self._table
 
     @classmethod
-    def from_tree(cls, node: tree.TableNormalizer) -> "TableNormalizer":
+    def from_tree(cls, node: t.TableNormalizer) -> "TableNormalizer":
         return cls(node.table)
 
 
@@ -284,20 +284,20 @@ class Strip(Normalizer):
         return not (self.left or self.right)
 
     @classmethod
-    def from_tree(cls, node: tree.StripNormalizer) -> "Strip":
+    def from_tree(cls, node: t.StripNormalizer) -> "Strip":
         return cls(node.strip_left, node.strip_right)
 
 
 REGISTRY: dict[type, type[Normalizer]] = {
-    tree.NoNormalizer: NoNormalizer,
-    tree.LegacyNFKCNormalizer: LegacyNFKC,
-    tree.PrependNormalizer: Prepend,
-    tree.ReplaceNormalizer: Replace,
-    tree.SequenceNormalizer: Sequence,
-    tree.BertNormalizer: BertNormalizer,
-    tree.TableNormalizer: TableNormalizer,
-    tree.BertNFDNormalizer: BertNormalizer,
-    tree.StripNormalizer: Strip,
+    t.NoNormalizer: NoNormalizer,
+    t.LegacyNFKCNormalizer: LegacyNFKC,
+    t.PrependNormalizer: Prepend,
+    t.ReplaceNormalizer: Replace,
+    t.SequenceNormalizer: Sequence,
+    t.BertNormalizer: BertNormalizer,
+    t.TableNormalizer: TableNormalizer,
+    t.BertNFDNormalizer: BertNormalizer,
+    t.StripNormalizer: Strip,
 }
 
 

@@ -12,14 +12,15 @@ runs with a ``timeout=`` proportional to the input, so a pathological pattern ra
 BertPreTokenizer) have ASCII forms for ASCII text, run by the standard ``re`` module: the same
 pattern with each class cut to the ASCII characters ``regex`` puts in it.
 
-Lossy places of the format (``format-notes.md`` ⚠), followed as the file says:
+Lossy places of the format (what the exporter's ``write_pre_tokenizer_bin`` drops,
+https://github.com/alibaba/MNN/blob/4d40bdbd7efb73a58383bb5da867a6f41eb1776e/transformers/llm/export/utils/tokenizer.py#L346-L388), followed as the file says:
 
 * ``ByteLevel``: only ``use_regex`` is stored; ``add_prefix_space`` is taken as false.
 * ``Metaspace``: ``add_prefix_space`` true means HF ``prepend_scheme="always"``, false ``"never"``;
   ``split`` is taken as true (HF's default).
 * ``Split``: the pattern is always compiled as a regular expression (the file does not say whether
   HF had a ``Regex`` or a ``String`` pattern; a literal pattern containing regex metacharacters is
-  read differently from HF).  Behaviour 0 Isolated, 1 Removed, 2 MergedWithPrevious.
+  read differently from HF).  Behaviour: ``tree.SplitBehavior``.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import time
 
 import regex
 
-from mtokspec import tree
+from mtokspec import tree as t
 from mtokspec.byte_level import BYTE_TO_CHAR, CHAR_TO_BYTE
 from mtokspec.runtime import build_from_registry
 from mtokspec.runtime.normalizers import _WS_STR
@@ -41,8 +42,10 @@ __all__ = [
     "CONTIGUOUS", "split_spans", "SPLIT_TIMEOUT", "SPLIT_TIMEOUT_PER_CHAR",
 ]
 
-# Split behaviours: the first three are the file's codes.
-ISOLATED, REMOVED, MERGED_WITH_PREVIOUS, MERGED_WITH_NEXT, CONTIGUOUS = 0, 1, 2, 3, 4
+# Split behaviours: the file's codes (spec/mtok.py declares them), then two HF behaviours that only
+# the fixed pre-tokenizers here use.
+ISOLATED, REMOVED, MERGED_WITH_PREVIOUS = t.SplitBehavior
+MERGED_WITH_NEXT, CONTIGUOUS = 3, 4
 
 # A pattern search may take SPLIT_TIMEOUT + len(text) * SPLIT_TIMEOUT_PER_CHAR seconds.
 SPLIT_TIMEOUT = 1.0
@@ -191,7 +194,7 @@ class ByteLevel(PreTokenizer):
         return [byte_level_map(p) for p in self.split_raw(s)]
 
     @classmethod
-    def from_tree(cls, node: tree.ByteLevelPreTokenizer) -> "ByteLevel":
+    def from_tree(cls, node: t.ByteLevelPreTokenizer) -> "ByteLevel":
         return cls(node.use_regex)
 
 
@@ -208,7 +211,7 @@ class Digits(PreTokenizer):
         return self._re.findall(s)
 
     @classmethod
-    def from_tree(cls, node: tree.DigitsPreTokenizer) -> "Digits":
+    def from_tree(cls, node: t.DigitsPreTokenizer) -> "Digits":
         return cls(node.individual_digits)
 
 
@@ -236,7 +239,7 @@ class Metaspace(PreTokenizer):
         return self._re.findall(s)
 
     @classmethod
-    def from_tree(cls, node: tree.MetaspacePreTokenizer) -> "Metaspace":
+    def from_tree(cls, node: t.MetaspacePreTokenizer) -> "Metaspace":
         return cls(node.replacement, node.add_prefix_space)
 
 
@@ -320,7 +323,7 @@ class Split(PreTokenizer):
         return split_spans(s, self._spans(s), self.behavior, self.invert)
 
     @classmethod
-    def from_tree(cls, node: tree.SplitPreTokenizer) -> "Split":
+    def from_tree(cls, node: t.SplitPreTokenizer) -> "Split":
         return cls(node.pattern, node.invert, node.behavior)
 
 
@@ -375,18 +378,18 @@ class Sequence(PreTokenizer):
         return pieces
 
     @classmethod
-    def from_tree(cls, node: tree.SequencePreTokenizer) -> "Sequence":
+    def from_tree(cls, node: t.SequencePreTokenizer) -> "Sequence":
         return cls([from_tree(p) for p in node.pretokenizers])
 
 
 REGISTRY: dict[type, type[PreTokenizer]] = {
-    tree.NoPreTokenizer: NoPreTokenizer,
-    tree.ByteLevelPreTokenizer: ByteLevel,
-    tree.DigitsPreTokenizer: Digits,
-    tree.MetaspacePreTokenizer: Metaspace,
-    tree.SplitPreTokenizer: Split,
-    tree.BertPreTokenizer: BertPreTokenizer,
-    tree.SequencePreTokenizer: Sequence,
+    t.NoPreTokenizer: NoPreTokenizer,
+    t.ByteLevelPreTokenizer: ByteLevel,
+    t.DigitsPreTokenizer: Digits,
+    t.MetaspacePreTokenizer: Metaspace,
+    t.SplitPreTokenizer: Split,
+    t.BertPreTokenizer: BertPreTokenizer,
+    t.SequencePreTokenizer: Sequence,
 }
 
 

@@ -27,14 +27,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import cast
 
-from mtokspec import tree as T
+from mtokspec import tree as t
 from mtokspec.runtime import TokenizerError, decoders, models, normalizers, pre_tokenizers
 from mtokspec.runtime.added_tokens import AddedVocabulary
 from mtokspec.runtime.models.bpe import BPE
 
 __all__ = ["Tokenizer", "DecodeStream"]
 
-_LEGACY = (T.SentencePieceTxtFile, T.TiktokenTxtFile, T.BertTxtFile, T.HuggingFaceTxtFile)
+_LEGACY = (t.SentencePieceTxtFile, t.TiktokenTxtFile, t.BertTxtFile, t.HuggingFaceTxtFile)
 
 
 @contextmanager
@@ -58,17 +58,17 @@ class Tokenizer:
     _plan: str  # "bytelevel", "text" or "pieces"
     _vocab_size: int | None
 
-    def __init__(self, mtok: T.MtokFile, *, serde_scores: bool = True):
-        if not isinstance(mtok, T.MtokFile):
+    def __init__(self, mtok: t.MtokFile, *, serde_scores: bool = True):
+        if not isinstance(mtok, t.MtokFile):
             raise TokenizerError(f"expected an MtokFile tree, got {type(mtok).__name__}")
         with _no_gc():
             self._build(mtok, serde_scores)
 
-    def _build(self, mtok: T.MtokFile, serde_scores: bool) -> None:
+    def _build(self, mtok: t.MtokFile, serde_scores: bool) -> None:
         self.tree = mtok
         self.normalizer = normalizers.from_tree(mtok.normalizer)
         self.pre_tokenizer = pre_tokenizers.from_tree(mtok.pre_tokenizer)
-        if isinstance(mtok.model, T.UnigramModel):
+        if isinstance(mtok.model, t.UnigramModel):
             self.model = models.Unigram.from_tree(mtok.model, serde_scores=serde_scores)
         else:
             self.model = models.from_tree(mtok.model)
@@ -83,7 +83,7 @@ class Tokenizer:
         self.prefix_ids: list[int] = ids[a + b:a + b + c]
         self._special_set = frozenset(self.special_ids) | frozenset(self.added.special_ids)
         self._stop_set = frozenset(self.stop_ids)
-        self.clean_up_tokenization_spaces = bool((mtok.flags or 0) & 1)
+        self.clean_up_tokenization_spaces = bool((mtok.flags or 0) & t.MtokFlags.clean_up_tokenization_spaces)
         self.bos_token = mtok.bos_token
         self.eos_token = mtok.eos_token
         self.chat_template = mtok.chat_template
@@ -114,7 +114,7 @@ class Tokenizer:
 
     # --- construction ---------------------------------------------------------------------------
     @classmethod
-    def from_tree(cls, mtok: T.TokenizerFile, *, semantics: str = "hf", upgrade_options: dict | None = None,
+    def from_tree(cls, mtok: t.TokenizerFile, *, semantics: str = "hf", upgrade_options: dict | None = None,
                   **kw) -> "Tokenizer":
         """A tokenizer for a ``.mtok`` tree, or for a legacy ``tokenizer.txt`` tree through
         :func:`mtokspec.convert.upgrade` (``upgrade_options`` go to it: split pattern, lower-casing,
@@ -178,9 +178,9 @@ class Tokenizer:
         section is absent (then the prefix ids apply)."""
         if pp is None:
             return None
-        if isinstance(pp, T.PostProcessorProgram):
-            return [None if isinstance(op, T.SequenceOp) else op.token_id for op in pp.ops]
-        if isinstance(pp, T.LegacyPostProcessor):
+        if isinstance(pp, t.PostProcessorProgram):
+            return [None if isinstance(op, t.SequenceOp) else op.token_id for op in pp.ops]
+        if isinstance(pp, t.LegacyPostProcessor):
             return [None] + list(pp.ids)
         raise TokenizerError(f"unknown post-processor node {type(pp).__name__}")
 

@@ -38,7 +38,7 @@ class PipelineTokenizer(MnnTokenizer):
         self.wordpiece_prefix = wp[-1].prefix.encode("utf-8", "surrogatepass") if wp else b""
         self.added = [(a.id - (1 << 32) if a.id >= 1 << 31 else a.id,
                        a.content.encode("utf-8", "surrogatepass"), a.lstrip, a.rstrip) for a in mtok.added_tokens]
-        self.clean_up_spaces = bool((mtok.flags or 0) & 1)
+        self.clean_up_spaces = bool((mtok.flags or 0) & t.MtokFlags.clean_up_tokenization_spaces)
         self.chat_template = mtok.chat_template or None
         self.eos_token = mtok.eos_token or None
         self.bos_token = mtok.bos_token or None

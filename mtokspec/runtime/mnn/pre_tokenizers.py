@@ -12,8 +12,8 @@ _GPT2 = R.GPT2_PATTERN.encode()
 # byte -> the UTF-8 of its GPT-2 stand-in character
 BYTE_MAP = [BYTE_TO_CHAR[b].encode("utf-8") for b in range(256)]
 _BYTE_TABLE = {b: BYTE_MAP[b] for b in range(256)}
-# MNN's split behaviours, by the byte the loader reads (anything but 0 and 2 is Removed)
-BEHAVIOR_NAMES = {0: "Isolated", 2: "MergedWithPrevious"}
+# MNN's loader reads Isolated and MergedWithPrevious by their codes and anything else as Removed
+_KEPT_BEHAVIORS = (t.SplitBehavior.Isolated, t.SplitBehavior.MergedWithPrevious)
 
 
 def byte_level_map(s: bytes) -> bytes:
@@ -75,7 +75,7 @@ class Metaspace:
 class Split:
     def __init__(self, pattern: bytes, invert: bool, behavior: int):
         self.pattern, self.invert = pattern, invert
-        self.behavior = BEHAVIOR_NAMES.get(behavior, "Removed")
+        self.behavior = t.SplitBehavior(behavior).name if behavior in _KEPT_BEHAVIORS else "Removed"
 
     def pre_tokenize(self, splits: list[bytes]) -> list[bytes]:
         out = []

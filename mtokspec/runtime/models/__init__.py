@@ -7,7 +7,7 @@ which the cycle collector stops tracking), ``token_to_id``,
 
 from __future__ import annotations
 
-from mtokspec import tree
+from mtokspec import tree as t
 from mtokspec.runtime import build_from_registry
 from mtokspec.runtime.models.bpe import BPE
 from mtokspec.runtime.models.unigram import Unigram
@@ -16,9 +16,9 @@ from mtokspec.runtime.models.wordpiece import WordPiece
 __all__ = ["BPE", "WordPiece", "Unigram", "REGISTRY", "from_tree"]
 
 REGISTRY: dict[type, type] = {
-    tree.BPEModel: BPE,
-    tree.WordPieceModel: WordPiece,
-    tree.UnigramModel: Unigram,
+    t.BPEModel: BPE,
+    t.WordPieceModel: WordPiece,
+    t.UnigramModel: Unigram,
 }
 
 

@@ -13,7 +13,8 @@ up once and cached.  Results are cached per piece as tuples, and the parts of cu
 cache of their own (both bounded: cleared when full).  Byte-level words with characters beyond
 ASCII merge each character on its own first where that is exact (see ``_bpe_units``).
 
-Lossy places (format-notes ⚠), followed as the file says: ``unk_token`` is not stored, so a
+Lossy places (what the exporter writes for a model, https://github.com/alibaba/MNN/blob/4d40bdbd7efb73a58383bb5da867a6f41eb1776e/transformers/llm/export/utils/tokenizer.py#L389-L489),
+followed as the file says: ``unk_token`` is not stored, so a
 character that is neither in the vocabulary nor covered by byte fallback is dropped (HF with
 ``unk_token=None`` does the same); ``dropout``, ``continuing_subword_prefix``,
 ``end_of_word_suffix`` and ``ignore_merges`` are not stored and not applied.
@@ -36,7 +37,7 @@ from typing import Any
 
 import regex
 
-from mtokspec import tree
+from mtokspec import tree as t
 from mtokspec.runtime.models._vocab import ByteKeyedVocab, bytes_vocab, decode_token, text_key
 from mtokspec.runtime.pre_tokenizers import byte_level_map
 
@@ -135,7 +136,7 @@ class BPE(ByteKeyedVocab):
         self._chunk_re = None
 
     @classmethod
-    def from_tree(cls, node: tree.BPEModel) -> "BPE":
+    def from_tree(cls, node: t.BPEModel) -> "BPE":
         return cls(bytes_vocab(node.vocab), node.merges, node.byte_fallback, node.byte_level)
 
     # --- tables ---------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ UTF-8 sorts as code points do, so the pieces under one prefix are one run of tha
 pieces a run loads are decoded.  A piece whose bytes are not UTF-8 cannot occur in text and is left
 out of the table (HF's vocabulary, JSON text, cannot hold one).
 
-Scores and HF parity (format-notes, "Float scores"): HF reads ``tokenizer.json`` with serde_json's
+Scores and HF parity (README, Divergences, "Unigram scores"): HF reads ``tokenizer.json`` with serde_json's
 default float parser, which is not correctly rounded; the exporter writes Python's correctly rounded
 value.  With ``serde_scores=True`` (the default) every score is re-parsed from its shortest decimal
 form the way serde_json does (integer significand, then one multiplication or division by a power of
@@ -30,7 +30,7 @@ from collections.abc import Collection
 from itertools import repeat
 from typing import Any
 
-from mtokspec import tree
+from mtokspec import tree as t
 from mtokspec.runtime.models._vocab import ByteKeyedVocab, columns, decode_token, text_key
 from mtokspec.runtime.models.bpe import CACHE_MAX
 
@@ -163,7 +163,7 @@ class Unigram(ByteKeyedVocab):
         return None if r is None else self._ids[r]
 
     @classmethod
-    def from_tree(cls, node: tree.UnigramModel, serde_scores: bool = True) -> "Unigram":
+    def from_tree(cls, node: t.UnigramModel, serde_scores: bool = True) -> "Unigram":
         return cls(node.vocab, node.unk_id, node.byte_fallback, serde_scores)
 
     def _build(self):

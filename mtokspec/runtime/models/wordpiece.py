@@ -10,7 +10,7 @@ from the longest token: words are short, and computing it cost a full pass over 
 
 from __future__ import annotations
 
-from mtokspec import tree
+from mtokspec import tree as t
 from mtokspec.runtime.models._vocab import ByteKeyedVocab, bytes_vocab, text_key
 from mtokspec.runtime.models.bpe import CACHE_MAX
 
@@ -30,7 +30,7 @@ class WordPiece(ByteKeyedVocab):
         self._cache: dict[str, tuple[int, ...]] = {}
 
     @classmethod
-    def from_tree(cls, node: tree.WordPieceModel) -> "WordPiece":
+    def from_tree(cls, node: t.WordPieceModel) -> "WordPiece":
         return cls(bytes_vocab(node.vocab), node.unk_token, node.continuing_subword_prefix,
                    node.max_input_chars_per_word)
 

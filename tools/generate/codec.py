@@ -1,310 +1,24 @@
-"""Generate ``generated/`` from the declarations in ``spec/``.
-
-    python -m tools.generate           # write generated/
-    python -m tools.generate --check   # exit 1 when generated/ differs from what the spec gives
-
-It walks the construct declarations (``spec._dsl`` blocks carry names, docs and count links) and
-emits three things: ``tree.py`` (one dataclass per record, a type alias per union, a schema table),
-``codec.py`` (plain ``struct``/slice code: bounds-checked, bulk tables, no construct at run time) and
-``FORMAT.md`` (one table per section and variant).  Nothing here knows the ``.mtok`` layout itself:
-it only knows how to read and write each kind of block.
-"""
+"""``generated/codec.py``: plain ``struct``/slice parse and build code, bounds-checked."""
 
 from __future__ import annotations
 
-import argparse
-import inspect
+import re
 import struct
-import sys
-from dataclasses import dataclass, field
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from spec import _dsl as dsl
 
-import construct as c  # noqa: E402
-
-from spec import _dsl as dsl  # noqa: E402
-from spec import mtok, txt  # noqa: E402
-
-OUT = ROOT / "generated"
-
-# ----------------------------------------------------------------------------------------------
-# The model of the spec the emitters work on
-# ----------------------------------------------------------------------------------------------
-
-
-@dataclass
-class FieldInfo:
-    name: str
-    sub: object
-    doc: str
-
-
-@dataclass
-class RecordInfo:
-    name: str
-    doc: str
-    fields: list[FieldInfo]
-    union: str | None = None  # the union this record is a variant of
-    tag: int | None = None
-    custom: object = None  # HeaderLines
-
-
-@dataclass
-class UnionInfo:
-    name: str
-    doc: str
-    tag_fmt: str
-    cases: list[tuple[int, str]]
-    max_depth: int
-    custom: object = None  # PostProcessorLayouts
-    node: object = None
-
-
-@dataclass
-class Model:
-    records: dict[str, RecordInfo] = field(default_factory=dict)
-    unions: dict[str, UnionInfo] = field(default_factory=dict)
-    order: list[str] = field(default_factory=list)  # records and unions, first seen first
-
-
-def scalar(sub):
-    return dsl.SCALARS.get(id(sub))
-
-
-def fields_of(rec: c.Struct) -> list[FieldInfo]:
-    out = []
-    for sc in rec.subcons:
-        if isinstance(sc, c.Renamed):
-            inner, doc = sc, ""
-            while isinstance(inner, c.Renamed):
-                doc = doc or dsl.doc_of(inner)
-                inner = inner.subcon
-            out.append(FieldInfo(sc.name, inner, doc))
-        else:
-            out.append(FieldInfo("", sc, ""))
-    return out
-
-
-def collect(*roots) -> Model:
-    m = Model()
-
-    def visit(sub, union=None, tag=None):
-        sub = dsl.resolve(sub)
-        if isinstance(sub, dsl.Record):
-            if sub.record_name in m.records:
-                return
-            info = RecordInfo(sub.record_name, sub.record_doc, fields_of(sub), union, tag)
-            m.records[sub.record_name] = info
-            for f in info.fields:
-                visit(f.sub)
-            m.order.append(sub.record_name)
-        elif isinstance(sub, dsl.Union):
-            if sub.union_name in m.unions:
-                return
-            m.unions[sub.union_name] = UnionInfo(
-                sub.union_name, sub.union_doc, scalar(sub.tag)[0],
-                [(t, r.record_name) for t, r in sub.cases.items()], sub.max_depth, node=sub,
-            )
-            for t, r in sub.cases.items():
-                visit(r, sub.union_name, t)
-            m.order.append(sub.union_name)
-        elif isinstance(sub, dsl.HeaderLines):
-            if "Header" not in m.records:
-                m.records["Header"] = RecordInfo("Header", dsl.HeaderLines.__doc__.split("\n\n")[0], [], custom=sub)
-                m.order.append("Header")
-        elif isinstance(sub, dsl.PostProcessorLayouts):
-            if "PostProcessor" not in m.unions:
-                m.unions["PostProcessor"] = UnionInfo(
-                    "PostProcessor", "", "",
-                    [(-1, sub.current.record_name), (-2, sub.legacy.record_name)], 1, custom=sub, node=sub,
-                )
-                visit(sub.op_union)
-                visit(sub.current, "PostProcessor")
-                visit(sub.legacy, "PostProcessor")
-                m.order.append("PostProcessor")
-        elif isinstance(sub, (dsl.List,)):
-            visit(sub.element)
-        elif isinstance(sub, (dsl.Tail, dsl.When, dsl.Count)):
-            visit(sub.subcon)
-        elif isinstance(sub, dsl.Row):
-            for f in fields_of(sub):
-                visit(f.sub)
-
-    for root in roots:
-        visit(root)
-    return m
-
-
-# ----------------------------------------------------------------------------------------------
-# Types: Python annotations, schema descriptors, sizes
-# ----------------------------------------------------------------------------------------------
-
-
-def desc(sub):
-    """The schema descriptor of a block (what mtokspec's plain-data conversion walks)."""
-    sub = dsl.resolve(sub)
-    s = scalar(sub)
-    if s:
-        return ("float",) if s[0] == "d" else ("int",)
-    if isinstance(sub, dsl.FlagAdapter):
-        return ("bool",)
-    if isinstance(sub, dsl.LenPrefixed):
-        return ("str",) if sub.text else ("bytes",)
-    if isinstance(sub, dsl.List):
-        return ("list", desc(sub.element))
-    if isinstance(sub, dsl.Row):
-        return ("row", tuple(desc(f.sub) for f in fields_of(sub)))
-    if isinstance(sub, dsl.Record):
-        return ("record", sub.record_name)
-    if isinstance(sub, dsl.Union):
-        return ("union", sub.union_name)
-    if isinstance(sub, dsl.HeaderLines):
-        return ("record", "Header")
-    if isinstance(sub, dsl.PostProcessorLayouts):
-        return ("union", "PostProcessor")
-    if isinstance(sub, (dsl.Tail, dsl.When)):
-        return ("optional", desc(sub.subcon))
-    if isinstance(sub, dsl.LineTable):
-        cols = [LINE_KINDS[col.kind] for col in sub.columns]
-        return ("list", cols[0] if len(cols) == 1 else ("row", tuple(cols)))
-    if isinstance(sub, dsl.FinalNewline):
-        return ("bool",)
-    raise TypeError(f"no descriptor for {sub!r}")
-
-
-LINE_KINDS = {"base64": ("bytes",), "raw": ("bytes",), "word": ("str",), "int": ("int",)}
-
-
-def annotation(d) -> str:
-    k = d[0]
-    if k in ("int", "float", "bool", "bytes", "str"):
-        return k
-    if k == "list":
-        return f"list[{annotation(d[1])}]"
-    if k == "row":
-        return "tuple[" + ", ".join(annotation(x) for x in d[1]) + "]"
-    if k in ("record", "union"):
-        return d[1]
-    if k == "optional":
-        return f"{annotation(d[1])} | None"
-    raise TypeError(d)
-
-
-def default(d, m: Model) -> str:
-    k = d[0]
-    simple = {"int": "0", "float": "0.0", "bool": "False", "bytes": 'b""', "str": '""'}
-    if k in simple:
-        return simple[k]
-    if k == "list":
-        return "field(default_factory=list)"
-    if k == "record":
-        return f"field(default_factory={d[1]})"
-    if k == "union":
-        return f"field(default_factory={m.unions[d[1]].cases[0][1]})"
-    if k == "optional":
-        return "None"
-    raise TypeError(d)
-
-
-def min_size(sub, m: Model) -> int:
-    """The fewest bytes a block can take: lets readers refuse impossible counts up front."""
-    sub = dsl.resolve(sub)
-    s = scalar(sub)
-    if s:
-        return struct.calcsize("<" + s[0])
-    if isinstance(sub, (dsl.FlagAdapter,)):
-        return 1
-    if isinstance(sub, dsl.Count):
-        return min_size(sub.subcon, m)
-    if isinstance(sub, dsl.LenPrefixed):
-        return min_size(sub.prefix, m)
-    if isinstance(sub, dsl.List):
-        return 0 if isinstance(sub.count, str) else min_size(sub.count, m)
-    if isinstance(sub, (dsl.Row, dsl.Record)):
-        return sum(min_size(f.sub, m) for f in fields_of(sub))
-    if isinstance(sub, dsl.Union):
-        return min_size(sub.tag, m) + min(min_size(r, m) for r in sub.cases.values())
-    if isinstance(sub, dsl.CountLine):
-        return 2
-    return 0
-
-
-def tree_fields(info: RecordInfo) -> list[FieldInfo]:
-    if info.custom is not None:
-        return [FieldInfo(n, None, doc) for n, _, doc in dsl.HeaderLines.FIELDS]
-    return [f for f in info.fields if f.name and not isinstance(f.sub, (dsl.Count, dsl.CountLine))]
-
-
-HEADER_DESCS = {name: d for name, d, _ in dsl.HeaderLines.FIELDS}
-
-
-def field_desc(info: RecordInfo, f: FieldInfo):
-    return HEADER_DESCS[f.name] if info.custom is not None else desc(f.sub)
-
-
-# ----------------------------------------------------------------------------------------------
-# tree.py
-# ----------------------------------------------------------------------------------------------
-
-BANNER = "# Generated by tools/generate.py from spec/. Do not edit: change the spec and regenerate.\n"
-
-
-def emit_tree(m: Model) -> str:
-    L = [BANNER, '"""Tree classes of the MNN tokenizer formats: one dataclass per record and variant."""', "",
-         "from __future__ import annotations", "", "from dataclasses import dataclass, field", ""]
-    for name in m.order:
-        if name in m.records:
-            info = m.records[name]
-            L += ["", "@dataclass(slots=True)", f"class {name}:"]
-            doc = (info.doc or name).replace("\\", "\\\\")
-            fl = tree_fields(info)
-            if fl:
-                L.append(f'    """{doc}')
-                L.append("")
-                for f in fl:
-                    L.append(f"    ``{f.name}``: " + f.doc.replace("\\", "\\\\"))
-                L.append('    """')
-            else:
-                L.append(f'    """{doc}"""')
-            L.append("")
-            for f in fl:
-                d = field_desc(info, f)
-                L.append(f"    {f.name}: {annotation(d)} = {default(d, m)}")
-            if not fl:
-                L.append("    pass")
-            L.append("")
-        else:
-            u = m.unions[name]
-            L += ["", f"{name} = " + " | ".join(r for _, r in u.cases), f'"""{u.doc}"""', ""]
-    # schema: what the plain-data conversion and the strategies walk
-    L += ["", "# class name -> ((field, descriptor), ...)", "SCHEMA = {"]
-    for name in m.order:
-        if name in m.records:
-            info = m.records[name]
-            items = ", ".join(f"({f.name!r}, {field_desc(info, f)!r})" for f in tree_fields(info))
-            L.append(f"    {name!r}: ({items}{',' if len(tree_fields(info)) == 1 else ''}),")
-    L.append("}")
-    L += ["", "# union name -> variant class names, in tag order", "UNIONS = {"]
-    for name in m.order:
-        if name in m.unions:
-            L.append(f"    {name!r}: ({', '.join(repr(r) for _, r in m.unions[name].cases)},),")
-    L.append("}")
-    L += ["", "# variant class name -> (union name, tag); the post-processor layouts have no tag", "VARIANTS = {"]
-    for name in m.order:
-        if name in m.unions:
-            for t, r in m.unions[name].cases:
-                L.append(f"    {r!r}: ({name!r}, {t if t >= 0 else None}),")
-    L.append("}")
-    L += ["", "CLASSES = {", *[f"    {n!r}: {n}," for n in m.order if n in m.records], "}", ""]
-    return "\n".join(L)
-
-
-# ----------------------------------------------------------------------------------------------
-# codec.py
-# ----------------------------------------------------------------------------------------------
+from .spec_walk import (
+    BANNER,
+    FieldInfo,
+    Model,
+    RecordInfo,
+    UnionInfo,
+    fields_of,
+    kind_of,
+    min_size,
+    scalar,
+    tree_fields,
+)
 
 
 class Emitter:
@@ -313,23 +27,44 @@ class Emitter:
         self.lines: list[str] = []
         self.structs: dict[str, str] = {}  # format -> variable name
         self.tmp = 0
+        self.used: set[str] = set()  # the field-named locals of the function being written
         self.decoders: dict[tuple, str] = {}  # row layout -> decoder function name
         self.decoder_lines: list[str] = []
         self.bulk_done: set[str] = set()  # bulk record readers already emitted
         self.spells: dict[tuple[str, str], str] = {}  # row layout -> its module-level format list
-        self.step_sizes: set[int] = set()  # row sizes whose _walk8 translation table is emitted
+        self.step_sizes: set[int] = set()  # row sizes whose walk8 translation table is emitted
         self.stepcols: set[str] = set()  # row decoders with a _stepcols function (walk and decode at once)
 
     def st(self, fmt: str) -> str:
+        """The module-level struct of a format, named by the format (``"<IBB"`` -> ``_S_IBB``)."""
         if fmt not in self.structs:
-            self.structs[fmt] = f"_S{len(self.structs)}"
+            self.structs[fmt] = self.unique("_S_" + re.sub(r"[^0-9A-Za-z]", "", fmt), self.structs.values())
         return self.structs[fmt]
 
-    def var(self, base="t") -> str:
+    @staticmethod
+    def unique(name: str, taken) -> str:
+        """``name``, or with a number when another thing has it: names stay put when the spec grows."""
+        taken = set(taken)
+        k = 2
+        found = name
+        while found in taken:
+            found, k = f"{name}_{k}", k + 1
+        return found
+
+    def var(self, base="t", of: str | None = None) -> str:
+        """A local of the function being written: named after the field it serves (``n_vocab``,
+        ``of`` a target like ``v_vocab`` or ``obj.vocab``) when that name is free in the function,
+        else numbered within the function, so that a new variant leaves other functions as they were."""
+        field = of[2:] if of and of.startswith("v_") else of[4:] if of and of.startswith("obj.") else None
+        if field and field.isidentifier() and f"{base}_{field}" not in self.used:
+            self.used.add(f"{base}_{field}")
+            return f"{base}_{field}"
         self.tmp += 1
-        return f"{base}{self.tmp}"
+        return f"{base}{self.tmp}"  # no underscore: never one of the names above
 
     def w(self, indent: int, line: str):
+        if indent == 0 and line.startswith("def "):
+            self.tmp, self.used = 0, set()
         self.lines.append("    " * indent + line)
 
     # ---- parse ----------------------------------------------------------------------------
@@ -350,7 +85,7 @@ class Emitter:
         fmt = "<" + "".join(self.fixed(s)[0] for s in group)
         size = struct.calcsize(fmt)
         self.w(ind, f"if p + {size} > end:")
-        self.w(ind + 1, f"_truncated(p, {size}, end, {pathexprs[0]})")
+        self.w(ind + 1, f"truncated(p, {size}, end, {pathexprs[0]})")
         if len(group) == 1 and fmt == "<B":
             self.w(ind, f"{names[0]} = b[p]")
         else:
@@ -358,7 +93,7 @@ class Emitter:
         for s, n, pe in zip(group, names, pathexprs):
             if self.fixed(s)[1]:
                 self.w(ind, f"if {n} > 1:")
-                self.w(ind + 1, f'_invalid(p, {pe}, "flag must be 0 or 1, got %d" % {n})')
+                self.w(ind + 1, f'invalid(p, {pe}, "flag must be 0 or 1, got %d" % {n})')
                 self.w(ind, f"{n} = {n} == 1")
         # offsets inside the group for precise error offsets are not needed: p marks the group
         self.w(ind, f"p += {size}")
@@ -367,10 +102,10 @@ class Emitter:
         """A length-prefixed string, and optionally the fixed-size fields that follow it."""
         pfmt = scalar(sub.prefix)[0]
         psize = struct.calcsize("<" + pfmt)
-        n = self.var("n")
-        q = self.var("q")
+        n = self.var("n", target)
+        q = self.var("q", target)
         self.w(ind, f"if p + {psize} > end:")
-        self.w(ind + 1, f"_truncated(p, {psize}, end, {pe})")
+        self.w(ind + 1, f"truncated(p, {psize}, end, {pe})")
         if pfmt == "H":
             self.w(ind, f"{n} = b[p] | (b[p + 1] << 8)")
         else:
@@ -379,20 +114,20 @@ class Emitter:
         tsize = struct.calcsize(tfmt) if tail else 0
         self.w(ind, f"{q} = p + {psize} + {n}")
         self.w(ind, f"if {q} + {tsize} > end:")
-        self.w(ind + 1, f"_truncated(p + {psize}, {n} + {tsize}, end, {pe})")
+        self.w(ind + 1, f"truncated(p + {psize}, {n} + {tsize}, end, {pe})")
         self.w(ind, f"{target} = b[p + {psize}:{q}]")
         if sub.text:
             self.w(ind, "try:")
             self.w(ind + 1, f"{target} = {target}.decode()")
             self.w(ind, "except UnicodeDecodeError as e:")
-            self.w(ind + 1, f'_invalid(p + {psize} + e.start, {pe}, "invalid UTF-8")')
+            self.w(ind + 1, f'invalid(p + {psize} + e.start, {pe}, "invalid UTF-8")')
         if tail:
             names = [t[1] for t in tail]
             self.w(ind, f"{', '.join(names)}, = {self.st(tfmt)}.unpack_from(b, {q})")
             for t in tail:
                 if self.fixed(t[0])[1]:
                     self.w(ind, f"if {t[1]} > 1:")
-                    self.w(ind + 1, f'_invalid({q}, {t[2]}, "flag must be 0 or 1, got %d" % {t[1]})')
+                    self.w(ind + 1, f'invalid({q}, {t[2]}, "flag must be 0 or 1, got %d" % {t[1]})')
                     self.w(ind, f"{t[1]} = {t[1]} == 1")
         self.w(ind, f"p = {q} + {tsize}")
 
@@ -422,47 +157,53 @@ class Emitter:
 
     def read_one(self, ind, sub, target, pe, ctx_names, depth_expr, union_name):
         sub = dsl.resolve(sub)
-        if isinstance(sub, dsl.LenPrefixed):
-            self.read_lenprefixed(ind, sub, target, pe)
-        elif isinstance(sub, dsl.Record):
-            self.w(ind, f"{target}, p = _parse_{sub.record_name}(b, p, end, {pe}, 1)")
-        elif isinstance(sub, dsl.HeaderLines):
-            self.w(ind, f"{target}, p = _parse_header_lines(b, p, end, {pe}, {sub.magic_line!r})")
-        elif isinstance(sub, dsl.Union):
-            d = f"{depth_expr} + 1" if sub.union_name == union_name else "1"
-            self.w(ind, f"{target}, p = _parse_{sub.union_name}(b, p, end, {pe}, {d})")
-        elif isinstance(sub, dsl.PostProcessorLayouts):
-            self.w(ind, f"{target}, p = _parse_PostProcessor(b, p, end, {pe}, 1)")
-        elif isinstance(sub, dsl.Tail):
-            self.w(ind, "if p == end:")
-            self.w(ind + 1, f"{target} = None")
-            self.w(ind, "else:")
-            self.read_fields(ind + 1, [(sub.subcon, target, pe)], ctx_names, depth_expr, union_name)
-        elif isinstance(sub, dsl.When):
-            self.w(ind, f"if {ctx_names[sub.flag_field]}:")
-            self.read_fields(ind + 1, [(sub.subcon, target, pe)], ctx_names, depth_expr, union_name)
-            self.w(ind, "else:")
-            self.w(ind + 1, f"{target} = None")
-        elif isinstance(sub, dsl.List):
-            self.read_list(ind, sub, target, pe, ctx_names, depth_expr, union_name)
-        elif isinstance(sub, dsl.CountLine):
-            q = self.var("q")
-            self.w(ind, f"{q} = _line(b, p, end, {pe})")
-            names = [ctx_names[name] for name, _ in sub.pairs]
-            self.w(ind, f"{', '.join(names)}, = _counts(b, p, {q}, {len(names)}, {pe})")
-            self.w(ind, f"p = {q}")
-        elif isinstance(sub, dsl.LineTable):
-            self.read_line_table(ind, sub, target, pe, ctx_names)
-        elif isinstance(sub, dsl.FinalNewline):
-            self.w(ind, f"{target} = final_newline")
-        elif isinstance(sub, dsl.End):
-            self.w(ind, "if p != end:")
-            self.w(ind + 1, f'_invalid(p, {pe}, "%d trailing bytes after the last section" % (end - p))')
-        else:
+        reader = READERS.get(kind_of(sub))
+        if reader is None:
             raise TypeError(f"cannot emit a reader for {sub!r}")
+        reader(self, ind, sub, target, pe, ctx_names, depth_expr, union_name)
+
+    # the readers of READERS: each writes the code that reads one block into ``target``
+    def read_record(self, ind, sub, target, pe, ctx_names, depth_expr, union_name):
+        self.w(ind, f"{target}, p = _parse_{sub.record_name}(b, p, end, {pe}, 1)")
+
+    def read_header(self, ind, sub, target, pe, ctx_names, depth_expr, union_name):
+        self.w(ind, f"{target}, p = parse_header_lines(b, p, end, {pe}, {sub.magic_line!r}, _COUNTS, _IDS)")
+
+    def read_union(self, ind, sub, target, pe, ctx_names, depth_expr, union_name):
+        d = f"{depth_expr} + 1" if sub.union_name == union_name else "1"
+        self.w(ind, f"{target}, p = _parse_{sub.union_name}(b, p, end, {pe}, {d})")
+
+    def read_post_processor(self, ind, sub, target, pe, ctx_names, depth_expr, union_name):
+        self.w(ind, f"{target}, p = _parse_PostProcessor(b, p, end, {pe}, 1)")
+
+    def read_tail(self, ind, sub, target, pe, ctx_names, depth_expr, union_name):
+        self.w(ind, "if p == end:")
+        self.w(ind + 1, f"{target} = None")
+        self.w(ind, "else:")
+        self.read_fields(ind + 1, [(sub.subcon, target, pe)], ctx_names, depth_expr, union_name)
+
+    def read_when(self, ind, sub, target, pe, ctx_names, depth_expr, union_name):
+        self.w(ind, f"if {ctx_names[sub.flag_field]}:")
+        self.read_fields(ind + 1, [(sub.subcon, target, pe)], ctx_names, depth_expr, union_name)
+        self.w(ind, "else:")
+        self.w(ind + 1, f"{target} = None")
+
+    def read_count_line(self, ind, sub, target, pe, ctx_names, depth_expr, union_name):
+        q = self.var("q")
+        self.w(ind, f"{q} = line_end(b, p, end, {pe})")
+        names = [ctx_names[name] for name, _ in sub.pairs]
+        self.w(ind, f"{', '.join(names)}, = parse_count_line(b, p, {q}, {len(names)}, {pe}, _COUNT)")
+        self.w(ind, f"p = {q}")
+
+    def read_final_newline(self, ind, sub, target, pe, ctx_names, depth_expr, union_name):
+        self.w(ind, f"{target} = final_newline")
+
+    def read_end(self, ind, sub, target, pe, ctx_names, depth_expr, union_name):
+        self.w(ind, "if p != end:")
+        self.w(ind + 1, f'invalid(p, {pe}, "%d trailing bytes after the last section" % (end - p))')
 
     def read_list(self, ind, sub, target, pe, ctx_names, depth_expr, union_name):
-        n = self.var("n")
+        n = self.var("n", target)
         if isinstance(sub.count, str):
             self.w(ind, f"{n} = {ctx_names[sub.count]}")
         else:
@@ -474,15 +215,15 @@ class Emitter:
             # Refuse impossible counts before slicing or allocating.  Rows of variable size are
             # appended one by one, each bounds-checked, so their errors can name the row instead.
             self.w(ind, f"if {n} * {ms} > end - p:")
-            self.w(ind + 1, f'_invalid(p, {pe}, "count %d needs at least %d bytes, %d left" % ({n}, {n} * {ms}, end - p))')
-        idx = self.var("i")
+            self.w(ind + 1, f'invalid(p, {pe}, "count %d needs at least %d bytes, %d left" % ({n}, {n} * {ms}, end - p))')
+        idx = self.var("i", target)
         epe = f'{pe} + "[%d]" % {idx}'
         if isinstance(el, dsl.Row):
             cols = fields_of(el)
             if self.lazy_row(el):
                 # Check the bounds of every row now; decode the rows the first time they are used
                 # (tables of one u16-length string: the fast check decodes them, the Table keeps them).
-                start = self.var("start")
+                start = self.var("start", target)
                 self.w(ind, f"{start} = p")
                 dec = self.row_decoder(el)
                 if dec in self.stepcols:
@@ -496,7 +237,7 @@ class Emitter:
                 return
             cv = [self.var("c") for _ in cols]
             self.w(ind, f"{target} = []")
-            ap = self.var("ap")
+            ap = self.var("ap", target)
             self.w(ind, f"{ap} = {target}.append")
             self.w(ind, f"for {idx} in range({n}):")
             self.read_fields(ind + 1, [(f.sub, v, f'{epe} + ".{f.name}"') for f, v in zip(cols, cv)],
@@ -551,7 +292,7 @@ class Emitter:
         k = strings[0]
         pre = "".join(self.fixed(f.sub)[0] for f in fields[:k])
         post = "".join(self.fixed(f.sub)[0] for f in fields[k + 1:])
-        saved, self.lines = self.lines, []
+        saved, saved_tmp, saved_used, self.lines = self.lines, self.tmp, self.used, []
         self.w(0, f"def {name}(b, p, end, n):")
         self.w(1, f'"""n {info.name} records at p, read together; None when any check fails."""')
         width = self.step_unpack(1, pre, post, "n")
@@ -574,7 +315,7 @@ class Emitter:
         self.w(0, "")
         self.w(0, "")
         self.decoder_lines += self.lines
-        self.lines = saved
+        self.lines, self.tmp, self.used = saved, saved_tmp, saved_used
         return name
 
     def read_line_table(self, ind, sub, target, pe, ctx_names):
@@ -594,9 +335,9 @@ class Emitter:
             self.w(ind + 3, f"{q} = end")
             self.w(ind + 3, "final_newline = False")
             self.w(ind + 2, "else:")
-            self.w(ind + 3, f"_truncated(p, 1, end, {epe})")
+            self.w(ind + 3, f"truncated(p, 1, end, {epe})")
         else:
-            self.w(ind + 2, f"_truncated(p, 1, end, {epe})")
+            self.w(ind + 2, f"truncated(p, 1, end, {epe})")
         self.w(ind + 1, f"{line} = b[p:{q}]")
         cols = sub.columns
         if len(cols) == 1:
@@ -605,7 +346,7 @@ class Emitter:
             parts = self.var("parts")
             self.w(ind + 1, f'{parts} = {line}.split(b" ")')
             self.w(ind + 1, f"if len({parts}) != {len(cols)}:")
-            self.w(ind + 2, f'_invalid(p, {epe}, "expected {len(cols)} space-separated values")')
+            self.w(ind + 2, f'invalid(p, {epe}, "expected {len(cols)} space-separated values")')
             vals = [self.line_value(col, f"{parts}[{k}]", "p", f'{epe} + ".{col.name}"') for k, col in enumerate(cols)]
             self.w(ind + 1, f"{ap}(({', '.join(vals)},))")
         self.w(ind + 1, f"p = {q} + 1")
@@ -615,11 +356,11 @@ class Emitter:
     @staticmethod
     def line_value(col, expr, offset, pe) -> str:
         if col.kind == "base64":
-            return f"_b64decode({expr}, {offset}, {pe})"
+            return f"decode_base64({expr}, {offset}, {pe})"
         if col.kind == "int":
-            return f"_decimal({expr}, {offset}, {pe})"
+            return f"decode_decimal({expr}, {offset}, {pe}, _DECIMAL)"
         if col.kind == "word":
-            return f"_word({expr}, {offset}, {pe})"
+            return f"decode_word({expr}, {offset}, {pe})"
         return expr
 
     def lazy_row(self, row) -> bool:
@@ -634,39 +375,39 @@ class Emitter:
         return True
 
     def length_walk(self, ind, n, before, after, lens, on_fail):
-        """Walk n rows of [before bytes][u16 length][string][after bytes] from p (``_walk16``),
+        """Walk n rows of [before bytes][u16 length][string][after bytes] from p (``walk16``),
         recording each string's length in ``lens``; ``r`` ends as the rows' total size.  When a row
         runs off the data the ``on_fail`` lines run: they leave a ``(lens, r)`` pair in ``w`` or
         leave the function (the caller checks that p + r is within end)."""
-        self.w(ind, f"w = _walk16(b, p, end, {n}, {before}, {before + 2 + after})")
+        self.w(ind, f"w = walk16(b, p, end, {n}, {before}, {before + 2 + after})")
         self.w(ind, "if w is None:")
         for line in on_fail:
             self.w(ind + 1, line)
         self.w(ind, f"{lens}, r = w")
 
     def row_format(self, pre, post, sizes) -> str:
-        """The expression of the struct format (``_row_format``) of rows [pre][u16 length][string]
+        """The expression of the struct format (``row_format``) of rows [pre][u16 length][string]
         [post] whose sizes are in ``sizes``: a row's values are ``pre``'s, the length, the string,
         ``post``'s.  Declares the module-level tables it uses (once per row layout)."""
         before, after = struct.calcsize("<" + pre), struct.calcsize("<" + post)
         size = before + 2 + after
         if size > 64:
-            raise ValueError(f"rows with {size} fixed bytes are too wide for _walk8")
+            raise ValueError(f"rows with {size} fixed bytes are too wide for walk8")
         key = (pre, post)
         table = self.spells.get(key)
         if table is None:
-            table = self.spells[key] = f"_SPELL{len(self.spells)}"
+            table = self.spells[key] = self.unique(f"_SPELL_{pre}H{post}", self.spells.values())
             if size not in self.step_sizes:
                 self.step_sizes.add(size)
-                self.decoder_lines += [f"# length byte -> size of a row whose fixed part is {size} bytes (0: _walk8 reads the row exactly)",
+                self.decoder_lines += [f"# length byte -> size of a row whose fixed part is {size} bytes (0: walk8 reads the row exactly)",
                                        f"_STEP{size} = bytes(m + {size} if 0 < m < {256 - size} else 0 for m in range(256))",
-                                       f"# row size -> the tens and the units digit of its string length (\"!\" when not below 100)",
+                                       "# row size -> the tens and the units digit of its string length (\"!\" when not below 100)",
                                        f'_TENS{size} = bytes(48 + (s - {size}) // 10 if {size} <= s < {size + 100} else 33 for s in range(256))',
                                        f'_UNITS{size} = bytes(48 + (s - {size}) % 10 if {size} <= s < {size + 100} else 33 for s in range(256))', "", ""]
             # "!" is no format code: a size below the fixed part (never made by the walks) fails the unpack
             self.decoder_lines += [f"# struct formats of [{pre}][u16 length][string][{post}] rows by row size (never changed: thread-safe)",
                                    f'{table} = ["!"] * {size} + ["{pre}H%ds{post}" % m for m in range({256 - size})]', "", ""]
-        return (f'_row_format({sizes}, b"{pre}H00s{post}", {len(pre) + 1}, {size}, _TENS{size}, _UNITS{size}, {table})')
+        return (f'row_format({sizes}, b"{pre}H00s{post}", {len(pre) + 1}, {size}, _TENS{size}, _UNITS{size}, {table})')
 
     @staticmethod
     def row_values(pre, post) -> tuple[int, int]:
@@ -685,7 +426,7 @@ class Emitter:
         size = before + 2 + after
         fmt = self.row_format(pre, post, "sizes")
         hcol, width = self.row_values(pre, post)
-        self.w(ind, f"w = _walk8(b, p, end, {n}, {before}, {size}, _STEP{size})")
+        self.w(ind, f"w = walk8(b, p, end, {n}, {before}, {size}, _STEP{size})")
         self.w(ind, "if w is None:")
         self.w(ind + 1, "return None")
         self.w(ind, "sizes, r, long = w")
@@ -739,7 +480,7 @@ class Emitter:
             if pending and (not fx or k == len(cols) - 1):
                 size = sum(struct.calcsize("<" + self.fixed(g.sub)[0]) for g in pending)
                 self.w(ind + 1, f"if p + {size} > end:")
-                self.w(ind + 2, f'_truncated(p, {size}, end, {epe} + ".{pending[0].name}")')
+                self.w(ind + 2, f'truncated(p, {size}, end, {epe} + ".{pending[0].name}")')
                 self.w(ind + 1, f"p += {size}")
                 pending = []
             if fx:
@@ -748,11 +489,11 @@ class Emitter:
             psize = struct.calcsize("<" + pfmt)
             fpe = f'{epe} + ".{f.name}"'
             self.w(ind + 1, f"if p + {psize} > end:")
-            self.w(ind + 2, f"_truncated(p, {psize}, end, {fpe})")
+            self.w(ind + 2, f"truncated(p, {psize}, end, {fpe})")
             ln = "(b[p] | (b[p + 1] << 8))" if pfmt == "H" else f"{self.st('<' + pfmt)}.unpack_from(b, p)[0]"
             self.w(ind + 1, f"q = p + {psize} + {ln}")
             self.w(ind + 1, "if q > end:")
-            self.w(ind + 2, f"_truncated(p + {psize}, q - p - {psize}, end, {fpe})")
+            self.w(ind + 2, f"truncated(p + {psize}, q - p - {psize}, end, {fpe})")
             self.w(ind + 1, "p = q")
         if lens:
             # unreachable when the fast walk failed (the checked walk raises), kept for safety
@@ -768,9 +509,9 @@ class Emitter:
         if key in self.decoders:
             return self.decoders[key]
         k = len(cols)
-        name = str(len(self.decoders))
+        name = self.unique("_" + "_".join(f.name for f in cols), self.decoders.values())
         self.decoders[key] = name
-        saved, self.lines = self.lines, []
+        saved, saved_tmp, saved_used, self.lines = self.lines, self.tmp, self.used, []
         strings = [i for i, f in enumerate(cols) if not self.fixed(f.sub)]
         fast = all(self.fixed(f.sub) for f in cols) or (
             len(strings) == 1 and scalar(dsl.resolve(cols[strings[0]].sub).prefix)[0] == "H")
@@ -788,7 +529,7 @@ class Emitter:
                     # at C speed without compiling a format of n codes.  A row is 4*k bytes; the
                     # u64 of a row on an 8-byte boundary comes from the view at offset 0, else
                     # from the view at offset 4.
-                    self.w(2, 'if _LITTLE and n:')
+                    self.w(2, 'if LITTLE and n:')
                     self.w(3, "mv = memoryview(b)")
                     if k % 2 == 0:
                         self.w(3, f"keys = mv.cast('Q')[0::{k // 2}].tolist()")
@@ -856,7 +597,7 @@ class Emitter:
         self.w(0, "")
         self.w(0, "")
         self.decoder_lines += self.lines
-        self.lines = saved
+        self.lines, self.tmp, self.used = saved, saved_tmp, saved_used
         return name
 
     def parse_record(self, info: RecordInfo):
@@ -885,17 +626,17 @@ class Emitter:
             return
         self.w(0, f"def _parse_{u.name}(b, p, end, path, depth):")
         self.w(1, f"if depth > {u.max_depth}:")
-        self.w(2, f'_invalid(p, path, "{u.name} nested deeper than {u.max_depth}")')
+        self.w(2, f'invalid(p, path, "{u.name} nested deeper than {u.max_depth}")')
         size = struct.calcsize("<" + u.tag_fmt)
         self.w(1, f"if p + {size} > end:")
-        self.w(2, f"_truncated(p, {size}, end, path)")
+        self.w(2, f"truncated(p, {size}, end, path)")
         if u.tag_fmt == "B":
             self.w(1, "tag = b[p]")
         else:
             self.w(1, f"tag, = {self.st('<' + u.tag_fmt)}.unpack_from(b, p)")
         self.w(1, f"fn = _{u.name.upper()}_PARSERS.get(tag)")
         self.w(1, "if fn is None:")
-        self.w(2, f'_invalid(p, path, "unknown {u.name} tag %d" % tag)')
+        self.w(2, f'invalid(p, path, "unknown {u.name} tag %d" % tag)')
         self.w(1, f"return fn(b, p + {size}, end, path, depth)")
         self.w(0, "")
         self.w(0, "")
@@ -919,7 +660,7 @@ class Emitter:
         self.w(2, f"ids = [x for (x,) in {self.st('<I')}.iter_unpack(b[p:end])]")
         self.w(2, f"return {leg}(ids=ids), end")
         self.w(1, "if n > end - p:")
-        self.w(2, '_invalid(p, path, "count %d needs at least %d bytes, %d left" % (n, n, end - p))')
+        self.w(2, 'invalid(p, path, "count %d needs at least %d bytes, %d left" % (n, n, end - p))')
         self.w(1, "ops = [None] * n")
         self.w(1, "for i in range(n):")
         self.w(2, f'ops[i], p = _parse_{op}(b, p, end, path + ".ops[%d]" % i, 1)')
@@ -933,11 +674,11 @@ class Emitter:
         for s, e, pe in zip(group, exprs, pathexprs):
             if self.fixed(s)[1]:
                 self.w(ind, f"if {e} is not True and {e} is not False and {e} not in (0, 1):")
-                self.w(ind + 1, f'_bad_value({pe}, "flag must be a bool", {e})')
+                self.w(ind + 1, f'bad_value({pe}, "flag must be a bool", {e})')
         self.w(ind, "try:")
         self.w(ind + 1, f"out.append({self.st(fmt)}.pack({', '.join(exprs)}))")
         self.w(ind, "except (struct.error, TypeError) as e:")
-        self.w(ind + 1, f"_bad_value({pathexprs[0]}, str(e), ({', '.join(exprs)},))")
+        self.w(ind + 1, f"bad_value({pathexprs[0]}, str(e), ({', '.join(exprs)},))")
 
     def write_fields(self, ind, items, obj, union_name):
         """items: [(FieldInfo, value_expr, path_expr)]."""
@@ -958,101 +699,110 @@ class Emitter:
     def write_lenprefixed(self, ind, sub, e, pe):
         pfmt = scalar(sub.prefix)[0]
         limit = (1 << (8 * struct.calcsize("<" + pfmt))) - 1
-        v = self.var("s")
+        v = self.var("s", e)
         if sub.text:
             self.w(ind, f"if {e}.__class__ is not str:")
-            self.w(ind + 1, f'_bad_value({pe}, "expected str", {e})')
+            self.w(ind + 1, f'bad_value({pe}, "expected str", {e})')
             self.w(ind, "try:")
             self.w(ind + 1, f"{v} = {e}.encode()")
             self.w(ind, "except UnicodeEncodeError:")
-            self.w(ind + 1, f'_bad_value({pe}, "text is not encodable as UTF-8", {e})')
+            self.w(ind + 1, f'bad_value({pe}, "text is not encodable as UTF-8", {e})')
         else:
             self.w(ind, f"{v} = {e}")
             self.w(ind, f"if {v}.__class__ is not bytes:")
             self.w(ind + 1, "if not isinstance({0}, (bytes, bytearray, memoryview)):".format(v))
-            self.w(ind + 2, f'_bad_value({pe}, "expected bytes", {v})')
+            self.w(ind + 2, f'bad_value({pe}, "expected bytes", {v})')
             self.w(ind + 1, f"{v} = bytes({v})")
         self.w(ind, f"if len({v}) > {limit}:")
-        self.w(ind + 1, f'_bad_value({pe}, "longer than {limit} bytes", len({v}))')
+        self.w(ind + 1, f'bad_value({pe}, "longer than {limit} bytes", len({v}))')
         self.w(ind, f"out.append({self.st('<' + pfmt)}.pack(len({v})))")
         self.w(ind, f"out.append({v})")
 
     def write_one(self, ind, sub, e, pe, obj, union_name):
         sub = dsl.resolve(sub)
-        if isinstance(sub, dsl.LenPrefixed):
-            self.write_lenprefixed(ind, sub, e, pe)
-        elif isinstance(sub, dsl.Record):
-            self.w(ind, f"_build_{sub.record_name}({e}, out, {pe})")
-        elif isinstance(sub, dsl.HeaderLines):
-            self.w(ind, f"_build_header_lines({e}, out, {pe}, {sub.magic_line!r})")
-        elif isinstance(sub, dsl.Union):
-            self.w(ind, f"_build_{sub.union_name}({e}, out, {pe})")
-        elif isinstance(sub, dsl.PostProcessorLayouts):
-            self.w(ind, f"_build_PostProcessor({e}, out, {pe})")
-        elif isinstance(sub, dsl.Tail):
-            self.w(ind, f"if {e} is None:")
-            self.w(ind + 1, "absent = True")
-            self.w(ind, "else:")
-            self.w(ind + 1, "if absent:")
-            self.w(ind + 2, f'_bad_value({pe}, "a trailing section cannot follow an absent one", {e})')
-            self.write_fields(ind + 1, [(FieldInfo("", sub.subcon, ""), e, pe)], obj, union_name)
-        elif isinstance(sub, dsl.When):
-            flag = f"{obj}.{sub.flag_field}"
-            self.w(ind, f"if bool({flag}) != ({e} is not None):")
-            self.w(ind + 1, f'_bad_value({pe}, "present exactly when {sub.flag_field} is set", {e})')
-            self.w(ind, f"if {e} is not None:")
-            self.write_fields(ind + 1, [(FieldInfo("", sub.subcon, ""), e, pe)], obj, union_name)
-        elif isinstance(sub, dsl.List):
-            self.write_list(ind, sub, e, pe, obj, union_name)
-        elif isinstance(sub, dsl.CountLine):
-            counts = ", ".join(f"len({obj}.{target})" for _, target in sub.pairs)
-            fmt = " ".join(["%d"] * len(sub.pairs))
-            self.w(ind, f'out.append(b"{fmt}\\n" % ({counts},))')
-        elif isinstance(sub, dsl.LineTable):
-            self.write_line_table(ind, sub, e, pe, obj)
-        elif isinstance(sub, dsl.FinalNewline):
-            self.w(ind, f"if {e}.__class__ is not bool:")
-            self.w(ind + 1, f'_bad_value({pe}, "expected a bool", {e})')
-        elif isinstance(sub, dsl.End):
-            pass
-        else:
+        writer = WRITERS.get(kind_of(sub))
+        if writer is None:
             raise TypeError(f"cannot emit a writer for {sub!r}")
+        writer(self, ind, sub, e, pe, obj, union_name)
+
+    # the writers of WRITERS: each writes the code that appends the bytes of one block (value ``e``)
+    def write_record(self, ind, sub, e, pe, obj, union_name):
+        self.w(ind, f"_build_{sub.record_name}({e}, out, {pe})")
+
+    def write_header(self, ind, sub, e, pe, obj, union_name):
+        self.w(ind, f"build_header_lines({e}, out, {pe}, {sub.magic_line!r})")
+
+    def write_union(self, ind, sub, e, pe, obj, union_name):
+        self.w(ind, f"_build_{sub.union_name}({e}, out, {pe})")
+
+    def write_post_processor(self, ind, sub, e, pe, obj, union_name):
+        self.w(ind, f"_build_PostProcessor({e}, out, {pe})")
+
+    def write_tail(self, ind, sub, e, pe, obj, union_name):
+        self.w(ind, f"if {e} is None:")
+        self.w(ind + 1, "absent = True")
+        self.w(ind, "else:")
+        self.w(ind + 1, "if absent:")
+        self.w(ind + 2, f'bad_value({pe}, "a trailing section cannot follow an absent one", {e})')
+        self.write_fields(ind + 1, [(FieldInfo("", sub.subcon, ""), e, pe)], obj, union_name)
+
+    def write_when(self, ind, sub, e, pe, obj, union_name):
+        flag = f"{obj}.{sub.flag_field}"
+        self.w(ind, f"if bool({flag}) != ({e} is not None):")
+        self.w(ind + 1, f'bad_value({pe}, "present exactly when {sub.flag_field} is set", {e})')
+        self.w(ind, f"if {e} is not None:")
+        self.write_fields(ind + 1, [(FieldInfo("", sub.subcon, ""), e, pe)], obj, union_name)
+
+    def write_count_line(self, ind, sub, e, pe, obj, union_name):
+        counts = ", ".join(f"len({obj}.{target})" for _, target in sub.pairs)
+        fmt = " ".join(["%d"] * len(sub.pairs))
+        self.w(ind, f'out.append(b"{fmt}\\n" % ({counts},))')
+
+    def write_line_table_field(self, ind, sub, e, pe, obj, union_name):
+        self.write_line_table(ind, sub, e, pe, obj)
+
+    def write_final_newline(self, ind, sub, e, pe, obj, union_name):
+        self.w(ind, f"if {e}.__class__ is not bool:")
+        self.w(ind + 1, f'bad_value({pe}, "expected a bool", {e})')
+
+    def write_end(self, ind, sub, e, pe, obj, union_name):
+        pass  # the end of the data writes nothing
 
     def write_line_table(self, ind, sub, e, pe, obj):
         lv, lines, i, row = self.var("lst"), self.var("lines"), self.var("i"), self.var("row")
         self.w(ind, f"{lv} = {e}")
         self.w(ind, f"if not isinstance({lv}, (list, tuple, Table)):")
-        self.w(ind + 1, f'_bad_value({pe}, "expected a list", {lv})')
+        self.w(ind + 1, f'bad_value({pe}, "expected a list", {lv})')
         self.w(ind, f"{lines} = []")
         epe = f'{pe} + "[%d]" % {i}'
         self.w(ind, f"for {i}, {row} in enumerate({lv}):")
         cols = sub.columns
         if len(cols) == 1:
-            self.w(ind + 1, f"{lines}.append(_line_value({row}, {cols[0].kind!r}, {epe}))")
+            self.w(ind + 1, f"{lines}.append(line_column({row}, {cols[0].kind!r}, {epe}))")
         else:
             self.w(ind + 1, f"if not isinstance({row}, (tuple, list)) or len({row}) != {len(cols)}:")
-            self.w(ind + 2, f'_bad_value({epe}, "expected a row of {len(cols)} values", {row})')
-            vals = [f"_line_value({row}[{k}], {col.kind!r}, {epe} + '.{col.name}')" for k, col in enumerate(cols)]
+            self.w(ind + 2, f'bad_value({epe}, "expected a row of {len(cols)} values", {row})')
+            vals = [f"line_column({row}[{k}], {col.kind!r}, {epe} + '.{col.name}')" for k, col in enumerate(cols)]
             self.w(ind + 1, f'{lines}.append(b" ".join(({", ".join(vals)},)))')
         end_nl = f"{obj}.{sub.final_newline}" if sub.final_newline else "True"
         if sub.final_newline:
             self.w(ind, f"if not {end_nl} and not ({lines} and {lines}[-1]):")
-            self.w(ind + 1, f'_bad_value({pe}, "{sub.final_newline} false needs a last line that is not empty", {lv})')
+            self.w(ind + 1, f'bad_value({pe}, "{sub.final_newline} false needs a last line that is not empty", {lv})')
         self.w(ind, f"if {lines}:")
         self.w(ind + 1, f'out.append(b"\\n".join({lines}) + (b"\\n" if {end_nl} else b""))')
 
     def write_list(self, ind, sub, e, pe, obj, union_name):
-        lv = self.var("lst")
+        lv = self.var("lst", e)
         self.w(ind, f"{lv} = {e}")
         self.w(ind, f"if not isinstance({lv}, (list, tuple, Table)):")
-        self.w(ind + 1, f'_bad_value({pe}, "expected a list", {lv})')
+        self.w(ind + 1, f'bad_value({pe}, "expected a list", {lv})')
         if not isinstance(sub.count, str):
             self.write_fixed_group(ind, [sub.count], [f"len({lv})"], [pe])
         el = dsl.resolve(sub.element)
-        idx = self.var("i")
+        idx = self.var("i", e)
         epe = f'{pe} + "[%d]" % {idx}'
         if isinstance(el, dsl.Row) and self.lazy_row(el):
-            raw = self.var("raw")
+            raw = self.var("raw", e)
             self.w(ind, f"{raw} = {lv}.raw_bytes() if {lv}.__class__ is Table else None")
             self.w(ind, f"if {raw} is not None:")
             self.w(ind + 1, f"out.append({raw})")
@@ -1069,7 +819,7 @@ class Emitter:
                 self.w(ind, "try:")
                 self.w(ind + 1, f"out.append(struct.pack({fmt_expr}, *_chain.from_iterable({lv})))")
                 self.w(ind, "except (struct.error, TypeError):")
-                self.w(ind + 1, f"_bad_rows({lv}, {len(cols)}, {self.st('<' + fmt)}, {pe})")
+                self.w(ind + 1, f"bad_rows({lv}, {len(cols)}, {self.st('<' + fmt)}, {pe})")
                 return
             cv = [self.var("c") for _ in cols]
             row = self.var("row")
@@ -1077,7 +827,7 @@ class Emitter:
             self.w(ind + 1, "try:")
             self.w(ind + 2, f"{', '.join(cv)}, = {row}")
             self.w(ind + 1, "except (TypeError, ValueError):")
-            self.w(ind + 2, f'_bad_value({epe}, "expected a row of {len(cols)} values", {row})')
+            self.w(ind + 2, f'bad_value({epe}, "expected a row of {len(cols)} values", {row})')
             self.write_fields(ind + 1, [(f, v, f'{epe} + ".{f.name}"') for f, v in zip(cols, cv)], obj, union_name)
             return
         if self.fixed(el):
@@ -1085,7 +835,7 @@ class Emitter:
             self.w(ind, "try:")
             self.w(ind + 1, f'out.append(struct.pack("<%d{fmt}" % len({lv}), *{lv}))')
             self.w(ind, "except (struct.error, TypeError) as e:")
-            self.w(ind + 1, f"_bad_value({pe}, str(e), {lv})")
+            self.w(ind + 1, f"bad_value({pe}, str(e), {lv})")
             return
         item = self.var("it")
         self.w(ind, f"for {idx}, {item} in enumerate({lv}):")
@@ -1097,7 +847,7 @@ class Emitter:
         name = info.name
         self.w(0, f"def _build_{name}(obj, out, path):")
         self.w(1, f"if obj.__class__ is not {name}:")
-        self.w(2, f'_bad_value(path, "expected {name}", obj)')
+        self.w(2, f'bad_value(path, "expected {name}", obj)')
         if any(isinstance(f.sub, dsl.Tail) for f in info.fields):
             self.w(1, "absent = False")
         items = []
@@ -1117,7 +867,7 @@ class Emitter:
         self.w(0, f"def _build_{u.name}(obj, out, path):")
         self.w(1, f"entry = _{u.name.upper()}_BUILDERS.get(obj.__class__)")
         self.w(1, "if entry is None:")
-        self.w(2, f'_bad_value(path, "expected a {u.name} variant", obj)')
+        self.w(2, f'bad_value(path, "expected a {u.name} variant", obj)')
         self.w(1, f"out.append({self.st('<' + u.tag_fmt)}.pack(entry[0]))")
         self.w(1, "entry[1](obj, out, path)")
         self.w(0, "")
@@ -1132,321 +882,85 @@ class Emitter:
         self.w(2, f"_build_{leg}(obj, raw, path)")
         self.w(2, 'raw = b"".join(raw)')
         self.w(2, "if not obj.ids or _ops_fit(raw, 2, len(raw), len(obj.ids)):")
-        self.w(3, '_bad_value(path, "these ids would read back as the current layout; write a '
+        self.w(3, 'bad_value(path, "these ids would read back as the current layout; write a '
                   f'{cur}", obj.ids)')
         self.w(2, "out.append(raw)")
         self.w(1, f"elif obj.__class__ is {cur}:")
         self.w(2, f"_build_{cur}(obj, out, path)")
         self.w(1, "else:")
-        self.w(2, '_bad_value(path, "expected a post-processor layout", obj)')
+        self.w(2, 'bad_value(path, "expected a post-processor layout", obj)')
         self.w(0, "")
         self.w(0, "")
+
+
+# block kind -> the Emitter method that writes its reader / writer (fixed-size scalars and flags
+# are read and written in groups by read_fields / write_fields before these are consulted)
+READERS = {
+    "lenprefixed": lambda e, ind, sub, target, pe, *ctx: e.read_lenprefixed(ind, sub, target, pe),
+    "record": Emitter.read_record,
+    "header": Emitter.read_header,
+    "union": Emitter.read_union,
+    "postprocessor": Emitter.read_post_processor,
+    "tail": Emitter.read_tail,
+    "when": Emitter.read_when,
+    "list": Emitter.read_list,
+    "countline": Emitter.read_count_line,
+    "linetable": lambda e, ind, sub, target, pe, ctx_names, *rest: e.read_line_table(ind, sub, target, pe, ctx_names),
+    "finalnewline": Emitter.read_final_newline,
+    "end": Emitter.read_end,
+}
+WRITERS = {
+    "lenprefixed": lambda e, ind, sub, v, pe, *ctx: e.write_lenprefixed(ind, sub, v, pe),
+    "record": Emitter.write_record,
+    "header": Emitter.write_header,
+    "union": Emitter.write_union,
+    "postprocessor": Emitter.write_post_processor,
+    "tail": Emitter.write_tail,
+    "when": Emitter.write_when,
+    "list": Emitter.write_list,
+    "countline": Emitter.write_count_line,
+    "linetable": Emitter.write_line_table_field,
+    "finalnewline": Emitter.write_final_newline,
+    "end": Emitter.write_end,
+}
 
 
 CODEC_PRELUDE = '''\
 """Fast parse and build of the MNN tokenizer formats, emitted from the declarations in spec/.
 
 Every read is bounds-checked before it happens; counts are checked against the bytes left before
-any list is allocated; tables of fixed-size rows are decoded in one call.
+any list is allocated; tables of fixed-size rows are decoded in one call.  The helpers are in
+mtokspec/codec_support.py.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 import struct
-import sys
 from itertools import chain as _chain
-from operator import itemgetter as _itemgetter
 
+from mtokspec.codec_support import (
+    bad_rows,
+    bad_value,
+    build_header_lines,
+    decode_base64,
+    decode_decimal,
+    decode_word,
+    invalid,
+    line_column,
+    line_end,
+    LITTLE,
+    parse_count_line,
+    parse_header_lines,
+    row_format,
+    truncated,
+    walk16,
+    walk8,
+)
 from mtokspec.errors import MtokFormatError
 from mtokspec.table import Table
 
 from .tree import *  # noqa: F403
-
-
-def _where(path):
-    return path.lstrip(".") or "<root>"
-
-
-def _truncated(offset, need, end, path):
-    raise MtokFormatError("truncated: %d bytes needed, %d left" % (need, max(end - offset, 0)), offset, _where(path))
-
-
-def _invalid(offset, path, message):
-    raise MtokFormatError(message, offset, _where(path))
-
-
-def _bad_value(path, message, value):
-    text = repr(value)
-    if len(text) > 60:
-        text = text[:57] + "..."
-    raise MtokFormatError("cannot build: %s (got %s)" % (message, text), None, _where(path))
-
-
-def _bad_rows(rows, width, st, path):
-    for i, row in enumerate(rows):
-        try:
-            if len(row) != width:
-                raise TypeError("expected %d values" % width)
-            st.pack(*row)
-        except (struct.error, TypeError) as e:
-            _bad_value("%s[%d]" % (path, i), str(e), row)
-    _bad_value(path, "malformed rows", len(rows))
-
-
-_STRICT_B64 = sys.version_info >= (3, 11)
-_MAX_LINE = 1 << 24
-_LITTLE = sys.byteorder == "little"  # memoryview casts read the file's little-endian words as is
-
-
-def _gather(seq, idx):
-    """``seq[i]`` for each ``i`` in ``idx``, as a tuple, at C speed."""
-    if len(idx) > 1:
-        return _itemgetter(*idx)(seq)
-    return tuple([seq[i] for i in idx])
-
-
-# A table of n rows [before bytes][u16 length][string][after bytes] has no size field: finding
-# its end means stepping over every row.  ``_walk8`` steps on the low length bytes only, through a
-# copy translated so that each byte is already its row's size; the struct unpack that decodes the
-# rows then reads each whole length, and the high bytes are checked there, at C speed (one Python
-# step per row fewer).  ``_walk16`` is the exact walk, for tables the fast one cannot take.  Measured
-# and slower: a u16 view at every offset; a gather of the high bytes at every row start; a C-level
-# chain of map() over the growing offsets list; combining the two bytes per offset with big ints.
-
-def _walk8(b, p, end, n, before, size, steps):
-    """``(sizes, r, long)``: each row's size, the rows' total and the rows read exactly, or None
-    when a row runs off ``b[:end]`` (or too many rows need reading exactly).
-
-    Steps on each row's low length byte through ``steps`` (a translation table: length byte -> row
-    size; 0 for a length byte of 0, which may be 256 or 512, and for sizes past 255).  A 0 stops
-    the walk at that row (every later step is 0 too: the check after each 16 rows sees the last);
-    that row is read exactly and the walk goes on after it.  The high length bytes of other rows are
-    not read: the caller checks them (every length but those of ``long`` is below 256), and that
-    p + r <= end."""
-    base = p + before
-    t = b[base:end].translate(steps)
-    sizes = []
-    put = sizes.extend
-    long = []
-    r = 0
-    try:
-        while True:
-            for _ in range((n - len(sizes)) >> 4):
-                s0 = t[r]
-                r += s0
-                s1 = t[r]
-                r += s1
-                s2 = t[r]
-                r += s2
-                s3 = t[r]
-                r += s3
-                s4 = t[r]
-                r += s4
-                s5 = t[r]
-                r += s5
-                s6 = t[r]
-                r += s6
-                s7 = t[r]
-                r += s7
-                s8 = t[r]
-                r += s8
-                s9 = t[r]
-                r += s9
-                sa = t[r]
-                r += sa
-                sb = t[r]
-                r += sb
-                sc = t[r]
-                r += sc
-                sd = t[r]
-                r += sd
-                se = t[r]
-                r += se
-                sf = t[r]
-                r += sf
-                put((s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, sa, sb, sc, sd, se, sf))
-                if not sf:
-                    break
-            else:
-                for _ in range((n - len(sizes)) & 15):
-                    s0 = t[r]
-                    r += s0
-                    sizes.append(s0)
-                if not sizes or sizes[-1]:
-                    return sizes, r, long
-            # r stopped at a row the step table cannot take: read its length exactly
-            j = sizes.index(0, max(len(sizes) - 16, 0))
-            del sizes[j:]
-            if len(long) == 256:
-                return None  # a table of many empty or long strings: the exact walk is as fast
-            # (a length read past end makes p + r > end: the caller sees it)
-            long.append(j)
-            s0 = size + (b[base + r] | b[base + r + 1] << 8)
-            sizes.append(s0)
-            r += s0
-    except IndexError:
-        return None
-
-
-def _row_format(sizes, template, at, size, tens, units, spell):
-    """The struct format of rows whose sizes are ``sizes``: a row is ``template`` (its fixed
-    fields, the length as 'H' and a string of "00" bytes at ``at``).  When every string is shorter
-    than 100 bytes the rows' lengths are written over the digits with two translations and two
-    strided copies (C speed); else each row's format comes from ``spell`` (by row size)."""
-    try:
-        digits = bytes(sizes)  # ValueError: a row of 256 bytes or more
-        tens_digits = digits.translate(tens)
-        if 33 not in tens_digits:  # "!": a string of 100 bytes or more
-            w = len(template)
-            fmt = bytearray(template) * len(digits)
-            fmt[at::w] = tens_digits
-            fmt[at + 1::w] = digits.translate(units)
-            return b"<" + fmt
-    except ValueError:
-        pass
-    top = max(sizes, default=0)
-    if top >= len(spell):  # a longer list, for this call only
-        spell = spell + [(template[:at] + b"%d" + template[at + 2:]).decode() % (s - size)
-                         for s in range(len(spell), top + 1)]
-    return "<" + "".join(_gather(spell, sizes))
-
-
-def _walk16(b, p, end, n, before, size):
-    """``(lens, r)``: each row's string length and the rows' total size (``size``: a row's bytes
-    but the string), or None when a row runs off ``b[:end]`` (the caller's checked walk then finds
-    the row and says why).  p + r may still exceed end: the caller checks.  No bounds check per row:
-    running off the data raises IndexError.  Unrolled: recording the lengths costs nothing then."""
-    lo = b[p + before:end]
-    hi = b[p + before + 1:end]
-    lens = []
-    r = 0
-    try:
-        for _ in range(n >> 3):
-            m0 = lo[r] | hi[r] << 8
-            r += size + m0
-            m1 = lo[r] | hi[r] << 8
-            r += size + m1
-            m2 = lo[r] | hi[r] << 8
-            r += size + m2
-            m3 = lo[r] | hi[r] << 8
-            r += size + m3
-            m4 = lo[r] | hi[r] << 8
-            r += size + m4
-            m5 = lo[r] | hi[r] << 8
-            r += size + m5
-            m6 = lo[r] | hi[r] << 8
-            r += size + m6
-            m7 = lo[r] | hi[r] << 8
-            r += size + m7
-            lens.extend((m0, m1, m2, m3, m4, m5, m6, m7))
-        for _ in range(n & 7):
-            m0 = lo[r] | hi[r] << 8
-            r += size + m0
-            lens.append(m0)
-    except IndexError:
-        return None
-    return lens, r
-
-
-def _line(b, p, end, path):
-    q = b.find(b"\\n", p, min(end, p + _MAX_LINE))
-    if q < 0:
-        _truncated(p, 1, end, path)
-    return q + 1
-
-
-def _parse_header_lines(b, p, end, path, magic_line):
-    q = p + len(magic_line)
-    if b[p:q] != magic_line:
-        _invalid(p, path + ".magic", "expected %r, got %r" % (magic_line, bytes(b[p:q])))
-    p, q = q, _line(b, q, end, path + ".counts")
-    m = _COUNTS.fullmatch(b, p, q)
-    if m is None:
-        _invalid(p, path + ".counts", "malformed count line %r" % bytes(b[p:min(q, p + 80)]))
-    p, q = q, _line(b, q, end, path + ".ids")
-    m2 = _IDS.fullmatch(b, p, q)
-    if m2 is None:
-        _invalid(p, path + ".ids", "malformed id line %r" % bytes(b[p:min(q, p + 80)]))
-    body = b[p:q - 1 - len(m2.group(1))]
-    ids = [int(x) for x in body.split(b" ")] if body else []
-    header = Header(int(m.group(1)), int(m.group(2)), int(m.group(3)), ids, bool(m2.group(1)))
-    return header, q
-
-
-
-
-def _counts(b, p, q, k, path):
-    parts = b[p:q - 1].split(b" ")
-    if len(parts) != k or not all(_COUNT.fullmatch(x) for x in parts):
-        _invalid(p, path, "expected %d decimal count(s), got %r" % (k, bytes(b[p:min(q, p + 80)])))
-    return [int(x) for x in parts]
-
-
-def _b64decode(text, offset, path):
-    try:
-        value = binascii.a2b_base64(text, strict_mode=True) if _STRICT_B64 else base64.b64decode(text, validate=True)
-    except (binascii.Error, ValueError):
-        _invalid(offset, path, "bad base64 %r" % bytes(text[:40]))
-    if binascii.b2a_base64(value, newline=False) != text:
-        _invalid(offset, path, "non-canonical base64 %r" % bytes(text[:40]))
-    return value
-
-
-def _decimal(text, offset, path):
-    if _DECIMAL.fullmatch(text) is None:
-        _invalid(offset, path, "bad integer %r" % bytes(text[:40]))
-    return int(text)
-
-
-def _word(text, offset, path):
-    try:
-        return text.decode()
-    except UnicodeDecodeError:
-        _invalid(offset, path, "invalid UTF-8")
-
-
-def _line_value(value, kind, path):
-    """The bytes of one column of a text line; refuses values that would break the line."""
-    if kind == "int":
-        if value.__class__ is not int:
-            _bad_value(path, "expected an int", value)
-        return b"%d" % value
-    if kind == "word":
-        if value.__class__ is not str or " " in value or "\\n" in value:
-            _bad_value(path, "expected text without spaces or newlines", value)
-        try:
-            return value.encode()
-        except UnicodeEncodeError:
-            _bad_value(path, "text is not encodable as UTF-8", value)
-    if not isinstance(value, (bytes, bytearray, memoryview)):
-        _bad_value(path, "expected bytes", value)
-    if kind == "base64":
-        return binascii.b2a_base64(value, newline=False)
-    if b"\\n" in value:
-        _bad_value(path, "a line cannot hold a newline", value)
-    return bytes(value)
-
-
-def _build_header_lines(h, out, path, magic_line):
-    if h.__class__ is not Header:
-        _bad_value(path, "expected Header", h)
-    counts = (h.special_count, h.stop_count, h.prefix_count)
-    for n in counts:
-        if n.__class__ is not int or n < 0:
-            _bad_value(path, "header counts must be non-negative ints", n)
-    if not isinstance(h.ids, (list, tuple)) or any(i.__class__ is not int for i in h.ids):
-        _bad_value(path + ".ids", "header ids must be ints", h.ids)
-    if h.trailing_space and not h.ids:
-        _bad_value(path + ".trailing_space", "trailing_space needs at least one id", h.ids)
-    out.append(magic_line)
-    out.append(b"%d %d %d\\n" % counts)
-    line = " ".join(map(str, h.ids)) + (" " if h.trailing_space else "")
-    out.append(line.encode() + b"\\n")
-
-
 '''
 
 
@@ -1516,153 +1030,3 @@ def emit_codec(m: Model, roots: list[str]) -> str:
     api = "".join(ROOT_API.format(root=r) for r in roots)
     return BANNER + CODEC_PRELUDE + "\n".join(structs) + "\n\n\n" + "\n".join(e.decoder_lines + e.lines) + "\n" + "\n".join(tables) + "\n" + api
 
-
-# ----------------------------------------------------------------------------------------------
-# FORMAT.md
-# ----------------------------------------------------------------------------------------------
-
-
-def type_text(sub, m: Model) -> str:
-    sub = dsl.resolve(sub)
-    s = scalar(sub)
-    if s:
-        return s[1]
-    if isinstance(sub, dsl.FlagAdapter):
-        return "u8 (0 or 1)"
-    if isinstance(sub, dsl.Count):
-        return f"{type_text(sub.subcon, m)} = len({sub.target})"
-    if isinstance(sub, dsl.LenPrefixed):
-        p = scalar(sub.prefix)[1]
-        return f"[{p} len][len bytes" + (", UTF-8]" if sub.text else "]")
-    if isinstance(sub, dsl.List):
-        cnt = f"`{sub.count}`" if isinstance(sub.count, str) else f"[{type_text(sub.count, m)} count]"
-        return f"{cnt} × {type_text(sub.element, m)}"
-    if isinstance(sub, dsl.Row):
-        return "(" + ", ".join(f"{f.name}: {type_text(f.sub, m)}" for f in fields_of(sub)) + ")"
-    if isinstance(sub, dsl.Record):
-        return f"[{sub.record_name}](#{sub.record_name.lower()})"
-    if isinstance(sub, dsl.Union):
-        return f"[{sub.union_name}](#{sub.union_name.lower()})"
-    if isinstance(sub, dsl.HeaderLines):
-        return "[Header](#header)"
-    if isinstance(sub, dsl.PostProcessorLayouts):
-        return "[PostProcessor](#postprocessor)"
-    if isinstance(sub, dsl.Tail):
-        return f"optional: {type_text(sub.subcon, m)}"
-    if isinstance(sub, dsl.When):
-        return f"if `{sub.flag_field}`: {type_text(sub.subcon, m)}"
-    if isinstance(sub, dsl.End):
-        return "end of data"
-    if isinstance(sub, dsl.CountLine):
-        return "text line: " + " ".join(f"`{name}`" for name, _ in sub.pairs) + " (decimal) `\\n`"
-    if isinstance(sub, dsl.LineTable):
-        cols = " ".join(f"`{col.name}`:{col.kind}" for col in sub.columns)
-        return f"`{sub.count}` lines: {cols} `\\n`"
-    if isinstance(sub, dsl.FinalNewline):
-        return "(no bytes)"
-    raise TypeError(sub)
-
-
-def emit_format(m: Model, mtok_root: str, txt_roots: list[str], notes: str, txt_notes: str) -> str:
-    L = ["<!-- " + BANNER.strip("# \n") + " -->", "", "# The `.mtok` format", "",
-         "All integers are little-endian. `str` = `[u16 len][len bytes]`. Tree class names are the "
-         "section names below (`mtokspec.tree`).", ""]
-    L.append(notes.strip())
-    L.append("")
-    # a union's table comes first, then its variants
-    ordered = []
-    for name in [mtok_root] + [n for n in m.order if n != mtok_root and n not in txt_roots]:
-        if name in m.records and m.records[name].union:
-            continue
-        ordered.append(name)
-        if name in m.unions:
-            ordered += [r for _, r in m.unions[name].cases]
-    for name in ordered:
-        format_section(L, m, name)
-    L += ["# The legacy `tokenizer.txt` formats (types 0-3)", "", txt_notes.strip(), ""]
-    for name in txt_roots:
-        format_section(L, m, name)
-    return "\n".join(L) + "\n"
-
-
-def format_section(L: list[str], m: Model, name: str) -> None:
-    if name in m.unions:
-        u = m.unions[name]
-        L += [f"## {name}", "", u.doc, ""]
-        if u.custom is not None:
-            L += [inspect.cleandoc(u.custom.__doc__).replace("``", "`"), "",
-                  "| layout | tree class |", "|---|---|",
-                  f"| current | [{u.custom.current.record_name}](#{u.custom.current.record_name.lower()}) |",
-                  f"| legacy | [{u.custom.legacy.record_name}](#{u.custom.legacy.record_name.lower()}) |", ""]
-            return
-        L += [f"Tag: `{type_text(u.node.tag, m)}`. Nesting limit: {u.max_depth}.", "",
-              "| tag | variant |", "|---|---|"]
-        L += [f"| {t} | [{r}](#{r.lower()}) |" for t, r in u.cases]
-        L.append("")
-        return
-    info = m.records[name]
-    title = f"## {name}"
-    if info.union:
-        t = info.tag
-        title += f" ({info.union}" + (f" tag {t})" if t is not None and t >= 0 else ")")
-    L += [title, "", info.doc, ""]
-    if info.custom is not None:
-        h = info.custom
-        L += [inspect.cleandoc(h.__doc__).split("\n\n", 1)[1].replace("``", "`"), "",
-              "| line | content | tree fields |", "|---|---|---|",
-              f"| 1 | `{h.magic} <type>\\n`: 4 for `.mtok`, 0-3 for `tokenizer.txt` | (magic and file type) |",
-              "| 2 | `special stop prefix\\n`, decimal | special_count, stop_count, prefix_count |",
-              "| 3 | ids, decimal, space-separated, `\\n` | ids, trailing_space |", ""]
-        return
-    if not info.fields:
-        L += ["No fields.", ""]
-        return
-    L += ["| field | type | meaning |", "|---|---|---|"]
-    for f in info.fields:
-        L.append(f"| {f.name or '—'} | {type_text(f.sub, m)} | {f.doc} |")
-    L.append("")
-
-
-# ----------------------------------------------------------------------------------------------
-
-
-def outputs() -> dict[str, str]:
-    txt_roots = [r.record_name for r in txt.ROOTS.values()]
-    m = collect(mtok.MtokFile, *txt.ROOTS.values())
-    notes = (ROOT / "spec" / "NOTES.md").read_text(encoding="utf-8")
-    txt_notes = (ROOT / "spec" / "NOTES_TXT.md").read_text(encoding="utf-8")
-    return {
-        "__init__.py": BANNER + '"""Generated from spec/: tree classes (tree.py) and the fast codec (codec.py)."""\n',
-        "tree.py": emit_tree(m),
-        "codec.py": emit_codec(m, ["MtokFile", *txt_roots]),
-        "FORMAT.md": emit_format(m, "MtokFile", txt_roots, notes, txt_notes),
-    }
-
-
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--check", action="store_true", help="exit 1 if generated/ is stale; write nothing")
-    args = ap.parse_args(argv)
-    stale = []
-    for name, text in outputs().items():
-        path = OUT / name
-        current = path.read_text(encoding="utf-8") if path.exists() else None
-        if current != text:
-            stale.append(name)
-            if not args.check:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_suffix(path.suffix + ".tmp")
-                tmp.write_text(text, encoding="utf-8")
-                tmp.replace(path)
-    if args.check:
-        if stale:
-            print("generated/ is stale: " + ", ".join(stale) + " (run: python -m tools.generate)")
-            return 1
-        print("generated/ is fresh")
-        return 0
-    print("wrote " + (", ".join(stale) if stale else "nothing (already fresh)"))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

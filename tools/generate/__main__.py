@@ -1,0 +1,7 @@
+"""``python -m tools.generate``."""
+
+import sys
+
+from . import main
+
+sys.exit(main())
