@@ -128,6 +128,9 @@ LLAMA_LIKE = frozenset({"LlamaTokenizer", "LlamaTokenizerFast", "CodeLlamaTokeni
                         "CodeLlamaTokenizerFast", "GemmaTokenizer", "GemmaTokenizerFast"})
 """Classes whose post-processor transformers rebuilds from add_bos_token/add_eos_token (rule S5)."""
 
+UNCHECKED = "tokenizer.json holds a malformed value in a field without a check of its own"
+"""How a refusal that no field check made begins (tests/test_fuzz.py asserts none happens)."""
+
 _SEQ_A = "A"  # marker for "sequence A" inside a template list
 
 
@@ -169,7 +172,7 @@ def load_hf(path: str | os.PathLike) -> HFInputs:
         raise ConversionError(f"{tj_path}: no tokenizer.json (the .mtok converter needs it)")
     try:
         tj = _read_json(tj_path)
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, RecursionError) as e:
         raise ConversionError(f"{tj_path}: cannot read: {e}") from e
     if not isinstance(tj, dict):
         raise ConversionError(f"{tj_path}: not a JSON object")
@@ -180,7 +183,7 @@ def load_hf(path: str | os.PathLike) -> HFInputs:
             return None
         try:
             return _read_json(f)
-        except (OSError, ValueError) as e:
+        except (OSError, ValueError, RecursionError) as e:
             raise ConversionError(f"{f}: cannot read: {e}") from e
 
     tc = opt("tokenizer_config.json")
@@ -215,8 +218,15 @@ def from_hf_tree(path: str | os.PathLike, **kwargs) -> t.MtokFile:
 def from_hf_inputs(inputs: HFInputs, *, strict: bool = False, exact_whitespace: bool = False,
                    model_type: str | None = None) -> ConversionResult:
     """Convert already-loaded files (see :func:`load_hf`)."""
-    conv = _Converter(inputs, exact_whitespace=exact_whitespace, model_type=model_type)
-    tree = conv.run()
+    try:
+        conv = _Converter(inputs, exact_whitespace=exact_whitespace, model_type=model_type)
+        tree = conv.run()
+    except ConversionError:
+        raise
+    except (TypeError, AttributeError, ValueError, KeyError, IndexError, OverflowError, RecursionError) as e:
+        # the checks name each field the fuzzer (tools/fuzz.py) has found malformed; this keeps a
+        # field none of them covers a refusal too
+        raise ConversionError(f"{UNCHECKED} ({type(e).__name__}: {e})") from e
     if strict and conv.losses:
         raise ConversionError("conversion would lose information (strict mode)", conv.losses)
     return ConversionResult(tree, conv.losses, unicode_tables.UNIDATA_VERSION)
@@ -224,6 +234,65 @@ def from_hf_inputs(inputs: HFInputs, *, strict: bool = False, exact_whitespace: 
 
 # ---------------------------------------------------------------------------------------------
 # helpers shared with the header rules
+
+
+def _kind(value: Any) -> str:
+    """The JSON name of a value's type, for messages."""
+    if value is None:
+        return "null"
+    return {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list",
+            dict: "an object"}.get(type(value), type(value).__name__)
+
+
+def _obj(value: Any, path: str) -> dict:
+    """``value`` as an object (``null`` counts as empty); anything else is refused."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ConversionError(f"{path}: expected an object, got {_kind(value)}")
+    return value
+
+
+def _list(value: Any, path: str) -> list:
+    """``value`` as a list (``null`` counts as empty); anything else is refused."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ConversionError(f"{path}: expected a list, got {_kind(value)}")
+    return value
+
+
+def _flag(d: dict, key: str, default: bool, path: str) -> bool:
+    """A boolean field; the exporter writes ``int(value)``, so 0 and 1 count as false and true."""
+    v = d.get(key, default)
+    if isinstance(v, bool) or (isinstance(v, int) and v in (0, 1)):
+        return bool(v)
+    raise ConversionError(f"{path}.{key}: expected true or false, got {v!r:.40}")
+
+
+def _int(d: dict, key: str, default: int, path: str, lo: int = 0, hi: int = 2**32 - 1) -> int:
+    """An integer field in ``lo..hi`` (the range the .mtok field holds)."""
+    v = d.get(key, default)
+    if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+        raise ConversionError(f"{path}.{key}: expected an integer in {lo}..{hi}, got {v!r:.40}")
+    return v
+
+
+def _id(value: Any, path: str) -> int:
+    """A token id: an integer the .mtok's u32 fields hold."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**32:
+        raise ConversionError(f"{path}: a token id must be an integer in 0..2^32-1, got {value!r:.40}")
+    return value
+
+
+def _utf8(text: Any, path: str) -> bytes:
+    """The UTF-8 bytes of a token; JSON escapes can spell a lone surrogate, which has none."""
+    if not isinstance(text, str):
+        raise ConversionError(f"{path}: expected a string, got {_kind(text)}")
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise ConversionError(f"{path}: {text!r:.40} is not Unicode text (a lone surrogate)") from e
 
 
 def _token_text(value: Any) -> str | None:
@@ -260,7 +329,12 @@ class _Converter:
         if not isinstance(model, dict):
             raise ConversionError("tokenizer.json: 'model' is not an object")
         self.model = model
-        self.added = [a for a in (self.tj.get("added_tokens") or []) if isinstance(a, dict)]
+        self.added = _list(self.tj.get("added_tokens"), "added_tokens")
+        for i, at in enumerate(self.added):
+            at = _obj(at, f"added_tokens[{i}]")
+            _id(at.get("id"), f"added_tokens[{i}].id")
+            if not isinstance(at.get("content"), str):
+                raise ConversionError(f"added_tokens[{i}].content: expected a string, got {_kind(at.get('content'))}")
         self.mtype = self._model_type()
 
     def loss(self, path: str, what: str, replacement: str, may_change: bool) -> None:
@@ -359,16 +433,17 @@ class _Converter:
         ptype = pp.get("type")
         if ptype == "TemplateProcessing":
             out: list = []
-            st = pp.get("special_tokens") or {}
-            for item in pp.get("single") or []:
+            st = _obj(pp.get("special_tokens"), "post_processor.special_tokens")
+            for item in _list(pp.get("single"), "post_processor.single"):
                 if not isinstance(item, dict) or len(item) != 1:
                     return None
                 key, value = next(iter(item.items()))
                 if key == "Sequence":
                     out.append(_SEQ_A)
-                elif key == "SpecialToken":
-                    ids = (st.get(value.get("id")) or {}).get("ids") or []
-                    out.extend(int(i) for i in ids)
+                elif key == "SpecialToken" and isinstance(value, dict) and isinstance(value.get("id"), str):
+                    entry = _obj(st.get(value["id"]), f"post_processor.special_tokens[{value['id']!r}]")
+                    ids = _list(entry.get("ids"), f"post_processor.special_tokens[{value['id']!r}].ids")
+                    out.extend(_id(i, "post_processor.special_tokens[].ids[]") for i in ids)
                 else:
                     return None
             return out
@@ -383,7 +458,7 @@ class _Converter:
             return [_SEQ_A]
         if ptype == "Sequence":
             cur: list = [_SEQ_A]
-            for child in pp.get("processors") or []:
+            for child in _list(pp.get("processors"), "post_processor.processors"):
                 tpl = self._template_of(child)
                 if tpl is None:
                     return None
@@ -397,7 +472,7 @@ class _Converter:
     def effective_template(self) -> list | None:
         tc = self.tc or {}
         cls = tc.get("tokenizer_class")
-        if cls in LLAMA_LIKE:
+        if isinstance(cls, str) and cls in LLAMA_LIKE:
             attrs, _ = self.special_attrs()
             out: list = []
             if tc.get("add_bos_token", True):
@@ -441,6 +516,9 @@ class _Converter:
                 stop.append(eos)
             elif isinstance(eos, Iterable) and not isinstance(eos, (str, bytes, dict)):
                 stop.extend(eos)
+            for i, e in enumerate(stop):
+                if e is not None:  # None is dropped below; all else is written as a u32
+                    _id(e, "generation_config.json: eos_token_id")
         ids = self.encode_marker("<turn|>", False)
         if ids is not None and len(ids) == 1 and ids[0] not in stop:
             stop.append(ids[0])
@@ -458,7 +536,7 @@ class _Converter:
             return s
         nt = norm.get("type")
         if nt == "Sequence":
-            for n in norm.get("normalizers") or []:
+            for n in _list(norm.get("normalizers"), "normalizer.normalizers"):
                 s = self._normalize_a(n, s)
             return s
         if nt == "Prepend":
@@ -479,7 +557,7 @@ class _Converter:
             return s
         ptype = pt.get("type")
         if ptype == "Sequence":
-            for p in pt.get("pretokenizers") or []:
+            for p in _list(pt.get("pretokenizers"), "pre_tokenizer.pretokenizers"):
                 s = self._pretokenize_a(p, s)
             return s
         if ptype == "ByteLevel":
@@ -488,7 +566,7 @@ class _Converter:
             m = bytes_to_unicode()
             return "".join(m[b] for b in s.encode("utf-8"))
         if ptype == "Metaspace":
-            rep = pt.get("str_rep") or pt.get("replacement", "\u2581")
+            rep = str(pt.get("str_rep") or pt.get("replacement", "\u2581"))
             scheme = pt.get("prepend_scheme")
             prepend = scheme in ("always", "first") if scheme is not None else pt.get("add_prefix_space", True)
             s = s.replace(" ", rep)
@@ -502,7 +580,7 @@ class _Converter:
             return tokens
         dt = dec.get("type")
         if dt == "Sequence":
-            for d in dec.get("decoders") or []:
+            for d in _list(dec.get("decoders"), "decoder.decoders"):
                 tokens = self._decode_one(d, tokens)
             return tokens
         if dt == "ByteLevel":
@@ -510,7 +588,7 @@ class _Converter:
             data = bytes(inv[c] if c in inv else 0 for c in "".join(tokens))
             return [data.decode("utf-8", "replace")]
         if dt == "Metaspace":
-            rep = dec.get("str_rep") or dec.get("replacement", "\u2581")
+            rep = str(dec.get("str_rep") or dec.get("replacement", "\u2581"))
             scheme = dec.get("prepend_scheme")
             strip = scheme != "never" if scheme is not None else dec.get("add_prefix_space", True)
             out = []
@@ -526,7 +604,8 @@ class _Converter:
                 return [tok.replace(pat, str(dec.get("content", ""))) for tok in tokens]
             return tokens
         if dt == "Strip":
-            c, start, stop = str(dec.get("content", " ")), int(dec.get("start", 0)), int(dec.get("stop", 0))
+            c, start, stop = (str(dec.get("content", " ")), _int(dec, "start", 0, "decoder", hi=2**16),
+                              _int(dec, "stop", 0, "decoder", hi=2**16))
             out = []
             for tok in tokens:
                 for _ in range(start):
@@ -585,15 +664,14 @@ class _Converter:
     def header(self) -> t.Header:
         special = list(set(self.all_special_ids()))
         for at in self.added:
-            if at.get("special", False) and at.get("id", -1) not in special:
+            if at.get("special", False) and at["id"] not in special:
                 special.append(at["id"])
         special_ids = [s for s in special if s is not None]
         stop = self.stop_ids()
         prefix = [p for p in self.prefix_ids()]
         for name, ids in (("special", special_ids), ("stop", stop), ("prefix", prefix)):
             for i in ids:
-                if not isinstance(i, int) or isinstance(i, bool) or i < 0:
-                    raise ConversionError(f"header: {name} id {i!r} is not a non-negative integer")
+                _id(i, f"header: {name} id")
         return t.make_header(special_ids, stop, prefix)
 
     # -- normalizer ---------------------------------------------------------------------------
@@ -622,15 +700,15 @@ class _Converter:
                 pat = ""
             return t.ReplaceNormalizer(pat, str(norm.get("content", "")))
         if nt == "Sequence":
-            return t.SequenceNormalizer([self.normalizer(n, f"{path}.normalizers[{i}]")
-                                         for i, n in enumerate(norm.get("normalizers", []))])
+            return t.SequenceNormalizer([self.normalizer(n, f"{path}.normalizers[{i}]") for i, n
+                                         in enumerate(_list(norm.get("normalizers"), path + ".normalizers"))])
         if nt == "BertNormalizer":
-            sa = norm.get("strip_accents", False)
-            if sa is None and norm.get("lowercase", True):
-                sa = True
-            strip = bool(int(sa or False))
-            flags = (bool(int(norm.get("clean_text", True))), bool(int(norm.get("handle_chinese_chars", True))),
-                     strip, bool(int(norm.get("lowercase", True))))
+            lowercase = _flag(norm, "lowercase", True, path)
+            # strip_accents null follows lowercase
+            strip = lowercase if "strip_accents" in norm and norm["strip_accents"] is None \
+                else _flag(norm, "strip_accents", False, path)
+            flags = (_flag(norm, "clean_text", True, path), _flag(norm, "handle_chinese_chars", True, path),
+                     strip, lowercase)
             if strip:
                 return t.BertNFDNormalizer(*flags, nfd_table=unicode_tables.nfd_table())
             return t.BertNormalizer(*flags)
@@ -641,8 +719,7 @@ class _Converter:
                       "NFD then strip marks (precomposed letters lose their accents too)", True)
             return t.BertNFDNormalizer(False, False, True, False, nfd_table=unicode_tables.nfd_table())
         if nt == "Strip":
-            return t.StripNormalizer(bool(int(norm.get("strip_left", True))),
-                                     bool(int(norm.get("strip_right", True))))
+            return t.StripNormalizer(_flag(norm, "strip_left", True, path), _flag(norm, "strip_right", True, path))
         self.loss(path, f"normalizer {nt or '<no type>'}", "none (type 0)", True)
         return t.NoNormalizer()
 
@@ -661,14 +738,14 @@ class _Converter:
             if "trim_offsets" in pt:
                 self.loss(path + ".trim_offsets", f"trim_offsets: {json.dumps(pt['trim_offsets'])}",
                           "dropped (offsets only)", False)
-            return t.ByteLevelPreTokenizer(bool(int(pt.get("use_regex", True))))
+            return t.ByteLevelPreTokenizer(_flag(pt, "use_regex", True, path))
         if ptype == "Digits":
-            return t.DigitsPreTokenizer(bool(int(pt.get("individual_digits", False))))
+            return t.DigitsPreTokenizer(_flag(pt, "individual_digits", False, path))
         if ptype == "Metaspace":
             rep = pt.get("replacement", "\u2581")
             if pt.get("str_rep"):
                 rep = pt["str_rep"]
-            aps = bool(int(pt.get("add_prefix_space", True)))
+            aps = _flag(pt, "add_prefix_space", True, path)
             scheme = pt.get("prepend_scheme")
             if scheme is not None and scheme != ("always" if aps else "never"):
                 self.loss(path + ".prepend_scheme", f"prepend_scheme: {scheme!r}",
@@ -687,12 +764,12 @@ class _Converter:
             bid = 0 if behavior == "Isolated" else (2 if behavior == "MergedWithPrevious" else 1)
             if behavior not in ("Isolated", "MergedWithPrevious", "Removed"):
                 self.loss(path + ".behavior", f"behavior {behavior!r}", "Removed (1)", True)
-            return t.SplitPreTokenizer(pat, bool(int(pt.get("invert", False))), bid)
+            return t.SplitPreTokenizer(pat, _flag(pt, "invert", False, path), bid)
         if ptype == "BertPreTokenizer":
             return t.BertPreTokenizer()
         if ptype == "Sequence":
-            return t.SequencePreTokenizer([self.pre_tokenizer(p, f"{path}.pretokenizers[{i}]")
-                                           for i, p in enumerate(pt.get("pretokenizers", []))])
+            return t.SequencePreTokenizer([self.pre_tokenizer(p, f"{path}.pretokenizers[{i}]") for i, p
+                                           in enumerate(_list(pt.get("pretokenizers"), path + ".pretokenizers"))])
         if ptype == "WhitespaceSplit":
             return t.SplitPreTokenizer("\\s+", False, 1)
         if ptype == "Whitespace" and self.exact_whitespace:
@@ -710,18 +787,18 @@ class _Converter:
             vocab = m.get("vocab", {})
             if not isinstance(vocab, dict):
                 raise ConversionError("model.vocab: a BPE vocab must be an object")
-            merges = m.get("merges", [])
-            byte_fallback = bool(int(m.get("byte_fallback", False)))
+            merges = _list(m.get("merges"), "model.merges")
+            byte_fallback = _flag(m, "byte_fallback", False, "model")
             byte_level = False
-            if pt and pt.get("type") == "Sequence":
+            if isinstance(pt, dict) and pt.get("type") == "Sequence":
                 if not any(isinstance(p, dict) and p.get("type") == "ByteLevel"
-                           for p in pt.get("pretokenizers", [])):
+                           for p in _list(pt.get("pretokenizers"), "pre_tokenizer.pretokenizers")):
                     dec = self.tj.get("decoder")
-                    if dec and dec.get("type") == "ByteLevel":
+                    if isinstance(dec, dict) and dec.get("type") == "ByteLevel":
                         byte_level = True
-                    elif dec and dec.get("type") == "Sequence":
+                    elif isinstance(dec, dict) and dec.get("type") == "Sequence":
                         if any(isinstance(d, dict) and d.get("type") == "ByteLevel"
-                               for d in dec.get("decoders", [])):
+                               for d in _list(dec.get("decoders"), "decoder.decoders")):
                             byte_level = True
             for key, default in (("unk_token", None), ("dropout", None), ("continuing_subword_prefix", None),
                                  ("end_of_word_suffix", None), ("ignore_merges", False)):
@@ -730,7 +807,7 @@ class _Converter:
                     # unk_token only matters where byte fallback cannot cover a character
                     changes = not (key == "unk_token" and byte_fallback)
                     self.loss(f"model.{key}", f"{key}: {json.dumps(val, ensure_ascii=False)}", "dropped", changes)
-            rows = [(tok.encode("utf-8"), int(tid)) for tok, tid in sorted(vocab.items(), key=lambda x: x[0])]
+            rows = _vocab_rows(vocab)
             pairs = []
             for i, mg in enumerate(merges):
                 if isinstance(mg, str):
@@ -738,7 +815,7 @@ class _Converter:
                     if len(parts) != 2:
                         self.loss(f"model.merges[{i}]", f"merge {mg!r} without a space", "skipped", True)
                         continue
-                elif isinstance(mg, list) and len(mg) >= 2:
+                elif isinstance(mg, list) and len(mg) >= 2 and all(isinstance(x, str) for x in mg[:2]):
                     parts = mg
                 else:
                     self.loss(f"model.merges[{i}]", f"merge {mg!r:.40}", "skipped", True)
@@ -754,23 +831,29 @@ class _Converter:
             vocab = m.get("vocab", {})
             if not isinstance(vocab, dict):
                 raise ConversionError("model.vocab: a WordPiece vocab must be an object")
-            rows = [(tok.encode("utf-8"), int(tid)) for tok, tid in sorted(vocab.items(), key=lambda x: x[0])]
+            rows = _vocab_rows(vocab)
             return t.WordPieceModel(str(m.get("unk_token", "[UNK]")), str(m.get("continuing_subword_prefix", "##")),
-                                    int(m.get("max_input_chars_per_word", 100)), rows)
+                                    _int(m, "max_input_chars_per_word", 100, "model"), rows)
         if mtype == "Unigram":
             vocab = m.get("vocab", [])
             if not isinstance(vocab, list):
                 raise ConversionError("model.vocab: a Unigram vocab must be a list")
             unk_id = m.get("unk_id", 0)
-            if not isinstance(unk_id, int):
-                raise ConversionError(f"model.unk_id: {unk_id!r} is not an integer (MNN's exporter crashes)")
-            uni_rows: list[tuple[Any, int, Any]] = []
+            if unk_id is None or isinstance(unk_id, bool) or not isinstance(unk_id, int) \
+                    or not -2**31 <= unk_id < 2**31:
+                raise ConversionError(f"model.unk_id: {unk_id!r:.40} is not an integer (MNN's exporter crashes)")
+            uni_rows: list[tuple[str, int, float]] = []
             for i, item in enumerate(vocab):
                 if isinstance(item, list) and len(item) >= 2:
-                    uni_rows.append((item[0], i, item[1]))
+                    score = item[1]
+                    if isinstance(score, bool) or not isinstance(score, (int, float)):
+                        raise ConversionError(f"model.vocab[{i}][1]: a score must be a number, got {_kind(score)}")
+                    if not isinstance(item[0], str):
+                        raise ConversionError(f"model.vocab[{i}][0]: a piece must be a string, got {_kind(item[0])}")
+                    uni_rows.append((item[0], i, float(score)))
             uni_rows.sort(key=lambda x: x[0])
-            return t.UnigramModel(unk_id, bool(int(m.get("byte_fallback", False))),
-                                  [(p.encode("utf-8"), i, float(s)) for p, i, s in uni_rows])
+            return t.UnigramModel(unk_id, _flag(m, "byte_fallback", False, "model"),
+                                  [(_utf8(p, f"model.vocab[{i}][0]"), i, s) for p, i, s in uni_rows])
         raise ConversionError(f"model.type {mtype!r}: MNN's .mtok has no such model (BPE, WordPiece, Unigram)")
 
     # -- decoder ------------------------------------------------------------------------------
@@ -785,13 +868,13 @@ class _Converter:
         if dtype == "ByteFallback":
             return t.ByteFallbackDecoder()
         if dtype == "Metaspace":
-            aps = bool(int(dec.get("add_prefix_space", True)))
+            aps = _flag(dec, "add_prefix_space", True, path)
             scheme = dec.get("prepend_scheme")
             if scheme is not None and (scheme == "never") == aps:
                 self.loss(path + ".prepend_scheme", f"prepend_scheme: {scheme!r}", f"add_prefix_space {int(aps)}", False)
             return t.MetaspaceDecoder(str(dec.get("replacement", "\u2581")), aps)
         if dtype == "WordPiece":
-            return t.WordPieceDecoder(str(dec.get("prefix", "##")), bool(int(dec.get("cleanup", True))))
+            return t.WordPieceDecoder(str(dec.get("prefix", "##")), _flag(dec, "cleanup", True, path))
         if dtype == "Fuse":
             return t.FuseDecoder()
         if dtype == "Replace":
@@ -801,10 +884,10 @@ class _Converter:
                 pat = ""
             return t.ReplaceDecoder(pat, str(dec.get("content", "")))
         if dtype == "Strip":
-            return t.StripDecoder(str(dec.get("content", "")), int(dec.get("start", 0)), int(dec.get("stop", 0)))
+            return t.StripDecoder(str(dec.get("content", "")), _int(dec, "start", 0, path), _int(dec, "stop", 0, path))
         if dtype == "Sequence":
-            return t.SequenceDecoder([self.decoder(d, f"{path}.decoders[{i}]")
-                                      for i, d in enumerate(dec.get("decoders", []))])
+            return t.SequenceDecoder([self.decoder(d, f"{path}.decoders[{i}]") for i, d
+                                      in enumerate(_list(dec.get("decoders"), path + ".decoders"))])
         self.loss(path, f"decoder {dtype or '<no type>'}", "ByteLevel decoder (type 0)", False)
         return t.ByteLevelDecoder()
 
@@ -813,17 +896,15 @@ class _Converter:
     def added_tokens(self) -> list[t.AddedToken]:
         out = []
         single_word, normalized = [], []
-        for i, at in enumerate(self.tj.get("added_tokens", []) or []):
-            aid = at.get("id", -1)
-            if not isinstance(aid, int) or aid < 0:
-                raise ConversionError(f"added_tokens[{i}].id: {aid!r} is not a non-negative integer")
-            special = bool(int(at.get("special", False)))
+        for i, at in enumerate(self.added):  # ids and contents checked in __init__
+            aid, where = at["id"], f"added_tokens[{i}]"
+            special = _flag(at, "special", False, where)
             if at.get("single_word", False):
                 single_word.append(aid)
             if at.get("normalized", not special):
                 normalized.append(aid)
-            out.append(t.AddedToken(aid, special, bool(int(at.get("lstrip", False))),
-                                    bool(int(at.get("rstrip", False))), str(at.get("content", ""))))
+            out.append(t.AddedToken(aid, special, _flag(at, "lstrip", False, where), _flag(at, "rstrip", False, where),
+                                    at["content"]))
 
         def ids_text(ids: list[int]) -> str:
             shown = ", ".join(map(str, ids[:8]))
@@ -855,17 +936,16 @@ class _Converter:
         if tc is not None:
             chat_template = tc.get("chat_template", "")
             if isinstance(chat_template, list):
-                named = {d.get("name"): d.get("template") for d in chat_template if isinstance(d, dict)}
+                named = {d.get("name"): d.get("template") for d in chat_template
+                         if isinstance(d, dict) and isinstance(d.get("name"), str) and isinstance(d.get("template"), str)}
                 pick = "default" if "default" in named else next(iter(named), None)
                 self.loss("tokenizer_config.chat_template", f"{len(named)} named templates",
                           f"the {pick!r} template only (MNN's exporter crashes on a list)", False)
                 chat_template = named.get(pick) or ""
             elif chat_template is not None and not isinstance(chat_template, str):
                 raise ConversionError("tokenizer_config.json: chat_template is neither text nor a list")
-            eos = tc.get("eos_token", "")
-            eos_token = eos.get("content", "") if isinstance(eos, dict) else (str(eos) if eos else "")
-            bos = tc.get("bos_token", "")
-            bos_token = bos.get("content", "") if isinstance(bos, dict) else (str(bos) if bos else "")
+            eos_token = _token_text(tc.get("eos_token")) or ""
+            bos_token = _token_text(tc.get("bos_token")) or ""
             if tc.get("clean_up_tokenization_spaces", False) is True:
                 flags |= 0x01
         if not chat_template and self.inp.extra_files:
@@ -890,6 +970,12 @@ class _Converter:
 _REGEX_META = set(".^$*+?{}[]\\|()")
 
 
+def _vocab_rows(vocab: dict) -> list[tuple[bytes, int]]:
+    """A BPE/WordPiece vocabulary as ``(token bytes, id)`` rows sorted by token (the exporter's order)."""
+    return [(_utf8(tok, "model.vocab"), _id(tid, f"model.vocab[{tok!r:.40}]"))
+            for tok, tid in sorted(vocab.items(), key=lambda x: x[0])]
+
+
 def _has_regex_meta(s: str) -> bool:
     return any(c in _REGEX_META for c in s)
 
@@ -900,7 +986,7 @@ def _extract_ops(pp: Any) -> list[tuple[int, int | None]]:
         return []
     ptype = pp.get("type", "")
     if ptype == "Sequence":
-        for child in pp.get("processors", []):
+        for child in _list(pp.get("processors"), "post_processor.processors"):
             child_ops = _extract_ops(child)
             if child_ops:
                 return child_ops
@@ -908,11 +994,12 @@ def _extract_ops(pp: Any) -> list[tuple[int, int | None]]:
     if ptype != "TemplateProcessing":
         return []
     ops: list[tuple[int, int | None]] = []
-    stm = pp.get("special_tokens", {})
-    for item in pp.get("single", []):
+    stm = _obj(pp.get("special_tokens"), "post_processor.special_tokens")
+    for item in _list(pp.get("single"), "post_processor.single"):
         if not isinstance(item, dict) or len(item) != 1:
             return []
         key, value = next(iter(item.items()))
+        value = _obj(value, f"post_processor.single[].{key}")
         if key == "Sequence":
             if value.get("id") != "A":
                 return []
@@ -923,10 +1010,10 @@ def _extract_ops(pp: Any) -> list[tuple[int, int | None]]:
             if not ids:
                 name = value.get("id")
                 if isinstance(name, str):
-                    ids = stm.get(name, {}).get("ids", [])
+                    ids = _obj(stm.get(name), f"post_processor.special_tokens[{name!r}]").get("ids", [])
             if not isinstance(ids, list):
                 return []
-            ops.extend((1, int(i)) for i in ids)
+            ops.extend((1, _id(i, "post_processor.special_tokens[].ids[]")) for i in ids)
             continue
         return []
     return ops
