@@ -73,7 +73,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -81,9 +81,10 @@ from mtokspec import tree as t
 from mtokspec.byte_level import bytes_to_unicode
 from mtokspec.convert import unicode_tables
 from mtokspec.convert.loss import ConversionError, Loss
+from mtokspec.errors import Error
 
 __all__ = ["ConversionResult", "HFInputs", "from_hf", "from_hf_tree", "from_hf_inputs",
-           "load_hf", "WHITESPACE_SPLIT", "CLASS_DEFAULTS", "LLAMA_LIKE"]
+           "load_hf", "WHITESPACE_SPLIT", "CLASS_DEFAULTS", "TEMPLATE_FROM_FLAGS", "LLAMA_LIKE"]
 
 WHITESPACE_SPLIT = t.SplitPreTokenizer(
     pattern=(r"[\p{L}\p{Alphabetic}\p{M}\d\p{Connector_Punctuation}_\p{Join_Control}]+"
@@ -106,27 +107,33 @@ SPECIAL_ATTRS = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token"
 
 _LLAMA = {"bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>"}
 _GPT2 = {"bos_token": "<|endoftext|>", "eos_token": "<|endoftext|>", "unk_token": "<|endoftext|>"}
+_GEMMA = {"bos_token": "<bos>", "eos_token": "<eos>", "unk_token": "<unk>", "pad_token": "<pad>", "mask_token": "<mask>"}
+_NEOX = {**_GPT2, "pad_token": "<|padding|>"}
+# the fill-in-the-middle tokens are *_token arguments: named special tokens in transformers 5
+_CODE_LLAMA = {**_LLAMA, "prefix_token": "\u2581<PRE>", "middle_token": "\u2581<MID>", "suffix_token": "\u2581<SUF>",
+               "eot_token": "\u2581<EOT>", "fill_token": "<FILL_ME>"}
+_BERT = {"unk_token": "[UNK]", "sep_token": "[SEP]", "pad_token": "[PAD]", "cls_token": "[CLS]", "mask_token": "[MASK]"}
 CLASS_DEFAULTS: dict[str, dict[str, str]] = {
-    "LlamaTokenizer": _LLAMA, "LlamaTokenizerFast": _LLAMA,
-    "CodeLlamaTokenizer": _LLAMA, "CodeLlamaTokenizerFast": _LLAMA,
-    "GemmaTokenizer": {"bos_token": "<bos>", "eos_token": "<eos>", "unk_token": "<unk>", "pad_token": "<pad>"},
-    "GemmaTokenizerFast": {"bos_token": "<bos>", "eos_token": "<eos>", "unk_token": "<unk>", "pad_token": "<pad>"},
+    "LlamaTokenizer": _LLAMA, "CodeLlamaTokenizer": _CODE_LLAMA, "GemmaTokenizer": _GEMMA,
+    "GPTNeoXTokenizer": _NEOX,
     "T5Tokenizer": {"eos_token": "</s>", "unk_token": "<unk>", "pad_token": "<pad>"},
-    "T5TokenizerFast": {"eos_token": "</s>", "unk_token": "<unk>", "pad_token": "<pad>"},
-    "BertTokenizer": {"unk_token": "[UNK]", "sep_token": "[SEP]", "pad_token": "[PAD]", "cls_token": "[CLS]", "mask_token": "[MASK]"},
-    "BertTokenizerFast": {"unk_token": "[UNK]", "sep_token": "[SEP]", "pad_token": "[PAD]", "cls_token": "[CLS]", "mask_token": "[MASK]"},
-    "GPT2Tokenizer": _GPT2, "GPT2TokenizerFast": _GPT2,
-    "WhisperTokenizer": _GPT2, "WhisperTokenizerFast": _GPT2,
-    "RobertaTokenizer": {"bos_token": "<s>", "eos_token": "</s>", "sep_token": "</s>", "cls_token": "<s>", "unk_token": "<unk>", "pad_token": "<pad>", "mask_token": "<mask>"},
-    "RobertaTokenizerFast": {"bos_token": "<s>", "eos_token": "</s>", "sep_token": "</s>", "cls_token": "<s>", "unk_token": "<unk>", "pad_token": "<pad>", "mask_token": "<mask>"},
+    "BertTokenizer": _BERT, "GPT2Tokenizer": _GPT2, "WhisperTokenizer": _GPT2,
+    "RobertaTokenizer": {"bos_token": "<s>", "eos_token": "</s>", "sep_token": "</s>", "cls_token": "<s>",
+                         "unk_token": "<unk>", "pad_token": "<pad>", "mask_token": "<mask>"},
     "Qwen2Tokenizer": {"unk_token": "<|endoftext|>", "eos_token": "<|endoftext|>", "pad_token": "<|endoftext|>"},
-    "Qwen2TokenizerFast": {"unk_token": "<|endoftext|>", "eos_token": "<|endoftext|>", "pad_token": "<|endoftext|>"},
 }
-"""Defaults of the special-token arguments of transformers' tokenizer classes (rule S1)."""
+"""Defaults of the special-token arguments of transformers 5.24's tokenizer classes (rule S1), by
+class name without ``Fast`` (transformers 5 has one class for both names)."""
+
+TEMPLATE_FROM_FLAGS: dict[str, tuple[bool, bool]] = {"CodeLlamaTokenizer": (True, False),
+                                                     "GPTNeoXTokenizer": (False, False)}
+"""Classes whose post-processor transformers 5 rebuilds whatever the file holds (rule S5), with the
+``(add_bos_token, add_eos_token)`` their ``__init__`` passes (the config's values are dropped)."""
 
 LLAMA_LIKE = frozenset({"LlamaTokenizer", "LlamaTokenizerFast", "CodeLlamaTokenizer",
                         "CodeLlamaTokenizerFast", "GemmaTokenizer", "GemmaTokenizerFast"})
-"""Classes whose post-processor transformers rebuilds from add_bos_token/add_eos_token (rule S5)."""
+"""Classes whose post-processor transformers 4 rebuilt from add_bos_token/add_eos_token (rule S5
+before transformers 5; kept for the record, see the module notes)."""
 
 UNCHECKED = "tokenizer.json holds a malformed value in a field without a check of its own"
 """How a refusal that no field check made begins (tests/test_fuzz.py asserts none happens)."""
@@ -336,6 +343,10 @@ class _Converter:
             if not isinstance(at.get("content"), str):
                 raise ConversionError(f"added_tokens[{i}].content: expected a string, got {_kind(at.get('content'))}")
         self.mtype = self._model_type()
+        self._body: t.MtokFile | None = None  # the converted body, once built (the probes run it)
+        self._probe: Any = None  # probe_tokenizer's answer; False when there is none
+        self._special: tuple[dict[str, str], list[str]] | None = None
+        self._token_ids: dict[str, int] | None = None
 
     def loss(self, path: str, what: str, replacement: str, may_change: bool) -> None:
         self.losses.append(Loss(path, what, replacement, may_change))
@@ -371,33 +382,127 @@ class _Converter:
     def vocab_has(self, token: str) -> bool:
         return self.vocab_lookup(token) is not None
 
-    def added_id(self, content: str) -> int | None:
-        for a in self.added:
-            if a.get("content") == content and isinstance(a.get("id"), int):
-                return a["id"]
-        return None
-
     # -- rule S1..S3 --------------------------------------------------------------------------
 
-    def special_attrs(self) -> tuple[dict[str, str | None], list[str]]:
-        tc = self.tc or {}
-        stm = self.inp.special_tokens_map or {}
-        cls = tc.get("tokenizer_class") if isinstance(tc.get("tokenizer_class"), str) else None
-        defaults = CLASS_DEFAULTS.get(cls or "", {})
-        attrs: dict[str, str | None] = {}
-        for key in SPECIAL_ATTRS:
-            if key in stm and stm[key]:
-                val = _token_text(stm[key])
-            elif key in tc:
-                val = _token_text(tc[key])
-            else:
-                val = defaults.get(key)
-            attrs[key] = val
-        extra_raw = stm.get("additional_special_tokens") if stm.get("additional_special_tokens") \
-            else tc.get("additional_special_tokens")
-        extra = [x for x in (_token_text(v) for v in (extra_raw or [])) if x is not None] \
-            if isinstance(extra_raw, list) else []
-        return attrs, extra
+    def tokenizer_class(self) -> str | None:
+        """The class transformers 5 loads (``AutoTokenizer.from_pretrained``): ``tokenizer_class``
+        without ``Fast``, except that a Llama class over a ``tokenizer.json`` that mentions ByteLevel
+        loads ``TokenizersBackend`` (Llama 3 style; LlamaTokenizer hard-codes Metaspace).  None: the
+        plain backend, with no defaults of its own.  ``config.json``'s ``model_type``, which can
+        override the class, is not read."""
+        cls = (self.tc or {}).get("tokenizer_class")
+        if not isinstance(cls, str):
+            return None
+        cls = cls.removesuffix("Fast")
+        if cls == "LlamaTokenizer" and self._mentions_byte_level():
+            return None
+        return cls
+
+    def _mentions_byte_level(self) -> bool:
+        """transformers tests the file's text for ``"ByteLevel"``; the components hold it in
+        practice (a vocabulary token spelled so would count too)."""
+        def walk(v: Any) -> bool:
+            if isinstance(v, dict):
+                return any(walk(x) for x in v.values())
+            if isinstance(v, list):
+                return any(walk(x) for x in v)
+            return v == "ByteLevel"
+        parts = [self.tj.get(k) for k in ("normalizer", "pre_tokenizer", "post_processor", "decoder")]
+        vocab = self.model.get("vocab")
+        return walk(parts) or (isinstance(vocab, dict) and "ByteLevel" in vocab) \
+            or any(a.get("content") == "ByteLevel" for a in self.added)
+
+    def init_kwargs(self) -> dict[str, Any]:
+        """Rule S1: the keyword arguments transformers 5 passes to the tokenizer class, as far as
+        the special tokens go (``PreTrainedTokenizerBase._from_pretrained`` and ``__init__``)."""
+        kw = dict(self.tc or {})
+        kw.pop("tokenizer_class", None)
+        cls = self.tokenizer_class()
+        # a tokenizer.json is present: the post-processor decides, not these flags
+        kw.pop("add_bos_token", None)
+        kw.pop("add_eos_token", None)
+        if "additional_special_tokens" in kw and not kw.get("extra_special_tokens"):
+            kw["extra_special_tokens"] = kw.pop("additional_special_tokens")
+        stm = self.inp.special_tokens_map
+        if stm and "added_tokens_decoder" not in kw:  # the legacy map is read only without it
+            for key, value in stm.items():
+                if key == "extra_special_tokens" and isinstance(value, list):
+                    merged = list(_list(kw.get("extra_special_tokens"), "tokenizer_config.extra_special_tokens"))
+                    merged += [v for v in value if v not in merged]
+                    value = merged
+                elif isinstance(value, dict):  # transformers makes an AddedToken of it
+                    value = {**value, "__type": "AddedToken"}
+                kw[key] = value
+        # the class's own defaults (arguments of its __init__), where the files set nothing
+        for key, value in CLASS_DEFAULTS.get(cls or "", {}).items():
+            kw.setdefault(key, value)
+        return kw
+
+    def special_tokens(self) -> tuple[dict[str, str], list[str]]:
+        """Rule S1: ``(named, extra)``: the named special tokens in transformers 5's attribute order
+        (the seven standard ones, then model-specific ``*_token`` keys), and the extra ones."""
+        if self._special is not None:
+            return self._special
+        kw = self.init_kwargs()
+        named: dict[str, str] = {}
+        model_specific: dict[str, str] = {}
+        extra: list[str] = []
+        for key, value in kw.items():
+            text = _token_text(value) if isinstance(value, (str, dict)) else None
+            if key in SPECIAL_ATTRS:
+                if value is None:
+                    continue
+                if text is None:
+                    raise ConversionError(f"tokenizer_config.json: {key}: expected a token, got {_kind(value)} "
+                                          "(transformers refuses it)")
+                named[key] = text
+            elif key == "extra_special_tokens":
+                if isinstance(value, dict):
+                    model_specific.update({k: x for k, x in ((k, _token_text(v)) for k, v in value.items())
+                                           if x is not None})
+                elif isinstance(value, list):
+                    extra = [x for x in map(_token_text, value) if x is not None]
+                elif value is not None:
+                    raise ConversionError("tokenizer_config.json: extra_special_tokens: expected a list or an "
+                                          f"object, got {_kind(value)}")
+            elif key.endswith("_token") and text is not None \
+                    and (isinstance(value, str) or value.get("__type") == "AddedToken"):
+                model_specific[key] = text  # e.g. image_token: a named special token in transformers 5
+        ordered = {key: named[key] for key in SPECIAL_ATTRS if key in named}
+        ordered.update((k, v) for k, v in model_specific.items() if k not in ordered)
+        self._special = ordered, extra
+        return self._special
+
+    def token_ids(self) -> dict[str, int]:
+        """Rule S2: the added tokens after loading: the file's ``added_tokens``, then every special
+        token they lack, added as transformers 5 does (``TokenizersBackend.__init__``): the
+        model vocabulary's id when it has the token, else the next free id."""
+        if self._token_ids is not None:
+            return self._token_ids
+        ids: dict[str, int] = {}
+        for at in self.added:
+            ids.setdefault(at["content"], at["id"])
+        named, extra = self.special_tokens()
+        taken = [*ids.values(), *(self._vocab_ids())]
+        next_id = max(taken) + 1 if taken else 0
+        for text in [*named.values(), *extra]:
+            if text in ids:
+                continue
+            tid = self.vocab_lookup(text)
+            if tid is None:
+                tid, next_id = next_id, next_id + 1
+            ids[text] = tid
+        self._token_ids = ids
+        return ids
+
+    def _vocab_ids(self) -> list[int]:
+        v = self.model.get("vocab")
+        if isinstance(v, dict):
+            return [i for i in v.values() if isinstance(i, int) and not isinstance(i, bool)]
+        return list(range(len(v))) if isinstance(v, list) else []
+
+    def added_id(self, content: str) -> int | None:
+        return self.token_ids().get(content)
 
     def convert_token_to_id(self, token: str | None, _depth: int = 0) -> int | None:
         if token is None:
@@ -406,18 +511,14 @@ class _Converter:
         if tid is None:
             tid = self.vocab_lookup(token)
         if tid is None and _depth == 0:
-            unk = self.special_attrs()[0].get("unk_token")
-            tid = self.convert_token_to_id(unk, 1)
+            tid = self.convert_token_to_id(self.special_tokens()[0].get("unk_token"), 1)
         return tid
 
     def all_special_ids(self) -> list[int | None]:
-        attrs, extra = self.special_attrs()
+        """Rule S3: named then extra special tokens, de-duplicated by text, as ids."""
+        named, extra = self.special_tokens()
         seen: list[str] = []
-        for key in SPECIAL_ATTRS:
-            v = attrs[key]
-            if v is not None and v not in seen:
-                seen.append(v)
-        for v in extra:
+        for v in [*named.values(), *extra]:
             if v not in seen:
                 seen.append(v)
         return [self.convert_token_to_id(s) for s in seen]
@@ -470,43 +571,56 @@ class _Converter:
         return None
 
     def effective_template(self) -> list | None:
-        tc = self.tc or {}
-        cls = tc.get("tokenizer_class")
-        if isinstance(cls, str) and cls in LLAMA_LIKE:
-            attrs, _ = self.special_attrs()
-            out: list = []
-            if tc.get("add_bos_token", True):
-                out.append(self.convert_token_to_id(attrs.get("bos_token")))
-            out.append(_SEQ_A)
-            if tc.get("add_eos_token", False):
-                out.append(self.convert_token_to_id(attrs.get("eos_token")))
-            return out
-        return self._template_of(self.tj.get("post_processor"))
+        """Rule S5: what ``encode(text)`` puts around the text's ids.  transformers 5 keeps the
+        ``tokenizer.json`` post-processor; only a class that passes ``add_bos_token`` to the base
+        class itself (``TEMPLATE_FROM_FLAGS``), or a file without a post-processor, gets one rebuilt
+        from the flags (``update_post_processor``: ``[bos] A [eos]``)."""
+        cls = self.tokenizer_class()
+        pp = self.tj.get("post_processor")
+        flags = TEMPLATE_FROM_FLAGS.get(cls) if cls else None
+        if flags is None and pp is not None:
+            return self._template_of(pp)
+        add_bos, add_eos = flags or (False, False)
+        named, _ = self.special_tokens()
+        bos, eos = named.get("bos_token"), named.get("eos_token")
+        out: list = []
+        if add_bos and bos is not None:
+            out.append(self.convert_token_to_id(bos))
+        out.append(_SEQ_A)
+        if add_eos and eos is not None:
+            out.append(self.convert_token_to_id(eos))
+        return out
 
-    def encode_marker(self, text: str, add_special_tokens: bool) -> list | None:
-        """Rule S6: ids of ``encode(text)`` when ``text`` is an added token, else None."""
+    def encode(self, text: str, add_special_tokens: bool) -> list[int] | None:
+        """Rule S6: transformers' ``encode(text)``; None where it is not modelled exactly."""
         tid = self.added_id(text)
-        if tid is None:
-            return None
+        if tid is not None:
+            ids = [tid]
+        else:
+            probe = self.probe_tokenizer()
+            if probe is None:
+                return None
+            tok, prefix_space = probe
+            ids = tok.encode((" " if prefix_space and not text[:1].isspace() else "") + text)
         if not add_special_tokens:
-            return [tid]
+            return ids
         tpl = self.effective_template()
         if tpl is None:
             return None
         out: list = []
         for x in tpl:
-            out.extend([tid] if x == _SEQ_A else [x])
+            out.extend(ids if x == _SEQ_A else [x])
         return out
 
     # -- rule S7 ------------------------------------------------------------------------------
 
     def stop_ids(self) -> list[int]:
-        attrs, _ = self.special_attrs()
-        stop: list = [self.convert_token_to_id(attrs.get("eos_token"))]
-        ids = self.encode_marker("<|eot_id|>", True)
+        named, _ = self.special_tokens()
+        stop: list = [self.convert_token_to_id(named.get("eos_token"))]
+        ids = self.encode("<|eot_id|>", True)
         if ids is not None and len(ids) == 1:
             stop.append(ids[0])
-        ids = self.encode_marker("<end_of_turn>", True)
+        ids = self.encode("<end_of_turn>", True)
         if ids is not None and len(ids) == 2 and ids[0] == 2:
             stop.append(ids[1])
         gc = self.inp.generation_config
@@ -519,11 +633,11 @@ class _Converter:
             for i, e in enumerate(stop):
                 if e is not None:  # None is dropped below; all else is written as a u32
                     _id(e, "generation_config.json: eos_token_id")
-        ids = self.encode_marker("<turn|>", False)
+        ids = self.encode("<turn|>", False)
         if ids is not None and len(ids) == 1 and ids[0] not in stop:
             stop.append(ids[0])
         if self.model_type == "glm_ocr":
-            ids = self.encode_marker("<|user|>", False)
+            ids = self.encode("<|user|>", False)
             if ids is not None and len(ids) == 1:
                 stop.append(ids[0])
         stop = [s for s in stop if s is not None]
@@ -624,51 +738,121 @@ class _Converter:
             return ["".join(tokens)]
         return tokens
 
+    def probe_tokenizer(self):
+        """``(tokenizer, prefix space)``: mtokspec's runtime for what transformers 5 encodes with,
+        when it gives the same ids on a text without white space; else None.
+
+        A class with its own ``__init__`` rebuilds the pipeline from the file's vocabulary and merges
+        (``CLASS_PIPELINES``: Llama, Gemma); any other class runs the ``tokenizer.json`` pipeline,
+        which the converted body holds exactly unless a loss may change ids.  ByteLevel's
+        ``add_prefix_space`` (not stored) becomes a space before the text; Metaspace's
+        ``prepend_scheme``/``split`` do not matter on one word.  The added tokens are the file's and
+        the special tokens transformers adds."""
+        if self._probe is not None:
+            return self._probe or None
+        self._probe = False
+        body = self._body
+        if body is None:
+            return None
+        cls = self.tokenizer_class()
+        pipeline = CLASS_PIPELINES.get(cls) if cls else None
+        prefix_space = False
+        if pipeline is not None:
+            tree = pipeline(self, body)
+            if tree is None:
+                return None
+        else:
+            harmless = (".prepend_scheme", ".split", ".trim_offsets", ".add_prefix_space")
+            pt = self.tj.get("pre_tokenizer")
+            for loss in self.losses:
+                if loss.path.endswith(".add_prefix_space"):
+                    if loss.path != "pre_tokenizer.add_prefix_space":  # inside a Sequence: not modelled
+                        return None
+                    prefix_space = isinstance(pt, dict) and pt.get("type") == "ByteLevel"
+                    if not prefix_space:
+                        return None
+                if loss.may_change_tokenization and not (loss.path.startswith("pre_tokenizer")
+                                                         and loss.path.endswith(harmless)) \
+                        and not loss.path.startswith("post_processor"):
+                    return None
+            tree = body
+        known = {a.id for a in tree.added_tokens}
+        extra = [t.AddedToken(i, True, False, False, c) for c, i in self.token_ids().items() if i not in known]
+        from mtokspec.runtime import Tokenizer
+        try:
+            tok = Tokenizer(replace(tree, header=t.make_header([], [], []), added_tokens=[*tree.added_tokens, *extra],
+                                    post_processor=t.PostProcessorProgram([])))
+        except Error:  # a body the runtime refuses: the hand model decides
+            return None
+        self._probe = (tok, prefix_space)
+        return self._probe
+
+    def _probe_a_with_runtime(self) -> tuple[list[int], str] | None:
+        """``(model ids of "A", decode of the last one)`` by :meth:`probe_tokenizer`."""
+        probe = self.probe_tokenizer()
+        if probe is None or self._decoder_lossy():
+            return None
+        tok, prefix_space = probe
+        ids = tok.encode(" A" if prefix_space else "A")
+        return ids, (tok.decode(ids[-1:]) if ids else "")
+
+    def _decoder_lossy(self) -> bool:
+        if self.tokenizer_class() in CLASS_PIPELINES:
+            return False  # the class's own decoder, which the probe tree holds
+        return any(loss.path.startswith("decoder") for loss in self.losses)
+
+    def _probe_a_by_hand(self) -> tuple[list[int], str] | None:
+        """The same by a partial model of the pipeline (normalizers that leave "A" alone or change
+        it simply, ByteLevel/Metaspace prefixes, a one- or two-token vocabulary look-up)."""
+        s = self._normalize_a(self.tj.get("normalizer"), "A")
+        s = self._pretokenize_a(self.tj.get("pre_tokenizer"), s)
+        if self.vocab_has(s):
+            toks = [s]
+        elif len(s) == 2 and self.vocab_has(s[0]) and self.vocab_has(s[1]):
+            toks = [s[0], s[1]]
+        else:
+            return None
+        dec = self.tj.get("decoder")
+        text = "".join(self._decode_one(dec, [toks[-1]])) if dec is not None else toks[-1]
+        return [cast(int, self.vocab_lookup(x)) for x in toks], text
+
     def prefix_ids(self) -> list[int]:
+        """Rule S8: ``ids = encode("A")`` with the template; the prefix is ``ids[:-1]`` when there
+        are at least two ids and ``decode(ids[-1]) == "A"``."""
         tpl = self.effective_template()
         if tpl is None or _SEQ_A not in tpl:
             return []
-        # ids of the model for "A"
-        tid = self.added_id("A")
-        model_ids: list[int | None]  # ids from vocab_lookup are not None: vocab_has checked them
+        tid = self.added_id("A")  # an added token (the file's, or a special one transformers adds)
         if tid is not None:
-            model_ids, model_toks = [tid], ["A"]
+            probe: tuple[list[int], str] | None = ([tid], "A")
         else:
-            s = self._normalize_a(self.tj.get("normalizer"), "A")
-            s = self._pretokenize_a(self.tj.get("pre_tokenizer"), s)
-            if self.vocab_has(s):
-                model_ids, model_toks = [self.vocab_lookup(s)], [s]
-            elif len(s) == 2 and self.vocab_has(s[0]) and self.vocab_has(s[1]):
-                model_ids, model_toks = [self.vocab_lookup(s[0]), self.vocab_lookup(s[1])], [s[0], s[1]]
-            else:
-                return []
+            probe = self._probe_a_with_runtime()
+            if probe is None:
+                probe = self._probe_a_by_hand()
+        if probe is None:
+            return []
+        model_ids, last_text = probe
         ids: list = []
         for x in tpl:
             ids.extend(model_ids if x == _SEQ_A else [x])
         if len(ids) < 2:
             return []
-        # decode(ids[-1]) == "A"?  Only a model token can decode to "A" here.
-        pos = len(ids) - 1
-        a_start = tpl.index(_SEQ_A)
-        if not (tpl[-1] == _SEQ_A and pos == a_start + len(model_ids) - 1):
-            return []
-        last_tok = model_toks[-1]
-        text = "".join(self._decode_one(self.tj.get("decoder"), [last_tok])) \
-            if self.tj.get("decoder") is not None else last_tok
-        if text != "A":
-            return []
-        return [i for i in ids[:-1]]
+        if tpl[-1] != _SEQ_A or not model_ids:  # the last id is the template's: its text decides
+            contents = {i: c for c, i in self.token_ids().items()}
+            last_text = contents.get(ids[-1], "")
+        return ids[:-1] if last_text == "A" else []
 
     # -- header -------------------------------------------------------------------------------
 
-    def header(self) -> t.Header:
+    def header(self, body: t.MtokFile) -> t.Header:
+        self._body = body
         special = list(set(self.all_special_ids()))
         for at in self.added:
             if at.get("special", False) and at["id"] not in special:
                 special.append(at["id"])
         special_ids = [s for s in special if s is not None]
         stop = self.stop_ids()
-        prefix = [p for p in self.prefix_ids()]
+        prefix = self.prefix_ids()
         for name, ids in (("special", special_ids), ("stop", stop), ("prefix", prefix)):
             for i in ids:
                 _id(i, f"header: {name} id")
@@ -804,8 +988,10 @@ class _Converter:
                                  ("end_of_word_suffix", None), ("ignore_merges", False)):
                 val = m.get(key, default)
                 if val not in (None, "", False, 0, 0.0) and val != default:
-                    # unk_token only matters where byte fallback cannot cover a character
-                    changes = not (key == "unk_token" and byte_fallback)
+                    # unk_token only matters where byte fallback cannot cover a character: with
+                    # all 256 <0xNN> tokens it never does; with some missing, HF gives unk where
+                    # mtokspec (no unknown token in the format) drops the character
+                    changes = not (key == "unk_token" and byte_fallback and _all_byte_tokens(self))
                     self.loss(f"model.{key}", f"{key}: {json.dumps(val, ensure_ascii=False)}", "dropped", changes)
             rows = _vocab_rows(vocab)
             pairs = []
@@ -954,7 +1140,6 @@ class _Converter:
         return chat_template or "", eos_token, flags, bos_token
 
     def run(self) -> t.MtokFile:
-        header = self.header()
         normalizer = self.normalizer(self.tj.get("normalizer"), "normalizer")
         pre = self.pre_tokenizer(self.tj.get("pre_tokenizer"), "pre_tokenizer")
         model = self.model_tree()
@@ -962,9 +1147,11 @@ class _Converter:
         added = self.added_tokens()
         chat, eos, flags, bos = self.trailing()
         ops = self.post_ops()
-        return t.MtokFile(header=header, normalizer=normalizer, pre_tokenizer=pre, model=model,
+        body = t.MtokFile(header=t.make_header([], [], []), normalizer=normalizer, pre_tokenizer=pre, model=model,
                           decoder=decoder, added_tokens=added, chat_template=chat, eos_token=eos,
                           flags=flags, bos_token=bos, post_processor=t.PostProcessorProgram(ops))
+        # the header last: its encode("A") probe runs the body when it can
+        return replace(body, header=self.header(body))
 
 
 _REGEX_META = set(".^$*+?{}[]\\|()")
@@ -1017,3 +1204,41 @@ def _extract_ops(pp: Any) -> list[tuple[int, int | None]]:
             continue
         return []
     return ops
+
+
+def _llama_pipeline(conv: _Converter, body: t.MtokFile) -> t.MtokFile | None:
+    """``LlamaTokenizer.__init__``: no normalizer; Metaspace (prepend unless ``add_prefix_space``
+    is false; ``first``/``always`` and ``split=False`` are the same on one word); BPE with byte
+    fallback and no unknown token (what it cannot spell is dropped, as by mtokspec's BPE);
+    decoder Replace ▁, ByteFallback, Fuse, and Strip one leading space when prepending."""
+    if not isinstance(body.model, t.BPEModel):
+        return None
+    aps = (conv.tc or {}).get("add_prefix_space")
+    aps = True if aps is None else bool(aps)
+    decoders: list[t.Decoder] = [t.ReplaceDecoder("\u2581", " "), t.ByteFallbackDecoder(), t.FuseDecoder()]
+    if aps:
+        decoders.append(t.StripDecoder(" ", 1, 0))
+    return replace(body, normalizer=t.NoNormalizer(), pre_tokenizer=t.MetaspacePreTokenizer("\u2581", aps),
+                   model=t.BPEModel(True, False, body.model.vocab, body.model.merges),
+                   decoder=t.SequenceDecoder(decoders))
+
+
+def _gemma_pipeline(conv: _Converter, body: t.MtokFile) -> t.MtokFile | None:
+    """``GemmaTokenizer.__init__``: Replace " " -> ▁, Split on " " merged with the previous piece,
+    BPE with byte fallback and ``<unk>`` (exact only when all 256 byte tokens exist, so that no
+    unknown token is ever needed), decoder Replace ▁, ByteFallback, Fuse."""
+    if not isinstance(body.model, t.BPEModel) or not _all_byte_tokens(conv):
+        return None
+    return replace(body, normalizer=t.ReplaceNormalizer(" ", "\u2581"), pre_tokenizer=t.SplitPreTokenizer(" ", False, 2),
+                   model=t.BPEModel(True, False, body.model.vocab, body.model.merges),
+                   decoder=t.SequenceDecoder([t.ReplaceDecoder("\u2581", " "), t.ByteFallbackDecoder(),
+                                              t.FuseDecoder()]))
+
+
+def _all_byte_tokens(conv: _Converter) -> bool:
+    return all(conv.vocab_has(f"<0x{b:02X}>") for b in range(256))
+
+
+CLASS_PIPELINES = {"LlamaTokenizer": _llama_pipeline, "GemmaTokenizer": _gemma_pipeline}
+"""transformers 5 classes whose ``__init__`` builds the pipeline (from the file's vocabulary and
+merges) that encode runs, as mtokspec trees (rules S6-S8); other classes run the file's pipeline."""
