@@ -267,6 +267,16 @@ def test_stop_ids_rules(tmp_path):
     assert set(h2.ids[h2.special_count:h2.special_count + h2.stop_count]) == {1, 20, 21, 22, 33}
 
 
+@pytest.mark.parametrize("byte_tokens, changes", [(range(256), False), ([0x0A], True)])
+def test_dropped_unk_token_changes_ids_unless_byte_fallback_covers_every_byte(tmp_path, byte_tokens, changes):
+    # onnxruntime-extensions' added-tokens folder has only <0x0A>: HF encodes "hello" as [unk],
+    # the .mtok (no unknown token) as []
+    vocab = {"<unk>": 0, **{f"<0x{b:02X}>": 1 + i for i, b in enumerate(byte_tokens)}}
+    tj = _tiny(model={"type": "BPE", "vocab": vocab, "merges": [], "unk_token": "<unk>", "byte_fallback": True})
+    losses = {loss.path: loss for loss in from_hf(_write_folder(tmp_path, tj)).losses}
+    assert losses["model.unk_token"].may_change_tokenization is changes
+
+
 def test_prefix_from_template_and_special_tokens_map(tmp_path):
     tj = _tiny(added_tokens=[_added(0, "<s>"), _added(1, "</s>")],
                pre_tokenizer={"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always"},

@@ -20,50 +20,69 @@ Body (normalizer, pre-tokenizer, model, decoder, added tokens, trailing sections
     ``exact_whitespace=True`` writes HF ``Whitespace`` as :data:`WHITESPACE_SPLIT` instead of
     dropping it (not what the exporter does, so the bytes then differ from its output).
 
-Header: how transformers' view of the folder is reproduced
-    Special-token attributes (rule S1): ``bos_token, eos_token, unk_token, sep_token, pad_token,
-    cls_token, mask_token`` and ``additional_special_tokens`` from ``tokenizer_config.json``, each
-    overridden by ``special_tokens_map.json`` when that file sets it (transformers lets the map win
-    over the config); values are strings or ``{"content": ...}``; ``null`` means unset.  A key that
-    neither file sets takes the default of the ``tokenizer_class`` (table ``CLASS_DEFAULTS``:
-    Llama/CodeLlama, Gemma, T5, Bert, GPT-2, Whisper, Roberta, Qwen2; unknown or missing class: none).
-    Token -> id (S2): added token with that content, else the model vocab, else the id of
-    ``unk_token`` (by the same lookup), else None.
-    ``all_special_ids`` (S3): the attribute tokens in the order above, then the additional ones,
-    de-duplicated by text keeping the first, mapped to ids.
+Header: how transformers 5's view of the folder is reproduced
+    MNN's exporter loads the folder with ``AutoTokenizer.from_pretrained(..., trust_remote_code=True)``
+    and reads the header from that object; the corpus was exported with transformers 5.24.0, whose
+    rules (read from its source) are these.
+    Class (S0): ``tokenizer_class`` without ``Fast``; a Llama class over a ``tokenizer.json`` that
+    mentions ``ByteLevel`` loads the plain backend instead.  ``config.json``'s ``model_type`` (which
+    can override the class) is not read.
+    Special tokens (S1): the config's arguments without ``tokenizer_class``, ``add_bos_token`` and
+    ``add_eos_token`` (dropped because a tokenizer.json is present); ``additional_special_tokens``
+    becomes ``extra_special_tokens``; ``special_tokens_map.json`` overrides the config only when
+    the config has no ``added_tokens_decoder``; the class's own defaults (``CLASS_DEFAULTS``) fill
+    keys that neither sets; ``null`` unsets.  The named tokens are ``bos, eos, unk, sep, pad, cls,
+    mask``, then model-specific ones: every other ``*_token`` key with a string (or AddedToken)
+    value and the keys of an ``extra_special_tokens`` object; a list of ``extra_special_tokens``
+    gives the extra ones.
+    Token -> id (S2): the file's ``added_tokens``; every named or extra special token they lack is
+    added as transformers does, with the model vocabulary's id when it has the token, else the next
+    free id (vocabulary size, then on); any other text: the vocabulary, else the id of ``unk_token``.
+    ``all_special_ids`` (S3): named then extra, de-duplicated by text, as ids.
     Special ids (S4): ``list(set(all_special_ids))`` -- evaluated by this Python, exactly as the
     exporter does -- then every ``added_tokens`` entry with ``special: true`` whose id is not yet
     listed, in file order; None dropped.  CPython iterates a set of small ints in a fixed order that
     depends only on the values, their insertion order and the set's growth policy (unchanged from
     CPython 3.6 to 3.13; ints hash to themselves, no randomisation), so the order is reproducible
-    and the bytes are compared exactly.  (A None among the ids would hash by address; the exporter
-    then drops it, but its slot may reorder colliding ids -- documented, not reproduced.)
-    Effective single template (S5), what ``encode(text)`` adds with special tokens: for a Llama-like
-    ``tokenizer_class`` (``LLAMA_LIKE``) transformers rebuilds it as ``[bos if add_bos_token
-    (default true)] A [eos if add_eos_token (default false)]``; otherwise it is the
-    ``post_processor`` of ``tokenizer.json``: ``TemplateProcessing.single``, ``Roberta``/
-    ``BertProcessing`` = ``cls A sep``, ``ByteLevel`` = ``A``, ``Sequence`` = children composed in
-    order, none = ``A``.
-    ``encode(s)`` of a marker string (S6) is modelled only when ``s`` is the content of an added
-    token: ``template(s's id)``.  Any other string is taken to encode to several ids (true unless the
-    model vocabulary holds the whole marker as one ordinary token).
+    and the bytes are compared exactly.
+    Template (S5), what ``encode(text)`` adds with special tokens: the ``tokenizer.json``
+    post-processor (``TemplateProcessing.single``, ``Roberta``/``BertProcessing`` = ``cls A sep``,
+    ``ByteLevel`` = ``A``, ``Sequence`` = children composed in order); without one, ``A``
+    (transformers rebuilds it from the dropped flags, i.e. false).  A class that passes the flags
+    itself rebuilds it whatever the file holds (``TEMPLATE_FROM_FLAGS``: CodeLlama ``[bos] A``,
+    GPT-NeoX ``A``).
+    ``encode(s)`` (S6): one id when ``s`` is an added or special token; otherwise mtokspec's runtime
+    encodes it when it gives exactly transformers' ids (:meth:`_Converter.probe_tokenizer`): a class
+    with its own ``__init__`` rebuilds the pipeline from the file's vocabulary and merges
+    (``CLASS_PIPELINES``: Llama, Gemma), any other class runs the file's pipeline, which the
+    converted body holds unless a loss may change ids; else it is taken to give several ids.
     Stop ids (S7), in the exporter's order: the id of ``eos_token``; (``im_end_id`` exists only on
     remote-code tokenizers and is not modelled); the id of ``<|eot_id|>`` when ``encode`` gives one
     id; the second id of ``<end_of_turn>`` when ``encode`` gives two ids starting with 2; every id of
     ``generation_config.json``'s ``eos_token_id`` (int or list); the id of ``<turn|>`` (no special
     tokens) when one id and not yet listed; for ``model_type='glm_ocr'`` the id of ``<|user|>``.
     None dropped, then ``list(set(...))`` evaluated by this Python (same argument as S4).
-    Prefix ids (S8): ``get_prefix_tokens`` (ChatGLM remote code) is not modelled.  ``encode("A")`` =
-    template around the model's ids for ``"A"``; the prefix is everything before the last id when
-    there are at least two ids and the last one decodes to ``"A"``.  The model's ids for ``"A"`` are
-    found by pushing ``"A"`` through the normalizer (Prepend, Replace with a string, Lowercase,
-    BertNormalizer lowercase, Strip, Sequence; Unicode forms leave ``"A"`` alone), the pre-tokenizer
-    (``ByteLevel`` add_prefix_space -> ``ĠA``; ``Metaspace`` with prepend -> ``▁A``) and a vocab
-    lookup (one token when the string is in the vocab; two when both characters are); otherwise the
-    prefix is empty.  The single token is decoded through the decoder (ByteLevel, Metaspace,
-    Replace, Strip, WordPiece, ByteFallback, Fuse, Sequence).
-    The exporter tries the slow tokenizer class first; slow and fast classes agree on all of the
-    above for the corpus models.
+    Prefix ids (S8): ``get_prefix_tokens`` (ChatGLM remote code) is not modelled.  ``ids =
+    encode("A")`` with the template; the prefix is ``ids[:-1]`` when there are at least two ids and
+    ``decode(ids[-1]) == "A"``.  The runtime answers (S6) where it is exact, decoder included;
+    otherwise a partial hand model: "A" through the normalizer (Prepend, Replace with a string,
+    Lowercase, BertNormalizer lowercase, Strip, Sequence), the pre-tokenizer (``ByteLevel``
+    add_prefix_space -> ``ĠA``; ``Metaspace`` with prepend -> ``▁A``), a one- or two-token
+    vocabulary look-up and the decoder (ByteLevel, Metaspace, Replace, Strip, WordPiece,
+    ByteFallback, Fuse, Sequence).
+    Each rule has a fixture folder (``tests/fixtures/hf5``) checked byte for byte against MNN's
+    exporter under transformers 5.24.0.
+
+    Where transformers 4 differed (what this module modelled before, from transformers 4's
+    behaviour; not offered as an option, since the exporter now runs under transformers 5):
+    special_tokens_map.json always won over the config; ``additional_special_tokens`` of the map
+    won over the config's; other ``*_token`` keys and ``extra_special_tokens`` were not special;
+    Gemma had no ``mask_token`` default and CodeLlama no named fill-in-the-middle tokens; a special
+    token missing from the vocabulary was not added (its id was ``unk_token``'s, or None); a
+    Llama-like class (Llama, CodeLlama, Gemma) rebuilt the template from ``add_bos_token`` (default
+    true) and ``add_eos_token`` (default false) whatever ``tokenizer.json`` held, so a folder with
+    ``add_bos_token: true`` and no BOS in its template got a BOS prefix; encode ran the file's
+    pipeline for every class; the exporter's first choice, the slow (SentencePiece) class, existed.
 
 Checked against all six reference folders of the corpus (byte-identical, header included).
 """
@@ -601,7 +620,10 @@ class _Converter:
             if probe is None:
                 return None
             tok, prefix_space = probe
-            ids = tok.encode((" " if prefix_space and not text[:1].isspace() else "") + text)
+            try:
+                ids = tok.encode((" " if prefix_space and not text[:1].isspace() else "") + text)
+            except Error:  # the runtime refuses the body (e.g. a merge output not in the vocabulary)
+                return None
         if not add_special_tokens:
             return ids
         tpl = self.effective_template()
@@ -793,8 +815,11 @@ class _Converter:
         if probe is None or self._decoder_lossy():
             return None
         tok, prefix_space = probe
-        ids = tok.encode(" A" if prefix_space else "A")
-        return ids, (tok.decode(ids[-1:]) if ids else "")
+        try:
+            ids = tok.encode(" A" if prefix_space else "A")
+            return ids, (tok.decode(ids[-1:]) if ids else "")
+        except Error:  # the runtime refuses the body: the hand model decides
+            return None
 
     def _decoder_lossy(self) -> bool:
         if self.tokenizer_class() in CLASS_PIPELINES:
