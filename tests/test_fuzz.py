@@ -30,6 +30,7 @@ EXAMPLES = {"codec": 150, "from_dict": 80, "runtime": 150, "to_hf": 150, "upgrad
 
 @pytest.mark.parametrize("name", sorted(fuzz.TARGETS))
 def test_entry_point_refuses_only_with_mtokspec_error(name):
+    fuzz.warm_up()
     target = fuzz.TARGETS[name]
     check = settings(max_examples=EXAMPLES[name], deadline=None, database=None,
                      suppress_health_check=list(HealthCheck))(given(target.inputs())(target.check))
