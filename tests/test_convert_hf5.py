@@ -25,14 +25,7 @@ def _expected(name: str) -> dict:
     return json.loads((FIXTURES / name / "expected.json").read_text(encoding="utf-8"))
 
 
-KNOWN_GAPS = {
-    "gemma_missing_byte_tokens": "GemmaTokenizer's BPE gives <unk> for '<turn|>'; mtokspec's runtime has no "
-                                 "unknown token, so the probe declines and the hand rule (several ids) answers",
-}
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=KNOWN_GAPS[n]))
-                                  if n in KNOWN_GAPS else n for n in NAMES])
+@pytest.mark.parametrize("name", NAMES)
 def test_header_and_bytes_match_the_exporter_under_transformers_5(name):
     expected = _expected(name)
     assert expected["transformers_version"] == "5.24.0"

@@ -164,8 +164,7 @@ FOLDERS: dict[str, tuple[str, dict[str, dict]]] = {
         {"tokenizer.json": _llama_over_byte_level_doc(),
          "tokenizer_config.json": {"tokenizer_class": "LlamaTokenizerFast", "bos_token": "<s>", "eos_token": "</s>"}}),
     "gemma_missing_byte_tokens": (
-        "S7 not modelled: GemmaTokenizer's BPE needs <unk> for '<turn|>' (no byte tokens); mtokspec's "
-        "runtime has no unknown token, so the probe declines and '<turn|>' counts as several ids",
+        "S6/S7: GemmaTokenizer's BPE spells '<turn|>' (no byte tokens) as one fused <unk>: one id, a stop id",
         {"tokenizer.json": _sp(), "tokenizer_config.json": {"tokenizer_class": "GemmaTokenizer"}}),
     "byte_fallback_prefix": (
         "S8: 'A' is only reachable through byte fallback (<0x41>): the runtime finds the prefix [1, 3] "

@@ -54,8 +54,9 @@ Header: how transformers 5's view of the folder is reproduced
     ``encode(s)`` (S6): one id when ``s`` is an added or special token; otherwise mtokspec's runtime
     encodes it when it gives exactly transformers' ids (:meth:`_Converter.probe_tokenizer`): a class
     with its own ``__init__`` rebuilds the pipeline from the file's vocabulary and merges
-    (``CLASS_PIPELINES``: Llama, Gemma), any other class runs the file's pipeline, which the
-    converted body holds unless a loss may change ids; else it is taken to give several ids.
+    (``CLASS_PIPELINES``: Llama, Gemma; an unknown token Gemma needs is spelled by hand), any
+    other class runs the file's pipeline, which the converted body holds unless a loss may change
+    ids; else it is taken to give several ids.
     Stop ids (S7), in the exporter's order: the id of ``eos_token``; (``im_end_id`` exists only on
     remote-code tokenizers and is not modelled); the id of ``<|eot_id|>`` when ``encode`` gives one
     id; the second id of ``<end_of_turn>`` when ``encode`` gives two ids starting with 2; every id of
@@ -619,10 +620,11 @@ class _Converter:
             probe = self.probe_tokenizer()
             if probe is None:
                 return None
-            tok, prefix_space = probe
             try:
-                ids = tok.encode((" " if prefix_space and not text[:1].isspace() else "") + text)
+                ids = self._probe_encode(probe, text)
             except Error:  # the runtime refuses the body (e.g. a merge output not in the vocabulary)
+                return None
+            if ids is None:
                 return None
         if not add_special_tokens:
             return ids
@@ -778,13 +780,17 @@ class _Converter:
             return None
         cls = self.tokenizer_class()
         pipeline = CLASS_PIPELINES.get(cls) if cls else None
-        prefix_space = False
+        prefix_space, unk = False, None
         if pipeline is not None:
-            tree = pipeline(self, body)
-            if tree is None:
+            built = pipeline(self, body)
+            if built is None:
                 return None
+            tree, unk = built
         else:
-            harmless = (".prepend_scheme", ".split", ".trim_offsets", ".add_prefix_space")
+            # on one word, Metaspace's split does not matter, nor "first" against "always"
+            harmless = (".split", ".trim_offsets", ".add_prefix_space")
+            if _metaspace_prepends_as_stored(self.tj.get("pre_tokenizer")):
+                harmless += (".prepend_scheme",)
             pt = self.tj.get("pre_tokenizer")
             for loss in self.losses:
                 if loss.path.endswith(".add_prefix_space"):
@@ -806,7 +812,7 @@ class _Converter:
                                     post_processor=t.PostProcessorProgram([])))
         except Error:  # a body the runtime refuses: the hand model decides
             return None
-        self._probe = (tok, prefix_space)
+        self._probe = (tok, prefix_space, unk)
         return self._probe
 
     def _probe_a_with_runtime(self) -> tuple[list[int], str] | None:
@@ -814,12 +820,41 @@ class _Converter:
         probe = self.probe_tokenizer()
         if probe is None or self._decoder_lossy():
             return None
-        tok, prefix_space = probe
         try:
-            ids = tok.encode(" A" if prefix_space else "A")
-            return ids, (tok.decode(ids[-1:]) if ids else "")
+            ids = self._probe_encode(probe, "A")
+            return None if ids is None else (ids, probe[0].decode(ids[-1:]) if ids else "")
         except Error:  # the runtime refuses the body: the hand model decides
             return None
+
+    def _probe_encode(self, probe, text: str) -> list[int] | None:
+        """The ids of ``text`` by the probe tokenizer.  A class BPE with an unknown token (Gemma)
+        gives it, fused, for a run of characters it cannot spell, where mtokspec's BPE (the format
+        has no unknown token) drops them: on one word without added tokens, the known runs are
+        encoded apart (no merge crosses an unknown token) and each unknown run is the unk id."""
+        tok, prefix_space, unk = probe
+        if unk is None:
+            return tok.encode((" " if prefix_space and not text[:1].isspace() else "") + text)
+        unk_text, word = unk
+        word = word + text
+        unk_id = self.convert_token_to_id(unk_text)
+        if unk_id is None or any(c.isspace() for c in text) or any(
+                a.content and a.content in text for a in tok.added.tokens):
+            return None
+        ids: list[int] = []
+        run, in_unknown = "", False
+        for c in word:
+            if self.vocab_has(c) or all(self.vocab_has(f"<0x{b:02X}>") for b in c.encode("utf-8")):
+                run, in_unknown = run + c, False
+                continue
+            if run:
+                ids.extend(tok.model.tokenize(run))
+                run = ""
+            if not in_unknown:
+                ids.append(unk_id)
+            in_unknown = True
+        if run:
+            ids.extend(tok.model.tokenize(run))
+        return ids
 
     def _decoder_lossy(self) -> bool:
         if self.tokenizer_class() in CLASS_PIPELINES:
@@ -1231,7 +1266,7 @@ def _extract_ops(pp: Any) -> list[tuple[int, int | None]]:
     return ops
 
 
-def _llama_pipeline(conv: _Converter, body: t.MtokFile) -> t.MtokFile | None:
+def _llama_pipeline(conv: _Converter, body: t.MtokFile):
     """``LlamaTokenizer.__init__``: no normalizer; Metaspace (prepend unless ``add_prefix_space``
     is false; ``first``/``always`` and ``split=False`` are the same on one word); BPE with byte
     fallback and no unknown token (what it cannot spell is dropped, as by mtokspec's BPE);
@@ -1245,19 +1280,22 @@ def _llama_pipeline(conv: _Converter, body: t.MtokFile) -> t.MtokFile | None:
         decoders.append(t.StripDecoder(" ", 1, 0))
     return replace(body, normalizer=t.NoNormalizer(), pre_tokenizer=t.MetaspacePreTokenizer("\u2581", aps),
                    model=t.BPEModel(True, False, body.model.vocab, body.model.merges),
-                   decoder=t.SequenceDecoder(decoders))
+                   decoder=t.SequenceDecoder(decoders)), None
 
 
-def _gemma_pipeline(conv: _Converter, body: t.MtokFile) -> t.MtokFile | None:
+def _gemma_pipeline(conv: _Converter, body: t.MtokFile):
     """``GemmaTokenizer.__init__``: Replace " " -> ▁, Split on " " merged with the previous piece,
-    BPE with byte fallback and ``<unk>`` (exact only when all 256 byte tokens exist, so that no
-    unknown token is ever needed), decoder Replace ▁, ByteFallback, Fuse."""
-    if not isinstance(body.model, t.BPEModel) or not _all_byte_tokens(conv):
+    BPE with byte fallback and ``<unk>`` (fused), decoder Replace ▁, ByteFallback, Fuse.  Returns
+    ``(tree, unk)``: ``unk`` = (unknown token, text before the word) when a probe may need it."""
+    if not isinstance(body.model, t.BPEModel):
         return None
-    return replace(body, normalizer=t.ReplaceNormalizer(" ", "\u2581"), pre_tokenizer=t.SplitPreTokenizer(" ", False, 2),
+    tree = replace(body, normalizer=t.ReplaceNormalizer(" ", "\u2581"), pre_tokenizer=t.SplitPreTokenizer(" ", False, 2),
                    model=t.BPEModel(True, False, body.model.vocab, body.model.merges),
                    decoder=t.SequenceDecoder([t.ReplaceDecoder("\u2581", " "), t.ByteFallbackDecoder(),
                                               t.FuseDecoder()]))
+    # with every byte token the unknown token is never needed; else one word is spelled by hand
+    unk = conv.special_tokens()[0].get("unk_token")
+    return tree, (None if _all_byte_tokens(conv) or unk is None else (unk, ""))
 
 
 def _all_byte_tokens(conv: _Converter) -> bool:
@@ -1265,5 +1303,18 @@ def _all_byte_tokens(conv: _Converter) -> bool:
 
 
 CLASS_PIPELINES = {"LlamaTokenizer": _llama_pipeline, "GemmaTokenizer": _gemma_pipeline}
-"""transformers 5 classes whose ``__init__`` builds the pipeline (from the file's vocabulary and
-merges) that encode runs, as mtokspec trees (rules S6-S8); other classes run the file's pipeline."""
+
+
+def _metaspace_prepends_as_stored(pt: Any) -> bool:
+    """Whether every Metaspace in ``pt`` prepends to one word exactly when its stored
+    ``add_prefix_space`` says so (``prepend_scheme`` "first" acts as "always" there)."""
+    if not isinstance(pt, dict):
+        return True
+    if pt.get("type") == "Sequence":
+        children = pt.get("pretokenizers")
+        return all(map(_metaspace_prepends_as_stored, children)) if isinstance(children, list) else False
+    if pt.get("type") != "Metaspace":
+        return True
+    scheme, aps = pt.get("prepend_scheme"), pt.get("add_prefix_space", True)
+    return scheme is None or (scheme in ("always", "first")) == bool(aps)
+
