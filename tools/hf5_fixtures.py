@@ -163,6 +163,15 @@ FOLDERS: dict[str, tuple[str, dict[str, dict]]] = {
         "'A' -> '▁A', which decodes to 'A', so the prefix is [0]",
         {"tokenizer.json": _llama_over_byte_level_doc(),
          "tokenizer_config.json": {"tokenizer_class": "LlamaTokenizerFast", "bos_token": "<s>", "eos_token": "</s>"}}),
+    "qwen2_class_pipeline": (
+        "S6/S8: Qwen2Tokenizer runs its own ByteLevel pipeline without the file's add_prefix_space: "
+        "'A' stays 'A', which decodes to 'A', so the prefix is [0]",
+        {"tokenizer.json": _byte_level_doc(),
+         "tokenizer_config.json": {"tokenizer_class": "Qwen2Tokenizer", "bos_token": "<s>", "eos_token": "</s>"}}),
+    "codellama_unk_unset": (
+        "S7: CodeLlama's BPE gets str(unk_token) = 'None' when the config unsets it; encoding '<turn|>' "
+        "then needs an unknown token the vocabulary lacks, HF raises, and the exporter skips the rule",
+        {"tokenizer.json": _sp(), "tokenizer_config.json": {"tokenizer_class": "CodeLlamaTokenizer", "unk_token": None}}),
     "gemma_missing_byte_tokens": (
         "S6/S7: GemmaTokenizer's BPE spells '<turn|>' (no byte tokens) as one fused <unk>: one id, a stop id",
         {"tokenizer.json": _sp(), "tokenizer_config.json": {"tokenizer_class": "GemmaTokenizer"}}),
@@ -242,12 +251,90 @@ def record(folders: list[Path], mnn_git: Path) -> None:
         print(f"{folder.name}: {header.special_count} {header.stop_count} {header.prefix_count} {list(header.ids)}")
 
 
+_CLASSES = [None, "LlamaTokenizerFast", "LlamaTokenizer", "CodeLlamaTokenizer", "GemmaTokenizer", "GPT2Tokenizer",
+            "Qwen2Tokenizer", "T5Tokenizer", "PreTrainedTokenizerFast", "GPTNeoXTokenizer"]
+_TOKENS = ["<s>", "</s>", "<unk>", "<pad>", "<mask>", "A", "\u2581A", "B", "<image>", "<|eot_id|>", "<turn|>", None]
+
+
+def random_folder(rng) -> dict[str, dict]:
+    """A folder drawn from the fixtures' documents with a random config: class, flags, special
+    tokens (present in the vocabulary, added, or neither), templates, a special_tokens_map."""
+    tj = copy.deepcopy(rng.choice([_sp(), _sp(post_processor=_BOS_TEMPLATE), _byte_fallback_doc(),
+                                   _byte_level_doc(), _gemma_doc(), _gemma_turn_doc(), _llama_over_byte_level_doc()]))
+    if rng.random() < 0.3:
+        # the next id, as files written by tokenizers have (it renumbers other ids on loading)
+        ids = [*tj["model"]["vocab"].values(), *(a["id"] for a in tj["added_tokens"])]
+        content = rng.choice(_TOKENS[:-1])
+        if all(a["content"] != content for a in tj["added_tokens"]):
+            tj["added_tokens"].append(_added(tj["model"]["vocab"].get(content, max(ids) + 1), content))
+    cfg: dict = {}
+    if (cls := rng.choice(_CLASSES)) is not None:
+        cfg["tokenizer_class"] = cls
+    for key in ("add_bos_token", "add_eos_token"):
+        if rng.random() < 0.4:
+            cfg[key] = rng.random() < 0.5
+    for key in ("bos_token", "eos_token", "unk_token", "pad_token", "mask_token", "image_token"):
+        if rng.random() < 0.5:
+            cfg[key] = rng.choice(_TOKENS)
+    if rng.random() < 0.3:
+        cfg["additional_special_tokens"] = rng.sample(_TOKENS[:-1], 2)
+    if rng.random() < 0.2:  # as saved by transformers: the file's added tokens
+        cfg["added_tokens_decoder"] = {str(a["id"]): {k: v for k, v in a.items() if k != "id"}
+                                       for a in tj["added_tokens"]}
+    files = {"tokenizer.json": tj, "tokenizer_config.json": cfg}
+    if rng.random() < 0.3:
+        files["special_tokens_map.json"] = {"eos_token": rng.choice(_TOKENS[:-1])}
+    if rng.random() < 0.3:
+        files["generation_config.json"] = {"eos_token_id": [rng.randrange(10)]}
+    return files
+
+
+def differential(n: int, mnn_git: Path, seed: int = 0) -> int:
+    """``n`` random folders through MNN's exporter and through mtokspec: the number of folders whose
+    bytes differ (each printed), among those the exporter accepts."""
+    import random
+
+    import mtokspec
+    from mtokspec.convert import from_hf
+    warnings.simplefilter("ignore")
+    logging.disable(logging.WARNING)
+    llm_tokenizer, _ = load_exporter(mnn_git)
+    rng = random.Random(seed)
+    differ = exported = 0
+    for i in range(n):
+        files = random_folder(rng)
+        with tempfile.TemporaryDirectory() as tmp:
+            for file_name, doc in files.items():
+                Path(tmp, file_name).write_text(json.dumps(doc), encoding="utf-8")
+            try:
+                ref = exporter_bytes(llm_tokenizer, Path(tmp))
+            except Exception:  # transformers refuses the folder: nothing to compare
+                continue
+            exported += 1
+            try:
+                ours = mtokspec.build(from_hf(tmp).tree)
+            except mtokspec.Error as e:
+                ours = f"refused: {e}".encode()
+            if ours != ref:
+                differ += 1
+                theirs = mtokspec.parse(ref).header
+                mine = mtokspec.parse(ours).header if not ours.startswith(b"refused") else ours
+                print(f"#{i} differs: {json.dumps(files.get('tokenizer_config.json'))}\n  exporter {theirs}\n  mtokspec {mine}")
+    print(f"{exported} of {n} folders exported; {differ} differ")
+    return differ
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.hf5_fixtures", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--record", action="store_true", help="run MNN's exporter and write expected.json")
     parser.add_argument("--mnn-git", type=Path, default=MNN_GIT, help="a git mirror of alibaba/MNN")
+    parser.add_argument("--differential", type=int, metavar="N",
+                        help="instead: N random folders through the exporter and mtokspec; exit 1 if any differ")
+    parser.add_argument("--seed", type=int, default=0, help="of the random folders (default 0)")
     args = parser.parse_args(argv)
+    if args.differential:
+        return 1 if differential(args.differential, args.mnn_git, args.seed) else 0
     folders = write_folders()
     if args.record:
         record(folders, args.mnn_git)

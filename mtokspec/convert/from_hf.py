@@ -54,9 +54,10 @@ Header: how transformers 5's view of the folder is reproduced
     ``encode(s)`` (S6): one id when ``s`` is an added or special token; otherwise mtokspec's runtime
     encodes it when it gives exactly transformers' ids (:meth:`_Converter.probe_tokenizer`): a class
     with its own ``__init__`` rebuilds the pipeline from the file's vocabulary and merges
-    (``CLASS_PIPELINES``: Llama, Gemma; an unknown token Gemma needs is spelled by hand), any
-    other class runs the file's pipeline, which the converted body holds unless a loss may change
-    ids; else it is taken to give several ids.
+    (``CLASS_PIPELINES``: Llama, CodeLlama, Gemma, GPT-2, GPT-NeoX, Qwen2; a word that needs the
+    unknown token of a class BPE is spelled by hand), any other class runs the file's pipeline,
+    which the converted body holds unless a loss may change ids; else it is taken to give several
+    ids.
     Stop ids (S7), in the exporter's order: the id of ``eos_token``; (``im_end_id`` exists only on
     remote-code tokenizers and is not modelled); the id of ``<|eot_id|>`` when ``encode`` gives one
     id; the second id of ``<end_of_turn>`` when ``encode`` gives two ids starting with 2; every id of
@@ -503,8 +504,10 @@ class _Converter:
         for at in self.added:
             ids.setdefault(at["content"], at["id"])
         named, extra = self.special_tokens()
-        taken = [*ids.values(), *(self._vocab_ids())]
-        next_id = max(taken) + 1 if taken else 0
+        # tokenizers numbers added tokens the vocabulary lacks from its size on, in file order (it
+        # renumbers a file whose ids are not so); the next one gets the next id
+        vocab_ids = self._vocab_ids()
+        next_id = len(vocab_ids) + len({c for c in ids if self.vocab_lookup(c) is None})
         for text in [*named.values(), *extra]:
             if text in ids:
                 continue
@@ -767,7 +770,7 @@ class _Converter:
         when it gives the same ids on a text without white space; else None.
 
         A class with its own ``__init__`` rebuilds the pipeline from the file's vocabulary and merges
-        (``CLASS_PIPELINES``: Llama, Gemma); any other class runs the ``tokenizer.json`` pipeline,
+        (``CLASS_PIPELINES``); any other class runs the ``tokenizer.json`` pipeline,
         which the converted body holds exactly unless a loss may change ids.  ByteLevel's
         ``add_prefix_space`` (not stored) becomes a space before the text; Metaspace's
         ``prepend_scheme``/``split`` do not matter on one word.  The added tokens are the file's and
@@ -785,7 +788,7 @@ class _Converter:
             built = pipeline(self, body)
             if built is None:
                 return None
-            tree, unk = built
+            tree, prefix_space, unk = built
         else:
             # on one word, Metaspace's split does not matter, nor "first" against "always"
             harmless = (".split", ".trim_offsets", ".add_prefix_space")
@@ -836,9 +839,8 @@ class _Converter:
             return tok.encode((" " if prefix_space and not text[:1].isspace() else "") + text)
         unk_text, word = unk
         word = word + text
-        unk_id = self.convert_token_to_id(unk_text)
-        if unk_id is None or any(c.isspace() for c in text) or any(
-                a.content and a.content in text for a in tok.added.tokens):
+        unk_id = self.vocab_lookup(unk_text)  # the model's own: an added token does not count
+        if any(c.isspace() for c in text) or any(a.content and a.content in text for a in tok.added.tokens):
             return None
         ids: list[int] = []
         run, in_unknown = "", False
@@ -846,6 +848,8 @@ class _Converter:
             if self.vocab_has(c) or all(self.vocab_has(f"<0x{b:02X}>") for b in c.encode("utf-8")):
                 run, in_unknown = run + c, False
                 continue
+            if unk_id is None:  # HF's BPE raises (its unknown token is not in its vocabulary)
+                return None
             if run:
                 ids.extend(tok.model.tokenize(run))
                 run = ""
@@ -1266,43 +1270,90 @@ def _extract_ops(pp: Any) -> list[tuple[int, int | None]]:
     return ops
 
 
-def _llama_pipeline(conv: _Converter, body: t.MtokFile):
-    """``LlamaTokenizer.__init__``: no normalizer; Metaspace (prepend unless ``add_prefix_space``
-    is false; ``first``/``always`` and ``split=False`` are the same on one word); BPE with byte
-    fallback and no unknown token (what it cannot spell is dropped, as by mtokspec's BPE);
-    decoder Replace ▁, ByteFallback, Fuse, and Strip one leading space when prepending."""
-    if not isinstance(body.model, t.BPEModel):
-        return None
+def _add_prefix_space(conv: _Converter, default: bool) -> bool:
     aps = (conv.tc or {}).get("add_prefix_space")
-    aps = True if aps is None else bool(aps)
+    return default if aps is None else bool(aps)
+
+
+def _unk(conv: _Converter, word_start: str):
+    """``(unknown token, text before the word)`` when a class BPE with byte fallback may need its
+    unknown token (not every byte has a <0xNN> token), else None."""
+    # the classes pass str(unk_token): an unset one is the text "None"
+    unk = str(conv.special_tokens()[0].get("unk_token"))
+    return None if _all_byte_tokens(conv) else (unk, word_start)
+
+
+def _metaspace_class(conv: _Converter, body: t.MtokFile, *, unk: bool, strip_always: bool):
+    """Llama and CodeLlama: no normalizer; Metaspace (prepend unless ``add_prefix_space`` is
+    false; "first"/"always" and ``split=False`` are the same on one word); BPE with byte fallback;
+    decoder Replace ▁, ByteFallback, Fuse, Strip one leading space.  Llama's BPE has no unknown
+    token (what it cannot spell is dropped, as by mtokspec's BPE); CodeLlama's has one."""
+    aps = _add_prefix_space(conv, True)
     decoders: list[t.Decoder] = [t.ReplaceDecoder("\u2581", " "), t.ByteFallbackDecoder(), t.FuseDecoder()]
-    if aps:
+    if aps or strip_always:
         decoders.append(t.StripDecoder(" ", 1, 0))
-    return replace(body, normalizer=t.NoNormalizer(), pre_tokenizer=t.MetaspacePreTokenizer("\u2581", aps),
+    tree = replace(body, normalizer=t.NoNormalizer(), pre_tokenizer=t.MetaspacePreTokenizer("\u2581", aps),
                    model=t.BPEModel(True, False, body.model.vocab, body.model.merges),
-                   decoder=t.SequenceDecoder(decoders)), None
+                   decoder=t.SequenceDecoder(decoders))
+    return tree, False, (_unk(conv, "\u2581" if aps else "") if unk else None)
 
 
-def _gemma_pipeline(conv: _Converter, body: t.MtokFile):
-    """``GemmaTokenizer.__init__``: Replace " " -> ▁, Split on " " merged with the previous piece,
-    BPE with byte fallback and ``<unk>`` (fused), decoder Replace ▁, ByteFallback, Fuse.  Returns
-    ``(tree, unk)``: ``unk`` = (unknown token, text before the word) when a probe may need it."""
-    if not isinstance(body.model, t.BPEModel):
-        return None
+def _byte_level_class(conv: _Converter, body: t.MtokFile, *, nfc: bool, split: str | None):
+    """GPT-2, GPT-NeoX, Qwen2: [NFC]; [Split(pattern, isolated)] and ByteLevel with
+    ``add_prefix_space`` (default false; a space before the text); BPE without unknown token or
+    byte fallback; decoder ByteLevel."""
+    aps = _add_prefix_space(conv, False)
+    pre: t.PreTokenizer = t.ByteLevelPreTokenizer(split is None)
+    if split is not None:
+        if aps:  # after a Split, HF prefixes every piece: a space before the text is not that
+            return None
+        pre = t.SequencePreTokenizer([t.SplitPreTokenizer(split, False, 0), t.ByteLevelPreTokenizer(False)])
+    tree = replace(body, normalizer=t.TableNormalizer(unicode_tables.nfc_table()) if nfc else t.NoNormalizer(),
+                   pre_tokenizer=pre, model=t.BPEModel(False, False, body.model.vocab, body.model.merges),
+                   decoder=t.ByteLevelDecoder())
+    return tree, aps, None
+
+
+def _gemma_class(conv: _Converter, body: t.MtokFile):
+    """Gemma: Replace " " -> ▁, Split on " " merged with the previous piece, BPE with byte
+    fallback and an unknown token, decoder Replace ▁, ByteFallback, Fuse."""
     tree = replace(body, normalizer=t.ReplaceNormalizer(" ", "\u2581"), pre_tokenizer=t.SplitPreTokenizer(" ", False, 2),
                    model=t.BPEModel(True, False, body.model.vocab, body.model.merges),
                    decoder=t.SequenceDecoder([t.ReplaceDecoder("\u2581", " "), t.ByteFallbackDecoder(),
                                               t.FuseDecoder()]))
-    # with every byte token the unknown token is never needed; else one word is spelled by hand
-    unk = conv.special_tokens()[0].get("unk_token")
-    return tree, (None if _all_byte_tokens(conv) or unk is None else (unk, ""))
+    return tree, False, _unk(conv, "")
 
 
 def _all_byte_tokens(conv: _Converter) -> bool:
     return all(conv.vocab_has(f"<0x{b:02X}>") for b in range(256))
 
 
-CLASS_PIPELINES = {"LlamaTokenizer": _llama_pipeline, "GemmaTokenizer": _gemma_pipeline}
+QWEN2_SPLIT = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
+               r"""|\s*[\r\n]+|\s+(?!\S)|\s+""")
+"""transformers 5's ``Qwen2Tokenizer`` pre-split pattern."""
+
+_PIPELINES = {
+    "LlamaTokenizer": lambda c, b: _metaspace_class(c, b, unk=False, strip_always=False),
+    "CodeLlamaTokenizer": lambda c, b: _metaspace_class(c, b, unk=True, strip_always=True),
+    "GemmaTokenizer": _gemma_class,
+    "GPT2Tokenizer": lambda c, b: _byte_level_class(c, b, nfc=False, split=None),
+    "GPTNeoXTokenizer": lambda c, b: _byte_level_class(c, b, nfc=True, split=None),
+    "Qwen2Tokenizer": lambda c, b: _byte_level_class(c, b, nfc=True, split=QWEN2_SPLIT),
+}
+
+
+def _class_pipeline(name: str):
+    build = _PIPELINES[name]
+
+    def pipeline(conv: _Converter, body: t.MtokFile):
+        return build(conv, body) if isinstance(body.model, t.BPEModel) else None
+    return pipeline
+
+
+CLASS_PIPELINES = {name: _class_pipeline(name) for name in _PIPELINES}
+"""transformers 5 classes whose ``__init__`` builds the pipeline (from the file's vocabulary and
+merges) that encode runs, as ``(mtokspec tree, prefix space, unknown token)`` (rules S6-S8); a BPE
+vocabulary is needed; other classes run the file's pipeline."""
 
 
 def _metaspace_prepends_as_stored(pt: Any) -> bool:
