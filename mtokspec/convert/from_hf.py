@@ -766,15 +766,15 @@ class _Converter:
         return tokens
 
     def probe_tokenizer(self):
-        """``(tokenizer, prefix space)``: mtokspec's runtime for what transformers 5 encodes with,
-        when it gives the same ids on a text without white space; else None.
+        """``(tokenizer, prefix space, unknown token)``: mtokspec's runtime for what transformers 5
+        encodes with, when it gives the same ids on a text without white space; else None.
 
-        A class with its own ``__init__`` rebuilds the pipeline from the file's vocabulary and merges
-        (``CLASS_PIPELINES``); any other class runs the ``tokenizer.json`` pipeline,
-        which the converted body holds exactly unless a loss may change ids.  ByteLevel's
+        A class with its own ``__init__`` rebuilds the pipeline from the file's vocabulary and
+        merges (``CLASS_PIPELINES``); any other class runs the ``tokenizer.json`` pipeline, which
+        the converted body holds exactly unless a loss may change ids.  ByteLevel's
         ``add_prefix_space`` (not stored) becomes a space before the text; Metaspace's
-        ``prepend_scheme``/``split`` do not matter on one word.  The added tokens are the file's and
-        the special tokens transformers adds."""
+        ``prepend_scheme``/``split`` do not matter on one word.  The added tokens are the file's
+        and the special tokens transformers adds.  ``unknown token``: see :meth:`_probe_encode`."""
         if self._probe is not None:
             return self._probe or None
         self._probe = False
