@@ -126,9 +126,10 @@ FOLDERS: dict[str, tuple[str, dict[str, dict]]] = {
                                    "bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>"}}),
     "codellama_forced_bos": (
         "S1/S5: CodeLlama passes add_bos_token=True itself (BOS template whatever the config says) and "
-        "names its fill-in-the-middle tokens, which are added as new ids",
+        "names its fill-in-the-middle tokens, which are added as new ids before the config's own *_token ones",
         {"tokenizer.json": _sp(),
-         "tokenizer_config.json": {"tokenizer_class": "CodeLlamaTokenizer", "add_bos_token": False}}),
+         "tokenizer_config.json": {"image_token": "<image>", "tokenizer_class": "CodeLlamaTokenizer",
+                                   "add_bos_token": False}}),
     "missing_special_tokens": (
         "S2: special tokens the config names but neither the vocabulary nor added_tokens holds are added "
         "with the next free ids, and listed",

@@ -454,10 +454,9 @@ class _Converter:
                 elif isinstance(value, dict):  # transformers makes an AddedToken of it
                     value = {**value, "__type": "AddedToken"}
                 kw[key] = value
-        # the class's own defaults (arguments of its __init__), where the files set nothing
-        for key, value in CLASS_DEFAULTS.get(cls or "", {}).items():
-            kw.setdefault(key, value)
-        return kw
+        # the class's own defaults (arguments of its __init__) where the files set nothing; the
+        # class passes them before the rest, which orders its model-specific *_token ones first
+        return {**CLASS_DEFAULTS.get(cls or "", {}), **kw}
 
     def special_tokens(self) -> tuple[dict[str, str], list[str]]:
         """Rule S1: ``(named, extra)``: the named special tokens in transformers 5's attribute order
