@@ -114,7 +114,8 @@ def _gemma_turn_doc() -> dict:
 
 FOLDERS: dict[str, tuple[str, dict[str, dict]]] = {
     "llama_template_bos": (
-        "S5: the tokenizer.json template puts <s> before A; S8 finds the prefix [1]",
+        "S5: the tokenizer.json template puts <s> before A; S8 finds the prefix [1]; S6/S7: the Llama class's "
+        "own pipeline (no unknown token) encodes '<turn|>' as '▁' alone, a stop id",
         {"tokenizer.json": _sp(post_processor=_BOS_TEMPLATE),
          "tokenizer_config.json": {"tokenizer_class": "LlamaTokenizerFast", "add_bos_token": True,
                                    "bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>"}}),
@@ -159,9 +160,9 @@ FOLDERS: dict[str, tuple[str, dict[str, dict]]] = {
     "gemma_class_defaults": (
         "S1: GemmaTokenizer's defaults (<bos> <eos> <unk> <pad> <mask>) where the config names none",
         {"tokenizer.json": _gemma_doc(), "tokenizer_config.json": {"tokenizer_class": "GemmaTokenizer"}}),
-    "llama_class_pipeline": (
-        "S6/S8: a LlamaTokenizer class encodes with its own Metaspace pipeline, not the file's ByteLevel one: "
-        "'A' -> '▁A', which decodes to 'A', so the prefix is [0]",
+    "llama_over_byte_level": (
+        "S0: a Llama class over a tokenizer.json that mentions ByteLevel loads the plain backend: no class "
+        "defaults (no <unk> added), the file's pipeline ('A' -> 'ĠA', which decodes to ' A': no prefix)",
         {"tokenizer.json": _llama_over_byte_level_doc(),
          "tokenizer_config.json": {"tokenizer_class": "LlamaTokenizerFast", "bos_token": "<s>", "eos_token": "</s>"}}),
     "qwen2_class_pipeline": (
