@@ -105,7 +105,7 @@ from mtokspec.convert.loss import ConversionError, Loss
 from mtokspec.errors import Error
 
 __all__ = ["ConversionResult", "HFInputs", "from_hf", "from_hf_tree", "from_hf_inputs",
-           "load_hf", "WHITESPACE_SPLIT", "CLASS_DEFAULTS", "TEMPLATE_FROM_FLAGS", "LLAMA_LIKE"]
+           "load_hf", "WHITESPACE_SPLIT", "CLASS_DEFAULTS", "TEMPLATE_FROM_FLAGS", "CLASS_PIPELINES"]
 
 WHITESPACE_SPLIT = t.SplitPreTokenizer(
     pattern=(r"[\p{L}\p{Alphabetic}\p{M}\d\p{Connector_Punctuation}_\p{Join_Control}]+"
@@ -150,11 +150,6 @@ TEMPLATE_FROM_FLAGS: dict[str, tuple[bool, bool]] = {"CodeLlamaTokenizer": (True
                                                      "GPTNeoXTokenizer": (False, False)}
 """Classes whose post-processor transformers 5 rebuilds whatever the file holds (rule S5), with the
 ``(add_bos_token, add_eos_token)`` their ``__init__`` passes (the config's values are dropped)."""
-
-LLAMA_LIKE = frozenset({"LlamaTokenizer", "LlamaTokenizerFast", "CodeLlamaTokenizer",
-                        "CodeLlamaTokenizerFast", "GemmaTokenizer", "GemmaTokenizerFast"})
-"""Classes whose post-processor transformers 4 rebuilt from add_bos_token/add_eos_token (rule S5
-before transformers 5; kept for the record, see the module notes)."""
 
 UNCHECKED = "tokenizer.json holds a malformed value in a field without a check of its own"
 """How a refusal that no field check made begins (tests/test_fuzz.py asserts none happens)."""
