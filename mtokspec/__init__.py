@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from mtokspec._generated import codec as _codec
 from mtokspec._generated.tree import ROOTS_BY_MAGIC_LINE
-from mtokspec.errors import MtokFormatError
+from mtokspec.errors import Error, MtokFormatError
 from mtokspec.tree import (
     BertTxtFile,
     HuggingFaceTxtFile,
@@ -24,7 +24,7 @@ from mtokspec.tree import (
 from mtokspec.validate import Finding, validate
 
 __all__ = [
-    "parse", "build", "validate", "Finding", "MtokFormatError", "to_dict", "from_dict",
+    "parse", "build", "validate", "Finding", "Error", "MtokFormatError", "to_dict", "from_dict",
     "TokenizerFile", "MtokFile", "SentencePieceTxtFile", "TiktokenTxtFile", "BertTxtFile", "HuggingFaceTxtFile",
     "Tokenizer", "lint",
 ]

@@ -40,6 +40,11 @@ def atomic_write(path: str | os.PathLike, data: bytes | str) -> None:
         raise
 
 
+def one_line(err: object) -> str:
+    """An error's message on one line (YAML and template errors span several), for stderr."""
+    return " ".join(str(err).split())
+
+
 def read_input(path: str) -> bytes:
     """Bytes of a file, or of standard input for ``-``."""
     if path == "-":

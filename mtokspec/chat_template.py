@@ -62,10 +62,12 @@ from jinja2.exceptions import SecurityError, TemplateSyntaxError
 from jinja2.sandbox import MAX_RANGE, ImmutableSandboxedEnvironment
 from jinja2.visitor import NodeTransformer
 
+from mtokspec.errors import Error
+
 __all__ = ["ChatTemplateError", "render_chat_template"]
 
 
-class ChatTemplateError(Exception):
+class ChatTemplateError(Error):
     """A chat template could not be rendered.
 
     Raised for template syntax errors, ``raise_exception(...)`` calls made by the template (the

@@ -7,6 +7,8 @@ import sys
 
 from mtokspec import __version__
 from mtokspec._commands import COMMAND_MODULES
+from mtokspec._io import one_line
+from mtokspec.errors import Error
 
 DESCRIPTION = """\
 Read, check, write and run MNN tokenizer files (.mtok, legacy tokenizer.txt).
@@ -45,6 +47,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except KeyboardInterrupt:
         return 130
+    except (Error, OSError, RecursionError) as e:  # what a command did not catch itself: still one line
+        print(f"mtokspec {args.command}: {one_line(e)}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -1,9 +1,18 @@
-"""The one exception type that parsing and building raise."""
+"""The exception types of mtokspec: every refusal is an :class:`Error`.
+
+``MtokFormatError`` (parse/build), ``mtokspec.runtime.TokenizerError``,
+``mtokspec.convert.ConversionError`` and ``mtokspec.chat_template.ChatTemplateError`` derive from
+:class:`Error`, so one ``except mtokspec.Error`` catches "mtokspec refused this input".
+"""
 
 from __future__ import annotations
 
 
-class MtokFormatError(ValueError):
+class Error(Exception):
+    """The base of every exception mtokspec raises on purpose: the input was refused."""
+
+
+class MtokFormatError(Error, ValueError):
     """A file that cannot be read, or a tree that cannot be written.
 
     ``offset`` is the byte offset where reading failed (``None`` when building); ``path`` names the

@@ -146,7 +146,8 @@ def _from_plain(value: Any, d: tuple, path: list[str]) -> Any:
     if k == "record":
         return _record_from_plain(value, d[1], path)
     if k == "union":
-        if not isinstance(value, dict) or value.get("type") not in UNIONS[d[1]]:
+        if not isinstance(value, dict) or not isinstance(value.get("type"), str) \
+                or value["type"] not in UNIONS[d[1]]:
             _fail(path, f"expected one of {', '.join(UNIONS[d[1]])} (a 'type' key), got {value!r:.60}")
         return _record_from_plain(value, value["type"], path)
     raise TypeError(d)
@@ -179,6 +180,6 @@ def from_dict(data: dict) -> Any:
     if not isinstance(data, dict):
         raise MtokFormatError(f"expected a mapping, got {type(data).__name__}")
     fmt = data.get("format", "mtok")
-    if fmt not in FORMATS:
+    if not isinstance(fmt, str) or fmt not in FORMATS:
         raise MtokFormatError(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}", None, "format")
     return _record_from_plain(data, FORMATS[fmt].__name__, [])

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from mtokspec._io import read_input
+from mtokspec._io import one_line, read_input
 from mtokspec.errors import MtokFormatError
 
 
@@ -17,12 +17,12 @@ def cmd_chat(args) -> int:
     try:
         tok = Tokenizer.from_bytes(read_input(args.file))
     except (OSError, MtokFormatError, TokenizerError) as e:
-        print(f"mtokspec: {args.file}: {e}", file=sys.stderr)
+        print(f"mtokspec: {args.file}: {one_line(e)}", file=sys.stderr)
         return 2
     try:
         messages = json.loads(read_input(args.messages).decode("utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        print(f"mtokspec: {args.messages}: {e}", file=sys.stderr)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
+        print(f"mtokspec: {args.messages}: {one_line(e)}", file=sys.stderr)
         return 2
     if isinstance(messages, dict) and "messages" in messages:
         messages = messages["messages"]
@@ -35,13 +35,13 @@ def cmd_chat(args) -> int:
         try:
             template = read_input(args.template).decode("utf-8")
         except (OSError, UnicodeDecodeError) as e:
-            print(f"mtokspec: {args.template}: {e}", file=sys.stderr)
+            print(f"mtokspec: {args.template}: {one_line(e)}", file=sys.stderr)
             return 2
     try:
         prompt = tok.apply_chat_template(messages, add_generation_prompt=not args.no_generation_prompt,
                                          template=template)
     except ChatTemplateError as e:
-        print(f"mtokspec: chat template: {e}", file=sys.stderr)
+        print(f"mtokspec: chat template: {one_line(e)}", file=sys.stderr)
         return 1
     sys.stdout.write(prompt)
     if args.tokens:

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import mtokspec
 from mtokspec import plainio
-from mtokspec._io import atomic_write, read_input
+from mtokspec._io import atomic_write, one_line, read_input
 from mtokspec.errors import MtokFormatError
 from mtokspec.summary import FORMAT_NAMES, inspect_rows
 from mtokspec.tree import format_key
 
 
 def fail(path: str, err: Exception) -> int:
-    print(f"mtokspec: {path}: {err}", file=sys.stderr)
+    print(f"mtokspec: {path}: {one_line(err)}", file=sys.stderr)
     return 2
 
 

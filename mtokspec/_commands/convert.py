@@ -7,7 +7,7 @@ import json
 import sys
 
 import mtokspec
-from mtokspec._io import atomic_write, read_input
+from mtokspec._io import atomic_write, one_line, read_input
 from mtokspec.errors import MtokFormatError
 
 
@@ -24,7 +24,8 @@ def write_conversion(command: str, source: str, output: str, report: str, conver
         if report == "json":
             print(render_json(list(losses), error=message, source=source), file=sys.stderr)
         else:
-            print(f"mtokspec {command}: {source}: {message}", file=sys.stderr)
+            # a strict refusal lists its losses, one per line, after the message
+            print(f"mtokspec {command}: {source}: {message if losses else one_line(message)}", file=sys.stderr)
         return code
 
     try:
@@ -73,7 +74,7 @@ def cmd_export_hf(args) -> int:
         notes = upgraded + notes
         text = json.dumps(doc, ensure_ascii=False, indent=args.indent)
     except (OSError, MtokFormatError, ValueError) as e:
-        print(f"mtokspec export-hf: {args.file}: {e}", file=sys.stderr)
+        print(f"mtokspec export-hf: {args.file}: {one_line(e)}", file=sys.stderr)
         return 2
     try:
         if args.output == "-":

@@ -10,7 +10,8 @@ from mtokspec.errors import MtokFormatError
 
 
 def _fail(what: str, err: Exception) -> int:
-    print(f"mtokspec: {what}: {err}", file=sys.stderr)
+    from mtokspec._io import one_line
+    print(f"mtokspec: {what}: {one_line(err)}", file=sys.stderr)
     return 2
 
 

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 import mtokspec
-from mtokspec._io import read_input
+from mtokspec._io import one_line, read_input
 from mtokspec.errors import MtokFormatError
 
 _EPILOG = """\
@@ -27,7 +27,7 @@ def cmd_upgrade(args) -> int:
     try:
         src = mtokspec.parse(read_input(args.file))
     except (OSError, MtokFormatError) as e:
-        print(f"mtokspec upgrade: {args.file}: {e}", file=sys.stderr)
+        print(f"mtokspec upgrade: {args.file}: {one_line(e)}", file=sys.stderr)
         return 2
     if type(src) not in LEGACY_TYPES:
         print(f"mtokspec upgrade: {args.file}: already a .mtok file (upgrade reads legacy tokenizer.txt "

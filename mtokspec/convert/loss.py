@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 
+from mtokspec.errors import Error
+
 __all__ = ["Loss", "ConversionError", "render_text", "render_json", "losses_to_plain"]
 
 
@@ -28,7 +30,7 @@ class Loss:
         return f"{self.path}: {self.what} -> {self.replacement} [{mark}]"
 
 
-class ConversionError(ValueError):
+class ConversionError(Error, ValueError):
     """A conversion that cannot be done, or (``strict=True``) one that would lose information.
 
     ``losses`` holds the :class:`Loss` records (empty when the input itself is unusable).

@@ -17,7 +17,7 @@ that encodes text the way the ``.mtok`` specifies (FORMAT.md semantics, read as 
   pre-tokenizer (the bytes-to-unicode mapping the flag stands for), unless the pre-tokenizer already
   has a ByteLevel, which maps the bytes once (as the runtime does).
 - Models: BPE vocab bytes -> str (UTF-8; a token that is not UTF-8 cannot be expressed and raises
-  ValueError), merges by rank order as ``[left, right]`` token pairs, byte_fallback, no unk_token
+  ConversionError), merges by rank order as ``[left, right]`` token pairs, byte_fallback, no unk_token
   (the file has none); WordPiece; Unigram with the vocab listed by id (ids must be 0..n-1).
 - Decoders: each variant to its HF namesake (Metaspace prepend_scheme as above).
 - Added tokens: id, content, special, lstrip, rstrip, single_word false, normalized false (MNN
@@ -26,9 +26,10 @@ that encodes text the way the ``.mtok`` specifies (FORMAT.md semantics, read as 
   the legacy layout -> A then its ids; an empty program -> none; no section at all -> the header's
   prefix ids before A when there are any.
 
-What HF ``tokenizers`` cannot load raises ValueError naming the field: a token that is not UTF-8, a
-Metaspace replacement or Strip content that is not exactly one character, an empty Unigram vocab,
-Unigram ids that are not 0..n-1, a BPE merge whose concatenation is not in the vocab.
+What HF ``tokenizers`` cannot load raises :class:`~mtokspec.convert.ConversionError` (a ValueError)
+naming the field: a token that is not UTF-8, a Metaspace replacement or Strip content that is not
+exactly one character, an empty Unigram vocab, Unigram ids that are not 0..n-1, a BPE merge whose
+concatenation is not in the vocab.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from typing import Any
 
 from mtokspec import tree as t
 from mtokspec.convert import unicode_tables
+from mtokspec.convert.loss import ConversionError
 
 __all__ = ["to_hf", "to_hf_with_notes"]
 
@@ -51,8 +53,8 @@ def to_hf(tree: t.MtokFile) -> dict:
 def to_hf_with_notes(tree: t.MtokFile) -> tuple[dict, list[str]]:
     """``(document, notes)``: notes say where the mapping had to choose (e.g. table not identical)."""
     if not isinstance(tree, t.MtokFile):
-        raise ValueError(f"to_hf takes an MtokFile tree, got {type(tree).__name__} "
-                         "(a legacy tokenizer.txt tree: mtokspec.convert.upgrade(tree).tree first)")
+        raise ConversionError(f"to_hf takes an MtokFile tree, got {type(tree).__name__} "
+                              "(a legacy tokenizer.txt tree: mtokspec.convert.upgrade(tree).tree first)")
     notes: list[str] = []
     model, vocab_text = _model(tree.model)
     pre = _pre_tokenizer(tree.pre_tokenizer)
@@ -111,7 +113,7 @@ def _normalizer(n: t.Normalizer, notes: list[str]) -> dict | None:
                 "lowercase": n.lowercase}
     if isinstance(n, t.StripNormalizer):
         return {"type": "Strip", "strip_left": n.strip_left, "strip_right": n.strip_right}
-    raise TypeError(f"unknown normalizer {type(n).__name__}")
+    raise ConversionError(f"unknown normalizer {type(n).__name__}")
 
 
 def _has_byte_level(pre: dict | None) -> bool:
@@ -147,34 +149,34 @@ def _pre_tokenizer(p: t.PreTokenizer) -> dict | None:
     if isinstance(p, t.SequencePreTokenizer):
         kids = [k for k in (_pre_tokenizer(c) for c in p.pretokenizers) if k is not None]
         return {"type": "Sequence", "pretokenizers": kids}
-    raise TypeError(f"unknown pre-tokenizer {type(p).__name__}")
+    raise ConversionError(f"unknown pre-tokenizer {type(p).__name__}")
 
 
 def _one_char(s: str, where: str) -> None:
     if len(s) != 1:
-        raise ValueError(f"{where} {s!r}: HF tokenizers needs exactly one character")
+        raise ConversionError(f"{where} {s!r}: HF tokenizers needs exactly one character")
 
 
 def _text(b: bytes, where: str) -> str:
     try:
         return b.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise ValueError(f"{where}: token {b!r} is not UTF-8; tokenizer.json cannot hold it") from e
+        raise ConversionError(f"{where}: token {b!r} is not UTF-8; tokenizer.json cannot hold it") from e
 
 
 def _model(m: t.Model) -> tuple[dict, dict[int, str]]:
     if not m.vocab and isinstance(m, t.UnigramModel):
-        raise ValueError("model.vocab: HF tokenizers cannot load an empty Unigram vocab")
+        raise ConversionError("model.vocab: HF tokenizers cannot load an empty Unigram vocab")
     if isinstance(m, t.BPEModel):
         vocab = {_text(tok, "model.vocab"): tid for tok, tid in m.vocab}
         id_text = {tid: tok for tok, tid in vocab.items()}
         merges = []
         for left, right, _rank in sorted(m.merges, key=lambda r: r[2]):
             if left not in id_text or right not in id_text:
-                raise ValueError(f"model.merges: ({left}, {right}) names an id that is not in the vocab")
+                raise ConversionError(f"model.merges: ({left}, {right}) names an id that is not in the vocab")
             if id_text[left] + id_text[right] not in vocab:
-                raise ValueError(f"model.merges: {id_text[left]!r} + {id_text[right]!r} is not in the vocab; "
-                                 "HF tokenizers refuses such a merge")
+                raise ConversionError(f"model.merges: {id_text[left]!r} + {id_text[right]!r} is not in the vocab; "
+                                      "HF tokenizers refuses such a merge")
             merges.append([id_text[left], id_text[right]])
         return ({"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
                  "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": m.byte_fallback,
@@ -188,11 +190,11 @@ def _model(m: t.Model) -> tuple[dict, dict[int, str]]:
     if isinstance(m, t.UnigramModel):
         by_id = sorted(m.vocab, key=lambda r: r[1])
         if [r[1] for r in by_id] != list(range(len(by_id))):
-            raise ValueError("model.vocab: Unigram ids must be exactly 0..n-1 for tokenizer.json")
+            raise ConversionError("model.vocab: Unigram ids must be exactly 0..n-1 for tokenizer.json")
         uni_vocab: list[list[Any]] = [[_text(tok, "model.vocab"), score] for tok, _id, score in by_id]
         return ({"type": "Unigram", "unk_id": m.unk_id, "vocab": uni_vocab, "byte_fallback": m.byte_fallback},
                 {i: v[0] for i, v in enumerate(uni_vocab)})
-    raise TypeError(f"unknown model {type(m).__name__}")
+    raise ConversionError(f"unknown model {type(m).__name__}")
 
 
 def _decoder(d: t.Decoder) -> dict:
@@ -215,7 +217,7 @@ def _decoder(d: t.Decoder) -> dict:
         return {"type": "Strip", "content": d.content, "start": d.start, "stop": d.stop}
     if isinstance(d, t.SequenceDecoder):
         return {"type": "Sequence", "decoders": [_decoder(c) for c in d.decoders]}
-    raise TypeError(f"unknown decoder {type(d).__name__}")
+    raise ConversionError(f"unknown decoder {type(d).__name__}")
 
 
 def _post_processor(tree: t.MtokFile, id_to_text: dict[int, str]) -> dict | None:

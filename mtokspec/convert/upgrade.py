@@ -179,10 +179,13 @@ def tiktoken_merges(tokens: Iterable[bytes], skip: Iterable[int] = ()) -> tuple[
         if len(tok) < 2:
             continue
         parts = _byte_pair_merge(ranks, tok, r)
-        if len(parts) != 2:
+        # two parts that are tokens; a single byte without a token of its own (a hand-made file:
+        # tiktoken ranks all 256) is no part, and a token spelled with one is unreachable too
+        left, right = (ranks.get(parts[0]), ranks.get(parts[1])) if len(parts) == 2 else (None, None)
+        if left is None or right is None:
             unreachable.append(r)
             continue
-        merges.append((ranks[parts[0]], ranks[parts[1]], len(merges)))
+        merges.append((left, right, len(merges)))
     return merges, unreachable
 
 

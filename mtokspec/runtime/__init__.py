@@ -17,8 +17,10 @@ loops, dict look-ups and compiled regular expressions.
 
 from __future__ import annotations
 
+from mtokspec.errors import Error
 
-class TokenizerError(ValueError):
+
+class TokenizerError(Error, ValueError):
     """A tree the runtime cannot run (bad pattern, pattern timeout, missing unk token, ...)."""
 
 

@@ -79,7 +79,8 @@ def _bigram_keys(s: str) -> frozenset[int]:
     if sys.byteorder != "little":
         o = list(map(ord, s))
         return frozenset(map(int.__or__, o, map(int.__lshift__, o[1:], repeat(32))))
-    u = s.encode("utf-32-le")
+    # surrogatepass: a token that is not UTF-8 is held as lone surrogates (decode_token)
+    u = s.encode("utf-32-le", "surrogatepass")
     mv = memoryview(u)
     keys = set(mv[:len(u) // 8 * 8].cast("Q"))
     keys.update(mv[4:4 + (len(u) - 4) // 8 * 8].cast("Q"))
