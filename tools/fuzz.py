@@ -17,7 +17,6 @@ dict); texts and ids of any kind (lone surrogates, ints < 0 and >= 2**32).
 from __future__ import annotations
 
 import argparse
-import warnings
 import builtins
 import contextlib
 import io
@@ -26,6 +25,7 @@ import sys
 import tempfile
 import time
 import tracemalloc
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -387,7 +387,35 @@ _COMMANDS = [
     ["decode", "{f}", "{id}", "{id}"], ["chat", "{f}", "--messages", "{f}"], ["upgrade", "{f}", "-o", "{o}"],
     ["export-hf", "{f}", "-o", "{o}"], ["convert", "{d}", "-o", "{o}"],
     ["compare", "{f}", "--against", "{d}/tokenizer.json"],
+    ["lint", "{f}"], ["lint", "--json", "--all", "{f}"], ["encode", "{f}", "{text}", "--runtime", "mnn"],
+    ["decode", "{f}", "{id}", "{id}", "--runtime", "mnn", "--stream"], ["compare", "{f}", "--runtime", "mnn"],
 ]
+
+
+def check_runtime_mnn(args) -> None:
+    """Tokenizer.from_tree(semantics="mnn"), then encode (str and raw bytes) / encode_batch /
+    decode / decode_bytes (both decodes) / decode_stream / apply_chat_template."""
+    from mtokspec.runtime import Tokenizer
+
+    tree, text, ids, special, messages, template = args
+    tok = refused_or_ok("Tokenizer.from_tree(semantics='mnn')", Tokenizer.from_tree, tree, semantics="mnn")
+    if tok is None:
+        return
+    refused_or_ok("mnn encode", tok.encode, text, add_special_tokens=special)
+    raw = text.encode("utf-8", "surrogatepass")[::-1]  # bytes, often not UTF-8
+    refused_or_ok("mnn encode bytes", tok.encode, raw, add_special_tokens=not special)
+    refused_or_ok("mnn encode_batch", tok.encode_batch, [text, ""], add_special_tokens=special)
+    refused_or_ok("mnn decode", tok.decode, ids)
+    refused_or_ok("mnn decode_bytes", tok.decode_bytes, ids, stream=special)
+    stream = tok.decode_stream()
+    for i in ids:
+        refused_or_ok("mnn decode_stream.step", stream.step, i)
+    refused_or_ok("mnn apply_chat_template", tok.apply_chat_template, messages, template=template)
+
+
+def check_lint(data: bytes) -> None:
+    """lint(target="mnn") of any bytes (what does not parse is refused like parse refuses it)."""
+    refused_or_ok("lint", mtokspec.lint, data)
 
 
 @st.composite
@@ -436,6 +464,8 @@ TARGETS = {t.name: t for t in [
     Target("codec", tokenizer_file_bytes, check_codec),
     Target("from_dict", dict_documents, check_from_dict),
     Target("runtime", runtime_inputs, check_runtime),
+    Target("runtime_mnn", runtime_inputs, check_runtime_mnn),
+    Target("lint", tokenizer_file_bytes, check_lint),
     Target("to_hf", parsed_files, check_to_hf),
     Target("upgrade", legacy_files, check_upgrade),
     Target("from_hf", hf_folders, check_from_hf),

@@ -53,8 +53,14 @@ def cmd_decode(args) -> int:
             data = tok.decode(args.ids, skip_special_tokens=args.skip_special).encode("utf-8", "surrogatepass")
     except (OSError, MtokFormatError, TokenizerError) as e:
         return _fail(args.file, e)
-    sys.stdout.buffer.write(data + b"\n")  # MNN's bytes as they are, UTF-8 or not
-    sys.stdout.flush()
+    # MNN's bytes as they are, UTF-8 or not (a text-only stdout gets them surrogate-escaped)
+    binary = getattr(sys.stdout, "buffer", None)
+    if binary is None:
+        sys.stdout.write(data.decode("utf-8", "surrogateescape") + "\n")
+    else:
+        sys.stdout.flush()
+        binary.write(data + b"\n")
+        binary.flush()
     return 0
 
 
