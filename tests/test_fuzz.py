@@ -91,6 +91,15 @@ def test_issue_example_file_encodes():
     assert all(i == 0 for i in ids)  # every token of this file has id 0
 
 
+def test_a_normal_form_that_is_not_utf8_loads():
+    # found by `python -m tools.fuzz --minutes 10` after the merge: an NFD table row whose normal form
+    # is b"\x80" made the hf runtime raise UnicodeDecodeError; it now keeps the bytes as surrogates
+    tree = t.MtokFile(normalizer=t.BertNFDNormalizer(False, False, True, False, [(0x41, b"\x80"), (0x42, b"b")]),
+                      model=t.BPEModel(vocab=[(b"b", 0)]))
+    tok = mtokspec.Tokenizer.from_bytes(mtokspec.build(tree))
+    assert tok.encode("b") == [0] and tok.encode("A") == []  # the stray byte is no token
+
+
 def test_tiktoken_merges_skip_tokens_whose_bytes_have_no_token():
     # b"AB" needs b"B", which no line holds: BPE cannot reach it (it used to raise KeyError b'B')
     assert tiktoken_merges([b"A", b"AB"]) == ([], [1])

@@ -182,7 +182,11 @@ _MN = regex.compile(r"\p{Mn}+")
 
 
 def _table_map(table) -> dict[int, str]:
-    return {cp: b.decode("utf-8", "surrogatepass") for cp, b in table}
+    # a normal form that is not UTF-8 (only a crafted file holds one) keeps its bytes as surrogates,
+    # as vocabulary tokens do, instead of failing the load
+    from mtokspec.runtime.models._vocab import decode_token  # (models imports this module)
+
+    return {cp: decode_token(b) for cp, b in table}
 
 
 class BertNormalizer(Normalizer):
