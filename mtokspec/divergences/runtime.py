@@ -1,8 +1,8 @@
 """Where MNN's C++ tokenizer encodes or decodes differently from HF `tokenizers`.
 
 Each rule's ``mnn_ref`` is a path and line in alibaba/MNN at the commit the reference outputs were
-recorded with (``mtokspec.runtime.mnn.MNN_COMMIT``); ``tests/test_divergences.py`` runs every
-example on both semantics.
+recorded with (``mtokspec.runtime.mnn.MNN_COMMIT``).  Examples with ids are the corpus files' (or
+the hand-made file named), as the ``hf`` and ``mnn`` semantics give them.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ RUNTIME_RULES: tuple[Rule, ...] = (
     Rule("mnn-bos-twice", "post-processor",
          "encode() puts the header's prefix ids first and then applies the post-processor program to "
          "the whole list, so a file with both gets BOS twice (HF: once)",
-         'prefix [1], program [1, A]: encode("Hi") HF [1, 22557], MNN [1, 1, 22557]', f"{_TOK}:225"),
+         'prefix [1], program [1, A], "Hi" = [22557]: HF [1, 22557], MNN [1, 1, 22557]', f"{_TOK}:225"),
     Rule("mnn-post-misread", "post-processor",
          "a program whose bytes after the count number exactly count x 4 is read as the older "
          "ids-only layout: sequence A, then the op bytes as u32 ids",
@@ -38,7 +38,7 @@ RUNTIME_RULES: tuple[Rule, ...] = (
          "a table normalizer maps code point by code point (no composition, no reordering) and "
          "turns control and format characters (C0/C1 controls but tab/CR/LF, ZWJ, ZWNJ, ZWSP, BOM, "
          "bidi marks, U+2060-2069, U+FFF0-FFF8) into a space",
-         'NFKC table on "e\\u0301": HF "é" (composed), MNN "e\\u0301"; "a\\u200db": MNN "a b"',
+         'NFKC table on "e\\u0301": HF "é" (composed), MNN "e\\u0301"; t5 "a\\u200db": HF [3, 9, 2, 115], MNN [3, 9, 3, 115]',
          f"{_TOK}:1121"),
     Rule("mnn-bert-normalizer", "normalizer.Bert",
          "BertNormalizer: clean_text drops only Cc, NUL and U+FFFD (HF: every C* category); "
@@ -64,7 +64,7 @@ RUNTIME_RULES: tuple[Rule, ...] = (
          "stands for its whole class, \\p{..} reads only the property's first letter, groups do "
          "not backtrack, lazy is greedy, alternatives with \\b, look-ahead (?=, look-behind or "
          "back-references are dropped; a pattern with non-ASCII and no \\p{ goes to std::wregex",
-         'Split "é" on "aéb": HF ["a", "é", "b"] isolated, MNN matches every non-ASCII letter',
+         'Split "[é\\p{N}]" isolated on "aüb": HF no match, MNN ["a", "ü", "b"] (é stands for any non-ASCII letter)',
          f"{_UNI}:77"),
     Rule("mnn-bert-pretokenizer", "pre-tokenizer.Bert",
          "BertPreTokenizer uses Unicode 15.0 categories and ASCII/Zs white space (HF: its own "
@@ -85,7 +85,7 @@ RUNTIME_RULES: tuple[Rule, ...] = (
          "Unigram's lattice runs over byte offsets with its own tie-breaking and unknown handling: "
          "an offset no piece reaches takes the unknown id for the character before it; adjacent "
          "unknowns fuse",
-         't5 on "😶\\u200d🌫️": HF [3, 2, 3, 2], MNN [3, 2, 3, 2, 3, 2] after the table normalizer',
+         'pieces b"\\xc3" and b"\\xa9" (the two bytes of é): "é" HF [unk], MNN the two pieces',
          f"{_TOK}:1723"),
     # --- decoding ----------------------------------------------------------------------------------
     Rule("mnn-decode-skips-special", "decoder",
@@ -103,7 +103,7 @@ RUNTIME_RULES: tuple[Rule, ...] = (
     Rule("mnn-clean-up-spaces", "decoder",
          "decode applies clean_up_tokenization_spaces when the file's flag is set (HF tokenizers "
          "never does; transformers does)",
-         'flag set, "don \'t" ... " n\'t": HF "do n\'t", MNN "don\'t"', f"{_TOK}:2037"),
+         'flag set, ids of "do", " n\'t": HF "do n\'t", MNN "don\'t"', f"{_TOK}:2037"),
     Rule("mnn-decode-raw-bytes", "decoder",
          "decoded bytes that are not UTF-8 are returned as they are (HF: U+FFFD)",
          'byte-level ids of "½" cut in two: HF "\\ufffd", MNN b"\\xbd"', f"{_TOK}:2037"),
@@ -118,21 +118,22 @@ RUNTIME_RULES: tuple[Rule, ...] = (
          'WordPiece decode([99999]): HF "", MNN "[UNK]"', f"{_TOK}:1640"),
     # --- the legacy tokenizer.txt types -----------------------------------------------------------
     Rule("mnn-legacy-sentencepiece", "legacy.type0",
-         "type 0 runs SentencePiece BPE over '▁' + text with spaces as '▁', while the exporter "
-         "wrote the pieces with '▁' replaced by a space: word-initial pieces never match",
-         't5 mnn.txt "Hello": HF [8774], MNN [3, 0, ...]', f"{_TOK}:462"),
+         "type 0 runs MNN's own SentencePiece BPE over '▁' + text with spaces as '▁': pieces merge by "
+         "their float32 scores (leftmost first when they tie, as with a Unigram model's file whose "
+         "scores are all 0), byte fallback is always on, and unknown text gets the piece typed 2 or id 0",
+         't5 mnn.txt (scores all 0, no unknown piece) " naïve": MNN [3, 3, 29, 9, 0, 0, 162], ï as id 0 per byte', f"{_TOK}:462"),
     Rule("mnn-legacy-tiktoken-greedy", "legacy.type1",
          "type 1 is encoded by greedy longest match over the whole text, not by BPE ranks",
-         'whisper mnn.txt "language": HF [25241], MNN the longest prefix first', f"{_TOK}:532"),
+         'whisper mnn.txt "tokenizer": BPE ["t", "oken", "izer"], MNN ["to", "ken", "izer"]', f"{_TOK}:532"),
     Rule("mnn-legacy-bert", "legacy.type2",
          "type 2 has its own splitter: ASCII letters and digits lower-cased (a cased vocabulary "
          "loses), each non-ASCII character alone, no accent stripping; an uncovered word keeps its "
          "pieces and ends with [UNK]",
-         'bert mnn.txt "Which": HF [5979], MNN the pieces of "which"', f"{_TOK}:633"),
+         'bert mnn.txt "Which": HF [5979], MNN [1134] ("which")', f"{_TOK}:633"),
     Rule("mnn-legacy-gpt2-regex", "legacy.type3",
          "type 3 splits with a C-locale std::regex (only ASCII letters and digits are letters and "
          "digits) and merges with its own pair loop",
-         'roberta mnn.txt "Führer": HF splits " Führer" as a word, MNN at "ü"', f"{_TOK}:959"),
+         'roberta mnn.txt " naïve": HF [39300], MNN ["Ġna", "Ã¯", "ve"] (ï is no letter in the C locale)', f"{_TOK}:959"),
     # --- predictions the lint makes (no corpus difference needed) --------------------------------
     Rule("mnn-bpe-quadratic", "model.BPE",
          "BPE without a pre-tokenizer runs MNN's merge loop over the whole text: each merge rescans "
