@@ -180,3 +180,13 @@ def test_cli_error_is_one_line_on_stderr(tmp_path, capsys):
     assert main(["build", str(bad_yaml), "-o", str(tmp_path / "out.mtok")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize("cls_value", [{"a": 1}, ["<s>", 1e309], [], "x", None])
+def test_roberta_processing_with_a_malformed_cls_is_not_a_template(cls_value):
+    # found by the 10-minute from_hf fuzz after the merge: a dict as "cls" raised KeyError inside
+    # the template reader (caught by the last guard, which the fuzz counts as a failure)
+    from mtokspec.convert.from_hf import _Converter
+
+    converter = object.__new__(_Converter)  # _template_of reads only its argument
+    assert converter._template_of({"type": "RobertaProcessing", "cls": cls_value, "sep": ["</s>", 2]}) is None

@@ -570,7 +570,7 @@ class _Converter:
             sep: Any = pp.get("sep")
             try:
                 return [int(cls[1]), _SEQ_A, int(sep[1])]
-            except (TypeError, IndexError, ValueError):
+            except (TypeError, IndexError, KeyError, ValueError, OverflowError):  # a dict, a short list, inf ...
                 return None
         if ptype == "ByteLevel":
             return [_SEQ_A]
