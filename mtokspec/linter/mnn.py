@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from mtokspec import tree as t
 from mtokspec.runtime.mnn import regex as R
+from mtokspec.runtime.mnn._text import utf8, walk
 from mtokspec.validate import ERROR, INFO, WARNING, Finding
 
 # MNN's merge loop over a whole text (no pre-tokenizer), measured with MNN's own C++ code (phi-3's
@@ -25,17 +26,12 @@ class _Lint:
         self.findings.append(Finding(severity, path, message, code))
 
 
-def _walk(node, children: str, path: str):
-    yield node, path
-    for k, c in enumerate(getattr(node, children, None) or []):
-        yield from _walk(c, children, f"{path}.{children}[{k}]")
-
-
 def lint_mtok(tree: t.MtokFile) -> list[Finding]:
     lt = _Lint()
-    _undefined(lt, tree)
+    mnn = _mnn_tokenizer(lt, tree)
     _header_and_post(lt, tree)
-    _added(lt, tree)
+    if mnn is not None:
+        _added(lt, tree, mnn)
     _normalizers(lt, tree)
     _pre_tokenizers(lt, tree)
     _model(lt, tree)
@@ -47,24 +43,27 @@ def lint_mtok(tree: t.MtokFile) -> list[Finding]:
     return lt.findings
 
 
-def _undefined(lt: _Lint, tree) -> None:
+def _mnn_tokenizer(lt: _Lint, tree):
+    """The file as MNN runs it, built once for the checks that ask it; ``None`` (and a finding)
+    when MNN's loader has no defined behaviour on the file."""
     from mtokspec.runtime.mnn import MnnTokenizer, UndefinedInMnn
 
     try:
-        MnnTokenizer.from_tree(tree)
+        return MnnTokenizer.from_tree(tree)
     except UndefinedInMnn as e:
         lt.add(ERROR, "model.vocab", "mnn-undefined", str(e))
+        return None
 
 
 def _header_and_post(lt: _Lint, tree: t.MtokFile) -> None:
-    from mtokspec.runtime.mnn.tokenizer import post_program_ops
+    from mtokspec.runtime.mnn.tokenizer import post_program_ops, written_ops
 
     pp = tree.post_processor
     h = tree.header
     prefix = h.ids[h.special_count + h.stop_count:h.special_count + h.stop_count + h.prefix_count]
     ops = post_program_ops(pp)
     if isinstance(pp, t.PostProcessorProgram) and pp.ops:
-        written = [None if isinstance(op, t.SequenceOp) else op.token_id for op in pp.ops]
+        written = written_ops(pp)
         if ops != written:
             lt.add(ERROR, "post_processor", "mnn-post-misread",
                    f"MNN reads this program as sequence A then the ids {[i for i in ops if i is not None]} "
@@ -79,15 +78,14 @@ def _header_and_post(lt: _Lint, tree: t.MtokFile) -> None:
                + " in every encode(text) (HF applies one of them)")
 
 
-def _added(lt: _Lint, tree: t.MtokFile) -> None:
-    from mtokspec.runtime.mnn import MnnTokenizer, UndefinedInMnn
+def _added(lt: _Lint, tree: t.MtokFile, mnn) -> None:
+    from mtokspec.runtime.mnn import UndefinedInMnn
 
     try:
-        mnn = MnnTokenizer.from_tree(tree)
         specials = mnn._specials()
     except UndefinedInMnn:
         return
-    contents = {a.content.encode("utf-8", "surrogatepass") for a in tree.added_tokens}
+    contents = {utf8(a.content) for a in tree.added_tokens}
     odd = [(s, i) for s, i in specials if s not in contents]
     if odd:
         shown = ", ".join(f"{i}: {s.decode('utf-8', 'replace')!r}" for s, i in odd[:5])
@@ -102,7 +100,7 @@ def _added(lt: _Lint, tree: t.MtokFile) -> None:
 
 
 def _normalizers(lt: _Lint, tree: t.MtokFile) -> None:
-    for node, path in _walk(tree.normalizer, "normalizers", "normalizer"):
+    for node, path in walk(tree.normalizer, "normalizer"):
         if isinstance(node, t.TableNormalizer) and node.table:
             lt.add(WARNING, path, "mnn-table-normalizer",
                    "MNN maps code point by code point through this table (no composition or reordering) "
@@ -118,7 +116,7 @@ def _normalizers(lt: _Lint, tree: t.MtokFile) -> None:
 
 
 def _pre_tokenizers(lt: _Lint, tree: t.MtokFile) -> None:
-    nodes = list(_walk(tree.pre_tokenizer, "pretokenizers", "pre_tokenizer"))
+    nodes = list(walk(tree.pre_tokenizer, "pre_tokenizer"))
     splitting_before = False
     for node, path in nodes:
         if isinstance(node, t.DigitsPreTokenizer):
@@ -201,7 +199,7 @@ def _model(lt: _Lint, tree: t.MtokFile) -> None:
 
 
 def _decoders(lt: _Lint, tree: t.MtokFile) -> None:
-    nodes = list(_walk(tree.decoder, "decoders", "decoder"))
+    nodes = list(walk(tree.decoder, "decoder"))
     for node, path in nodes:
         if isinstance(node, t.ReplaceDecoder) and not node.pattern:
             lt.add(ERROR, path, "mnn-undefined",
@@ -249,7 +247,7 @@ def _decoders(lt: _Lint, tree: t.MtokFile) -> None:
 
 def lint_txt(tree) -> list[Finding]:
     lt = _Lint()
-    _undefined(lt, tree)
+    _mnn_tokenizer(lt, tree)
     if isinstance(tree, t.SentencePieceTxtFile):
         spaced = sum(1 for tok, _, kind in tree.pieces if kind == 1 and tok.startswith(b" "))
         meta = sum(1 for tok, _, _ in tree.pieces if "\u2581".encode() in tok)

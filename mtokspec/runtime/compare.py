@@ -176,9 +176,10 @@ def compare_runtimes(file, texts, *, against: str | os.PathLike | None = None, a
             matched += 1
             continue
         rules: list[str] = []
-        if against is not None and hf_file.encode(text, add_special_tokens=add_special_tokens) != b:
+        file_ids = b if against is None else hf_file.encode(text, add_special_tokens=add_special_tokens)
+        if file_ids != b:
             rules.append(EXPORTER)
-        if hf_file.encode(text, add_special_tokens=add_special_tokens) != a:
+        if file_ids != a:
             rules += explain_encode(hf_file, mnn, text, add_special_tokens)
         if not rules:
             unexplained += 1

@@ -60,3 +60,29 @@ def build(registry: dict, node, stage: str):
 
         raise TokenizerError(f"unknown {stage} node {type(node).__name__}")
     return make(node)
+
+
+META = "\u2581".encode()  # SentencePiece's word marker, as MNN spells it in its code
+BYTE_PIECES = [b"<0x%02X>" % b for b in range(256)]  # the byte-fallback piece of each byte
+
+
+def i32(v: int) -> int:
+    """A u32 read into a C++ ``int`` (values from 2^31 on become negative)."""
+    return v - (1 << 32) if v >= 1 << 31 else v
+
+
+def utf8(s: str) -> bytes:
+    """The bytes of a tree string, as MNN reads them from the file."""
+    return s.encode("utf-8", "surrogatepass")
+
+
+# the field holding a sequence node's children, per stage
+_CHILDREN = ("normalizers", "pretokenizers", "decoders")
+
+
+def walk(node, path: str = ""):
+    """``(node, path)`` of a stage node and, for a sequence, of its descendants (depth first)."""
+    yield node, path
+    for field in _CHILDREN:
+        for k, child in enumerate(getattr(node, field, None) or []):
+            yield from walk(child, f"{path}.{field}[{k}]")

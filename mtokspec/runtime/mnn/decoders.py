@@ -4,7 +4,7 @@ through each decoder's ``decode_chain``, then joined."""
 from __future__ import annotations
 
 from mtokspec import tree as t
-from mtokspec.runtime.mnn._text import build
+from mtokspec.runtime.mnn._text import build, i32, utf8
 from mtokspec.runtime.mnn import unicode as U
 from mtokspec.runtime.mnn._undefined import UndefinedInMnn
 from mtokspec.runtime.mnn.pre_tokenizers import BYTE_MAP
@@ -124,8 +124,7 @@ class Strip:
 
     def __init__(self, content: bytes, start: int, stop: int):
         self.content = content
-        self.start = start - (1 << 32) if start >= 1 << 31 else start
-        self.stop = stop - (1 << 32) if stop >= 1 << 31 else stop
+        self.start, self.stop = i32(start), i32(stop)
 
     def decode_chain(self, tokens: list[bytes]) -> list[bytes]:
         if not tokens:
@@ -151,19 +150,15 @@ class Sequence:
         return tokens
 
 
-def _s(s: str) -> bytes:
-    return s.encode("utf-8", "surrogatepass")
-
-
 # tree class -> the decoder MNN's loader builds for it
 REGISTRY = {
     t.ByteLevelDecoder: lambda n: ByteLevel(),
     t.ByteFallbackDecoder: lambda n: ByteFallback(),
-    t.MetaspaceDecoder: lambda n: Metaspace(_s(n.replacement), n.add_prefix_space),
-    t.WordPieceDecoder: lambda n: WordPiece(_s(n.prefix)),
+    t.MetaspaceDecoder: lambda n: Metaspace(utf8(n.replacement), n.add_prefix_space),
+    t.WordPieceDecoder: lambda n: WordPiece(utf8(n.prefix)),
     t.FuseDecoder: lambda n: Fuse(),
-    t.ReplaceDecoder: lambda n: Replace(_s(n.pattern), _s(n.content)),
-    t.StripDecoder: lambda n: Strip(_s(n.content), n.start, n.stop),
+    t.ReplaceDecoder: lambda n: Replace(utf8(n.pattern), utf8(n.content)),
+    t.StripDecoder: lambda n: Strip(utf8(n.content), n.start, n.stop),
     t.SequenceDecoder: lambda n: Sequence([from_tree(c) for c in n.decoders]),
 }
 
@@ -172,10 +167,3 @@ def from_tree(node):
     """The decoder MNN's loader builds for a tree node."""
     return build(REGISTRY, node, "decoder")
 
-
-def walk(node):
-    """The decoder node and, for a sequence, its descendants."""
-    yield node
-    if isinstance(node, t.SequenceDecoder):
-        for c in node.decoders:
-            yield from walk(c)

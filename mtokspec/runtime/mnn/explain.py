@@ -16,9 +16,10 @@ list): that is a gap in the registry, or in the model of MNN.
 from __future__ import annotations
 
 from mtokspec import tree as t
+from mtokspec.runtime.mnn._text import walk
 from mtokspec.runtime.mnn.legacy import BY_TREE as _LEGACY
 from mtokspec.runtime.mnn.pipeline import PipelineTokenizer
-from mtokspec.runtime.mnn.tokenizer import MnnTokenizer, post_program_ops, to_bytes
+from mtokspec.runtime.mnn.tokenizer import MnnTokenizer, post_program_ops, to_bytes, written_ops
 
 __all__ = ["explain_encode", "explain_decode"]
 
@@ -30,14 +31,8 @@ _LEGACY_RULE = {
 }
 
 
-def _walk(node, children: str):
-    yield node
-    for c in getattr(node, children, None) or []:
-        yield from _walk(c, children)
-
-
 def _normalizer_rules(mtok: t.MtokFile) -> list[str]:
-    kinds = {type(n) for n in _walk(mtok.normalizer, "normalizers")}
+    kinds = {type(n) for n, _ in walk(mtok.normalizer)}
     rules = []
     if kinds & {t.TableNormalizer, t.LegacyNFKCNormalizer}:
         rules.append("mnn-table-normalizer")
@@ -50,7 +45,7 @@ def _normalizer_rules(mtok: t.MtokFile) -> list[str]:
 
 def _pre_tokenizer_rules(mtok: t.MtokFile) -> list[str]:
     rules = []
-    for n in _walk(mtok.pre_tokenizer, "pretokenizers"):
+    for n, _ in walk(mtok.pre_tokenizer):
         if isinstance(n, t.DigitsPreTokenizer):
             rules.append("mnn-digits-no-split")
         elif isinstance(n, t.MetaspacePreTokenizer):
@@ -69,10 +64,8 @@ _MODEL_RULE = {t.BPEModel: "mnn-bpe-merges", t.WordPieceModel: "mnn-wordpiece-by
 def _post_rules(mnn: MnnTokenizer) -> list[str]:
     rules = []
     pp = getattr(mnn.tree, "post_processor", None)
-    if isinstance(pp, t.PostProcessorProgram) and pp.ops:
-        ops = [None if isinstance(op, t.SequenceOp) else op.token_id for op in pp.ops]
-        if post_program_ops(pp) != ops:
-            rules.append("mnn-post-misread")
+    if isinstance(pp, t.PostProcessorProgram) and pp.ops and post_program_ops(pp) != written_ops(pp):
+        rules.append("mnn-post-misread")
     if mnn.prefix_ids and any(op is not None for op in mnn._post):
         rules.append("mnn-bos-twice")
     return rules

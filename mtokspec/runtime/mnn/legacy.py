@@ -12,13 +12,12 @@ import re
 import struct
 
 from mtokspec import tree as t
+from mtokspec.runtime.mnn._text import BYTE_PIECES, META
 from mtokspec.runtime.mnn._undefined import UndefinedInMnn
 from mtokspec.runtime.mnn.decoders import UNBYTE
 from mtokspec.runtime.mnn.pre_tokenizers import BYTE_MAP
 from mtokspec.runtime.mnn.tokenizer import MnnTokenizer
 
-_META = "\u2581".encode()
-_BYTE_PIECES = [b"<0x%02X>" % b for b in range(256)]
 _NORMAL, _UNKNOWN, _UNUSED = 1, 2, 5
 _STRTOF = re.compile(rb"\s*([+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan))", re.I)
 
@@ -116,14 +115,14 @@ class Sentencepiece(MnnTokenizer):
         return out
 
     def _encode_piece(self, text: bytes, ids: list[int]) -> None:
-        normalized = _META + text.replace(b" ", _META)
+        normalized = META + text.replace(b" ", META)
         for w in self._bpe(normalized):
             i = self.piece_to_id(w)
             if not 0 <= i < len(self.pieces):  # resegment() reads the piece's type
                 raise UndefinedInMnn(f"legacy type 0: piece id {i} for {w!r} is past the {len(self.pieces)} pieces: "
                                      "MNN reads out of bounds")
             if i == self.unk_id:
-                ids.extend(self.piece_to_id(_BYTE_PIECES[b]) for b in w)
+                ids.extend(self.piece_to_id(BYTE_PIECES[b]) for b in w)
             else:
                 ids.append(i)
 
@@ -131,7 +130,7 @@ class Sentencepiece(MnnTokenizer):
         if not 0 <= i < len(self.pieces):
             return b""
         piece = self.pieces[i][0]
-        pos = piece.find(_META)
+        pos = piece.find(META)
         if pos != -1:  # std::string::replace(pos, pos + 3, " "): pos + 3 bytes go, not 3
             piece = piece[:pos] + b" " + piece[pos + pos + 3:]
         return piece

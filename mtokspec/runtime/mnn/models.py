@@ -13,16 +13,9 @@ from mtokspec import tree as t
 from mtokspec.runtime.mnn import unicode as U
 from mtokspec.runtime.mnn._undefined import UndefinedInMnn
 from mtokspec.runtime.mnn.pre_tokenizers import BYTE_MAP
-from mtokspec.runtime.mnn._text import build, sorted_lookup
+from mtokspec.runtime.mnn._text import BYTE_PIECES, build, i32, sorted_lookup, utf8
 
-_BYTE_PIECES = [b"<0x%02X>" % b for b in range(256)]
-_I32 = 1 << 31
 _CACHE_LIMIT = 1 << 16  # MNN's cache is unbounded; ours only saves time, so it is capped
-
-
-def _i32(v: int) -> int:
-    """A u32 read into a C++ ``int``."""
-    return v - (1 << 32) if v >= _I32 else v
 
 
 class Vocab:
@@ -31,7 +24,7 @@ class Vocab:
     def __init__(self, rows, path: str):
         size = len(rows)
         tokens = [row[0] for row in rows]
-        ids = [_i32(row[1]) for row in rows]
+        ids = [i32(row[1]) for row in rows]
         self.id_to_token: list[bytes] = [b""] * size
         for k, (tok, i) in enumerate(zip(tokens, ids)):
             if not 0 <= i < size:
@@ -60,7 +53,7 @@ class BPE:
         self.byte_level = node.byte_level
         merges = node.merges
         keys = [a << 32 | b for a, b, _ in merges]
-        self._rank = sorted_lookup(keys, [_i32(r) for _, _, r in merges])
+        self._rank = sorted_lookup(keys, [i32(r) for _, _, r in merges])
         self._cache: dict[bytes, list[int]] = {}
 
     def id_to_token(self, i: int) -> bytes:
@@ -83,7 +76,7 @@ class BPE:
         else:
             for off, r, cp in U.chars(text):
                 if cp == U.REPLACEMENT and r == 1:
-                    i = find(_BYTE_PIECES[text[off]])
+                    i = find(BYTE_PIECES[text[off]])
                     if i != -1:
                         out.append(i)
                     continue
@@ -92,7 +85,7 @@ class BPE:
                     out.append(i)
                     continue
                 for b in text[off:off + r]:
-                    i = find(_BYTE_PIECES[b])
+                    i = find(BYTE_PIECES[b])
                     if i != -1:
                         out.append(i)
         out = self._merge(out)
@@ -160,9 +153,9 @@ class WordPiece:
 
     def __init__(self, node: t.WordPieceModel):
         self.vocab = Vocab(node.vocab, "model.vocab")
-        self.unk_token = node.unk_token.encode("utf-8", "surrogatepass")
-        self.prefix = node.continuing_subword_prefix.encode("utf-8", "surrogatepass")
-        self.max_chars = _i32(node.max_input_chars_per_word)
+        self.unk_token = utf8(node.unk_token)
+        self.prefix = utf8(node.continuing_subword_prefix)
+        self.max_chars = i32(node.max_input_chars_per_word)
         self.unk_id = self.vocab.token_to_id(self.unk_token)
 
     def id_to_token(self, i: int) -> bytes:
@@ -207,9 +200,9 @@ class Unigram:
         self.vocab = Vocab([(tok, i) for tok, i, _ in rows], "model.vocab")
         scores = [0.0] * len(rows)
         for tok, i, s in rows:
-            scores[_i32(i)] = s
+            scores[i32(i)] = s
         self.scores = scores
-        self.unk_id = _i32(node.unk_id)
+        self.unk_id = i32(node.unk_id)
         self.byte_fallback = node.byte_fallback
         tokens = self.vocab.id_to_token
         self.max_len = max(map(len, tokens), default=0)
@@ -251,7 +244,7 @@ class Unigram:
                 if fid != -1 and fid != unk:
                     tid, score = fid, scores[fid]
                 elif self.byte_fallback and i - j == 1:
-                    bf = find(_BYTE_PIECES[text[j]])
+                    bf = find(BYTE_PIECES[text[j]])
                     if bf != unk:
                         tid, score = bf, self._score(bf)
                     else:

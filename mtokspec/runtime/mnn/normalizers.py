@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from mtokspec import tree as t
 from mtokspec.runtime.mnn import unicode as U
-from mtokspec.runtime.mnn._text import build, table_lookup
+from mtokspec.runtime.mnn._text import build, table_lookup, utf8
 
 # Controls and format characters the table normalizer turns into a space (SentencePiece-style);
 # tab, CR, LF and NUL are kept
@@ -134,16 +134,12 @@ class Sequence:
         return text
 
 
-def _s(s: str) -> bytes:
-    return s.encode("utf-8", "surrogatepass")
-
-
 # tree class -> the normalizer MNN's loader builds for it (None: a null normalizer, skipped)
 REGISTRY = {
     t.NoNormalizer: lambda n: None,
     t.LegacyNFKCNormalizer: lambda n: Table([]),
-    t.PrependNormalizer: lambda n: Prepend(_s(n.prepend)),
-    t.ReplaceNormalizer: lambda n: Replace(_s(n.pattern), _s(n.content)),
+    t.PrependNormalizer: lambda n: Prepend(utf8(n.prepend)),
+    t.ReplaceNormalizer: lambda n: Replace(utf8(n.pattern), utf8(n.content)),
     t.SequenceNormalizer: lambda n: Sequence([from_tree(c) for c in n.normalizers]),
     t.BertNormalizer: lambda n: Bert(n.clean_text, n.handle_chinese_chars, n.strip_accents, n.lowercase),
     t.TableNormalizer: lambda n: Table(n.table),

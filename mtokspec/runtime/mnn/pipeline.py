@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from mtokspec import tree as t
 from mtokspec.runtime.mnn import decoders, models, normalizers, pre_tokenizers
+from mtokspec.runtime.mnn._text import META, i32, utf8, walk
 from mtokspec.runtime.mnn.decoders import byte_level_unmap, scan_hex_byte
 from mtokspec.runtime.mnn.tokenizer import MnnTokenizer, post_program_ops
 
 _SPACE = frozenset(b" \t\n\v\f\r")
-_META = "\u2581".encode()
 _WORDPIECE_CLEANUP = ((b" .", b"."), (b" ?", b"?"), (b" !", b"!"), (b" ,", b","))
 _CLEANUP = ((b" ' ", b"'"), (b" n't", b"n't"), (b" 'm", b"'m"), (b" 's", b"'s"), (b" 've", b"'ve"),
             (b" 're", b"'re"))
@@ -30,14 +30,13 @@ class PipelineTokenizer(MnnTokenizer):
         self.pre_tokenizer = pre_tokenizers.from_tree(mtok.pre_tokenizer)
         self.model = models.from_tree(mtok.model)
         self.decoder = decoders.from_tree(mtok.decoder)
-        nodes = list(decoders.walk(mtok.decoder))
+        nodes = [node for node, _ in walk(mtok.decoder)]
         # the loader sets these while it reads the decoders, whatever their place in a sequence
         self.byte_level = any(isinstance(d, t.ByteLevelDecoder) for d in nodes)
         wp = [d for d in nodes if isinstance(d, t.WordPieceDecoder)]
         self.wordpiece_decode = bool(wp)
-        self.wordpiece_prefix = wp[-1].prefix.encode("utf-8", "surrogatepass") if wp else b""
-        self.added = [(a.id - (1 << 32) if a.id >= 1 << 31 else a.id,
-                       a.content.encode("utf-8", "surrogatepass"), a.lstrip, a.rstrip) for a in mtok.added_tokens]
+        self.wordpiece_prefix = utf8(wp[-1].prefix) if wp else b""
+        self.added = [(i32(a.id), utf8(a.content), a.lstrip, a.rstrip) for a in mtok.added_tokens]
         self.clean_up_spaces = bool((mtok.flags or 0) & t.MtokFlags.clean_up_tokenization_spaces)
         self.chat_template = mtok.chat_template or None
         self.eos_token = mtok.eos_token or None
@@ -119,7 +118,7 @@ class PipelineTokenizer(MnnTokenizer):
         out = bytearray()
         pos, n = 0, len(token)
         while pos < n:
-            if token[pos:pos + 3] == _META:
+            if token[pos:pos + 3] == META:
                 out += b" "
                 pos += 3
             elif pos + 6 <= n and token[pos:pos + 3] == b"<0x":

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mtokspec import tree as t
-from mtokspec.runtime.mnn._text import build
+from mtokspec.runtime.mnn._text import build, utf8
 from mtokspec.byte_level import BYTE_TO_CHAR
 from mtokspec.runtime.mnn import regex as R
 from mtokspec.runtime.mnn import unicode as U
@@ -120,17 +120,13 @@ class Sequence:
         return splits
 
 
-def _s(s: str) -> bytes:
-    return s.encode("utf-8", "surrogatepass")
-
-
 # tree class -> the pre-tokenizer MNN's loader builds for it (None: a null one, skipped)
 REGISTRY = {
     t.NoPreTokenizer: lambda n: None,
     t.ByteLevelPreTokenizer: lambda n: ByteLevel(n.use_regex),
     t.DigitsPreTokenizer: lambda n: Digits(n.individual_digits),
-    t.MetaspacePreTokenizer: lambda n: Metaspace(_s(n.replacement), n.add_prefix_space),
-    t.SplitPreTokenizer: lambda n: Split(_s(n.pattern), n.invert, n.behavior),
+    t.MetaspacePreTokenizer: lambda n: Metaspace(utf8(n.replacement), n.add_prefix_space),
+    t.SplitPreTokenizer: lambda n: Split(utf8(n.pattern), n.invert, n.behavior),
     t.BertPreTokenizer: lambda n: Bert(),
     t.SequencePreTokenizer: lambda n: Sequence([from_tree(c) for c in n.pretokenizers]),
 }

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from mtokspec import tree as t
 from mtokspec.runtime import TokenizerError
+from mtokspec.runtime.mnn._text import i32
 from mtokspec.runtime.mnn._undefined import UndefinedInMnn
 
 __all__ = ["MnnTokenizer", "MnnDecodeStream", "MNN_COMMIT"]
@@ -42,10 +43,6 @@ def to_bytes(text: str | bytes) -> bytes:
             return text.encode("utf-8", "surrogatepass")
 
 
-def _i32(v: int) -> int:
-    return v - (1 << 32) if v >= 1 << 31 else v
-
-
 def post_program_ops(pp) -> list[int | None]:
     """The post-processor program as MNN's loader reads it: ``None`` = sequence A, an int = an id.
 
@@ -56,14 +53,22 @@ def post_program_ops(pp) -> list[int | None]:
     if pp is None:
         return []
     if isinstance(pp, t.LegacyPostProcessor):
-        return [None, *map(_i32, pp.ids)]
+        return [None, *map(i32, pp.ids)]
     if not isinstance(pp, t.PostProcessorProgram):
         raise TokenizerError(f"unknown post-processor node {type(pp).__name__}")
     body = _program_body(pp)
     n = len(pp.ops)
     if len(body) == 4 * n:
-        return [None, *(_i32(int.from_bytes(body[k:k + 4], "little")) for k in range(0, len(body), 4))]
-    return [None if isinstance(op, t.SequenceOp) else _i32(op.token_id) for op in pp.ops]
+        return [None, *(i32(int.from_bytes(body[k:k + 4], "little")) for k in range(0, len(body), 4))]
+    return [None if isinstance(op, t.SequenceOp) else i32(op.token_id) for op in pp.ops]
+
+
+def written_ops(pp) -> list[int | None]:
+    """The post-processor program as the file writes it (``None`` = sequence A), for comparison
+    with :func:`post_program_ops`: they differ exactly when MNN misreads the section."""
+    if isinstance(pp, t.PostProcessorProgram):
+        return [None if isinstance(op, t.SequenceOp) else op.token_id for op in pp.ops]
+    return post_program_ops(pp)
 
 
 def _program_body(pp: t.PostProcessorProgram) -> bytes:
@@ -124,7 +129,7 @@ class MnnTokenizer:
     def __init__(self, tree: t.TokenizerFile):
         self.tree = tree
         h = tree.header
-        ids = [_i32(i) for i in h.ids]
+        ids = [i32(i) for i in h.ids]
         a, b, c = h.special_count, h.stop_count, h.prefix_count
         self.special_ids: list[int] = ids[:a]
         self.stop_ids: list[int] = ids[a:a + b]
@@ -136,6 +141,7 @@ class MnnTokenizer:
         self.bos_token: str | None = None
         self.eos_token: str | None = None
         self._special_cache: list[tuple[bytes, int]] | None = None
+        self._special_firsts: frozenset[int] = frozenset()  # first bytes of the cached texts
         self._vocab: dict[str, int] | None = None
 
     # --- construction ----------------------------------------------------------------------------
@@ -179,6 +185,7 @@ class MnnTokenizer:
                 if s:
                     cache.append((s, i))
             self._special_cache = cache
+            self._special_firsts = frozenset(text[0] for text, _ in cache)
         return self._special_cache
 
     def split_specials(self, b: bytes) -> list[tuple[bytes, int | None]]:
@@ -189,7 +196,7 @@ class MnnTokenizer:
         out: list[tuple[bytes, int | None]] = []
         start = 0
         i, n = 0, len(b)
-        firsts = {s[0] for s, _ in specials}
+        firsts = self._special_firsts
         while i < n:
             if b[i] in firsts:
                 for s, sid in specials:
