@@ -32,3 +32,19 @@ def corpus() -> Path:
 def corpus_mtok_files() -> list[Path]:
     """The exporter-written .mtok files (empty when the corpus is absent; tests then skip)."""
     return sorted(CORPUS.glob("tok/*/mnn.mtok")) if CORPUS.is_dir() else []
+
+
+@pytest.fixture(params=["compiled", "pure"])
+def runtime_path(request, monkeypatch) -> str:
+    """Run a test on both paths of the hf runtime's models: the compiled cores
+    (``mtokspec._speedups``; skipped when it is not built or ``MTOKSPEC_PURE`` is set) and the
+    pure-Python reference.  Tokenizers pick their path at their first encode, so a test (or a cache
+    of tokenizers keyed by :func:`mtokspec.runtime.speedups.enabled`) sees the one asked for."""
+    from mtokspec.runtime import speedups
+
+    if request.param == "compiled":
+        if not speedups.enabled():
+            pytest.skip("the compiled module mtokspec._speedups is not built here (or MTOKSPEC_PURE is set)")
+    else:
+        monkeypatch.setattr(speedups, "_module", None)
+    return request.param

@@ -12,6 +12,9 @@ import mtokspec
 from mtokspec.convert import from_hf
 from mtokspec.runtime import Tokenizer
 
+# every test here runs on both paths of the models: compiled and pure (conftest.runtime_path)
+pytestmark = pytest.mark.usefixtures("runtime_path")
+
 pytest.importorskip("tokenizers", reason="HF tokenizers is the oracle (a test dependency)")
 _CACHE: dict[str, tuple] = {}
 # as test_convert_roundtrip_hf's text, with characters both Unicode versions agree on (unicode_stable)

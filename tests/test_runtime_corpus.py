@@ -28,7 +28,7 @@ from functools import lru_cache
 import pytest
 
 from conftest import CORPUS
-from mtokspec.runtime import Tokenizer
+from mtokspec.runtime import Tokenizer, speedups
 
 TEXTS = ["en", "zh", "code", "edge", "mixed"]
 PARITY = ["bert-base-cased-derived", "phi-3-mini", "roberta-base", "t5-small", "whisper.tiny"]
@@ -42,9 +42,17 @@ T5_PRECOMPILED_BENCH = {"bench_en.txt", "bench_zh.txt"}
 ROBERTA_DROPPED_PROCESSOR = "roberta-base"
 
 
-@lru_cache(maxsize=None)
 def tok(name: str, serde_scores: bool = True) -> Tokenizer:
+    return _tok(name, serde_scores, speedups.enabled())
+
+
+@lru_cache(maxsize=None)
+def _tok(name: str, serde_scores: bool, compiled: bool) -> Tokenizer:  # one per path
     return Tokenizer.from_file(CORPUS / "tok" / name / "mnn.mtok", serde_scores=serde_scores)
+
+
+# every test here runs on both paths of the models: compiled and pure (conftest.runtime_path)
+pytestmark = pytest.mark.usefixtures("runtime_path")
 
 
 @lru_cache(maxsize=None)

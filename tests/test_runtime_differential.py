@@ -51,6 +51,9 @@ from mtokspec.convert import to_hf  # noqa: E402
 from mtokspec.convert.unicode_tables import nfc_table, nfd_table, nfkc_table  # noqa: E402
 from mtokspec.runtime import Tokenizer, TokenizerError, pre_tokenizers  # noqa: E402
 
+# every test here runs on both paths of the models: compiled and pure (conftest.runtime_path)
+pytestmark = pytest.mark.usefixtures("runtime_path")
+
 # characters that exercise the stages: spaces, the metaspace, digits, punctuation, accents, CJK,
 # byte-level-relevant bytes, compatibility characters, and a few letters
 ALPHABET = list("ab c\u2581\u2581 01'.,!?#-\n\t\u00e9e\u0301\u4e2d\u6587\u00c5\ufb01\u2460A\u00a0\u3000<>|")

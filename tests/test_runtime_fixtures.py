@@ -24,9 +24,12 @@ from hypothesis import strategies as st
 from unicode_stable import STABLE_CHARS
 
 from mtokspec import tree as t
-from mtokspec.runtime import Tokenizer
+from mtokspec.runtime import Tokenizer, speedups
 
 tokenizers = pytest.importorskip("tokenizers")
+
+# every test here runs on both paths of the models: compiled and pure (conftest.runtime_path)
+pytestmark = pytest.mark.usefixtures("runtime_path")
 from tokenizers import (  # noqa: E402
     AddedToken, Regex, decoders, models, normalizers, pre_tokenizers, processors, trainers,
 )
@@ -307,8 +310,12 @@ FIXTURES = {
 }
 
 
-@lru_cache(maxsize=None)
 def pair(name: str):
+    return _pair(name, speedups.enabled())
+
+
+@lru_cache(maxsize=None)
+def _pair(name: str, compiled: bool):  # one per path
     trained = FIXTURES[name]()
     # HF as users run it: loaded from its tokenizer.json (serde-parsed scores, see models/unigram.py)
     hf = tokenizers.Tokenizer.from_str(trained.to_str())

@@ -55,7 +55,7 @@ class Tokenizer:
 
     semantics = "hf"
 
-    _plan: str  # "bytelevel", "text" or "pieces"
+    _plan: str  # "bytelevel", "text", "bpe" (BPE after another pre-tokenizer) or "pieces"
     _vocab_size: int | None
 
     def __init__(self, mtok: t.MtokFile, *, serde_scores: bool = True):
@@ -108,7 +108,7 @@ class Tokenizer:
             elif type(pt) is pre_tokenizers.NoPreTokenizer:
                 self._plan = "text"
             else:
-                self._plan = "pieces"
+                self._plan = "bpe"
         else:
             self._plan = "pieces"
 
@@ -189,17 +189,12 @@ class Tokenizer:
         plan = self._plan
         model = self.model
         if plan == "bytelevel":
-            get = model._cache.get
-            tok = model.tokenize
-            ext = out.extend
-            # the "bytelevel" plan is chosen only for a ByteLevel pre-tokenizer
-            for p in cast(pre_tokenizers.ByteLevel, self.pre_tokenizer).split_raw(seg):
-                r = get(p)
-                if r is None:
-                    r = tok(p)
-                ext(r)
+            # the "bytelevel" plan is chosen only for BPE under a ByteLevel pre-tokenizer
+            cast(BPE, model).tokenize_pieces(cast(pre_tokenizers.ByteLevel, self.pre_tokenizer).split_raw(seg), out)
         elif plan == "text":
             cast(BPE, model).tokenize_text(seg, out)  # the "text" plan is chosen only for BPE
+        elif plan == "bpe":
+            cast(BPE, model).tokenize_pieces(self.pre_tokenizer.split(seg), out)
         else:
             get = model._cache.get  # every model caches by piece; tokenize() fills the cache
             tok = model.tokenize

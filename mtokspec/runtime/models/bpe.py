@@ -26,6 +26,11 @@ never assumed; (2) for a cache miss, between two characters (both single-charact
 two-character string occurs in no token, and around a character spelled by byte-fallback tokens when
 no merge uses a byte token.  Merges on either side of such a cut are independent, so the result is
 exactly that of the whole piece.
+
+With the compiled module (``runtime/speedups.py``) a ``BPECore`` does the merge loop (a heap of
+(rank, position), HF's order) and the ``▁`` chunking; it asks this model for a character's symbols
+(``_spelling``) and a merge's output (``_resolve``), so both paths give the same ids.  The cut rules
+above only serve the pure path (short parts that repeat across lines); the core merges whole pieces.
 """
 
 from __future__ import annotations
@@ -39,7 +44,8 @@ import regex
 
 from mtokspec import tree as t
 from mtokspec.runtime.models._vocab import ByteKeyedVocab, bytes_vocab, decode_token, text_key
-from mtokspec.runtime.pre_tokenizers import byte_level_map
+from mtokspec.runtime import speedups
+from mtokspec.runtime.pre_tokenizers import BYTES_TO_UNICODE, byte_level_map
 
 __all__ = ["BPE", "CACHE_MAX", "pair_ranks"]
 
@@ -98,7 +104,7 @@ def _rights(keys):
 class BPE(ByteKeyedVocab):
     __slots__ = ("_chars", "_spell", "_byte_ids", "_btokens", "_btokens_full", "_ranks", "_mids",
                  "byte_fallback", "byte_level", "map_bytes", "_cache", "_parts", "_units", "_cross", "_unit_gain",
-                 "_sp_chunk", "_bigrams", "_solo", "_chunk_re")
+                 "_sp_chunk", "_bigrams", "_solo", "_chunk_re", "_core")
 
     _btokens: dict[int, bytes]
     _btokens_full: bool
@@ -109,6 +115,7 @@ class BPE(ByteKeyedVocab):
     _bigrams: frozenset[int] | None
     _solo: dict[str, bool] | None
     _chunk_re: regex.Pattern[str] | None
+    _core: Any  # None until the first encode, then the compiled core or False (pure path)
 
     def __init__(self, bvocab: dict[bytes, int], merges_rows, byte_fallback: bool = False,
                  byte_level: bool = False):
@@ -135,6 +142,7 @@ class BPE(ByteKeyedVocab):
         self._bigrams = None
         self._solo = None  # {} once the solo rule (byte tokens in no merge) is known safe, else None
         self._chunk_re = None
+        self._core = None
 
     @classmethod
     def from_tree(cls, node: t.BPEModel) -> "BPE":
@@ -241,18 +249,41 @@ class BPE(ByteKeyedVocab):
     def get_cache(self) -> dict:
         return self._cache
 
+    def _accel(self) -> Any:
+        """The compiled core (built on first use), or False for the pure path."""
+        core = self._core
+        if core is None:
+            core = False
+            sp = speedups.module()
+            if sp is not None:
+                try:
+                    core = sp.BPECore(self._ranks, self._spelling, self._resolve, BYTES_TO_UNICODE)
+                except (TypeError, ValueError, OverflowError):  # a table the core cannot hold
+                    core = False
+            self._core = core
+        return core
+
     def tokenize(self, piece: str):
         """Ids of one pre-tokenized piece (already in the model's alphabet unless ``map_bytes``)."""
         cache = self._cache
         r = cache.get(piece)
         if r is not None:
             return r
-        if self.map_bytes and len(piece) <= 64 and not piece.isascii() and self._units_pay():
+        core = self._core
+        if core is None:
+            core = self._accel()
+        if core:
+            r = core.word(byte_level_map(piece) if self.map_bytes else piece)
+        elif self.map_bytes and len(piece) <= 64 and not piece.isascii() and self._units_pay():
             r = self._bpe_units(piece)
-            if len(cache) >= CACHE_MAX:
-                cache.clear()
-            cache[piece] = r
-            return r
+        else:
+            r = self._tokenize_pure(piece)
+        if len(cache) >= CACHE_MAX:
+            cache.clear()
+        cache[piece] = r  # tuples of ints: the cycle collector stops tracking them
+        return r
+
+    def _tokenize_pure(self, piece: str) -> tuple:
         word = byte_level_map(piece) if self.map_bytes else piece
         # cut long words (see _cut); measured best: byte-level words from 25 symbols (3 per CJK
         # character), other words (SentencePiece chunks, code identifiers) from 11 characters
@@ -268,17 +299,33 @@ class BPE(ByteKeyedVocab):
                         parts.clear()
                     parts[part] = pr
                 out += pr
-            r = tuple(out)
-        else:
-            r = self._bpe(word)
-        if len(cache) >= CACHE_MAX:
-            cache.clear()
-        cache[piece] = r  # tuples of ints: the cycle collector stops tracking them
-        return r
+            return tuple(out)
+        return self._bpe(word)
+
+    def tokenize_pieces(self, pieces: list[str], out: list[int]) -> None:
+        """Encode pre-tokenized pieces, appending to ``out``."""
+        core = self._core
+        if core is None:
+            core = self._accel()
+        if core:
+            core.words(pieces, self._cache, CACHE_MAX, out, self.map_bytes)
+            return
+        get = self._cache.get
+        tok = self.tokenize
+        for p in pieces:
+            r = get(p)
+            if r is None:
+                r = tok(p)
+            out += r
 
     def tokenize_text(self, text: str, out: list[int]) -> None:
         """Encode a whole un-pre-tokenized segment (SentencePiece style), appending to ``out``."""
-        if len(text) > 24 and not self.map_bytes and self.sp_chunking():
+        core = self._core
+        if core is None:
+            core = self._accel()
+        if core and not self.map_bytes and self.sp_chunking():
+            core.text(text, self._cache, CACHE_MAX, out)
+        elif len(text) > 24 and not self.map_bytes and self.sp_chunking():
             cache = self._cache
             get = cache.get
             tok = self.tokenize

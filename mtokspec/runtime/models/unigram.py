@@ -20,6 +20,11 @@ ten), which reproduces HF's values exactly, so exact Viterbi ties resolve as in 
 the lattice uses it (the shortest decimal form costs ~0.4 us per float: all of t5's 32k scores
 would be 27 ms before the first encode); the lowest score, which prices unknown nodes, is read the
 first time a character starts no piece, from the few stored scores that can round to it.
+
+With the compiled module (``runtime/speedups.py``) a ``UnigramCore`` runs the same lattice over the
+piece's UTF-8 (a byte trie of the pieces, ends only at character boundaries, so pieces that are not
+UTF-8 never match); it asks this model for scores (``_row_score``), the unknown score (``_lowest``) and
+the ids of fused unknown runs (``_piece_ids``), so both paths give the same ids.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from typing import Any
 
 from mtokspec import tree as t
 from mtokspec.runtime.models._vocab import ByteKeyedVocab, columns, decode_token, text_key
+from mtokspec.runtime import speedups
 from mtokspec.runtime.models.bpe import CACHE_MAX
 
 __all__ = ["Unigram", "serde_f64", "serde_f64_min", "UNK_PENALTY"]
@@ -120,7 +126,7 @@ def serde_f64_min(xs: Collection[float]) -> float:
 
 class Unigram(ByteKeyedVocab):
     __slots__ = ("_rows", "unk_id", "byte_fallback", "serde_scores", "_brow", "_ids", "_scores", "_bvocab",
-                 "_pref", "_sorted", "_unk_score", "_cache")
+                 "_pref", "_sorted", "_unk_score", "_cache", "_core")
 
     # built on first use: str -> [id, score or None until read, row], None (a prefix only) or _Unloaded
     _pref: dict[str, Any] | None
@@ -131,6 +137,7 @@ class Unigram(ByteKeyedVocab):
         self.byte_fallback = byte_fallback
         self.serde_scores = serde_scores
         self._pref = None
+        self._core: Any = None  # None until the first encode, then the compiled core or False
         self._cache: dict[str, tuple[int, ...]] = {}
         # Like BPE and WordPiece, the vocabulary is kept by token bytes at load (models/_vocab.py),
         # here mapped to the row, which gives both the id and the score the lattice needs.
@@ -246,14 +253,41 @@ class Unigram(ByteKeyedVocab):
         sc = piece[1] = serde_f64(x) if self.serde_scores else x
         return sc
 
+    def _row_score(self, row: int) -> float:
+        """The score the lattice uses for the piece of ``row`` (the compiled core asks once per row)."""
+        x = self._scores[row]
+        return serde_f64(x) if self.serde_scores else x
+
+    def _accel(self) -> Any:
+        """The compiled core (built on first use), or False for the pure path."""
+        core = self._core
+        if core is None:
+            core = False
+            sp = speedups.module()
+            if sp is not None:
+                brow = self._brow
+                try:
+                    core = sp.UnigramCore(list(brow), list(brow.values()), list(self._ids), self.unk_id,
+                                          self._row_score, self._lowest, self._piece_ids)
+                except (TypeError, ValueError, OverflowError):  # a table the core cannot hold
+                    core = False
+            self._core = core
+        return core
+
     def tokenize(self, word: str) -> tuple[int, ...]:
         r = self._cache.get(word)
         if r is not None:
             return r
-        ids = self._encode(word)
+        core = self._core
+        if core is None:
+            core = self._accel()
+        if core:
+            r = core.word(word)  # None: not UTF-8 (lone surrogates), left to the pure path
+        if r is None:
+            r = tuple(self._encode(word))
         if len(self._cache) >= CACHE_MAX:
             self._cache.clear()
-        self._cache[word] = r = tuple(ids)
+        self._cache[word] = r
         return r
 
     def segment(self, s: str) -> list[str]:
@@ -339,25 +373,28 @@ class Unigram(ByteKeyedVocab):
 
     def _encode(self, s: str) -> list[int]:
         ids: list[int] = []
-        pieces = self.segment(s)  # builds the tables on first use
-        get = self._brow.get
-        row_id = self._ids
-        for piece in pieces:
-            try:
-                r = get(piece.encode())
-            except UnicodeEncodeError:  # lone surrogates: a key only if a token's bytes decode to them
-                k = text_key(piece)
-                r = None if k is None else get(k)
-            if r is None:
-                if self.byte_fallback:
-                    rows: list = [get(b"<0x%02X>" % b) for b in piece.encode("utf-8", "surrogatepass")]
-                    if None not in rows:
-                        ids.extend(map(row_id.__getitem__, rows))
-                        continue
-                ids.append(self.unk_id)
-            else:
-                ids.append(row_id[r])
+        for piece in self.segment(s):  # builds the tables on first use
+            self._piece_ids(piece, ids)
         return ids
+
+    def _piece_ids(self, piece: str, ids: list[int] | None = None) -> Any:
+        """The ids of one piece of the segmentation (a fused unknown run: its own piece, else byte
+        tokens under ``byte_fallback``, else ``unk_id``), appended to ``ids``; without ``ids``, a tuple."""
+        out: list[int] = [] if ids is None else ids
+        get = self._brow.get
+        try:
+            r = get(piece.encode())
+        except UnicodeEncodeError:  # lone surrogates: a key only if a token's bytes decode to them
+            k = text_key(piece)
+            r = None if k is None else get(k)
+        if r is not None:
+            out.append(self._ids[r])
+        elif self.byte_fallback and None not in (rows := [get(b"<0x%02X>" % b)
+                                                          for b in piece.encode("utf-8", "surrogatepass")]):
+            out.extend(map(self._ids.__getitem__, rows))
+        else:
+            out.append(self.unk_id)
+        return tuple(out) if ids is None else None
 
     def id_to_token_table(self) -> dict[int, str]:
         # from the rows, not the vocabulary: a repeated piece keeps each of its ids

@@ -1,0 +1,1058 @@
+/* mtokspec._speedups: the optional compiled hot loops of the hf runtime.
+ *
+ * The pure-Python models (mtokspec/runtime/models/bpe.py, unigram.py) are the reference; this
+ * module redoes only their inner loops, with the same order of operations, and asks them (through
+ * callbacks) for everything else: a character's symbols, a merge's output id, a piece's score, the
+ * ids of a fused unknown run.  Those answers are computed once and kept here.  Nothing here reads
+ * the file or knows its layout.
+ *
+ *   BPECore(ranks, spell, resolve, byte_map=None)
+ *       ranks:   {left id | right id << 32: rank}
+ *       spell:   callable(str of one character) -> tuple of ids (its symbols; () drops it)
+ *       resolve: callable(pair key) -> the id the merge produces (raises when it has none)
+ *     .word(s) -> tuple   BPE of one piece: lowest rank first, leftmost among equal ranks
+ *     .text(s, cache, cache_max, out) -> None
+ *                        a whole segment cut before every U+2581 that follows another character
+ *                        (the caller checked that no merge crosses such a cut); each chunk's
+ *                        ids come from ``cache`` or .word (then cached; cleared when full) and are
+ *                        appended to the list ``out``
+ *     .words(pieces, cache, cache_max, out, mapped) -> None
+ *                        the same for pieces already cut; ``mapped``: the pieces are raw text of a
+ *                        byte-level model, merged as the GPT-2 characters of their UTF-8 bytes
+ *                        (``byte_map``, given to the constructor)
+ *
+ *   UnigramCore(keys, rows, ids, unk_id, score, unk_score, fused)
+ *       keys/rows: the pieces' bytes and their rows; ids: row -> id
+ *       score:     callable(row) -> float, the score the lattice uses (read once per row)
+ *       unk_score: callable() -> float, the score of an unknown node (read once, when first needed)
+ *       fused:     callable(str) -> tuple of ids of a run of unknown nodes
+ *     .word(s) -> tuple or None   Viterbi over the piece (None: not UTF-8, use the pure path)
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------------------------------------- */
+/* hashing                                                                                         */
+
+static inline uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return x;
+}
+
+static size_t pow2_at_least(size_t n)
+{
+    size_t c = 16;
+    while (c < n)
+        c <<= 1;
+    return c;
+}
+
+/* An id read from Python: 0 <= id < 2**32 (the file's ids are u32), else -1 with an error set. */
+static int64_t read_id(PyObject *o)
+{
+    unsigned long long v;
+    if (!PyLong_Check(o)) {
+        PyErr_SetString(PyExc_TypeError, "ids must be int");
+        return -1;
+    }
+    v = PyLong_AsUnsignedLongLong(o);
+    if (v == (unsigned long long)-1 && PyErr_Occurred())
+        return -1;
+    if (v > 0xFFFFFFFFULL) {
+        PyErr_SetString(PyExc_OverflowError, "id out of u32 range");
+        return -1;
+    }
+    return (int64_t)v;
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* BPE                                                                                             */
+
+typedef struct {
+    uint64_t key;  /* left | right << 32 */
+    int64_t rank;
+    int64_t mid;   /* the merge's output id; -1 until resolved */
+    int used;
+} MergeSlot;
+
+typedef struct {
+    uint32_t cp;
+    int32_t len;   /* -1: empty slot; else 0..4 symbols */
+    uint32_t ids[4];
+} SpellSlot;
+
+typedef struct {
+    PyObject_HEAD
+    MergeSlot *merges;
+    size_t mcap;
+    SpellSlot *spell;
+    size_t scap, sused;
+    PyObject *spell_fn;
+    PyObject *resolve_fn;
+    uint32_t bytemap[256];  /* byte -> its GPT-2 character (words() with mapped=True) */
+} BPECore;
+
+static MergeSlot *merge_find(BPECore *self, uint64_t key)
+{
+    size_t mask = self->mcap - 1, i = (size_t)mix64(key) & mask;
+    for (;;) {
+        MergeSlot *s = &self->merges[i];
+        if (!s->used)
+            return NULL;
+        if (s->key == key)
+            return s;
+        i = (i + 1) & mask;
+    }
+}
+
+static SpellSlot *spell_find(SpellSlot *tab, size_t cap, uint32_t cp)
+{
+    size_t mask = cap - 1, i = (size_t)mix64(cp) & mask;
+    for (;;) {
+        SpellSlot *s = &tab[i];
+        if (s->len < 0 || s->cp == cp)
+            return s;
+        i = (i + 1) & mask;
+    }
+}
+
+static int spell_grow(BPECore *self)
+{
+    size_t ncap = self->scap * 2, i;
+    SpellSlot *n = PyMem_Malloc(ncap * sizeof(SpellSlot));
+    if (n == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (i = 0; i < ncap; i++)
+        n[i].len = -1;
+    for (i = 0; i < self->scap; i++) {
+        SpellSlot *s = &self->spell[i];
+        if (s->len >= 0)
+            *spell_find(n, ncap, s->cp) = *s;
+    }
+    PyMem_Free(self->spell);
+    self->spell = n;
+    self->scap = ncap;
+    return 0;
+}
+
+/* The symbols of code point cp, asked of spell() the first time (written to out, count returned;
+ * -1 on error). */
+static int bpe_spell(BPECore *self, uint32_t cp, uint32_t *out)
+{
+    SpellSlot *s = spell_find(self->spell, self->scap, cp);
+    PyObject *c, *r;
+    Py_ssize_t n, k;
+    uint32_t ids[4];
+    if (s->len >= 0) {
+        memcpy(out, s->ids, sizeof(uint32_t) * (size_t)s->len);
+        return s->len;
+    }
+    c = PyUnicode_FromOrdinal((int)cp);
+    if (c == NULL)
+        return -1;
+    r = PyObject_CallOneArg(self->spell_fn, c);
+    Py_DECREF(c);
+    if (r == NULL)
+        return -1;
+    if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) > 4) {
+        Py_DECREF(r);
+        PyErr_SetString(PyExc_TypeError, "spell() must return a tuple of at most 4 ids");
+        return -1;
+    }
+    n = PyTuple_GET_SIZE(r);
+    for (k = 0; k < n; k++) {
+        int64_t v = read_id(PyTuple_GET_ITEM(r, k));
+        if (v < 0) {
+            Py_DECREF(r);
+            return -1;
+        }
+        ids[k] = (uint32_t)v;
+    }
+    Py_DECREF(r);
+    /* the callback may have run other threads that filled the table: look again */
+    if ((self->sused + 1) * 2 > self->scap && spell_grow(self) < 0)
+        return -1;
+    s = spell_find(self->spell, self->scap, cp);
+    if (s->len < 0) {
+        s->cp = cp;
+        s->len = (int32_t)n;
+        memcpy(s->ids, ids, sizeof(uint32_t) * (size_t)n);
+        self->sused++;
+    }
+    memcpy(out, ids, sizeof(uint32_t) * (size_t)n);
+    return (int)n;
+}
+
+typedef struct {
+    int64_t rank;
+    Py_ssize_t pos;
+} HeapItem;
+
+static inline int heap_less(const HeapItem *a, const HeapItem *b)
+{
+    return a->rank < b->rank || (a->rank == b->rank && a->pos < b->pos);
+}
+
+static void heap_push(HeapItem *h, Py_ssize_t *n, int64_t rank, Py_ssize_t pos)
+{
+    Py_ssize_t i = (*n)++;
+    HeapItem it = {rank, pos};
+    while (i > 0) {
+        Py_ssize_t p = (i - 1) / 2;
+        if (!heap_less(&it, &h[p]))
+            break;
+        h[i] = h[p];
+        i = p;
+    }
+    h[i] = it;
+}
+
+static HeapItem heap_pop(HeapItem *h, Py_ssize_t *n)
+{
+    HeapItem top = h[0], last = h[--(*n)];
+    Py_ssize_t i = 0, m = *n;
+    for (;;) {
+        Py_ssize_t c = 2 * i + 1;
+        if (c >= m)
+            break;
+        if (c + 1 < m && heap_less(&h[c + 1], &h[c]))
+            c++;
+        if (!heap_less(&h[c], &last))
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    if (m > 0)
+        h[i] = last;
+    return top;
+}
+
+/* BPE over syms[0..n) in place (HF word.rs order: lowest rank, then leftmost); the result count,
+ * or -1 with an error set.  A merge's output is asked of resolve() the first time it is applied. */
+static Py_ssize_t bpe_merge(BPECore *self, uint32_t *syms, Py_ssize_t n)
+{
+    Py_ssize_t *prv, *nxt, hn = 0, i, out;
+    HeapItem *heap;
+    char *dead;
+    void *block;
+    if (n < 2)
+        return n;
+    block = PyMem_Malloc((size_t)n * (2 * sizeof(Py_ssize_t) + 1) + (size_t)(3 * n) * sizeof(HeapItem));
+    if (block == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    heap = (HeapItem *)block;
+    prv = (Py_ssize_t *)(heap + 3 * n);
+    nxt = prv + n;
+    dead = (char *)(nxt + n);
+    for (i = 0; i < n; i++) {
+        prv[i] = i - 1;
+        nxt[i] = i + 1 < n ? i + 1 : -1;
+        dead[i] = 0;
+    }
+    for (i = 0; i + 1 < n; i++) {
+        MergeSlot *s = merge_find(self, (uint64_t)syms[i] | (uint64_t)syms[i + 1] << 32);
+        if (s != NULL)
+            heap_push(heap, &hn, s->rank, i);
+    }
+    while (hn > 0) {
+        HeapItem top = heap_pop(heap, &hn);
+        Py_ssize_t p = top.pos, q;
+        MergeSlot *s;
+        uint64_t key;
+        int64_t mid;
+        if (dead[p] || (q = nxt[p]) < 0)
+            continue;
+        key = (uint64_t)syms[p] | (uint64_t)syms[q] << 32;
+        s = merge_find(self, key);
+        if (s == NULL || s->rank != top.rank)
+            continue;  /* stale: the pair there has changed */
+        mid = s->mid;
+        if (mid < 0) {
+            PyObject *k = PyLong_FromUnsignedLongLong(key), *r;
+            if (k == NULL)
+                goto fail;
+            r = PyObject_CallOneArg(self->resolve_fn, k);
+            Py_DECREF(k);
+            if (r == NULL)
+                goto fail;
+            mid = read_id(r);
+            Py_DECREF(r);
+            if (mid < 0)
+                goto fail;
+            s = merge_find(self, key);  /* the table never moves; found again for clarity */
+            s->mid = mid;
+        }
+        syms[p] = (uint32_t)mid;
+        dead[q] = 1;
+        nxt[p] = nxt[q];
+        if (nxt[q] >= 0)
+            prv[nxt[q]] = p;
+        if (prv[p] >= 0) {
+            s = merge_find(self, (uint64_t)syms[prv[p]] | (uint64_t)syms[p] << 32);
+            if (s != NULL)
+                heap_push(heap, &hn, s->rank, prv[p]);
+        }
+        if (nxt[p] >= 0) {
+            s = merge_find(self, (uint64_t)syms[p] | (uint64_t)syms[nxt[p]] << 32);
+            if (s != NULL)
+                heap_push(heap, &hn, s->rank, p);
+        }
+    }
+    out = 0;
+    for (i = 0; i >= 0; i = nxt[i])
+        syms[out++] = syms[i];
+    PyMem_Free(block);
+    return out;
+fail:
+    PyMem_Free(block);
+    return -1;
+}
+
+/* The merged ids of the n symbols in syms (a buffer of 4 * n) as a tuple; frees syms unless it is
+ * stack.  NULL on error. */
+static PyObject *bpe_finish(BPECore *self, uint32_t *syms, uint32_t *stack, Py_ssize_t m)
+{
+    PyObject *tup = NULL;
+    Py_ssize_t i;
+    m = bpe_merge(self, syms, m);
+    if (m >= 0 && (tup = PyTuple_New(m)) != NULL) {
+        for (i = 0; i < m; i++) {
+            PyObject *v = PyLong_FromUnsignedLong(syms[i]);
+            if (v == NULL) {
+                Py_CLEAR(tup);
+                break;
+            }
+            PyTuple_SET_ITEM(tup, i, v);
+        }
+    }
+    if (syms != stack)
+        PyMem_Free(syms);
+    return tup;
+}
+
+#define STACK_SYMS 256
+
+/* The ids of the piece s[start:end) as a tuple (new reference), NULL on error. */
+static PyObject *bpe_word_range(BPECore *self, PyObject *s, Py_ssize_t start, Py_ssize_t end)
+{
+    int kind = PyUnicode_KIND(s);
+    const void *data = PyUnicode_DATA(s);
+    Py_ssize_t n = end - start, m = 0, i;
+    uint32_t stack[STACK_SYMS], *syms = stack;
+    if (n * 4 > STACK_SYMS && (syms = PyMem_Malloc(sizeof(uint32_t) * (size_t)n * 4)) == NULL)
+        return PyErr_NoMemory();
+    for (i = start; i < end; i++) {
+        int k = bpe_spell(self, PyUnicode_READ(kind, data, i), syms + m);
+        if (k < 0) {
+            if (syms != stack)
+                PyMem_Free(syms);
+            return NULL;
+        }
+        m += k;
+    }
+    return bpe_finish(self, syms, stack, m);
+}
+
+/* The ids of a byte-level piece: its UTF-8 bytes u[0:n), each spelled as its GPT-2 character. */
+static PyObject *bpe_word_bytes(BPECore *self, const unsigned char *u, Py_ssize_t n)
+{
+    Py_ssize_t m = 0, i;
+    uint32_t stack[STACK_SYMS], *syms = stack;
+    if (n * 4 > STACK_SYMS && (syms = PyMem_Malloc(sizeof(uint32_t) * (size_t)n * 4)) == NULL)
+        return PyErr_NoMemory();
+    for (i = 0; i < n; i++) {
+        int k = bpe_spell(self, self->bytemap[u[i]], syms + m);
+        if (k < 0) {
+            if (syms != stack)
+                PyMem_Free(syms);
+            return NULL;
+        }
+        m += k;
+    }
+    return bpe_finish(self, syms, stack, m);
+}
+
+/* The ids of a raw piece of a byte-level model (mapped here). */
+static PyObject *bpe_word_mapped(BPECore *self, PyObject *p)
+{
+    Py_ssize_t n;
+    const char *u = PyUnicode_AsUTF8AndSize(p, &n);
+    PyObject *b, *r;
+    if (u != NULL)
+        return bpe_word_bytes(self, (const unsigned char *)u, n);
+    PyErr_Clear();  /* lone surrogates: their surrogatepass bytes, as byte_level_map */
+    b = PyUnicode_AsEncodedString(p, "utf-8", "surrogatepass");
+    if (b == NULL)
+        return NULL;
+    r = bpe_word_bytes(self, (const unsigned char *)PyBytes_AS_STRING(b), PyBytes_GET_SIZE(b));
+    Py_DECREF(b);
+    return r;
+}
+
+static PyObject *BPECore_word(BPECore *self, PyObject *s)
+{
+    if (!PyUnicode_Check(s)) {
+        PyErr_SetString(PyExc_TypeError, "word() expects str");
+        return NULL;
+    }
+    return bpe_word_range(self, s, 0, PyUnicode_GET_LENGTH(s));
+}
+
+/* cache[key] or a fresh result of word(key), cached (the cache cleared when full); then appended
+ * to out.  0, or -1 on error. */
+static int cached_extend(BPECore *self, PyObject *key, int mapped, PyObject *cache, Py_ssize_t cache_max,
+                         PyObject *out)
+{
+    PyObject *r = PyDict_GetItemWithError(cache, key);
+    int rc;
+    if (r != NULL) {
+        Py_INCREF(r);
+    } else {
+        if (PyErr_Occurred())
+            return -1;
+        r = mapped ? bpe_word_mapped(self, key) : bpe_word_range(self, key, 0, PyUnicode_GET_LENGTH(key));
+        if (r == NULL)
+            return -1;
+        if (PyDict_GET_SIZE(cache) >= cache_max)
+            PyDict_Clear(cache);
+        if (PyDict_SetItem(cache, key, r) < 0) {
+            Py_DECREF(r);
+            return -1;
+        }
+    }
+    {
+        /* list += tuple, element by element (no temporary) */
+        Py_ssize_t k, n = PyTuple_GET_SIZE(r);
+        rc = 0;
+        for (k = 0; k < n && rc == 0; k++)
+            rc = PyList_Append(out, PyTuple_GET_ITEM(r, k));
+    }
+    Py_DECREF(r);
+    return rc;
+}
+
+#define SP 0x2581
+
+static PyObject *BPECore_text(BPECore *self, PyObject *args)
+{
+    PyObject *s, *cache, *out;
+    Py_ssize_t cache_max, n, i, start;
+    int kind;
+    const void *data;
+    if (!PyArg_ParseTuple(args, "UO!nO!", &s, &PyDict_Type, &cache, &cache_max, &PyList_Type, &out))
+        return NULL;
+    n = PyUnicode_GET_LENGTH(s);
+    kind = PyUnicode_KIND(s);
+    data = PyUnicode_DATA(s);
+    start = 0;
+    for (i = 1; i <= n; i++) {
+        if (i == n || (PyUnicode_READ(kind, data, i) == SP && PyUnicode_READ(kind, data, i - 1) != SP)) {
+            PyObject *chunk = PyUnicode_Substring(s, start, i);
+            int rc;
+            if (chunk == NULL)
+                return NULL;
+            rc = cached_extend(self, chunk, 0, cache, cache_max, out);
+            Py_DECREF(chunk);
+            if (rc < 0)
+                return NULL;
+            start = i;
+        }
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *BPECore_words(BPECore *self, PyObject *args)
+{
+    PyObject *pieces, *cache, *out, *seq;
+    Py_ssize_t cache_max, n, i;
+    int mapped;
+    if (!PyArg_ParseTuple(args, "OO!nO!p", &pieces, &PyDict_Type, &cache, &cache_max, &PyList_Type, &out, &mapped))
+        return NULL;
+    seq = PySequence_Fast(pieces, "words() expects a sequence of str");
+    if (seq == NULL)
+        return NULL;
+    n = PySequence_Fast_GET_SIZE(seq);
+    for (i = 0; i < n; i++) {
+        PyObject *p = PySequence_Fast_GET_ITEM(seq, i);
+        if (!PyUnicode_Check(p)) {
+            PyErr_SetString(PyExc_TypeError, "words() expects a sequence of str");
+            goto fail;
+        }
+        if (cached_extend(self, p, mapped, cache, cache_max, out) < 0)
+            goto fail;
+    }
+    Py_DECREF(seq);
+    Py_RETURN_NONE;
+fail:
+    Py_DECREF(seq);
+    return NULL;
+}
+
+static int BPECore_init(BPECore *self, PyObject *args, PyObject *kw)
+{
+    PyObject *ranks, *spell, *resolve, *k, *v, *bytemap = Py_None;
+    Py_ssize_t pos = 0, i;
+    static char *names[] = {"ranks", "spell", "resolve", "byte_map", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!OO|O", names, &PyDict_Type, &ranks, &spell, &resolve, &bytemap))
+        return -1;
+    for (i = 0; i < 256; i++)
+        self->bytemap[i] = (uint32_t)i;
+    if (bytemap != Py_None) {
+        if (!PyList_Check(bytemap) || PyList_GET_SIZE(bytemap) != 256) {
+            PyErr_SetString(PyExc_TypeError, "byte_map must be a list of 256 one-character str");
+            return -1;
+        }
+        for (i = 0; i < 256; i++) {
+            PyObject *c = PyList_GET_ITEM(bytemap, i);
+            if (!PyUnicode_Check(c) || PyUnicode_GET_LENGTH(c) != 1) {
+                PyErr_SetString(PyExc_TypeError, "byte_map must be a list of 256 one-character str");
+                return -1;
+            }
+            self->bytemap[i] = PyUnicode_READ_CHAR(c, 0);
+        }
+    }
+    if (self->merges != NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "BPECore is initialised once");
+        return -1;
+    }
+    self->mcap = pow2_at_least((size_t)PyDict_GET_SIZE(ranks) * 2 + 1);
+    self->merges = PyMem_Calloc(self->mcap, sizeof(MergeSlot));
+    self->scap = 1024;
+    self->sused = 0;
+    self->spell = PyMem_Malloc(self->scap * sizeof(SpellSlot));
+    if (self->merges == NULL || self->spell == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (i = 0; i < (Py_ssize_t)self->scap; i++)
+        self->spell[i].len = -1;
+    while (PyDict_Next(ranks, &pos, &k, &v)) {
+        unsigned long long key;
+        long long rank;
+        size_t mask = self->mcap - 1, j;
+        if (!PyLong_Check(k) || !PyLong_Check(v)) {
+            PyErr_SetString(PyExc_TypeError, "ranks must map int to int");
+            return -1;
+        }
+        key = PyLong_AsUnsignedLongLong(k);
+        if (key == (unsigned long long)-1 && PyErr_Occurred())
+            return -1;
+        rank = PyLong_AsLongLong(v);
+        if (rank == -1 && PyErr_Occurred())
+            return -1;
+        j = (size_t)mix64(key) & mask;
+        while (self->merges[j].used && self->merges[j].key != key)
+            j = (j + 1) & mask;
+        self->merges[j].used = 1;
+        self->merges[j].key = key;
+        self->merges[j].rank = rank;
+        self->merges[j].mid = -1;
+    }
+    Py_INCREF(spell);
+    Py_INCREF(resolve);
+    self->spell_fn = spell;
+    self->resolve_fn = resolve;
+    return 0;
+}
+
+static int BPECore_traverse(BPECore *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->spell_fn);
+    Py_VISIT(self->resolve_fn);
+    return 0;
+}
+
+static int BPECore_clear(BPECore *self)
+{
+    Py_CLEAR(self->spell_fn);
+    Py_CLEAR(self->resolve_fn);
+    return 0;
+}
+
+static void BPECore_dealloc(BPECore *self)
+{
+    PyObject_GC_UnTrack(self);
+    BPECore_clear(self);
+    PyMem_Free(self->merges);
+    PyMem_Free(self->spell);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMethodDef BPECore_methods[] = {
+    {"word", (PyCFunction)BPECore_word, METH_O, "BPE of one piece: a tuple of ids."},
+    {"text", (PyCFunction)BPECore_text, METH_VARARGS,
+     "text(s, cache, cache_max, out): a whole segment, cut before every U+2581 that follows another "
+     "character, each chunk's ids (cached) appended to out."},
+    {"words", (PyCFunction)BPECore_words, METH_VARARGS,
+     "words(pieces, cache, cache_max, out, mapped): each piece's ids (cached by piece; with mapped, "
+     "the piece's UTF-8 bytes as byte_map characters) appended to out."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject BPECoreType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "mtokspec._speedups.BPECore",
+    .tp_basicsize = sizeof(BPECore),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "The merge loop of a BPE model (see the module's documentation).",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)BPECore_init,
+    .tp_dealloc = (destructor)BPECore_dealloc,
+    .tp_traverse = (traverseproc)BPECore_traverse,
+    .tp_clear = (inquiry)BPECore_clear,
+    .tp_methods = BPECore_methods,
+};
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Unigram                                                                                         */
+
+/* A byte trie: the child of node p by byte b is found in an open-addressed table keyed by
+ * p << 8 | b; node 0 is the root; row[node] is the piece ending there, or -1. */
+typedef struct {
+    uint64_t key;   /* (parent << 8 | byte) + 1; 0 = empty */
+    uint32_t child;
+} TrieSlot;
+
+typedef struct {
+    PyObject_HEAD
+    TrieSlot *slots;
+    size_t cap;
+    int32_t *row;       /* per node */
+    size_t nodes;
+    int64_t *ids;       /* per row */
+    double *score;      /* per row, valid when known[row] */
+    char *known;
+    Py_ssize_t nrows;
+    int64_t unk_id;
+    double unk_score;
+    int unk_known;
+    PyObject *score_fn, *unk_fn, *fused_fn;
+} UnigramCore;
+
+static inline int64_t trie_child(const UnigramCore *self, uint32_t node, unsigned char b)
+{
+    uint64_t key = ((uint64_t)node << 8 | b) + 1;
+    size_t mask = self->cap - 1, i = (size_t)mix64(key) & mask;
+    for (;;) {
+        const TrieSlot *s = &self->slots[i];
+        if (s->key == 0)
+            return -1;
+        if (s->key == key)
+            return s->child;
+        i = (i + 1) & mask;
+    }
+}
+
+static double row_score(UnigramCore *self, int32_t row, int *err)
+{
+    PyObject *r, *a;
+    double x;
+    if (self->known[row])
+        return self->score[row];
+    a = PyLong_FromLong(row);
+    if (a == NULL) {
+        *err = 1;
+        return 0.0;
+    }
+    r = PyObject_CallOneArg(self->score_fn, a);
+    Py_DECREF(a);
+    if (r == NULL) {
+        *err = 1;
+        return 0.0;
+    }
+    x = PyFloat_AsDouble(r);
+    Py_DECREF(r);
+    if (x == -1.0 && PyErr_Occurred()) {
+        *err = 1;
+        return 0.0;
+    }
+    self->score[row] = x;
+    self->known[row] = 1;
+    return x;
+}
+
+static double unk_node_score(UnigramCore *self, int *err)
+{
+    PyObject *r;
+    double x;
+    if (self->unk_known)
+        return self->unk_score;
+    r = PyObject_CallNoArgs(self->unk_fn);
+    if (r == NULL) {
+        *err = 1;
+        return 0.0;
+    }
+    x = PyFloat_AsDouble(r);
+    Py_DECREF(r);
+    if (x == -1.0 && PyErr_Occurred()) {
+        *err = 1;
+        return 0.0;
+    }
+    self->unk_score = x;
+    self->unk_known = 1;
+    return x;
+}
+
+static inline Py_ssize_t utf8_len(unsigned char b)
+{
+    return b < 0xC0 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
+}
+
+static int list_extend_tuple(PyObject *out, PyObject *tup)
+{
+    Py_ssize_t k, n;
+    if (!PyTuple_Check(tup)) {
+        PyErr_SetString(PyExc_TypeError, "fused() must return a tuple");
+        return -1;
+    }
+    n = PyTuple_GET_SIZE(tup);
+    for (k = 0; k < n; k++)
+        if (PyList_Append(out, PyTuple_GET_ITEM(tup, k)) < 0)
+            return -1;
+    return 0;
+}
+
+/* The same lattice as Unigram.segment (HF encode_optimized): starts in order, then lengths in
+ * order, a node keeping the first best score; a character that starts no one-character piece is
+ * an unknown node; positions are byte offsets at character boundaries. */
+static PyObject *UnigramCore_word(UnigramCore *self, PyObject *s)
+{
+    const char *u;
+    Py_ssize_t n, i, e, k;
+    double *bscore = NULL;
+    Py_ssize_t *bstart = NULL;
+    int64_t *bid = NULL;
+    PyObject *out = NULL, *res = NULL;
+    int err = 0;
+    if (!PyUnicode_Check(s)) {
+        PyErr_SetString(PyExc_TypeError, "word() expects str");
+        return NULL;
+    }
+    u = PyUnicode_AsUTF8AndSize(s, &n);
+    if (u == NULL) {  /* lone surrogates: the pure path handles them */
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    if (n == 0)
+        return PyTuple_New(0);
+    bscore = PyMem_Malloc(sizeof(double) * (size_t)(n + 1));
+    bstart = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(n + 1));
+    bid = PyMem_Malloc(sizeof(int64_t) * (size_t)(n + 1));
+    if (bscore == NULL || bstart == NULL || bid == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (i = 0; i <= n; i++) {
+        bscore[i] = 0.0;
+        bstart[i] = -1;
+        bid[i] = 0;
+    }
+    for (i = 0; i < n; i += utf8_len((unsigned char)u[i])) {
+        double base = bscore[i], sc;
+        Py_ssize_t j = i + utf8_len((unsigned char)u[i]);
+        int64_t node = 0;
+        /* the first character: a piece, else an unknown node */
+        for (k = i; k < j && node >= 0; k++)
+            node = trie_child(self, (uint32_t)node, (unsigned char)u[k]);
+        if (node < 0 || self->row[node] < 0) {
+            sc = unk_node_score(self, &err) + base;
+            if (err)
+                goto done;
+            if (bstart[j] < 0 || sc > bscore[j]) {
+                bscore[j] = sc;
+                bstart[j] = i;
+                bid[j] = self->unk_id;
+            }
+            if (node < 0)
+                continue;
+        } else {
+            int32_t r = self->row[node];
+            sc = row_score(self, r, &err) + base;
+            if (err)
+                goto done;
+            if (bstart[j] < 0 || sc > bscore[j]) {
+                bscore[j] = sc;
+                bstart[j] = i;
+                bid[j] = self->ids[r];
+            }
+        }
+        /* longer pieces: one character more at a time, while the text is a prefix of some piece */
+        while (j < n) {
+            Py_ssize_t j2 = j + utf8_len((unsigned char)u[j]);
+            int32_t r;
+            if (j2 > n)
+                break;
+            for (k = j; k < j2 && node >= 0; k++)
+                node = trie_child(self, (uint32_t)node, (unsigned char)u[k]);
+            if (node < 0)
+                break;
+            j = j2;
+            r = self->row[node];
+            if (r >= 0) {
+                sc = row_score(self, r, &err) + base;
+                if (err)
+                    goto done;
+                if (bstart[j] < 0 || sc > bscore[j]) {
+                    bscore[j] = sc;
+                    bstart[j] = i;
+                    bid[j] = self->ids[r];
+                }
+            }
+        }
+    }
+    /* back from the end; runs of unknown-id nodes are fused and handed to fused() */
+    {
+        Py_ssize_t cnt = 0, w;
+        Py_ssize_t *ends;
+        for (e = n; e > 0; e = bstart[e])
+            cnt++;
+        ends = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(cnt + 1));
+        if (ends == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        w = cnt;
+        ends[cnt] = n;
+        for (e = n; e > 0; e = bstart[e])
+            ends[--w] = bstart[e];  /* ends[0..cnt] are the node boundaries, in order */
+        out = PyList_New(0);
+        if (out == NULL) {
+            PyMem_Free(ends);
+            goto done;
+        }
+        w = 0;
+        while (w < cnt) {
+            Py_ssize_t a = ends[w], b = ends[w + 1];
+            if (bid[b] == self->unk_id) {
+                PyObject *piece, *tup;
+                int rc;
+                Py_ssize_t z = w + 1;
+                while (z < cnt && bid[ends[z + 1]] == self->unk_id)
+                    z++;
+                b = ends[z];
+                piece = PyUnicode_DecodeUTF8(u + a, b - a, "strict");
+                if (piece == NULL) {
+                    PyMem_Free(ends);
+                    goto done;
+                }
+                tup = PyObject_CallOneArg(self->fused_fn, piece);
+                Py_DECREF(piece);
+                if (tup == NULL) {
+                    PyMem_Free(ends);
+                    goto done;
+                }
+                rc = list_extend_tuple(out, tup);
+                Py_DECREF(tup);
+                if (rc < 0) {
+                    PyMem_Free(ends);
+                    goto done;
+                }
+                w = z;
+            } else {
+                PyObject *v = PyLong_FromLongLong(bid[b]);
+                int rc;
+                if (v == NULL) {
+                    PyMem_Free(ends);
+                    goto done;
+                }
+                rc = PyList_Append(out, v);
+                Py_DECREF(v);
+                if (rc < 0) {
+                    PyMem_Free(ends);
+                    goto done;
+                }
+                w++;
+            }
+        }
+        PyMem_Free(ends);
+        res = PyList_AsTuple(out);
+    }
+done:
+    Py_XDECREF(out);
+    PyMem_Free(bscore);
+    PyMem_Free(bstart);
+    PyMem_Free(bid);
+    return res;
+}
+
+static int trie_insert(UnigramCore *self, const unsigned char *p, Py_ssize_t len, int32_t row)
+{
+    uint32_t node = 0;
+    Py_ssize_t k;
+    for (k = 0; k < len; k++) {
+        uint64_t key = ((uint64_t)node << 8 | p[k]) + 1;
+        size_t mask = self->cap - 1, i = (size_t)mix64(key) & mask;
+        while (self->slots[i].key != 0 && self->slots[i].key != key)
+            i = (i + 1) & mask;
+        if (self->slots[i].key == 0) {
+            self->slots[i].key = key;
+            self->slots[i].child = (uint32_t)self->nodes;
+            self->row[self->nodes] = -1;
+            self->nodes++;
+        }
+        node = self->slots[i].child;
+    }
+    self->row[node] = row;
+    return 0;
+}
+
+static int UnigramCore_init(UnigramCore *self, PyObject *args, PyObject *kw)
+{
+    PyObject *keys, *rows, *ids, *score, *unk, *fused;
+    long long unk_id;
+    Py_ssize_t nk, nr, i, total = 0;
+    static char *names[] = {"keys", "rows", "ids", "unk_id", "score", "unk_score", "fused", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O!O!LOOO", names, &PyList_Type, &keys, &PyList_Type, &rows,
+                                     &PyList_Type, &ids, &unk_id, &score, &unk, &fused))
+        return -1;
+    if (self->slots != NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "UnigramCore is initialised once");
+        return -1;
+    }
+    nk = PyList_GET_SIZE(keys);
+    nr = PyList_GET_SIZE(ids);
+    if (PyList_GET_SIZE(rows) != nk || nr > 0x7FFFFFFF) {
+        PyErr_SetString(PyExc_ValueError, "keys and rows differ in length");
+        return -1;
+    }
+    for (i = 0; i < nk; i++) {
+        PyObject *b = PyList_GET_ITEM(keys, i);
+        if (!PyBytes_Check(b)) {
+            PyErr_SetString(PyExc_TypeError, "keys must be bytes");
+            return -1;
+        }
+        total += PyBytes_GET_SIZE(b);
+    }
+    self->cap = pow2_at_least((size_t)total * 2 + 2);
+    self->slots = PyMem_Calloc(self->cap, sizeof(TrieSlot));
+    self->row = PyMem_Malloc(sizeof(int32_t) * (size_t)(total + 1));
+    self->ids = PyMem_Malloc(sizeof(int64_t) * (size_t)(nr + 1));
+    self->score = PyMem_Malloc(sizeof(double) * (size_t)(nr + 1));
+    self->known = PyMem_Calloc((size_t)nr + 1, 1);
+    if (!self->slots || !self->row || !self->ids || !self->score || !self->known) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    self->nrows = nr;
+    for (i = 0; i < nr; i++) {
+        long long v = PyLong_AsLongLong(PyList_GET_ITEM(ids, i));
+        if (v == -1 && PyErr_Occurred())
+            return -1;
+        self->ids[i] = v;
+    }
+    self->row[0] = -1;
+    self->nodes = 1;
+    for (i = 0; i < nk; i++) {
+        PyObject *b = PyList_GET_ITEM(keys, i);
+        long r = PyLong_AsLong(PyList_GET_ITEM(rows, i));
+        if (r == -1 && PyErr_Occurred())
+            return -1;
+        if (r < 0 || r >= nr) {
+            PyErr_SetString(PyExc_ValueError, "row out of range");
+            return -1;
+        }
+        if (PyBytes_GET_SIZE(b) == 0)
+            continue;  /* an empty piece matches no text */
+        trie_insert(self, (const unsigned char *)PyBytes_AS_STRING(b), PyBytes_GET_SIZE(b), (int32_t)r);
+    }
+    self->unk_id = unk_id;
+    self->unk_known = 0;
+    Py_INCREF(score);
+    Py_INCREF(unk);
+    Py_INCREF(fused);
+    self->score_fn = score;
+    self->unk_fn = unk;
+    self->fused_fn = fused;
+    return 0;
+}
+
+static int UnigramCore_traverse(UnigramCore *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->score_fn);
+    Py_VISIT(self->unk_fn);
+    Py_VISIT(self->fused_fn);
+    return 0;
+}
+
+static int UnigramCore_clear(UnigramCore *self)
+{
+    Py_CLEAR(self->score_fn);
+    Py_CLEAR(self->unk_fn);
+    Py_CLEAR(self->fused_fn);
+    return 0;
+}
+
+static void UnigramCore_dealloc(UnigramCore *self)
+{
+    PyObject_GC_UnTrack(self);
+    UnigramCore_clear(self);
+    PyMem_Free(self->slots);
+    PyMem_Free(self->row);
+    PyMem_Free(self->ids);
+    PyMem_Free(self->score);
+    PyMem_Free(self->known);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMethodDef UnigramCore_methods[] = {
+    {"word", (PyCFunction)UnigramCore_word, METH_O,
+     "The ids of one piece (a tuple), or None when the piece is not UTF-8 (lone surrogates)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject UnigramCoreType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "mtokspec._speedups.UnigramCore",
+    .tp_basicsize = sizeof(UnigramCore),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "The lattice of a Unigram model (see the module's documentation).",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)UnigramCore_init,
+    .tp_dealloc = (destructor)UnigramCore_dealloc,
+    .tp_traverse = (traverseproc)UnigramCore_traverse,
+    .tp_clear = (inquiry)UnigramCore_clear,
+    .tp_methods = UnigramCore_methods,
+};
+
+/* ---------------------------------------------------------------------------------------------- */
+
+static struct PyModuleDef speedups_module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "mtokspec._speedups",
+    .m_doc = "Optional compiled hot loops of mtokspec's hf runtime (the pure-Python models are the reference).",
+    .m_size = -1,
+};
+
+PyMODINIT_FUNC PyInit__speedups(void)
+{
+    PyObject *m;
+    if (PyType_Ready(&BPECoreType) < 0 || PyType_Ready(&UnigramCoreType) < 0)
+        return NULL;
+    m = PyModule_Create(&speedups_module);
+    if (m == NULL)
+        return NULL;
+    Py_INCREF(&BPECoreType);
+    if (PyModule_AddObject(m, "BPECore", (PyObject *)&BPECoreType) < 0) {
+        Py_DECREF(&BPECoreType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&UnigramCoreType);
+    if (PyModule_AddObject(m, "UnigramCore", (PyObject *)&UnigramCoreType) < 0) {
+        Py_DECREF(&UnigramCoreType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,186 @@
+"""The compiled cores (``mtokspec._speedups``) give what the pure-Python models give.
+
+The pure path is the reference (HF parity is tested on it and on the compiled path by the runtime
+tests, through ``conftest.runtime_path``).  Here the two are compared directly: on every corpus
+tokenizer with the corpus texts and the bench files' lines, and on hypothesis-generated models and
+whole trees with generated text -- the same ids, or the same error.  Skipped where the module is not
+built (a machine without a C compiler) or ``MTOKSPEC_PURE`` is set.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import CORPUS
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mtokspec import strategies as mst
+from mtokspec import tree as t
+from mtokspec.runtime import Tokenizer, speedups
+from mtokspec.runtime.models import BPE, Unigram
+
+pytestmark = pytest.mark.skipif(not speedups.enabled(),
+                                reason="the compiled module mtokspec._speedups is not built here (or MTOKSPEC_PURE is set)")
+
+
+def _set_path(model, compiled: bool) -> None:
+    if isinstance(model, (BPE, Unigram)):
+        model._core = model._accel() if compiled else False
+        if compiled:
+            assert model._core, "the compiled core refused a table it should hold"
+
+
+def _outcome(f, *args):
+    try:
+        return "ok", f(*args)
+    except Exception as e:  # the same error on both paths: type and message
+        return type(e).__name__, str(e)
+
+
+def _two(make):
+    """Two fresh objects from ``make()``: the pure one and the compiled one."""
+    pure, comp = make(), make()
+    _set_path(pure.model if isinstance(pure, Tokenizer) else pure, False)
+    _set_path(comp.model if isinstance(comp, Tokenizer) else comp, True)
+    return pure, comp
+
+
+# --- the corpus -----------------------------------------------------------------------------------
+
+def _corpus_files():
+    if not CORPUS.is_dir():
+        return []
+    return sorted(CORPUS.glob("tok/*/mnn.mtok")) + sorted(CORPUS.glob("tok/*/mnn.txt"))
+
+
+def _corpus_texts() -> list[str]:
+    out: list[str] = []
+    for f in sorted((CORPUS / "text").glob("*.json")):
+        if f.name != "SOURCES.json":
+            out += json.loads(f.read_text(encoding="utf-8"))
+    for f in sorted((CORPUS / "text").glob("bench_*.txt")):
+        with open(f, encoding="utf-8") as fh:
+            lines = [s for s in dict.fromkeys(fh.read().splitlines()) if s]
+        out += lines[:3000]
+    return out
+
+
+@pytest.mark.parametrize("path", _corpus_files(), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_corpus_identical(path):
+    data = path.read_bytes()
+    pure, comp = _two(lambda: Tokenizer.from_bytes(data))
+    texts = _corpus_texts()
+    assert texts
+    for text in texts:
+        assert comp.encode(text) == pure.encode(text), text
+    for text in texts[:500]:
+        assert comp.encode(text, add_special_tokens=True) == pure.encode(text, add_special_tokens=True), text
+    # warm: the same texts again, from the caches each path filled
+    assert [comp.encode(s) for s in texts[:2000]] == [pure.encode(s) for s in texts[:2000]]
+
+
+# --- generated models -----------------------------------------------------------------------------
+
+_CHARS = "ab c\u2581\u00e9\u4e2d\n\U0001f600"
+_TEXT = st.text(st.one_of(st.sampled_from(_CHARS), st.characters()), max_size=40)
+_TOKEN = st.text(st.sampled_from(_CHARS), min_size=1, max_size=3)
+_BYTE_TOKENS = [b"<0x%02X>" % b for b in (0x20, 0x61, 0xC3, 0xA9, 0xE4, 0xB8, 0xAD, 0xF0, 0x9F, 0x98, 0x80)]
+
+
+@st.composite
+def _bpe_models(draw) -> t.BPEModel:
+    """Vocabularies from a small alphabet (and byte tokens) so merges apply; some merge outputs are
+    left out of the vocabulary or name ids it does not have (both paths must fail alike)."""
+    toks = sorted(set(draw(st.lists(_TOKEN, min_size=1, max_size=10))))
+    btoks = [b.decode() for b in draw(st.lists(st.sampled_from(_BYTE_TOKENS), max_size=8, unique=True))]
+    toks = list(dict.fromkeys(toks + btoks))
+    merges = []
+    for r in range(draw(st.integers(0, 16))):
+        a, b = draw(st.sampled_from(toks)), draw(st.sampled_from(toks))
+        if draw(st.integers(0, 9)) or a + b in toks:
+            toks.append(a + b) if a + b not in toks else None
+        merges.append((a, b, r))
+    vocab = sorted({s.encode() for s in toks})
+    ids = draw(st.permutations(range(len(vocab))))
+    tid = {v.decode(): i for v, i in zip(vocab, ids)}
+    rows = sorted((tid[a], tid[b], r) for a, b, r in merges)
+    if draw(st.integers(0, 9)) == 0:
+        rows.append((len(vocab) + 3, 0, len(rows)))  # an id the vocabulary does not have
+    return t.BPEModel(draw(st.booleans()), draw(st.booleans()), list(zip(vocab, ids)), rows)
+
+
+@settings(max_examples=300)
+@given(st.one_of(_bpe_models(), mst.bpe_models(valid=True), mst.bpe_models(valid=False)),
+       st.lists(_TEXT, min_size=1, max_size=6), st.booleans())
+def test_bpe_identical(node, words, map_bytes):
+    pure, comp = _two(lambda: BPE.from_tree(node))
+    for m in (pure, comp):
+        m.map_bytes = map_bytes
+    for w in words:
+        assert _outcome(comp.tokenize, w) == _outcome(pure.tokenize, w), w
+    text = "".join(words)
+
+    def whole(m):
+        out: list[int] = []
+        m.tokenize_text(text, out)
+        return out
+
+    def pieces(m):
+        out: list[int] = []
+        m.tokenize_pieces(words, out)
+        return out
+    assert _outcome(whole, comp) == _outcome(whole, pure)
+    assert _outcome(pieces, comp) == _outcome(pieces, pure)
+
+
+_SCORE = st.one_of(st.sampled_from([-1.0, -1.5, -2.0, -2.5, -3.0]), st.floats(-30.0, 0.0, allow_nan=False))
+_NOT_UTF8 = [b"\xff", b"\x80", b"\xe4\xb8", b"\xc0\xaf", b"\xed\xa0\x80", b"a\xff", b"\xe4\xb8\xad\xe4"]
+
+
+@st.composite
+def _unigram_models(draw) -> t.UnigramModel:
+    """Pieces from the alphabet (score ties likely), byte tokens, pieces that are not UTF-8, an unk id
+    that may be a real piece's."""
+    toks = {s.encode() for s in draw(st.lists(_TOKEN, min_size=1, max_size=14))}
+    toks |= set(draw(st.lists(st.sampled_from(_BYTE_TOKENS + _NOT_UTF8), max_size=6)))
+    toks = sorted(toks)
+    ids = draw(st.permutations(range(len(toks))))
+    scores = draw(st.lists(_SCORE, min_size=len(toks), max_size=len(toks)))
+    unk = draw(st.integers(0, len(toks)))
+    return t.UnigramModel(unk, draw(st.booleans()), list(zip(toks, ids, scores)))
+
+
+@st.composite
+def _tie_models(draw) -> t.UnigramModel:
+    """Pieces of two letters with whole scores: most texts have several best segmentations, and
+    the first best must win on both paths."""
+    toks = sorted({s.encode() for s in draw(st.lists(st.text("ab", min_size=1, max_size=4), min_size=1, max_size=12))})
+    scores = draw(st.lists(st.sampled_from([-1.0, -2.0, -3.0, -4.0]), min_size=len(toks), max_size=len(toks)))
+    return t.UnigramModel(len(toks), False, [(tok, i, sc) for i, (tok, sc) in enumerate(zip(toks, scores))])
+
+
+@settings(max_examples=300)
+@given(st.one_of(_unigram_models(), _tie_models(), mst.unigram_models(valid=True), mst.unigram_models(valid=False)),
+       st.lists(st.one_of(_TEXT, st.text("ab", max_size=12)), min_size=1, max_size=6), st.booleans())
+def test_unigram_identical(node, words, serde):
+    pure, comp = _two(lambda: Unigram.from_tree(node, serde_scores=serde))
+    for w in words:
+        assert _outcome(comp.tokenize, w) == _outcome(pure.tokenize, w), w
+
+
+@settings(max_examples=200)
+@given(mst.mtok_files(valid=True), st.lists(_TEXT, min_size=1, max_size=4))
+def test_tokenizer_identical(tree, texts):
+    def make():
+        return Tokenizer.from_tree(tree)
+
+    try:
+        make()
+    except Exception as e:  # a tree the runtime refuses: refused alike, nothing to compare
+        assert _outcome(make) == (type(e).__name__, str(e))
+        return
+    pure, comp = _two(make)
+    for text in texts:
+        assert _outcome(comp.encode, text, True) == _outcome(pure.encode, text, True), text
