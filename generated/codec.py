@@ -23,6 +23,7 @@ from mtokspec.codec_support import (
     line_column,
     line_end,
     LITTLE,
+    native,
     parse_count_line,
     parse_header_lines,
     row_format,
@@ -79,26 +80,36 @@ def _columns_codepoint_normalized(b, n, lens=None, pack=False):
 
 def _stepcols_codepoint_normalized(b, p, end, n):
     """``(columns, size)`` of the n rows at p, or None: the exact walk must take them."""
-    w = walk8(b, p, end, n, 4, 6, _STEP6)
-    if w is None:
-        return None
-    sizes, r, long = w
-    if p + r > end:
-        return None
-    try:
-        rows = struct.Struct(row_format(sizes, b"IH00s", 2, 6, _TENS6, _UNITS6, _SPELL_IH))
-        if rows.size != r:  # (cannot happen: the format is the walk's rows)
+    nat = native()
+    if nat is not None:
+        got = nat.string_table(b, p, end, n, 4, 0)
+        if got is None:
             return None
-        flat = rows.unpack_from(b, p)
-        lengths = flat[1::3]
-        if long:  # read exactly: their lengths are right whatever they are
-            lengths = list(lengths)
-            for j in long:
-                lengths[j] = 0
-        bytes(lengths)  # ValueError when another length is 256 or more: the walk misread it
-    except (struct.error, ValueError):
-        return None
-    return (flat[0::3], flat[2::3], ), r
+        strs, fixed, r = got
+        fl = struct.unpack("<%dI" % (n * 1), fixed)
+        vals = (fl, strs, )
+    else:
+        w = walk8(b, p, end, n, 4, 6, _STEP6)
+        if w is None:
+            return None
+        sizes, r, long = w
+        if p + r > end:
+            return None
+        try:
+            rows = struct.Struct(row_format(sizes, b"IH00s", 2, 6, _TENS6, _UNITS6, _SPELL_IH))
+            if rows.size != r:  # (cannot happen: the format is the walk's rows)
+                return None
+            flat = rows.unpack_from(b, p)
+            lengths = flat[1::3]
+            if long:  # read exactly: their lengths are right whatever they are
+                lengths = list(lengths)
+                for j in long:
+                    lengths[j] = 0
+            bytes(lengths)  # ValueError when another length is 256 or more: the walk misread it
+        except (struct.error, ValueError):
+            return None
+        vals = (flat[0::3], flat[2::3], )
+    return vals, r
 
 
 def _decode_rows_codepoint_normalized(b, n, lens=None):
@@ -124,26 +135,36 @@ def _columns_token_id(b, n, lens=None, pack=False):
 
 def _stepcols_token_id(b, p, end, n):
     """``(columns, size)`` of the n rows at p, or None: the exact walk must take them."""
-    w = walk8(b, p, end, n, 0, 6, _STEP6)
-    if w is None:
-        return None
-    sizes, r, long = w
-    if p + r > end:
-        return None
-    try:
-        rows = struct.Struct(row_format(sizes, b"H00sI", 1, 6, _TENS6, _UNITS6, _SPELL_HI))
-        if rows.size != r:  # (cannot happen: the format is the walk's rows)
+    nat = native()
+    if nat is not None:
+        got = nat.string_table(b, p, end, n, 0, 4)
+        if got is None:
             return None
-        flat = rows.unpack_from(b, p)
-        lengths = flat[0::3]
-        if long:  # read exactly: their lengths are right whatever they are
-            lengths = list(lengths)
-            for j in long:
-                lengths[j] = 0
-        bytes(lengths)  # ValueError when another length is 256 or more: the walk misread it
-    except (struct.error, ValueError):
-        return None
-    return (flat[1::3], flat[2::3], ), r
+        strs, fixed, r = got
+        fl = struct.unpack("<%dI" % (n * 1), fixed)
+        vals = (strs, fl, )
+    else:
+        w = walk8(b, p, end, n, 0, 6, _STEP6)
+        if w is None:
+            return None
+        sizes, r, long = w
+        if p + r > end:
+            return None
+        try:
+            rows = struct.Struct(row_format(sizes, b"H00sI", 1, 6, _TENS6, _UNITS6, _SPELL_HI))
+            if rows.size != r:  # (cannot happen: the format is the walk's rows)
+                return None
+            flat = rows.unpack_from(b, p)
+            lengths = flat[0::3]
+            if long:  # read exactly: their lengths are right whatever they are
+                lengths = list(lengths)
+                for j in long:
+                    lengths[j] = 0
+            bytes(lengths)  # ValueError when another length is 256 or more: the walk misread it
+        except (struct.error, ValueError):
+            return None
+        vals = (flat[1::3], flat[2::3], )
+    return vals, r
 
 
 def _decode_rows_token_id(b, n, lens=None):
@@ -195,26 +216,36 @@ def _columns_token_id_score(b, n, lens=None, pack=False):
 
 def _stepcols_token_id_score(b, p, end, n):
     """``(columns, size)`` of the n rows at p, or None: the exact walk must take them."""
-    w = walk8(b, p, end, n, 0, 14, _STEP14)
-    if w is None:
-        return None
-    sizes, r, long = w
-    if p + r > end:
-        return None
-    try:
-        rows = struct.Struct(row_format(sizes, b"H00sId", 1, 14, _TENS14, _UNITS14, _SPELL_HId))
-        if rows.size != r:  # (cannot happen: the format is the walk's rows)
+    nat = native()
+    if nat is not None:
+        got = nat.string_table(b, p, end, n, 0, 12)
+        if got is None:
             return None
-        flat = rows.unpack_from(b, p)
-        lengths = flat[0::4]
-        if long:  # read exactly: their lengths are right whatever they are
-            lengths = list(lengths)
-            for j in long:
-                lengths[j] = 0
-        bytes(lengths)  # ValueError when another length is 256 or more: the walk misread it
-    except (struct.error, ValueError):
-        return None
-    return (flat[1::4], flat[2::4], flat[3::4], ), r
+        strs, fixed, r = got
+        fl = struct.Struct("<" + "Id" * n).unpack(fixed)
+        vals = (strs, fl[0::2], fl[1::2], )
+    else:
+        w = walk8(b, p, end, n, 0, 14, _STEP14)
+        if w is None:
+            return None
+        sizes, r, long = w
+        if p + r > end:
+            return None
+        try:
+            rows = struct.Struct(row_format(sizes, b"H00sId", 1, 14, _TENS14, _UNITS14, _SPELL_HId))
+            if rows.size != r:  # (cannot happen: the format is the walk's rows)
+                return None
+            flat = rows.unpack_from(b, p)
+            lengths = flat[0::4]
+            if long:  # read exactly: their lengths are right whatever they are
+                lengths = list(lengths)
+                for j in long:
+                    lengths[j] = 0
+            bytes(lengths)  # ValueError when another length is 256 or more: the walk misread it
+        except (struct.error, ValueError):
+            return None
+        vals = (flat[1::4], flat[2::4], flat[3::4], )
+    return vals, r
 
 
 def _decode_rows_token_id_score(b, n, lens=None):
@@ -234,39 +265,49 @@ _SPELL_IBBBH = ["!"] * 9 + ["IBBBH%ds" % m for m in range(247)]
 
 def _bulk_AddedToken(b, p, end, n):
     """n AddedToken records at p, read together; None when any check fails."""
-    w = walk8(b, p, end, n, 7, 9, _STEP9)
-    if w is None:
-        return None
-    sizes, r, long = w
-    if p + r > end:
-        return None
-    try:
-        rows = struct.Struct(row_format(sizes, b"IBBBH00s", 5, 9, _TENS9, _UNITS9, _SPELL_IBBBH))
-        if rows.size != r:  # (cannot happen: the format is the walk's rows)
+    nat = native()
+    if nat is not None:
+        got = nat.string_table(b, p, end, n, 7, 0)
+        if got is None:
             return None
-        flat = rows.unpack_from(b, p)
-        lengths = flat[4::6]
-        if long:  # read exactly: their lengths are right whatever they are
-            lengths = list(lengths)
-            for j in long:
-                lengths[j] = 0
-        bytes(lengths)  # ValueError when another length is 256 or more: the walk misread it
-    except (struct.error, ValueError):
-        return None
-    c0 = flat[0::6]
-    c1 = flat[1::6]
+        strs, fixed, r = got
+        fl = struct.Struct("<" + "IBBB" * n).unpack(fixed)
+        vals = (fl[0::4], fl[1::4], fl[2::4], fl[3::4], strs, )
+    else:
+        w = walk8(b, p, end, n, 7, 9, _STEP9)
+        if w is None:
+            return None
+        sizes, r, long = w
+        if p + r > end:
+            return None
+        try:
+            rows = struct.Struct(row_format(sizes, b"IBBBH00s", 5, 9, _TENS9, _UNITS9, _SPELL_IBBBH))
+            if rows.size != r:  # (cannot happen: the format is the walk's rows)
+                return None
+            flat = rows.unpack_from(b, p)
+            lengths = flat[4::6]
+            if long:  # read exactly: their lengths are right whatever they are
+                lengths = list(lengths)
+                for j in long:
+                    lengths[j] = 0
+            bytes(lengths)  # ValueError when another length is 256 or more: the walk misread it
+        except (struct.error, ValueError):
+            return None
+        vals = (flat[0::6], flat[1::6], flat[2::6], flat[3::6], flat[5::6], )
+    c0 = vals[0]
+    c1 = vals[1]
     if c1 and max(c1) > 1:
         return None
     c1 = list(map((1).__eq__, c1))
-    c2 = flat[2::6]
+    c2 = vals[2]
     if c2 and max(c2) > 1:
         return None
     c2 = list(map((1).__eq__, c2))
-    c3 = flat[3::6]
+    c3 = vals[3]
     if c3 and max(c3) > 1:
         return None
     c3 = list(map((1).__eq__, c3))
-    c4 = flat[5::6]
+    c4 = vals[4]
     try:
         c4 = list(map(bytes.decode, c4))
     except UnicodeDecodeError:

@@ -1,4 +1,4 @@
-/* mtokspec._speedups: the optional compiled hot loops of the hf runtime.
+/* mtokspec._speedups: the optional compiled hot loops of the hf runtime and the codec.
  *
  * The pure-Python models (mtokspec/runtime/models/bpe.py, unigram.py) are the reference; this
  * module redoes only their inner loops, with the same order of operations, and asks them (through
@@ -7,7 +7,8 @@
  * the file or knows its layout.
  *
  *   BPECore(ranks, spell, resolve, byte_map=None)
- *       ranks:   {left id | right id << 32: rank}
+ *       ranks:   {left id | right id << 32: rank}, or (keys, ranks) sequences (a repeated key
+ *                keeps its highest rank, as HF)
  *       spell:   callable(str of one character) -> tuple of ids (its symbols; () drops it)
  *       resolve: callable(pair key) -> the id the merge produces (raises when it has none)
  *     .word(s) -> tuple   BPE of one piece: lowest rank first, leftmost among equal ranks
@@ -27,6 +28,8 @@
  *       unk_score: callable() -> float, the score of an unknown node (read once, when first needed)
  *       fused:     callable(str) -> tuple of ids of a run of unknown nodes
  *     .word(s) -> tuple or None   Viterbi over the piece (None: not UTF-8, use the pure path)
+ *
+ *   string_table(b, p, end, n, before, after)   the codec's tables of strings (codec_support.py)
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -499,12 +502,43 @@ fail:
     return NULL;
 }
 
+/* One merge into the table; a repeated pair keeps its highest rank (HF keeps the later entry). */
+static int merge_insert(BPECore *self, PyObject *k, PyObject *v)
+{
+    unsigned long long key;
+    long long rank;
+    size_t mask = self->mcap - 1, j;
+    if (!PyLong_Check(k) || !PyLong_Check(v)) {
+        PyErr_SetString(PyExc_TypeError, "ranks must map int to int");
+        return -1;
+    }
+    key = PyLong_AsUnsignedLongLong(k);
+    if (key == (unsigned long long)-1 && PyErr_Occurred())
+        return -1;
+    rank = PyLong_AsLongLong(v);
+    if (rank == -1 && PyErr_Occurred())
+        return -1;
+    j = (size_t)mix64(key) & mask;
+    while (self->merges[j].used && self->merges[j].key != key)
+        j = (j + 1) & mask;
+    if (self->merges[j].used) {
+        if (rank > self->merges[j].rank)
+            self->merges[j].rank = rank;
+        return 0;
+    }
+    self->merges[j].used = 1;
+    self->merges[j].key = key;
+    self->merges[j].rank = rank;
+    self->merges[j].mid = -1;
+    return 0;
+}
+
 static int BPECore_init(BPECore *self, PyObject *args, PyObject *kw)
 {
-    PyObject *ranks, *spell, *resolve, *k, *v, *bytemap = Py_None;
-    Py_ssize_t pos = 0, i;
+    PyObject *ranks, *spell, *resolve, *k, *v, *bytemap = Py_None, *keys = NULL, *vals = NULL;
+    Py_ssize_t pos = 0, i, count;
     static char *names[] = {"ranks", "spell", "resolve", "byte_map", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!OO|O", names, &PyDict_Type, &ranks, &spell, &resolve, &bytemap))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOO|O", names, &ranks, &spell, &resolve, &bytemap))
         return -1;
     for (i = 0; i < 256; i++)
         self->bytemap[i] = (uint32_t)i;
@@ -526,7 +560,20 @@ static int BPECore_init(BPECore *self, PyObject *args, PyObject *kw)
         PyErr_SetString(PyExc_RuntimeError, "BPECore is initialised once");
         return -1;
     }
-    self->mcap = pow2_at_least((size_t)PyDict_GET_SIZE(ranks) * 2 + 1);
+    if (PyDict_Check(ranks)) {
+        count = PyDict_GET_SIZE(ranks);
+    } else {
+        if (!PyTuple_Check(ranks) || PyTuple_GET_SIZE(ranks) != 2) {
+            PyErr_SetString(PyExc_TypeError, "ranks must be a dict or (keys, ranks)");
+            return -1;
+        }
+        keys = PyTuple_GET_ITEM(ranks, 0);
+        vals = PyTuple_GET_ITEM(ranks, 1);
+        count = PyObject_Length(keys);
+        if (count < 0)
+            return -1;
+    }
+    self->mcap = pow2_at_least((size_t)count * 2 + 1);
     self->merges = PyMem_Calloc(self->mcap, sizeof(MergeSlot));
     self->scap = 1024;
     self->sused = 0;
@@ -537,27 +584,24 @@ static int BPECore_init(BPECore *self, PyObject *args, PyObject *kw)
     }
     for (i = 0; i < (Py_ssize_t)self->scap; i++)
         self->spell[i].len = -1;
-    while (PyDict_Next(ranks, &pos, &k, &v)) {
-        unsigned long long key;
-        long long rank;
-        size_t mask = self->mcap - 1, j;
-        if (!PyLong_Check(k) || !PyLong_Check(v)) {
-            PyErr_SetString(PyExc_TypeError, "ranks must map int to int");
-            return -1;
+    if (PyDict_Check(ranks)) {
+        while (PyDict_Next(ranks, &pos, &k, &v))
+            if (merge_insert(self, k, v) < 0)
+                return -1;
+    } else {
+        PyObject *ks = PySequence_Fast(keys, "ranks must be a dict or (keys, ranks)");
+        PyObject *vs = ks == NULL ? NULL : PySequence_Fast(vals, "ranks must be a dict or (keys, ranks)");
+        int rc = 0;
+        if (vs != NULL && PySequence_Fast_GET_SIZE(ks) != PySequence_Fast_GET_SIZE(vs)) {
+            PyErr_SetString(PyExc_ValueError, "keys and ranks differ in length");
+            rc = -1;
         }
-        key = PyLong_AsUnsignedLongLong(k);
-        if (key == (unsigned long long)-1 && PyErr_Occurred())
+        for (i = 0; vs != NULL && rc == 0 && i < PySequence_Fast_GET_SIZE(ks); i++)
+            rc = merge_insert(self, PySequence_Fast_GET_ITEM(ks, i), PySequence_Fast_GET_ITEM(vs, i));
+        Py_XDECREF(ks);
+        Py_XDECREF(vs);
+        if (vs == NULL || rc < 0)
             return -1;
-        rank = PyLong_AsLongLong(v);
-        if (rank == -1 && PyErr_Occurred())
-            return -1;
-        j = (size_t)mix64(key) & mask;
-        while (self->merges[j].used && self->merges[j].key != key)
-            j = (j + 1) & mask;
-        self->merges[j].used = 1;
-        self->merges[j].key = key;
-        self->merges[j].rank = rank;
-        self->merges[j].mid = -1;
     }
     Py_INCREF(spell);
     Py_INCREF(resolve);
@@ -1026,12 +1070,84 @@ static PyTypeObject UnigramCoreType = {
 };
 
 /* ---------------------------------------------------------------------------------------------- */
+/* the codec: tables of rows [before bytes][u16 length][string][after bytes]                      */
+
+/* string_table(b, p, end, n, before, after) -> (strings, fixed, size) or None
+ * The n rows at b[p:end]: each row's string as bytes, the rows' fixed bytes (before and after
+ * parts, row after row) joined, and the rows' total size; None when a row runs past end (the
+ * caller's exact walk then reports where). */
+static PyObject *string_table(PyObject *mod, PyObject *args)
+{
+    Py_buffer view;
+    Py_ssize_t p, end, n, before, after, i, q, total_fixed;
+    PyObject *strings = NULL, *fixed = NULL, *res = NULL;
+    const unsigned char *b;
+    char *f;
+    if (!PyArg_ParseTuple(args, "y*nnnnn", &view, &p, &end, &n, &before, &after))
+        return NULL;
+    b = (const unsigned char *)view.buf;
+    if (p < 0 || end > view.len || n < 0 || before < 0 || after < 0 || p > end) {
+        PyBuffer_Release(&view);
+        Py_RETURN_NONE;
+    }
+    /* first pass: the rows fit (no object made for a table that does not) */
+    q = p;
+    for (i = 0; i < n; i++) {
+        Py_ssize_t len;
+        if (end - q < before + 2)
+            goto none;
+        len = b[q + before] | (Py_ssize_t)b[q + before + 1] << 8;
+        if (end - q - before - 2 < len + after)
+            goto none;
+        q += before + 2 + len + after;
+    }
+    total_fixed = n * (before + after);
+    strings = PyTuple_New(n);  /* a tuple, as the struct unpack of the pure walk gives */
+    fixed = PyBytes_FromStringAndSize(NULL, total_fixed);
+    if (strings == NULL || fixed == NULL)
+        goto done;
+    f = PyBytes_AS_STRING(fixed);
+    q = p;
+    for (i = 0; i < n; i++) {
+        Py_ssize_t len = b[q + before] | (Py_ssize_t)b[q + before + 1] << 8;
+        PyObject *str;
+        memcpy(f, b + q, (size_t)before);
+        f += before;
+        str = PyBytes_FromStringAndSize((const char *)b + q + before + 2, len);
+        if (str == NULL)
+            goto done;
+        PyTuple_SET_ITEM(strings, i, str);
+        q += before + 2 + len;
+        memcpy(f, b + q, (size_t)after);
+        f += after;
+        q += after;
+    }
+    res = Py_BuildValue("(OOn)", strings, fixed, q - p);
+done:
+    Py_XDECREF(strings);
+    Py_XDECREF(fixed);
+    PyBuffer_Release(&view);
+    return res;
+none:
+    PyBuffer_Release(&view);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef module_methods[] = {
+    {"string_table", string_table, METH_VARARGS,
+     "string_table(b, p, end, n, before, after) -> (strings, fixed, size) or None: the n rows "
+     "[before bytes][u16 length][string][after bytes] at b[p:end]."},
+    {NULL, NULL, 0, NULL},
+};
+
+/* ---------------------------------------------------------------------------------------------- */
 
 static struct PyModuleDef speedups_module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "mtokspec._speedups",
     .m_doc = "Optional compiled hot loops of mtokspec's hf runtime (the pure-Python models are the reference).",
     .m_size = -1,
+    .m_methods = module_methods,
 };
 
 PyMODINIT_FUNC PyInit__speedups(void)

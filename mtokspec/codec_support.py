@@ -16,6 +16,7 @@ from operator import itemgetter
 
 from mtokspec._generated.tree import Header
 from mtokspec.errors import MtokFormatError
+from mtokspec.speedups import module as native  # the compiled string_table, or None
 
 
 def where(path):

@@ -39,8 +39,8 @@ def runtime_path(request, monkeypatch) -> str:
     """Run a test on both paths of the hf runtime's models: the compiled cores
     (``mtokspec._speedups``; skipped when it is not built or ``MTOKSPEC_PURE`` is set) and the
     pure-Python reference.  Tokenizers pick their path at their first encode, so a test (or a cache
-    of tokenizers keyed by :func:`mtokspec.runtime.speedups.enabled`) sees the one asked for."""
-    from mtokspec.runtime import speedups
+    of tokenizers keyed by :func:`mtokspec.speedups.enabled`) sees the one asked for."""
+    from mtokspec import speedups
 
     if request.param == "compiled":
         if not speedups.enabled():

@@ -28,7 +28,8 @@ from functools import lru_cache
 import pytest
 
 from conftest import CORPUS
-from mtokspec.runtime import Tokenizer, speedups
+from mtokspec import speedups
+from mtokspec.runtime import Tokenizer
 
 TEXTS = ["en", "zh", "code", "edge", "mixed"]
 PARITY = ["bert-base-cased-derived", "phi-3-mini", "roberta-base", "t5-small", "whisper.tiny"]

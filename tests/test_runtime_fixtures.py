@@ -24,7 +24,8 @@ from hypothesis import strategies as st
 from unicode_stable import STABLE_CHARS
 
 from mtokspec import tree as t
-from mtokspec.runtime import Tokenizer, speedups
+from mtokspec import speedups
+from mtokspec.runtime import Tokenizer
 
 tokenizers = pytest.importorskip("tokenizers")
 

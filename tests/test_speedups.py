@@ -1,24 +1,28 @@
-"""The compiled cores (``mtokspec._speedups``) give what the pure-Python models give.
+"""The compiled parts (``mtokspec._speedups``) give what the pure-Python code gives.
 
-The pure path is the reference (HF parity is tested on it and on the compiled path by the runtime
-tests, through ``conftest.runtime_path``).  Here the two are compared directly: on every corpus
-tokenizer with the corpus texts and the bench files' lines, and on hypothesis-generated models and
-whole trees with generated text -- the same ids, or the same error.  Skipped where the module is not
-built (a machine without a C compiler) or ``MTOKSPEC_PURE`` is set.
+The pure path is the reference (HF parity and the codec's checks are tested on it and on the
+compiled path, through ``conftest.runtime_path``).  Here the two are compared directly: the parse of
+every corpus file and of generated, cut and corrupted files (the same tree, or the same error); every
+corpus tokenizer with the corpus texts and the bench files' lines, and hypothesis-generated models
+and whole trees with generated text (the same ids, or the same error).  Skipped where the module is
+not built (a machine without a C compiler) or ``MTOKSPEC_PURE`` is set.
 """
 
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 
 import pytest
 from conftest import CORPUS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import mtokspec
 from mtokspec import strategies as mst
 from mtokspec import tree as t
-from mtokspec.runtime import Tokenizer, speedups
+from mtokspec import speedups
+from mtokspec.runtime import Tokenizer
 from mtokspec.runtime.models import BPE, Unigram
 
 pytestmark = pytest.mark.skipif(not speedups.enabled(),
@@ -47,6 +51,23 @@ def _two(make):
     return pure, comp
 
 
+@contextmanager
+def _pure():
+    saved = speedups._module
+    speedups._module = None
+    try:
+        yield
+    finally:
+        speedups._module = saved
+
+
+def _parse_both(data: bytes):
+    compiled = _outcome(mtokspec.parse, data)
+    with _pure():
+        pure = _outcome(mtokspec.parse, data)
+    return compiled, pure
+
+
 # --- the corpus -----------------------------------------------------------------------------------
 
 def _corpus_files():
@@ -68,6 +89,16 @@ def _corpus_texts() -> list[str]:
 
 
 @pytest.mark.parametrize("path", _corpus_files(), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_corpus_parse_identical(path):
+    data = path.read_bytes()
+    compiled, pure = _parse_both(data)
+    assert compiled[0] == "ok" and compiled == pure
+    for cut in range(0, len(data), max(1, len(data) // 97)):  # cut anywhere: the same error
+        compiled, pure = _parse_both(data[:cut])
+        assert compiled == pure, cut
+
+
+@pytest.mark.parametrize("path", _corpus_files(), ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_corpus_identical(path):
     data = path.read_bytes()
     pure, comp = _two(lambda: Tokenizer.from_bytes(data))
@@ -79,6 +110,23 @@ def test_corpus_identical(path):
         assert comp.encode(text, add_special_tokens=True) == pure.encode(text, add_special_tokens=True), text
     # warm: the same texts again, from the caches each path filled
     assert [comp.encode(s) for s in texts[:2000]] == [pure.encode(s) for s in texts[:2000]]
+
+
+# --- generated files ------------------------------------------------------------------------------
+
+@settings(max_examples=300)
+@given(st.one_of(mst.mtok_bytes(valid=True), mst.mtok_bytes(valid=False), mst.txt_bytes()), st.data())
+def test_parse_identical(data, draw):
+    compiled, pure = _parse_both(data)
+    assert compiled == pure
+    if data:  # cut, and a byte changed: the same tree or the same error (offset and field)
+        cut = draw.draw(st.integers(0, len(data) - 1))
+        compiled, pure = _parse_both(data[:cut])
+        assert compiled == pure
+        i = draw.draw(st.integers(0, len(data) - 1))
+        bad = data[:i] + bytes([draw.draw(st.integers(0, 255))]) + data[i + 1:]
+        compiled, pure = _parse_both(bad)
+        assert compiled == pure
 
 
 # --- generated models -----------------------------------------------------------------------------

@@ -295,11 +295,11 @@ class Emitter:
         saved, saved_tmp, saved_used, self.lines = self.lines, self.tmp, self.used, []
         self.w(0, f"def {name}(b, p, end, n):")
         self.w(1, f'"""n {info.name} records at p, read together; None when any check fails."""')
-        width = self.step_unpack(1, pre, post, "n")
+        self.step_unpack(1, pre, post, "n")
         cols = []
         for j, f in enumerate(fields):
             col = f"c{j}"
-            self.w(1, f"{col} = flat[{j + (j >= k)}::{width}]")  # each row's length comes before its string
+            self.w(1, f"{col} = vals[{j}]")
             if j == k:
                 if sub.text:
                     self.w(1, "try:")
@@ -416,16 +416,37 @@ class Emitter:
         return hcol, hcol + 2 + len(struct.unpack("<" + post, bytes(struct.calcsize("<" + post))))
 
     def step_unpack(self, ind, pre, post, n):
-        """In a function: ``flat`` = every row of a table [pre][u16 length][string][post] of n rows
-        at p, unpacked with its length (``pre`` codes, the length, the string, ``post`` codes per
-        row), and ``r`` = the rows' size; ``return None`` when the fast walk cannot take the table
-        (a row runs off ``b[:end]``, a high length byte it cannot see is set, too many rows it must
-        read exactly): the caller then takes the exact walk, which says what is wrong.  Returns
-        the number of values of a row."""
+        """In a function: ``vals`` = the columns of a table [pre][u16 length][string][post] of n
+        rows at p (``pre`` values, the strings, ``post`` values; not the lengths), and ``r`` = the
+        rows' size; ``return None`` when the fast walk cannot take the table (a row runs off
+        ``b[:end]``, a high length byte it cannot see is set, too many rows it must read exactly):
+        the caller then takes the exact walk, which says what is wrong.  With the compiled module
+        (``mtokspec/speedups.py``) its ``string_table`` walks the rows and cuts the strings out
+        instead.  Returns the number of columns."""
         before, after = struct.calcsize("<" + pre), struct.calcsize("<" + post)
         size = before + 2 + after
         fmt = self.row_format(pre, post, "sizes")
         hcol, width = self.row_values(pre, post)
+        npost = width - hcol - 2
+        self.w(ind, "nat = native()")
+        self.w(ind, "if nat is not None:")
+        self.w(ind + 1, f"got = nat.string_table(b, p, end, {n}, {before}, {after})")
+        self.w(ind + 1, "if got is None:")
+        self.w(ind + 2, "return None")
+        self.w(ind + 1, "strs, fixed, r = got")
+        m = hcol + npost
+        codes = pre + post
+        if m:
+            if len(set(codes)) == 1:
+                self.w(ind + 1, f'fl = struct.unpack("<%d{codes[0]}" % ({n} * {m}), fixed)')
+            else:
+                self.w(ind + 1, f'fl = struct.Struct("<" + "{codes}" * {n}).unpack(fixed)')
+        def fcol(j):
+            return "fl" if m == 1 else f"fl[{j}::{m}]"
+        self.w(ind + 1, "vals = (" + "".join(f"{fcol(j)}, " for j in range(hcol)) + "strs, "
+               + "".join(f"{fcol(hcol + j)}, " for j in range(npost)) + ")")
+        self.w(ind, "else:")
+        ind += 1
         self.w(ind, f"w = walk8(b, p, end, {n}, {before}, {size}, _STEP{size})")
         self.w(ind, "if w is None:")
         self.w(ind + 1, "return None")
@@ -446,7 +467,8 @@ class Emitter:
         self.w(ind + 1, "bytes(lengths)  # ValueError when another length is 256 or more: the walk misread it")
         self.w(ind, "except (struct.error, ValueError):")
         self.w(ind + 1, "return None")
-        return width
+        self.w(ind, "vals = (" + "".join(f"flat[{j + (j >= hcol)}::{width}], " for j in range(width - 1)) + ")")
+        return width - 1
 
     def walk_rows(self, ind, cols, n, idx, epe):
         """Bounds-check n rows, advancing p past them, without decoding anything.  Returns the name
@@ -570,8 +592,8 @@ class Emitter:
                 # The parse's fast path: walk and decode at once (the unpack checks the lengths).
                 self.w(0, f"def _stepcols{name}(b, p, end, n):")
                 self.w(1, '"""``(columns, size)`` of the n rows at p, or None: the exact walk must take them."""')
-                width = self.step_unpack(1, pre, post, "n")
-                self.w(1, "return (" + "".join(f"flat[{j + (j >= i)}::{width}], " for j in range(k)) + "), r")
+                self.step_unpack(1, pre, post, "n")
+                self.w(1, "return vals, r")
                 self.w(0, "")
                 self.w(0, "")
                 self.stepcols.add(name)
@@ -950,6 +972,7 @@ from mtokspec.codec_support import (
     line_column,
     line_end,
     LITTLE,
+    native,
     parse_count_line,
     parse_header_lines,
     row_format,

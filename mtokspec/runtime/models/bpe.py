@@ -27,7 +27,7 @@ two-character string occurs in no token, and around a character spelled by byte-
 no merge uses a byte token.  Merges on either side of such a cut are independent, so the result is
 exactly that of the whole piece.
 
-With the compiled module (``runtime/speedups.py``) a ``BPECore`` does the merge loop (a heap of
+With the compiled module (``mtokspec/speedups.py``) a ``BPECore`` does the merge loop (a heap of
 (rank, position), HF's order) and the ``▁`` chunking; it asks this model for a character's symbols
 (``_spelling``) and a merge's output (``_resolve``), so both paths give the same ids.  The cut rules
 above only serve the pure path (short parts that repeat across lines); the core merges whole pieces.
@@ -44,7 +44,7 @@ import regex
 
 from mtokspec import tree as t
 from mtokspec.runtime.models._vocab import ByteKeyedVocab, bytes_vocab, decode_token, text_key
-from mtokspec.runtime import speedups
+from mtokspec import speedups
 from mtokspec.runtime.pre_tokenizers import BYTES_TO_UNICODE, byte_level_map
 
 __all__ = ["BPE", "CACHE_MAX", "pair_ranks"]
@@ -62,14 +62,17 @@ def _err(msg: str):
     return TokenizerError(msg)
 
 
+def _pair_columns(rows) -> tuple:
+    """``(keys, ranks)`` of ``(left, right, rank)`` merge rows, a key being ``left | right << 32``."""
+    if hasattr(rows, "columns"):
+        return rows.columns(pack=True)
+    return [a | b << 32 for a, b, _ in rows], [k for _, _, k in rows]
+
+
 def pair_ranks(rows) -> dict[int, int]:
     """``{left id | right id << 32: rank}`` of ``(left, right, rank)`` merge rows; HF keeps the
     later (higher rank) entry of a repeated pair."""
-    if hasattr(rows, "columns"):
-        keys, ranks = rows.columns(pack=True)
-    else:
-        keys = [a | b << 32 for a, b, _ in rows]
-        ranks = [k for _, _, k in rows]
+    keys, ranks = _pair_columns(rows)
     d = dict(zip(keys, ranks))
     if len(d) < len(keys):
         d = {}
@@ -102,14 +105,14 @@ def _rights(keys):
 
 
 class BPE(ByteKeyedVocab):
-    __slots__ = ("_chars", "_spell", "_byte_ids", "_btokens", "_btokens_full", "_ranks", "_mids",
+    __slots__ = ("_chars", "_spell", "_byte_ids", "_btokens", "_btokens_full", "_merge_rows", "_ranks_d", "_mids",
                  "byte_fallback", "byte_level", "map_bytes", "_cache", "_parts", "_units", "_cross", "_unit_gain",
                  "_sp_chunk", "_bigrams", "_solo", "_chunk_re", "_core")
 
     _btokens: dict[int, bytes]
     _btokens_full: bool
     _byte_ids: list[int | None] | None
-    _ranks: dict[int, int]  # left id | right id << 32 -> rank
+    _ranks_d: dict[int, int] | None  # left id | right id << 32 -> rank (built on first use: _ranks)
     _mids: dict[int, int]  # pair -> the id it merges into, for the merges applied so far
     _sp_chunk: bool | None
     _bigrams: frozenset[int] | None
@@ -127,7 +130,10 @@ class BPE(ByteKeyedVocab):
         # symbol a merge names is one of them; the whole table only if one is missing
         self._btokens = {}
         self._btokens_full = False
-        self._ranks = pair_ranks(merges_rows)
+        # The pure path's {pair: rank} is built when first needed; the compiled core reads the merge
+        # rows' columns instead (the dict costs as much as the rest of a load)
+        self._merge_rows = merges_rows
+        self._ranks_d = None
         self._mids = {}
         self.byte_fallback = byte_fallback
         self.byte_level = byte_level
@@ -149,6 +155,13 @@ class BPE(ByteKeyedVocab):
         return cls(bytes_vocab(node.vocab), node.merges, node.byte_fallback, node.byte_level)
 
     # --- tables ---------------------------------------------------------------------------------
+    @property
+    def _ranks(self) -> dict[int, int]:
+        r = self._ranks_d
+        if r is None:
+            r = self._ranks_d = pair_ranks(self._merge_rows)
+        return r
+
     def _char_id(self, c: str) -> int | None:
         """The id of the token spelled by the text ``c`` (cached when found)."""
         i = self._chars.get(c)
@@ -256,8 +269,9 @@ class BPE(ByteKeyedVocab):
             core = False
             sp = speedups.module()
             if sp is not None:
+                ranks = self._ranks_d if self._ranks_d is not None else _pair_columns(self._merge_rows)
                 try:
-                    core = sp.BPECore(self._ranks, self._spelling, self._resolve, BYTES_TO_UNICODE)
+                    core = sp.BPECore(ranks, self._spelling, self._resolve, BYTES_TO_UNICODE)
                 except (TypeError, ValueError, OverflowError):  # a table the core cannot hold
                     core = False
             self._core = core

@@ -21,7 +21,7 @@ the lattice uses it (the shortest decimal form costs ~0.4 us per float: all of t
 would be 27 ms before the first encode); the lowest score, which prices unknown nodes, is read the
 first time a character starts no piece, from the few stored scores that can round to it.
 
-With the compiled module (``runtime/speedups.py``) a ``UnigramCore`` runs the same lattice over the
+With the compiled module (``mtokspec/speedups.py``) a ``UnigramCore`` runs the same lattice over the
 piece's UTF-8 (a byte trie of the pieces, ends only at character boundaries, so pieces that are not
 UTF-8 never match); it asks this model for scores (``_row_score``), the unknown score (``_lowest``) and
 the ids of fused unknown runs (``_piece_ids``), so both paths give the same ids.
@@ -37,7 +37,7 @@ from typing import Any
 
 from mtokspec import tree as t
 from mtokspec.runtime.models._vocab import ByteKeyedVocab, columns, decode_token, text_key
-from mtokspec.runtime import speedups
+from mtokspec import speedups
 from mtokspec.runtime.models.bpe import CACHE_MAX
 
 __all__ = ["Unigram", "serde_f64", "serde_f64_min", "UNK_PENALTY"]

@@ -1,0 +1,42 @@
+"""The optional compiled hot loops: ``mtokspec._speedups``, built from ``mtokspec/_speedups.c`` when
+the installing machine has a C compiler (``pip`` installs the pure-Python package when it has none).
+
+The pure-Python code is the reference.  The compiled parts redo only inner loops, in the same order,
+and leave every decision to the Python code around them: the codec's walk over tables of strings
+(``codec_support``; on any doubt it hands back to the exact walk, which reports errors), BPE's merge
+loop, ``▁`` chunking and piece loop, and Unigram's lattice (``runtime/models``; they ask the model
+for symbols, merge outputs, scores and unknown runs).  ``tests/test_speedups.py`` checks that both
+paths give the same trees, ids and errors on the corpus and on generated input.
+``MTOKSPEC_PURE=1`` in the environment turns the compiled parts off.
+"""
+
+from __future__ import annotations
+
+import os
+from types import ModuleType
+
+__all__ = ["module", "enabled"]
+
+
+def _load() -> ModuleType | None:
+    if os.environ.get("MTOKSPEC_PURE", "").strip() not in ("", "0"):
+        return None
+    try:
+        from mtokspec import _speedups
+    except ImportError:
+        return None
+    return _speedups
+
+
+_module = _load()
+
+
+def module() -> ModuleType | None:
+    """The compiled module, or None (not built, or turned off).  Read at each parse and when a
+    model first encodes, so a test can swap it."""
+    return _module
+
+
+def enabled() -> bool:
+    """Whether parses and tokenizers from now on use the compiled parts."""
+    return _module is not None
