@@ -16,7 +16,7 @@ from operator import itemgetter
 
 from mtokspec._generated.tree import Header
 from mtokspec.errors import MtokFormatError
-from mtokspec.speedups import module as native  # the compiled string_table, or None
+from mtokspec.speedups import module as native  # noqa: F401  # the compiled string_table, or None (the codec imports it)
 
 
 def where(path):
