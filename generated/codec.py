@@ -82,12 +82,11 @@ def _stepcols_codepoint_normalized(b, p, end, n):
     """``(columns, size)`` of the n rows at p, or None: the exact walk must take them."""
     nat = native()
     if nat is not None:
-        got = nat.string_table(b, p, end, n, 4, 0)
+        got = nat.string_table(b, p, end, n, 4, 0, (4,))
         if got is None:
             return None
         strs, fixed, r = got
-        fl = struct.unpack("<%dI" % (n * 1), fixed)
-        vals = (fl, strs, )
+        vals = (struct.unpack_from("<%dI" % n, fixed), strs, )
     else:
         w = walk8(b, p, end, n, 4, 6, _STEP6)
         if w is None:
@@ -137,12 +136,11 @@ def _stepcols_token_id(b, p, end, n):
     """``(columns, size)`` of the n rows at p, or None: the exact walk must take them."""
     nat = native()
     if nat is not None:
-        got = nat.string_table(b, p, end, n, 0, 4)
+        got = nat.string_table(b, p, end, n, 0, 4, (4,))
         if got is None:
             return None
         strs, fixed, r = got
-        fl = struct.unpack("<%dI" % (n * 1), fixed)
-        vals = (strs, fl, )
+        vals = (strs, struct.unpack_from("<%dI" % n, fixed), )
     else:
         w = walk8(b, p, end, n, 0, 6, _STEP6)
         if w is None:
@@ -218,12 +216,11 @@ def _stepcols_token_id_score(b, p, end, n):
     """``(columns, size)`` of the n rows at p, or None: the exact walk must take them."""
     nat = native()
     if nat is not None:
-        got = nat.string_table(b, p, end, n, 0, 12)
+        got = nat.string_table(b, p, end, n, 0, 12, (4, 8))
         if got is None:
             return None
         strs, fixed, r = got
-        fl = struct.Struct("<" + "Id" * n).unpack(fixed)
-        vals = (strs, fl[0::2], fl[1::2], )
+        vals = (strs, struct.unpack_from("<%dI" % n, fixed), struct.unpack_from("<%dd" % n, fixed, 4 * n), )
     else:
         w = walk8(b, p, end, n, 0, 14, _STEP14)
         if w is None:
@@ -267,12 +264,11 @@ def _bulk_AddedToken(b, p, end, n):
     """n AddedToken records at p, read together; None when any check fails."""
     nat = native()
     if nat is not None:
-        got = nat.string_table(b, p, end, n, 7, 0)
+        got = nat.string_table(b, p, end, n, 7, 0, (4, 1, 1, 1))
         if got is None:
             return None
         strs, fixed, r = got
-        fl = struct.Struct("<" + "IBBB" * n).unpack(fixed)
-        vals = (fl[0::4], fl[1::4], fl[2::4], fl[3::4], strs, )
+        vals = (struct.unpack_from("<%dI" % n, fixed), struct.unpack_from("<%dB" % n, fixed, 4 * n), struct.unpack_from("<%dB" % n, fixed, 5 * n), struct.unpack_from("<%dB" % n, fixed, 6 * n), strs, )
     else:
         w = walk8(b, p, end, n, 7, 9, _STEP9)
         if w is None:

@@ -29,7 +29,8 @@
  *       fused:     callable(str) -> tuple of ids of a run of unknown nodes
  *     .word(s) -> tuple or None   Viterbi over the piece (None: not UTF-8, use the pure path)
  *
- *   string_table(b, p, end, n, before, after)   the codec's tables of strings (codec_support.py)
+ *   string_table(b, p, end, n, before, after, widths)   the codec's tables of strings (codec_support.py)
+ *   dict_zip(keys, values)   dict(zip(keys, values)), sized once (the models' vocabularies)
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -1072,24 +1073,41 @@ static PyTypeObject UnigramCoreType = {
 /* ---------------------------------------------------------------------------------------------- */
 /* the codec: tables of rows [before bytes][u16 length][string][after bytes]                      */
 
-/* string_table(b, p, end, n, before, after) -> (strings, fixed, size) or None
- * The n rows at b[p:end]: each row's string as bytes, the rows' fixed bytes (before and after
- * parts, row after row) joined, and the rows' total size; None when a row runs past end (the
- * caller's exact walk then reports where). */
+/* string_table(b, p, end, n, before, after, widths) -> (strings, fixed, size) or None
+ * The n rows at b[p:end]: each row's string as bytes, the rows' fixed fields (before and after
+ * the string; ``widths`` are their sizes in row order, summing to before + after) column by
+ * column (every row's first field, then every row's second, ...), and the rows' total size; None
+ * when a row runs past end (the caller's exact walk then reports where). */
 static PyObject *string_table(PyObject *mod, PyObject *args)
 {
     Py_buffer view;
-    Py_ssize_t p, end, n, before, after, i, q, total_fixed;
-    PyObject *strings = NULL, *fixed = NULL, *res = NULL;
+    Py_ssize_t p, end, n, before, after, i, q, nw, j, off;
+    Py_ssize_t width[16], colstart[16];
+    PyObject *strings = NULL, *fixed = NULL, *res = NULL, *widths;
     const unsigned char *b;
     char *f;
-    if (!PyArg_ParseTuple(args, "y*nnnnn", &view, &p, &end, &n, &before, &after))
+    if (!PyArg_ParseTuple(args, "y*nnnnnO!", &view, &p, &end, &n, &before, &after, &PyTuple_Type, &widths))
         return NULL;
     b = (const unsigned char *)view.buf;
-    if (p < 0 || end > view.len || n < 0 || before < 0 || after < 0 || p > end) {
-        PyBuffer_Release(&view);
-        Py_RETURN_NONE;
+    nw = PyTuple_GET_SIZE(widths);
+    off = 0;
+    for (j = 0; j < nw && j < 16; j++) {
+        width[j] = PyLong_AsSsize_t(PyTuple_GET_ITEM(widths, j));
+        if (width[j] < 0) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "widths must be sizes");
+            PyBuffer_Release(&view);
+            return NULL;
+        }
+        off += width[j];
     }
+    if (nw > 16 || off != before + after) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "widths must be at most 16 sizes summing to before + after");
+        return NULL;
+    }
+    if (p < 0 || end > view.len || n < 0 || before < 0 || after < 0 || p > end)
+        goto none;
     /* first pass: the rows fit (no object made for a table that does not) */
     q = p;
     for (i = 0; i < n; i++) {
@@ -1101,26 +1119,30 @@ static PyObject *string_table(PyObject *mod, PyObject *args)
             goto none;
         q += before + 2 + len + after;
     }
-    total_fixed = n * (before + after);
     strings = PyTuple_New(n);  /* a tuple, as the struct unpack of the pure walk gives */
-    fixed = PyBytes_FromStringAndSize(NULL, total_fixed);
+    fixed = PyBytes_FromStringAndSize(NULL, n * (before + after));
     if (strings == NULL || fixed == NULL)
         goto done;
     f = PyBytes_AS_STRING(fixed);
+    for (j = 0, off = 0; j < nw; j++) {
+        colstart[j] = off;
+        off += n * width[j];
+    }
     q = p;
     for (i = 0; i < n; i++) {
-        Py_ssize_t len = b[q + before] | (Py_ssize_t)b[q + before + 1] << 8;
+        Py_ssize_t len = b[q + before] | (Py_ssize_t)b[q + before + 1] << 8, at = 0;
         PyObject *str;
-        memcpy(f, b + q, (size_t)before);
-        f += before;
+        for (j = 0; j < nw; j++) {
+            /* fields before the string lie at q + at; those after it, past the string */
+            Py_ssize_t src = at < before ? q + at : q + 2 + len + at;
+            memcpy(f + colstart[j] + i * width[j], b + src, (size_t)width[j]);
+            at += width[j];
+        }
         str = PyBytes_FromStringAndSize((const char *)b + q + before + 2, len);
         if (str == NULL)
             goto done;
         PyTuple_SET_ITEM(strings, i, str);
-        q += before + 2 + len;
-        memcpy(f, b + q, (size_t)after);
-        f += after;
-        q += after;
+        q += before + 2 + len + after;
     }
     res = Py_BuildValue("(OOn)", strings, fixed, q - p);
 done:
@@ -1133,10 +1155,50 @@ none:
     Py_RETURN_NONE;
 }
 
+/* dict_zip(keys, values) -> dict(zip(keys, values)) for two sequences of one length, the dict
+ * sized once (a vocabulary of 30k tokens: half the time of growing it). */
+static PyObject *dict_zip(PyObject *mod, PyObject *args)
+{
+    PyObject *keys, *values, *ks, *vs, *d = NULL;
+    Py_ssize_t n, i;
+    if (!PyArg_ParseTuple(args, "OO", &keys, &values))
+        return NULL;
+    ks = PySequence_Fast(keys, "dict_zip() expects sequences");
+    if (ks == NULL)
+        return NULL;
+    vs = PySequence_Fast(values, "dict_zip() expects sequences");
+    if (vs == NULL) {
+        Py_DECREF(ks);
+        return NULL;
+    }
+    n = PySequence_Fast_GET_SIZE(ks);
+    if (PySequence_Fast_GET_SIZE(vs) != n) {
+        PyErr_SetString(PyExc_ValueError, "dict_zip() expects sequences of one length");
+        goto done;
+    }
+#if PY_VERSION_HEX < 0x030D0000
+    d = _PyDict_NewPresized(n);
+#else
+    d = PyDict_New();
+#endif
+    if (d == NULL)
+        goto done;
+    for (i = 0; i < n; i++)
+        if (PyDict_SetItem(d, PySequence_Fast_GET_ITEM(ks, i), PySequence_Fast_GET_ITEM(vs, i)) < 0) {
+            Py_CLEAR(d);
+            break;
+        }
+done:
+    Py_DECREF(ks);
+    Py_DECREF(vs);
+    return d;
+}
+
 static PyMethodDef module_methods[] = {
     {"string_table", string_table, METH_VARARGS,
-     "string_table(b, p, end, n, before, after) -> (strings, fixed, size) or None: the n rows "
-     "[before bytes][u16 length][string][after bytes] at b[p:end]."},
+     "string_table(b, p, end, n, before, after, widths) -> (strings, fixed, size) or None: the n rows "
+     "[before bytes][u16 length][string][after bytes] at b[p:end], the fixed fields column by column."},
+    {"dict_zip", dict_zip, METH_VARARGS, "dict_zip(keys, values) -> dict(zip(keys, values)), sized once."},
     {NULL, NULL, 0, NULL},
 };
 

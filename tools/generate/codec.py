@@ -430,21 +430,21 @@ class Emitter:
         npost = width - hcol - 2
         self.w(ind, "nat = native()")
         self.w(ind, "if nat is not None:")
-        self.w(ind + 1, f"got = nat.string_table(b, p, end, {n}, {before}, {after})")
+        codes = pre + post
+        assert len(codes) == hcol + npost, "a fixed field of a string table is one struct code"
+        widths = tuple(struct.calcsize("<" + c) for c in codes)
+        self.w(ind + 1, f"got = nat.string_table(b, p, end, {n}, {before}, {after}, {widths!r})")
         self.w(ind + 1, "if got is None:")
         self.w(ind + 2, "return None")
         self.w(ind + 1, "strs, fixed, r = got")
-        m = hcol + npost
-        codes = pre + post
-        if m:
-            if len(set(codes)) == 1:
-                self.w(ind + 1, f'fl = struct.unpack("<%d{codes[0]}" % ({n} * {m}), fixed)')
-            else:
-                self.w(ind + 1, f'fl = struct.Struct("<" + "{codes}" * {n}).unpack(fixed)')
-        def fcol(j):
-            return "fl" if m == 1 else f"fl[{j}::{m}]"
-        self.w(ind + 1, "vals = (" + "".join(f"{fcol(j)}, " for j in range(hcol)) + "strs, "
-               + "".join(f"{fcol(hcol + j)}, " for j in range(npost)) + ")")
+        # the fixed fields come column by column: one unpack of n values each
+        cols, off = [], 0
+        for c, wd in zip(codes, widths):
+            cols.append(f'struct.unpack_from("<%d{c}" % {n}, fixed, {off} * {n})' if off else
+                        f'struct.unpack_from("<%d{c}" % {n}, fixed)')
+            off += wd
+        cols.insert(hcol, "strs")
+        self.w(ind + 1, "vals = (" + "".join(f"{c}, " for c in cols) + ")")
         self.w(ind, "else:")
         ind += 1
         self.w(ind, f"w = walk8(b, p, end, {n}, {before}, {size}, _STEP{size})")

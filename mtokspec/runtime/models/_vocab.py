@@ -10,7 +10,9 @@ only when someone asks for it (``vocab``, ``get_vocab``).  Unigram keeps token b
 
 from __future__ import annotations
 
-__all__ = ["ByteKeyedVocab", "decode_token", "columns", "bytes_vocab", "text_key", "text_vocab", "id_texts"]
+from mtokspec import speedups
+
+__all__ = ["ByteKeyedVocab", "decode_token", "columns", "bytes_vocab", "zip_dict", "text_key", "text_vocab", "id_texts"]
 
 
 def decode_token(b: bytes) -> str:
@@ -55,7 +57,16 @@ def bytes_vocab(rows) -> dict[bytes, int]:
     if not rows:
         return {}
     tokens, ids = columns(rows, 2)[:2]
-    return dict(zip(tokens, ids))
+    return zip_dict(tokens, ids)
+
+
+def zip_dict(keys, values) -> dict:
+    """``dict(zip(keys, values))`` of two sequences of one length (sized once with the compiled
+    module: half the time for a vocabulary)."""
+    sp = speedups.module()
+    if sp is not None and len(keys) == len(values):
+        return sp.dict_zip(keys, values)
+    return dict(zip(keys, values))
 
 
 def text_vocab(bvocab: dict[bytes, int]) -> dict[str, int]:

@@ -36,7 +36,7 @@ from itertools import repeat
 from typing import Any
 
 from mtokspec import tree as t
-from mtokspec.runtime.models._vocab import ByteKeyedVocab, columns, decode_token, text_key
+from mtokspec.runtime.models._vocab import ByteKeyedVocab, columns, decode_token, text_key, zip_dict
 from mtokspec import speedups
 from mtokspec.runtime.models.bpe import CACHE_MAX
 
@@ -143,7 +143,7 @@ class Unigram(ByteKeyedVocab):
         # here mapped to the row, which gives both the id and the score the lattice needs.
         tokens, ids, scores = columns(rows, 3)
         self._ids, self._scores = ids, scores
-        brow = dict(zip(tokens, range(len(tokens))))
+        brow = zip_dict(tokens, range(len(tokens)))
         if len(brow) < len(tokens):  # duplicated pieces: HF keeps the later id
             brow = {}
             for r, (t, i) in enumerate(zip(tokens, ids)):
