@@ -928,7 +928,7 @@ def _parse_BPEModel(b, p, end, path, depth):
         invalid(p, path + ".merges", "count %d needs at least %d bytes, %d left" % (n_merges, n_merges * 12, end - p))
     start_merges = p
     p += n_merges * 12  # the count was checked against the bytes left
-    v_merges = Table.lazy(b[start_merges:p], n_merges, _decode_rows_left_right_rank, _columns_left_right_rank, 3)
+    v_merges = Table.lazy(b[start_merges:p], n_merges, _decode_rows_left_right_rank, _columns_left_right_rank, 3, row_format='<III')
     return BPEModel(byte_fallback=v_byte_fallback, byte_level=v_byte_level, vocab=v_vocab, merges=v_merges), p
 
 

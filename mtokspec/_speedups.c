@@ -7,8 +7,9 @@
  * the file or knows its layout.
  *
  *   BPECore(ranks, spell, resolve, byte_map=None)
- *       ranks:   {left id | right id << 32: rank}, or (keys, ranks) sequences (a repeated key
- *                keeps its highest rank, as HF)
+ *       ranks:   {left id | right id << 32: rank}, (keys, ranks) sequences, or (encoding, "<III"):
+ *                the merge rows as stored, told their layout by the codec (Table.fixed_rows); a
+ *                repeated pair keeps its highest rank, as HF
  *       spell:   callable(str of one character) -> tuple of ids (its symbols; () drops it)
  *       resolve: callable(pair key) -> the id the merge produces (raises when it has none)
  *     .word(s) -> tuple   BPE of one piece: lowest rank first, leftmost among equal ranks
@@ -23,7 +24,7 @@
  *                        (``byte_map``, given to the constructor)
  *
  *   UnigramCore(keys, rows, ids, unk_id, score, unk_score, fused)
- *       keys/rows: the pieces' bytes and their rows; ids: row -> id
+ *       keys/rows: the pieces' bytes, sorted and distinct, and their rows; ids: row -> id
  *       score:     callable(row) -> float, the score the lattice uses (read once per row)
  *       unk_score: callable() -> float, the score of an unknown node (read once, when first needed)
  *       fused:     callable(str) -> tuple of ids of a run of unknown nodes
@@ -31,6 +32,7 @@
  *
  *   string_table(b, p, end, n, before, after, widths)   the codec's tables of strings (codec_support.py)
  *   dict_zip(keys, values)   dict(zip(keys, values)), sized once (the models' vocabularies)
+ *   sp_crossing(tokens)      BPE._sp_crossing over the vocabulary's bytes
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -79,11 +81,14 @@ static int64_t read_id(PyObject *o)
 /* ---------------------------------------------------------------------------------------------- */
 /* BPE                                                                                             */
 
+/* 16 bytes a slot: the table of a 60k-merge vocabulary is 2 MB, and building it is bound by
+ * the cache misses of its random writes. */
+#define EMPTY_KEY UINT64_MAX  /* ids 0xFFFFFFFF on both sides: such a table stays on the pure path */
+#define NO_MID UINT32_MAX     /* not resolved yet (an output id 0xFFFFFFFF is only asked again) */
 typedef struct {
     uint64_t key;  /* left | right << 32 */
-    int64_t rank;
-    int64_t mid;   /* the merge's output id; -1 until resolved */
-    int used;
+    uint32_t rank;
+    uint32_t mid;  /* the merge's output id, NO_MID until resolved */
 } MergeSlot;
 
 typedef struct {
@@ -108,7 +113,7 @@ static MergeSlot *merge_find(BPECore *self, uint64_t key)
     size_t mask = self->mcap - 1, i = (size_t)mix64(key) & mask;
     for (;;) {
         MergeSlot *s = &self->merges[i];
-        if (!s->used)
+        if (s->key == EMPTY_KEY)
             return NULL;
         if (s->key == key)
             return s;
@@ -282,7 +287,7 @@ static Py_ssize_t bpe_merge(BPECore *self, uint32_t *syms, Py_ssize_t n)
         if (s == NULL || s->rank != top.rank)
             continue;  /* stale: the pair there has changed */
         mid = s->mid;
-        if (mid < 0) {
+        if (s->mid == NO_MID) {
             PyObject *k = PyLong_FromUnsignedLongLong(key), *r;
             if (k == NULL)
                 goto fail;
@@ -295,7 +300,7 @@ static Py_ssize_t bpe_merge(BPECore *self, uint32_t *syms, Py_ssize_t n)
             if (mid < 0)
                 goto fail;
             s = merge_find(self, key);  /* the table never moves; found again for clarity */
-            s->mid = mid;
+            s->mid = (uint32_t)mid;
         }
         syms[p] = (uint32_t)mid;
         dead[q] = 1;
@@ -503,12 +508,37 @@ fail:
     return NULL;
 }
 
+static inline uint32_t load_u32le(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
 /* One merge into the table; a repeated pair keeps its highest rank (HF keeps the later entry). */
+static int merge_put(BPECore *self, uint64_t key, long long rank)
+{
+    size_t mask = self->mcap - 1, j;
+    if (key == EMPTY_KEY || rank < 0 || rank > 0xFFFFFFFFLL) {
+        PyErr_SetString(PyExc_OverflowError, "a merge this table cannot hold");
+        return -1;
+    }
+    j = (size_t)mix64(key) & mask;
+    while (self->merges[j].key != EMPTY_KEY && self->merges[j].key != key)
+        j = (j + 1) & mask;
+    if (self->merges[j].key == key) {
+        if ((uint32_t)rank > self->merges[j].rank)
+            self->merges[j].rank = (uint32_t)rank;
+        return 0;
+    }
+    self->merges[j].key = key;
+    self->merges[j].rank = (uint32_t)rank;
+    self->merges[j].mid = NO_MID;
+    return 0;
+}
+
 static int merge_insert(BPECore *self, PyObject *k, PyObject *v)
 {
     unsigned long long key;
     long long rank;
-    size_t mask = self->mcap - 1, j;
     if (!PyLong_Check(k) || !PyLong_Check(v)) {
         PyErr_SetString(PyExc_TypeError, "ranks must map int to int");
         return -1;
@@ -519,25 +549,15 @@ static int merge_insert(BPECore *self, PyObject *k, PyObject *v)
     rank = PyLong_AsLongLong(v);
     if (rank == -1 && PyErr_Occurred())
         return -1;
-    j = (size_t)mix64(key) & mask;
-    while (self->merges[j].used && self->merges[j].key != key)
-        j = (j + 1) & mask;
-    if (self->merges[j].used) {
-        if (rank > self->merges[j].rank)
-            self->merges[j].rank = rank;
-        return 0;
-    }
-    self->merges[j].used = 1;
-    self->merges[j].key = key;
-    self->merges[j].rank = rank;
-    self->merges[j].mid = -1;
-    return 0;
+    return merge_put(self, key, rank);
 }
 
 static int BPECore_init(BPECore *self, PyObject *args, PyObject *kw)
 {
     PyObject *ranks, *spell, *resolve, *k, *v, *bytemap = Py_None, *keys = NULL, *vals = NULL;
     Py_ssize_t pos = 0, i, count;
+    Py_buffer rowbuf;
+    int have_buf = 0;
     static char *names[] = {"ranks", "spell", "resolve", "byte_map", NULL};
     if (!PyArg_ParseTupleAndKeywords(args, kw, "OOO|O", names, &ranks, &spell, &resolve, &bytemap))
         return -1;
@@ -561,7 +581,22 @@ static int BPECore_init(BPECore *self, PyObject *args, PyObject *kw)
         PyErr_SetString(PyExc_RuntimeError, "BPECore is initialised once");
         return -1;
     }
-    if (PyDict_Check(ranks)) {
+    if (PyTuple_Check(ranks) && PyTuple_GET_SIZE(ranks) == 2 && PyUnicode_Check(PyTuple_GET_ITEM(ranks, 1))) {
+        /* (encoding, "<III"): the merge rows as the codec stored them, left, right, rank */
+        if (PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(ranks, 1), "<III") != 0) {
+            PyErr_SetString(PyExc_TypeError, "merge rows must be \"<III\" (left, right, rank)");
+            return -1;
+        }
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(ranks, 0), &rowbuf, PyBUF_SIMPLE) < 0)
+            return -1;
+        if (rowbuf.len % 12 != 0) {
+            PyBuffer_Release(&rowbuf);
+            PyErr_SetString(PyExc_ValueError, "merge rows are 12 bytes each");
+            return -1;
+        }
+        have_buf = 1;
+        count = rowbuf.len / 12;
+    } else if (PyDict_Check(ranks)) {
         count = PyDict_GET_SIZE(ranks);
     } else {
         if (!PyTuple_Check(ranks) || PyTuple_GET_SIZE(ranks) != 2) {
@@ -575,17 +610,31 @@ static int BPECore_init(BPECore *self, PyObject *args, PyObject *kw)
             return -1;
     }
     self->mcap = pow2_at_least((size_t)count * 2 + 1);
-    self->merges = PyMem_Calloc(self->mcap, sizeof(MergeSlot));
+    self->merges = PyMem_Malloc(self->mcap * sizeof(MergeSlot));
     self->scap = 1024;
     self->sused = 0;
     self->spell = PyMem_Malloc(self->scap * sizeof(SpellSlot));
     if (self->merges == NULL || self->spell == NULL) {
+        if (have_buf)
+            PyBuffer_Release(&rowbuf);
         PyErr_NoMemory();
         return -1;
     }
     for (i = 0; i < (Py_ssize_t)self->scap; i++)
         self->spell[i].len = -1;
-    if (PyDict_Check(ranks)) {
+    for (i = 0; i < (Py_ssize_t)self->mcap; i++)
+        self->merges[i].key = EMPTY_KEY;
+    if (have_buf) {
+        const unsigned char *r = rowbuf.buf;
+        int rc = 0;
+        for (i = 0; i < count && rc == 0; i++, r += 12) {
+            uint64_t key = (uint64_t)load_u32le(r) | (uint64_t)load_u32le(r + 4) << 32;
+            rc = merge_put(self, key, load_u32le(r + 8));
+        }
+        PyBuffer_Release(&rowbuf);
+        if (rc < 0)
+            return -1;
+    } else if (PyDict_Check(ranks)) {
         while (PyDict_Next(ranks, &pos, &k, &v))
             if (merge_insert(self, k, v) < 0)
                 return -1;
@@ -662,19 +711,29 @@ static PyTypeObject BPECoreType = {
 /* ---------------------------------------------------------------------------------------------- */
 /* Unigram                                                                                         */
 
-/* A byte trie: the child of node p by byte b is found in an open-addressed table keyed by
- * p << 8 | b; node 0 is the root; row[node] is the piece ending there, or -1. */
+/* A byte trie over the pieces sorted by bytes, expanded as text reaches it: a node is the run of
+ * pieces that start with its prefix; its children (one per next byte, found by binary search in
+ * the run) are made the first time the lattice asks for one, next to each other, so a child is a
+ * binary search among at most 256 labels.  Building it is one sort (in Python) and nothing more;
+ * a line of text expands a few hundred nodes. */
 typedef struct {
-    uint64_t key;   /* (parent << 8 | byte) + 1; 0 = empty */
-    uint32_t child;
-} TrieSlot;
+    uint32_t lo, hi;  /* the pieces (indices into the sorted keys) that start with this prefix */
+    uint32_t depth;   /* the prefix's length in bytes */
+    int32_t row;      /* the piece equal to the prefix, or -1 */
+    int32_t first;    /* the first child's index; -1 until expanded */
+    uint16_t nchild;
+    uint8_t label;    /* the byte from the parent */
+} TrieNode;
 
 typedef struct {
     PyObject_HEAD
-    TrieSlot *slots;
-    size_t cap;
-    int32_t *row;       /* per node */
-    size_t nodes;
+    PyObject *keys;     /* the sorted pieces (kept alive: kp points into them) */
+    const unsigned char **kp;
+    uint32_t *klen;
+    int32_t *krow;
+    Py_ssize_t nkeys;
+    TrieNode *nodes;
+    size_t nnodes, ncap;
     int64_t *ids;       /* per row */
     double *score;      /* per row, valid when known[row] */
     char *known;
@@ -685,18 +744,70 @@ typedef struct {
     PyObject *score_fn, *unk_fn, *fused_fn;
 } UnigramCore;
 
-static inline int64_t trie_child(const UnigramCore *self, uint32_t node, unsigned char b)
+/* Make node idx's children; 0, or -1 with MemoryError. */
+static int trie_expand(UnigramCore *self, uint32_t idx)
 {
-    uint64_t key = ((uint64_t)node << 8 | b) + 1;
-    size_t mask = self->cap - 1, i = (size_t)mix64(key) & mask;
-    for (;;) {
-        const TrieSlot *s = &self->slots[i];
-        if (s->key == 0)
-            return -1;
-        if (s->key == key)
-            return s->child;
-        i = (i + 1) & mask;
+    TrieNode nd = self->nodes[idx];
+    uint32_t i = nd.lo, d = nd.depth;
+    size_t start = self->nnodes;
+    if (i < nd.hi && self->klen[i] == d)
+        i++;  /* the piece equal to the prefix sorts first; the others are longer */
+    while (i < nd.hi) {
+        unsigned char c = self->kp[i][d];
+        uint32_t lo = i + 1, hi = nd.hi;
+        TrieNode *ch;
+        while (lo < hi) {  /* the end of the run whose byte at d is c */
+            uint32_t m = lo + (hi - lo) / 2;
+            if (self->kp[m][d] <= c)
+                lo = m + 1;
+            else
+                hi = m;
+        }
+        if (self->nnodes == self->ncap) {
+            size_t ncap = self->ncap * 2;
+            TrieNode *n = PyMem_Realloc(self->nodes, ncap * sizeof(TrieNode));
+            if (n == NULL) {
+                self->nnodes = start;
+                PyErr_NoMemory();
+                return -1;
+            }
+            self->nodes = n;
+            self->ncap = ncap;
+        }
+        ch = &self->nodes[self->nnodes++];
+        ch->lo = i;
+        ch->hi = lo;
+        ch->depth = d + 1;
+        ch->row = self->klen[i] == d + 1 ? self->krow[i] : -1;
+        ch->first = -1;
+        ch->nchild = 0;
+        ch->label = c;
+        i = lo;
     }
+    self->nodes[idx].first = (int32_t)start;
+    self->nodes[idx].nchild = (uint16_t)(self->nnodes - start);
+    return 0;
+}
+
+/* The child of node idx by byte c: its index, -1 when there is none, -2 on error. */
+static inline int64_t trie_child(UnigramCore *self, uint32_t idx, unsigned char c)
+{
+    uint32_t lo, hi;
+    if (self->nodes[idx].first < 0 && trie_expand(self, idx) < 0)
+        return -2;
+    lo = (uint32_t)self->nodes[idx].first;
+    hi = lo + self->nodes[idx].nchild;
+    while (lo < hi) {
+        uint32_t m = lo + (hi - lo) / 2;
+        unsigned char l = self->nodes[m].label;
+        if (l == c)
+            return m;
+        if (l < c)
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    return -1;
 }
 
 static double row_score(UnigramCore *self, int32_t row, int *err)
@@ -810,7 +921,9 @@ static PyObject *UnigramCore_word(UnigramCore *self, PyObject *s)
         /* the first character: a piece, else an unknown node */
         for (k = i; k < j && node >= 0; k++)
             node = trie_child(self, (uint32_t)node, (unsigned char)u[k]);
-        if (node < 0 || self->row[node] < 0) {
+        if (node == -2)
+            goto done;
+        if (node < 0 || self->nodes[node].row < 0) {
             sc = unk_node_score(self, &err) + base;
             if (err)
                 goto done;
@@ -822,7 +935,7 @@ static PyObject *UnigramCore_word(UnigramCore *self, PyObject *s)
             if (node < 0)
                 continue;
         } else {
-            int32_t r = self->row[node];
+            int32_t r = self->nodes[node].row;
             sc = row_score(self, r, &err) + base;
             if (err)
                 goto done;
@@ -840,10 +953,12 @@ static PyObject *UnigramCore_word(UnigramCore *self, PyObject *s)
                 break;
             for (k = j; k < j2 && node >= 0; k++)
                 node = trie_child(self, (uint32_t)node, (unsigned char)u[k]);
+            if (node == -2)
+                goto done;
             if (node < 0)
                 break;
             j = j2;
-            r = self->row[node];
+            r = self->nodes[node].row;
             if (r >= 0) {
                 sc = row_score(self, r, &err) + base;
                 if (err)
@@ -931,64 +1046,64 @@ done:
     return res;
 }
 
-static int trie_insert(UnigramCore *self, const unsigned char *p, Py_ssize_t len, int32_t row)
-{
-    uint32_t node = 0;
-    Py_ssize_t k;
-    for (k = 0; k < len; k++) {
-        uint64_t key = ((uint64_t)node << 8 | p[k]) + 1;
-        size_t mask = self->cap - 1, i = (size_t)mix64(key) & mask;
-        while (self->slots[i].key != 0 && self->slots[i].key != key)
-            i = (i + 1) & mask;
-        if (self->slots[i].key == 0) {
-            self->slots[i].key = key;
-            self->slots[i].child = (uint32_t)self->nodes;
-            self->row[self->nodes] = -1;
-            self->nodes++;
-        }
-        node = self->slots[i].child;
-    }
-    self->row[node] = row;
-    return 0;
-}
-
 static int UnigramCore_init(UnigramCore *self, PyObject *args, PyObject *kw)
 {
     PyObject *keys, *rows, *ids, *score, *unk, *fused;
     long long unk_id;
-    Py_ssize_t nk, nr, i, total = 0;
+    Py_ssize_t nk, nr, i;
     static char *names[] = {"keys", "rows", "ids", "unk_id", "score", "unk_score", "fused", NULL};
     if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O!O!LOOO", names, &PyList_Type, &keys, &PyList_Type, &rows,
                                      &PyList_Type, &ids, &unk_id, &score, &unk, &fused))
         return -1;
-    if (self->slots != NULL) {
+    if (self->nodes != NULL) {
         PyErr_SetString(PyExc_RuntimeError, "UnigramCore is initialised once");
         return -1;
     }
     nk = PyList_GET_SIZE(keys);
     nr = PyList_GET_SIZE(ids);
-    if (PyList_GET_SIZE(rows) != nk || nr > 0x7FFFFFFF) {
+    if (PyList_GET_SIZE(rows) != nk || nr > 0x7FFFFFFF || nk > 0x7FFFFFFF) {
         PyErr_SetString(PyExc_ValueError, "keys and rows differ in length");
+        return -1;
+    }
+    self->kp = PyMem_Malloc(sizeof(*self->kp) * (size_t)(nk + 1));
+    self->klen = PyMem_Malloc(sizeof(uint32_t) * (size_t)(nk + 1));
+    self->krow = PyMem_Malloc(sizeof(int32_t) * (size_t)(nk + 1));
+    self->ncap = 1024;
+    self->nodes = PyMem_Malloc(sizeof(TrieNode) * self->ncap);
+    self->ids = PyMem_Malloc(sizeof(int64_t) * (size_t)(nr + 1));
+    self->score = PyMem_Malloc(sizeof(double) * (size_t)(nr + 1));
+    self->known = PyMem_Calloc((size_t)nr + 1, 1);
+    if (!self->kp || !self->klen || !self->krow || !self->nodes || !self->ids || !self->score || !self->known) {
+        PyErr_NoMemory();
         return -1;
     }
     for (i = 0; i < nk; i++) {
         PyObject *b = PyList_GET_ITEM(keys, i);
-        if (!PyBytes_Check(b)) {
+        long r;
+        if (!PyBytes_Check(b) || PyBytes_GET_SIZE(b) > 0x7FFFFFFF) {
             PyErr_SetString(PyExc_TypeError, "keys must be bytes");
             return -1;
         }
-        total += PyBytes_GET_SIZE(b);
+        self->kp[i] = (const unsigned char *)PyBytes_AS_STRING(b);
+        self->klen[i] = (uint32_t)PyBytes_GET_SIZE(b);
+        if (i > 0) {  /* sorted and distinct: what the runs of the trie rely on */
+            uint32_t m = self->klen[i - 1] < self->klen[i] ? self->klen[i - 1] : self->klen[i];
+            int c = memcmp(self->kp[i - 1], self->kp[i], m);
+            if (c > 0 || (c == 0 && self->klen[i - 1] >= self->klen[i])) {
+                PyErr_SetString(PyExc_ValueError, "keys must be sorted and distinct");
+                return -1;
+            }
+        }
+        r = PyLong_AsLong(PyList_GET_ITEM(rows, i));
+        if (r == -1 && PyErr_Occurred())
+            return -1;
+        if (r < 0 || r >= nr) {
+            PyErr_SetString(PyExc_ValueError, "row out of range");
+            return -1;
+        }
+        self->krow[i] = (int32_t)r;
     }
-    self->cap = pow2_at_least((size_t)total * 2 + 2);
-    self->slots = PyMem_Calloc(self->cap, sizeof(TrieSlot));
-    self->row = PyMem_Malloc(sizeof(int32_t) * (size_t)(total + 1));
-    self->ids = PyMem_Malloc(sizeof(int64_t) * (size_t)(nr + 1));
-    self->score = PyMem_Malloc(sizeof(double) * (size_t)(nr + 1));
-    self->known = PyMem_Calloc((size_t)nr + 1, 1);
-    if (!self->slots || !self->row || !self->ids || !self->score || !self->known) {
-        PyErr_NoMemory();
-        return -1;
-    }
+    self->nkeys = nk;
     self->nrows = nr;
     for (i = 0; i < nr; i++) {
         long long v = PyLong_AsLongLong(PyList_GET_ITEM(ids, i));
@@ -996,26 +1111,22 @@ static int UnigramCore_init(UnigramCore *self, PyObject *args, PyObject *kw)
             return -1;
         self->ids[i] = v;
     }
-    self->row[0] = -1;
-    self->nodes = 1;
-    for (i = 0; i < nk; i++) {
-        PyObject *b = PyList_GET_ITEM(keys, i);
-        long r = PyLong_AsLong(PyList_GET_ITEM(rows, i));
-        if (r == -1 && PyErr_Occurred())
-            return -1;
-        if (r < 0 || r >= nr) {
-            PyErr_SetString(PyExc_ValueError, "row out of range");
-            return -1;
-        }
-        if (PyBytes_GET_SIZE(b) == 0)
-            continue;  /* an empty piece matches no text */
-        trie_insert(self, (const unsigned char *)PyBytes_AS_STRING(b), PyBytes_GET_SIZE(b), (int32_t)r);
-    }
+    /* the root: every piece; its own (an empty piece) matches no text */
+    self->nodes[0].lo = 0;
+    self->nodes[0].hi = (uint32_t)nk;
+    self->nodes[0].depth = 0;
+    self->nodes[0].row = -1;
+    self->nodes[0].first = -1;
+    self->nodes[0].nchild = 0;
+    self->nodes[0].label = 0;
+    self->nnodes = 1;
     self->unk_id = unk_id;
     self->unk_known = 0;
+    Py_INCREF(keys);
     Py_INCREF(score);
     Py_INCREF(unk);
     Py_INCREF(fused);
+    self->keys = keys;
     self->score_fn = score;
     self->unk_fn = unk;
     self->fused_fn = fused;
@@ -1024,6 +1135,7 @@ static int UnigramCore_init(UnigramCore *self, PyObject *args, PyObject *kw)
 
 static int UnigramCore_traverse(UnigramCore *self, visitproc visit, void *arg)
 {
+    Py_VISIT(self->keys);
     Py_VISIT(self->score_fn);
     Py_VISIT(self->unk_fn);
     Py_VISIT(self->fused_fn);
@@ -1042,8 +1154,11 @@ static void UnigramCore_dealloc(UnigramCore *self)
 {
     PyObject_GC_UnTrack(self);
     UnigramCore_clear(self);
-    PyMem_Free(self->slots);
-    PyMem_Free(self->row);
+    Py_CLEAR(self->keys);  /* after the trie: kp points into these */
+    PyMem_Free(self->kp);
+    PyMem_Free(self->klen);
+    PyMem_Free(self->krow);
+    PyMem_Free(self->nodes);
     PyMem_Free(self->ids);
     PyMem_Free(self->score);
     PyMem_Free(self->known);
@@ -1194,11 +1309,50 @@ done:
     return d;
 }
 
+/* sp_crossing(tokens) -> bool: whether some token (bytes) has a U+2581 (E2 96 81) right after a
+ * byte that is not the end of another U+2581: BPE._sp_crossing's answer, token by token. */
+static PyObject *sp_crossing(PyObject *mod, PyObject *tokens)
+{
+    PyObject *it = PyObject_GetIter(tokens), *t;
+    int found = 0;
+    if (it == NULL)
+        return NULL;
+    while (!found && (t = PyIter_Next(it)) != NULL) {
+        const unsigned char *b;
+        Py_ssize_t n, k, pos = 0;
+        if (!PyBytes_Check(t)) {
+            Py_DECREF(t);
+            Py_DECREF(it);
+            PyErr_SetString(PyExc_TypeError, "sp_crossing() expects bytes");
+            return NULL;
+        }
+        b = (const unsigned char *)PyBytes_AS_STRING(t);
+        n = PyBytes_GET_SIZE(t);
+        for (k = 0; k + 3 <= n; k++) {
+            if (b[k] == 0xE2 && b[k + 1] == 0x96 && b[k + 2] == 0x81) {
+                if (k > pos) {  /* something other than a U+2581 before this one */
+                    found = 1;
+                    break;
+                }
+                pos = k + 3;
+                k += 2;
+            }
+        }
+        Py_DECREF(t);
+    }
+    Py_DECREF(it);
+    if (PyErr_Occurred())
+        return NULL;
+    return PyBool_FromLong(found);
+}
+
 static PyMethodDef module_methods[] = {
     {"string_table", string_table, METH_VARARGS,
      "string_table(b, p, end, n, before, after, widths) -> (strings, fixed, size) or None: the n rows "
      "[before bytes][u16 length][string][after bytes] at b[p:end], the fixed fields column by column."},
     {"dict_zip", dict_zip, METH_VARARGS, "dict_zip(keys, values) -> dict(zip(keys, values)), sized once."},
+    {"sp_crossing", sp_crossing, METH_O,
+     "sp_crossing(tokens) -> whether a token has U+2581 right after another character (BPE._sp_crossing)."},
     {NULL, NULL, 0, NULL},
 };
 

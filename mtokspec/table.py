@@ -20,7 +20,7 @@ __all__ = ["Table"]
 
 
 class Table(MutableSequence):
-    __slots__ = ("_rows", "_raw", "_count", "_decode", "_columns", "_width", "_lens", "_cols")
+    __slots__ = ("_rows", "_raw", "_count", "_decode", "_columns", "_width", "_lens", "_cols", "_row_format")
 
     def __init__(self, rows: Iterable[Any] = ()):
         self._rows: list | None = list(rows)
@@ -31,16 +31,17 @@ class Table(MutableSequence):
         self._width = len(self._rows[0]) if self._rows and isinstance(self._rows[0], tuple) else 0
         self._lens: list[int] | None = None
         self._cols: tuple | None = None
+        self._row_format: str | None = None
 
     @classmethod
     def lazy(cls, raw: bytes, count: int, decode: Callable[[bytes, int, Any], list],
              columns: Callable[[bytes, int, Any], tuple], width: int, lens: list[int] | None = None,
-             cols: tuple | None = None) -> Table:
+             cols: tuple | None = None, row_format: str | None = None) -> Table:
         """A table of ``count`` rows of ``width`` columns whose encoding ``raw`` was bounds-checked.
 
         ``lens``: the string length of every row, when the bounds check walked them (the decoders
         then need not walk the rows again).  ``cols``: the decoded columns (tuples), when the bounds
-        check read them."""
+        check read them.  ``row_format``: the struct format of one row, when rows are fixed-size."""
         self = cls.__new__(cls)
         self._rows = None
         self._raw = raw
@@ -50,6 +51,7 @@ class Table(MutableSequence):
         self._width = width
         self._lens = lens
         self._cols = cols
+        self._row_format = row_format
         return self
 
     def columns(self, pack: bool = False) -> tuple[Sequence, ...]:
@@ -81,6 +83,15 @@ class Table(MutableSequence):
         """The encoding the rows were read from, while they are unchanged (else None)."""
         return self._raw if self._rows is None else None
 
+    def fixed_rows(self) -> tuple[bytes, str] | None:
+        """``(encoding, struct format of one row)`` while the rows are unchanged and of one size
+        (e.g. merges: ``(raw, "<III")``), else None: for a consumer that reads the rows as they are
+        stored, told their layout by the codec."""
+        if self._rows is None and self._row_format is not None:
+            assert self._raw is not None
+            return self._raw, self._row_format
+        return None
+
     def _materialize(self) -> list:
         rows = self._rows
         if rows is None:
@@ -94,6 +105,7 @@ class Table(MutableSequence):
             self._columns = None
             self._lens = None
             self._cols = None
+            self._row_format = None
         return rows
 
     # -- sequence protocol ----------------------------------------------------------------------

@@ -10,6 +10,7 @@ not built (a machine without a C compiler) or ``MTOKSPEC_PURE`` is set.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from contextlib import contextmanager
 
@@ -219,10 +220,15 @@ def test_unigram_identical(node, words, serde):
 
 
 @settings(max_examples=200)
-@given(mst.mtok_files(valid=True), st.lists(_TEXT, min_size=1, max_size=4))
-def test_tokenizer_identical(tree, texts):
+@given(st.one_of(mst.mtok_files(valid=True),
+                 st.builds(lambda m, f: dataclasses.replace(f, model=m), _bpe_models(), mst.mtok_files())),
+       st.lists(_TEXT, min_size=1, max_size=4), st.booleans())
+def test_tokenizer_identical(tree, texts, from_bytes):
+    """Whole trees, from the tree or from its bytes (then the core reads the stored merge rows)."""
+    data = mtokspec.build(tree) if from_bytes else None
+
     def make():
-        return Tokenizer.from_tree(tree)
+        return Tokenizer.from_bytes(data) if data is not None else Tokenizer.from_tree(tree)
 
     try:
         make()

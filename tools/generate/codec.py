@@ -232,8 +232,11 @@ class Emitter:
                         f"{target} = Table.lazy(b[{start}:p], {n}, _decode_rows{dec}, _columns{dec}, "
                         f"{len(cols)}, None, {got}[0])"])
                 lens = self.walk_rows(ind, cols, n, idx, epe)
+                # fixed-size rows describe themselves (Table.fixed_rows): a consumer may read the
+                # encoding as is, e.g. the compiled BPE core the merges
+                fixed = ("<" + "".join(self.fixed(f.sub)[0] for f in cols)) if all(self.fixed(f.sub) for f in cols) else None
                 self.w(ind, f"{target} = Table.lazy(b[{start}:p], {n}, _decode_rows{dec}, _columns{dec}, {len(cols)}"
-                            + (f", {lens})" if lens else ")"))
+                            + (f", {lens}" if lens else "") + (f", row_format={fixed!r})" if fixed else ")"))
                 return
             cv = [self.var("c") for _ in cols]
             self.w(ind, f"{target} = []")

@@ -227,8 +227,11 @@ class BPE(ByteKeyedVocab):
         """Whether cutting before each ``▁`` that follows a non-``▁`` is safe (checked once)."""
         ok = self._sp_chunk
         if ok is None:
-            ok = self._sp_chunk = not self._sp_crossing()
+            sp = speedups.module()
+            ok = not (sp.sp_crossing(self.bvocab) if sp is not None else self._sp_crossing())
+            # the pattern first: another thread that sees the answer uses it
             self._chunk_re = regex.compile(f"{_SP}*[^{_SP}]+|{_SP}+")
+            self._sp_chunk = ok
         return ok
 
     def _sp_crossing(self) -> bool:
@@ -269,7 +272,14 @@ class BPE(ByteKeyedVocab):
             core = False
             sp = speedups.module()
             if sp is not None:
-                ranks = self._ranks_d if self._ranks_d is not None else _pair_columns(self._merge_rows)
+                ranks: Any = self._ranks_d
+                if ranks is None:
+                    rows = self._merge_rows
+                    # the stored rows, read by the core as they are (no int per row), when the codec
+                    # says they are (left, right, rank) u32s; else their columns
+                    ranks = rows.fixed_rows() if hasattr(rows, "fixed_rows") else None
+                    if ranks is None or ranks[1] != "<III":
+                        ranks = _pair_columns(rows)
                 try:
                     core = sp.BPECore(ranks, self._spelling, self._resolve, BYTES_TO_UNICODE)
                 except (TypeError, ValueError, OverflowError):  # a table the core cannot hold

@@ -22,8 +22,8 @@ would be 27 ms before the first encode); the lowest score, which prices unknown 
 first time a character starts no piece, from the few stored scores that can round to it.
 
 With the compiled module (``mtokspec/speedups.py``) a ``UnigramCore`` runs the same lattice over the
-piece's UTF-8 (a byte trie of the pieces, ends only at character boundaries, so pieces that are not
-UTF-8 never match); it asks this model for scores (``_row_score``), the unknown score (``_lowest``) and
+piece's UTF-8 (a byte trie over the sorted pieces, grown as text reaches it; ends only at character
+boundaries, so pieces that are not UTF-8 never match); it asks this model for scores (``_row_score``), the unknown score (``_lowest``) and
 the ids of fused unknown runs (``_piece_ids``), so both paths give the same ids.
 """
 
@@ -266,8 +266,9 @@ class Unigram(ByteKeyedVocab):
             sp = speedups.module()
             if sp is not None:
                 brow = self._brow
+                keys = sorted(brow)  # the core's trie is runs of this list
                 try:
-                    core = sp.UnigramCore(list(brow), list(brow.values()), list(self._ids), self.unk_id,
+                    core = sp.UnigramCore(keys, list(map(brow.__getitem__, keys)), list(self._ids), self.unk_id,
                                           self._row_score, self._lowest, self._piece_ids)
                 except (TypeError, ValueError, OverflowError):  # a table the core cannot hold
                     core = False
