@@ -238,3 +238,17 @@ def test_tokenizer_identical(tree, texts, from_bytes):
     pure, comp = _two(make)
     for text in texts:
         assert _outcome(comp.encode, text, True) == _outcome(pure.encode, text, True), text
+
+
+_SP_PARTS = st.sampled_from(["\u2581".encode(), b"a", b"\n", b"\xe2", b"\x96\x81", b"\xff", "é".encode(), b""])
+
+
+@settings(max_examples=300)
+@given(st.lists(st.lists(_SP_PARTS, max_size=5).map(b"".join), max_size=8, unique=True))
+def test_sp_crossing_identical(tokens):
+    """The compiled check of "a token has ▁ right after another character" answers as the pure one
+    (``BPE._sp_crossing``, which decides whether SentencePiece text may be cut before each ▁)."""
+    from mtokspec import _speedups
+
+    model = BPE({tok: i for i, tok in enumerate(tokens)}, [])
+    assert _speedups.sp_crossing(model.bvocab) == model._sp_crossing()
