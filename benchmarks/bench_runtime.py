@@ -18,6 +18,10 @@ analysis), so the two columns together show what load defers; and for each
 (fresh tokenizer, empty caches), ours warm (same lines again) and HF single-threaded, with the
 ratios measured in the same run.  Also checks that both give the same ids.  The loads of all
 tokenizers are timed first, then the encodes (so no load is timed on a heap an encode run left).
+Memory: what a tokenizer holds after load and after its first line (tracemalloc).
+
+With the compiled module built (``mtokspec/speedups.py``) this measures the compiled path;
+``MTOKSPEC_PURE=1`` measures the pure-Python one.
 """
 
 from __future__ import annotations
@@ -116,6 +120,30 @@ def new_text(folders, texts, n: int, tokenizers, Tokenizer) -> None:
     print()
 
 
+def memory(folders, Tokenizer) -> None:
+    """What a loaded tokenizer holds (tracemalloc: Python objects and the compiled cores' tables),
+    after load and after the first line."""
+    import tracemalloc
+
+    print(f"{'tokenizer':24} {'after load':>10} {'ready':>9}   (MB, tracemalloc)")
+    for folder in folders:
+        mtok = folder / "mnn.mtok"
+        Tokenizer.from_file(mtok).encode(FIRST_LINE)  # imports and module caches: not the tokenizer's
+        gc.collect()
+        tracemalloc.start()
+        try:
+            tok = Tokenizer.from_file(mtok)
+            gc.collect()
+            load = tracemalloc.get_traced_memory()[0]
+            tok.encode(FIRST_LINE)
+            gc.collect()
+            ready = tracemalloc.get_traced_memory()[0]
+        finally:
+            tracemalloc.stop()
+        del tok
+        print(f"{folder.name:24} {load / 1e6:10.2f} {ready / 1e6:9.2f}")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", type=int, metavar="N", help="use only the first N lines of each text")
@@ -176,6 +204,8 @@ def main(argv=None) -> int:
         ready_ratios.append(ours_rd / hf_rd)
         print(f"{folder.name:24} {ours_load * 1e3:8.1f}ms {hf_load * 1e3:7.1f}ms {hf_load / ours_load:6.2f}   "
               f"{ours_rd * 1e3:9.1f}ms {hf_rd * 1e3:8.1f}ms {hf_rd / ours_rd:6.2f}")
+    print()
+    memory(folders, Tokenizer)
     for folder in folders:
         mtok = folder / "mnn.mtok"
         hf = tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json"))

@@ -21,6 +21,9 @@ from mtokspec._generated.tree import CLASSES, VARIANTS
 from mtokspec.errors import MtokFormatError
 from spec import ReferenceError, reference_build, reference_parse
 
+# every test here runs on both paths of the codec and models: compiled and pure (conftest.runtime_path)
+pytestmark = pytest.mark.usefixtures("runtime_path")
+
 CORPUS_FILES = corpus_mtok_files()
 corpus_param = pytest.mark.parametrize(
     "path", CORPUS_FILES or [pytest.param(None, marks=pytest.mark.skip(reason="../shared/corpus is absent"))],

@@ -18,6 +18,9 @@ from mtokspec.convert.from_hf import from_hf_tree
 from mtokspec.convert.to_hf import to_hf
 from mtokspec.runtime import decoders, models, normalizers, pre_tokenizers
 
+# every test here runs on both paths of the codec and models: compiled and pure (conftest.runtime_path)
+pytestmark = pytest.mark.usefixtures("runtime_path")
+
 MEMBERS = [(union, cls) for union, members in t.UNIONS.items() for cls in members]
 SECTIONS = {"Normalizer": "normalizer", "PreTokenizer": "pre_tokenizer", "Model": "model", "Decoder": "decoder",
             "PostProcessor": "post_processor", "PostOp": "post_processor"}
