@@ -45,6 +45,7 @@ import regex
 from mtokspec import tree as t
 from mtokspec.runtime.models._vocab import ByteKeyedVocab, bytes_vocab, decode_token, text_key
 from mtokspec import speedups
+from mtokspec.runtime.models._compiled import CompiledCore
 from mtokspec.runtime.pre_tokenizers import BYTES_TO_UNICODE, byte_level_map
 
 __all__ = ["BPE", "CACHE_MAX", "pair_ranks"]
@@ -104,7 +105,7 @@ def _rights(keys):
     return map(rshift, keys, repeat(32))
 
 
-class BPE(ByteKeyedVocab):
+class BPE(CompiledCore, ByteKeyedVocab):
     __slots__ = ("_chars", "_spell", "_byte_ids", "_btokens", "_btokens_full", "_merge_rows", "_ranks_d", "_mids",
                  "byte_fallback", "byte_level", "map_bytes", "_cache", "_parts", "_units", "_cross", "_unit_gain",
                  "_sp_chunk", "_bigrams", "_solo", "_chunk_re", "_core")
@@ -265,27 +266,16 @@ class BPE(ByteKeyedVocab):
     def get_cache(self) -> dict:
         return self._cache
 
-    def _accel(self) -> Any:
-        """The compiled core (built on first use), or False for the pure path."""
-        core = self._core
-        if core is None:
-            core = False
-            sp = speedups.module()
-            if sp is not None:
-                ranks: Any = self._ranks_d
-                if ranks is None:
-                    rows = self._merge_rows
-                    # the stored rows, read by the core as they are (no int per row), when the codec
-                    # says they are (left, right, rank) u32s; else their columns
-                    ranks = rows.fixed_rows() if hasattr(rows, "fixed_rows") else None
-                    if ranks is None or ranks[1] != "<III":
-                        ranks = _pair_columns(rows)
-                try:
-                    core = sp.BPECore(ranks, self._spelling, self._resolve, BYTES_TO_UNICODE)
-                except (TypeError, ValueError, OverflowError):  # a table the core cannot hold
-                    core = False
-            self._core = core
-        return core
+    def _make_core(self, sp) -> Any:
+        ranks: Any = self._ranks_d
+        if ranks is None:
+            rows = self._merge_rows
+            # the stored rows, read by the core as they are (no int per row), when the codec says
+            # they are (left, right, rank) u32s; else their columns
+            ranks = rows.fixed_rows() if hasattr(rows, "fixed_rows") else None
+            if ranks is None or ranks[1] != "<III":
+                ranks = _pair_columns(rows)
+        return sp.BPECore(ranks, self._spelling, self._resolve, BYTES_TO_UNICODE)
 
     def tokenize(self, piece: str):
         """Ids of one pre-tokenized piece (already in the model's alphabet unless ``map_bytes``)."""

@@ -36,8 +36,8 @@ from itertools import repeat
 from typing import Any
 
 from mtokspec import tree as t
+from mtokspec.runtime.models._compiled import CompiledCore
 from mtokspec.runtime.models._vocab import ByteKeyedVocab, columns, decode_token, text_key, zip_dict
-from mtokspec import speedups
 from mtokspec.runtime.models.bpe import CACHE_MAX
 
 __all__ = ["Unigram", "serde_f64", "serde_f64_min", "UNK_PENALTY"]
@@ -124,7 +124,7 @@ def serde_f64_min(xs: Collection[float]) -> float:
     return min(map(serde_f64, filter(bound.__ge__, xs)))
 
 
-class Unigram(ByteKeyedVocab):
+class Unigram(CompiledCore, ByteKeyedVocab):
     __slots__ = ("_rows", "unk_id", "byte_fallback", "serde_scores", "_brow", "_ids", "_scores", "_bvocab",
                  "_pref", "_sorted", "_unk_score", "_cache", "_core")
 
@@ -258,22 +258,11 @@ class Unigram(ByteKeyedVocab):
         x = self._scores[row]
         return serde_f64(x) if self.serde_scores else x
 
-    def _accel(self) -> Any:
-        """The compiled core (built on first use), or False for the pure path."""
-        core = self._core
-        if core is None:
-            core = False
-            sp = speedups.module()
-            if sp is not None:
-                brow = self._brow
-                keys = sorted(brow)  # the core's trie is runs of this list
-                try:
-                    core = sp.UnigramCore(keys, list(map(brow.__getitem__, keys)), list(self._ids), self.unk_id,
-                                          self._row_score, self._lowest, self._piece_ids)
-                except (TypeError, ValueError, OverflowError):  # a table the core cannot hold
-                    core = False
-            self._core = core
-        return core
+    def _make_core(self, sp) -> Any:
+        brow = self._brow
+        keys = sorted(brow)  # the core's trie is runs of this list
+        return sp.UnigramCore(keys, list(map(brow.__getitem__, keys)), list(self._ids), self.unk_id,
+                              self._row_score, self._lowest, self._piece_ids)
 
     def tokenize(self, word: str) -> tuple[int, ...]:
         r = self._cache.get(word)

@@ -1,0 +1,37 @@
+"""The models' link to their compiled core (``mtokspec/speedups.py``): built on a model's first
+encode, or False when the module is absent or turned off, or the core cannot hold the model's
+tables (then the pure path runs, as it would without the module)."""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+from mtokspec import speedups
+
+__all__ = ["CompiledCore"]
+
+
+class CompiledCore:
+    """A mixin for models with a compiled core: ``_core`` is None until ``_accel()`` decides."""
+
+    __slots__ = ()
+
+    _core: Any
+
+    def _make_core(self, sp: ModuleType) -> Any:
+        raise NotImplementedError
+
+    def _accel(self) -> Any:
+        """The compiled core (built on first use), or False for the pure path."""
+        core = self._core
+        if core is None:
+            core = False
+            sp = speedups.module()
+            if sp is not None:
+                try:
+                    core = self._make_core(sp)
+                except (TypeError, ValueError, OverflowError):  # a table the core cannot hold
+                    core = False
+            self._core = core
+        return core
