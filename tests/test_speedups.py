@@ -89,8 +89,10 @@ def _corpus_texts() -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("path", _corpus_files(), ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize("path", [p for p in _corpus_files() if p.suffix == ".mtok"],
+                         ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_corpus_parse_identical(path):
+    """(The legacy text formats' parse has no compiled part.)"""
     data = path.read_bytes()
     compiled, pure = _parse_both(data)
     assert compiled[0] == "ok" and compiled == pure
