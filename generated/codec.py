@@ -1799,18 +1799,24 @@ def _parse_SentencePieceTxtFile(b, p, end, path, depth):
     v_vocab_size, = parse_count_line(b, p, q2, 1, path + ".count", _COUNT)
     p = q2
     n3 = v_vocab_size
-    v_pieces = []
-    ap7 = v_pieces.append
-    for i4 in range(n3):
-        q5 = b.find(b"\n", p, end)
-        if q5 < 0:
-            truncated(p, 1, end, path + ".pieces" + "[%d]" % i4)
-        line6 = b[p:q5]
-        parts8 = line6.split(b" ")
-        if len(parts8) != 3:
-            invalid(p, path + ".pieces" + "[%d]" % i4, "expected 3 space-separated values")
-        ap7((decode_base64(parts8[0], p, path + ".pieces" + "[%d]" % i4 + ".token"), decode_word(parts8[1], p, path + ".pieces" + "[%d]" % i4 + ".score"), decode_decimal(parts8[2], p, path + ".pieces" + "[%d]" % i4 + ".type", _DECIMAL),))
-        p = q5 + 1
+    nat = native()
+    got7 = None if nat is None else nat.line_table(b, p, end, n3, "bwi", False)
+    if got7 is not None:
+        v_pieces = list(zip(*got7[0]))
+        p = got7[1]
+    else:
+        v_pieces = []
+        ap8 = v_pieces.append
+        for i4 in range(n3):
+            q5 = b.find(b"\n", p, end)
+            if q5 < 0:
+                truncated(p, 1, end, path + ".pieces" + "[%d]" % i4)
+            line6 = b[p:q5]
+            parts9 = line6.split(b" ")
+            if len(parts9) != 3:
+                invalid(p, path + ".pieces" + "[%d]" % i4, "expected 3 space-separated values")
+            ap8((decode_base64(parts9[0], p, path + ".pieces" + "[%d]" % i4 + ".token"), decode_word(parts9[1], p, path + ".pieces" + "[%d]" % i4 + ".score"), decode_decimal(parts9[2], p, path + ".pieces" + "[%d]" % i4 + ".type", _DECIMAL),))
+            p = q5 + 1
     if p != end:
         invalid(p, path, "%d trailing bytes after the last section" % (end - p))
     return SentencePieceTxtFile(header=v_header, pieces=v_pieces), p
@@ -1839,15 +1845,21 @@ def _parse_TiktokenTxtFile(b, p, end, path, depth):
     v_vocab_size, = parse_count_line(b, p, q2, 1, path + ".count", _COUNT)
     p = q2
     n3 = v_vocab_size
-    v_tokens = []
-    ap7 = v_tokens.append
-    for i4 in range(n3):
-        q5 = b.find(b"\n", p, end)
-        if q5 < 0:
-            truncated(p, 1, end, path + ".tokens" + "[%d]" % i4)
-        line6 = b[p:q5]
-        ap7(decode_base64(line6, p, path + ".tokens" + "[%d]" % i4))
-        p = q5 + 1
+    nat = native()
+    got7 = None if nat is None else nat.line_table(b, p, end, n3, "b", False)
+    if got7 is not None:
+        v_tokens = got7[0][0]
+        p = got7[1]
+    else:
+        v_tokens = []
+        ap8 = v_tokens.append
+        for i4 in range(n3):
+            q5 = b.find(b"\n", p, end)
+            if q5 < 0:
+                truncated(p, 1, end, path + ".tokens" + "[%d]" % i4)
+            line6 = b[p:q5]
+            ap8(decode_base64(line6, p, path + ".tokens" + "[%d]" % i4))
+            p = q5 + 1
     if p != end:
         invalid(p, path, "%d trailing bytes after the last section" % (end - p))
     return TiktokenTxtFile(header=v_header, tokens=v_tokens), p
@@ -1874,15 +1886,21 @@ def _parse_BertTxtFile(b, p, end, path, depth):
     v_vocab_size, = parse_count_line(b, p, q2, 1, path + ".count", _COUNT)
     p = q2
     n3 = v_vocab_size
-    v_tokens = []
-    ap7 = v_tokens.append
-    for i4 in range(n3):
-        q5 = b.find(b"\n", p, end)
-        if q5 < 0:
-            truncated(p, 1, end, path + ".tokens" + "[%d]" % i4)
-        line6 = b[p:q5]
-        ap7(decode_base64(line6, p, path + ".tokens" + "[%d]" % i4))
-        p = q5 + 1
+    nat = native()
+    got7 = None if nat is None else nat.line_table(b, p, end, n3, "b", False)
+    if got7 is not None:
+        v_tokens = got7[0][0]
+        p = got7[1]
+    else:
+        v_tokens = []
+        ap8 = v_tokens.append
+        for i4 in range(n3):
+            q5 = b.find(b"\n", p, end)
+            if q5 < 0:
+                truncated(p, 1, end, path + ".tokens" + "[%d]" % i4)
+            line6 = b[p:q5]
+            ap8(decode_base64(line6, p, path + ".tokens" + "[%d]" % i4))
+            p = q5 + 1
     if p != end:
         invalid(p, path, "%d trailing bytes after the last section" % (end - p))
     return BertTxtFile(header=v_header, tokens=v_tokens), p
@@ -1909,31 +1927,44 @@ def _parse_HuggingFaceTxtFile(b, p, end, path, depth):
     v_vocab_size, v_merge_size, = parse_count_line(b, p, q2, 2, path + ".counts", _COUNT)
     p = q2
     n3 = v_vocab_size
-    v_tokens = []
-    ap7 = v_tokens.append
-    for i4 in range(n3):
-        q5 = b.find(b"\n", p, end)
-        if q5 < 0:
-            truncated(p, 1, end, path + ".tokens" + "[%d]" % i4)
-        line6 = b[p:q5]
-        ap7(line6)
-        p = q5 + 1
-    n8 = v_merge_size
-    v_merges = []
-    ap12 = v_merges.append
-    final_newline = True
-    for i9 in range(n8):
-        q10 = b.find(b"\n", p, end)
-        if q10 < 0:
-            if i9 == n8 - 1 and p < end:
-                q10 = end
-                final_newline = False
-            else:
-                truncated(p, 1, end, path + ".merges" + "[%d]" % i9)
-        line11 = b[p:q10]
-        ap12(line11)
-        p = q10 + 1
-    p = min(p, end)
+    nat = native()
+    got7 = None if nat is None else nat.line_table(b, p, end, n3, "r", False)
+    if got7 is not None:
+        v_tokens = got7[0][0]
+        p = got7[1]
+    else:
+        v_tokens = []
+        ap8 = v_tokens.append
+        for i4 in range(n3):
+            q5 = b.find(b"\n", p, end)
+            if q5 < 0:
+                truncated(p, 1, end, path + ".tokens" + "[%d]" % i4)
+            line6 = b[p:q5]
+            ap8(line6)
+            p = q5 + 1
+    n9 = v_merge_size
+    nat = native()
+    got13 = None if nat is None else nat.line_table(b, p, end, n9, "r", True)
+    if got13 is not None:
+        v_merges = got13[0][0]
+        p = got13[1]
+        final_newline = got13[2] == 1
+    else:
+        v_merges = []
+        ap14 = v_merges.append
+        final_newline = True
+        for i10 in range(n9):
+            q11 = b.find(b"\n", p, end)
+            if q11 < 0:
+                if i10 == n9 - 1 and p < end:
+                    q11 = end
+                    final_newline = False
+                else:
+                    truncated(p, 1, end, path + ".merges" + "[%d]" % i10)
+            line12 = b[p:q11]
+            ap14(line12)
+            p = q11 + 1
+        p = min(p, end)
     v_final_newline = final_newline
     if p != end:
         invalid(p, path, "%d trailing bytes after the last section" % (end - p))

@@ -33,6 +33,7 @@
  *   string_table(b, p, end, n, before, after, widths)   the codec's tables of strings (codec_support.py)
  *   dict_zip(keys, values)   dict(zip(keys, values)), sized once (the models' vocabularies)
  *   sp_crossing(tokens)      BPE._sp_crossing over the vocabulary's bytes
+ *   line_table(b, p, end, n, kinds, open_end)   the legacy text formats' line tables (the codec)
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -1309,6 +1310,197 @@ done:
     return d;
 }
 
+/* --- line tables of the legacy text formats ---------------------------------------------------- */
+
+static int b64_value(unsigned char c)
+{
+    if (c >= 'A' && c <= 'Z')
+        return c - 'A';
+    if (c >= 'a' && c <= 'z')
+        return c - 'a' + 26;
+    if (c >= '0' && c <= '9')
+        return c - '0' + 52;
+    if (c == '+')
+        return 62;
+    if (c == '/')
+        return 63;
+    return -1;
+}
+
+/* The bytes of canonical padded base64 s[0:n) (what re-encoding gives back unchanged: the codec's
+ * decode_base64 accepts exactly that), or NULL without an error set when it is not. */
+static PyObject *b64_canonical(const unsigned char *s, Py_ssize_t n)
+{
+    Py_ssize_t pad = 0, i, o = 0, groups;
+    PyObject *out;
+    unsigned char *d;
+    if (n % 4 != 0)
+        return NULL;
+    if (n >= 1 && s[n - 1] == '=')
+        pad = (n >= 2 && s[n - 2] == '=') ? 2 : 1;
+    groups = n / 4;
+    out = PyBytes_FromStringAndSize(NULL, groups * 3 - pad);
+    if (out == NULL)
+        return NULL;
+    d = (unsigned char *)PyBytes_AS_STRING(out);
+    for (i = 0; i < n; i += 4) {
+        int a = b64_value(s[i]), b = b64_value(s[i + 1]), c, e;
+        int last = i + 4 == n;
+        if (a < 0 || b < 0)
+            goto bad;
+        if (last && pad == 2) {
+            if ((b & 0x0F) != 0)
+                goto bad;
+            d[o++] = (unsigned char)(a << 2 | b >> 4);
+            break;
+        }
+        c = b64_value(s[i + 2]);
+        if (c < 0)
+            goto bad;
+        if (last && pad == 1) {
+            if ((c & 0x03) != 0)
+                goto bad;
+            d[o++] = (unsigned char)(a << 2 | b >> 4);
+            d[o++] = (unsigned char)((b & 0x0F) << 4 | c >> 2);
+            break;
+        }
+        e = b64_value(s[i + 3]);
+        if (e < 0)
+            goto bad;
+        d[o++] = (unsigned char)(a << 2 | b >> 4);
+        d[o++] = (unsigned char)((b & 0x0F) << 4 | c >> 2);
+        d[o++] = (unsigned char)((c & 0x03) << 6 | e);
+    }
+    return out;
+bad:
+    Py_DECREF(out);
+    return NULL;
+}
+
+/* The int of s[0:n) when it matches 0|-?[1-9][0-9]* (the codec's decimal), else NULL (no error). */
+static PyObject *decimal_value(const unsigned char *s, Py_ssize_t n)
+{
+    Py_ssize_t i = 0;
+    if (n == 1 && s[0] == '0')
+        return PyLong_FromLong(0);
+    if (n > 0 && s[0] == '-')
+        i = 1;
+    if (i >= n || s[i] < '1' || s[i] > '9')
+        return NULL;
+    for (Py_ssize_t j = i + 1; j < n; j++)
+        if (s[j] < '0' || s[j] > '9')
+            return NULL;
+    if (n - i <= 18) {
+        long long v = 0;
+        for (Py_ssize_t j = i; j < n; j++)
+            v = v * 10 + (s[j] - '0');
+        return PyLong_FromLongLong(i ? -v : v);
+    }
+    {
+        PyObject *t = PyUnicode_FromStringAndSize((const char *)s, n), *v;
+        if (t == NULL)
+            return NULL;
+        v = PyLong_FromUnicodeObject(t, 10);
+        Py_DECREF(t);
+        return v;
+    }
+}
+
+/* line_table(b, p, end, n, kinds, open_end) -> (columns, p, final_newline) or None
+ * The n lines at b[p:end], each ended by a newline (with open_end the last may end at end
+ * instead), split at spaces into one value per kind: "b" canonical base64 (bytes), "i" decimal
+ * (int), "w" UTF-8 text (str), "r" the raw bytes; one column (a list) per kind.  None when any
+ * line is missing or any value is not what its kind accepts: the caller's exact loop then says
+ * where. */
+static PyObject *line_table(PyObject *mod, PyObject *args)
+{
+    Py_buffer view;
+    Py_ssize_t p, end, n, nk, i, k, q;
+    const char *kinds;
+    int open_end, final_nl = 1;
+    PyObject *cols[8] = {NULL}, *res = NULL;
+    const unsigned char *b;
+    if (!PyArg_ParseTuple(args, "y*nnns#p", &view, &p, &end, &n, &kinds, &nk, &open_end))
+        return NULL;
+    b = (const unsigned char *)view.buf;
+    if (nk < 1 || nk > 8 || p < 0 || end > view.len || p > end || n < 0)
+        goto none;
+    for (k = 0; k < nk; k++)
+        if ((cols[k] = PyList_New(n)) == NULL)
+            goto fail;
+    q = p;
+    for (i = 0; i < n; i++) {
+        const unsigned char *nl = q < end ? memchr(b + q, '\n', (size_t)(end - q)) : NULL;
+        Py_ssize_t e, f;
+        if (nl == NULL) {
+            if (open_end && i == n - 1 && q < end) {
+                e = end;
+                final_nl = 0;
+            } else {
+                goto none;
+            }
+        } else {
+            e = nl - b;
+        }
+        f = q;
+        for (k = 0; k < nk; k++) {
+            Py_ssize_t g = e;
+            PyObject *v = NULL;
+            if (k < nk - 1) {
+                const unsigned char *sp = memchr(b + f, ' ', (size_t)(e - f));
+                if (sp == NULL)
+                    goto none;
+                g = sp - b;
+            } else if (nk > 1 && memchr(b + f, ' ', (size_t)(e - f)) != NULL) {
+                goto none;  /* more values than columns */
+            }
+            switch (kinds[k]) {
+            case 'b':
+                v = b64_canonical(b + f, g - f);
+                break;
+            case 'i':
+                v = decimal_value(b + f, g - f);
+                break;
+            case 'w':
+                v = PyUnicode_DecodeUTF8((const char *)b + f, g - f, "strict");
+                break;
+            case 'r':
+                v = PyBytes_FromStringAndSize((const char *)b + f, g - f);
+                break;
+            }
+            if (v == NULL) {
+                if (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
+                    goto fail;
+                PyErr_Clear();
+                goto none;
+            }
+            PyList_SET_ITEM(cols[k], i, v);
+            f = g + 1;
+        }
+        q = e + 1;
+    }
+    {
+        PyObject *t = PyTuple_New(nk);
+        if (t == NULL)
+            goto fail;
+        for (k = 0; k < nk; k++) {
+            PyTuple_SET_ITEM(t, k, cols[k]);
+            cols[k] = NULL;
+        }
+        res = Py_BuildValue("(Nni)", t, final_nl ? q : end, final_nl);
+    }
+fail:
+    for (k = 0; k < 8; k++)
+        Py_XDECREF(cols[k]);
+    PyBuffer_Release(&view);
+    return res;
+none:
+    for (k = 0; k < 8; k++)
+        Py_XDECREF(cols[k]);
+    PyBuffer_Release(&view);
+    Py_RETURN_NONE;
+}
+
 /* sp_crossing(tokens) -> bool: whether some token (bytes) has a U+2581 (E2 96 81) right after a
  * byte that is not the end of another U+2581: BPE._sp_crossing's answer, token by token. */
 static PyObject *sp_crossing(PyObject *mod, PyObject *tokens)
@@ -1351,6 +1543,9 @@ static PyMethodDef module_methods[] = {
      "string_table(b, p, end, n, before, after, widths) -> (strings, fixed, size) or None: the n rows "
      "[before bytes][u16 length][string][after bytes] at b[p:end], the fixed fields column by column."},
     {"dict_zip", dict_zip, METH_VARARGS, "dict_zip(keys, values) -> dict(zip(keys, values)), sized once."},
+    {"line_table", line_table, METH_VARARGS,
+     "line_table(b, p, end, n, kinds, open_end) -> (columns, p, final_newline) or None: the n lines "
+     "of a legacy text table, split and decoded per column kind (b base64, i decimal, w word, r raw)."},
     {"sp_crossing", sp_crossing, METH_O,
      "sp_crossing(tokens) -> whether a token has U+2581 right after another character (BPE._sp_crossing)."},
     {NULL, NULL, 0, NULL},

@@ -11,6 +11,7 @@ not built (a machine without a C compiler) or ``MTOKSPEC_PURE`` is set.
 from __future__ import annotations
 
 import dataclasses
+import re
 import json
 from contextlib import contextmanager
 
@@ -89,14 +90,13 @@ def _corpus_texts() -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("path", [p for p in _corpus_files() if p.suffix == ".mtok"],
-                         ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize("path", _corpus_files(), ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_corpus_parse_identical(path):
-    """(The legacy text formats' parse has no compiled part.)"""
     data = path.read_bytes()
     compiled, pure = _parse_both(data)
     assert compiled[0] == "ok" and compiled == pure
-    for cut in range(0, len(data), max(1, len(data) // 97)):  # cut anywhere: the same error
+    # cut anywhere: the same error (fewer cuts of the text files: their pure parse is slower)
+    for cut in range(0, len(data), max(1, len(data) // (97 if path.suffix == ".mtok" else 23))):
         compiled, pure = _parse_both(data[:cut])
         assert compiled == pure, cut
 
@@ -254,3 +254,64 @@ def test_sp_crossing_identical(tokens):
 
     model = BPE({tok: i for i, tok in enumerate(tokens)}, [])
     assert _speedups.sp_crossing(model.bvocab) == model._sp_crossing()
+
+
+def _line_table_pure(block: bytes, n: int, kinds: str, open_end: bool):
+    """What the codec's exact loop reads from ``block`` (codec_support's decoders), as line_table
+    gives it, or None where the loop raises."""
+    from mtokspec import codec_support as cs
+    from mtokspec.errors import MtokFormatError
+
+    decode = {"b": lambda v: cs.decode_base64(v, 0, "x"), "w": lambda v: cs.decode_word(v, 0, "x"),
+              "i": lambda v: cs.decode_decimal(v, 0, "x", re.compile(rb"0|-?[1-9][0-9]*")), "r": lambda v: v}
+    cols: list[list] = [[] for _ in kinds]
+    p, final = 0, 1
+    try:
+        for i in range(n):
+            q = block.find(b"\n", p)
+            if q < 0:
+                if not (open_end and i == n - 1 and p < len(block)):
+                    return None
+                q, final = len(block), 0
+            parts = block[p:q].split(b" ") if len(kinds) > 1 else [block[p:q]]
+            if len(parts) != len(kinds):
+                return None
+            for col, kind, v in zip(cols, kinds, parts):
+                col.append(decode[kind](v))
+            p = q + 1
+    except MtokFormatError:
+        return None
+    return tuple(cols), (p if final else len(block)), final
+
+
+_B64ISH = st.text("QUJDYWJjMDE5+/=  ", max_size=9).map(str.encode)
+_FIELD = st.one_of(_B64ISH, st.sampled_from([b"0", b"-0", b"01", b"-12", b"7" * 25, b"x", b"\xff", "é".encode(), b""]),
+                   st.binary(max_size=4).filter(lambda v: b"\n" not in v))
+
+
+@settings(max_examples=500)
+@given(st.lists(st.lists(_FIELD, min_size=1, max_size=3).map(b" ".join), max_size=5),
+       st.sampled_from(["b", "i", "w", "r", "bwi", "rr"]), st.booleans(), st.booleans(), st.integers(0, 1))
+def test_line_table_identical(lines, kinds, open_end, drop_last_newline, extra):
+    """The compiled reader of the text formats' line tables accepts exactly the lines the codec's
+    exact loop accepts (canonical padded base64, the decimal grammar, strict UTF-8, the number of
+    values per line), with the same values and end."""
+    from mtokspec import _speedups
+
+    block = b"".join(s + b"\n" for s in lines)
+    if drop_last_newline and block:
+        block = block[:-1]
+    n = len(lines) + extra - (1 if extra and lines else 0)
+    want = _line_table_pure(block, n, kinds, open_end)
+    got = _speedups.line_table(block, 0, len(block), n, kinds, open_end)
+    if got is not None:
+        got = (tuple(got[0]), got[1], got[2])
+    assert got == want
+    for good in (b"YQ==", b"YWI=", b"YWJj", b""):  # canonical: read
+        assert _speedups.line_table(good + b"\n", 0, len(good) + 1, 1, "b", False)[0][0] == [_line_table_pure(good + b"\n", 1, "b", False)[0][0][0]]
+    for bad in (b"YR==", b"YWJ=", b"YQ=", b"Y===", b"YQ==YQ==", b"Y Q=", b"YQ=\x00"):  # not canonical: refused
+        assert _speedups.line_table(bad + b"\n", 0, len(bad) + 1, 1, "b", False) is None
+    for text in (b"0", b"-12", b"7" * 25, b"01", b"-0", b"", b"+1", b"1 2", b"1_0"):  # the decimal grammar
+        want = _line_table_pure(text + b"\n", 1, "i", False)
+        got = _speedups.line_table(text + b"\n", 0, len(text) + 1, 1, "i", False)
+        assert (got and (tuple(got[0]), got[1], got[2])) == want, text

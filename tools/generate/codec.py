@@ -321,9 +321,27 @@ class Emitter:
         self.lines, self.tmp, self.used = saved, saved_tmp, saved_used
         return name
 
+    _LINE_KINDS = {"base64": "b", "int": "i", "word": "w"}  # line_table's kinds; others are raw ("r")
+
     def read_line_table(self, ind, sub, target, pe, ctx_names):
         n, i, q, line = self.var("n"), self.var("i"), self.var("q"), self.var("line")
         self.w(ind, f"{n} = {ctx_names[sub.count]}")
+        # With the compiled module, line_table reads the n lines and their values at once; on any
+        # doubt (None) the loop below reads them one by one and says what is wrong.
+        kinds = "".join(self._LINE_KINDS.get(col.kind, "r") for col in sub.columns)
+        got = self.var("got")
+        self.w(ind, "nat = native()")
+        self.w(ind, f'{got} = None if nat is None else nat.line_table(b, p, end, {n}, "{kinds}", {bool(sub.final_newline)})')
+        self.w(ind, f"if {got} is not None:")
+        if len(sub.columns) == 1:
+            self.w(ind + 1, f"{target} = {got}[0][0]")
+        else:
+            self.w(ind + 1, f"{target} = list(zip(*{got}[0]))")
+        self.w(ind + 1, f"p = {got}[1]")
+        if sub.final_newline:
+            self.w(ind + 1, f"final_newline = {got}[2] == 1")
+        self.w(ind, "else:")
+        ind += 1
         self.w(ind, f"{target} = []")
         ap = self.var("ap")
         self.w(ind, f"{ap} = {target}.append")
