@@ -33,6 +33,7 @@
  *   string_table(b, p, end, n, before, after, widths)   the codec's tables of strings (codec_support.py)
  *   dict_zip(keys, values)   dict(zip(keys, values)), sized once (the models' vocabularies)
  *   sp_crossing(tokens)      BPE._sp_crossing over the vocabulary's bytes
+ *   encode_pieces(pieces, cache, tokenize, out)   the tokenizer's loop over pre-tokenized pieces
  *   line_table(b, p, end, n, kinds, open_end)   the legacy text formats' line tables (the codec)
  */
 #define PY_SSIZE_T_CLEAN
@@ -1310,6 +1311,51 @@ done:
     return d;
 }
 
+/* encode_pieces(pieces, cache, tokenize, out): for each piece, cache[piece] or tokenize(piece)
+ * (which fills the cache), its ids appended to out: the tokenizer's loop over pre-tokenized pieces
+ * for the models without a core of their own (WordPiece; Unigram's cache misses go to its core). */
+static PyObject *encode_pieces(PyObject *mod, PyObject *args)
+{
+    PyObject *pieces, *cache, *tokenize, *out, *seq;
+    Py_ssize_t i, n;
+    if (!PyArg_ParseTuple(args, "OO!OO!", &pieces, &PyDict_Type, &cache, &tokenize, &PyList_Type, &out))
+        return NULL;
+    seq = PySequence_Fast(pieces, "encode_pieces() expects a sequence of str");
+    if (seq == NULL)
+        return NULL;
+    n = PySequence_Fast_GET_SIZE(seq);
+    for (i = 0; i < n; i++) {
+        PyObject *p = PySequence_Fast_GET_ITEM(seq, i), *r, *ids;
+        Py_ssize_t k, m;
+        int rc = 0;
+        r = PyDict_GetItemWithError(cache, p);
+        if (r != NULL) {
+            Py_INCREF(r);
+        } else {
+            if (PyErr_Occurred())
+                goto fail;
+            r = PyObject_CallOneArg(tokenize, p);
+            if (r == NULL)
+                goto fail;
+        }
+        ids = PySequence_Fast(r, "tokenize() must return a sequence of ids");
+        Py_DECREF(r);
+        if (ids == NULL)
+            goto fail;
+        m = PySequence_Fast_GET_SIZE(ids);
+        for (k = 0; k < m && rc == 0; k++)
+            rc = PyList_Append(out, PySequence_Fast_GET_ITEM(ids, k));
+        Py_DECREF(ids);
+        if (rc < 0)
+            goto fail;
+    }
+    Py_DECREF(seq);
+    Py_RETURN_NONE;
+fail:
+    Py_DECREF(seq);
+    return NULL;
+}
+
 /* --- line tables of the legacy text formats ---------------------------------------------------- */
 
 static int b64_value(unsigned char c)
@@ -1543,6 +1589,8 @@ static PyMethodDef module_methods[] = {
      "string_table(b, p, end, n, before, after, widths) -> (strings, fixed, size) or None: the n rows "
      "[before bytes][u16 length][string][after bytes] at b[p:end], the fixed fields column by column."},
     {"dict_zip", dict_zip, METH_VARARGS, "dict_zip(keys, values) -> dict(zip(keys, values)), sized once."},
+    {"encode_pieces", encode_pieces, METH_VARARGS,
+     "encode_pieces(pieces, cache, tokenize, out): each piece's ids (cache[piece] or tokenize(piece)) appended to out."},
     {"line_table", line_table, METH_VARARGS,
      "line_table(b, p, end, n, kinds, open_end) -> (columns, p, final_newline) or None: the n lines "
      "of a legacy text table, split and decoded per column kind (b base64, i decimal, w word, r raw)."},

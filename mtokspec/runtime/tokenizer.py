@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import cast
 
 from mtokspec import tree as t
+from mtokspec import speedups
 from mtokspec.runtime import TokenizerError, decoders, models, normalizers, pre_tokenizers
 from mtokspec.runtime.added_tokens import AddedVocabulary
 from mtokspec.runtime.models.bpe import BPE
@@ -196,10 +197,15 @@ class Tokenizer:
         elif plan == "bpe":
             cast(BPE, model).tokenize_pieces(self.pre_tokenizer.split(seg), out)
         else:
+            pieces = self.pre_tokenizer.split(seg)
+            sp = speedups.module()
+            if sp is not None:  # the same loop, compiled
+                sp.encode_pieces(pieces, model._cache, model.tokenize, out)
+                return
             get = model._cache.get  # every model caches by piece; tokenize() fills the cache
             tok = model.tokenize
             ext = out.extend
-            for p in self.pre_tokenizer.split(seg):
+            for p in pieces:
                 r = get(p)
                 if r is None:
                     r = tok(p)
