@@ -80,6 +80,21 @@ static int64_t read_id(PyObject *o)
     return (int64_t)v;
 }
 
+/* out += seq (a tuple or any sequence of ids): 0, or -1 with an error set. */
+static int extend_ids(PyObject *out, PyObject *seq, const char *what)
+{
+    PyObject *fast = PySequence_Fast(seq, what);
+    Py_ssize_t k, n;
+    int rc = 0;
+    if (fast == NULL)
+        return -1;
+    n = PySequence_Fast_GET_SIZE(fast);
+    for (k = 0; k < n && rc == 0; k++)
+        rc = PyList_Append(out, PySequence_Fast_GET_ITEM(fast, k));
+    Py_DECREF(fast);
+    return rc;
+}
+
 /* ---------------------------------------------------------------------------------------------- */
 /* BPE                                                                                             */
 
@@ -442,13 +457,7 @@ static int cached_extend(BPECore *self, PyObject *key, int mapped, PyObject *cac
             return -1;
         }
     }
-    {
-        /* list += tuple, element by element (no temporary) */
-        Py_ssize_t k, n = PyTuple_GET_SIZE(r);
-        rc = 0;
-        for (k = 0; k < n && rc == 0; k++)
-            rc = PyList_Append(out, PyTuple_GET_ITEM(r, k));
-    }
+    rc = extend_ids(out, r, "a cached result must be a sequence of ids");
     Py_DECREF(r);
     return rc;
 }
@@ -867,20 +876,6 @@ static inline Py_ssize_t utf8_len(unsigned char b)
     return b < 0xC0 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
 }
 
-static int list_extend_tuple(PyObject *out, PyObject *tup)
-{
-    Py_ssize_t k, n;
-    if (!PyTuple_Check(tup)) {
-        PyErr_SetString(PyExc_TypeError, "fused() must return a tuple");
-        return -1;
-    }
-    n = PyTuple_GET_SIZE(tup);
-    for (k = 0; k < n; k++)
-        if (PyList_Append(out, PyTuple_GET_ITEM(tup, k)) < 0)
-            return -1;
-    return 0;
-}
-
 /* The same lattice as Unigram.segment (HF encode_optimized): starts in order, then lengths in
  * order, a node keeping the first best score; a character that starts no one-character piece is
  * an unknown node; positions are byte offsets at character boundaries. */
@@ -1014,7 +1009,7 @@ static PyObject *UnigramCore_word(UnigramCore *self, PyObject *s)
                     PyMem_Free(ends);
                     goto done;
                 }
-                rc = list_extend_tuple(out, tup);
+                rc = extend_ids(out, tup, "fused() must return a sequence of ids");
                 Py_DECREF(tup);
                 if (rc < 0) {
                     PyMem_Free(ends);
@@ -1325,9 +1320,8 @@ static PyObject *encode_pieces(PyObject *mod, PyObject *args)
         return NULL;
     n = PySequence_Fast_GET_SIZE(seq);
     for (i = 0; i < n; i++) {
-        PyObject *p = PySequence_Fast_GET_ITEM(seq, i), *r, *ids;
-        Py_ssize_t k, m;
-        int rc = 0;
+        PyObject *p = PySequence_Fast_GET_ITEM(seq, i), *r;
+        int rc;
         r = PyDict_GetItemWithError(cache, p);
         if (r != NULL) {
             Py_INCREF(r);
@@ -1338,14 +1332,8 @@ static PyObject *encode_pieces(PyObject *mod, PyObject *args)
             if (r == NULL)
                 goto fail;
         }
-        ids = PySequence_Fast(r, "tokenize() must return a sequence of ids");
+        rc = extend_ids(out, r, "tokenize() must return a sequence of ids");
         Py_DECREF(r);
-        if (ids == NULL)
-            goto fail;
-        m = PySequence_Fast_GET_SIZE(ids);
-        for (k = 0; k < m && rc == 0; k++)
-            rc = PyList_Append(out, PySequence_Fast_GET_ITEM(ids, k));
-        Py_DECREF(ids);
         if (rc < 0)
             goto fail;
     }
