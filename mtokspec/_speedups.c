@@ -369,16 +369,16 @@ static PyObject *bpe_finish(BPECore *self, uint32_t *syms, uint32_t *stack, Py_s
 
 #define STACK_SYMS 256
 
-/* The ids of the piece s[start:end) as a tuple (new reference), NULL on error. */
-static PyObject *bpe_word_range(BPECore *self, PyObject *s, Py_ssize_t start, Py_ssize_t end)
+/* The ids of the piece s (its characters spelled) as a tuple (new reference), NULL on error. */
+static PyObject *bpe_word_text(BPECore *self, PyObject *s)
 {
     int kind = PyUnicode_KIND(s);
     const void *data = PyUnicode_DATA(s);
-    Py_ssize_t n = end - start, m = 0, i;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(s), m = 0, i;
     uint32_t stack[STACK_SYMS], *syms = stack;
     if (n * 4 > STACK_SYMS && (syms = PyMem_Malloc(sizeof(uint32_t) * (size_t)n * 4)) == NULL)
         return PyErr_NoMemory();
-    for (i = start; i < end; i++) {
+    for (i = 0; i < n; i++) {
         int k = bpe_spell(self, PyUnicode_READ(kind, data, i), syms + m);
         if (k < 0) {
             if (syms != stack)
@@ -432,7 +432,7 @@ static PyObject *BPECore_word(BPECore *self, PyObject *s)
         PyErr_SetString(PyExc_TypeError, "word() expects str");
         return NULL;
     }
-    return bpe_word_range(self, s, 0, PyUnicode_GET_LENGTH(s));
+    return bpe_word_text(self, s);
 }
 
 /* cache[key] or a fresh result of word(key), cached (the cache cleared when full); then appended
@@ -447,7 +447,7 @@ static int cached_extend(BPECore *self, PyObject *key, int mapped, PyObject *cac
     } else {
         if (PyErr_Occurred())
             return -1;
-        r = mapped ? bpe_word_mapped(self, key) : bpe_word_range(self, key, 0, PyUnicode_GET_LENGTH(key));
+        r = mapped ? bpe_word_mapped(self, key) : bpe_word_text(self, key);
         if (r == NULL)
             return -1;
         if (PyDict_GET_SIZE(cache) >= cache_max)
@@ -742,13 +742,11 @@ typedef struct {
     const unsigned char **kp;
     uint32_t *klen;
     int32_t *krow;
-    Py_ssize_t nkeys;
     TrieNode *nodes;
     size_t nnodes, ncap;
     int64_t *ids;       /* per row */
     double *score;      /* per row, valid when known[row] */
     char *known;
-    Py_ssize_t nrows;
     int64_t unk_id;
     double unk_score;
     int unk_known;
@@ -1100,8 +1098,6 @@ static int UnigramCore_init(UnigramCore *self, PyObject *args, PyObject *kw)
         }
         self->krow[i] = (int32_t)r;
     }
-    self->nkeys = nk;
-    self->nrows = nr;
     for (i = 0; i < nr; i++) {
         long long v = PyLong_AsLongLong(PyList_GET_ITEM(ids, i));
         if (v == -1 && PyErr_Occurred())

@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import cast
 
 from mtokspec import tree as t
-from mtokspec import speedups
 from mtokspec.runtime import TokenizerError, decoders, models, normalizers, pre_tokenizers
 from mtokspec.runtime.added_tokens import AddedVocabulary
+from mtokspec.runtime.models._compiled import extend_pieces
 from mtokspec.runtime.models.bpe import BPE
 
 __all__ = ["Tokenizer", "DecodeStream"]
@@ -196,20 +196,8 @@ class Tokenizer:
             cast(BPE, model).tokenize_text(seg, out)  # the "text" plan is chosen only for BPE
         elif plan == "bpe":
             cast(BPE, model).tokenize_pieces(self.pre_tokenizer.split(seg), out)
-        else:
-            pieces = self.pre_tokenizer.split(seg)
-            sp = speedups.module()
-            if sp is not None:  # the same loop, compiled
-                sp.encode_pieces(pieces, model._cache, model.tokenize, out)
-                return
-            get = model._cache.get  # every model caches by piece; tokenize() fills the cache
-            tok = model.tokenize
-            ext = out.extend
-            for p in pieces:
-                r = get(p)
-                if r is None:
-                    r = tok(p)
-                ext(r)
+        else:  # every model caches by piece; tokenize() fills the cache
+            extend_pieces(self.pre_tokenizer.split(seg), model._cache, model.tokenize, out)
 
     def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
         """The ids of ``text`` (HF ``Tokenizer.encode(text, add_special_tokens=...).ids``)."""

@@ -1,6 +1,6 @@
-"""The models' link to their compiled core (``mtokspec/speedups.py``): built on a model's first
-encode, or False when the module is absent or turned off, or the core cannot hold the model's
-tables (then the pure path runs, as it would without the module)."""
+"""The models' link to the compiled module (``mtokspec/speedups.py``): a model's core, built on its
+first encode, or False when the module is absent or turned off, or the core cannot hold the model's
+tables (then the pure path runs, as it would without the module); and the loop over pieces."""
 
 from __future__ import annotations
 
@@ -9,7 +9,22 @@ from typing import Any
 
 from mtokspec import speedups
 
-__all__ = ["CompiledCore"]
+__all__ = ["CompiledCore", "extend_pieces"]
+
+
+def extend_pieces(pieces, cache: dict, tokenize, out: list[int]) -> None:
+    """For each piece, ``cache[piece]`` or ``tokenize(piece)`` (which fills the cache), its ids
+    appended to ``out``; the compiled module's ``encode_pieces`` runs the same loop."""
+    sp = speedups.module()
+    if sp is not None:
+        sp.encode_pieces(pieces, cache, tokenize, out)
+        return
+    get = cache.get
+    for p in pieces:
+        r = get(p)
+        if r is None:
+            r = tokenize(p)
+        out += r
 
 
 class CompiledCore:

@@ -45,7 +45,7 @@ import regex
 from mtokspec import tree as t
 from mtokspec.runtime.models._vocab import ByteKeyedVocab, bytes_vocab, decode_token, text_key
 from mtokspec import speedups
-from mtokspec.runtime.models._compiled import CompiledCore
+from mtokspec.runtime.models._compiled import CompiledCore, extend_pieces
 from mtokspec.runtime.pre_tokenizers import BYTES_TO_UNICODE, byte_level_map
 
 __all__ = ["BPE", "CACHE_MAX", "pair_ranks"]
@@ -323,33 +323,23 @@ class BPE(CompiledCore, ByteKeyedVocab):
             core = self._accel()
         if core:
             core.words(pieces, self._cache, CACHE_MAX, out, self.map_bytes)
-            return
-        get = self._cache.get
-        tok = self.tokenize
-        for p in pieces:
-            r = get(p)
-            if r is None:
-                r = tok(p)
-            out += r
+        else:
+            extend_pieces(pieces, self._cache, self.tokenize, out)
 
     def tokenize_text(self, text: str, out: list[int]) -> None:
-        """Encode a whole un-pre-tokenized segment (SentencePiece style), appending to ``out``."""
+        """Encode a whole un-pre-tokenized segment (SentencePiece style), appending to ``out``: cut
+        into ``▁`` chunks when that is exact (the pure path only for texts long enough to repeat
+        their chunks: the chunks' cache is what pays)."""
         core = self._core
         if core is None:
             core = self._accel()
-        if core and not self.map_bytes and self.sp_chunking():
-            core.text(text, self._cache, CACHE_MAX, out)
-        elif len(text) > 24 and not self.map_bytes and self.sp_chunking():
-            cache = self._cache
-            get = cache.get
-            tok = self.tokenize
-            chunk_re = self._chunk_re
-            assert chunk_re is not None  # set by sp_chunking()
-            for chunk in chunk_re.findall(text):
-                r = get(chunk)
-                if r is None:
-                    r = tok(chunk)
-                out += r
+        if (core or len(text) > 24) and not self.map_bytes and self.sp_chunking():
+            if core:
+                core.text(text, self._cache, CACHE_MAX, out)
+            else:
+                chunk_re = self._chunk_re
+                assert chunk_re is not None  # set by sp_chunking()
+                extend_pieces(chunk_re.findall(text), self._cache, self.tokenize, out)
         else:
             out += self.tokenize(text)
 

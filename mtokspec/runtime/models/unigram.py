@@ -23,8 +23,9 @@ first time a character starts no piece, from the few stored scores that can roun
 
 With the compiled module (``mtokspec/speedups.py``) a ``UnigramCore`` runs the same lattice over the
 piece's UTF-8 (a byte trie over the sorted pieces, grown as text reaches it; ends only at character
-boundaries, so pieces that are not UTF-8 never match); it asks this model for scores (``_row_score``), the unknown score (``_lowest``) and
-the ids of fused unknown runs (``_piece_ids``), so both paths give the same ids.
+boundaries, so pieces that are not UTF-8 never match); it asks this model for scores
+(``_row_score``), the unknown score (``_lowest``) and the ids of fused unknown runs (``_piece_ids``),
+so both paths give the same ids.
 """
 
 from __future__ import annotations
