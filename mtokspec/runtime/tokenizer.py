@@ -30,6 +30,7 @@ from typing import cast
 from mtokspec import tree as t
 from mtokspec.runtime import TokenizerError, decoders, models, normalizers, pre_tokenizers
 from mtokspec.runtime.added_tokens import AddedVocabulary
+from mtokspec.runtime.bounds import MAX_EXPANSION, budget, budget_size, checked_max_expansion
 from mtokspec.runtime.models._compiled import extend_pieces
 from mtokspec.runtime.models.bpe import BPE
 
@@ -52,16 +53,20 @@ def _no_gc():
 
 
 class Tokenizer:
-    """A tokenizer built from an :class:`mtokspec.tree.MtokFile`, with HF semantics."""
+    """A tokenizer built from an :class:`mtokspec.tree.MtokFile`, with HF semantics.
+
+    ``max_expansion`` bounds how far any stage of a call may grow its text (see
+    :mod:`mtokspec.runtime.bounds`)."""
 
     semantics = "hf"
 
     _plan: str  # "bytelevel", "text", "bpe" (BPE after another pre-tokenizer) or "pieces"
     _vocab_size: int | None
 
-    def __init__(self, mtok: t.MtokFile, *, serde_scores: bool = True):
+    def __init__(self, mtok: t.MtokFile, *, serde_scores: bool = True, max_expansion: int = MAX_EXPANSION):
         if not isinstance(mtok, t.MtokFile):
-            raise TokenizerError(f"expected an MtokFile tree, got {type(mtok).__name__}")
+            raise TypeError(f"mtok: expected an MtokFile tree, got {type(mtok).__name__}")
+        self.max_expansion = checked_max_expansion(max_expansion)
         with _no_gc():
             self._build(mtok, serde_scores)
 
@@ -125,11 +130,12 @@ class Tokenizer:
         (:class:`mtokspec.runtime.mnn.MnnTokenizer`, the same API; legacy files run by MNN's own
         legacy tokenizers, so no upgrade)."""
         if semantics == "mnn":
-            if upgrade_options or kw:
-                raise TokenizerError(f"semantics='mnn' takes no options, got {sorted({*kw, *(upgrade_options or ())})}")
+            options = {k for k in kw if k != "max_expansion"} | set(upgrade_options or ())
+            if options:
+                raise TokenizerError(f"semantics='mnn' takes no options but max_expansion, got {sorted(options)}")
             from mtokspec.runtime.mnn import MnnTokenizer
 
-            return MnnTokenizer.from_tree(mtok)  # type: ignore[return-value]
+            return MnnTokenizer.from_tree(mtok, **kw)  # type: ignore[return-value]
         if semantics != "hf":
             raise TokenizerError(f"semantics must be 'hf' or 'mnn', got {semantics!r}")
         if isinstance(mtok, _LEGACY):
@@ -202,7 +208,11 @@ class Tokenizer:
     def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
         """The ids of ``text`` (HF ``Tokenizer.encode(text, add_special_tokens=...).ids``)."""
         if not isinstance(text, str):
-            raise TypeError(f"encode expects str, got {type(text).__name__}")
+            raise TypeError(f"text: encode expects str, got {type(text).__name__}")
+        with budget(len(text), self.max_expansion):
+            return self._encode(text, add_special_tokens)
+
+    def _encode(self, text: str, add_special_tokens: bool) -> list[int]:
         ids: list[int] = []
         normalize = self._normalize
         if self.added:
@@ -222,6 +232,7 @@ class Tokenizer:
         if add_special_tokens:
             ids = self.add_special(ids)
         elif self._seq_repeat != 1:
+            budget_size("post-processor", len(ids) * self._seq_repeat, len(text))
             ids = ids * self._seq_repeat
         return ids
 
@@ -231,6 +242,7 @@ class Tokenizer:
         if ops is not None:
             if not ops:  # an empty program: HF has no post-processor
                 return list(ids)
+            budget_size("post-processor", len(ids) * self._seq_repeat + len(ops), len(ids))
             out: list[int] = []
             for op in ops:
                 if op is None:
@@ -265,7 +277,9 @@ class Tokenizer:
 
     def decode(self, ids, skip_special_tokens: bool = False) -> str:
         """The text of ``ids`` (HF ``Tokenizer.decode``)."""
-        return self.decoder.decode(self._tokens(ids, skip_special_tokens))
+        tokens = self._tokens(ids, skip_special_tokens)
+        with budget(sum(map(len, tokens)), self.max_expansion):
+            return self.decoder.decode(tokens)
 
     def decode_bytes(self, ids, skip_special_tokens: bool = False, stream: bool = False) -> bytes:
         """``decode(ids).encode()``: the UTF-8 of the decoded text (``stream`` gives the same: HF's

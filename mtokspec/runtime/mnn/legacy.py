@@ -41,8 +41,8 @@ class Sentencepiece(MnnTokenizer):
     """Type 0: SentencePiece BPE by piece scores over ``▁`` + the text with spaces as ``▁``; only
     *normal* pieces merge; an unknown piece falls back to ``<0xHH>`` pieces (always on)."""
 
-    def __init__(self, tree: t.SentencePieceTxtFile):
-        super().__init__(tree)
+    def __init__(self, tree: t.SentencePieceTxtFile, **kw):
+        super().__init__(tree, **kw)
         self.pieces = [(tok, strtof(score), kind) for tok, score, kind in tree.pieces]
         self.normal: dict[bytes, int] = {}
         self.reserved: dict[bytes, int] = {}
@@ -163,8 +163,8 @@ class Tiktoken(_TokenLines):
     """Type 1: greedy longest match of the vocabulary's byte strings over the whole text (no
     ranks, no pre-tokenizer); a byte that starts no token is dropped."""
 
-    def __init__(self, tree: t.TiktokenTxtFile):
-        super().__init__(tree)
+    def __init__(self, tree: t.TiktokenTxtFile, **kw):
+        super().__init__(tree, **kw)
         self.tokens = list(tree.tokens)
         root: dict = {}
         self.root_id = -1
@@ -221,8 +221,8 @@ class Bert(_TokenLines):
     and each non-ASCII character alone, white space dropped), then WordPiece without a length
     limit, where a word that cannot be covered keeps its pieces so far and ends with ``[UNK]``."""
 
-    def __init__(self, tree: t.BertTxtFile):
-        super().__init__(tree)
+    def __init__(self, tree: t.BertTxtFile, **kw):
+        super().__init__(tree, **kw)
         self.tokens = list(tree.tokens)
         self.encoder: dict[bytes, int] = {}
         for i, tok in enumerate(self.tokens):
@@ -324,8 +324,8 @@ class HuggingFace(_TokenLines):
     """Type 3: GPT-2 byte-level BPE over merges.txt's pairs, split by a C-locale regex, with MNN's
     own merge loop (each step merges the lowest-ranked pair of the *current* pair list)."""
 
-    def __init__(self, tree: t.HuggingFaceTxtFile):
-        super().__init__(tree)
+    def __init__(self, tree: t.HuggingFaceTxtFile, **kw):
+        super().__init__(tree, **kw)
         self.tokens = list(tree.tokens)
         self.encoder: dict[str, int] = {}
         for i, tok in enumerate(self.tokens):

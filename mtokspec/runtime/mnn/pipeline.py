@@ -12,6 +12,7 @@ every WordPiece token that is not a continuation, and maps byte-level characters
 from __future__ import annotations
 
 from mtokspec import tree as t
+from mtokspec.runtime.bounds import budget
 from mtokspec.runtime.mnn import decoders, models, normalizers, pre_tokenizers
 from mtokspec.runtime.mnn._text import META, i32, utf8, walk
 from mtokspec.runtime.mnn.decoders import byte_level_unmap, scan_hex_byte
@@ -24,8 +25,8 @@ _CLEANUP = ((b" ' ", b"'"), (b" n't", b"n't"), (b" 'm", b"'m"), (b" 's", b"'s"),
 
 
 class PipelineTokenizer(MnnTokenizer):
-    def __init__(self, mtok: t.MtokFile):
-        super().__init__(mtok)
+    def __init__(self, mtok: t.MtokFile, **kw):
+        super().__init__(mtok, **kw)
         self.normalizer = normalizers.from_tree(mtok.normalizer)
         self.pre_tokenizer = pre_tokenizers.from_tree(mtok.pre_tokenizer)
         self.model = models.from_tree(mtok.model)
@@ -103,7 +104,8 @@ class PipelineTokenizer(MnnTokenizer):
     # --- decoding ---------------------------------------------------------------------------------
     def _decode_seq(self, ids: list[int]) -> bytes:
         tokens = [self.model.id_to_token(i) for i in ids if i not in self._special_set]
-        tokens = self.decoder.decode_chain(tokens)
+        with budget(sum(map(len, tokens)), self.max_expansion):
+            tokens = self.decoder.decode_chain(tokens)
         out = b"".join(tokens)
         if self.wordpiece_decode:
             for a, b in _WORDPIECE_CLEANUP:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from mtokspec import tree as t
 from mtokspec.runtime import TokenizerError
+from mtokspec.runtime.bounds import MAX_EXPANSION, budget, budget_size, checked_max_expansion
 from mtokspec.runtime.mnn._text import i32
 from mtokspec.runtime.mnn._undefined import UndefinedInMnn
 
@@ -33,7 +34,7 @@ def to_bytes(text: str | bytes) -> bytes:
     if isinstance(text, (bytes, bytearray, memoryview)):
         return bytes(text)
     if not isinstance(text, str):
-        raise TypeError(f"encode expects str or bytes, got {type(text).__name__}")
+        raise TypeError(f"text: encode expects str or bytes, got {type(text).__name__}")
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:
@@ -126,7 +127,8 @@ class MnnTokenizer:
 
     semantics = "mnn"
 
-    def __init__(self, tree: t.TokenizerFile):
+    def __init__(self, tree: t.TokenizerFile, *, max_expansion: int = MAX_EXPANSION):
+        self.max_expansion = checked_max_expansion(max_expansion)
         self.tree = tree
         h = tree.header
         ids = [i32(i) for i in h.ids]
@@ -146,25 +148,26 @@ class MnnTokenizer:
 
     # --- construction ----------------------------------------------------------------------------
     @classmethod
-    def from_tree(cls, tree: t.TokenizerFile) -> "MnnTokenizer":
+    def from_tree(cls, tree: t.TokenizerFile, *, max_expansion: int = MAX_EXPANSION) -> "MnnTokenizer":
+        """The tokenizer MNN builds for a parsed file (``max_expansion``: :mod:`mtokspec.runtime.bounds`)."""
         from mtokspec.runtime.mnn import legacy, pipeline
 
         if isinstance(tree, t.MtokFile):
-            return pipeline.PipelineTokenizer(tree)
+            return pipeline.PipelineTokenizer(tree, max_expansion=max_expansion)
         kind = legacy.BY_TREE.get(type(tree))
         if kind is None:
-            raise TokenizerError(f"expected a tokenizer file tree, got {type(tree).__name__}")
-        return kind(tree)
+            raise TypeError(f"tree: expected a tokenizer file tree, got {type(tree).__name__}")
+        return kind(tree, max_expansion=max_expansion)
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> "MnnTokenizer":
+    def from_bytes(cls, data: bytes, *, max_expansion: int = MAX_EXPANSION) -> "MnnTokenizer":
         import mtokspec
 
-        return cls.from_tree(mtokspec.parse(data))
+        return cls.from_tree(mtokspec.parse(data), max_expansion=max_expansion)
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike) -> "MnnTokenizer":
-        return cls.from_bytes(Path(path).read_bytes())
+    def from_file(cls, path: str | os.PathLike, *, max_expansion: int = MAX_EXPANSION) -> "MnnTokenizer":
+        return cls.from_bytes(Path(path).read_bytes(), max_expansion=max_expansion)
 
     # --- what subclasses supply -----------------------------------------------------------------
     def _encode_piece(self, text: bytes, ids: list[int]) -> None:  # pragma: no cover - abstract
@@ -184,8 +187,9 @@ class MnnTokenizer:
                 s = self._decode_one(i)
                 if s:
                     cache.append((s, i))
-            self._special_cache = cache
+            # the first bytes before the cache: a thread that sees the cache sees its first bytes
             self._special_firsts = frozenset(text[0] for text, _ in cache)
+            self._special_cache = cache
         return self._special_cache
 
     def split_specials(self, b: bytes) -> list[tuple[bytes, int | None]]:
@@ -215,21 +219,24 @@ class MnnTokenizer:
     def encode(self, text: str | bytes, add_special_tokens: bool = True) -> list[int]:
         """MNN's ``encode(text)``; ``add_special_tokens=False``: ``encode(text, false)`` without
         the prefix ids."""
-        ids: list[int] = list(self.prefix_ids) if add_special_tokens else []
-        for piece, sid in self.split_specials(to_bytes(text)):
-            if sid is None:
-                self._encode_piece(piece, ids)
-            else:
-                ids.append(sid)
-        if add_special_tokens:
-            ids = self.add_special(ids)
-        return ids
+        data = to_bytes(text)
+        with budget(len(data), self.max_expansion):
+            ids: list[int] = list(self.prefix_ids) if add_special_tokens else []
+            for piece, sid in self.split_specials(data):
+                if sid is None:
+                    self._encode_piece(piece, ids)
+                else:
+                    ids.append(sid)
+            if add_special_tokens:
+                ids = self.add_special(ids)
+            return ids
 
     def add_special(self, ids: list[int]) -> list[int]:
         """MNN's ``apply_post_processor``: the program's ops in turn (negative ids skipped)."""
         ops = self._post
         if not ops:
             return list(ids)
+        budget_size("post-processor", len(ids) * ops.count(None) + len(ops), len(ids))
         out: list[int] = []
         for op in ops:
             if op is None:
@@ -307,7 +314,7 @@ class MnnTokenizer:
 
 def _checked_id(i) -> int:
     if isinstance(i, bool) or not isinstance(i, int):
-        raise TypeError(f"ids must be ints, got {type(i).__name__}")
+        raise TypeError(f"ids: expected ints, got {type(i).__name__}")
     return i
 
 
