@@ -12,7 +12,8 @@ thread and per call, never shared):
   REGEX_SECONDS_PER_CHAR * input length`` after its first pattern search, shared by every segment
   and pre-tokenizer step of that call;
 * **regex steps** (``mnn`` semantics' own engine): ``REGEX_STEPS + REGEX_STEPS_PER_BYTE * input
-  length`` backtracking steps for the whole call (about a second of work);
+  length`` backtracking steps for the whole call, at most ``REGEX_STEPS`` of them at one position
+  (a second or two of work; the patterns tokenizers use take a few steps per byte);
 
 A stage called on its own (outside ``encode``/``decode``) gets a budget for its own input.
 """
@@ -32,7 +33,7 @@ MIN_OUTPUT = 1 << 20
 REGEX_SECONDS = 1.0
 REGEX_SECONDS_PER_CHAR = 2e-6
 REGEX_STEPS = 200_000
-REGEX_STEPS_PER_BYTE = 100
+REGEX_STEPS_PER_BYTE = 10
 
 
 def checked_max_expansion(value) -> int:
@@ -48,7 +49,7 @@ class Budget:
     """The bounds of one call (see the module doc).  ``size(stage, n)`` refuses an ``n`` past the
     size bound; ``regex_deadline()`` is the call's one deadline; ``steps`` counts down."""
 
-    __slots__ = ("n", "max_expansion", "limit", "_deadline", "steps")
+    __slots__ = ("n", "max_expansion", "limit", "_deadline", "steps", "floor")
 
     def __init__(self, n: int, max_expansion: int = MAX_EXPANSION):
         self.n = n
@@ -56,6 +57,7 @@ class Budget:
         self.limit = max(MIN_OUTPUT, max_expansion * n)
         self._deadline: float | None = None
         self.steps = REGEX_STEPS + REGEX_STEPS_PER_BYTE * n
+        self.floor = 0
 
     def size(self, stage: str, n: int) -> None:
         if n > self.limit:

@@ -343,10 +343,11 @@ def dropped_alternatives(pattern: bytes) -> bool:
     return len(kept) < total
 
 
-# MNN's matcher backtracks without bound; the scans of one call together may take
-# mtokspec.runtime.bounds.REGEX_STEPS plus REGEX_STEPS_PER_BYTE per byte of the call's input (about
-# a second of work; a pattern a tokenizer uses takes a few steps per byte), a budget of the call
-# (never shared between calls or threads)
+# MNN's matcher backtracks without bound.  The scans of one call together may take
+# mtokspec.runtime.bounds.REGEX_STEPS plus REGEX_STEPS_PER_BYTE per byte of the call's input, and
+# the attempt at one position at most REGEX_STEPS (a second or two of work; a pattern a tokenizer
+# uses takes a few steps per byte).  The counter is the call's (never shared between calls or
+# threads).
 
 
 class _TooSlow(Exception):
@@ -363,18 +364,20 @@ def _try(text: bytes, n: int, pos: int, alts, st: Budget) -> int:
 
 def _try_at(text: bytes, n: int, pos: int, alts, pattern: bytes, st: Budget) -> int:
     """``try_branches`` at one position, within the call's step budget."""
+    st.floor = max(0, st.steps - REGEX_STEPS)
     try:
         return _try(text, n, pos, alts, st)
     except (_TooSlow, RecursionError):
         raise UndefinedInMnn(
             f"pattern {pattern[:60]!r}: MNN's regex engine backtracks catastrophically here (more than "
-            f"{REGEX_STEPS + REGEX_STEPS_PER_BYTE * st.n} steps for an input of {st.n} bytes, or nested "
+            f"{REGEX_STEPS + REGEX_STEPS_PER_BYTE * st.n} steps for an input of {st.n} bytes or {REGEX_STEPS} "
+            "at one place, or nested "
             "deeper than Python follows); MNN would run for minutes or hours") from None
 
 
 def _match(text: bytes, n: int, pos: int, nodes, idx: int, st: Budget) -> int:
     st.steps -= 1
-    if st.steps < 0:
+    if st.steps < st.floor:
         raise _TooSlow
     if idx >= len(nodes):
         return pos
