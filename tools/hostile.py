@@ -141,31 +141,49 @@ CASES: dict[str, Case] = {
 }
 
 
-def run_child(name: str, config: str) -> int:
-    """In the child: build the case, run it, print one JSON line (outcome, seconds, peak KiB)."""
+def _outcome(call) -> dict:
     import mtokspec
-    from mtokspec.runtime import Tokenizer
 
-    case = CASES[name]
-    tree, call = case.make()
     t0 = time.perf_counter()
     try:
-        if case.kind == "upgrade":
-            call(tree)
-        else:
-            tok = Tokenizer.from_tree(tree, semantics="mnn" if config == "mnn" else "hf")
-            call(tok)
+        call()
         outcome, detail = "ok", ""
     except mtokspec.Error as e:
         outcome, detail = "refused", f"{type(e).__name__}: {str(e)[:200]}"
     seconds = time.perf_counter() - t0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(json.dumps({"outcome": outcome, "detail": detail, "seconds": seconds, "peak_kib": peak}))
+    return {"outcome": outcome, "detail": detail, "seconds": seconds, "peak_kib": peak}
+
+
+def run_child(names: list[str], config: str) -> int:
+    """In the child: run each case, print one JSON line each (outcome, seconds, peak KiB so far).
+    A name ``@PATH`` is a JSON file ``{"files": [...], "text": ...}``: each file encoded."""
+    from mtokspec.runtime import Tokenizer
+
+    semantics = "mnn" if config == "mnn" else "hf"
+    for name in names:
+        if name.startswith("@"):
+            job = json.loads(Path(name[1:]).read_text(encoding="utf-8"))
+            for path in job["files"]:
+                def call(path=path):
+                    Tokenizer.from_file(path, semantics=semantics).encode(job["text"])
+                print(json.dumps({"case": path, **_outcome(call)}), flush=True)
+            continue
+        case = CASES[name]
+        tree, work = case.make()
+        if case.kind == "upgrade":
+            def call():
+                work(tree)
+        else:
+            def call():
+                work(Tokenizer.from_tree(tree, semantics=semantics))
+        print(json.dumps({"case": name, **_outcome(call)}), flush=True)
     return 0
 
 
-def run(name: str, config: str, timeout: float = 60.0, memory_gb: float = 4.0) -> dict:
-    """Run a case in a child process under ``memory_gb`` of address space and ``timeout`` seconds."""
+def run(names: list[str], config: str, timeout: float = 60.0, memory_gb: float = 4.0) -> dict[str, dict]:
+    """Run cases in one child process under ``memory_gb`` of address space and ``timeout`` seconds:
+    ``{case: result}``; a case the child never reported is a ``hang`` (timeout) or an ``escape``."""
     env = dict(os.environ)
     env.pop("MTOKSPEC_PURE", None)
     if config == "hf-pure":
@@ -176,15 +194,32 @@ def run(name: str, config: str, timeout: float = 60.0, memory_gb: float = 4.0) -
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
     t0 = time.perf_counter()
-    try:
-        p = subprocess.run([sys.executable, "-m", "tools.hostile", "--child", name, config], cwd=ROOT, env=env,
-                           capture_output=True, text=True, timeout=timeout, preexec_fn=limit_memory)
-    except subprocess.TimeoutExpired:
-        return {"outcome": "hang", "detail": f"no answer in {timeout:.0f} s", "seconds": timeout, "peak_kib": None}
-    if p.returncode != 0 or not p.stdout.strip():
-        last = (p.stderr.strip().splitlines() or ["(no output)"])[-1]
-        return {"outcome": "escape", "detail": last[:300], "seconds": time.perf_counter() - t0, "peak_kib": None}
-    return json.loads(p.stdout.strip().splitlines()[-1])
+    hung = False
+    with subprocess.Popen([sys.executable, "-m", "tools.hostile", "--child", config, *names], cwd=ROOT, env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          preexec_fn=limit_memory) as p:
+        try:
+            out, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
+            hung = True
+    results = {}
+    for line in out.splitlines():
+        r = json.loads(line)
+        results[r.pop("case")] = r
+    last = (err.strip().splitlines() or ["(no output)"])[-1]
+    missing = [n for n in names if n not in results and not n.startswith("@")]
+    for n in missing[:1]:
+        results[n] = {"outcome": "hang" if hung else "escape",
+                      "detail": f"no answer in {timeout:.0f} s" if hung else last[:300],
+                      "seconds": time.perf_counter() - t0, "peak_kib": None}
+    if hung and not missing:
+        results["<files>"] = {"outcome": "hang", "detail": f"no answer in {timeout:.0f} s", "seconds": timeout,
+                              "peak_kib": None}
+    elif p.returncode and not missing:
+        results["<files>"] = {"outcome": "escape", "detail": last[:300], "seconds": 0.0, "peak_kib": None}
+    return results
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -193,10 +228,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=60.0)
     ap.add_argument("--memory", type=float, default=4.0, help="address-space limit in GB")
     ap.add_argument("--configs", default=",".join(CONFIGS))
-    ap.add_argument("--child", nargs=2, metavar=("CASE", "CONFIG"), help=argparse.SUPPRESS)
+    ap.add_argument("--child", metavar="CONFIG", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
-        return run_child(*args.child)
+        return run_child(args.cases, args.child)
     bad = 0
     print("| case | " + " | ".join(args.configs.split(",")) + " |")
     print("|---|" + "---|" * len(args.configs.split(",")))
@@ -206,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
             if CASES[name].kind == "upgrade" and config == "mnn":
                 cells.append("n/a")
                 continue
-            r = run(name, config, args.timeout, args.memory)
+            r = run([name], config, args.timeout, args.memory)[name]
             bad += r["outcome"] in ("escape", "hang")
             peak = f", {r['peak_kib'] / 1024:.0f} MB" if r["peak_kib"] else ""
             cells.append(f"{r['outcome']} {r['seconds']:.2f} s{peak}")

@@ -139,6 +139,19 @@ RUNTIME_RULES: tuple[Rule, ...] = (
          "BPE without a pre-tokenizer runs MNN's merge loop over the whole text: each merge rescans "
          "every pair, so time grows with the square of the input length",
          "phi-3 (no pre-tokenizer): a 20 kB line takes seconds on a device", f"{_TOK}:1570"),
+    Rule("mnn-unbounded-growth", "pipeline",
+         "MNN bounds no stage: a pipeline whose steps grow the text and compound (a Replace whose "
+         "content holds its pattern, repeated in a sequence; ByteLevel after ByteLevel; tables mapping a "
+         "character to a longer string holding it) runs until the device runs out of memory; mtokspec "
+         "refuses past max_expansion x the input (TokenizerError naming the stage)",
+         'normalizer Sequence of 40 Replace("a" -> "aa"), text "a" x 64: MNN allocates 2^46 bytes; '
+         "mtokspec refuses at the 14th step", f"{_TOK}:1219"),
+    Rule("mnn-regex-backtracking", "pre-tokenizer.Split",
+         "MNN's own regex engine and std::wregex backtrack without bound: a pattern repeating a group "
+         "that holds a quantifier or an alternation ((a+)+, (a|aa)*) can take hours on a short text that "
+         "almost matches (or overflow std::wregex's stack); mtokspec refuses within a second or two of "
+         "work (UndefinedInMnn)",
+         'Split("(a+)+é"), 31 characters: MNN never returns', "transformers/llm/engine/src/tokenizer/unicode.cpp:511"),
     Rule("mnn-undefined", "loader",
          "the file makes MNN read or write out of bounds or loop forever (an id outside its table, "
          "an empty Replace/Metaspace decoder pattern, byte fallback to a missing <0xHH> piece)",

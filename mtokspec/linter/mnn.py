@@ -9,6 +9,7 @@ built and asked.
 from __future__ import annotations
 
 from mtokspec import tree as t
+from mtokspec.linter.growth import amplifying_findings, nested_quantifier
 from mtokspec.runtime.mnn import regex as R
 from mtokspec.runtime.mnn._text import utf8, walk
 from mtokspec.validate import ERROR, INFO, WARNING, Finding
@@ -36,6 +37,9 @@ def lint_mtok(tree: t.MtokFile) -> list[Finding]:
     _pre_tokenizers(lt, tree)
     _model(lt, tree)
     _decoders(lt, tree)
+    for path, message in amplifying_findings(tree):
+        lt.add(ERROR, path, "mnn-unbounded-growth",
+               f"{message}; MNN bounds no stage, so the device runs out of memory")
     if tree.chat_template:
         from mtokspec.linter.chat_template import lint_chat_template
 
@@ -146,6 +150,10 @@ def _pre_tokenizers(lt: _Lint, tree: t.MtokFile) -> None:
 
 def _pattern(lt: _Lint, path: str, pattern: str) -> None:
     p = pattern.encode("utf-8", "surrogatepass")
+    if nested_quantifier(pattern):
+        lt.add(WARNING, f"{path}.pattern", "mnn-regex-backtracking",
+               "this pattern repeats a group that holds a quantifier or an alternation: MNN's backtracking "
+               "regex engines can take hours on a text that almost matches")
     if R.uses_wregex(p):
         lt.add(WARNING, f"{path}.pattern", "mnn-regex-engine",
                "this pattern holds non-ASCII characters and no \\p{..}: MNN runs it with C++ std::wregex "

@@ -29,6 +29,8 @@ from typing import cast
 
 from mtokspec import tree as t
 from mtokspec.runtime import TokenizerError, decoders, models, normalizers, pre_tokenizers
+from mtokspec.runtime._args import texts as _texts, token_id, token_ids, token_text
+from mtokspec.runtime._args import token_id as _token_id
 from mtokspec.runtime.added_tokens import AddedVocabulary
 from mtokspec.runtime.bounds import MAX_EXPANSION, budget, budget_size, checked_max_expansion
 from mtokspec.runtime.models._compiled import extend_pieces
@@ -171,6 +173,8 @@ class Tokenizer:
         """
         from mtokspec.chat_template import ChatTemplateError, render_chat_template
 
+        if not isinstance(messages, list):
+            raise TypeError(f"messages: expected a list, got {type(messages).__name__}")
         source = template if template is not None else self.chat_template
         if not source:
             raise ChatTemplateError("the file has no chat template; pass template=...")
@@ -255,7 +259,7 @@ class Tokenizer:
         return list(ids)
 
     def encode_batch(self, texts, add_special_tokens: bool = False) -> list[list[int]]:
-        return [self.encode(t, add_special_tokens) for t in texts]
+        return [self.encode(t, add_special_tokens) for t in _texts("texts", texts)]
 
     # --- decoding -------------------------------------------------------------------------------
     def _tokens(self, ids, skip_special_tokens: bool) -> list[str]:
@@ -264,7 +268,7 @@ class Tokenizer:
         special_contents = self.added.special_contents
         special_ids = self._special_set
         out = []
-        for i in ids:
+        for i in token_ids("ids", ids):
             t = by_id.get(i)
             if t is None:
                 t = id_to_token(i)
@@ -287,7 +291,7 @@ class Tokenizer:
         return self.decode(ids, skip_special_tokens).encode("utf-8", "surrogatepass")
 
     def decode_batch(self, batch, skip_special_tokens: bool = False) -> list[str]:
-        return [self.decode(ids, skip_special_tokens) for ids in batch]
+        return [self.decode(ids, skip_special_tokens) for ids in _texts("batch", batch)]
 
     def decode_stream(self, skip_special_tokens: bool = False) -> "DecodeStream":
         """Incremental decoding: ``step(id)`` returns new text, or None while a character is
@@ -296,11 +300,11 @@ class Tokenizer:
 
     # --- vocabulary -----------------------------------------------------------------------------
     def token_to_id(self, token: str) -> int | None:
-        i = self.added.by_content.get(token)
+        i = self.added.by_content.get(token_text("token", token))
         return i if i is not None else self.model.token_to_id(token)
 
     def id_to_token(self, i: int) -> str | None:
-        t = self.added.by_id.get(i)
+        t = self.added.by_id.get(token_id("i", i))
         return t if t is not None else self.model.id_to_token(i)
 
     @property
@@ -318,10 +322,10 @@ class Tokenizer:
         return v
 
     def is_special(self, i: int) -> bool:
-        return i in self._special_set
+        return token_id("i", i) in self._special_set
 
     def is_stop(self, i: int) -> bool:
-        return i in self._stop_set
+        return token_id("i", i) in self._stop_set
 
 
 class DecodeStream:
@@ -341,6 +345,7 @@ class DecodeStream:
         self.prefix_index = 0
 
     def step(self, token_id: int) -> str | None:
+        token_id = _token_id("token_id", token_id)
         decode = self.tokenizer.decode
         skip = self.skip_special_tokens
         if not self.prefix and self.ids:

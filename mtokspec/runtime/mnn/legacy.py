@@ -12,6 +12,7 @@ import re
 import struct
 
 from mtokspec import tree as t
+from mtokspec.runtime._args import token_id
 from mtokspec.runtime.mnn._text import BYTE_PIECES, META
 from mtokspec.runtime.mnn._undefined import UndefinedInMnn
 from mtokspec.runtime.mnn.decoders import UNBYTE
@@ -136,6 +137,7 @@ class Sentencepiece(MnnTokenizer):
         return piece
 
     def id_to_token(self, i: int) -> str | None:
+        i = token_id("i", i)
         return self.pieces[i][0].decode("utf-8", "replace") if 0 <= i < len(self.pieces) else None
 
     @property
@@ -152,6 +154,7 @@ class _TokenLines(MnnTokenizer):
         return self.tokens[i] if 0 <= i < len(self.tokens) else b""
 
     def id_to_token(self, i: int) -> str | None:
+        i = token_id("i", i)
         return self.tokens[i].decode("utf-8", "replace") if 0 <= i < len(self.tokens) else None
 
     @property

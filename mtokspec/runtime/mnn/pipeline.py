@@ -12,6 +12,7 @@ every WordPiece token that is not a continuation, and maps byte-level characters
 from __future__ import annotations
 
 from mtokspec import tree as t
+from mtokspec.runtime._args import token_id, token_text
 from mtokspec.runtime.bounds import budget
 from mtokspec.runtime.mnn import decoders, models, normalizers, pre_tokenizers
 from mtokspec.runtime.mnn._text import META, i32, utf8, walk
@@ -146,11 +147,11 @@ class PipelineTokenizer(MnnTokenizer):
 
     # --- vocabulary -------------------------------------------------------------------------------
     def id_to_token(self, i: int) -> str | None:
-        token = self.model.vocab.token(i)
+        token = self.model.vocab.token(token_id("i", i))
         return None if token is None else token.decode("utf-8", "replace")
 
     def token_to_id(self, token: str) -> int | None:
-        i = self.model.vocab.token_to_id(token.encode("utf-8", "surrogatepass"))
+        i = self.model.vocab.token_to_id(token_text("token", token).encode("utf-8", "surrogatepass"))
         return None if i == -1 else i
 
     @property

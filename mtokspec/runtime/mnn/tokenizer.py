@@ -18,6 +18,7 @@ from pathlib import Path
 
 from mtokspec import tree as t
 from mtokspec.runtime import TokenizerError
+from mtokspec.runtime._args import texts, token_id, token_ids, token_text
 from mtokspec.runtime.bounds import MAX_EXPANSION, budget, budget_size, checked_max_expansion
 from mtokspec.runtime.mnn._text import i32
 from mtokspec.runtime.mnn._undefined import UndefinedInMnn
@@ -245,14 +246,14 @@ class MnnTokenizer:
                 out.append(op)
         return out
 
-    def encode_batch(self, texts, add_special_tokens: bool = True) -> list[list[int]]:
-        return [self.encode(text, add_special_tokens) for text in texts]
+    def encode_batch(self, batch, add_special_tokens: bool = True) -> list[list[int]]:
+        return [self.encode(text, add_special_tokens) for text in texts("texts", batch)]
 
     # --- decoding -------------------------------------------------------------------------------
     def decode_bytes(self, ids, stream: bool = False) -> bytes:
         """The exact bytes MNN gives: ``Tokenizer::decode(ids)``, or with ``stream=True`` the
         engine's per-id decode (``<0xHH>`` fix included), joined."""
-        ids = [_checked_id(i) for i in ids]
+        ids = token_ids("ids", ids)
         if stream:
             return b"".join(engine_fix(self._decode_one(i)) for i in ids)
         return self._decode_seq(ids)
@@ -265,7 +266,7 @@ class MnnTokenizer:
         return self.decode_bytes(ids).decode("utf-8", "replace")
 
     def decode_batch(self, batch, skip_special_tokens: bool = True) -> list[str]:
-        return [self.decode(ids) for ids in batch]
+        return [self.decode(ids) for ids in texts("batch", batch)]
 
     def decode_stream(self, skip_special_tokens: bool = False) -> "MnnDecodeStream":
         """What the LLM engine prints as ids arrive, in whole characters: ``step(id)`` returns the
@@ -274,10 +275,10 @@ class MnnTokenizer:
 
     # --- vocabulary and header --------------------------------------------------------------------
     def is_special(self, i: int) -> bool:
-        return i in self._special_set
+        return token_id("i", i) in self._special_set
 
     def is_stop(self, i: int) -> bool:
-        return i in self._stop_set
+        return token_id("i", i) in self._stop_set
 
     def id_to_token(self, i: int) -> str | None:  # pragma: no cover - overridden
         raise NotImplementedError
@@ -297,6 +298,7 @@ class MnnTokenizer:
         return vocab
 
     def token_to_id(self, token: str) -> int | None:
+        token_text("token", token)
         if self._vocab is None:
             self._vocab = self.get_vocab()
         return self._vocab.get(token)
@@ -312,12 +314,6 @@ class MnnTokenizer:
                                              template, **kwargs)
 
 
-def _checked_id(i) -> int:
-    if isinstance(i, bool) or not isinstance(i, int):
-        raise TypeError(f"ids: expected ints, got {type(i).__name__}")
-    return i
-
-
 class MnnDecodeStream:
     """Complete characters of the engine's per-id decode, as ids arrive."""
 
@@ -328,7 +324,7 @@ class MnnDecodeStream:
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
 
     def step(self, token_id: int) -> str | None:
-        piece = self.tokenizer.decode_bytes([token_id], stream=True)
+        piece = self.tokenizer.decode_bytes(token_ids("token_id", [token_id]), stream=True)
         text = self._decoder.decode(piece)
         return text or None
 
