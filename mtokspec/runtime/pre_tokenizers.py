@@ -26,7 +26,6 @@ https://github.com/alibaba/MNN/blob/4d40bdbd7efb73a58383bb5da867a6f41eb1776e/tra
 from __future__ import annotations
 
 import re
-import time
 
 import regex
 
@@ -285,40 +284,33 @@ class Split(PreTokenizer):
         call's one regex deadline (:mod:`mtokspec.runtime.bounds`).
         """
         b = current(len(s))
-        deadline = b.regex_deadline()
         try:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError
-            spans = [m.span() for m in self._re.finditer(s, timeout=left)]
+            spans = b.regex(lambda timeout: [m.span() for m in self._re.finditer(s, timeout=timeout)])
             for a, z in spans:
                 if a == z:
-                    return self._onig_spans(s, deadline)
+                    return self._onig_spans(s, b)
             return spans
         except TimeoutError:
             raise _error(
                 f"Split pattern {self.pattern!r:.80} ran out of the call's regex time "
-                f"({b.regex_seconds():.1f} s for an input of {b.n} characters; pathological pattern?)") from None
+                f"({b.regex_seconds():.1f} s of CPU for an input of {b.n} characters; pathological pattern?)") from None
 
-    def _onig_spans(self, s: str, deadline: float):
+    def _onig_spans(self, s: str, b):
         search = self._re.search
         out = []
         pos = 0
         last_end = -1
         n = len(s)
         while pos <= n:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError
-            m = search(s, pos, timeout=left)
+            m = b.regex(lambda timeout: search(s, pos, timeout=timeout))  # noqa: B023 - called at once
             if m is None:
                 break
-            a, b = m.span()
-            if a == b and b == last_end:
+            a, z = m.span()
+            if a == z and z == last_end:
                 pos += 1
                 continue
-            out.append((a, b))
-            pos = last_end = b
+            out.append((a, z))
+            pos = last_end = z
         return out
 
     def split(self, s: str) -> list[str]:

@@ -19,7 +19,6 @@ matcher.  Its behaviour differs from a real regex engine in ways this module kee
 from __future__ import annotations
 
 import re
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -459,18 +458,15 @@ def _wregex_matches(text: bytes, pattern: bytes) -> list[tuple[int, int]]:
     offsets = [off for off, _, _ in cps] + [len(text)]
     rx = _wregex(pattern)
     b = current(len(text))
-    left = b.regex_deadline() - time.monotonic()
     try:
-        if left <= 0:
-            raise TimeoutError
         if isinstance(rx, re.Pattern):
             found = list(rx.finditer(s))
         else:
-            found = list(rx.finditer(s, timeout=left))
+            found = b.regex(lambda timeout: list(rx.finditer(s, timeout=timeout)))
     except TimeoutError:
         raise UndefinedInMnn(
             f"pattern {pattern[:60]!r}: std::wregex backtracks catastrophically here (over the call's "
-            f"{b.regex_seconds():.1f} s for an input of {b.n} bytes); MNN would run for minutes or hours, "
+            f"{b.regex_seconds():.1f} s of CPU for an input of {b.n} bytes); MNN would run for minutes or hours, "
             "or overflow its stack") from None
     return [(offsets[m.start()], offsets[m.end()]) for m in found if m.end() > m.start()]
 
