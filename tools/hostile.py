@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from hypothesis import strategies as st
+
 from mtokspec import tree as t
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -139,6 +141,33 @@ CASES: dict[str, Case] = {
     "upgrade-700KB-piece": Case(lambda: _upgrade_long_piece(700_000), "upgrade of a type 0 file with a 700 KB piece",
                                 kind="upgrade"),
 }
+
+
+# the cases each configuration ends in well under a second or two when bounded (the 1 MB lines
+# and the length-driven loops are for the table)
+QUICK = ["normalizer-replace-sequence", "normalizer-table-sequence", "normalizer-replace-huge",
+         "pre-tokenizer-bytelevel-sequence", "decoder-replace-sequence", "split-(a+)+é-31",
+         "split-(a|aa)+é$-5000", "split-deadline-200-segments", "wordpiece-2^31-cap-10KB",
+         "added-lstrip-10KB-spaces"]
+
+
+@st.composite
+def amplifying_files(draw) -> t.MtokFile:
+    """A small file whose pipeline grows its text geometrically: a sequence of steps that each
+    rewrite a character into a longer string holding it (Replace, tables, stacked ByteLevel,
+    Metaspace with a replacement holding a space), in the normalizer, pre-tokenizer or decoder."""
+    k = draw(st.integers(8, 40))
+    grow = draw(st.integers(2, 4))
+    where = draw(st.sampled_from(["normalizer", "pre_tokenizer", "decoder"]))
+    if where == "normalizer":
+        step = draw(st.sampled_from([t.ReplaceNormalizer("a", "a" * grow),
+                                     t.TableNormalizer([(0xE9, "é".encode() * grow)]),
+                                     t.PrependNormalizer("a" * grow)]))
+        return _file(normalizer=t.SequenceNormalizer([step] * k))
+    if where == "pre_tokenizer":
+        step = draw(st.sampled_from([t.ByteLevelPreTokenizer(False), t.MetaspacePreTokenizer(" " * grow, True)]))
+        return _file(pre=t.SequencePreTokenizer([step] * k))
+    return _file(decoder=t.SequenceDecoder([t.ReplaceDecoder("a", "a" * grow)] * k))
 
 
 def _outcome(call) -> dict:

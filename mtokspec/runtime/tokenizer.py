@@ -173,8 +173,6 @@ class Tokenizer:
         """
         from mtokspec.chat_template import ChatTemplateError, render_chat_template
 
-        if not isinstance(messages, list):
-            raise TypeError(f"messages: expected a list, got {type(messages).__name__}")
         source = template if template is not None else self.chat_template
         if not source:
             raise ChatTemplateError("the file has no chat template; pass template=...")
