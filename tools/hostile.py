@@ -136,8 +136,9 @@ CASES: dict[str, Case] = {
     "legacy-bert-10KB": Case(lambda: _legacy_bert("a" * 10_000 + "b"), 'legacy BERT tokenizer.txt, 10 KB of "a"'),
     "legacy-bpe-100KB": Case(lambda: _legacy_hf("a" * 100_000), 'legacy BPE tokenizer.txt, 100 KB of "a"'),
     "added-lstrip-10KB-spaces": Case(
-        lambda: (_file(added=[t.AddedToken(9, True, True, False, "<x>")]), _encode(" " * 10_000 + "a")),
-        "an lstrip added token, 10 KB of spaces"),
+        lambda: (_file(added=[t.AddedToken(9, True, True, True, " "), t.AddedToken(10, True, False, False, "zz")]),
+                 _encode(" " * 10_000 + "a")),
+        'an added token " " with lstrip and rstrip, and one never found, 10 KB of spaces'),
     "upgrade-700KB-piece": Case(lambda: _upgrade_long_piece(700_000), "upgrade of a type 0 file with a 700 KB piece",
                                 kind="upgrade"),
 }

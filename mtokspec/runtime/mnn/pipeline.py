@@ -46,15 +46,19 @@ class PipelineTokenizer(MnnTokenizer):
         self._post = post_program_ops(mtok.post_processor)
 
     # --- encoding ---------------------------------------------------------------------------------
-    def _find_added(self, text: bytes, start: int):
+    def _find_added(self, text: bytes, start: int, found: dict[int, int]):
         """``multi_string_find``: the earliest match of an added token's content, the longest at a
-        tie (the first listed among equals); ``(-1, None)`` when none."""
+        tie (the first listed among equals); ``(-1, None)`` when none.  ``found`` keeps each
+        token's last search result for this text (one still at or after ``start``, or -1, is the
+        answer again), so a text costs one pass per token, not one per match."""
         best_pos, best = -1, None
-        for tok in self.added:
+        for k, tok in enumerate(self.added):
             content = tok[1]
             if not content:
                 continue
-            pos = text.find(content, start)
+            pos = found.get(k)
+            if pos is None or start > pos != -1:  # no earlier answer, or one already passed
+                pos = found[k] = text.find(content, start)
             if pos != -1 and (best_pos == -1 or pos < best_pos or (pos == best_pos and len(content) > len(best[1]))):
                 best_pos, best = pos, tok
         return best_pos, best
@@ -63,8 +67,9 @@ class PipelineTokenizer(MnnTokenizer):
         """``text`` cut at the added tokens: ``(piece, None)`` and ``(content, id)``."""
         units: list[tuple[bytes, int | None]] = []
         last, n = 0, len(text)
+        found: dict[int, int] = {}
         while last < n:
-            pos, tok = self._find_added(text, last) if self.added else (-1, None)
+            pos, tok = self._find_added(text, last, found) if self.added else (-1, None)
             if tok is None:
                 units.append((text[last:], None))
                 break
