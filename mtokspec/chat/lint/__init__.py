@@ -32,7 +32,7 @@ import jinja2.ext
 import jinja2.nodes as nodes
 
 from mtokspec.chat.lint.checks import _Lint
-from mtokspec.chat.lint.engine import _environment
+from mtokspec.chat.environment import parsing_environment
 from mtokspec.chat.lint.expressions import _free_names, _target_key
 from mtokspec.format.validate import Finding
 
@@ -47,7 +47,7 @@ def lint_chat_template(template: str, path: str = "chat_template", *,
     empty (``None``: not known, so such uses are reported as warnings).
     """
     lint = _Lint(path, bos_token)
-    env = _environment()
+    env = parsing_environment()
     try:
         ast = env.parse(template)
     except jinja2.TemplateSyntaxError as e:

@@ -1,12 +1,9 @@
-"""What MNN's Jinja engine has (``tokenizer/jinja.hpp`` at the reference commit), and the
-jinja2 environment transformers renders with."""
+"""What MNN's Jinja engine has (``tokenizer/jinja.hpp`` at the reference commit)."""
 
 from __future__ import annotations
 
 import re
 
-import jinja2
-import jinja2.ext
 
 # ---------------------------------------------------------------------------------------------
 # What MNN's engine has (jinja.hpp at the reference commit)
@@ -71,19 +68,3 @@ _VALUE_RULES = {"mnn-jinja-unparsed-operator", "mnn-jinja-condexpr-no-else", "mn
                 "mnn-jinja-method-arguments", "mnn-jinja-string-subscript", "mnn-jinja-unknown-function",
                 "mnn-jinja-special-token-undefined", "mnn-jinja-macro-default",
                 "mnn-jinja-strftime-flag", "mnn-jinja-print-non-string", "mnn-jinja-undefined-concat"}
-
-
-class _GenerationTag(jinja2.ext.Extension):
-    """transformers' ``{% generation %}`` tag; MNN skips the unknown tag and renders its body, as
-    transformers does."""
-
-    tags = {"generation"}
-
-    def parse(self, parser):  # type: ignore[no-untyped-def]
-        next(parser.stream)
-        return parser.parse_statements(("name:endgeneration",), drop_needle=True)
-
-
-def _environment() -> jinja2.Environment:
-    return jinja2.Environment(trim_blocks=True, lstrip_blocks=True,
-                              extensions=["jinja2.ext.loopcontrols", _GenerationTag])
