@@ -76,15 +76,3 @@ def i32(v: int) -> int:
 def utf8(s: str) -> bytes:
     """The bytes of a tree string, as MNN reads them from the file."""
     return s.encode("utf-8", "surrogatepass")
-
-
-# the field holding a sequence node's children, per stage
-_CHILDREN = ("normalizers", "pretokenizers", "decoders")
-
-
-def walk(node, path: str = ""):
-    """``(node, path)`` of a stage node and, for a sequence, of its descendants (depth first)."""
-    yield node, path
-    for field in _CHILDREN:
-        for k, child in enumerate(getattr(node, field, None) or []):
-            yield from walk(child, f"{path}.{field}[{k}]")
