@@ -264,9 +264,6 @@ class BPE(CompiledCore, ByteKeyedVocab):
         return bg
 
     # --- encoding -------------------------------------------------------------------------------
-    def get_cache(self) -> dict:
-        return self._cache
-
     def _make_core(self, sp) -> Any:
         ranks: Any = self._ranks_d
         if ranks is None:
