@@ -1,24 +1,6 @@
 """Normalizers: ``str -> str`` with the semantics of HF ``tokenizers/src/normalizers``.
 
-Character classes follow Rust's definitions, not Python's ``str`` methods:
-
-* white space is Unicode ``White_Space`` (Rust ``char::is_whitespace``); ``str.isspace`` also
-  accepts U+001C..U+001F, so it is never used here;
-* lower-casing is per character (Rust ``char::to_lowercase``); ``str.lower`` applies the
-  context-dependent final-sigma rule, so strings holding U+03A3 are lowered one character at a time.
-
-Unicode versions differ between the pieces involved (Python 3.11's ``unicodedata`` is Unicode 14,
-the ``regex`` module ships its own tables, HF's Rust crates ship others), so characters assigned or
-re-categorised in recent Unicode versions may be classified differently from HF.
-
-Table-driven normalisation (:class:`Table`): the file embeds, per code point, its normal
-form (NFKC for HF ``NFKC``/``NFKD``/``Precompiled``, NFC for ``NFC``).  Mapping each code point is
-not the same as normalising the string (composition and canonical reordering cross character
-boundaries), but for both forms ``X(s) == NFC(map(s))``: each mapped character is canonically
-equivalent to its decomposition, so the concatenation is canonically equivalent to ``NFKD(s)``
-(resp. ``s``) and NFC of anything canonically equivalent to it is the same string.  The runtime
-therefore applies the embedded table and then canonical composition (``unicodedata`` NFC), which
-only composes/reorders and never adds a compatibility mapping the table does not hold.
+Design record: ``docs/design/runtime-hf.md``.
 """
 
 from __future__ import annotations
