@@ -9,9 +9,9 @@ import jinja2
 import jinja2.ext
 import jinja2.nodes as nodes
 
-from mtokspec.chat.lint.checks import _Lint
+from mtokspec.chat.lint.checks import TemplateLint
 from mtokspec.chat.environment import parsing_environment
-from mtokspec.chat.lint.expressions import _free_names, _target_key
+from mtokspec.chat.lint.expressions import free_names, target_key
 from mtokspec.format.validate import Finding
 
 __all__ = ["lint_chat_template"]
@@ -24,7 +24,7 @@ def lint_chat_template(template: str, path: str = "chat_template", *,
     ``bos_token`` is the file's BOS string when known: MNN leaves ``bos_token`` undefined when it is
     empty (``None``: not known, so such uses are reported as warnings).
     """
-    lint = _Lint(path, bos_token)
+    lint = TemplateLint(path, bos_token)
     env = parsing_environment()
     try:
         ast = env.parse(template)
@@ -33,8 +33,8 @@ def lint_chat_template(template: str, path: str = "chat_template", *,
                  f"transformers cannot parse the template ({e.message}); MNN renders it anyway")
         return lint.result()
     lint.lexical(env, template)
-    lint.free_names = _free_names(ast)
-    lint.printed_vars = {_target_key(n) for out in ast.find_all(nodes.Output) for child in out.nodes
+    lint.free_names = free_names(ast)
+    lint.printed_vars = {target_key(n) for out in ast.find_all(nodes.Output) for child in out.nodes
                          for n in [child, *child.find_all((nodes.Name, nodes.Getattr))]} - {None}
     lint.walk_template(ast)
     lint.whitespace_findings()
