@@ -1,8 +1,8 @@
 """The exception types of mtokspec: every refusal is an :class:`Error`.
 
 ``MtokFormatError`` (parse/build), ``mtokspec.runtime.TokenizerError``,
-``mtokspec.convert.ConversionError`` and ``mtokspec.chat_template.ChatTemplateError`` derive from
-:class:`Error`, so one ``except mtokspec.Error`` catches "mtokspec refused this input".
+``mtokspec.convert.ConversionError``, ``mtokspec.chat_template.ChatTemplateError`` and
+:class:`PathRefused` derive from :class:`Error`, so one ``except mtokspec.Error`` catches "mtokspec refused this input".
 """
 
 from __future__ import annotations
@@ -28,3 +28,10 @@ class MtokFormatError(Error, ValueError):
 
     def __reduce__(self):
         return (type(self), (self.message, self.offset, self.path))
+
+
+class PathRefused(Error, OSError):
+    """A file mtokspec will not read or write: an input over the size limit
+    (``mtokspec._io.max_input``), an output path that is not a regular file, the input given as
+    the output without ``--force``, a file whose owner cannot be kept.  Also an ``OSError``, so code
+    that handles unreadable files handles these."""
