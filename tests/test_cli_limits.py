@@ -11,7 +11,7 @@ import pytest
 from bounded_run import run_bounded
 from conftest import ROOT
 
-from mtokspec import _io
+from mtokspec.cli import _io
 from mtokspec.cli import main
 from mtokspec.errors import PathRefused
 
@@ -156,7 +156,7 @@ def test_a_killed_writer_leaves_its_temporary_named_for_removal(folder):
     dead writer's pid, and the next write removes it."""
     out = folder / "x"
     out.write_bytes(b"old")
-    code = ("import os, sys; from mtokspec import _io\n"
+    code = ("import os, sys; from mtokspec.cli import _io\n"
             "real = os.replace\n"
             "def replace(a, b): os.kill(os.getpid(), 9)\n"
             "os.replace = replace\n"

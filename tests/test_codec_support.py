@@ -1,4 +1,4 @@
-"""Unit tests of mtokspec.codec_support, the helpers the generated codec imports."""
+"""Unit tests of mtokspec.format.codec_support, the helpers the generated codec imports."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mtokspec import codec_support as cs
 from mtokspec._generated import codec
-from mtokspec import tree as t
+from mtokspec.format import codec_support as cs
+from mtokspec.format import tree as t
 from mtokspec.errors import MtokFormatError
 
 COUNTS, IDS = codec._COUNTS, codec._IDS  # the grammar, as the codec has it from spec/_dsl.py

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import mtokspec
-from mtokspec import plainio
+from mtokspec.format import plainio
 from mtokspec.errors import MtokFormatError
 
 LONG = b"9" * 5000  # past Python's int() limit (4300 digits)
