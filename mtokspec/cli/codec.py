@@ -10,7 +10,7 @@ from pathlib import Path
 import mtokspec
 from mtokspec.cli._io import FORCE_HELP, one_line, read_input, write_output
 from mtokspec.format import plainio
-from mtokspec.errors import MtokFormatError
+from mtokspec.errors import Error, MtokFormatError
 from mtokspec.format.inspect import FORMAT_NAMES, inspect_rows
 from mtokspec.format.tree import format_key
 
@@ -52,7 +52,7 @@ def report_findings(args, check) -> int:
     for path in args.files:
         try:
             findings = check(read_input(path))
-        except (OSError, MtokFormatError) as e:
+        except (OSError, Error) as e:  # Error: also a chat template too long or deep to lint
             fail(path, e)
             worst = 2
             continue
