@@ -31,8 +31,8 @@ def max_input() -> int:
     return value
 
 
-def _read_bounded(f, limit: int) -> bytes:
-    chunks, size = [], 0
+def _read_bounded(f, limit: int, first: bytes = b"") -> bytes:
+    chunks, size = [first], len(first)
     while True:
         chunk = f.read(min(_CHUNK, limit + 1 - size))
         if not chunk:
@@ -52,6 +52,11 @@ def read_file(path: str | os.PathLike, limit: int | None = None) -> bytes:
         if stat.S_ISREG(st.st_mode) and st.st_size > limit:
             raise PathRefused(f"{st.st_size:,} bytes, more than the input limit of {limit:,} "
                               "(MTOKSPEC_MAX_INPUT sets another)")
+        if stat.S_ISREG(st.st_mode):
+            data = f.read(st.st_size + 1)  # one buffer: the whole file and the end
+            if len(data) <= st.st_size:
+                return data
+            return _read_bounded(f, limit, data)  # it grew while being read
         return _read_bounded(f, limit)
 
 

@@ -87,3 +87,96 @@ def test_find_oversize_names_the_path():
     doc = plainio.load_json('[{"role": "user", "content": [1, %s]}]' % LONG.decode())
     assert plainio.find_oversize(doc, "messages") == "messages[0].content[1]"
     assert plainio.find_oversize([{"a": 1}]) is None
+
+
+# --- chat templates: values bounded as they are made -------------------------------------------
+
+def _render(template: str) -> str:
+    from mtokspec.chat.render import render_chat_template
+
+    return render_chat_template(template, messages=[{"role": "user", "content": "Hi"}])
+
+
+@pytest.mark.parametrize("template", [
+    "{{ strftime_now('%1200Y' * 166666) }}",  # 200M characters, glibc pads any width
+    "{{ strftime_now('%999999999999Y') }}",
+    "{{ strftime_now('%' + '9' * 5000 + 'Y') }}",  # a width int() could not even read
+    "{% set s = 'a ' * 400000 %}{{ s.split()|length }}",
+    "{% set s = ',' * 900000 %}{{ s.rsplit(',')|length }}",
+    "{% set s = '\\n' * 900000 %}{{ s.splitlines()|length }}",
+    "{% set s = 'é' * 600000 %}{{ s.encode('utf-8').hex()|length }}",
+    "{% set s = 'é' * 400000 %}{{ s.encode('utf-8').hex()|length }}",  # the owner fits, the result does not
+    "{{ ('é' * 500000)|urlencode|length }}",
+    "{{ ('<' * 500000)|escape|length }}",
+])
+def test_values_that_grow_past_the_limit_are_refused(template):
+    from mtokspec.errors import ChatTemplateError
+
+    with pytest.raises(ChatTemplateError, match="limit"):
+        _render(template)
+
+
+def test_ordinary_uses_still_render():
+    assert _render("{{ strftime_now('%Y') | length }}") == "4"
+    assert _render("{{ 'a b  c'.split() | join('-') }} {{ 'x,y'.split(',') | length }}") == "a-b-c 2"
+    assert _render("{{ 'é'.encode('utf-8').hex() }} {{ 'ß'.upper() }} {{ '<'|e }}") == "c3a9 SS &lt;"
+    assert _render("{{ ('ß' * 300000).upper() | length }}") == "600000"
+
+
+# --- the chat template lint: linear, capped, never a RecursionError ------------------------------
+
+def _deep(kind: str, n: int) -> str:
+    return {
+        "paren": "{{ " + "(" * n + "x" + ")" * n + " }}",
+        "plus": "{{ " + " + ".join(["x"] * n) + " }}",
+        "and": "{% if " + " and ".join(["x"] * n) + " %}a{% endif %}",
+        "not": "{% if " + "not " * n + "x %}a{% endif %}",
+        "filter": "{{ x" + "|trim" * n + " }}",
+        "call": "{{ " + "f(" * n + "x" + ")" * n + " }}",
+        "list": "{{ " + "[" * n + "x" + "]" * n + " }}",
+        "if": "{% if x %}" * n + "a" + "{% endif %}" * n,
+        "macro": "{% macro m(a) %}" * n + "a" + "{% endmacro %}" * n,
+    }[kind]
+
+
+@pytest.mark.parametrize("kind", ["paren", "plus", "and", "not", "filter", "call", "list", "if", "macro"])
+@pytest.mark.parametrize("n", [300, 3000])
+def test_deep_templates_are_refused_by_the_lint(kind, n):
+    from mtokspec.chat.lint import lint_chat_template
+    from mtokspec.errors import ChatTemplateError
+
+    with pytest.raises(ChatTemplateError, match="deep"):
+        lint_chat_template(_deep(kind, n))
+
+
+@pytest.mark.parametrize("kind", ["plus", "and", "not", "filter", "if"])
+def test_nesting_within_the_bound_is_linted(kind):
+    from mtokspec.chat.lint import lint_chat_template
+
+    assert isinstance(lint_chat_template(_deep(kind, 150)), list)
+
+
+def test_the_lint_has_the_renderers_template_cap():
+    from mtokspec.chat.lint import lint_chat_template
+    from mtokspec.chat.sandbox import MAX_TEMPLATE_CHARS
+    from mtokspec.errors import ChatTemplateError
+
+    with pytest.raises(ChatTemplateError, match="too long"):
+        lint_chat_template("a" * (MAX_TEMPLATE_CHARS + 1))
+
+
+def test_lint_of_a_file_with_a_deep_template_is_an_error(tmp_path, capsys):
+    import dataclasses
+
+    from conftest import ROOT
+
+    from mtokspec.cli import main
+
+    tree = mtokspec.parse((ROOT / "examples" / "tiny.mtok").read_bytes())
+    path = tmp_path / "deep.mtok"
+    path.write_bytes(mtokspec.build(dataclasses.replace(tree, chat_template=_deep("paren", 300))))
+    with pytest.raises(mtokspec.Error):
+        mtokspec.lint(path.read_bytes())
+    assert main(["lint", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "deep" in err and len(err.strip().splitlines()) == 1
