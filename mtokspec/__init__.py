@@ -28,7 +28,7 @@ from mtokspec.format.validate import Finding, validate
 if TYPE_CHECKING:
     from mtokspec import convert, divergences
     from mtokspec.convert.loss import ConversionError
-    from mtokspec.linter import lint
+    from mtokspec.divergences.lint import lint
     from mtokspec.testing import strategies
     from mtokspec.tokenizer import Semantics, Tokenizer, load
 
@@ -47,7 +47,7 @@ _LAZY = {
     "Tokenizer": ("mtokspec.tokenizer", "Tokenizer"),
     "Semantics": ("mtokspec.tokenizer", "Semantics"),
     "load": ("mtokspec.tokenizer", "load"),
-    "lint": ("mtokspec.linter", "lint"),
+    "lint": ("mtokspec.divergences.lint", "lint"),
     "ConversionError": ("mtokspec.convert.loss", "ConversionError"),
     "convert": ("mtokspec.convert", None),
     "divergences": ("mtokspec.divergences", None),

@@ -20,7 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mtokspec.divergences import RULES
-from mtokspec.divergences.chat_template import CHAT_TEMPLATE_RULES
+from mtokspec.divergences.rules.chat_template import RULES as CHAT_TEMPLATE_RULES
 from mtokspec.chat.lint import lint_chat_template
 from mtokspec.chat.environment import parsing_environment
 from mtokspec.chat.lint.whitespace import _mnn_segments

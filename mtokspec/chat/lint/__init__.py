@@ -2,7 +2,7 @@
 
 ``lint_chat_template(template)`` reports each construct MNN renders differently from transformers,
 one :class:`~mtokspec.format.validate.Finding` per construct and line, coded with the rules of
-:mod:`mtokspec.divergences.chat_template`.  It is a static analysis: jinja2's own lexer and parser
+:mod:`mtokspec.divergences.rules.chat_template`.  It is a static analysis: jinja2's own lexer and parser
 read the template (the AST answers everything but white space and string escapes, which only the
 token stream keeps); MNN's lexer is re-implemented only to find the text it keeps between tags.
 

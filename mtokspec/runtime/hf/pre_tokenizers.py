@@ -37,7 +37,7 @@ from mtokspec.runtime.hf.normalizers import _WS_STR
 
 __all__ = [
     "PreTokenizer", "NoPreTokenizer", "ByteLevel", "Digits", "Metaspace", "Split",
-    "BertPreTokenizer", "Sequence", "REGISTRY", "from_tree", "BYTES_TO_UNICODE", "UNICODE_TO_BYTES",
+    "Bert", "Sequence", "REGISTRY", "from_tree", "BYTES_TO_UNICODE", "UNICODE_TO_BYTES",
     "byte_level_map", "ISOLATED", "REMOVED", "MERGED_WITH_PREVIOUS", "MERGED_WITH_NEXT",
     "CONTIGUOUS", "split_spans", "SPLIT_TIMEOUT", "SPLIT_TIMEOUT_PER_CHAR",
 ]
@@ -327,7 +327,7 @@ class Split(PreTokenizer):
         return cls(node.pattern, node.invert, node.behavior)
 
 
-class BertPreTokenizer(PreTokenizer):
+class Bert(PreTokenizer):
     """HF ``BertPreTokenizer``: drop white space, isolate each punctuation character."""
 
     __slots__ = ()
@@ -342,7 +342,7 @@ class BertPreTokenizer(PreTokenizer):
         return (self._ASCII_RE if s.isascii() else self._RE).findall(s)
 
     @classmethod
-    def from_tree(cls, node) -> "BertPreTokenizer":
+    def from_tree(cls, node) -> "Bert":
         return cls()
 
 
@@ -388,7 +388,7 @@ REGISTRY: dict[type, type[PreTokenizer]] = {
     t.DigitsPreTokenizer: Digits,
     t.MetaspacePreTokenizer: Metaspace,
     t.SplitPreTokenizer: Split,
-    t.BertPreTokenizer: BertPreTokenizer,
+    t.BertPreTokenizer: Bert,
     t.SequencePreTokenizer: Sequence,
 }
 
