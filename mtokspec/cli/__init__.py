@@ -14,7 +14,11 @@ DESCRIPTION = """\
 Read, check, write and run MNN tokenizer files (.mtok, legacy tokenizer.txt).
 
 Exit codes: 0 success; 1 the command ran and found problems (validate findings, compare
-mismatches); 2 a file could not be read, parsed or written (nothing is left half-written)."""
+mismatches); 2 a file could not be read, parsed or written (nothing is left half-written).
+
+Files: every input is read up to 2 GiB (MTOKSPEC_MAX_INPUT=BYTES sets another limit); -o replaces
+only a regular file (a symlink's target; a device, FIFO or folder is refused; '-' is standard
+output), keeps its mode and owner, and refuses the command's own input unless --force."""
 
 
 COMMAND_MODULES = [codec, lint, runtime, chat, convert, upgrade]
