@@ -180,3 +180,20 @@ def test_lint_of_a_file_with_a_deep_template_is_an_error(tmp_path, capsys):
     assert main(["lint", str(path)]) == 2
     err = capsys.readouterr().err
     assert "deep" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("field", list(DECIMAL_FIELDS))
+def test_the_reference_codec_has_the_same_digit_bound(field):
+    """spec/'s construct codec (the reference) refuses the decimals the generated codec refuses and
+    reads the 10-digit ones it reads."""
+    from spec import ReferenceError, reference_build, reference_parse
+
+    with pytest.raises(ReferenceError):
+        reference_parse(DECIMAL_FIELDS[field].replace(b"D", b"1" + b"0" * 10))
+    for data in (b"430 1\n0 0 0\n1 -9999999999\n0\n", b"430 0\n0 0 0\n\n1\nYQ== 0.0 9999999999\n"):
+        assert reference_build(mtokspec.to_dict(mtokspec.parse(data))) == data
+        reference_parse(data)
+    doc = mtokspec.to_dict(mtokspec.parse(b"430 1\n0 0 0\n1 \n0\n"))
+    doc["header"]["ids"] = [10 ** 10]
+    with pytest.raises(ReferenceError):
+        reference_build(doc)
