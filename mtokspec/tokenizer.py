@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Literal, Protocol, runtime_checkable
 
+from mtokspec.reading import read_file
 from mtokspec.errors import TokenizerError
 from mtokspec.format import parse
 from mtokspec.format import tree as t
@@ -122,7 +123,7 @@ def _load(source: Any, semantics: Semantics, upgrade_options: dict | None, optio
     if isinstance(source, (bytes, bytearray, memoryview)):
         tree = parse(source)
     elif isinstance(source, (str, os.PathLike)):
-        tree = parse(Path(source).read_bytes())
+        tree = parse(read_file(source))
     elif isinstance(source, t.TokenizerFile):
         tree = source
     else:

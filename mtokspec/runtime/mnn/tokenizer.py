@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import codecs
 import os
-from pathlib import Path
 from typing import Any, ClassVar
 
+from mtokspec.reading import read_file
 from mtokspec.format import tree as t
 from mtokspec.errors import TokenizerError, UndefinedInMnn
 from mtokspec._generated.codec import build_node
@@ -165,7 +165,7 @@ class MnnTokenizer:
 
     @classmethod
     def from_file(cls, path: str | os.PathLike, **options: Any) -> "MnnTokenizer":
-        return cls.from_bytes(Path(path).read_bytes(), **options)
+        return cls.from_bytes(read_file(path), **options)
 
     # --- what subclasses supply -----------------------------------------------------------------
     def _encode_piece(self, text: bytes, ids: list[int]) -> None:  # pragma: no cover - abstract
