@@ -3,7 +3,7 @@
 
 Every read is bounds-checked before it happens; counts are checked against the bytes left before
 any list is allocated; tables of fixed-size rows are decoded in one call.  The helpers are in
-mtokspec/codec_support.py.
+mtokspec/format/codec_support.py.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import re
 import struct
 from itertools import chain as _chain
 
-from mtokspec.codec_support import (
+from mtokspec.format.codec_support import (
     bad_rows,
     bad_value,
     build_header_lines,
@@ -32,7 +32,7 @@ from mtokspec.codec_support import (
     walk8,
 )
 from mtokspec.errors import MtokFormatError
-from mtokspec.table import Table
+from mtokspec.format.table import Table
 
 from .tree import *  # noqa: F403
 _S_H = struct.Struct('<H')
@@ -48,10 +48,11 @@ _S_II = struct.Struct('<II')
 _S_IBBB = struct.Struct('<IBBB')
 
 # the text grammar, from spec/_dsl.py
-_COUNTS = re.compile(b'(0|[1-9][0-9]*) (0|[1-9][0-9]*) (0|[1-9][0-9]*)\\n')
-_IDS = re.compile(b'(?:(?:0|-?[1-9][0-9]*)(?: (?:0|-?[1-9][0-9]*))*)?( ?)\\n')
-_DECIMAL = re.compile(b'0|-?[1-9][0-9]*')
-_COUNT = re.compile(b'0|[1-9][0-9]*')
+_COUNTS = re.compile(b'(0|[1-9][0-9]{0,9}) (0|[1-9][0-9]{0,9}) (0|[1-9][0-9]{0,9})\\n')
+_IDS = re.compile(b'(?:(?:0|-?[1-9][0-9]{0,9})(?: (?:0|-?[1-9][0-9]{0,9}))*)?( ?)\\n')
+_DECIMAL = re.compile(b'0|-?[1-9][0-9]{0,9}')
+_COUNT = re.compile(b'0|[1-9][0-9]{0,9}')
+_DECIMAL_BOUND = 10000000000  # 10 digits: what a decimal can write
 
 
 # length byte -> size of a row whose fixed part is 6 bytes (0: walk8 reads the row exactly)
@@ -1593,7 +1594,7 @@ def _build_LegacyPostProcessor(obj, out, path):
         bad_value(path + ".ids", str(e), lst_ids)
 
 
-def _ops_fit(b, p, end, n):
+def ops_fit(b, p, end, n):
     """Do the bytes from p to end hold exactly n well-formed ops?"""
     try:
         for _ in range(n):
@@ -1608,7 +1609,7 @@ def _parse_PostProcessor(b, p, end, path, depth):
         truncated(p, 2, end, path)
     n, = _S_H.unpack_from(b, p)
     p += 2
-    if n > 0 and end - p == 4 * n and not _ops_fit(b, p, end, n):
+    if n > 0 and end - p == 4 * n and not ops_fit(b, p, end, n):
         ids = [x for (x,) in _S_I.iter_unpack(b[p:end])]
         return LegacyPostProcessor(ids=ids), end
     if n > end - p:
@@ -1624,7 +1625,7 @@ def _build_PostProcessor(obj, out, path):
         raw = []
         _build_LegacyPostProcessor(obj, raw, path)
         raw = b"".join(raw)
-        if not obj.ids or _ops_fit(raw, 2, len(raw), len(obj.ids)):
+        if not obj.ids or ops_fit(raw, 2, len(raw), len(obj.ids)):
             bad_value(path, "these ids would read back as the current layout; write a PostProcessorProgram", obj.ids)
         out.append(raw)
     elif obj.__class__ is PostProcessorProgram:
@@ -1717,7 +1718,7 @@ def _build_MtokFile(obj, out, path):
     if obj.__class__ is not MtokFile:
         bad_value(path, "expected MtokFile", obj)
     absent = False
-    build_header_lines(obj.header, out, path + ".header", b'430 4\n')
+    build_header_lines(obj.header, out, path + ".header", b'430 4\n', _DECIMAL_BOUND)
     _build_Normalizer(obj.normalizer, out, path + ".normalizer")
     _build_PreTokenizer(obj.pre_tokenizer, out, path + ".pre_tokenizer")
     _build_Model(obj.model, out, path + ".model")
@@ -1825,7 +1826,7 @@ def _parse_SentencePieceTxtFile(b, p, end, path, depth):
 def _build_SentencePieceTxtFile(obj, out, path):
     if obj.__class__ is not SentencePieceTxtFile:
         bad_value(path, "expected SentencePieceTxtFile", obj)
-    build_header_lines(obj.header, out, path + ".header", b'430 0\n')
+    build_header_lines(obj.header, out, path + ".header", b'430 0\n', _DECIMAL_BOUND)
     out.append(b"%d\n" % (len(obj.pieces),))
     lst1 = obj.pieces
     if not isinstance(lst1, (list, tuple, Table)):
@@ -1834,7 +1835,7 @@ def _build_SentencePieceTxtFile(obj, out, path):
     for i3, row4 in enumerate(lst1):
         if not isinstance(row4, (tuple, list)) or len(row4) != 3:
             bad_value(path + ".pieces" + "[%d]" % i3, "expected a row of 3 values", row4)
-        lines2.append(b" ".join((line_column(row4[0], 'base64', path + ".pieces" + "[%d]" % i3 + '.token'), line_column(row4[1], 'word', path + ".pieces" + "[%d]" % i3 + '.score'), line_column(row4[2], 'int', path + ".pieces" + "[%d]" % i3 + '.type'),)))
+        lines2.append(b" ".join((line_column(row4[0], 'base64', path + ".pieces" + "[%d]" % i3 + '.token'), line_column(row4[1], 'word', path + ".pieces" + "[%d]" % i3 + '.score'), line_column(row4[2], 'int', path + ".pieces" + "[%d]" % i3 + '.type', _DECIMAL_BOUND),)))
     if lines2:
         out.append(b"\n".join(lines2) + (b"\n" if True else b""))
 
@@ -1868,7 +1869,7 @@ def _parse_TiktokenTxtFile(b, p, end, path, depth):
 def _build_TiktokenTxtFile(obj, out, path):
     if obj.__class__ is not TiktokenTxtFile:
         bad_value(path, "expected TiktokenTxtFile", obj)
-    build_header_lines(obj.header, out, path + ".header", b'430 1\n')
+    build_header_lines(obj.header, out, path + ".header", b'430 1\n', _DECIMAL_BOUND)
     out.append(b"%d\n" % (len(obj.tokens),))
     lst1 = obj.tokens
     if not isinstance(lst1, (list, tuple, Table)):
@@ -1909,7 +1910,7 @@ def _parse_BertTxtFile(b, p, end, path, depth):
 def _build_BertTxtFile(obj, out, path):
     if obj.__class__ is not BertTxtFile:
         bad_value(path, "expected BertTxtFile", obj)
-    build_header_lines(obj.header, out, path + ".header", b'430 2\n')
+    build_header_lines(obj.header, out, path + ".header", b'430 2\n', _DECIMAL_BOUND)
     out.append(b"%d\n" % (len(obj.tokens),))
     lst1 = obj.tokens
     if not isinstance(lst1, (list, tuple, Table)):
@@ -1974,7 +1975,7 @@ def _parse_HuggingFaceTxtFile(b, p, end, path, depth):
 def _build_HuggingFaceTxtFile(obj, out, path):
     if obj.__class__ is not HuggingFaceTxtFile:
         bad_value(path, "expected HuggingFaceTxtFile", obj)
-    build_header_lines(obj.header, out, path + ".header", b'430 3\n')
+    build_header_lines(obj.header, out, path + ".header", b'430 3\n', _DECIMAL_BOUND)
     out.append(b"%d %d\n" % (len(obj.tokens), len(obj.merges),))
     lst1 = obj.tokens
     if not isinstance(lst1, (list, tuple, Table)):
@@ -2004,7 +2005,7 @@ def section_sizes_MtokFile(obj):
     absent = False
     path = ""
     out: list[bytes] = []
-    build_header_lines(obj.header, out, "header", b'430 4\n')
+    build_header_lines(obj.header, out, "header", b'430 4\n', _DECIMAL_BOUND)
     sizes.append(('header', None if obj.header is None else sum(map(len, out))))
     out: list[bytes] = []
     _build_Normalizer(obj.normalizer, out, "normalizer")
@@ -2108,7 +2109,7 @@ def section_sizes_SentencePieceTxtFile(obj):
     absent = False
     path = ""
     out: list[bytes] = []
-    build_header_lines(obj.header, out, "header", b'430 0\n')
+    build_header_lines(obj.header, out, "header", b'430 0\n', _DECIMAL_BOUND)
     sizes.append(('header', None if obj.header is None else sum(map(len, out))))
     out: list[bytes] = []
     out.append(b"%d\n" % (len(obj.pieces),))
@@ -2121,7 +2122,7 @@ def section_sizes_SentencePieceTxtFile(obj):
     for i3, row4 in enumerate(lst1):
         if not isinstance(row4, (tuple, list)) or len(row4) != 3:
             bad_value("pieces" + "[%d]" % i3, "expected a row of 3 values", row4)
-        lines2.append(b" ".join((line_column(row4[0], 'base64', "pieces" + "[%d]" % i3 + '.token'), line_column(row4[1], 'word', "pieces" + "[%d]" % i3 + '.score'), line_column(row4[2], 'int', "pieces" + "[%d]" % i3 + '.type'),)))
+        lines2.append(b" ".join((line_column(row4[0], 'base64', "pieces" + "[%d]" % i3 + '.token'), line_column(row4[1], 'word', "pieces" + "[%d]" % i3 + '.score'), line_column(row4[2], 'int', "pieces" + "[%d]" % i3 + '.type', _DECIMAL_BOUND),)))
     if lines2:
         out.append(b"\n".join(lines2) + (b"\n" if True else b""))
     sizes.append(('pieces', None if obj.pieces is None else sum(map(len, out))))
@@ -2134,7 +2135,7 @@ def section_sizes_TiktokenTxtFile(obj):
     absent = False
     path = ""
     out: list[bytes] = []
-    build_header_lines(obj.header, out, "header", b'430 1\n')
+    build_header_lines(obj.header, out, "header", b'430 1\n', _DECIMAL_BOUND)
     sizes.append(('header', None if obj.header is None else sum(map(len, out))))
     out: list[bytes] = []
     out.append(b"%d\n" % (len(obj.tokens),))
@@ -2158,7 +2159,7 @@ def section_sizes_BertTxtFile(obj):
     absent = False
     path = ""
     out: list[bytes] = []
-    build_header_lines(obj.header, out, "header", b'430 2\n')
+    build_header_lines(obj.header, out, "header", b'430 2\n', _DECIMAL_BOUND)
     sizes.append(('header', None if obj.header is None else sum(map(len, out))))
     out: list[bytes] = []
     out.append(b"%d\n" % (len(obj.tokens),))
@@ -2182,7 +2183,7 @@ def section_sizes_HuggingFaceTxtFile(obj):
     absent = False
     path = ""
     out: list[bytes] = []
-    build_header_lines(obj.header, out, "header", b'430 3\n')
+    build_header_lines(obj.header, out, "header", b'430 3\n', _DECIMAL_BOUND)
     sizes.append(('header', None if obj.header is None else sum(map(len, out))))
     out: list[bytes] = []
     out.append(b"%d %d\n" % (len(obj.tokens), len(obj.merges),))
@@ -2294,6 +2295,45 @@ _POSTOP_BUILDERS = {
     SequenceOp: (0, _build_SequenceOp),
     SpecialTokenOp: (1, _build_SpecialTokenOp),
 }
+_NODE_BUILDERS = {
+    NoNormalizer: _build_NoNormalizer,
+    LegacyNFKCNormalizer: _build_LegacyNFKCNormalizer,
+    PrependNormalizer: _build_PrependNormalizer,
+    ReplaceNormalizer: _build_ReplaceNormalizer,
+    SequenceNormalizer: _build_SequenceNormalizer,
+    BertNormalizer: _build_BertNormalizer,
+    TableNormalizer: _build_TableNormalizer,
+    BertNFDNormalizer: _build_BertNFDNormalizer,
+    StripNormalizer: _build_StripNormalizer,
+    NoPreTokenizer: _build_NoPreTokenizer,
+    ByteLevelPreTokenizer: _build_ByteLevelPreTokenizer,
+    DigitsPreTokenizer: _build_DigitsPreTokenizer,
+    MetaspacePreTokenizer: _build_MetaspacePreTokenizer,
+    SplitPreTokenizer: _build_SplitPreTokenizer,
+    BertPreTokenizer: _build_BertPreTokenizer,
+    SequencePreTokenizer: _build_SequencePreTokenizer,
+    BPEModel: _build_BPEModel,
+    WordPieceModel: _build_WordPieceModel,
+    UnigramModel: _build_UnigramModel,
+    ByteLevelDecoder: _build_ByteLevelDecoder,
+    ByteFallbackDecoder: _build_ByteFallbackDecoder,
+    MetaspaceDecoder: _build_MetaspaceDecoder,
+    WordPieceDecoder: _build_WordPieceDecoder,
+    FuseDecoder: _build_FuseDecoder,
+    ReplaceDecoder: _build_ReplaceDecoder,
+    StripDecoder: _build_StripDecoder,
+    SequenceDecoder: _build_SequenceDecoder,
+    AddedToken: _build_AddedToken,
+    SequenceOp: _build_SequenceOp,
+    SpecialTokenOp: _build_SpecialTokenOp,
+    PostProcessorProgram: _build_PostProcessorProgram,
+    LegacyPostProcessor: _build_LegacyPostProcessor,
+    MtokFile: _build_MtokFile,
+    SentencePieceTxtFile: _build_SentencePieceTxtFile,
+    TiktokenTxtFile: _build_TiktokenTxtFile,
+    BertTxtFile: _build_BertTxtFile,
+    HuggingFaceTxtFile: _build_HuggingFaceTxtFile,
+}
 
 
 def parse_MtokFile(data) -> MtokFile:
@@ -2363,4 +2403,15 @@ def build_HuggingFaceTxtFile(tree: HuggingFaceTxtFile) -> bytes:
     """Build a whole file; raises MtokFormatError naming the field that cannot be written."""
     out: list[bytes] = []
     _build_HuggingFaceTxtFile(tree, out, "")
+    return b"".join(out)
+
+
+def build_node(obj) -> bytes:
+    """The bytes one record of the tree (a stage, an op, a whole file) takes inside a file, as
+    ``build`` writes them; raises MtokFormatError naming the field that cannot be written."""
+    fn = _NODE_BUILDERS.get(obj.__class__)
+    if fn is None:
+        bad_value("", "expected a record of the tree", obj)
+    out: list[bytes] = []
+    fn(obj, out, "")
     return b"".join(out)

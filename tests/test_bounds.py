@@ -1,4 +1,4 @@
-"""Bounded work for any input (``mtokspec.runtime.bounds``), one answer whatever the threads, and
+"""Bounded work for any input (``mtokspec.runtime.shared.bounds``), one answer whatever the threads, and
 the error contract of the tokenizers' public methods.
 
 The hostile cases (``tools/hostile.py``) run in child processes under a memory limit and a
@@ -21,8 +21,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import mtokspec
-from mtokspec import tree as t
-from mtokspec.runtime import Tokenizer, TokenizerError, bounds
+from mtokspec.format import tree as t
+from mtokspec import Tokenizer
+from mtokspec.errors import TokenizerError
+from mtokspec.runtime.shared import bounds
 from mtokspec.runtime.mnn.regex import uses_wregex
 from tools import hostile
 
@@ -108,7 +110,7 @@ def test_one_regex_deadline_per_call():
 
 
 def test_bpe_heap_merge_is_the_list_merge():
-    from mtokspec.runtime.models import bpe as B
+    from mtokspec.runtime.hf.models import bpe as B
 
     vocab = ["a", "b", "c", "ab", "bc", "abc", "ca", "cab", "aa", "aaa", "bb"]
     ids = {tok: i for i, tok in enumerate(vocab)}
@@ -124,7 +126,7 @@ def test_bpe_heap_merge_is_the_list_merge():
 
 
 def _list_merge(model, syms):
-    from mtokspec.runtime.models import bpe as B
+    from mtokspec.runtime.hf.models import bpe as B
 
     saved = B._LONG_WORD
     B._LONG_WORD = 1 << 30

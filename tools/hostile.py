@@ -22,7 +22,7 @@ from typing import Callable
 
 from hypothesis import strategies as st
 
-from mtokspec import tree as t
+from mtokspec.format import tree as t
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ("hf", "hf-pure", "mnn")

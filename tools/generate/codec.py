@@ -687,7 +687,7 @@ class Emitter:
     def parse_postprocessor(self, u: UnionInfo):
         pp = u.custom
         cur, leg, op = pp.current.record_name, pp.legacy.record_name, pp.op_union.union_name
-        self.w(0, "def _ops_fit(b, p, end, n):")
+        self.w(0, "def ops_fit(b, p, end, n):")
         self.w(1, '"""Do the bytes from p to end hold exactly n well-formed ops?"""')
         self.w(1, "try:")
         self.w(2, "for _ in range(n):")
@@ -699,7 +699,7 @@ class Emitter:
         self.w(0, "")
         self.w(0, "def _parse_PostProcessor(b, p, end, path, depth):")
         self.read_fixed_group(1, [pp.count], ["n"], ["path"])
-        self.w(1, "if n > 0 and end - p == 4 * n and not _ops_fit(b, p, end, n):")
+        self.w(1, "if n > 0 and end - p == 4 * n and not ops_fit(b, p, end, n):")
         self.w(2, f"ids = [x for (x,) in {self.st('<I')}.iter_unpack(b[p:end])]")
         self.w(2, f"return {leg}(ids=ids), end")
         self.w(1, "if n > end - p:")
@@ -773,7 +773,7 @@ class Emitter:
         self.w(ind, f"_build_{sub.record_name}({e}, out, {pe})")
 
     def write_header(self, ind, sub, e, pe, obj, union_name):
-        self.w(ind, f"build_header_lines({e}, out, {pe}, {sub.magic_line!r})")
+        self.w(ind, f"build_header_lines({e}, out, {pe}, {sub.magic_line!r}, _DECIMAL_BOUND)")
 
     def write_union(self, ind, sub, e, pe, obj, union_name):
         self.w(ind, f"_build_{sub.union_name}({e}, out, {pe})")
@@ -820,12 +820,17 @@ class Emitter:
         epe = f'{pe} + "[%d]" % {i}'
         self.w(ind, f"for {i}, {row} in enumerate({lv}):")
         cols = sub.columns
+
+        def bound(col):  # an int column is written within the grammar's digits
+            return ", _DECIMAL_BOUND" if col.kind == "int" else ""
+
         if len(cols) == 1:
-            self.w(ind + 1, f"{lines}.append(line_column({row}, {cols[0].kind!r}, {epe}))")
+            self.w(ind + 1, f"{lines}.append(line_column({row}, {cols[0].kind!r}, {epe}{bound(cols[0])}))")
         else:
             self.w(ind + 1, f"if not isinstance({row}, (tuple, list)) or len({row}) != {len(cols)}:")
             self.w(ind + 2, f'bad_value({epe}, "expected a row of {len(cols)} values", {row})')
-            vals = [f"line_column({row}[{k}], {col.kind!r}, {epe} + '.{col.name}')" for k, col in enumerate(cols)]
+            vals = [f"line_column({row}[{k}], {col.kind!r}, {epe} + '.{col.name}'{bound(col)})"
+                    for k, col in enumerate(cols)]
             self.w(ind + 1, f'{lines}.append(b" ".join(({", ".join(vals)},)))')
         end_nl = f"{obj}.{sub.final_newline}" if sub.final_newline else "True"
         if sub.final_newline:
@@ -924,7 +929,7 @@ class Emitter:
         self.w(2, "raw = []")
         self.w(2, f"_build_{leg}(obj, raw, path)")
         self.w(2, 'raw = b"".join(raw)')
-        self.w(2, "if not obj.ids or _ops_fit(raw, 2, len(raw), len(obj.ids)):")
+        self.w(2, "if not obj.ids or ops_fit(raw, 2, len(raw), len(obj.ids)):")
         self.w(3, 'bad_value(path, "these ids would read back as the current layout; write a '
                   f'{cur}", obj.ids)')
         self.w(2, "out.append(raw)")
@@ -973,7 +978,7 @@ CODEC_PRELUDE = '''\
 
 Every read is bounds-checked before it happens; counts are checked against the bytes left before
 any list is allocated; tables of fixed-size rows are decoded in one call.  The helpers are in
-mtokspec/codec_support.py.
+mtokspec/format/codec_support.py.
 """
 
 from __future__ import annotations
@@ -982,7 +987,7 @@ import re
 import struct
 from itertools import chain as _chain
 
-from mtokspec.codec_support import (
+from mtokspec.format.codec_support import (
     bad_rows,
     bad_value,
     build_header_lines,
@@ -1002,7 +1007,7 @@ from mtokspec.codec_support import (
     walk8,
 )
 from mtokspec.errors import MtokFormatError
-from mtokspec.table import Table
+from mtokspec.format.table import Table
 
 from .tree import *  # noqa: F403
 '''
@@ -1021,6 +1026,20 @@ def build_{root}(tree: {root}) -> bytes:
     """Build a whole file; raises MtokFormatError naming the field that cannot be written."""
     out: list[bytes] = []
     _build_{root}(tree, out, "")
+    return b"".join(out)
+'''
+
+
+NODE_API = '''
+
+def build_node(obj) -> bytes:
+    """The bytes one record of the tree (a stage, an op, a whole file) takes inside a file, as
+    ``build`` writes them; raises MtokFormatError naming the field that cannot be written."""
+    fn = _NODE_BUILDERS.get(obj.__class__)
+    if fn is None:
+        bad_value("", "expected a record of the tree", obj)
+    out: list[bytes] = []
+    fn(obj, out, "")
     return b"".join(out)
 '''
 
@@ -1070,7 +1089,14 @@ def emit_codec(m: Model, roots: list[str]) -> str:
     structs = [f"{v} = struct.Struct({fmt!r})" for fmt, v in e.structs.items()]
     structs += ["", "# the text grammar, from spec/_dsl.py",
                 f"_COUNTS = re.compile({dsl.COUNTS_LINE!r})", f"_IDS = re.compile({dsl.IDS_LINE!r})",
-                f"_DECIMAL = re.compile({dsl.INT!r})", f"_COUNT = re.compile({dsl.COUNT!r})"]
+                f"_DECIMAL = re.compile({dsl.INT!r})", f"_COUNT = re.compile({dsl.COUNT!r})",
+                f"_DECIMAL_BOUND = {10 ** dsl.DIGITS}  # {dsl.DIGITS} digits: what a decimal can write"]
     api = "".join(ROOT_API.format(root=r) for r in roots)
+    tables.append("_NODE_BUILDERS = {")
+    emitted = "\n".join(e.lines)
+    tables += [f"    {name}: _build_{name}," for name in m.order
+               if name in m.records and f"def _build_{name}(" in emitted]
+    tables.append("}")
+    api += NODE_API
     return BANNER + CODEC_PRELUDE + "\n".join(structs) + "\n\n\n" + "\n".join(e.decoder_lines + e.lines) + "\n" + "\n".join(tables) + "\n" + api
 

@@ -24,11 +24,11 @@ from typing import Any
 
 import regex
 
-from mtokspec.runtime.bounds import REGEX_STEPS, REGEX_STEPS_PER_BYTE, Budget, current
+from mtokspec.runtime.shared.bounds import REGEX_STEPS, REGEX_STEPS_PER_BYTE, Budget, current
 from mtokspec.runtime.mnn import unicode as U
-from mtokspec.runtime.mnn._undefined import UndefinedInMnn
+from mtokspec.errors import UndefinedInMnn
+from mtokspec.runtime.shared.text import GPT2_PATTERN
 
-GPT2_PATTERN = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
 
 _ALL = (1 << 256) - 1
 
@@ -320,7 +320,7 @@ def _parse(pattern: bytes) -> list[list[Node]]:
     try:
         return _Parser(pattern).parse()
     except RecursionError:
-        from mtokspec.runtime import TokenizerError
+        from mtokspec.errors import TokenizerError
 
         raise TokenizerError(f"pattern {pattern[:60]!r}: groups nested deeper than mtokspec follows") from None
 
@@ -343,7 +343,7 @@ def dropped_alternatives(pattern: bytes) -> bool:
 
 
 # MNN's matcher backtracks without bound.  The scans of one call together may take
-# mtokspec.runtime.bounds.REGEX_STEPS plus REGEX_STEPS_PER_BYTE per byte of the call's input, and
+# mtokspec.runtime.shared.bounds.REGEX_STEPS plus REGEX_STEPS_PER_BYTE per byte of the call's input, and
 # the attempt at one position at most REGEX_STEPS (a second or two of work; a pattern a tokenizer
 # uses takes a few steps per byte).  The counter is the call's (never shared between calls or
 # threads).
