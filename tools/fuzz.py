@@ -434,7 +434,7 @@ def hostile_inputs():
 def check_hostile(args) -> None:
     """Encode and decode of a file built to amplify or backtrack: a result or an ``mtokspec.Error``
     within HOSTILE_CALL_SECONDS."""
-    from mtokspec.runtime import Tokenizer
+    from mtokspec import Tokenizer
 
     (tree, work), semantics = args
     tok = refused_or_ok("from_tree", Tokenizer.from_tree, tree, semantics=semantics)

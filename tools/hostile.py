@@ -188,7 +188,7 @@ def _outcome(call) -> dict:
 def run_child(names: list[str], config: str) -> int:
     """In the child: run each case, print one JSON line each (outcome, seconds, peak KiB so far).
     A name ``@PATH`` is a JSON file ``{"files": [...], "text": ...}``: each file encoded."""
-    from mtokspec.runtime import Tokenizer
+    from mtokspec import Tokenizer
 
     semantics = "mnn" if config == "mnn" else "hf"
     for name in names:

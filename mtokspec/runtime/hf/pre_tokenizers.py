@@ -13,13 +13,13 @@ from mtokspec.format import tree as t
 from mtokspec.runtime.shared.byte_level import BYTE_TO_CHAR, CHAR_TO_BYTE
 from mtokspec.runtime.shared.registry import build_from_registry
 from mtokspec.runtime.hf.normalizers import WHITESPACE_STR
-from mtokspec.runtime.shared.bounds import REGEX_SECONDS, REGEX_SECONDS_PER_CHAR, current
+from mtokspec.runtime.shared.bounds import current
 
 __all__ = [
     "PreTokenizer", "NoPreTokenizer", "ByteLevel", "Digits", "Metaspace", "Split",
     "Bert", "Sequence", "REGISTRY", "from_tree", "BYTES_TO_UNICODE", "UNICODE_TO_BYTES",
     "byte_level_map", "ISOLATED", "REMOVED", "MERGED_WITH_PREVIOUS", "MERGED_WITH_NEXT",
-    "CONTIGUOUS", "split_spans", "SPLIT_TIMEOUT", "SPLIT_TIMEOUT_PER_CHAR",
+    "CONTIGUOUS", "split_spans",
 ]
 
 # Split behaviours: the file's codes (spec/mtok.py declares them), then two HF behaviours that only
@@ -27,10 +27,8 @@ __all__ = [
 ISOLATED, REMOVED, MERGED_WITH_PREVIOUS = t.SplitBehavior
 MERGED_WITH_NEXT, CONTIGUOUS = 3, 4
 
-# The pattern searches of one call (every segment and step of an encode) may take together
-# SPLIT_TIMEOUT + len(text) * SPLIT_TIMEOUT_PER_CHAR seconds (mtokspec.runtime.shared.bounds).
-SPLIT_TIMEOUT = REGEX_SECONDS
-SPLIT_TIMEOUT_PER_CHAR = REGEX_SECONDS_PER_CHAR
+# The pattern searches of one call (every segment and step of an encode) share one time budget:
+# mtokspec.runtime.shared.bounds.
 
 
 BYTES_TO_UNICODE: list[str] = list(BYTE_TO_CHAR)  # GPT-2's byte -> printable character map
