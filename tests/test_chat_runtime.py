@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import ROOT
+from tests._support import ROOT
 
 from mtokspec.chat.render import ChatTemplateError
 from mtokspec.cli import main

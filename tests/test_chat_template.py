@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from mtokspec.chat.render import ChatTemplateError, render_chat_template
+from tests._support import CORPUS
 
-CORPUS = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus"
 CHAT_DIR = CORPUS / "chat"
-MISSING = f"reference corpus not found at {CHAT_DIR.resolve()} (../shared/corpus is optional)"
+MISSING = f"reference corpus not found at {CHAT_DIR} (../shared/corpus is optional)"
 
 # keys of a corpus case that are metadata, not template variables
 CASE_META = {"conversation", "expected", "error", "messages", "add_generation_prompt"}

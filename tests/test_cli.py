@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT, corpus_mtok_files
+from tests._support import CORPUS, ROOT, corpus_mtok_files
 
 import mtokspec
 from mtokspec.format import tree as t
@@ -61,7 +61,7 @@ def test_validate_exit_codes(tmp_path, capsys):
 
 @pytest.mark.parametrize("fmt", ["yaml", "json"])
 def test_dump_then_build_reproduces_bytes(tmp_path, fmt):
-    files = [EXAMPLE, *corpus_mtok_files()[:1], *sorted((ROOT.parent / "shared/corpus/tok").glob("*/mnn.txt"))[:1]]
+    files = [EXAMPLE, *corpus_mtok_files()[:1], *sorted(CORPUS.glob("tok/*/mnn.txt"))[:1]]
     for src in files:
         dumped = tmp_path / f"tree.{fmt}"
         out = tmp_path / "out.bin"
@@ -127,7 +127,7 @@ def test_encode_text_after_a_flag(capsys):
 
 
 def test_export_hf_of_a_legacy_file(tmp_path, capsys):
-    src = ROOT.parent / "shared" / "corpus" / "tok" / "roberta-base" / "mnn.txt"
+    src = CORPUS / "tok" / "roberta-base" / "mnn.txt"
     if not src.exists():
         pytest.skip("../shared/corpus is absent")
     out = tmp_path / "tokenizer.json"
@@ -135,5 +135,5 @@ def test_export_hf_of_a_legacy_file(tmp_path, capsys):
     assert "upgraded from a legacy tokenizer.txt" in capsys.readouterr().err
     tokenizers = pytest.importorskip("tokenizers")
     ref = json.loads((src.parent / "ref_en.json").read_text(encoding="utf-8"))
-    text = json.loads((ROOT.parent / "shared" / "corpus" / "text" / "en.json").read_text(encoding="utf-8"))[0]
+    text = json.loads((CORPUS / "text" / "en.json").read_text(encoding="utf-8"))[0]
     assert tokenizers.Tokenizer.from_file(str(out)).encode(text, add_special_tokens=False).ids == ref["no_special"][0]

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 import random
-import signal
 import struct
-from contextlib import contextmanager
 
 import pytest
-from conftest import corpus_mtok_files
+from tests._support import corpus_mtok_files
+from tests._support.codec import deadline, plain, tree_plain
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -29,37 +28,6 @@ corpus_param = pytest.mark.parametrize(
     "path", CORPUS_FILES or [pytest.param(None, marks=pytest.mark.skip(reason="../shared/corpus is absent"))],
     ids=[p.parent.name for p in CORPUS_FILES] or None,
 )
-
-
-def plain(value):
-    """The reference codec's output in the plain form ``mtokspec.to_dict`` uses."""
-    if isinstance(value, bytes):
-        return t._bytes_to_plain(value)
-    if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    return value
-
-
-def tree_plain(tree):
-    d = mtokspec.to_dict(tree)
-    d.pop("format")
-    return d
-
-
-@contextmanager
-def deadline(seconds: float):
-    """Hang guard for hostile inputs: a parse that runs past this is a bug, not a slow machine."""
-    def fire(*_):
-        raise TimeoutError(f"parse took longer than {seconds} s")
-    old = signal.signal(signal.SIGALRM, fire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from conftest import CORPUS
+from tests._support import CORPUS
 from hypothesis import given, settings
-from test_codec import deadline, plain, tree_plain
+from tests._support.codec import deadline, plain, tree_plain
 
 import mtokspec
 from mtokspec.format import plainio

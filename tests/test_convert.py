@@ -16,13 +16,9 @@ import mtokspec
 from mtokspec.format import tree as t
 from mtokspec.convert import (WHITESPACE_SPLIT, ConversionError, Loss, from_hf, from_hf_tree,
                               render_text, unicode_tables)
+from tests._support import CORPUS
+from tests._support import corpus_folder_param as folder_param
 
-CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
-FOLDERS = sorted(p.parent for p in CORPUS.glob("tok/*/mnn.mtok")) if CORPUS.is_dir() else []
-folder_param = pytest.mark.parametrize(
-    "folder", FOLDERS or [pytest.param(None, marks=pytest.mark.skip(
-        reason=f"reference corpus not found at {CORPUS} (it lives in ../shared/corpus)"))],
-    ids=[p.name for p in FOLDERS] or None)
 
 
 def corpus_folder(name: str) -> Path:

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-from pathlib import Path
 
 import pytest
 
 import mtokspec
 from mtokspec.convert import from_hf
+from tests._support import TESTS
 from tools import hf5_fixtures
 
-FIXTURES = Path(__file__).parent / "fixtures" / "hf5"
+FIXTURES = TESTS / "fixtures" / "hf5"
 NAMES = sorted(hf5_fixtures.FOLDERS)
 
 

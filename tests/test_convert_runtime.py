@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_convert_roundtrip_hf import TRAIN_TEXT, TRAINERS
-from unicode_stable import STABLE_CHARS
+from tests._support.convert_trainers import TRAIN_TEXT, TRAINERS
+from tests._support.unicode_stable import STABLE_CHARS
 
 import mtokspec
 from mtokspec.convert import from_hf

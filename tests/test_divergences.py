@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from conftest import ROOT
+from tests._support import ROOT
 
 from mtokspec.divergences import RULES, markdown_table, rule
 from tools import readme_divergences

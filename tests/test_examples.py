@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import ROOT
+from tests._support import ROOT
 
 import mtokspec
 from mtokspec.cli import main

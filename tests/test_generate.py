@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT
+from tests._support import ROOT
 
 from mtokspec._generated.tree import CLASSES, UNIONS
 from tools import generate

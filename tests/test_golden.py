@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from conftest import ROOT
+from tests._support import TESTS
 
 import pytest
 
@@ -15,7 +15,7 @@ from mtokspec.format import tree as t
 # every test here runs on both paths of the codec and models: compiled and pure (conftest.runtime_path)
 pytestmark = pytest.mark.usefixtures("runtime_path")
 
-GOLDEN = ROOT / "tests" / "golden"
+GOLDEN = TESTS / "golden"
 
 
 def de_hex(text: str) -> bytes:

@@ -16,10 +16,10 @@ import subprocess
 import warnings
 
 import pytest
-from conftest import CORPUS, ROOT, corpus_mtok_files
+from tests._support import CORPUS, ROOT, corpus_mtok_files
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
-from kaitai_plain import first_difference, js_value, kaitai_plain, kaitai_txt_plain, tree_plain
+from tests._support.kaitai_plain import first_difference, js_value, kaitai_plain, kaitai_txt_plain, tree_plain
 
 import mtokspec
 from mtokspec.testing import strategies

@@ -24,9 +24,10 @@ from mtokspec.divergences.rules.chat_template import RULES as CHAT_TEMPLATE_RULE
 from mtokspec.chat.lint import lint_chat_template
 from mtokspec.chat.environment import parsing_environment
 from mtokspec.chat.lint.whitespace import _mnn_segments
+from tests._support import CORPUS
 
-CHAT_DIR = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus" / "chat"
-MISSING = f"reference corpus not found at {CHAT_DIR.resolve()} (../shared/corpus is optional)"
+CHAT_DIR = CORPUS / "chat"
+MISSING = f"reference corpus not found at {CHAT_DIR} (../shared/corpus is optional)"
 
 
 def _dev_files() -> list[Path]:

@@ -12,12 +12,13 @@ import json
 from functools import lru_cache
 
 import pytest
-from conftest import CORPUS
+from tests._support import CORPUS
 
 from mtokspec.divergences import RULES
 from mtokspec import Tokenizer
 from mtokspec.runtime.mnn import MNN_COMMIT
 from mtokspec.divergences.explain import explain_decode, explain_encode
+from tests._support.corpus_rules import EXPECTED_RULES
 
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"reference corpus not found at {CORPUS}")
 
@@ -64,24 +65,6 @@ def test_mnn_semantics_reproduces_mnn(name, fn):
                 if value != expected:
                     wrong.append((ts, k, out))
     assert not wrong, f"{len(wrong)} outputs differ from MNN's, first: {wrong[:5]}"
-
-
-# The rules each corpus file's differences come from (a change in MNN's model or in the explanation
-# shows up here)
-EXPECTED_RULES = {
-    ("bert-base-cased-derived", "mnn.mtok"): {"mnn-stream-decode", "mnn-decode-skips-special", "mnn-decoder-chain",
-                                             "mnn-wordpiece-cleanup"},
-    ("bert-base-cased-derived", "mnn.txt"): {"mnn-legacy-bert"},
-    ("phi-3-mini", "mnn.mtok"): {"mnn-stream-decode", "mnn-decode-skips-special"},
-    ("roberta-base", "mnn.mtok"): set(),
-    ("roberta-base", "mnn.txt"): {"mnn-legacy-gpt2-regex"},
-    ("t5-small", "mnn.mtok"): {"mnn-stream-decode", "mnn-decode-skips-special", "mnn-clean-up-spaces",
-                              "mnn-table-normalizer", "mnn-unigram-bytes"},
-    ("t5-small", "mnn.txt"): {"mnn-legacy-sentencepiece"},
-    ("tokenizer-wiki", "mnn.mtok"): {"mnn-decode-raw-bytes"},
-    ("whisper.tiny", "mnn.mtok"): {"mnn-post-misread", "mnn-clean-up-spaces", "mnn-decode-skips-special"},
-    ("whisper.tiny", "mnn.txt"): {"mnn-legacy-tiktoken-greedy"},
-}
 
 
 @pytest.mark.parametrize("name,fn", FILES, ids=[f"{n}/{f}" for n, f in FILES])

@@ -9,7 +9,7 @@ from functools import lru_cache
 
 import pytest
 from hypothesis import given, settings
-from test_runtime_fixtures import ADDED_TEXT, FIXTURES, TRAIN_TEXT, pair, texts
+from tests._support.trained_fixtures import ADDED_TEXT, FIXTURES, TRAIN_TEXT, pair, texts
 
 from mtokspec.divergences import RULES
 from mtokspec.runtime.mnn import MnnTokenizer

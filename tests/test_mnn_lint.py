@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import CORPUS
-from test_mnn_corpus import EXPECTED_RULES
+from tests._support import CORPUS
+from tests._support.corpus_rules import EXPECTED_RULES
 
 import mtokspec
 from mtokspec.format import tree as t

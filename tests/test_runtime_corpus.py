@@ -27,7 +27,7 @@ from functools import lru_cache
 
 import pytest
 
-from conftest import CORPUS
+from tests._support import CORPUS
 from mtokspec import speedups
 from mtokspec import Tokenizer
 

@@ -41,7 +41,7 @@ import os
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from unicode_stable import STABLE_CHARS, stable
+from tests._support.unicode_stable import STABLE_CHARS, stable
 
 tokenizers = pytest.importorskip("tokenizers")
 

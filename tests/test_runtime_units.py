@@ -24,7 +24,7 @@ from mtokspec.runtime.hf.models.unigram import serde_f64, serde_f64_min
 
 tokenizers = pytest.importorskip("tokenizers")
 from tokenizers import Regex, decoders, models, normalizers, pre_tokenizers  # noqa: E402
-from unicode_stable import STABLE_CHARS  # noqa: E402
+from tests._support.unicode_stable import STABLE_CHARS  # noqa: E402
 
 SAMPLES = [
     "", " ", "Hello world", "  Hello   world  ", "ΣΑΣ ΟΔΟΣ σ", "İstanbul ǅ ß", "Café naïve e\u0301",

@@ -16,7 +16,7 @@ import json
 from contextlib import contextmanager
 
 import pytest
-from conftest import CORPUS
+from tests._support import CORPUS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

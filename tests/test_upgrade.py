@@ -31,8 +31,8 @@ from mtokspec.format import tree as t
 from mtokspec.convert import ConversionError, to_hf
 from mtokspec.convert.upgrade import (GPT2_PATTERN, byte_level_spelling, sentencepiece_merges,
                                       tiktoken_merges, upgrade)
+from tests._support import corpus_path
 
-CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 SETS = ("en", "zh", "code", "edge", "mixed")
 
 tokenizers = pytest.importorskip("tokenizers", reason="HF tokenizers (test dependency) is the oracle")
@@ -43,14 +43,8 @@ except ImportError:  # the runtime is written in parallel; the HF oracle alone m
     Runtime = None
 
 
-def _corpus() -> Path:
-    if not CORPUS.is_dir():
-        pytest.skip(f"reference corpus not found at {CORPUS} (it lives in ../shared/corpus)")
-    return CORPUS
-
-
 def _texts(name: str) -> list[str]:
-    return json.loads((_corpus() / "text" / f"{name}.json").read_text(encoding="utf-8"))
+    return json.loads((corpus_path() / "text" / f"{name}.json").read_text(encoding="utf-8"))
 
 
 def _hf(tree: t.MtokFile):
@@ -95,13 +89,13 @@ def _parity(tree: t.MtokFile, refs: dict[str, tuple[list, list]]) -> dict[str, t
 def _hf_refs(folder: str) -> dict[str, tuple[list, list]]:
     refs = {}
     for name in SETS:
-        d = json.loads((_corpus() / "tok" / folder / f"ref_{name}.json").read_text(encoding="utf-8"))
+        d = json.loads((corpus_path() / "tok" / folder / f"ref_{name}.json").read_text(encoding="utf-8"))
         refs[name] = (d["no_special"], d["decode_no_special"])
     return refs
 
 
 def _txt(folder: str):
-    return mtokspec.parse((_corpus() / "tok" / folder / "mnn.txt").read_bytes())
+    return mtokspec.parse((corpus_path() / "tok" / folder / "mnn.txt").read_bytes())
 
 
 def _all_equal(figures: dict) -> None:
@@ -119,7 +113,7 @@ def _paths(result) -> set[str]:
 
 @pytest.fixture(scope="module")
 def gpt2_tokens() -> list[bytes]:
-    lines = (_corpus() / "tiktoken" / "gpt2.tiktoken").read_bytes().split(b"\n")
+    lines = (corpus_path() / "tiktoken" / "gpt2.tiktoken").read_bytes().split(b"\n")
     tokens = []
     for i, line in enumerate(x for x in lines if x):
         b64, rank = line.split(b" ")
@@ -130,7 +124,7 @@ def gpt2_tokens() -> list[bytes]:
 
 @pytest.fixture(scope="module")
 def gpt2_ref() -> dict:
-    return json.loads((_corpus() / "tiktoken" / "ref_gpt2.json").read_text(encoding="utf-8"))
+    return json.loads((corpus_path() / "tiktoken" / "ref_gpt2.json").read_text(encoding="utf-8"))
 
 
 def _type1(tokens: list[bytes], special: list[int] = ()) -> t.TiktokenTxtFile:
@@ -142,7 +136,7 @@ def test_tiktoken_merges_are_gpt2_merges_txt(gpt2_tokens):
     """The derivation from ranks gives GPT-2's own merges.txt, in order (roberta ships it)."""
     merges, unreachable = tiktoken_merges(gpt2_tokens)
     assert unreachable == []
-    lines = (_corpus() / "tok" / "roberta-base" / "merges.txt").read_bytes().split(b"\n")
+    lines = (corpus_path() / "tok" / "roberta-base" / "merges.txt").read_bytes().split(b"\n")
     want = [x for x in lines[1:] if x]
     spell = [byte_level_spelling(tok) for tok in gpt2_tokens]
     got = [spell[a] + b" " + spell[b] for a, b, _ in sorted(merges, key=lambda m: m[2])]
@@ -191,7 +185,7 @@ def test_type1_special_ids_become_added_tokens(gpt2_tokens, gpt2_ref):
 def test_type1_whisper_mnn_txt_matches_hf():
     result = upgrade(_txt("whisper.tiny"))
     tree = _roundtrip(result.tree)
-    tj = json.loads((_corpus() / "tok" / "whisper.tiny" / "tokenizer.json").read_text(encoding="utf-8"))
+    tj = json.loads((corpus_path() / "tok" / "whisper.tiny" / "tokenizer.json").read_text(encoding="utf-8"))
     want = sorted((a["id"], a["content"]) for a in tj["added_tokens"])  # 1608, 107 of them special
     assert [(a.id, a.content) for a in tree.added_tokens] == want
     assert any("empty token line" in loss.what for loss in result.losses)
@@ -271,7 +265,7 @@ def _phi3_as_type0() -> tuple[t.SentencePieceTxtFile, dict]:
     Its tokenizer.json has no scores; SentencePiece BPE's are such that a piece's merge comes
     first in HF's merge list, so score = -(index of the first merge making the piece).
     """
-    tj = json.loads((_corpus() / "tok" / "phi-3-mini" / "tokenizer.json").read_text(encoding="utf-8"))
+    tj = json.loads((corpus_path() / "tok" / "phi-3-mini" / "tokenizer.json").read_text(encoding="utf-8"))
     vocab = {i: tok for tok, i in tj["model"]["vocab"].items()}
     added = {a["id"]: a["content"] for a in tj["added_tokens"]}
     first: dict[str, int] = {}
@@ -299,7 +293,7 @@ def test_sentencepiece_bpe_gives_hf_merges_and_ids():
     hf, rt = _hf(tree), _runtime(tree)
     misses = []
     for name in SETS:
-        ref = json.loads((_corpus() / "tok" / "phi-3-mini" / f"ref_{name}.json").read_text(encoding="utf-8"))
+        ref = json.loads((corpus_path() / "tok" / "phi-3-mini" / f"ref_{name}.json").read_text(encoding="utf-8"))
         for i, text in enumerate(_texts(name)):
             got = hf.encode(text, add_special_tokens=False).ids
             if rt is not None:
