@@ -3,26 +3,14 @@ without the corpus, it parses to a known tree and that tree builds back to the s
 
 from __future__ import annotations
 
-import re
-
-from tests._support import TESTS
-
 import pytest
 
 import mtokspec
 from mtokspec.format import tree as t
+from tests._support.golden import GOLDEN, de_hex
 
 # every test here runs on both paths of the codec and models: compiled and pure (conftest.runtime_path)
 pytestmark = pytest.mark.usefixtures("runtime_path")
-
-GOLDEN = TESTS / "golden"
-
-
-def de_hex(text: str) -> bytes:
-    """Hex digits with white space, ``#`` comments to the end of the line."""
-    digits = "".join(re.sub(r"#.*", "", line) for line in text.splitlines())
-    return bytes.fromhex("".join(digits.split()))
-
 
 SMALL = t.MtokFile(
     header=t.Header(special_count=1, stop_count=1, prefix_count=0, ids=[3, 3], trailing_space=False),

@@ -19,6 +19,7 @@ import pytest
 from tests._support import CORPUS, ROOT, corpus_mtok_files
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
+from tests._support.golden import GOLDEN, de_hex
 from tests._support.kaitai_plain import first_difference, js_value, kaitai_plain, kaitai_txt_plain, tree_plain
 
 import mtokspec
@@ -95,8 +96,6 @@ def test_python_parser_agrees_on_corpus(kaitai_mtok, path):
 
 
 def test_python_parser_agrees_on_the_golden_file(kaitai_mtok):
-    from test_golden import GOLDEN, de_hex
-
     assert_agree(kaitai_mtok, de_hex((GOLDEN / "small.mtok.hex").read_text(encoding="utf-8")))
 
 

@@ -1,5 +1,5 @@
 """Both semantics on tokenizers trained by HF ``tokenizers`` in the test session (the fixtures of
-``test_runtime_fixtures``: every model, normalizer, pre-tokenizer, decoder and split behaviour the
+``tests._support.trained_fixtures``: every model, normalizer, pre-tokenizer, decoder and split behaviour the
 exporter writes).  Wherever the ``mnn`` semantics differs from the ``hf`` one, a divergence rule
 must explain it."""
 
