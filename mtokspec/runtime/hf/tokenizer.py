@@ -1,32 +1,16 @@
 """The runtime tokenizer: added tokens -> normalizer -> pre-tokenizer -> model -> post-processor.
 
-API named as HF ``tokenizers.Tokenizer``: ``encode``, ``encode_batch``, ``decode``,
-``decode_stream``, ``token_to_id``, ``id_to_token``, ``vocab_size``; plus the header's id lists
-(``special_ids``, ``stop_ids``, ``prefix_ids``), ``is_special`` and ``is_stop``.
-
-``add_special_tokens=True`` applies the file's post-processor program as HF applies
-``TemplateProcessing.single``: each op in turn, so a program that names the sequence twice repeats it
-and ``[A]`` adds nothing; the legacy layout appends its ids; an empty program adds nothing (as ``to_hf`` reads it).  Only a
-file without the post-processor section (older exporters) prepends the header's prefix ids -- never
-both.  (MNN's C++ runtime applies both, which gives Llama-style files BOS twice.)  Like HF,
-``add_special_tokens=False`` still repeats the sequence as often as the program names it (HF skips
-only the special-token pieces of the template), so a program without a sequence op encodes to ``[]``.
-
-``decode`` follows HF ``tokenizers``: added tokens decode to their content, other ids to their
-vocabulary token, unknown ids are skipped, and the decoder joins the tokens.  The file's
-``clean_up_tokenization_spaces`` flag is a ``transformers`` setting that HF ``tokenizers`` does not
-apply; it is exposed as :attr:`Tokenizer.clean_up_tokenization_spaces` and not applied.
-``skip_special_tokens=True`` skips added tokens marked special (HF) and the header's special ids.
+Design record: ``docs/design/runtime-hf.md``.
 """
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any, cast
 
+from mtokspec.reading import read_file
 from mtokspec.format import tree as t
-from mtokspec.errors import ChatTemplateError, TokenizerError
+from mtokspec.errors import TokenizerError
 from mtokspec.format import parse
 from mtokspec.runtime.hf import decoders, models, normalizers, pre_tokenizers
 from mtokspec.runtime.hf.added_tokens import AddedVocabulary
@@ -113,7 +97,7 @@ class HfTokenizer:
     @classmethod
     def from_file(cls, path: str | os.PathLike, **options: Any) -> "HfTokenizer":
         """A tokenizer for a ``.mtok`` file."""
-        return cls.from_bytes(Path(path).read_bytes(), **options)
+        return cls.from_bytes(read_file(path), **options)
 
     # --- chat template ----------------------------------------------------------------------------
     def apply_chat_template(self, messages: list[dict], add_generation_prompt: bool = True, tools=None,
@@ -125,14 +109,9 @@ class HfTokenizer:
         passed; other keyword arguments become template variables.  Rendering is sandboxed and
         bounded: see :func:`mtokspec.chat.render.render_chat_template`.
         """
-        from mtokspec.chat.render import render_chat_template
+        from mtokspec.chat.render import render_file_template
 
-        source = template if template is not None else self.chat_template
-        if not source:
-            raise ChatTemplateError("the file has no chat template; pass template=...")
-        kwargs.setdefault("bos_token", self.bos_token or None)
-        kwargs.setdefault("eos_token", self.eos_token or None)
-        return render_chat_template(source, messages, add_generation_prompt=add_generation_prompt,
+        return render_file_template(self, messages, template=template, add_generation_prompt=add_generation_prompt,
                                     tools=tools, **kwargs)
 
     @staticmethod
