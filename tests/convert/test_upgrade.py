@@ -1,7 +1,7 @@
 """Legacy tokenizer.txt -> .mtok upgrade: parity with the reference tokenizers, losses, CLI.
 
 Two oracles for every upgraded tree: HF ``tokenizers`` loading ``to_hf(tree)`` and
-``mtokspec.runtime.Tokenizer.from_tree(tree)`` (when the runtime imports).  Both are compared with
+mtokspec's runtime, ``mtokspec.Tokenizer.from_tree(tree)``.  Both are compared with
 the corpus references (ids of ``encode(add_special_tokens=False)``, ``decode(skip_special_tokens=
 False)``) and with each other.
 
@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 
 import mtokspec
+from mtokspec import Tokenizer
 from mtokspec.format import tree as t
 from mtokspec.convert import ConversionError, to_hf
 from mtokspec.convert.upgrade import (GPT2_PATTERN, byte_level_spelling, sentencepiece_merges,
@@ -36,11 +37,6 @@ from tests._support import corpus_path
 SETS = ("en", "zh", "code", "edge", "mixed")
 
 tokenizers = pytest.importorskip("tokenizers", reason="HF tokenizers (test dependency) is the oracle")
-
-try:
-    from mtokspec import Tokenizer as Runtime
-except ImportError:  # the runtime is written in parallel; the HF oracle alone must still pass
-    Runtime = None
 
 
 def _texts(name: str) -> list[str]:
@@ -52,12 +48,8 @@ def _hf(tree: t.MtokFile):
 
 
 def _runtime(tree: t.MtokFile):
-    if Runtime is None:
-        return None
-    try:
-        return Runtime.from_tree(tree)
-    except NotImplementedError:
-        return None
+    """mtokspec's own runtime (the hf semantics) on the tree: the second oracle, always compared."""
+    return Tokenizer.from_tree(tree)
 
 
 def _roundtrip(tree: t.MtokFile) -> t.MtokFile:
@@ -79,9 +71,8 @@ def _parity(tree: t.MtokFile, refs: dict[str, tuple[list, list]]) -> dict[str, t
             got = hf.encode(text, add_special_tokens=False).ids
             same += got == want
             dec += hf.decode(want, skip_special_tokens=False) == want_text
-            if rt is not None:
-                assert rt.encode(text) == got, (name, text[:60])
-                assert rt.decode(want) == hf.decode(want, skip_special_tokens=False), (name, text[:60])
+            assert rt.encode(text) == got, (name, text[:60])
+            assert rt.decode(want) == hf.decode(want, skip_special_tokens=False), (name, text[:60])
         out[name] = (len(texts), same, dec)
     return out
 
@@ -171,8 +162,7 @@ def test_type1_special_ids_become_added_tokens(gpt2_tokens, gpt2_ref):
     hits = 0
     for text, want in zip(texts, ids):
         got = hf.encode(text, add_special_tokens=False).ids
-        if rt is not None:
-            assert rt.encode(text) == got
+        assert rt.encode(text) == got
         if "<|endoftext|>" in text:  # tiktoken's reference encodes it as ordinary text
             hits += 1
             assert got.count(50256) == text.count("<|endoftext|>")
@@ -250,9 +240,7 @@ def test_type2_lowercase_option():
     assert tree.normalizer.lowercase and tree.normalizer.strip_accents and tree.normalizer.nfd_table
     hf = _hf(tree)
     assert hf.encode("HÉLLO Wörld").ids == hf.encode("hello world").ids
-    rt = _runtime(tree)
-    if rt is not None:
-        assert rt.encode("HÉLLO Wörld") == hf.encode("HÉLLO Wörld").ids
+    assert _runtime(tree).encode("HÉLLO Wörld") == hf.encode("HÉLLO Wörld").ids
 
 
 # ------------------------------------------------------------------------------------------------
@@ -296,8 +284,7 @@ def test_sentencepiece_bpe_gives_hf_merges_and_ids():
         ref = json.loads((corpus_path() / "tok" / "phi-3-mini" / f"ref_{name}.json").read_text(encoding="utf-8"))
         for i, text in enumerate(_texts(name)):
             got = hf.encode(text, add_special_tokens=False).ids
-            if rt is not None:
-                assert rt.encode(text) == got
+            assert rt.encode(text) == got
             if got != ref["no_special"][i]:
                 misses.append((name, i))
             assert hf.decode(ref["no_special"][i], skip_special_tokens=False) == ref["decode_no_special"][i]

@@ -231,7 +231,9 @@ from mtokspec.errors import MtokFormatError  # noqa: E402
 def test_any_file_any_input(data, text, ids):
     try:
         tok = MnnTokenizer.from_bytes(data)
-    except (MtokFormatError, TokenizerError):
+    except (MtokFormatError, UndefinedInMnn):
+        # bytes the codec refuses, or a file MNN's loader has no defined behaviour on; any other
+        # TokenizerError is a tree node the mnn runtime cannot build (a gap in its registries)
         return
     for call in (lambda: tok.encode(text), lambda: tok.encode(text.encode("utf-8") + b"\xff", False),
                  lambda: tok.decode_bytes(ids), lambda: tok.decode_bytes(ids, stream=True),
