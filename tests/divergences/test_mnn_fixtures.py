@@ -9,11 +9,10 @@ from functools import lru_cache
 
 import pytest
 from hypothesis import given, settings
-from tests._support.trained_fixtures import ADDED_TEXT, FIXTURES, TRAIN_TEXT, pair, texts
 
-from mtokspec.divergences import RULES
 from mtokspec.runtime.mnn import MnnTokenizer
-from mtokspec.divergences.explain import explain_decode, explain_encode
+from tests._support.divergence import assert_differences_explained
+from tests._support.trained_fixtures import ADDED_TEXT, FIXTURES, TRAIN_TEXT, pair, texts
 
 
 @lru_cache(maxsize=None)
@@ -23,16 +22,7 @@ def both(name: str):
 
 
 def check(name: str, text: str) -> None:
-    hf, mnn = both(name)
-    for special in (False, True):
-        if hf.encode(text, special) != mnn.encode(text, special):
-            rules = explain_encode(hf, mnn, text, special)
-            assert rules and set(rules) <= set(RULES), (name, text, special)
-    ids = hf.encode(text)
-    for stream in (False, True):
-        if hf.decode_bytes(ids) != mnn.decode_bytes(ids, stream=stream):
-            rules = explain_decode(hf, mnn, ids, stream)
-            assert rules and set(rules) <= set(RULES), (name, ids, stream)
+    assert_differences_explained(*both(name), text, name)
 
 
 @pytest.mark.parametrize("name", sorted(FIXTURES))
