@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from tests._support import ROOT
 
 from mtokspec.chat.render import ChatTemplateError
 from mtokspec.cli import main
 from mtokspec import Tokenizer
+from tests._support import ROOT
 
 
 def test_embedded_template_renders_like_transformers(corpus):

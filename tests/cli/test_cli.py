@@ -8,11 +8,11 @@ import subprocess
 import sys
 
 import pytest
-from tests._support import CORPUS, ROOT, corpus_mtok_files
 
 import mtokspec
 from mtokspec.format import tree as t
 from mtokspec.cli import main
+from tests._support import CORPUS, ROOT, corpus_mtok_files
 
 EXAMPLE = ROOT / "examples" / "tiny.mtok"
 

@@ -8,12 +8,12 @@ import stat
 import sys
 
 import pytest
-from tests._support.bounded_run import run_bounded
-from tests._support import ROOT
 
 from mtokspec.cli import _io
 from mtokspec.cli import main
 from mtokspec.errors import PathRefused
+from tests._support.bounded_run import run_bounded
+from tests._support import ROOT
 
 EXAMPLE = ROOT / "examples" / "tiny.mtok"
 PATHS = ["compiled", "pure"]

@@ -14,8 +14,8 @@ import pytest
 
 import mtokspec
 from mtokspec.convert import from_hf
-from tests._support import TESTS
 from tools import hf5_fixtures
+from tests._support import TESTS
 
 FIXTURES = TESTS / "fixtures" / "hf5"
 NAMES = sorted(hf5_fixtures.FOLDERS)

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests._support.convert_trainers import TRAIN_TEXT, TRAINERS
-from tests._support.unicode_stable import STABLE_CHARS
 
 import mtokspec
 from mtokspec.convert import from_hf
 from mtokspec import Tokenizer
+from tests._support.convert_trainers import TRAIN_TEXT, TRAINERS
+from tests._support.unicode_stable import STABLE_CHARS
 
 # every test here runs on both paths of the models: compiled and pure (conftest.runtime_path)
 pytestmark = pytest.mark.usefixtures("runtime_path")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 
-from tests._support import ROOT
 
 from mtokspec.divergences import RULES, markdown_table, rule
 from tools import readme_divergences
+from tests._support import ROOT
 
 
 def test_rules_are_well_formed():

@@ -6,14 +6,14 @@ from __future__ import annotations
 import json
 
 import pytest
-from tests._support import CORPUS
-from tests._support.corpus_rules import EXPECTED_RULES
 
 import mtokspec
 from mtokspec.format import tree as t
 from mtokspec.cli import main
 from mtokspec.divergences import RULES
 from mtokspec import lint  # the public entry point
+from tests._support import CORPUS
+from tests._support.corpus_rules import EXPECTED_RULES
 
 corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"reference corpus not found at {CORPUS}")
 

@@ -7,8 +7,6 @@ import random
 import struct
 
 import pytest
-from tests._support import corpus_mtok_files
-from tests._support.codec import deadline, plain, tree_plain
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -19,6 +17,8 @@ from mtokspec.format import tree as t
 from mtokspec._generated.tree import CLASSES, VARIANTS
 from mtokspec.errors import MtokFormatError
 from spec import ReferenceError, reference_build, reference_parse
+from tests._support import corpus_mtok_files
+from tests._support.codec import deadline, plain, tree_plain
 
 # every test here runs on both paths of the codec and models: compiled and pure (conftest.runtime_path)
 pytestmark = pytest.mark.usefixtures("runtime_path")

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from tests._support import CORPUS
 from hypothesis import given, settings
-from tests._support.codec import deadline, plain, tree_plain
 
 import mtokspec
 from mtokspec.format import plainio
@@ -13,6 +11,8 @@ from mtokspec.testing import strategies as mst
 from mtokspec.format import tree as t
 from mtokspec.errors import MtokFormatError
 from spec import reference_build, reference_parse
+from tests._support import CORPUS
+from tests._support.codec import deadline, plain, tree_plain
 
 TXT_FILES = sorted(CORPUS.glob("tok/*/mnn.txt")) if CORPUS.is_dir() else []
 txt_param = pytest.mark.parametrize(

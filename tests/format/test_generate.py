@@ -6,10 +6,10 @@ import subprocess
 import sys
 
 import pytest
-from tests._support import ROOT
 
 from mtokspec._generated.tree import CLASSES, UNIONS
 from tools import generate
+from tests._support import ROOT
 
 
 def test_generated_is_fresh():

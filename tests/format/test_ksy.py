@@ -16,15 +16,15 @@ import subprocess
 import warnings
 
 import pytest
-from tests._support import CORPUS, ROOT, corpus_mtok_files
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
-from tests._support.golden import GOLDEN, de_hex
-from tests._support.kaitai_plain import first_difference, js_value, kaitai_plain, kaitai_txt_plain, tree_plain
 
 import mtokspec
 from mtokspec.testing import strategies
 from mtokspec.errors import MtokFormatError
+from tests._support import CORPUS, ROOT, corpus_mtok_files
+from tests._support.golden import GOLDEN, de_hex
+from tests._support.kaitai_plain import first_difference, js_value, kaitai_plain, kaitai_txt_plain, tree_plain
 
 KSC = ROOT / "tools" / "ksc"
 KSY = ROOT / "generated" / "mtok.ksy"

@@ -27,9 +27,9 @@ from functools import lru_cache
 
 import pytest
 
-from tests._support import CORPUS
 from mtokspec import speedups
 from mtokspec import Tokenizer
+from tests._support import CORPUS
 
 TEXTS = ["en", "zh", "code", "edge", "mixed"]
 PARITY = ["bert-base-cased-derived", "phi-3-mini", "roberta-base", "t5-small", "whisper.tiny"]

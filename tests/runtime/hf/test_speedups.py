@@ -15,7 +15,6 @@ import json
 from contextlib import contextmanager
 
 import pytest
-from tests._support import CORPUS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,6 +24,7 @@ from mtokspec.format import tree as t
 from mtokspec import speedups
 from mtokspec import Tokenizer
 from mtokspec.runtime.hf.models import BPE, Unigram
+from tests._support import CORPUS
 
 pytestmark = pytest.mark.skipif(not speedups.enabled(),
                                 reason="the compiled module mtokspec._speedups is not built here (or MTOKSPEC_PURE is set)")

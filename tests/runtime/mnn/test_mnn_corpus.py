@@ -12,12 +12,12 @@ import json
 from functools import lru_cache
 
 import pytest
-from tests._support import CORPUS
 
 from mtokspec.divergences import RULES
 from mtokspec import Tokenizer
 from mtokspec.runtime.mnn import MNN_COMMIT
 from mtokspec.divergences.explain import explain_decode, explain_encode
+from tests._support import CORPUS
 from tests._support.corpus_rules import EXPECTED_RULES
 
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"reference corpus not found at {CORPUS}")
