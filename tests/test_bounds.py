@@ -16,7 +16,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from conftest import CORPUS
+from tests._support import CORPUS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
