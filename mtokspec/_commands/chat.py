@@ -15,7 +15,7 @@ def cmd_chat(args) -> int:
     from mtokspec.runtime import Tokenizer, TokenizerError
 
     try:
-        tok = Tokenizer.from_bytes(read_input(args.file))
+        tok = Tokenizer.from_bytes(read_input(args.file), semantics=args.runtime)
     except (OSError, MtokFormatError, TokenizerError) as e:
         print(f"mtokspec: {args.file}: {one_line(e)}", file=sys.stderr)
         return 2
@@ -55,7 +55,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "chat", help="render a conversation with the file's chat template",
         description="Render MESSAGES (a JSON list of {role, content}, or an object with a 'messages' key) "
                     "with the chat template embedded in FILE, exactly as transformers renders it "
-                    "(sandboxed: unsafe templates are refused, time and output size are bounded). "
+                    "(sandboxed: unsafe templates are refused, time and output size are bounded), or "
+                    "with --runtime mnn exactly as MNN's engine renders it on a device. "
                     "Exit 1 when the template raises or is refused.",
     )
     p.add_argument("file", help="the .mtok file")
@@ -64,4 +65,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="do not end with the assistant prompt (add_generation_prompt=False)")
     p.add_argument("--tokens", action="store_true", help="also print the prompt's ids (no special tokens added)")
     p.add_argument("--template", metavar="FILE", help="use this template instead of the file's")
+    p.add_argument("--runtime", choices=("hf", "mnn"), default="hf",
+                   help="hf: render as transformers does (default); mnn: the prompt a device builds, "
+                        "rendered as MNN's own Jinja engine does (exit 1 where MNN would never return)")
     p.set_defaults(func=cmd_chat)

@@ -296,13 +296,31 @@ class MnnTokenizer:
 
     # --- chat template ----------------------------------------------------------------------------
     def apply_chat_template(self, messages: list[dict], add_generation_prompt: bool = True, tools=None,
-                            template: str | None = None, **kwargs) -> str:
-        """The prompt, rendered as ``transformers`` renders it, as in the ``hf`` semantics (MNN's own
-        Jinja engine differs on some templates: ``mtokspec lint --target mnn`` names the constructs)."""
-        from mtokspec.runtime.tokenizer import Tokenizer
+                            template: str | None = None, *, context: dict | None = None, **kwargs) -> str:
+        """The prompt MNN's ``Tokenizer::apply_chat_template`` renders, with MNN's own Jinja engine
+        (:func:`mtokspec.chat.mnn.render_mnn`).
 
-        return Tokenizer.apply_chat_template(self, messages, add_generation_prompt, tools,  # type: ignore[arg-type]
-                                             template, **kwargs)
+        Uses the file's chat template unless ``template`` is given, and the file's ``bos_token`` /
+        ``eos_token`` unless passed.  MNN's API takes no ``tools`` nor template variables: a device
+        app hands them over through ``llm_config.json``'s ``jinja.context``, which is where
+        ``tools`` and every keyword other than ``strftime_now``, ``max_output_chars`` and
+        ``timeout_seconds`` go here (``context`` is that object itself).
+        """
+        from mtokspec.chat.mnn import render_mnn
+        from mtokspec.chat_template import ChatTemplateError
+
+        source = template if template is not None else self.chat_template
+        if not source:
+            raise ChatTemplateError("the file has no chat template; pass template=...")
+        bos = kwargs.pop("bos_token", self.bos_token)
+        eos = kwargs.pop("eos_token", self.eos_token)
+        options = {k: kwargs.pop(k) for k in ("strftime_now", "max_output_chars", "timeout_seconds") if k in kwargs}
+        extra = dict(context or {})
+        if tools is not None:
+            extra["tools"] = tools
+        extra.update(kwargs)
+        return render_mnn(source, messages, add_generation_prompt=add_generation_prompt, bos_token=bos,
+                          eos_token=eos, context=extra, **options)
 
 
 def _checked_id(i) -> int:
