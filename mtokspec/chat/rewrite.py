@@ -1,0 +1,677 @@
+"""Rewrite a chat template so that MNN's Jinja engine renders it as transformers renders the original.
+
+:func:`rewrite_for_mnn` parses the template with jinja2 (transformers' environment: trim_blocks,
+lstrip_blocks, loop controls, ``{% generation %}``) and prints the tree back as Jinja that MNN's
+engine reads as meant, replacing the constructs MNN renders differently by equivalents it renders
+right (and transformers renders the same way, so the result still renders as before there):
+
+* text is written so that MNN's lexer keeps it (a leading newline, trailing blanks before a tag and
+  a literal ``{{``/``{%``/``{#`` become string expressions); string literals use only the escapes
+  MNN knows; comments and white-space markers are gone (``mnn-jinja-whitespace``,
+  ``mnn-jinja-string-escape``);
+* ``x['key']`` is ``x.key`` (``x['a-b'] is defined`` is ``'a-b' in x``); ``loop.revindex``,
+  ``loop.revindex0`` come from ``loop.length`` and ``loop.index``; ``x % k``, ``x // k`` (k a
+  constant > 0, x >= 0) are computed with ``range``, ``x * k`` (k a constant from 0 to 16) as a
+  sum; constant expressions are folded; tuples are lists;
+* missing filters, tests and methods written with what MNN has: ``default``/``d``, ``first``,
+  ``last``, ``count``, ``replace``; ``odd``, ``even``, ``divisibleby``, ``in``, ``eq``/``equalto``;
+  ``mapping``, ``iterable`` and ``sequence`` made right for undefined values and mappings;
+  ``.get()``, ``.items()``, ``.upper()``, ``.lower()``; ``dict(k=v)`` as a literal; ``tojson`` (no
+  indent) by a macro that keeps the keys' order;
+* ``bos_token`` reads as ``''`` when MNN leaves it undefined; ``tools`` and ``documents`` read as
+  ``none`` and ``add_generation_prompt`` as ``false`` when undefined (what transformers passes);
+  ``a if b`` gets an undefined ``else``; ``and``/``or`` outside conditions give their operand;
+  printing a value that may not be a string prints its Python form (``|string``), nothing when
+  undefined; ``~`` of an undefined operand writes nothing; macro parameter defaults are set in the
+  macro's body; ``strftime_now('%-d')`` / ``'%-m'`` strip the zero; ``for ... else`` is an ``if``
+  after the loop;
+* ``raise_exception(msg)``: transformers stops with an error.  MNN has no way to stop, so the
+  rewritten template renders its whole body into a macro; when a raise was reached, the prompt is
+  :data:`RAISED` followed by the message (the first one raised) instead of the body's output.  On
+  transformers the call still raises at once.
+
+What cannot be rewritten stays as it was and is reported (:class:`Loss`, with the rule of
+``mtokspec/divergences/chat_template.py``, from the lint of the rewritten template).  Each rewrite
+is checked with MNN's emulated engine on probe conversations (plus any the caller gives): a group of
+rewrites that would make any of them render worse than before is left out.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import jinja2
+import jinja2.nodes as nodes
+
+from mtokspec.chat.mnn import render_mnn
+from mtokspec.chat_template import ChatTemplateError, render_chat_template
+
+__all__ = ["rewrite_for_mnn", "Rewrite", "Loss", "RAISED", "PROBE_CONVERSATIONS"]
+
+#: What the rewritten template renders on MNN where transformers raises: this, then the message.
+RAISED = "raise_exception: "
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_TOJSON = "__mnn_tojson"
+_ERR = "__mnn_raised"
+_BODY = "__mnn_body"
+_UNDEF = "__mnn_undefined"
+_STR_FILTERS = {"trim", "upper", "lower", "capitalize", "tojson", "join", "string", "replace", "title", "indent",
+                "center", "format", "striptags", "wordwrap", "truncate", "urlencode", "e", "escape", "safe"}
+#: What transformers passes when the caller gives nothing; MNN leaves these undefined.
+_CTX_DEFAULTS = {"tools": "none", "documents": "none", "add_generation_prompt": "false"}
+
+#: Groups of rewrites, by the rule each answers; a group is dropped when it makes a probe worse.
+GROUPS = ("mnn-jinja-missing-item-defined", "mnn-jinja-loop-attribute", "mnn-jinja-unparsed-operator",
+          "mnn-jinja-unsupported-filter", "mnn-jinja-unsupported-test", "mnn-jinja-unsupported-method",
+          "mnn-jinja-special-token-undefined", "mnn-jinja-context-undefined", "mnn-jinja-condexpr-no-else",
+          "mnn-jinja-print-non-string", "mnn-jinja-undefined-concat", "mnn-jinja-tojson-order",
+          "mnn-jinja-raise-noop", "mnn-jinja-macro-default", "mnn-jinja-unknown-function",
+          "mnn-jinja-strftime-flag", "mnn-jinja-unsupported-statement")
+
+PROBE_CONVERSATIONS: list[list[dict]] = [
+    [{"role": "system", "content": "You are helpful."}, {"role": "user", "content": "Hi"},
+     {"role": "assistant", "content": "Hello!"}, {"role": "user", "content": "Bye"}],
+    [{"role": "user", "content": "Hi"}],
+    [{"role": "user", "content": "  caf\u00e9 \u4e16\u754c \U0001F600 'q' \"d\" \\ {{x}}\n"},
+     {"role": "assistant", "content": ""}, {"role": "user", "content": "ok"}],
+    [{"role": "user", "content": "What is the weather?"},
+     {"role": "assistant", "content": "",
+      "tool_calls": [{"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris", "a": 1}}}]},
+     {"role": "tool", "name": "get_weather", "content": "sunny"}],
+    [{"role": "assistant", "content": "x"}, {"role": "user", "content": "y"}],
+]
+
+
+@dataclass(frozen=True)
+class Loss:
+    """A construct left as it was: MNN still renders it differently (``code``: the rule)."""
+
+    code: str
+    severity: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.severity}: {self.message} [{self.code}]"
+
+
+@dataclass
+class Rewrite:
+    """The rewritten template, the rules it rewrote, and what it could not."""
+
+    template: str
+    applied: list[str] = field(default_factory=list)
+    losses: list[Loss] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+
+    def __iter__(self):  # (template, losses) = rewrite_for_mnn(...)
+        return iter((self.template, self.losses))
+
+
+class _Unprintable(Exception):
+    pass
+
+
+# --- the printer -----------------------------------------------------------------------------------
+
+def _str_lit(s: str) -> str:
+    """A string literal MNN's lexer and jinja2 both read as ``s``."""
+    out = ["'"]
+    for ch in s:
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch == "'":
+            out.append("\\'")
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ch == "\t":
+            out.append("\\t")
+        else:
+            out.append(ch)
+    out.append("'")
+    return "".join(out)
+
+
+def _text(data: str) -> str:
+    """Template text MNN's lexer (and jinja2's with trim/lstrip_blocks) gives back unchanged."""
+    out = []
+    if data.startswith("\n"):
+        out.append("{{ '\\n' }}")
+        data = data[1:]
+    tail = ""
+    cut = data.rfind("\n") + 1
+    if cut < len(data) and data[cut:].strip(" \t") == "":
+        data, tail = data[:cut], data[cut:]
+    i = 0
+    buf = []
+    while i < len(data):
+        ch = data[i]
+        if ch == "{" and (i + 1 == len(data) or data[i + 1] in "{%#"):  # a tag follows the text
+            buf.append("{{ '{' }}")
+        else:
+            buf.append(ch)
+        i += 1
+    out.append("".join(buf))
+    if tail:
+        out.append("{{ " + _str_lit(tail) + " }}")
+    return "".join(out)
+
+
+_BINOPS = {nodes.Add: "+", nodes.Sub: "-", nodes.Mul: "*", nodes.Div: "/", nodes.FloorDiv: "//",
+           nodes.Mod: "%", nodes.Pow: "**"}
+_CMP = {"eq": "==", "ne": "!=", "lt": "<", "lteq": "<=", "gt": ">", "gteq": ">=", "in": "in", "notin": "not in"}
+
+
+def _chainable(e: nodes.Expr) -> bool:
+    """MNN reads ``.attr``, ``[i]`` and ``.method()`` only after a name or a call of a name."""
+    if isinstance(e, nodes.Name):
+        return True
+    if isinstance(e, (nodes.Getattr, nodes.Getitem)):
+        return _chainable(e.node)
+    if isinstance(e, nodes.Call):
+        return isinstance(e.node, nodes.Name) or (isinstance(e.node, nodes.Getattr) and _chainable(e.node.node))
+    return False
+
+
+def _pure(e: nodes.Node) -> bool:
+    """No call that could have effects (evaluating it twice is harmless)."""
+    return not any(isinstance(n, nodes.Call) and not (isinstance(n.node, nodes.Name) and n.node.name == "range")
+                   for n in [e, *e.find_all(nodes.Call)])
+
+
+def _is_int_const(e: nodes.Expr) -> bool:
+    return isinstance(e, nodes.Const) and type(e.value) is int
+
+
+def _stringish(e: nodes.Expr, macros: set[str]) -> bool:
+    """Statically a string (or an int), printed the same by MNN and Python."""
+    if isinstance(e, nodes.Const):
+        return type(e.value) in (str, int)
+    if isinstance(e, (nodes.Concat, nodes.TemplateData)):
+        return True
+    if isinstance(e, nodes.Filter):
+        return e.name in _STR_FILTERS or e.name in ("length", "count")
+    if isinstance(e, nodes.Call):
+        if isinstance(e.node, nodes.Name):
+            return e.node.name in macros or e.node.name in ("strftime_now", _TOJSON)
+        if isinstance(e.node, nodes.Getattr):
+            return e.node.attr in ("strip", "lstrip", "rstrip", "replace", "upper", "lower")
+    if isinstance(e, nodes.Add):  # str + x is a str or an error in Python
+        return _str_typed(e.left, macros) or _str_typed(e.right, macros)
+    if isinstance(e, nodes.Name):
+        return e.name in ("bos_token", "eos_token")
+    if isinstance(e, nodes.CondExpr):
+        return _stringish(e.expr1, macros) and (e.expr2 is None or _stringish(e.expr2, macros))
+    return False
+
+
+def _str_typed(e: nodes.Expr, macros: set[str]) -> bool:
+    """Statically a string (not an int)."""
+    if isinstance(e, nodes.Const):
+        return type(e.value) is str
+    return _stringish(e, macros) and not (isinstance(e, nodes.Filter) and e.name in ("length", "count"))
+
+
+def _booleanish(e: nodes.Expr) -> bool:
+    return isinstance(e, (nodes.Compare, nodes.Test, nodes.Not)) or (
+        isinstance(e, nodes.Const) and type(e.value) is bool)
+
+
+class _Printer:
+    def __init__(self, groups: set[str], bos_empty: bool | None):
+        self.g = groups
+        self.bos_empty = bos_empty
+        self.applied: set[str] = set()
+        self.macros: set[str] = set()
+        self.need_tojson = False
+        self.need_raise = False
+
+    def on(self, rule: str) -> bool:
+        if rule in self.g:
+            self.applied.add(rule)
+            return True
+        return False
+
+    # statements
+    def body(self, body: list[nodes.Node]) -> str:
+        return "".join(self.stmt(n) for n in body)
+
+    def stmt(self, n: nodes.Node) -> str:
+        if isinstance(n, nodes.Output):
+            return "".join(_text(c.data) if isinstance(c, nodes.TemplateData) else self.output(c) for c in n.nodes)
+        if isinstance(n, nodes.If):
+            s = "{% if " + self.cond(n.test) + " %}" + self.body(n.body)
+            for el in n.elif_:
+                s += "{% elif " + self.cond(el.test) + " %}" + self.body(el.body)
+            if n.else_:
+                s += "{% else %}" + self.body(n.else_)
+            return s + "{% endif %}"
+        if isinstance(n, nodes.For):
+            if n.recursive:
+                raise _Unprintable("recursive loop")
+            head = "{% for " + self.target(n.target) + " in " + self.atom(n.iter)
+            if n.test is not None:
+                head += " if " + self.cond(n.test)
+            s = head + " %}" + self.body(n.body)
+            if n.else_:
+                if n.test is None and _pure(n.iter) and self.on("mnn-jinja-unsupported-statement"):
+                    return s + "{% endfor %}{% if not " + self.atom(n.iter) + " %}" + self.body(n.else_) + "{% endif %}"
+                s += "{% else %}" + self.body(n.else_)
+            return s + "{% endfor %}"
+        if isinstance(n, nodes.Assign):
+            return "{% set " + self.target(n.target) + " = " + self.expr(n.node) + " %}"
+        if isinstance(n, nodes.AssignBlock):
+            if n.filter is not None:
+                raise _Unprintable("filtered set block")
+            return "{% set " + self.target(n.target) + " %}" + self.body(n.body) + "{% endset %}"
+        if isinstance(n, nodes.Macro):
+            self.macros.add(n.name)
+            params = []
+            pro = ""
+            nd = len(n.defaults)
+            for i, a in enumerate(n.args):
+                d = n.defaults[i - (len(n.args) - nd)] if i >= len(n.args) - nd else None
+                if d is not None and self.on("mnn-jinja-macro-default"):
+                    params.append(a.name)
+                    pro += "{% if " + a.name + " is not defined %}{% set " + a.name + " = " + self.expr(d) + " %}{% endif %}"
+                else:
+                    params.append(a.name + ("" if d is None else "=" + self.expr(d)))
+            return "{% macro " + n.name + "(" + ", ".join(params) + ") %}" + pro + self.body(n.body) + "{% endmacro %}"
+        if isinstance(n, nodes.Break):
+            return "{% break %}"
+        if isinstance(n, nodes.Continue):
+            return "{% continue %}"
+        if isinstance(n, nodes.ExprStmt):
+            return "{% do " + self.expr(n.node) + " %}"
+        raise _Unprintable(type(n).__name__)
+
+    def target(self, t: nodes.Node) -> str:
+        if isinstance(t, nodes.Name):
+            return t.name
+        if isinstance(t, nodes.NSRef):
+            return f"{t.name}.{t.attr}"
+        if isinstance(t, nodes.Tuple):
+            return ", ".join(self.target(i) for i in t.items)
+        raise _Unprintable(type(t).__name__)
+
+    def output(self, e: nodes.Expr) -> str:
+        if (isinstance(e, nodes.Call) and isinstance(e.node, nodes.Name) and e.node.name == "raise_exception"
+                and self.on("mnn-jinja-raise-noop")):
+            self.need_raise = True
+            msg = self.expr(e.args[0]) if e.args else "''"
+            return ("{% if raise_exception is defined %}{{ raise_exception(" + msg + ") }}{% endif %}"
+                    "{% if not " + _ERR + ".raised %}{% set " + _ERR + ".message = " + msg + " %}{% endif %}"
+                    "{% set " + _ERR + ".raised = true %}")
+        if _booleanish(e) and self.on("mnn-jinja-print-non-string"):
+            return "{{ 'True' if " + self.atom(e) + " else 'False' }}"
+        if not _stringish(e, self.macros) and _pure(e) and self.on("mnn-jinja-print-non-string"):
+            a = self.atom(e)
+            return "{{ " + a + "|string if " + a + " is defined else '' }}"
+        return "{{ " + self.expr(e) + " }}"
+
+    # expressions
+    def cond(self, e: nodes.Expr) -> str:
+        """An expression whose truthiness only counts (and/or may stay boolean)."""
+        return self.expr(e, in_cond=True)
+
+    def atom(self, e: nodes.Expr, in_cond: bool = False) -> str:
+        s = self.expr(e, in_cond)
+        if isinstance(e, (nodes.Name, nodes.Const, nodes.Getattr, nodes.Getitem, nodes.Call, nodes.List,
+                          nodes.Dict)) and not s.startswith("("):
+            return s
+        return s if s.startswith("(") and s.endswith(")") and _balanced_outer(s) else "(" + s + ")"
+
+    def const(self, v: Any) -> str:
+        if v is None:
+            return "none"
+        if type(v) is bool:
+            return "true" if v else "false"
+        if type(v) is int:
+            return str(v)
+        if type(v) is str:
+            return _str_lit(v)
+        if type(v) in (list, tuple):
+            return "[" + ", ".join(self.const(x) for x in v) + "]"
+        if type(v) is dict and all(type(k) is str for k in v):
+            return "{ " + ", ".join(_str_lit(k) + ": " + self.const(x) for k, x in v.items()) + " }"
+        if type(v) is float:
+            return repr(v)
+        raise _Unprintable(f"constant {type(v).__name__}")
+
+    def expr(self, e: nodes.Expr, in_cond: bool = False) -> str:  # noqa: C901 - one case per node type
+        if isinstance(e, nodes.Const):
+            return self.const(e.value)
+        if isinstance(e, nodes.Name):
+            if e.name == "bos_token" and self.bos_empty is not False and self.on("mnn-jinja-special-token-undefined"):
+                return "(bos_token if bos_token is defined else '')"
+            if e.name in _CTX_DEFAULTS and self.on("mnn-jinja-context-undefined"):
+                return f"({e.name} if {e.name} is defined else {_CTX_DEFAULTS[e.name]})"
+            return e.name
+        if isinstance(e, nodes.Getattr):
+            if (isinstance(e.node, nodes.Name) and e.node.name == "loop" and e.attr in ("revindex", "revindex0")
+                    and self.on("mnn-jinja-loop-attribute")):
+                return "(loop.length - loop.index" + (" + 1)" if e.attr == "revindex" else ")")
+            return self.chain(e.node) + "." + e.attr
+        if isinstance(e, nodes.Getitem):
+            if (isinstance(e.arg, nodes.Const) and type(e.arg.value) is str and _IDENT.match(e.arg.value)
+                    and _chainable(e.node) and self.on("mnn-jinja-missing-item-defined")):
+                return self.chain(e.node) + "." + e.arg.value
+            if isinstance(e.arg, nodes.Slice):
+                s = e.arg
+                parts = [self.expr(s.start) if s.start else "", self.expr(s.stop) if s.stop else ""]
+                if s.step:
+                    parts.append(self.expr(s.step))
+                return self.chain(e.node) + "[" + ":".join(parts) + "]"
+            return self.chain(e.node) + "[" + self.expr(e.arg) + "]"
+        if isinstance(e, nodes.Tuple):
+            return "[" + ", ".join(self.expr(i) for i in e.items) + "]"
+        if isinstance(e, nodes.List):
+            return "[" + ", ".join(self.expr(i) for i in e.items) + "]"
+        if isinstance(e, nodes.Dict):
+            return "{ " + ", ".join(self.expr(p.key) + ": " + self.expr(p.value) for p in e.items) + " }"
+        if isinstance(e, nodes.Concat):
+            parts = []
+            for c in e.nodes:
+                a = self.atom(c)
+                if (isinstance(c, (nodes.Name, nodes.Getattr, nodes.Getitem)) and _pure(c)
+                        and self.on("mnn-jinja-undefined-concat")):
+                    a = "(" + a + " if " + a + " is defined else '')"
+                parts.append(a)
+            return "(" + " ~ ".join(parts) + ")"
+        if isinstance(e, (nodes.And, nodes.Or)):
+            left, right = self.atom(e.left, in_cond), self.atom(e.right, in_cond)
+            if not in_cond and _pure(e.left) and self.on("mnn-jinja-print-non-string"):
+                if isinstance(e, nodes.Or):
+                    return f"({left} if {left} else {right})"
+                return f"({right} if {left} else {left})"
+            return f"({left} {'and' if isinstance(e, nodes.And) else 'or'} {right})"
+        if isinstance(e, nodes.BinExpr):
+            return self.binexpr(e)
+        if isinstance(e, nodes.Not):
+            return "(not " + self.atom(e.node, True) + ")"
+        if isinstance(e, nodes.Neg):
+            if _is_int_const(e.node):
+                return str(-e.node.value)
+            return "(-" + self.atom(e.node) + ")"
+        if isinstance(e, nodes.Pos):
+            return "(+" + self.atom(e.node) + ")"
+        if isinstance(e, nodes.Compare):
+            terms = []
+            left = e.expr
+            for op in e.ops:
+                terms.append("(" + self.atom(left) + " " + _CMP[op.op] + " " + self.atom(op.expr) + ")")
+                left = op.expr
+            return terms[0] if len(terms) == 1 else "(" + " and ".join(terms) + ")"
+        if isinstance(e, nodes.CondExpr):
+            s = self.atom(e.expr1) + " if " + self.cond(e.test)
+            if e.expr2 is not None:
+                s += " else " + self.atom(e.expr2)
+            elif self.on("mnn-jinja-condexpr-no-else"):
+                s += " else " + _UNDEF
+            return "(" + s + ")"
+        if isinstance(e, nodes.Filter):
+            return self.filter(e)
+        if isinstance(e, nodes.Test):
+            return self.test(e)
+        if isinstance(e, nodes.Call):
+            return self.call(e)
+        raise _Unprintable(type(e).__name__)
+
+    def chain(self, e: nodes.Expr) -> str:
+        if isinstance(e, nodes.Name):
+            return e.name
+        s = self.expr(e)
+        return s if _chainable(e) else "(" + s + ")"
+
+    def args(self, args: list, kwargs: list) -> str:
+        return ", ".join([self.expr(a) for a in args] + [k.key + "=" + self.expr(k.value) for k in kwargs])
+
+    def binexpr(self, e: nodes.BinExpr) -> str:
+        op = _BINOPS[type(e)]
+        try:
+            if op == "**" and not (_is_int_const(e.right) and 0 <= e.right.value <= 64):
+                raise nodes.Impossible()
+            value = e.as_const()
+            if type(value) in (int, str) and (type(value) is str or abs(value) < 1 << 31):
+                if op in ("*", "/", "//", "%", "**") and self.on("mnn-jinja-unparsed-operator"):
+                    return self.const(value)
+        except nodes.Impossible:
+            pass
+        left, right = e.left, e.right
+        if op in ("%", "//") and _is_int_const(right) and right.value > 0 and _pure(left) \
+                and self.on("mnn-jinja-unparsed-operator"):
+            a, k = self.atom(left), right.value
+            if op == "//":
+                return f"(range({k}, {a} + 1, {k})|length)"
+            return f"({a} - range(0, {a} + 1, {k})[-1])"
+        if op == "*" and self.on("mnn-jinja-unparsed-operator"):
+            for x, k in ((left, right), (right, left)):
+                if _is_int_const(k) and 1 <= k.value <= 16 and _pure(x):
+                    a = self.atom(x)
+                    return "(" + " + ".join([a] * k.value) + ")"
+        return "(" + self.atom(left) + " " + op + " " + self.atom(right) + ")"
+
+    def filter(self, e: nodes.Filter) -> str:
+        base = e.node
+        name = e.name
+        if name in ("default", "d") and base is not None and _pure(base) and self.on("mnn-jinja-unsupported-filter"):
+            a = self.atom(base)
+            dflt = self.expr(e.args[0]) if e.args else "''"
+            boolean = (len(e.args) > 1 and isinstance(e.args[1], nodes.Const) and e.args[1].value) or any(
+                k.key == "boolean" and isinstance(k.value, nodes.Const) and k.value.value for k in e.kwargs)
+            return f"({a} if {a} else {dflt})" if boolean else f"({a} if {a} is defined else {dflt})"
+        if name in ("first", "last") and not e.args and _chainable(base) and self.on("mnn-jinja-unsupported-filter"):
+            return self.expr(base) + ("[0]" if name == "first" else "[-1]")
+        if name == "count" and self.on("mnn-jinja-unsupported-filter"):
+            name = "length"
+        if (name == "replace" and len(e.args) == 2 and not e.kwargs and _chainable(base)
+                and self.on("mnn-jinja-unsupported-filter")):
+            return self.expr(base) + ".replace(" + self.args(e.args, []) + ")"
+        if name == "tojson" and not e.args and not e.kwargs and self.on("mnn-jinja-tojson-order"):
+            self.need_tojson = True
+            return _TOJSON + "(" + self.expr(base) + ")"
+        s = self.atom(base) + "|" + name
+        if e.args or e.kwargs:
+            s += "(" + self.args(e.args, e.kwargs) + ")"
+        return s
+
+    def test(self, e: nodes.Test) -> str:
+        node, name = e.node, e.name
+        neg = ""
+        a = self.atom(node)
+        if name in ("odd", "even", "divisibleby") and _pure(node) and self.on("mnn-jinja-unsupported-test"):
+            k = 2 if name != "divisibleby" else (e.args[0].value if e.args and _is_int_const(e.args[0]) else None)
+            if k is not None and k > 0:
+                rem = f"({a} - range(0, {a} + 1, {k})[-1])"
+                return f"({rem} == 1)" if name == "odd" else f"({rem} == 0)"
+        if name in ("in",) and e.args and self.on("mnn-jinja-unsupported-test"):
+            return "(" + a + " in " + self.atom(e.args[0]) + ")"
+        if name in ("eq", "equalto", "==") and e.args and self.on("mnn-jinja-unsupported-test"):
+            return "(" + a + " == " + self.atom(e.args[0]) + ")"
+        if name in ("ne", "!=") and e.args and self.on("mnn-jinja-unsupported-test"):
+            return "(" + a + " != " + self.atom(e.args[0]) + ")"
+        if name == "mapping" and _pure(node) and self.on("mnn-jinja-unsupported-test"):
+            return f"({a} is defined and {a} is mapping)"
+        if name in ("iterable", "sequence") and _pure(node) and self.on("mnn-jinja-unsupported-test"):
+            return f"({a} is sequence or ({a} is defined and {a} is mapping))"
+        if (isinstance(node, nodes.Getitem) and name in ("defined", "undefined") and isinstance(node.arg, nodes.Const)
+                and type(node.arg.value) is str and not _IDENT.match(node.arg.value) and _pure(node.node)
+                and self.on("mnn-jinja-missing-item-defined")):
+            inside = "(" + _str_lit(node.arg.value) + " in " + self.atom(node.node) + ")"
+            return inside if name == "defined" else "(not " + inside + ")"
+        s = a + " is " + neg + name
+        if e.args or e.kwargs:
+            s += "(" + self.args(e.args, e.kwargs) + ")"
+        return "(" + s + ")"
+
+    def call(self, e: nodes.Call) -> str:
+        f = e.node
+        if e.dyn_args is not None or e.dyn_kwargs is not None:
+            raise _Unprintable("call with *args")
+        if isinstance(f, nodes.Name):
+            if f.name == "dict" and not e.args and self.on("mnn-jinja-unknown-function"):
+                return "{ " + ", ".join(_str_lit(k.key) + ": " + self.expr(k.value) for k in e.kwargs) + " }"
+            if (f.name == "strftime_now" and len(e.args) == 1 and isinstance(e.args[0], nodes.Const)
+                    and isinstance(e.args[0].value, str) and re.search(r"%-[dm]", e.args[0].value)
+                    and self.on("mnn-jinja-strftime-flag")):
+                pieces = re.split(r"(%-[dm])", e.args[0].value)
+                out = []
+                for p in pieces:
+                    if p in ("%-d", "%-m"):
+                        out.append("strftime_now(" + _str_lit("%" + p[2]) + ").lstrip('0')")
+                    elif p:
+                        out.append("strftime_now(" + _str_lit(p) + ")")
+                return "(" + " ~ ".join(out) + ")"
+            return f.name + "(" + self.args(e.args, e.kwargs) + ")"
+        if isinstance(f, nodes.Getattr):
+            base, m = f.node, f.attr
+            if m == "get" and 1 <= len(e.args) <= 2 and not e.kwargs and isinstance(e.args[0], nodes.Const) \
+                    and isinstance(e.args[0].value, str) and _IDENT.match(e.args[0].value) and _chainable(base) \
+                    and _pure(base) and self.on("mnn-jinja-unsupported-method"):
+                v = self.chain(base) + "." + e.args[0].value
+                d = self.expr(e.args[1]) if len(e.args) == 2 else "none"
+                return f"({v} if {v} is defined else {d})"
+            if m == "items" and not e.args and not e.kwargs and self.on("mnn-jinja-unsupported-method"):
+                return self.atom(base) + "|items"
+            if m in ("upper", "lower") and not e.args and not e.kwargs and self.on("mnn-jinja-unsupported-method"):
+                return self.atom(base) + "|" + m
+            return self.chain(base) + "." + m + "(" + self.args(e.args, e.kwargs) + ")"
+        raise _Unprintable("call of an expression")
+
+
+def _balanced_outer(s: str) -> bool:
+    """Whether the first '(' of ``s`` closes at its last character (string literals skipped)."""
+    depth = 0
+    quote = None
+    i = 0
+    while i < len(s):
+        c = s[i]
+        if quote:
+            if c == "\\":
+                i += 2
+                continue
+            if c == quote:
+                quote = None
+        elif c in "'\"":
+            quote = c
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0 and i != len(s) - 1:
+                return False
+        i += 1
+    return depth == 0
+
+
+_TOJSON_MACRO = (
+    "{% macro " + _TOJSON + "(v) %}{% if v is string %}{{ v|tojson }}{% elif v is mapping %}{{ '{' }}"
+    "{% for k, x in v|items %}{% if not loop.first %}{{ ', ' }}{% endif %}{{ k|tojson }}{{ ': ' }}{{ "
+    + _TOJSON + "(x) }}{% endfor %}{{ '}' }}{% elif v is sequence %}{{ '[' }}{% for x in v %}"
+    "{% if not loop.first %}{{ ', ' }}{% endif %}{{ " + _TOJSON + "(x) }}{% endfor %}{{ ']' }}"
+    "{% else %}{{ v|tojson }}{% endif %}{% endmacro %}")
+
+
+def _print(ast: nodes.Template, groups: set[str], bos_empty: bool | None) -> tuple[str, set[str]]:
+    p = _Printer(groups, bos_empty)
+    body = p.body(ast.body)
+    head = _TOJSON_MACRO if p.need_tojson else ""
+    if p.need_raise:
+        head += "{% set " + _ERR + " = namespace(raised=false, message='') %}"
+        body = ("{% macro " + _BODY + "() %}" + body + "{% endmacro %}{% set " + _BODY + "_out = " + _BODY + "() %}"
+                "{% if " + _ERR + ".raised %}{{ " + _str_lit(RAISED) + " ~ " + _ERR + ".message }}"
+                "{% else %}{{ " + _BODY + "_out }}{% endif %}")
+    return head + body, p.applied
+
+
+# --- checking --------------------------------------------------------------------------------------
+
+def _hf(template: str, messages, agp: bool, bos, eos, now) -> str:
+    try:
+        return render_chat_template(template, messages, add_generation_prompt=agp, bos_token=bos, eos_token=eos,
+                                    strftime_now=now)
+    except ChatTemplateError as e:
+        msg = str(e)
+        return "\0error:" + msg
+
+
+def _mnn(template: str, messages, agp: bool, bos, eos, now) -> str:
+    try:
+        return render_mnn(template, messages, add_generation_prompt=agp, bos_token=bos, eos_token=eos,
+                          strftime_now=now)
+    except ChatTemplateError as e:
+        return "\0mnn-error:" + str(e)
+
+
+def matches(hf: str, mnn: str) -> bool:
+    """Whether MNN's rendering is transformers': the same text, or, where transformers raised,
+    :data:`RAISED` and the message."""
+    if hf.startswith("\0error:"):
+        return mnn.startswith(RAISED)
+    return hf == mnn
+
+
+def _score(template: str, cases, hf_out, bos, eos, now) -> list[bool]:
+    return [matches(h, _mnn(template, m, agp, bos, eos, now)) for (m, agp), h in zip(cases, hf_out)]
+
+
+def rewrite_for_mnn(template: str, *, bos_token: str | None = None, eos_token: str | None = None,
+                    conversations: list[list[dict]] | None = None, strftime_now=None) -> Rewrite:
+    """Rewrite ``template`` so that MNN's engine renders what transformers renders from it.
+
+    ``bos_token``/``eos_token``: the file's strings (``None``: unknown).  ``conversations``: extra
+    conversations to check the rewrite on, besides :data:`PROBE_CONVERSATIONS` (each with and
+    without the generation prompt).  Returns a :class:`Rewrite`: ``template`` (the original when
+    nothing could be rewritten), ``applied`` (rules rewritten), ``losses`` (what MNN still renders
+    differently), ``dropped`` (rewrites left out because a check rendered worse with them).
+    """
+    from datetime import datetime
+
+    from mtokspec.linter.chat_template import lint_chat_template
+    from mtokspec.linter.chat_template.engine import _environment
+
+    now = strftime_now if strftime_now is not None else datetime(2024, 7, 26)
+    try:
+        ast = _environment().parse(template)
+    except jinja2.TemplateSyntaxError:
+        return Rewrite(template, [], _losses(template, bos_token, lint_chat_template))
+    cases = [(m, agp) for m in [*PROBE_CONVERSATIONS, *(conversations or [])] for agp in (True, False)]
+    hf_out = [_hf(template, m, agp, bos_token, eos_token, now) for m, agp in cases]
+    before = _score(template, cases, hf_out, bos_token, eos_token, now)
+    groups = set(GROUPS)
+    bos_empty = None if bos_token is None else not bos_token
+    dropped: list[str] = []
+    while True:
+        try:
+            new, applied = _print(ast, groups, bos_empty)
+        except _Unprintable:
+            return Rewrite(template, [], _losses(template, bos_token, lint_chat_template))
+        after = _score(new, cases, hf_out, bos_token, eos_token, now)
+        worse = [i for i, (b, a) in enumerate(zip(before, after)) if b and not a]
+        if not worse:
+            break
+        # leave out, one at a time, the group whose removal repairs the most worse cases
+        best, best_fixed = None, -1
+        for g in sorted(applied):
+            trial, _ = _print(ast, groups - {g}, bos_empty)
+            score = _score(trial, [cases[i] for i in worse], [hf_out[i] for i in worse], bos_token, eos_token, now)
+            if sum(score) > best_fixed:
+                best, best_fixed = g, sum(score)
+        if best is None:
+            return Rewrite(template, [], _losses(template, bos_token, lint_chat_template), sorted(groups))
+        groups.discard(best)
+        dropped.append(best)
+    return Rewrite(new, sorted(applied), _losses(new, bos_token, lint_chat_template), dropped)
+
+
+def _losses(template: str, bos_token, lint) -> list[Loss]:
+    seen = []
+    for f in lint(template, bos_token=bos_token):
+        loss = Loss(f.code, f.severity, f.message)
+        if loss not in seen:
+            seen.append(loss)
+    return seen
