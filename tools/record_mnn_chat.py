@@ -12,7 +12,7 @@ and a time limit (a render that exceeds them is recorded as an error).  The test
 
 from __future__ import annotations
 
-import datetime
+import datetime as dt
 import json
 import os
 import resource
@@ -162,7 +162,7 @@ def main() -> None:
                     results[f"{name}/{'gen' if agp else 'nogen'}"] = row
             out.append({"rule": rule, "template": template, "bos_token": bos, "eos_token": eos, "mnn": results})
     json.dump({"mnn_tok": "MNN's jinja.hpp through mnn_tok chat (../shared/tools/mnn-reference)",
-               "recorded_on": datetime.date.today().isoformat(), "conversations": CONVERSATIONS,
+               "recorded_on": dt.date.today().isoformat(), "conversations": CONVERSATIONS,
                "templates": out}, sys.stdout, ensure_ascii=False, indent=1)
     sys.stdout.write("\n")
 

@@ -60,6 +60,14 @@ _BODY = "__mnn_body"
 _UNDEF = "__mnn_undefined"
 _STR_FILTERS = {"trim", "upper", "lower", "capitalize", "tojson", "join", "string", "replace", "title", "indent",
                 "center", "format", "striptags", "wordwrap", "truncate", "urlencode", "e", "escape", "safe"}
+_MNN_TESTS = {"defined", "undefined", "none", "boolean", "string", "number", "sequence", "iterable", "mapping",
+              "true", "false"}
+#: Rules whose lint findings the rewritten template's own constructs raise (a guarded
+#: raise_exception, ``bos_token is defined``, ``|tojson`` of a scalar, ``is mapping`` ...): a
+#: finding of these is a loss only where the printer left a construct of the rule as it was.
+_SELF_RAISED = {"mnn-jinja-raise-noop", "mnn-jinja-special-token-undefined", "mnn-jinja-tojson-order",
+                "mnn-jinja-unsupported-test", "mnn-jinja-context-undefined", "mnn-jinja-print-non-string",
+                "mnn-jinja-undefined-concat"}
 #: What transformers passes when the caller gives nothing; MNN leaves these undefined.
 _CTX_DEFAULTS = {"tools": "none", "documents": "none", "add_generation_prompt": "false"}
 
@@ -229,6 +237,7 @@ class _Printer:
         self.macros: set[str] = set()
         self.need_tojson = False
         self.need_raise = False
+        self.missed: set[str] = set()
 
     def on(self, rule: str) -> bool:
         if rule in self.g:
@@ -306,11 +315,17 @@ class _Printer:
             return ("{% if raise_exception is defined %}{{ raise_exception(" + msg + ") }}{% endif %}"
                     "{% if not " + _ERR + ".raised %}{% set " + _ERR + ".message = " + msg + " %}{% endif %}"
                     "{% set " + _ERR + ".raised = true %}")
+        if isinstance(e, nodes.Call) and isinstance(e.node, nodes.Name) and e.node.name == "raise_exception":
+            self.missed.add("mnn-jinja-raise-noop")
         if _booleanish(e) and self.on("mnn-jinja-print-non-string"):
             return "{{ 'True' if " + self.atom(e) + " else 'False' }}"
-        if not _stringish(e, self.macros) and _pure(e) and self.on("mnn-jinja-print-non-string"):
-            a = self.atom(e)
-            return "{{ " + a + "|string if " + a + " is defined else '' }}"
+        if not _stringish(e, self.macros):
+            if _pure(e) and self.on("mnn-jinja-print-non-string"):
+                a = self.atom(e)
+                if a.endswith("]"):  # MNN's x[i] is never undefined ('' when missing)
+                    return "{{ " + a + "|string }}"
+                return "{{ " + a + "|string if " + a + " is defined else '' }}"
+            self.missed.add("mnn-jinja-print-non-string")
         return "{{ " + self.expr(e) + " }}"
 
     # expressions
@@ -350,6 +365,8 @@ class _Printer:
                 return "(bos_token if bos_token is defined else '')"
             if e.name in _CTX_DEFAULTS and self.on("mnn-jinja-context-undefined"):
                 return f"({e.name} if {e.name} is defined else {_CTX_DEFAULTS[e.name]})"
+            if e.name.endswith("_token") and e.name not in ("bos_token", "eos_token"):
+                self.missed.add("mnn-jinja-special-token-undefined")
             return e.name
         if isinstance(e, nodes.Getattr):
             if (isinstance(e.node, nodes.Name) and e.node.name == "loop" and e.attr in ("revindex", "revindex0")
@@ -377,13 +394,17 @@ class _Printer:
             parts = []
             for c in e.nodes:
                 a = self.atom(c)
-                if (isinstance(c, (nodes.Name, nodes.Getattr, nodes.Getitem)) and _pure(c)
-                        and self.on("mnn-jinja-undefined-concat")):
-                    a = "(" + a + " if " + a + " is defined else '')"
+                if isinstance(c, (nodes.Name, nodes.Getattr, nodes.Getitem)):
+                    if _pure(c) and self.on("mnn-jinja-undefined-concat"):
+                        a = "(" + a + " if " + a + " is defined else '')"
+                    else:
+                        self.missed.add("mnn-jinja-undefined-concat")
                 parts.append(a)
             return "(" + " ~ ".join(parts) + ")"
         if isinstance(e, (nodes.And, nodes.Or)):
             left, right = self.atom(e.left, in_cond), self.atom(e.right, in_cond)
+            if not in_cond and not _pure(e.left):
+                self.missed.add("mnn-jinja-print-non-string")
             if not in_cond and _pure(e.left) and self.on("mnn-jinja-print-non-string"):
                 if isinstance(e, nodes.Or):
                     return f"({left} if {left} else {right})"
@@ -471,9 +492,11 @@ class _Printer:
         if (name == "replace" and len(e.args) == 2 and not e.kwargs and _chainable(base)
                 and self.on("mnn-jinja-unsupported-filter")):
             return self.expr(base) + ".replace(" + self.args(e.args, []) + ")"
-        if name == "tojson" and not e.args and not e.kwargs and self.on("mnn-jinja-tojson-order"):
-            self.need_tojson = True
-            return _TOJSON + "(" + self.expr(base) + ")"
+        if name == "tojson":
+            if not e.args and not e.kwargs and self.on("mnn-jinja-tojson-order"):
+                self.need_tojson = True
+                return _TOJSON + "(" + self.expr(base) + ")"
+            self.missed.add("mnn-jinja-tojson-order")
         s = self.atom(base) + "|" + name
         if e.args or e.kwargs:
             s += "(" + self.args(e.args, e.kwargs) + ")"
@@ -481,7 +504,6 @@ class _Printer:
 
     def test(self, e: nodes.Test) -> str:
         node, name = e.node, e.name
-        neg = ""
         a = self.atom(node)
         if name in ("odd", "even", "divisibleby") and _pure(node) and self.on("mnn-jinja-unsupported-test"):
             k = 2 if name != "divisibleby" else (e.args[0].value if e.args and _is_int_const(e.args[0]) else None)
@@ -498,12 +520,20 @@ class _Printer:
             return f"({a} is defined and {a} is mapping)"
         if name in ("iterable", "sequence") and _pure(node) and self.on("mnn-jinja-unsupported-test"):
             return f"({a} is sequence or ({a} is defined and {a} is mapping))"
+        if (isinstance(node, nodes.Getitem) and name in ("defined", "undefined") and _is_int_const(node.arg)
+                and _pure(node.node) and self.on("mnn-jinja-missing-item-defined")):
+            x, i = self.atom(node.node), node.arg.value
+            bound = f"(({x}|length) > {i})" if i >= 0 else f"(({x}|length) >= {-i})"
+            inside = f"({x} is sequence and {x} is not mapping and {bound})"
+            return inside if name == "defined" else "(not " + inside + ")"
         if (isinstance(node, nodes.Getitem) and name in ("defined", "undefined") and isinstance(node.arg, nodes.Const)
                 and type(node.arg.value) is str and not _IDENT.match(node.arg.value) and _pure(node.node)
                 and self.on("mnn-jinja-missing-item-defined")):
             inside = "(" + _str_lit(node.arg.value) + " in " + self.atom(node.node) + ")"
             return inside if name == "defined" else "(not " + inside + ")"
-        s = a + " is " + neg + name
+        if name not in _MNN_TESTS or name in ("mapping", "iterable", "sequence"):
+            self.missed.add("mnn-jinja-unsupported-test")
+        s = a + " is " + name
         if e.args or e.kwargs:
             s += "(" + self.args(e.args, e.kwargs) + ")"
         return "(" + s + ")"
@@ -576,7 +606,12 @@ _TOJSON_MACRO = (
     "{% else %}{{ v|tojson }}{% endif %}{% endmacro %}")
 
 
+#: What the lint reads in place of the macro (whose own tests and tojson are right by construction).
+_TOJSON_STUB = "{% macro " + _TOJSON + "(v) %}{% endmacro %}"
+
+
 def _print(ast: nodes.Template, groups: set[str], bos_empty: bool | None) -> tuple[str, set[str]]:
+    """The template printed with the rewrites of ``groups``, and the rules it rewrote fully."""
     p = _Printer(groups, bos_empty)
     body = p.body(ast.body)
     head = _TOJSON_MACRO if p.need_tojson else ""
@@ -585,7 +620,7 @@ def _print(ast: nodes.Template, groups: set[str], bos_empty: bool | None) -> tup
         body = ("{% macro " + _BODY + "() %}" + body + "{% endmacro %}{% set " + _BODY + "_out = " + _BODY + "() %}"
                 "{% if " + _ERR + ".raised %}{{ " + _str_lit(RAISED) + " ~ " + _ERR + ".message }}"
                 "{% else %}{{ " + _BODY + "_out }}{% endif %}")
-    return head + body, p.applied
+    return head + body, p.applied - p.missed
 
 
 # --- checking --------------------------------------------------------------------------------------
@@ -665,12 +700,15 @@ def rewrite_for_mnn(template: str, *, bos_token: str | None = None, eos_token: s
             return Rewrite(template, [], _losses(template, bos_token, lint_chat_template), sorted(groups))
         groups.discard(best)
         dropped.append(best)
-    return Rewrite(new, sorted(applied), _losses(new, bos_token, lint_chat_template), dropped)
+    return Rewrite(new, sorted(applied), _losses(new.replace(_TOJSON_MACRO, _TOJSON_STUB), bos_token,
+                                                  lint_chat_template, applied), dropped)
 
 
-def _losses(template: str, bos_token, lint) -> list[Loss]:
+def _losses(template: str, bos_token, lint, fixed: set[str] = frozenset()) -> list[Loss]:
     seen = []
     for f in lint(template, bos_token=bos_token):
+        if f.code in fixed and f.code in _SELF_RAISED:
+            continue
         loss = Loss(f.code, f.severity, f.message)
         if loss not in seen:
             seen.append(loss)

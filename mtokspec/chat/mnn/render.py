@@ -25,7 +25,7 @@ from typing import Any
 from mtokspec.chat.mnn import builtins as B
 from mtokspec.chat.mnn import parser as P
 from mtokspec.chat.mnn.lexer import tokenize
-from mtokspec.chat.mnn.values import (MnnEngineFailure, compare, dump, equal, from_python,
+from mtokspec.chat.mnn.values import (compare, dump, equal, from_python,
                                       is_undefined, py_str, size_of, truthy, undefined, wrap64)
 from mtokspec.chat_template import ChatTemplateError
 
