@@ -58,6 +58,7 @@ _TOJSON = "__mnn_tojson"
 _ERR = "__mnn_raised"
 _BODY = "__mnn_body"
 _UNDEF = "__mnn_undefined"
+_REPR = "__mnn_repr"
 _STR_FILTERS = {"trim", "upper", "lower", "capitalize", "tojson", "join", "string", "replace", "title", "indent",
                 "center", "format", "striptags", "wordwrap", "truncate", "urlencode", "e", "escape", "safe"}
 _MNN_TESTS = {"defined", "undefined", "none", "boolean", "string", "number", "sequence", "iterable", "mapping",
@@ -185,10 +186,23 @@ def _chainable(e: nodes.Expr) -> bool:
     return False
 
 
+_PURE_FUNCTIONS = {"range", "namespace", "strftime_now", "dict"}
+_PURE_METHODS = {"startswith", "endswith", "split", "strip", "lstrip", "rstrip", "replace", "upper", "lower", "get",
+                 "items", "keys", "values", "title", "capitalize", "count", "find", "join"}
+
+
 def _pure(e: nodes.Node) -> bool:
-    """No call that could have effects (evaluating it twice is harmless)."""
-    return not any(isinstance(n, nodes.Call) and not (isinstance(n.node, nodes.Name) and n.node.name == "range")
-                   for n in [e, *e.find_all(nodes.Call)])
+    """No macro call (which could set a namespace): evaluating it twice is harmless."""
+    for n in [e, *e.find_all(nodes.Call)]:
+        if not isinstance(n, nodes.Call):
+            continue
+        f = n.node
+        if isinstance(f, nodes.Name) and f.name in _PURE_FUNCTIONS:
+            continue
+        if isinstance(f, nodes.Getattr) and f.attr in _PURE_METHODS:
+            continue
+        return False
+    return True
 
 
 def _is_int_const(e: nodes.Expr) -> bool:
@@ -205,7 +219,7 @@ def _stringish(e: nodes.Expr, macros: set[str]) -> bool:
         return e.name in _STR_FILTERS or e.name in ("length", "count")
     if isinstance(e, nodes.Call):
         if isinstance(e.node, nodes.Name):
-            return e.node.name in macros or e.node.name in ("strftime_now", _TOJSON)
+            return e.node.name in macros or e.node.name in ("strftime_now", _TOJSON, _REPR)
         if isinstance(e.node, nodes.Getattr):
             return e.node.attr in ("strip", "lstrip", "rstrip", "replace", "upper", "lower")
     if isinstance(e, nodes.Add):  # str + x is a str or an error in Python
@@ -236,6 +250,7 @@ class _Printer:
         self.applied: set[str] = set()
         self.macros: set[str] = set()
         self.need_tojson = False
+        self.need_repr = False
         self.need_raise = False
         self.missed: set[str] = set()
 
@@ -322,9 +337,11 @@ class _Printer:
         if not _stringish(e, self.macros):
             if _pure(e) and self.on("mnn-jinja-print-non-string"):
                 a = self.atom(e)
+                self.need_repr = True
+                shown = f"({a} if {a} is string else {_REPR}({a}))"
                 if a.endswith("]"):  # MNN's x[i] is never undefined ('' when missing)
-                    return "{{ " + a + "|string }}"
-                return "{{ " + a + "|string if " + a + " is defined else '' }}"
+                    return "{{ " + shown + " }}"
+                return "{{ " + shown + " if " + a + " is defined else '' }}"
             self.missed.add("mnn-jinja-print-non-string")
         return "{{ " + self.expr(e) + " }}"
 
@@ -487,6 +504,12 @@ class _Printer:
             return f"({a} if {a} else {dflt})" if boolean else f"({a} if {a} is defined else {dflt})"
         if name in ("first", "last") and not e.args and _chainable(base) and self.on("mnn-jinja-unsupported-filter"):
             return self.expr(base) + ("[0]" if name == "first" else "[-1]")
+        if name == "string" and not e.args and _pure(base) and self.on("mnn-jinja-undefined-concat"):
+            a = self.atom(base)
+            if self.on("mnn-jinja-print-non-string"):
+                self.need_repr = True
+                return f"(({a} if {a} is string else {_REPR}({a})) if {a} is defined else '')"
+            return f"({a}|string if {a} is defined else '')"
         if name == "count" and self.on("mnn-jinja-unsupported-filter"):
             name = "length"
         if (name == "replace" and len(e.args) == 2 and not e.kwargs and _chainable(base)
@@ -606,6 +629,13 @@ _TOJSON_MACRO = (
     "{% else %}{{ v|tojson }}{% endif %}{% endmacro %}")
 
 
+_REPR_MACRO = (
+    "{% macro " + _REPR + "(v) %}{% if v is string %}{% set r = [v]|string %}{{ r.strip('[]') }}"
+    "{% elif v is mapping %}{{ '{' }}{% for k, x in v|items %}{% if not loop.first %}{{ ', ' }}{% endif %}"
+    "{{ " + _REPR + "(k) }}{{ ': ' }}{{ " + _REPR + "(x) }}{% endfor %}{{ '}' }}{% elif v is sequence %}{{ '[' }}"
+    "{% for x in v %}{% if not loop.first %}{{ ', ' }}{% endif %}{{ " + _REPR + "(x) }}{% endfor %}{{ ']' }}"
+    "{% else %}{{ v|string }}{% endif %}{% endmacro %}")
+_REPR_STUB = "{% macro " + _REPR + "(v) %}{% endmacro %}"
 #: What the lint reads in place of the macro (whose own tests and tojson are right by construction).
 _TOJSON_STUB = "{% macro " + _TOJSON + "(v) %}{% endmacro %}"
 
@@ -614,7 +644,7 @@ def _print(ast: nodes.Template, groups: set[str], bos_empty: bool | None) -> tup
     """The template printed with the rewrites of ``groups``, and the rules it rewrote fully."""
     p = _Printer(groups, bos_empty)
     body = p.body(ast.body)
-    head = _TOJSON_MACRO if p.need_tojson else ""
+    head = (_TOJSON_MACRO if p.need_tojson else "") + (_REPR_MACRO if p.need_repr else "")
     if p.need_raise:
         head += "{% set " + _ERR + " = namespace(raised=false, message='') %}"
         body = ("{% macro " + _BODY + "() %}" + body + "{% endmacro %}{% set " + _BODY + "_out = " + _BODY + "() %}"
@@ -700,7 +730,7 @@ def rewrite_for_mnn(template: str, *, bos_token: str | None = None, eos_token: s
             return Rewrite(template, [], _losses(template, bos_token, lint_chat_template), sorted(groups))
         groups.discard(best)
         dropped.append(best)
-    return Rewrite(new, sorted(applied), _losses(new.replace(_TOJSON_MACRO, _TOJSON_STUB), bos_token,
+    return Rewrite(new, sorted(applied), _losses(new.replace(_TOJSON_MACRO, _TOJSON_STUB).replace(_REPR_MACRO, _REPR_STUB), bos_token,
                                                   lint_chat_template, applied), dropped)
 
 
