@@ -48,7 +48,8 @@ import jinja2.nodes as nodes
 from mtokspec.chat.mnn import render_mnn
 from mtokspec.chat_template import ChatTemplateError, render_chat_template
 
-__all__ = ["rewrite_for_mnn", "Rewrite", "Loss", "RAISED", "PROBE_CONVERSATIONS"]
+__all__ = ["rewrite_for_mnn", "Rewrite", "Loss", "RAISED", "PROBE_CONVERSATIONS", "matches", "transformers_prompt",
+           "mnn_prompt"]
 
 #: What the rewritten template renders on MNN where transformers raises: this, then the message.
 RAISED = "raise_exception: "
@@ -655,16 +656,31 @@ def _print(ast: nodes.Template, groups: set[str], bos_empty: bool | None) -> tup
 
 # --- checking --------------------------------------------------------------------------------------
 
-def _hf(template: str, messages, agp: bool, bos, eos, now) -> str:
+class _Raised(ChatTemplateError):
+    """raise_exception() of the template (not any other error)."""
+
+
+def _raise(message: Any) -> None:
+    raise _Raised(str(message))
+
+
+def transformers_prompt(template: str, messages, agp: bool, bos, eos, now) -> str:
+    """transformers' rendering; where it raises, ``"\0raise:" + message`` for the template's
+    ``raise_exception`` and ``"\0error:" + message`` for any other error (input it refuses)."""
     try:
         return render_chat_template(template, messages, add_generation_prompt=agp, bos_token=bos, eos_token=eos,
-                                    strftime_now=now)
+                                    strftime_now=now, raise_exception=_raise)
+    except _Raised as e:
+        return "\0raise:" + str(e)
     except ChatTemplateError as e:
-        msg = str(e)
-        return "\0error:" + msg
+        return "\0error:" + str(e)
 
 
-def _mnn(template: str, messages, agp: bool, bos, eos, now) -> str:
+_hf = transformers_prompt
+
+
+def mnn_prompt(template: str, messages, agp: bool, bos, eos, now) -> str:
+    """MNN's rendering (the emulation); ``"\0mnn-error:" + message`` where its engine fails."""
     try:
         return render_mnn(template, messages, add_generation_prompt=agp, bos_token=bos, eos_token=eos,
                           strftime_now=now)
@@ -672,11 +688,17 @@ def _mnn(template: str, messages, agp: bool, bos, eos, now) -> str:
         return "\0mnn-error:" + str(e)
 
 
+_mnn = mnn_prompt
+
+
 def matches(hf: str, mnn: str) -> bool:
-    """Whether MNN's rendering is transformers': the same text, or, where transformers raised,
-    :data:`RAISED` and the message."""
+    """Whether MNN's rendering is transformers' (:func:`transformers_prompt`): the same text, or,
+    where the template raised, :data:`RAISED` and the message.  Input transformers refuses with
+    another error never matches: MNN's engine renders it anyway."""
+    if hf.startswith("\0raise:"):
+        return mnn == RAISED + hf[len("\0raise:"):]
     if hf.startswith("\0error:"):
-        return mnn.startswith(RAISED)
+        return False
     return hf == mnn
 
 
