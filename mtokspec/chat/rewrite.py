@@ -58,7 +58,7 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _TOJSON = "__mnn_tojson"
 _ERR = "__mnn_raised"
 _BODY = "__mnn_body"
-_UNDEF = "__mnn_undefined"
+_UNDEF = "mnn_rewrite_undefined"  # a free name (dunder names are refused by the sandbox)
 _REPR = "__mnn_repr"
 _STR_FILTERS = {"trim", "upper", "lower", "capitalize", "tojson", "join", "string", "replace", "title", "indent",
                 "center", "format", "striptags", "wordwrap", "truncate", "urlencode", "e", "escape", "safe"}
@@ -278,7 +278,12 @@ class _Printer:
         if isinstance(n, nodes.For):
             if n.recursive:
                 raise _Unprintable("recursive loop")
-            head = "{% for " + self.target(n.target) + " in " + self.atom(n.iter)
+            it = self.atom(n.iter)
+            if (isinstance(n.iter, nodes.Dict) and isinstance(n.target, nodes.Name)
+                    and all(isinstance(p.key, nodes.Const) and type(p.key.value) is str for p in n.iter.items)
+                    and self.on("mnn-jinja-unsupported-statement")):
+                it = "[" + ", ".join(self.expr(p.key) for p in n.iter.items) + "]"  # MNN sorts a mapping's keys
+            head = "{% for " + self.target(n.target) + " in " + it
             if n.test is not None:
                 head += " if " + self.cond(n.test)
             s = head + " %}" + self.body(n.body)
