@@ -2,7 +2,7 @@
 
     MNN_TOK_BIN=/path/mnn_tok python -m tools.record_mnn_chat > tests/chat/data/mnn_rules.json
 
-Each template below exercises one rule of ``mtokspec/divergences/chat_template.py`` (at least one
+Each template below exercises one rule of ``mtokspec/divergences/rules/chat_template.py`` (at least one
 per rule) or one corner of MNN's engine; each is rendered by MNN's own code (``mnn_tok chat``, a
 copy of the corpus' phi-3-mini ``.mtok`` carrying the template) for every conversation of
 :data:`CONVERSATIONS` with and without the generation prompt, under a 2 GiB address-space limit

@@ -1,7 +1,7 @@
 """The prompt transformers builds against the prompt a device builds, per conversation.
 
 :func:`compare_chat` renders each conversation with a file's chat template twice, as transformers
-does (:func:`mtokspec.chat_template.render_chat_template`) and as MNN's engine does
+does (:func:`mtokspec.chat.render.render_chat_template`) and as MNN's engine does
 (:func:`mtokspec.chat.mnn.render_mnn`), both at the same clock, and finds the first difference and
 the rules that explain it: each rewrite of :mod:`mtokspec.chat.rewrite` applied alone that changes
 MNN's prompt names its rule, the rule of an engine failure is named, and the lint's other findings
@@ -74,10 +74,10 @@ def load_conversations(data: Any) -> list[tuple[str, list[dict], bool | None]]:
 
 
 def _explain(template: str, messages, agp: bool, bos, eos, now, mnn_text: str) -> list[str]:
-    from mtokspec.linter.chat_template.engine import _environment
+    from mtokspec.chat.environment import parsing_environment
 
     try:
-        ast = _environment().parse(template)
+        ast = parsing_environment().parse(template)
     except Exception:  # noqa: BLE001 - transformers cannot parse it: the lenient parser is the story
         return ["mnn-jinja-lenient-parser"]
     bos_empty = None if bos is None else not bos
@@ -99,7 +99,7 @@ def compare_chat(template: str, conversations: list[tuple[str, list[dict], bool 
                  bos_token: str | None = None, eos_token: str | None = None,
                  add_generation_prompt: bool = True, strftime_now: datetime | None = None) -> list[ChatComparison]:
     """Compare transformers' and MNN's prompts for each conversation (see the module)."""
-    from mtokspec.linter.chat_template import lint_chat_template
+    from mtokspec.chat.lint import lint_chat_template
 
     now = strftime_now or datetime.now()
     lint_codes = sorted({f.code for f in lint_chat_template(template, bos_token=bos_token)})
@@ -174,9 +174,9 @@ def cmd_compare_chat(args) -> int:
     import json
     import sys
 
-    from mtokspec._io import one_line, read_input
-    from mtokspec.errors import MtokFormatError
-    from mtokspec.runtime import Tokenizer, TokenizerError
+    from mtokspec.cli._io import one_line, read_input
+    from mtokspec.errors import MtokFormatError, TokenizerError
+    from mtokspec.tokenizer import Tokenizer
 
     try:
         tok = Tokenizer.from_bytes(read_input(args.file), semantics="mnn")

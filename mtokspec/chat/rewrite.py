@@ -31,7 +31,7 @@ right (and transformers renders the same way, so the result still renders as bef
   transformers the call still raises at once.
 
 What cannot be rewritten stays as it was and is reported (:class:`Loss`, with the rule of
-``mtokspec/divergences/chat_template.py``, from the lint of the rewritten template).  Each rewrite
+``mtokspec/divergences/rules/chat_template.py``, from the lint of the rewritten template).  Each rewrite
 is checked with MNN's emulated engine on probe conversations (plus any the caller gives): a group of
 rewrites that would make any of them render worse than before is left out.
 """
@@ -46,7 +46,8 @@ import jinja2
 import jinja2.nodes as nodes
 
 from mtokspec.chat.mnn import render_mnn
-from mtokspec.chat_template import ChatTemplateError, render_chat_template
+from mtokspec.chat.render import render_chat_template
+from mtokspec.errors import ChatTemplateError
 
 __all__ = ["rewrite_for_mnn", "Rewrite", "Loss", "RAISED", "PROBE_CONVERSATIONS", "matches", "transformers_prompt",
            "mnn_prompt"]
@@ -723,12 +724,12 @@ def rewrite_for_mnn(template: str, *, bos_token: str | None = None, eos_token: s
     """
     from datetime import datetime
 
-    from mtokspec.linter.chat_template import lint_chat_template
-    from mtokspec.linter.chat_template.engine import _environment
+    from mtokspec.chat.environment import parsing_environment
+    from mtokspec.chat.lint import lint_chat_template
 
     now = strftime_now if strftime_now is not None else datetime(2024, 7, 26)
     try:
-        ast = _environment().parse(template)
+        ast = parsing_environment().parse(template)
     except jinja2.TemplateSyntaxError:
         return Rewrite(template, [], _losses(template, bos_token, lint_chat_template))
     cases = [(m, agp) for m in [*PROBE_CONVERSATIONS, *(conversations or [])] for agp in (True, False)]

@@ -12,7 +12,7 @@ import pytest
 import mtokspec
 from mtokspec.chat.compare import compare_chat, format_comparison, load_conversations
 from mtokspec.cli import main
-from mtokspec.runtime import Tokenizer
+from mtokspec.tokenizer import Tokenizer
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tiny.mtok"
 GEMMA = ("{{ bos_token }}{% if messages[0]['role'] == 'system' %}{{ raise_exception('System role not supported') }}"

@@ -3,7 +3,7 @@
 Two references, both recorded by MNN's code (``mnn_tok chat``): the dev corpus' ``chat/_mnn/``
 (every case of every template, 256) and ``data/mnn_rules.json`` (written by
 ``tools/record_mnn_chat.py``: at least one minimal template per chat rule of
-``mtokspec/divergences/chat_template.py``, each rendered for three conversations with and without
+``mtokspec/divergences/rules/chat_template.py``, each rendered for three conversations with and without
 the generation prompt).  A recorded error (MNN never returned, ran out of memory or crashed) must
 be an error of the emulation.
 """
@@ -19,8 +19,8 @@ import pytest
 from mtokspec.chat.mnn import MnnEngineFailure, render_mnn
 from mtokspec.chat.mnn.builtins import strftime
 from mtokspec.chat.mnn.values import format_double, json_str
-from mtokspec.chat_template import ChatTemplateError
-from mtokspec.divergences.chat_template import CHAT_TEMPLATE_RULES
+from mtokspec.divergences.rules.chat_template import RULES as CHAT_TEMPLATE_RULES
+from mtokspec.errors import ChatTemplateError
 
 CHAT_DIR = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus" / "chat"
 RULES_DATA = json.loads((Path(__file__).parent / "data" / "mnn_rules.json").read_text(encoding="utf-8"))

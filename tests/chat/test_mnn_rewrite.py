@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from mtokspec.chat.mnn import render_mnn
 from mtokspec.chat.rewrite import (RAISED, matches, mnn_prompt, rewrite_for_mnn,
                                    transformers_prompt)
-from mtokspec.chat_template import render_chat_template
+from mtokspec.chat.render import render_chat_template
 
 CHAT_DIR = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus" / "chat"
 RULES_DATA = json.loads((Path(__file__).parent / "data" / "mnn_rules.json").read_text(encoding="utf-8"))

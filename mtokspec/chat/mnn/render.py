@@ -10,7 +10,7 @@ value stored in a variable is a copy, as rapidjson's ``CopyFrom`` makes it.  Ope
 short-circuit; ``and``/``or`` give booleans.
 
 Bounds: the same time limit, output limit and value limit as the transformers renderer
-(:func:`mtokspec.chat_template.render_chat_template`); where MNN's engine itself would never return
+(:func:`mtokspec.chat.render.render_chat_template`); where MNN's engine itself would never return
 or crash, :class:`~mtokspec.chat.mnn.values.MnnEngineFailure` names the divergence rule.
 """
 
@@ -27,7 +27,7 @@ from mtokspec.chat.mnn import parser as P
 from mtokspec.chat.mnn.lexer import tokenize
 from mtokspec.chat.mnn.values import (compare, dump, equal, from_python,
                                       is_undefined, py_str, size_of, truthy, undefined, wrap64)
-from mtokspec.chat_template import ChatTemplateError
+from mtokspec.errors import ChatTemplateError
 
 _PROBE = b"<__jinja_content_probe__>"
 _MAX_TEMPLATE_BYTES = 2_000_000
@@ -430,7 +430,7 @@ def render_mnn(template: str, messages: list[dict], *, add_generation_prompt: bo
             renderer; :class:`~mtokspec.chat.mnn.values.MnnEngineFailure` (a subclass) where MNN's
             engine itself would never return, run out of memory or crash.
     """
-    from mtokspec.chat_template import _to_datetime
+    from mtokspec.chat.render import _to_datetime
 
     if not isinstance(template, str):
         raise TypeError("template must be a str")

@@ -18,7 +18,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from mtokspec.chat_template import ChatTemplateError
+from mtokspec.errors import ChatTemplateError
 
 UNDEFINED_KEY = b"__jinja_undefined__"
 _INT64 = 1 << 63
@@ -26,7 +26,7 @@ _INT64 = 1 << 63
 
 class MnnEngineFailure(ChatTemplateError):
     """MNN's engine would not return a prompt here: it loops forever, runs out of memory or
-    crashes.  ``rule`` is the divergence rule (``mtokspec/divergences/chat_template.py``) that
+    crashes.  ``rule`` is the divergence rule (``mtokspec/divergences/rules/chat_template.py``) that
     names the construct."""
 
     def __init__(self, rule: str, message: str):
