@@ -56,21 +56,10 @@ def test_dev_corpus_rewritten_renders_as_transformers(path):
         after = matches(want, mnn_prompt(rw.template, msgs, agp, bos, eos, now))
         assert after or not before, f"case {i}: the rewrite made it worse"
         assert after or rw.losses or want.startswith("\0error:"), f"case {i}: wrong on MNN and no loss reported"
+        assert after, f"case {i}"  # measured: the rewrite reaches every dev case
         # transformers renders the rewritten template as the original
         assert transformers_prompt(rw.template, msgs, agp, bos, eos, now) == \
             transformers_prompt(spec["template"], msgs, agp, bos, eos, now), f"case {i}"
-
-
-@pytest.mark.parametrize("path", _corpus_files())
-def test_dev_corpus_rewrite_reaches_every_case(path):
-    """Measured: after the rewrite, MNN renders every dev case as transformers does."""
-    spec = json.loads(path.read_text(encoding="utf-8"))
-    bos, eos = spec.get("bos_token"), spec.get("eos_token")
-    now = datetime.fromisoformat(spec["strftime_now_frozen_to"])
-    rw = _rewritten(spec["template"], bos, eos)
-    for i, case in enumerate(spec["cases"]):
-        got = mnn_prompt(rw.template, case["messages"], case["add_generation_prompt"], bos, eos, now)
-        assert matches(_expected(case), got), f"case {i}"
 
 
 #: Rule templates the rewrite fully repairs (every recorded conversation renders as transformers).

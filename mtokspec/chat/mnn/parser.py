@@ -14,6 +14,7 @@ is raised naming ``mnn-jinja-literal-hang``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from mtokspec.chat.mnn.lexer import (BLOCK_END, BLOCK_START, EOF, EXPR_END, EXPR_START, IDENT,
@@ -27,95 +28,84 @@ class Expr:
     __slots__ = ()
 
 
+@dataclass(slots=True)
 class Lit(Expr):
-    __slots__ = ("value",)
-
-    def __init__(self, value: Any):
-        self.value = value
+    value: Any
 
 
+@dataclass(slots=True)
 class Var(Expr):
-    __slots__ = ("name",)
-
-    def __init__(self, name: bytes):
-        self.name = name
+    name: bytes
 
 
+@dataclass(slots=True)
 class GetAttr(Expr):
-    __slots__ = ("obj", "name")
-
-    def __init__(self, obj: Expr, name: bytes):
-        self.obj, self.name = obj, name
+    obj: Expr
+    name: bytes
 
 
+@dataclass(slots=True)
 class Slice(Expr):
-    __slots__ = ("start", "stop", "step")
+    start: Expr | None
+    stop: Expr | None
+    step: Expr | None
 
-    def __init__(self, start, stop, step):
-        self.start, self.stop, self.step = start, stop, step
 
-
+@dataclass(slots=True)
 class GetItem(Expr):
-    __slots__ = ("obj", "key")
-
-    def __init__(self, obj: Expr, key: Expr):
-        self.obj, self.key = obj, key
+    obj: Expr
+    key: Expr
 
 
+@dataclass(slots=True)
 class Call(Expr):
-    __slots__ = ("name", "args")
-
-    def __init__(self, name: bytes, args: list[tuple[bytes, Expr]]):
-        self.name, self.args = name, args
+    name: bytes
+    args: list[tuple[bytes, Expr]]
 
 
+@dataclass(slots=True)
 class Method(Expr):
-    __slots__ = ("obj", "name", "args")
+    obj: Expr
+    name: bytes
+    args: list[Expr]
 
-    def __init__(self, obj: Expr, name: bytes, args: list[Expr]):
-        self.obj, self.name, self.args = obj, name, args
 
-
+@dataclass(slots=True)
 class Filter(Expr):
-    __slots__ = ("left", "name", "args")
+    left: Expr
+    name: bytes
+    args: list[tuple[bytes, Expr]]
 
-    def __init__(self, left: Expr, name: bytes, args: list[tuple[bytes, Expr]]):
-        self.left, self.name, self.args = left, name, args
 
-
+@dataclass(slots=True)
 class Binary(Expr):
-    __slots__ = ("op", "left", "right")
+    op: bytes
+    left: Expr
+    right: Expr
 
-    def __init__(self, op: bytes, left: Expr, right: Expr):
-        self.op, self.left, self.right = op, left, right
 
-
+@dataclass(slots=True)
 class Test(Expr):
-    __slots__ = ("expr", "name", "negated")
+    expr: Expr
+    name: bytes
+    negated: bool
 
-    def __init__(self, expr: Expr, name: bytes, negated: bool):
-        self.expr, self.name, self.negated = expr, name, negated
 
-
+@dataclass(slots=True)
 class Ternary(Expr):
-    __slots__ = ("cond", "yes", "no")
+    cond: Expr
+    yes: Expr
+    no: Expr
 
-    def __init__(self, cond: Expr, yes: Expr, no: Expr):
-        self.cond, self.yes, self.no = cond, yes, no
 
-
+@dataclass(slots=True)
 class ListLit(Expr):
-    __slots__ = ("items",)
-
-    def __init__(self, items: list[Expr]):
-        self.items = items
+    items: list[Expr]
 
 
+@dataclass(slots=True)
 class DictLit(Expr):
-    __slots__ = ("items",)
-
-    def __init__(self, items: list[tuple[Expr, Expr]]):
-        self.items = items
+    items: list[tuple[Expr, Expr]]
 
 
 # --- statements ------------------------------------------------------------------------------------
@@ -125,46 +115,42 @@ class Node:
     __slots__ = ()
 
 
+@dataclass(slots=True)
 class TextNode(Node):
-    __slots__ = ("text",)
-
-    def __init__(self, text: bytes):
-        self.text = text
+    text: bytes
 
 
+@dataclass(slots=True)
 class PrintNode(Node):
-    __slots__ = ("expr",)
-
-    def __init__(self, expr: Expr):
-        self.expr = expr
+    expr: Expr
 
 
+@dataclass(slots=True)
 class SetNode(Node):
-    __slots__ = ("target", "value")
-
-    def __init__(self, target: Expr, value: Expr):
-        self.target, self.value = target, value
+    target: Expr
+    value: Expr
 
 
+@dataclass(slots=True)
 class ForNode(Node):
-    __slots__ = ("vars", "iterable", "body", "cond")
+    vars: list[bytes]
+    iterable: Expr
+    body: list[Node]
+    cond: Expr | None
 
-    def __init__(self, vars: list[bytes], iterable: Expr, body: list[Node], cond: Expr | None):
-        self.vars, self.iterable, self.body, self.cond = vars, iterable, body, cond
 
-
+@dataclass(slots=True)
 class IfNode(Node):
-    __slots__ = ("cond", "yes", "no")
+    cond: Expr
+    yes: list[Node]
+    no: list[Node]
 
-    def __init__(self, cond: Expr, yes: list[Node], no: list[Node]):
-        self.cond, self.yes, self.no = cond, yes, no
 
-
+@dataclass(slots=True)
 class MacroNode(Node):
-    __slots__ = ("name", "params", "body")
-
-    def __init__(self, name: bytes, params: list[bytes], body: list[Node]):
-        self.name, self.params, self.body = name, params, body
+    name: bytes
+    params: list[bytes]
+    body: list[Node]
 
 
 # --- the parser ------------------------------------------------------------------------------------
@@ -554,4 +540,4 @@ def parse(tokens: list[tuple[int, bytes]]) -> list[Node]:
     return Parser(tokens).parse()
 
 
-__all__ = ["parse", "Parser", "EXPR_END", "BLOCK_END"]
+__all__ = ["parse", "Parser"]
