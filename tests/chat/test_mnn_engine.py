@@ -123,6 +123,11 @@ def test_bounded_where_mnn_takes_forever():
     grow = "{% set ns = namespace(s='ab') %}{% for i in range(64) %}{% set ns.s = ns.s + ns.s %}{% endfor %}"
     with pytest.raises(ChatTemplateError):
         render_mnn(grow, [])
+    big = "{% set s = 'ab' %}{% set t = messages[0].content %}"
+    with pytest.raises(ChatTemplateError, match="replace"):
+        render_mnn(big + "{{ t.replace('a', t) }}", [{"role": "u", "content": "a" * 2000}])
+    with pytest.raises(ChatTemplateError, match="tojson"):
+        render_mnn("{{ messages|tojson(indent=100000) }}", [{"role": "u", "content": "x"}] * 20)
     with pytest.raises(ChatTemplateError, match="recursion"):
         render_mnn("{% macro f(n) %}{{ f(n) }}{% endmacro %}{{ f(1) }}", [])
 

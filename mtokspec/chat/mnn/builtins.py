@@ -12,8 +12,8 @@ import time
 from datetime import datetime
 from typing import Any, Callable
 
-from mtokspec.chat.mnn.values import (MnnEngineFailure, is_undefined, json_str, py_str, undefined,
-                                      wrap64)
+from mtokspec.chat.mnn.values import MnnEngineFailure, is_undefined, json_str, py_str, undefined, wrap64
+from mtokspec.errors import ChatTemplateError
 
 _WS = b" \n\r\t"
 
@@ -52,8 +52,25 @@ def get_long(v: Any, what: str) -> int:
 
 # --- filters ---------------------------------------------------------------------------------------
 
-def apply_filter(name: bytes, val: Any, args: list, ev: Callable[[Any], Any]) -> Any:
-    """``FilterExpr::evaluate`` after the left side: ``args`` are ``(name, expr)`` pairs."""
+def _bounded(size: int, limit: int, what: str) -> None:
+    if size > limit:
+        raise ChatTemplateError(f"{what} would make {size} bytes (limit {limit}); MNN would build it")
+
+
+def _json_weight(v: Any, depth: int = 1) -> tuple[int, int]:
+    """(values, deepest level) of a value, to bound an indented ``tojson`` before writing it."""
+    if type(v) is list:
+        parts = [_json_weight(e, depth + 1) for e in v]
+    elif type(v) is dict:
+        parts = [_json_weight(e, depth + 1) for e in v.values()]
+    else:
+        return 1, depth
+    return 1 + sum(p[0] for p in parts), max([depth, *(p[1] for p in parts)])
+
+
+def apply_filter(name: bytes, val: Any, args: list, ev: Callable[[Any], Any], limit: int) -> Any:
+    """``FilterExpr::evaluate`` after the left side: ``args`` are ``(name, expr)`` pairs; a result
+    beyond ``limit`` bytes raises :class:`ChatTemplateError` (the renderer's bound)."""
     t = type(val)
     if name == b"tojson":
         indent = -1
@@ -62,6 +79,9 @@ def apply_filter(name: bytes, val: Any, args: list, ev: Callable[[Any], Any]) ->
                 v = ev(ae)
                 if type(v) is int:
                     indent = wrap32(v)
+        if indent > 0:
+            count, depth = _json_weight(val)
+            _bounded(count * depth * indent, limit, f"tojson(indent={indent})")
         return json_str(val, indent) if indent >= 0 else json_str(val)
     if name == b"string":
         return py_str(val)
@@ -104,7 +124,9 @@ def apply_filter(name: bytes, val: Any, args: list, ev: Callable[[Any], Any]) ->
                 v = ev(args[0][1])
                 if type(v) is bytes:
                     sep = v
-            return sep.join(item if type(item) is bytes else py_str(item) for item in val)
+            parts = [item if type(item) is bytes else py_str(item) for item in val]
+            _bounded(sum(map(len, parts)) + len(sep) * len(parts), limit, "join")
+            return sep.join(parts)
         return val
     return val
 
@@ -145,8 +167,9 @@ def apply_test(name: bytes, val: Any) -> bool:
 
 # --- string methods --------------------------------------------------------------------------------
 
-def call_method(obj: Any, name: bytes, args: list, ev: Callable[[Any], Any]) -> Any:
-    """``MethodCallExpr::evaluate`` after the object: only methods of strings exist."""
+def call_method(obj: Any, name: bytes, args: list, ev: Callable[[Any], Any], limit: int) -> Any:
+    """``MethodCallExpr::evaluate`` after the object: only methods of strings exist (a result beyond
+    ``limit`` bytes raises, as :func:`apply_filter`)."""
     if type(obj) is not bytes:
         return b""
     s = obj
@@ -177,7 +200,10 @@ def call_method(obj: Any, name: bytes, args: list, ev: Callable[[Any], Any]) -> 
         if len(args) >= 2:
             old = _get_str(ev(args[0]))
             new = _get_str(ev(args[1]))
-            return s.replace(old, new) if old else s
+            if not old:
+                return s
+            _bounded(len(s) + s.count(old) * (len(new) - len(old)), limit, "replace")
+            return s.replace(old, new)
     return b""
 
 

@@ -194,10 +194,10 @@ class _Evaluator:
             return self._call(e)
         if t is P.Method:
             obj = self.ev(e.obj)
-            return B.call_method(obj, e.name, e.args, self.ev)
+            return B.call_method(obj, e.name, e.args, self.ev, self.f.limits.value)
         if t is P.Filter:
             val = self.ev(e.left)
-            return B.apply_filter(e.name, val, e.args, self.ev)
+            return B.apply_filter(e.name, val, e.args, self.ev, self.f.limits.value)
         if t is P.Binary:
             left = self.ev(e.left)
             right = self.ev(e.right)
@@ -440,10 +440,14 @@ def render_mnn(template: str, messages: list[dict], *, add_generation_prompt: bo
         raise ValueError("max_output_chars must be >= 0 and timeout_seconds > 0")
     if not isinstance(messages, list):
         raise TypeError("messages must be a list of dicts")
-    extra = from_python(context or {}, "context")
+    try:
+        extra = from_python(context or {}, "context")
+        messages_in = engine_messages(messages)
+    except RecursionError:
+        raise ChatTemplateError("messages or context nest too deeply") from None
     if type(extra) is not dict:
         raise TypeError("context must be a dict")
     limits = _Limits(timeout_seconds, max_output_chars, _to_datetime(strftime_now))
     tpl = MnnTemplate(template, eos_token=eos_token or "", bos_token=bos_token or "")
-    out = tpl.apply(engine_messages(messages), bool(add_generation_prompt), extra, limits)
+    out = tpl.apply(messages_in, bool(add_generation_prompt), extra, limits)
     return out.decode("utf-8", "surrogateescape")
