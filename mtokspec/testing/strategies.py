@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import struct
 
-from hypothesis import strategies as st
+try:
+    from hypothesis import strategies as st
+except ImportError as e:  # an optional extra
+    raise ImportError("mtokspec.testing.strategies needs hypothesis: pip install 'mtokspec[testing]'") from e
 
 from mtokspec.format import build
 from mtokspec.format import tree as t

@@ -1,28 +1,6 @@
 """Lint a chat template for MNN's Jinja engine (``tokenizer/jinja.hpp``).
 
-``lint_chat_template(template)`` reports each construct MNN renders differently from transformers,
-one :class:`~mtokspec.format.validate.Finding` per construct and line, coded with the rules of
-:mod:`mtokspec.divergences.rules.chat_template`.  It is a static analysis: jinja2's own lexer and parser
-read the template (the AST answers everything but white space and string escapes, which only the
-token stream keeps); MNN's lexer is re-implemented only to find the text it keeps between tags.
-
-Severity says how much of the template's use the construct spoils, given how MNN calls it
-(``Tokenizer::apply_chat_template``: role/content messages, no ``tools``; ``eos_token`` always,
-``bos_token`` only when non-empty, ``add_generation_prompt`` only when true):
-
-* ``error``: MNN renders wrongly (runs out of memory, never returns) whenever the construct is
-  reached, its value is printed, and a plain conversation (system/user/assistant messages with
-  string content) reaches it;
-* ``warning``: it differs only for some inputs: the outcome depends on the data (non-ASCII text,
-  missing keys, input transformers rejects), the value only goes to a variable or a condition, or
-  only other conversations reach it (tool roles, ``tool_calls``, content parts ...);
-* ``info``: only ``tools``, ``documents`` or other variables of the caller lead there, which MNN
-  passes only through a file's ``chat_template_context``.
-
-Branches are judged by evaluating their conditions the way MNN would for a plain conversation
-(``tools`` and caller variables undefined, a message's other keys missing, ``.get()`` giving '');
-what cannot be decided counts as reached.  An ``if`` that only calls ``raise_exception`` is not
-judged: whatever MNN makes of its condition, the raise is a no-op (reported on its own).
+Design record: ``docs/design/chat.md``.
 """
 
 from __future__ import annotations

@@ -54,16 +54,6 @@ def sorted_lookup(keys: list, values: list):
     return find
 
 
-def build(registry: dict, node, stage: str):
-    """The ``mnn`` stage object for a tree node, through its stage's registry (tree class -> maker)."""
-    make = registry.get(type(node))
-    if make is None:
-        from mtokspec.errors import TokenizerError
-
-        raise TokenizerError(f"unknown {stage} node {type(node).__name__}")
-    return make(node)
-
-
 META = METASPACE.encode()  # SentencePiece's word marker, as MNN spells it in its code
 BYTE_PIECES = [b"<0x%02X>" % b for b in range(256)]  # the byte-fallback piece of each byte
 
