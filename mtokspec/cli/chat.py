@@ -1,4 +1,5 @@
-"""chat: render a conversation with the file's chat template."""
+"""chat: render a conversation with the file's chat template (as transformers or as MNN does); compare --chat:
+the two prompts side by side."""
 
 from __future__ import annotations
 
@@ -49,6 +50,37 @@ def cmd_chat(args) -> int:
         ids = tok.encode(prompt)
         sys.stdout.write("\n" + " ".join(map(str, ids)) + "\n")
     return 0
+
+
+def cmd_compare_chat(args) -> int:
+    """``mtokspec compare FILE --chat conversations.json``."""
+    from mtokspec.chat.compare import compare_chat, format_comparison, load_conversations
+    from mtokspec.errors import TokenizerError
+    from mtokspec.tokenizer import Tokenizer
+
+    try:
+        tok = Tokenizer.from_bytes(read_input(args.file), semantics="mnn")
+    except (OSError, MtokFormatError, TokenizerError) as e:
+        print(f"mtokspec: {args.file}: {one_line(e)}", file=sys.stderr)
+        return 2
+    if not tok.chat_template:
+        print(f"mtokspec: {args.file}: the file has no chat template", file=sys.stderr)
+        return 2
+    try:
+        conversations = load_conversations(json.loads(read_input(args.chat).decode("utf-8")))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
+        print(f"mtokspec: {args.chat}: {one_line(e)}", file=sys.stderr)
+        return 2
+    results = compare_chat(tok.chat_template, conversations, bos_token=tok.bos_token, eos_token=tok.eos_token,
+                           add_generation_prompt=not args.no_generation_prompt)
+    if args.json:
+        print(json.dumps([r.to_dict() for r in results], ensure_ascii=False, indent=1))
+    else:
+        for r in results:
+            sys.stdout.write(format_comparison(r))
+        same = sum(r.same for r in results)
+        print(f"{same}/{len(results)} conversations: the device prompt is transformers' prompt")
+    return 0 if all(r.same for r in results) else 1
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -67,7 +67,7 @@ def cmd_decode(args) -> int:
 def cmd_compare(args) -> int:
     from mtokspec.errors import TokenizerError
     if args.chat:
-        from mtokspec.chat.compare import cmd_compare_chat
+        from mtokspec.cli.chat import cmd_compare_chat
         return cmd_compare_chat(args)
     from mtokspec.compare import SAMPLE_TEXTS, compare
     texts = SAMPLE_TEXTS
