@@ -61,6 +61,7 @@ _ERR = "__mnn_raised"
 _BODY = "__mnn_body"
 _UNDEF = "mnn_rewrite_undefined"  # a free name (dunder names are refused by the sandbox)
 _REPR = "__mnn_repr"
+_TOJSON_IND = "__mnn_tojson_indent"
 _STR_FILTERS = {"trim", "upper", "lower", "capitalize", "tojson", "join", "string", "replace", "title", "indent",
                 "center", "format", "striptags", "wordwrap", "truncate", "urlencode", "e", "escape", "safe"}
 _MNN_TESTS = {"defined", "undefined", "none", "boolean", "string", "number", "sequence", "iterable", "mapping",
@@ -221,7 +222,7 @@ def _stringish(e: nodes.Expr, macros: set[str]) -> bool:
         return e.name in _STR_FILTERS or e.name in ("length", "count")
     if isinstance(e, nodes.Call):
         if isinstance(e.node, nodes.Name):
-            return e.node.name in macros or e.node.name in ("strftime_now", _TOJSON, _REPR)
+            return e.node.name in macros or e.node.name in ("strftime_now", _TOJSON, _REPR, _TOJSON_IND)
         if isinstance(e.node, nodes.Getattr):
             return e.node.attr in ("strip", "lstrip", "rstrip", "replace", "upper", "lower")
     if isinstance(e, nodes.Add):  # str + x is a str or an error in Python
@@ -240,6 +241,15 @@ def _str_typed(e: nodes.Expr, macros: set[str]) -> bool:
     return _stringish(e, macros) and not (isinstance(e, nodes.Filter) and e.name in ("length", "count"))
 
 
+def _has_control(n: nodes.Node) -> bool:
+    """A break/continue of the enclosing loop inside ``n`` (not one of a loop nested in it)."""
+    if isinstance(n, (nodes.Break, nodes.Continue)):
+        return True
+    if isinstance(n, (nodes.For, nodes.Macro)):
+        return False
+    return any(_has_control(c) for c in n.iter_child_nodes() if isinstance(c, nodes.Stmt))
+
+
 def _booleanish(e: nodes.Expr) -> bool:
     return isinstance(e, (nodes.Compare, nodes.Test, nodes.Not)) or (
         isinstance(e, nodes.Const) and type(e.value) is bool)
@@ -254,7 +264,24 @@ class _Printer:
         self.need_tojson = False
         self.need_repr = False
         self.need_raise = False
+        self.need_tojson_indent = False
         self.missed: set[str] = set()
+        self.counter = 0
+        self.loops: list[str | None] = []  # per enclosing for: its control namespace (break/continue)
+        self.pre: list[str] | None = None  # statements hoisted before the one being printed
+
+    def fresh(self, stem: str) -> str:
+        self.counter += 1
+        return f"mnn_{stem}{self.counter}"
+
+    def hoisted(self, head) -> tuple[str, str]:
+        """Print ``head()`` (a statement's expressions), with what it hoists."""
+        outer, self.pre = self.pre, []
+        try:
+            text = head()
+            return "".join(self.pre), text
+        finally:
+            self.pre = outer
 
     def on(self, rule: str) -> bool:
         if rule in self.g:
@@ -264,37 +291,61 @@ class _Printer:
 
     # statements
     def body(self, body: list[nodes.Node]) -> str:
-        return "".join(self.stmt(n) for n in body)
+        flag = self.loops[-1] if self.loops else None
+        out = []
+        for i, n in enumerate(body):
+            out.append(self.stmt(n))
+            if flag is not None and _has_control(n) and i + 1 < len(body):
+                rest = self.body(body[i + 1:])
+                out.append("{% if not (" + flag + ".stop or " + flag + ".skip) %}" + rest + "{% endif %}")
+                break
+        return "".join(out)
 
     def stmt(self, n: nodes.Node) -> str:
         if isinstance(n, nodes.Output):
-            return "".join(_text(c.data) if isinstance(c, nodes.TemplateData) else self.output(c) for c in n.nodes)
+            return "".join(_text(c.data) if isinstance(c, nodes.TemplateData) else "".join(self.hoisted(
+                lambda c=c: self.output(c))) for c in n.nodes)
         if isinstance(n, nodes.If):
-            s = "{% if " + self.cond(n.test) + " %}" + self.body(n.body)
-            for el in n.elif_:
-                s += "{% elif " + self.cond(el.test) + " %}" + self.body(el.body)
+            pre, tests = self.hoisted(lambda: [self.cond(t) for t in [n.test, *(el.test for el in n.elif_)]])
+            s = pre + "{% if " + tests[0] + " %}" + self.body(n.body)
+            for el, t in zip(n.elif_, tests[1:]):
+                s += "{% elif " + t + " %}" + self.body(el.body)
             if n.else_:
                 s += "{% else %}" + self.body(n.else_)
             return s + "{% endif %}"
         if isinstance(n, nodes.For):
             if n.recursive:
                 raise _Unprintable("recursive loop")
-            it = self.atom(n.iter)
+            pre, it = self.hoisted(lambda: self.atom(n.iter))
             if (isinstance(n.iter, nodes.Dict) and isinstance(n.target, nodes.Name)
                     and all(isinstance(p.key, nodes.Const) and type(p.key.value) is str for p in n.iter.items)
                     and self.on("mnn-jinja-unsupported-statement")):
                 it = "[" + ", ".join(self.expr(p.key) for p in n.iter.items) + "]"  # MNN sorts a mapping's keys
             head = "{% for " + self.target(n.target) + " in " + it
             if n.test is not None:
+                outer, self.pre = self.pre, None  # the test reads the loop variable: nothing hoisted
                 head += " if " + self.cond(n.test)
-            s = head + " %}" + self.body(n.body)
+                self.pre = outer
+            flag = None
+            if any(_has_control(b) for b in n.body) and self.on("mnn-jinja-unsupported-statement"):
+                flag = self.fresh("loop")
+                pre += "{% set " + flag + " = namespace(stop=false, skip=false) %}"
+            self.loops.append(flag)
+            try:
+                body = self.body(n.body)
+            finally:
+                self.loops.pop()
+            if flag is not None:
+                body = "{% if not " + flag + ".stop %}{% set " + flag + ".skip = false %}" + body + "{% endif %}"
+            s = pre + head + " %}" + body
             if n.else_:
                 if n.test is None and _pure(n.iter) and self.on("mnn-jinja-unsupported-statement"):
                     return s + "{% endfor %}{% if not " + self.atom(n.iter) + " %}" + self.body(n.else_) + "{% endif %}"
                 s += "{% else %}" + self.body(n.else_)
             return s + "{% endfor %}"
         if isinstance(n, nodes.Assign):
-            return "{% set " + self.target(n.target) + " = " + self.expr(n.node) + " %}"
+            pre, value = self.hoisted(lambda: self.expr(n.node))
+            return pre + "{% set " + self.target(n.target) + " = " + value + " %}"
         if isinstance(n, nodes.AssignBlock):
             if n.filter is not None:
                 raise _Unprintable("filtered set block")
@@ -311,11 +362,19 @@ class _Printer:
                     pro += "{% if " + a.name + " is not defined %}{% set " + a.name + " = " + self.expr(d) + " %}{% endif %}"
                 else:
                     params.append(a.name + ("" if d is None else "=" + self.expr(d)))
-            return "{% macro " + n.name + "(" + ", ".join(params) + ") %}" + pro + self.body(n.body) + "{% endmacro %}"
-        if isinstance(n, nodes.Break):
-            return "{% break %}"
-        if isinstance(n, nodes.Continue):
-            return "{% continue %}"
+            outer_loops, self.loops = self.loops, []
+            outer_pre, self.pre = self.pre, None
+            try:
+                body = self.body(n.body)
+            finally:
+                self.loops, self.pre = outer_loops, outer_pre
+            return "{% macro " + n.name + "(" + ", ".join(params) + ") %}" + pro + body + "{% endmacro %}"
+        if isinstance(n, (nodes.Break, nodes.Continue)):
+            flag = self.loops[-1] if self.loops else None
+            if flag is None:
+                self.missed.add("mnn-jinja-unsupported-statement")
+                return "{% break %}" if isinstance(n, nodes.Break) else "{% continue %}"
+            return "{% set " + flag + (".stop" if isinstance(n, nodes.Break) else ".skip") + " = true %}"
         if isinstance(n, nodes.ExprStmt):
             return "{% do " + self.expr(n.node) + " %}"
         raise _Unprintable(type(n).__name__)
@@ -526,11 +585,55 @@ class _Printer:
             if not e.args and not e.kwargs and self.on("mnn-jinja-tojson-order"):
                 self.need_tojson = True
                 return _TOJSON + "(" + self.expr(base) + ")"
+            indent = e.args[0] if len(e.args) == 1 and not e.kwargs else (
+                e.kwargs[0].value if not e.args and len(e.kwargs) == 1 and e.kwargs[0].key == "indent" else None)
+            if _is_int_const(indent) and 0 <= indent.value <= 64 and self.on("mnn-jinja-tojson-order"):
+                self.need_tojson_indent = True
+                return _TOJSON_IND + "(" + self.expr(base) + ", " + _str_lit(" " * indent.value) + ", '')"
             self.missed.add("mnn-jinja-tojson-order")
+        if name in ("selectattr", "rejectattr", "select", "reject"):
+            hoisted = self.select(e)
+            if hoisted is not None:
+                return hoisted
         s = self.atom(base) + "|" + name
         if e.args or e.kwargs:
             s += "(" + self.args(e.args, e.kwargs) + ")"
         return s
+
+    def select(self, e: nodes.Filter) -> str | None:
+        """``select``/``reject``/``selectattr``/``rejectattr`` as a loop hoisted before the statement
+        that collects the kept items in a namespace; the expression reads that list."""
+        by_attr = e.name.endswith("attr")
+        args = list(e.args)
+        if (self.pre is None or e.kwargs or not _pure(e.node) or (by_attr and not args)
+                or not all(_pure(a) for a in args)):
+            return None
+        attr = None
+        if by_attr:
+            a = args.pop(0)
+            if not (isinstance(a, nodes.Const) and isinstance(a.value, str) and _IDENT.match(a.value)):
+                return None
+            attr = a.value
+        if args and not (isinstance(args[0], nodes.Const) and isinstance(args[0].value, str)):
+            return None
+        if not self.on("mnn-jinja-unsupported-filter"):
+            return None
+        item = self.fresh("item")
+        subject: nodes.Expr = nodes.Name(item, "load")
+        if attr is not None:
+            subject = nodes.Getattr(subject, attr, "load")
+        if args:
+            cond: nodes.Expr = nodes.Test(subject, args[0].value, args[1:], [], None, None)
+        else:
+            cond = subject
+        if e.name.startswith("reject"):
+            cond = nodes.Not(cond)
+        box = self.fresh("kept")
+        seq = self.atom(e.node)
+        self.pre.append("{% set " + box + " = namespace(items=[]) %}{% for " + item + " in (" + seq + " if " + seq
+                        + " else []) %}{% if " + self.cond(cond) + " %}{% set " + box + ".items = " + box
+                        + ".items + [" + item + "] %}{% endif %}{% endfor %}")
+        return box + ".items"
 
     def test(self, e: nodes.Test) -> str:
         node, name = e.node, e.name
@@ -643,6 +746,15 @@ _REPR_MACRO = (
     "{% for x in v %}{% if not loop.first %}{{ ', ' }}{% endif %}{{ " + _REPR + "(x) }}{% endfor %}{{ ']' }}"
     "{% else %}{{ v|string }}{% endif %}{% endmacro %}")
 _REPR_STUB = "{% macro " + _REPR + "(v) %}{% endmacro %}"
+_TOJSON_IND_MACRO = (
+    "{% macro " + _TOJSON_IND + "(v, pad, cur) %}{% if v is string %}{{ v|tojson }}{% elif v is mapping %}"
+    "{% if v|length == 0 %}{{ '{}' }}{% else %}{{ '{' }}{% for k, x in v|items %}{% if not loop.first %}{{ ',' }}"
+    "{% endif %}{{ '\\n' ~ cur ~ pad }}{{ k|tojson }}{{ ': ' }}{{ " + _TOJSON_IND + "(x, pad, cur ~ pad) }}{% endfor %}"
+    "{{ '\\n' ~ cur ~ '}' }}{% endif %}{% elif v is sequence %}{% if v|length == 0 %}{{ '[]' }}{% else %}{{ '[' }}"
+    "{% for x in v %}{% if not loop.first %}{{ ',' }}{% endif %}{{ '\\n' ~ cur ~ pad }}{{ " + _TOJSON_IND
+    + "(x, pad, cur ~ pad) }}{% endfor %}{{ '\\n' ~ cur ~ ']' }}{% endif %}{% else %}{{ v|tojson }}{% endif %}"
+    "{% endmacro %}")
+_TOJSON_IND_STUB = "{% macro " + _TOJSON_IND + "(v, pad, cur) %}{% endmacro %}"
 #: What the lint reads in place of the macro (whose own tests and tojson are right by construction).
 _TOJSON_STUB = "{% macro " + _TOJSON + "(v) %}{% endmacro %}"
 
@@ -651,7 +763,8 @@ def _print(ast: nodes.Template, groups: set[str], bos_empty: bool | None) -> tup
     """The template printed with the rewrites of ``groups``, and the rules it rewrote fully."""
     p = _Printer(groups, bos_empty)
     body = p.body(ast.body)
-    head = (_TOJSON_MACRO if p.need_tojson else "") + (_REPR_MACRO if p.need_repr else "")
+    head = ((_TOJSON_MACRO if p.need_tojson else "") + (_REPR_MACRO if p.need_repr else "")
+            + (_TOJSON_IND_MACRO if p.need_tojson_indent else ""))
     if p.need_raise:
         head += "{% set " + _ERR + " = namespace(raised=false, message='') %}"
         body = ("{% macro " + _BODY + "() %}" + body + "{% endmacro %}{% set " + _BODY + "_out = " + _BODY + "() %}"
@@ -758,7 +871,8 @@ def rewrite_for_mnn(template: str, *, bos_token: str | None = None, eos_token: s
             return Rewrite(template, [], _losses(template, bos_token, lint_chat_template), sorted(groups))
         groups.discard(best)
         dropped.append(best)
-    return Rewrite(new, sorted(applied), _losses(new.replace(_TOJSON_MACRO, _TOJSON_STUB).replace(_REPR_MACRO, _REPR_STUB), bos_token,
+    return Rewrite(new, sorted(applied), _losses(new.replace(_TOJSON_MACRO, _TOJSON_STUB).replace(_REPR_MACRO, _REPR_STUB)
+                                                  .replace(_TOJSON_IND_MACRO, _TOJSON_IND_STUB), bos_token,
                                                   lint_chat_template, applied), dropped)
 
 

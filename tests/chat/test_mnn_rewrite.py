@@ -155,6 +155,12 @@ MSGS = [{"role": "system", "content": "S"}, {"role": "user", "content": "U"}, {"
     "{{ tools is none }}{{ tools is defined }}{{ documents is none }}{{ add_generation_prompt is defined }}",
     "{% for m in messages %}{{ m.role ~ m.name }}|{% endfor %}",
     "{% for k in {'b': 1, 'a': 2} %}{{ k }}{% endfor %}",
+    "{% for m in messages %}{% if loop.index0 == 1 %}{% break %}{% endif %}{{ m.role }}{% endfor %}",
+    "{% for m in messages %}{% for c in ['a', 'b'] %}{% if m.role == 'user' %}{% continue %}{% endif %}{{ c }}{% endfor %}"
+    "{% if m.role == 'system' %}{% continue %}{% else %}<{% endif %}{{ m.role }}>{% endfor %}",
+    "{% set u = messages|selectattr('role', 'equalto', 'user')|list %}{{ u|length }}{{ u[0].content }}|"
+    "{{ messages|rejectattr('role', 'in', ['system'])|list|length }}|{{ messages|selectattr('role')|list|length }}",
+    "{{ messages[0]|tojson(indent=2) }}|{{ {'b': [], 'a': {}, 'c': [1, {'x': none}]}|tojson(indent=0) }}",
 ])
 def test_rewrite_renders_as_transformers(template):
     hf, mnn = _both(template, MSGS)
@@ -182,10 +188,10 @@ def test_strftime_glibc_flags():
 
 
 def test_losses_name_the_rules_and_unpack():
-    template, losses = rewrite_for_mnn("{% for m in messages %}{% break %}{{ m.content[1:] }}{% endfor %}")
+    template, losses = rewrite_for_mnn("{% for m in messages %}{% set x %}b{% endset %}{{ m.content[1:] }}{% endfor %}")
     codes = {loss.code for loss in losses}
     assert {"mnn-jinja-unsupported-statement", "mnn-jinja-string-subscript"} <= codes
-    assert "{% break %}" in template
+    assert "{% endset %}" in template
 
 
 def test_unparsable_template_is_kept():
