@@ -268,6 +268,7 @@ class _Printer:
         self.missed: set[str] = set()
         self.counter = 0
         self.loops: list[str | None] = []  # per enclosing for: its control namespace (break/continue)
+        self.iters: list[str | None] = []  # per enclosing for: its iterable when loop.previtem can index it
         self.pre: list[str] | None = None  # statements hoisted before the one being printed
 
     def fresh(self, stem: str) -> str:
@@ -331,10 +332,12 @@ class _Printer:
                 flag = self.fresh("loop")
                 pre += "{% set " + flag + " = namespace(stop=false, skip=false) %}"
             self.loops.append(flag)
+            self.iters.append(it if n.test is None and _pure(n.iter) and _chainable(n.iter) else None)
             try:
                 body = self.body(n.body)
             finally:
                 self.loops.pop()
+                self.iters.pop()
             if flag is not None:
                 body = "{% if not " + flag + ".stop %}{% set " + flag + ".skip = false %}" + body + "{% endif %}"
             s = pre + head + " %}" + body
@@ -349,6 +352,16 @@ class _Printer:
         if isinstance(n, nodes.AssignBlock):
             if n.filter is not None:
                 raise _Unprintable("filtered set block")
+            if isinstance(n.target, nodes.Name) and self.on("mnn-jinja-unsupported-statement"):
+                block = self.fresh("block")  # a macro captures the body's output as the set block does
+                outer_pre, self.pre = self.pre, None
+                try:
+                    body = self.body(n.body)
+                finally:
+                    self.pre = outer_pre
+                return ("{% macro " + block + "() %}" + body + "{% endmacro %}{% set " + n.target.name + " = "
+                        + block + "() %}")
+            self.missed.add("mnn-jinja-unsupported-statement")
             return "{% set " + self.target(n.target) + " %}" + self.body(n.body) + "{% endset %}"
         if isinstance(n, nodes.Macro):
             self.macros.add(n.name)
@@ -362,12 +375,12 @@ class _Printer:
                     pro += "{% if " + a.name + " is not defined %}{% set " + a.name + " = " + self.expr(d) + " %}{% endif %}"
                 else:
                     params.append(a.name + ("" if d is None else "=" + self.expr(d)))
-            outer_loops, self.loops = self.loops, []
+            outer_loops, outer_iters, self.loops, self.iters = self.loops, self.iters, [], []
             outer_pre, self.pre = self.pre, None
             try:
                 body = self.body(n.body)
             finally:
-                self.loops, self.pre = outer_loops, outer_pre
+                self.loops, self.iters, self.pre = outer_loops, outer_iters, outer_pre
             return "{% macro " + n.name + "(" + ", ".join(params) + ") %}" + pro + body + "{% endmacro %}"
         if isinstance(n, (nodes.Break, nodes.Continue)):
             flag = self.loops[-1] if self.loops else None
@@ -455,6 +468,12 @@ class _Printer:
             if (isinstance(e.node, nodes.Name) and e.node.name == "loop" and e.attr in ("revindex", "revindex0")
                     and self.on("mnn-jinja-loop-attribute")):
                 return "(loop.length - loop.index" + (" + 1)" if e.attr == "revindex" else ")")
+            if (isinstance(e.node, nodes.Name) and e.node.name == "loop" and e.attr in ("previtem", "nextitem")
+                    and self.iters and self.iters[-1] is not None and self.on("mnn-jinja-loop-attribute")):
+                x = self.iters[-1]
+                if e.attr == "previtem":
+                    return f"({x}[loop.index0 - 1] if not loop.first else {_UNDEF})"
+                return f"({x}[loop.index] if not loop.last else {_UNDEF})"
             return self.chain(e.node) + "." + e.attr
         if isinstance(e, nodes.Getitem):
             if (isinstance(e.arg, nodes.Const) and type(e.arg.value) is str and _IDENT.match(e.arg.value)
@@ -821,13 +840,22 @@ def matches(hf: str, mnn: str) -> bool:
     return hf == mnn
 
 
-def _score(template: str, cases, hf_out, bos, eos, now) -> list[bool]:
-    return [matches(h, _mnn(template, m, agp, bos, eos, now)) for (m, agp), h in zip(cases, hf_out)]
+def _score(template: str, cases, hf_out, bos, eos, now, same_on_hf: bool = False) -> list[bool]:
+    """Per case: MNN renders ``template`` as transformers rendered the original (and, with
+    ``same_on_hf``, transformers renders ``template`` as the original)."""
+    return [matches(h, _mnn(template, m, agp, bos, eos, now))
+            and (not same_on_hf or _same_hf(_hf(template, m, agp, bos, eos, now), h)) for (m, agp), h in zip(cases, hf_out)]
+
+
+def _same_hf(a: str, b: str) -> bool:
+    """The same transformers rendering (refusing the input counts the same whatever the message)."""
+    return a == b or (a.startswith("\0error:") and b.startswith("\0error:"))
 
 
 def rewrite_for_mnn(template: str, *, bos_token: str | None = None, eos_token: str | None = None,
                     conversations: list[list[dict]] | None = None, strftime_now=None) -> Rewrite:
-    """Rewrite ``template`` so that MNN's engine renders what transformers renders from it.
+    """Rewrite ``template`` so that MNN's engine renders what transformers renders from it, and
+    transformers renders it as the original.
 
     ``bos_token``/``eos_token``: the file's strings (``None``: unknown).  ``conversations``: extra
     conversations to check the rewrite on, besides :data:`PROBE_CONVERSATIONS` (each with and
@@ -857,14 +885,16 @@ def rewrite_for_mnn(template: str, *, bos_token: str | None = None, eos_token: s
         except _Unprintable:
             return Rewrite(template, [], _losses(template, bos_token, lint_chat_template))
         after = _score(new, cases, hf_out, bos_token, eos_token, now)
-        worse = [i for i, (b, a) in enumerate(zip(before, after)) if b and not a]
+        hf_same = [_same_hf(_hf(new, m, agp, bos_token, eos_token, now), h) for (m, agp), h in zip(cases, hf_out)]
+        worse = [i for i, (b, a, same) in enumerate(zip(before, after, hf_same)) if (b and not a) or not same]
         if not worse:
             break
         # leave out, one at a time, the group whose removal repairs the most worse cases
         best, best_fixed = None, -1
         for g in sorted(applied):
             trial, _ = _print(ast, groups - {g}, bos_empty)
-            score = _score(trial, [cases[i] for i in worse], [hf_out[i] for i in worse], bos_token, eos_token, now)
+            score = _score(trial, [cases[i] for i in worse], [hf_out[i] for i in worse], bos_token, eos_token, now,
+                           same_on_hf=True)
             if sum(score) > best_fixed:
                 best, best_fixed = g, sum(score)
         if best is None:
