@@ -547,6 +547,11 @@ class _Printer:
     def chain(self, e: nodes.Expr) -> str:
         if isinstance(e, nodes.Name):
             return e.name
+        if (isinstance(e, nodes.Getattr) and isinstance(e.node, nodes.Name) and e.node.name == "loop"
+                and e.attr in ("previtem", "nextitem") and self.iters and self.iters[-1] is not None
+                and self.on("mnn-jinja-loop-attribute")):
+            # read through: transformers fails where there is no such item, so no guard is needed
+            return self.iters[-1] + ("[loop.index0 - 1]" if e.attr == "previtem" else "[loop.index]")
         s = self.expr(e)
         return s if _chainable(e) else "(" + s + ")"
 
