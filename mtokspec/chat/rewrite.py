@@ -1,39 +1,39 @@
 """Rewrite a chat template so that MNN's Jinja engine renders it as transformers renders the original.
 
-:func:`rewrite_for_mnn` parses the template with jinja2 (transformers' environment: trim_blocks,
-lstrip_blocks, loop controls, ``{% generation %}``) and prints the tree back as Jinja that MNN's
-engine reads as meant, replacing the constructs MNN renders differently by equivalents it renders
-right (and transformers renders the same way, so the result still renders as before there):
+:func:`rewrite_for_mnn` parses the template with jinja2 (transformers' syntax) and prints the tree
+back as Jinja that MNN's engine reads as meant, replacing each construct MNN renders differently by
+an equivalent both engines render as transformers renders the original:
 
-* text is written so that MNN's lexer keeps it (a leading newline, trailing blanks before a tag and
-  a literal ``{{``/``{%``/``{#`` become string expressions); string literals use only the escapes
-  MNN knows; comments and white-space markers are gone (``mnn-jinja-whitespace``,
-  ``mnn-jinja-string-escape``);
-* ``x['key']`` is ``x.key`` (``x['a-b'] is defined`` is ``'a-b' in x``); ``loop.revindex``,
-  ``loop.revindex0`` come from ``loop.length`` and ``loop.index``; ``x % k``, ``x // k`` (k a
-  constant > 0, x >= 0) are computed with ``range``, ``x * k`` (k a constant from 0 to 16) as a
-  sum; constant expressions are folded; tuples are lists;
-* missing filters, tests and methods written with what MNN has: ``default``/``d``, ``first``,
-  ``last``, ``count``, ``replace``; ``odd``, ``even``, ``divisibleby``, ``in``, ``eq``/``equalto``;
-  ``mapping``, ``iterable`` and ``sequence`` made right for undefined values and mappings;
-  ``.get()``, ``.items()``, ``.upper()``, ``.lower()``; ``dict(k=v)`` as a literal; ``tojson`` (no
-  indent) by a macro that keeps the keys' order;
-* ``bos_token`` reads as ``''`` when MNN leaves it undefined; ``tools`` and ``documents`` read as
-  ``none`` and ``add_generation_prompt`` as ``false`` when undefined (what transformers passes);
-  ``a if b`` gets an undefined ``else``; ``and``/``or`` outside conditions give their operand;
-  printing a value that may not be a string prints its Python form (``|string``), nothing when
-  undefined; ``~`` of an undefined operand writes nothing; macro parameter defaults are set in the
-  macro's body; ``strftime_now('%-d')`` / ``'%-m'`` strip the zero; ``for ... else`` is an ``if``
-  after the loop;
-* ``raise_exception(msg)``: transformers stops with an error.  MNN has no way to stop, so the
-  rewritten template renders its whole body into a macro; when a raise was reached, the prompt is
-  :data:`RAISED` followed by the message (the first one raised) instead of the body's output.  On
-  transformers the call still raises at once.
+* text MNN's lexer keeps (a leading newline, trailing blanks before a tag, a literal ``{{``/``{%``/
+  ``{#`` as string expressions); string literals with only the escapes MNN knows; no comments or
+  white-space markers;
+* ``x['key']`` as ``x.key``, ``x['a-b'] is defined`` as ``'a-b' in x``, ``x[i] is defined`` by
+  length; ``loop.revindex(0)`` from ``loop.length`` and ``loop.index``, ``loop.previtem``/``nextitem``
+  by index; ``x % k`` and ``x // k`` (k > 0 constant, x >= 0) with ``range``, ``x * k`` (k from 0
+  to 16) as a sum, constants folded; tuples as lists; a mapping literal iterated in its own order;
+* filters, tests and methods MNN lacks: ``default``, ``first``, ``last``, ``count``, ``replace``;
+  ``select``/``reject``/``selectattr``/``rejectattr`` as a loop hoisted before the statement;
+  ``tojson`` (with or without ``indent``) by macros keeping the keys' order; ``odd``, ``even``,
+  ``divisibleby``, ``in``, ``eq``, ``ne``; ``mapping``/``iterable``/``sequence`` right for undefined
+  values and mappings; ``.get()``, ``.items()``, ``.upper()``, ``.lower()``; ``dict(k=v)``;
+* ``bos_token`` as ``''``, ``tools``/``documents`` as ``none`` and ``add_generation_prompt`` as
+  ``false`` where MNN leaves them undefined; ``a if b`` with an undefined ``else``; ``and``/``or``
+  outside conditions giving their operand; a printed (or ``|string``) value that may not be a string
+  in Python's form, in its mapping's order, nothing when undefined; ``~`` of an undefined operand as
+  ``''``; macro parameter defaults set in the body; ``strftime_now('%-d')``/``'%-m'`` without the
+  zero;
+* ``break``/``continue`` through a namespace that guards the rest of the loop body; ``for ... else``
+  as an ``if`` after the loop; a ``{% set x %}`` block as a macro whose output is assigned;
+* ``raise_exception(msg)``: transformers stops with an error; MNN cannot stop, so the rewritten
+  template renders its body into a macro and, when a raise was reached, the prompt is :data:`RAISED`
+  followed by the first message instead.  On transformers the call still raises where it stood.
 
-What cannot be rewritten stays as it was and is reported (:class:`Loss`, with the rule of
-``mtokspec/divergences/rules/chat_template.py``, from the lint of the rewritten template).  Each rewrite
-is checked with MNN's emulated engine on probe conversations (plus any the caller gives): a group of
-rewrites that would make any of them render worse than before is left out.
+What cannot be rewritten stays as it was and is reported (:class:`Loss`, coded with the rules of
+``mtokspec/divergences/rules/chat_template.py``: the lint's findings on the rewritten template).
+Each group of rewrites (one per rule) is checked with the emulated engine on probe conversations
+(and any the caller gives): a group is left out when it would make one render worse on MNN than the
+original did, or change transformers' rendering.  The printer's choices are recorded in
+``docs/design/chat-mnn.md``.
 """
 
 from __future__ import annotations
