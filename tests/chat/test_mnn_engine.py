@@ -15,6 +15,8 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mtokspec.chat.mnn import MnnEngineFailure, render_mnn
 from mtokspec.chat.mnn.builtins import strftime
@@ -144,3 +146,21 @@ def test_frozen_clock_and_default_clock():
     assert render_mnn("{{ strftime_now('%Y') }}", [], strftime_now=datetime(1999, 1, 2)) == "1999"
     assert render_mnn("{{ strftime_now('%Y') }}", [], strftime_now="2001-05-06T00:00:00") == "2001"
     assert render_mnn("{{ strftime_now('%Y') }}", []) == str(datetime.now().year)
+
+
+_PIECES = ["{{", "}}", "{%", "%}", "{#", "#}", "-", " ", "\n", "if", "elif", "else", "endif", "for", "endfor", "in",
+           "x", "messages", "loop.index", "'a'", '"b\\n"', "|", "(", ")", "[", "]", ",", ":", "*", "%", "=", "==",
+           "set", "macro", "endmacro", "f", "not", "is", "defined", "none", "1", "-1", "+", "~", "{", "}", "ns",
+           "namespace(a=1)", "ns.a", "range(3)", "trim", "tojson", "m.content", "m['role']", ".", "\u00e9", "raw"]
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=30).map("".join))
+@settings(max_examples=300, deadline=None)
+def test_any_template_renders_or_names_its_failure(template):
+    """MNN's parser never fails: any text renders, or the emulation says why MNN would not return."""
+    try:
+        out = render_mnn(template, [{"role": "user", "content": "x"}], timeout_seconds=5)
+    except MnnEngineFailure as e:
+        assert e.rule in {r.code for r in CHAT_TEMPLATE_RULES}
+    else:
+        assert isinstance(out, str)
