@@ -619,6 +619,12 @@ class _Printer:
             hoisted = self.select(e)
             if hoisted is not None:
                 return hoisted
+        if name == "list" and not e.args and not e.kwargs and (
+                (isinstance(base, nodes.Filter) and base.name in ("selectattr", "rejectattr", "select", "reject"))
+                or (isinstance(base, nodes.Call) and isinstance(base.node, nodes.Name) and base.node.name == "range")):
+            inner = self.expr(base)
+            if inner.startswith("mnn_kept") or inner.startswith("range("):
+                return inner  # already a list on MNN
         s = self.atom(base) + "|" + name
         if e.args or e.kwargs:
             s += "(" + self.args(e.args, e.kwargs) + ")"
