@@ -4,10 +4,10 @@ the two prompts side by side."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from mtokspec.cli._io import one_line, read_input
+from mtokspec.format import plainio
 from mtokspec.errors import MtokFormatError
 
 
@@ -22,9 +22,14 @@ def cmd_chat(args) -> int:
         print(f"mtokspec: {args.file}: {one_line(e)}", file=sys.stderr)
         return 2
     try:
-        messages = json.loads(read_input(args.messages).decode("utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
+        messages = plainio.load_json(read_input(args.messages).decode("utf-8"))
+    except (OSError, UnicodeDecodeError, MtokFormatError, RecursionError) as e:
         print(f"mtokspec: {args.messages}: {one_line(e)}", file=sys.stderr)
+        return 2
+    where = plainio.find_oversize(messages)
+    if where is not None:
+        print(f"mtokspec: {args.messages}: {where}: an integer of more than {plainio.MAX_DIGITS} digits",
+              file=sys.stderr)
         return 2
     if isinstance(messages, dict) and "messages" in messages:
         messages = messages["messages"]
@@ -67,14 +72,14 @@ def cmd_compare_chat(args) -> int:
         print(f"mtokspec: {args.file}: the file has no chat template", file=sys.stderr)
         return 2
     try:
-        conversations = load_conversations(json.loads(read_input(args.chat).decode("utf-8")))
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
+        conversations = load_conversations(plainio.load_json(read_input(args.chat).decode("utf-8")))
+    except (OSError, UnicodeDecodeError, ValueError, MtokFormatError, RecursionError) as e:
         print(f"mtokspec: {args.chat}: {one_line(e)}", file=sys.stderr)
         return 2
     results = compare_chat(tok.chat_template, conversations, bos_token=tok.bos_token, eos_token=tok.eos_token,
                            add_generation_prompt=not args.no_generation_prompt)
     if args.json:
-        print(json.dumps([r.to_dict() for r in results], ensure_ascii=False, indent=1))
+        sys.stdout.write(plainio.dump_json([r.to_dict() for r in results]))
     else:
         for r in results:
             sys.stdout.write(format_comparison(r))

@@ -7,7 +7,7 @@ tests, methods and functions (:mod:`.builtins`), its scopes, the probe message r
 decide whether contents are parts, and the context it passes (:mod:`.render`).
 """
 
-from mtokspec.chat.mnn.render import MnnTemplate, engine_messages, render_mnn
+from mtokspec.chat.mnn.render import MnnTemplate, engine_messages, render_file_mnn, render_mnn
 from mtokspec.chat.mnn.values import MnnEngineFailure
 
-__all__ = ["render_mnn", "MnnTemplate", "MnnEngineFailure", "engine_messages"]
+__all__ = ["render_mnn", "render_file_mnn", "MnnTemplate", "MnnEngineFailure", "engine_messages"]

@@ -451,3 +451,25 @@ def render_mnn(template: str, messages: list[dict], *, add_generation_prompt: bo
     tpl = MnnTemplate(template, eos_token=eos_token or "", bos_token=bos_token or "")
     out = tpl.apply(messages_in, bool(add_generation_prompt), extra, limits)
     return out.decode("utf-8", "surrogateescape")
+
+
+def render_file_mnn(file: Any, messages: list[dict], *, template: str | None = None,
+                    add_generation_prompt: bool = True, tools: list | None = None, context: dict | None = None,
+                    **kwargs: Any) -> str:
+    """:func:`render_mnn` for a tokenizer file (anything with ``chat_template``, ``bos_token`` and
+    ``eos_token``): its template unless ``template`` is given, its BOS/EOS strings unless passed.
+    MNN's API takes no ``tools`` nor template variables: a device app hands them over through
+    ``llm_config.json``'s ``jinja.context``, which is where ``tools`` and every keyword other than
+    ``strftime_now``, ``max_output_chars`` and ``timeout_seconds`` go (``context`` is that object)."""
+    source = template if template is not None else file.chat_template
+    if not source:
+        raise ChatTemplateError("the file has no chat template; pass template=...")
+    bos = kwargs.pop("bos_token", file.bos_token)
+    eos = kwargs.pop("eos_token", file.eos_token)
+    options = {k: kwargs.pop(k) for k in ("strftime_now", "max_output_chars", "timeout_seconds") if k in kwargs}
+    extra = dict(context or {})
+    if tools is not None:
+        extra["tools"] = tools
+    extra.update(kwargs)
+    return render_mnn(source, messages, add_generation_prompt=add_generation_prompt, bos_token=bos, eos_token=eos,
+                      context=extra, **options)

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import codecs
 import os
-from pathlib import Path
 from typing import Any, ClassVar
 
+from mtokspec.reading import read_file
 from mtokspec.format import tree as t
-from mtokspec.errors import ChatTemplateError, TokenizerError, UndefinedInMnn
+from mtokspec.errors import TokenizerError, UndefinedInMnn
 from mtokspec._generated.codec import build_node
 from mtokspec.format import parse
 from mtokspec.runtime.mnn._text import i32
@@ -165,7 +165,7 @@ class MnnTokenizer:
 
     @classmethod
     def from_file(cls, path: str | os.PathLike, **options: Any) -> "MnnTokenizer":
-        return cls.from_bytes(Path(path).read_bytes(), **options)
+        return cls.from_bytes(read_file(path), **options)
 
     # --- what subclasses supply -----------------------------------------------------------------
     def _encode_piece(self, text: bytes, ids: list[int]) -> None:  # pragma: no cover - abstract
@@ -300,28 +300,12 @@ class MnnTokenizer:
     def apply_chat_template(self, messages: list[dict], add_generation_prompt: bool = True, tools=None,
                             template: str | None = None, *, context: dict | None = None, **kwargs) -> str:
         """The prompt MNN's ``Tokenizer::apply_chat_template`` renders, with MNN's own Jinja engine
-        (:func:`mtokspec.chat.mnn.render_mnn`).
+        (:func:`mtokspec.chat.mnn.render_file_mnn`: the file's template and BOS/EOS strings unless
+        given; ``tools`` and other variables reach the template as MNN's ``jinja.context``)."""
+        from mtokspec.chat.mnn import render_file_mnn
 
-        Uses the file's chat template unless ``template`` is given, and the file's ``bos_token`` /
-        ``eos_token`` unless passed.  MNN's API takes no ``tools`` nor template variables: a device
-        app hands them over through ``llm_config.json``'s ``jinja.context``, which is where
-        ``tools`` and every keyword other than ``strftime_now``, ``max_output_chars`` and
-        ``timeout_seconds`` go here (``context`` is that object itself).
-        """
-        from mtokspec.chat.mnn import render_mnn
-
-        source = template if template is not None else self.chat_template
-        if not source:
-            raise ChatTemplateError("the file has no chat template; pass template=...")
-        bos = kwargs.pop("bos_token", self.bos_token)
-        eos = kwargs.pop("eos_token", self.eos_token)
-        options = {k: kwargs.pop(k) for k in ("strftime_now", "max_output_chars", "timeout_seconds") if k in kwargs}
-        extra = dict(context or {})
-        if tools is not None:
-            extra["tools"] = tools
-        extra.update(kwargs)
-        return render_mnn(source, messages, add_generation_prompt=add_generation_prompt, bos_token=bos,
-                          eos_token=eos, context=extra, **options)
+        return render_file_mnn(self, messages, template=template, add_generation_prompt=add_generation_prompt,
+                               tools=tools, context=context, **kwargs)
 
 
 def _checked_id(i) -> int:
