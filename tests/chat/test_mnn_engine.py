@@ -142,6 +142,12 @@ def test_messages_reach_the_engine_as_mnn_callers_pass_them():
     assert render_mnn("{{ tools|length }}|{{ x }}", [], context={"tools": [1, 2], "x": "X"}) == "2|X"
 
 
+def test_messages_that_are_not_json_objects_are_refused():
+    for messages in ({"role": "u"}, ["text"], [{"role": "u", "content": object()}], [{1: "x"}]):
+        with pytest.raises(ChatTemplateError):
+            render_mnn("{{ messages }}", messages)
+
+
 def test_frozen_clock_and_default_clock():
     assert render_mnn("{{ strftime_now('%Y') }}", [], strftime_now=datetime(1999, 1, 2)) == "1999"
     assert render_mnn("{{ strftime_now('%Y') }}", [], strftime_now="2001-05-06T00:00:00") == "2001"

@@ -404,7 +404,7 @@ def engine_messages(messages: list[dict]) -> list:
     out = []
     for i, m in enumerate(messages):
         if not isinstance(m, dict):
-            raise TypeError(f"messages[{i}] must be a dict")
+            raise ChatTemplateError(f"messages[{i}] must be a dict: MNN takes messages as JSON objects")
         if len(m) == 2 and isinstance(m.get("role"), str) and isinstance(m.get("content"), str):
             out.append({b"role": from_python(m["role"]), b"content": from_python(m["content"])})
         else:
@@ -426,9 +426,10 @@ def render_mnn(template: str, messages: list[dict], *, add_generation_prompt: bo
     byte-wise string operations can make, as surrogate escapes).
 
     Raises:
-        ChatTemplateError: the render exceeds the time/output/value bounds of the transformers
-            renderer; :class:`~mtokspec.chat.mnn.values.MnnEngineFailure` (a subclass) where MNN's
-            engine itself would never return, run out of memory or crash.
+        ChatTemplateError: messages or context that are not JSON objects (MNN takes nothing else);
+            the render exceeds the time/output/value bounds of the transformers renderer;
+            :class:`~mtokspec.chat.mnn.values.MnnEngineFailure` (a subclass) where MNN's engine
+            itself would never return, run out of memory or crash.
     """
     from mtokspec.chat.render import _to_datetime
 
@@ -439,14 +440,14 @@ def render_mnn(template: str, messages: list[dict], *, add_generation_prompt: bo
     if max_output_chars < 0 or not timeout_seconds > 0:
         raise ValueError("max_output_chars must be >= 0 and timeout_seconds > 0")
     if not isinstance(messages, list):
-        raise TypeError("messages must be a list of dicts")
+        raise ChatTemplateError("messages must be a list of dicts")
     try:
         extra = from_python(context or {}, "context")
         messages_in = engine_messages(messages)
     except RecursionError:
         raise ChatTemplateError("messages or context nest too deeply") from None
     if type(extra) is not dict:
-        raise TypeError("context must be a dict")
+        raise ChatTemplateError("context must be a dict (MNN's jinja.context is a JSON object)")
     limits = _Limits(timeout_seconds, max_output_chars, _to_datetime(strftime_now))
     tpl = MnnTemplate(template, eos_token=eos_token or "", bos_token=bos_token or "")
     out = tpl.apply(messages_in, bool(add_generation_prompt), extra, limits)

@@ -300,10 +300,10 @@ def from_python(v: Any, path: str = "value") -> Any:
         out = {}
         for k, e in v.items():
             if not isinstance(k, str):
-                raise TypeError(f"{path}: keys must be strings, got {type(k).__name__}")
+                raise ChatTemplateError(f"{path}: keys must be strings, got {type(k).__name__}")
             out[k.encode("utf-8", "surrogateescape")] = from_python(e, f"{path}.{k}")
         return out
-    raise TypeError(f"{path}: {type(v).__name__} is not JSON (MNN's engine takes JSON values)")
+    raise ChatTemplateError(f"{path}: {type(v).__name__} is not JSON (MNN's engine takes JSON values)")
 
 
 def size_of(v: Any, limit: int) -> int:
