@@ -9,12 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from tests._support import ROOT
 import mtokspec
 from mtokspec.chat.compare import compare_chat, format_comparison, load_conversations
 from mtokspec.cli import main
 from mtokspec.tokenizer import Tokenizer
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tiny.mtok"
+EXAMPLE = ROOT / "examples" / "tiny.mtok"
 GEMMA = ("{{ bos_token }}{% if messages[0]['role'] == 'system' %}{{ raise_exception('System role not supported') }}"
          "{% endif %}{% for message in messages %}{% if (message['role'] == 'user') != (loop.index0 % 2 == 0) %}"
          "{{ raise_exception('Conversation roles must alternate') }}{% endif %}<{{ message['role'] }}>"

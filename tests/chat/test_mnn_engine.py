@@ -18,13 +18,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests._support import CORPUS
 from mtokspec.chat.mnn import MnnEngineFailure, render_mnn
 from mtokspec.chat.mnn.builtins import strftime
 from mtokspec.chat.mnn.values import format_double, json_str
 from mtokspec.divergences.rules.chat_template import RULES as CHAT_TEMPLATE_RULES
 from mtokspec.errors import ChatTemplateError
 
-CHAT_DIR = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus" / "chat"
+CHAT_DIR = CORPUS / "chat"
 RULES_DATA = json.loads((Path(__file__).parent / "data" / "mnn_rules.json").read_text(encoding="utf-8"))
 RULES_NOW = datetime.fromisoformat(RULES_DATA["recorded_on"])
 

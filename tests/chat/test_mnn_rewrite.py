@@ -13,12 +13,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests._support import CORPUS
 from mtokspec.chat.mnn import render_mnn
 from mtokspec.chat.rewrite import (RAISED, matches, mnn_prompt, rewrite_for_mnn,
                                    transformers_prompt)
 from mtokspec.chat.render import render_chat_template
 
-CHAT_DIR = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus" / "chat"
+CHAT_DIR = CORPUS / "chat"
 RULES_DATA = json.loads((Path(__file__).parent / "data" / "mnn_rules.json").read_text(encoding="utf-8"))
 NOW = datetime(2024, 7, 26)
 
