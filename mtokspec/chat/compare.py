@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from mtokspec.chat import rewrite as _rw
+from mtokspec.chat.rewrite.printer import Unprintable, print_template
 
 __all__ = ["ChatComparison", "compare_chat", "load_conversations", "format_comparison"]
 
@@ -84,12 +85,12 @@ def _explain(template: str, messages, agp: bool, bos, eos, now, mnn_text: str) -
     rules = []
     for group in _rw.GROUPS:
         try:
-            alone, applied = _rw._print(ast, {group}, bos_empty)
-        except _rw._Unprintable:
+            alone, applied = print_template(ast, {group}, bos_empty)
+        except Unprintable:
             return rules
         if group in applied and _rw.mnn_prompt(alone, messages, agp, bos, eos, now) != mnn_text:
             rules.append(group)
-    plain, _ = _rw._print(ast, set(), bos_empty)
+    plain, _ = print_template(ast, set(), bos_empty)
     if _rw.mnn_prompt(plain, messages, agp, bos, eos, now) != mnn_text:
         rules.append("mnn-jinja-whitespace")  # or string escapes: the text as MNN's lexer reads it
     return rules
