@@ -9,7 +9,7 @@
 
 Every strategy draws trees that ``mtokspec.build`` accepts.  With ``valid=True`` (the default) they
 also pass ``mtokspec.validate`` without errors: sorted vocabularies, ids ``0..n-1``, merges sorted and
-in range, sorted norm tables, consistent header counts.
+in range, sorted norm tables.
 """
 
 from __future__ import annotations

@@ -18,7 +18,8 @@ from mtokspec._generated.tree import *  # noqa: F403
 from mtokspec._generated.tree import CLASSES, ENUMS, SCHEMA, UNIONS, VARIANTS
 from mtokspec.errors import MtokFormatError
 
-__all__ = [*CLASSES, *UNIONS, *ENUMS, "TokenizerFile", "FORMATS", "format_key", "to_dict", "from_dict", "make_header"]
+__all__ = [*CLASSES, *UNIONS, *ENUMS, "TokenizerFile", "FORMATS", "format_key", "to_dict", "from_dict", "make_header",
+           "HEADER_ROLES"]
 
 #: the ``format`` key of the plain form -> root class
 FORMATS: dict[str, type] = {
@@ -45,10 +46,34 @@ def format_key(tree: Any) -> str:
 
 def make_header(special: Iterable[int] = (), stop: Iterable[int] = (), prefix: Iterable[int] = (),
                 trailing_space: bool = False) -> _t.Header:
-    """A header whose counts match its id lists (what a hand-written tree usually wants)."""
-    ids = [list(special), list(stop), list(prefix)]
-    return _t.Header(len(ids[0]), len(ids[1]), len(ids[2]), ids[0] + ids[1] + ids[2],
-                     trailing_space and any(ids))
+    """A header of these id lists; ``trailing_space`` only when it holds an id (the format needs one)."""
+    lists = [list(special), list(stop), list(prefix)]
+    return _t.Header(*lists, trailing_space=trailing_space and any(lists))
+
+
+#: the header's role lists, in the order of line 2's counts and line 3's ids
+HEADER_ROLES: tuple[str, ...] = tuple(name for name, d in SCHEMA["Header"] if d[0] == "list")
+_FLAT_HEADER = tuple(f"{name}_count" for name in HEADER_ROLES)
+
+
+def _header_from_flat(value: dict, path: list[str]) -> dict:
+    """A header mapping in the flat layout older dumps used (three counts and one ``ids`` list)
+    as role lists; other mappings unchanged."""
+    if "ids" not in value and not any(k in value for k in _FLAT_HEADER):
+        return value
+    if any(name in value for name in HEADER_ROLES):
+        _fail(path, "a header holds either the role lists or the flat counts and ids, not both")
+    counts = [value.get(k, 0) for k in _FLAT_HEADER]
+    ids = value.get("ids", [])
+    if not isinstance(ids, list) or any(isinstance(n, bool) or not isinstance(n, int) or n < 0 for n in counts):
+        _fail(path, "flat header: the counts must be non-negative integers and ids a list")
+    if sum(counts) != len(ids):
+        _fail(path, f"flat header: the counts {'+'.join(map(str, counts))} do not count its {len(ids)} ids")
+    out = {k: v for k, v in value.items() if k not in _FLAT_HEADER and k != "ids"}
+    p = 0
+    for name, n in zip(HEADER_ROLES, counts):
+        out[name], p = ids[p:p + n], p + n
+    return out
 
 
 def _bytes_to_plain(b: bytes) -> Any:
@@ -156,6 +181,8 @@ def _from_plain(value: Any, d: tuple, path: list[str]) -> Any:
 def _record_from_plain(value: Any, name: str, path: list[str]) -> Any:
     if not isinstance(value, dict):
         _fail(path, f"expected a mapping for {name}, got {type(value).__name__}")
+    if name == "Header":
+        value = _header_from_flat(value, path)
     fields = SCHEMA[name]
     known = {f for f, _ in fields} | {"type", "format"}
     extra = set(value) - known

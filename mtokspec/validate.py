@@ -66,6 +66,7 @@ def _check_mtok(ck: _Checker, tree: t.MtokFile) -> None:
     added_ids = _check_added(ck, tree.added_tokens, known)
     all_ids = known | added_ids
     _check_header(ck, tree.header, all_ids)
+    _check_eos(ck, tree)
     _check_normalizer(ck, tree.normalizer, "normalizer")
     _check_pre_tokenizer(ck, tree.pre_tokenizer, "pre_tokenizer")
     _check_decoder(ck, tree.decoder, "decoder")
@@ -76,19 +77,30 @@ def _check_mtok(ck: _Checker, tree: t.MtokFile) -> None:
 
 
 def _check_header(ck: _Checker, h: t.Header, ids: set[int]) -> None:
-    counted = h.special_count + h.stop_count + h.prefix_count
-    if counted != len(h.ids):
-        ck.add(ERROR, "header", "header-count",
-               f"line 2 counts {counted} ids ({h.special_count}+{h.stop_count}+{h.prefix_count}) "
-               f"but line 3 has {len(h.ids)}")
-    for i, v in enumerate(h.ids):
-        if v not in ids:
-            ck.add(WARNING, f"header.ids[{i}]", "header-unknown-id",
-                   f"id {v} is neither in the vocab nor an added token")
-    special = h.ids[: h.special_count]
-    if len(set(special)) != len(special):
-        ck.add(INFO, "header.ids", "header-duplicate-special",
+    for role in t.HEADER_ROLES:
+        for i, v in enumerate(getattr(h, role)):
+            if v not in ids:
+                ck.add(WARNING, f"header.{role}[{i}]", "header-unknown-id",
+                       f"id {v} is neither in the vocab nor an added token")
+    if len(set(h.special)) != len(h.special):
+        ck.add(INFO, "header.special", "header-duplicate-special",
                "special ids repeat (the reference exporter writes such files; harmless)")
+    if not h.stop:
+        ck.add(WARNING, "header.stop", "header-no-stop",
+               "no stop id: generation on a device never ends at a token (set one: mtokspec set --stop)")
+
+
+def _check_eos(ck: _Checker, tree: t.MtokFile) -> None:
+    eos = tree.eos_token
+    if eos is None:
+        return
+    text = eos.encode("utf-8", "surrogatepass")
+    if any(a.content == eos for a in tree.added_tokens) or any(row[0] == text for row in tree.model.vocab):
+        return
+    what = "is empty" if not eos else f"{eos!r} is neither an added token nor a vocab token"
+    ck.add(WARNING, "eos_token", "eos-not-token",
+           f"eos_token {what}: chat templates end turns with it and MNN's engine knows no end of text "
+           "(set it: mtokspec set --eos)")
 
 
 def _check_vocab(ck: _Checker, vocab: list, path: str) -> set[int]:

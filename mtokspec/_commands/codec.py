@@ -11,7 +11,7 @@ import mtokspec
 from mtokspec import plainio
 from mtokspec._io import atomic_write, one_line, read_input
 from mtokspec.errors import MtokFormatError
-from mtokspec.summary import FORMAT_NAMES, inspect_rows
+from mtokspec.summary import FORMAT_NAMES, format_ids, header_roles, inspect_rows
 from mtokspec.tree import format_key
 
 
@@ -32,9 +32,11 @@ def cmd_inspect(args) -> int:
     except (OSError, MtokFormatError) as e:
         return fail(args.file, e)
     rows = inspect_rows(tree)
+    roles = header_roles(tree)
     if args.json:
         print(json.dumps({"file": args.file, "size": size, "format": format_key(tree),
-                          "sections": [{"name": n, "size": s, "summary": d} for n, s, d in rows]},
+                          "sections": [{"name": n, "size": s, "summary": d} for n, s, d in rows],
+                          "header": {role: [{"id": i, "token": s} for i, s in pairs] for role, pairs in roles.items()}},
                          ensure_ascii=False, indent=1))
         return 0
     print(f"{args.file}: {FORMAT_NAMES[type(tree)]}, {size:,} bytes")
@@ -42,6 +44,9 @@ def cmd_inspect(args) -> int:
     for name, sz, desc in rows:
         size_text = "-" if sz is None else f"{sz:,} B"
         print(f"  {name:<{width}}  {size_text:>12}  {desc}")
+    for role, pairs in roles.items():
+        if pairs:
+            print(f"  {role + ' ids':<{width}}  {len(pairs):>12}  {format_ids(pairs, None if args.all_ids else 12)}")
     return 0
 
 
@@ -124,13 +129,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Summarise a .mtok or legacy tokenizer.txt file: each section's size in "
                                    "bytes and what it holds.")
     p.add_argument("file", help="the .mtok or tokenizer.txt file ('-' for standard input)")
-    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON (every header id with its token)")
+    p.add_argument("--all-ids", action="store_true", help="list every header id (default: the first 12 of each role)")
     p.set_defaults(func=cmd_inspect)
 
     p = sub.add_parser(
         "validate", help="check files against the format's semantic rules",
         description="Parse each file and run the semantic checks (sorted vocab for MNN's binary search, ids in "
-                    "range, merges sorted, norm tables sorted, header counts, post-processor ops...). "
+                    "range, merges sorted, norm tables sorted, header ids known, a stop id, eos a token, post-processor ops...). "
                     "Exit 0: no errors or warnings; 1: findings; 2: a file could not be read or parsed.",
     )
     p.add_argument("files", nargs="+", metavar="FILE", help=".mtok or tokenizer.txt files")

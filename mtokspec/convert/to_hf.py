@@ -230,8 +230,7 @@ def _post_processor(tree: t.MtokFile, id_to_text: dict[int, str]) -> dict | None
     elif isinstance(pp, t.LegacyPostProcessor):
         items = ["A", *pp.ids]
     else:
-        h = tree.header
-        prefix = h.ids[h.special_count + h.stop_count:h.special_count + h.stop_count + h.prefix_count]
+        prefix = tree.header.prefix
         if not prefix:
             return None
         items = [*prefix, "A"]

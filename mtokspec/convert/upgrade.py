@@ -224,12 +224,7 @@ class _Upgrader:
         self.src = src
         self.losses: list[Loss] = []
         h = src.header
-        self.special = list(h.ids[:h.special_count])
-        self.stop = list(h.ids[h.special_count:h.special_count + h.stop_count])
-        self.prefix = list(h.ids[h.special_count + h.stop_count:h.special_count + h.stop_count + h.prefix_count])
-        if len(h.ids) != h.special_count + h.stop_count + h.prefix_count:
-            self.loss("header", f"line 3 holds {len(h.ids)} ids, line 2 counts "
-                      f"{h.special_count + h.stop_count + h.prefix_count}", "the ids the counts cover", False)
+        self.special, self.stop, self.prefix = list(h.special), list(h.stop), list(h.prefix)
 
     def loss(self, path: str, what: str, replacement: str, may_change: bool) -> None:
         self.losses.append(Loss(path, what, replacement, may_change))
@@ -238,8 +233,7 @@ class _Upgrader:
 
     def header(self) -> t.Header:
         h = self.src.header
-        n = h.special_count + h.stop_count + h.prefix_count
-        return t.Header(h.special_count, h.stop_count, h.prefix_count, list(h.ids[:n]), False)
+        return t.make_header(h.special, h.stop, h.prefix)
 
     def token_text(self, tokens: list[bytes], i: int) -> str | None:
         if not 0 <= i < len(tokens) or not tokens[i]:

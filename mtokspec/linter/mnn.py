@@ -60,7 +60,7 @@ def _header_and_post(lt: _Lint, tree: t.MtokFile) -> None:
 
     pp = tree.post_processor
     h = tree.header
-    prefix = h.ids[h.special_count + h.stop_count:h.special_count + h.stop_count + h.prefix_count]
+    prefix = h.prefix
     ops = post_program_ops(pp)
     if isinstance(pp, t.PostProcessorProgram) and pp.ops:
         written = written_ops(pp)
@@ -72,7 +72,7 @@ def _header_and_post(lt: _Lint, tree: t.MtokFile) -> None:
     inserted = [op for op in ops if op is not None]
     if prefix and inserted:
         twice = sorted(set(prefix) & set(inserted))
-        lt.add(ERROR, "header.ids", "mnn-bos-twice",
+        lt.add(ERROR, "header.prefix", "mnn-bos-twice",
                f"MNN puts the prefix ids {prefix} first and then applies the post-processor program, "
                f"which inserts {inserted}" + (f": id(s) {twice} appear twice" if twice else "")
                + " in every encode(text) (HF applies one of them)")
@@ -89,7 +89,7 @@ def _added(lt: _Lint, tree: t.MtokFile, mnn) -> None:
     odd = [(s, i) for s, i in specials if s not in contents]
     if odd:
         shown = ", ".join(f"{i}: {s.decode('utf-8', 'replace')!r}" for s, i in odd[:5])
-        lt.add(WARNING, "header.ids", "mnn-special-split",
+        lt.add(WARNING, "header.special", "mnn-special-split",
                f"MNN cuts the text at the per-id decoded text of every special id before tokenizing; "
                f"{len(odd)} of them are not an added token's content ({shown}{', ...' if len(odd) > 5 else ''}): "
                "text containing them is split where HF does not split it")
@@ -233,9 +233,9 @@ def _decoders(lt: _Lint, tree: t.MtokFile) -> None:
                "ids that end inside a character decode to bytes that are not UTF-8: MNN returns them as they "
                "are (HF: U+FFFD)")
     h = tree.header
-    if h.special_count:
-        lt.add(INFO, "header.ids", "mnn-decode-skips-special",
-               f"MNN's decode(ids) always leaves out the {h.special_count} header special ids; the engine's "
+    if h.special:
+        lt.add(INFO, "header.special", "mnn-decode-skips-special",
+               f"MNN's decode(ids) always leaves out the {len(h.special)} header special ids; the engine's "
                "streaming decode prints them")
     if (tree.flags or 0) & t.MtokFlags.clean_up_tokenization_spaces:
         lt.add(WARNING, "flags", "mnn-clean-up-spaces",
@@ -282,7 +282,7 @@ def lint_txt(tree) -> list[Finding]:
                "type 3 splits with a C-locale regex: only ASCII letters and digits are letters and digits, "
                "so non-ASCII words split differently from HF")
     h = tree.header
-    if h.prefix_count:
-        lt.add(INFO, "header.ids", "mnn-bos-twice",
+    if h.prefix:
+        lt.add(INFO, "header.prefix", "mnn-bos-twice",
                "legacy files have no post-processor: MNN's encode(text) adds only the prefix ids")
     return lt.findings

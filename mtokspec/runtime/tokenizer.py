@@ -77,11 +77,9 @@ class Tokenizer:
         self.added = AddedVocabulary(mtok.added_tokens)
 
         h = mtok.header
-        ids = list(h.ids)
-        a, b, c = h.special_count, h.stop_count, h.prefix_count
-        self.special_ids: list[int] = ids[:a]
-        self.stop_ids: list[int] = ids[a:a + b]
-        self.prefix_ids: list[int] = ids[a + b:a + b + c]
+        self.special_ids: list[int] = list(h.special)
+        self.stop_ids: list[int] = list(h.stop)
+        self.prefix_ids: list[int] = list(h.prefix)
         self._special_set = frozenset(self.special_ids) | frozenset(self.added.special_ids)
         self._stop_set = frozenset(self.stop_ids)
         self.clean_up_tokenization_spaces = bool((mtok.flags or 0) & t.MtokFlags.clean_up_tokenization_spaces)

@@ -129,11 +129,9 @@ class MnnTokenizer:
     def __init__(self, tree: t.TokenizerFile):
         self.tree = tree
         h = tree.header
-        ids = [i32(i) for i in h.ids]
-        a, b, c = h.special_count, h.stop_count, h.prefix_count
-        self.special_ids: list[int] = ids[:a]
-        self.stop_ids: list[int] = ids[a:a + b]
-        self.prefix_ids: list[int] = ids[a + b:a + b + c]
+        self.special_ids: list[int] = [i32(i) for i in h.special]
+        self.stop_ids: list[int] = [i32(i) for i in h.stop]
+        self.prefix_ids: list[int] = [i32(i) for i in h.prefix]
         self._special_set = frozenset(self.special_ids)
         self._stop_set = frozenset(self.stop_ids)
         self._post: list[int | None] = []
