@@ -105,26 +105,28 @@ def cmd_build(args) -> int:
     fmt = args.format
     if fmt is None and args.tree != "-":
         fmt = {".json": "json", ".yaml": "yaml", ".yml": "yaml"}.get(Path(args.tree).suffix.lower())
+    from mtokspec._commands._checked import refuse, verdict
+
     try:
-        data = mtokspec.build(mtokspec.from_dict(plainio.loads(text, fmt)))
+        tree = mtokspec.from_dict(plainio.loads(text, fmt))
+        data = mtokspec.build(tree)
     except MtokFormatError as e:
         return fail(args.tree, e)
-    if not args.no_validate:
-        errors = [f for f in mtokspec.validate(mtokspec.parse(data)) if f.severity == "error"]
-        if errors:
-            for f in errors:
-                print(f"{args.tree}: {f}", file=sys.stderr)
-            print(f"mtokspec: {args.tree}: not written: {len(errors)} error(s); --no-validate writes anyway",
-                  file=sys.stderr)
-            return 1
+    findings = mtokspec.validate(tree)
+    if refuse("build", args.output, findings, args.force):
+        return 2
     try:
         atomic_write(args.output, data)
     except OSError as e:
         return fail(args.output, e)
+    if not args.quiet:
+        print(f"{args.output}: {len(data):,} bytes; {verdict(findings)}", file=sys.stderr)
     return 0
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    from mtokspec._commands._checked import add_force
+
     p = sub.add_parser("inspect", help="summarise a file: components, counts, bytes per section",
                        description="Summarise a .mtok or legacy tokenizer.txt file: each section's size in "
                                    "bytes and what it holds.")
@@ -157,11 +159,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "build", help="write a file from a YAML or JSON tree",
         description="Build a .mtok (or tokenizer.txt, by the tree's `format`) from a tree written by "
-                    "`mtokspec dump` or by hand. The file is checked with `validate` first and written "
-                    "atomically: on any failure nothing is written.",
+                    "`mtokspec dump` or by hand. The file is checked with `validate` first: an error-level "
+                    "finding is refused (exit 2, nothing written) unless --force; it is written atomically: "
+                    "on any failure nothing is written. A one-line verdict goes to stderr.",
     )
     p.add_argument("tree", help="TREE.yaml or TREE.json ('-' for standard input)")
     p.add_argument("-o", "--output", required=True, help="the file to write")
     p.add_argument("--format", choices=["yaml", "json"], help="input format (default: from the file suffix)")
-    p.add_argument("--no-validate", action="store_true", help="write even when validation finds errors")
+    add_force(p)
+    p.add_argument("--no-validate", dest="force", action="store_true", help=argparse.SUPPRESS)  # the old name
+    p.add_argument("-q", "--quiet", action="store_true", help="no verdict line on stderr")
     p.set_defaults(func=cmd_build)

@@ -17,7 +17,8 @@ what each type becomes (everything the file cannot hold is listed as a loss):
   type 3 HUGGINGFACE    GPT-2 byte-level BPE from the tokens and merge lines
 
 exit codes: 0 written; 1 --strict and the upgrade would lose information (nothing written);
-2 the input could not be read, parsed or upgraded, or the output could not be written."""
+2 the input could not be read, parsed or upgraded, the result has an error-level validate finding
+(nothing written; --force writes it), or the output could not be written."""
 
 
 def cmd_upgrade(args) -> int:
@@ -39,10 +40,11 @@ def cmd_upgrade(args) -> int:
         lambda: upgrade(src, split_pattern=args.split_pattern, lowercase=args.lowercase,
                         sentencepiece_model=args.sp_model, sentencepiece_normalization=args.sp_normalization,
                         strict=args.strict),
-        what=f" from a type-{legacy_type} tokenizer.txt", legacy_type=legacy_type)
+        what=f" from a type-{legacy_type} tokenizer.txt", force=args.force, legacy_type=legacy_type)
 
 
 def register(subparsers) -> None:
+    from mtokspec._commands._checked import add_force
     from mtokspec.convert.upgrade import GPT2_PATTERN
 
     p = subparsers.add_parser(
@@ -72,4 +74,5 @@ def register(subparsers) -> None:
                    help="fail (exit 1, nothing written) when the upgrade would lose anything")
     p.add_argument("--report", choices=("text", "json"), default="text",
                    help="format of the loss report printed to stderr (default: %(default)s)")
+    add_force(p)
     p.set_defaults(func=cmd_upgrade)
