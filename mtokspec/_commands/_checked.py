@@ -12,6 +12,8 @@ from mtokspec.validate import ERROR, WARNING, Finding
 
 __all__ = ["add_force", "refuse", "verdict"]
 
+SHOWN = 10  # error-level findings printed with a refusal
+
 
 def add_force(p: argparse.ArgumentParser) -> None:
     p.add_argument("--force", action="store_true",
@@ -29,8 +31,11 @@ def refuse(command: str, output: str, findings: list[Finding], force: bool) -> b
     errors = [f for f in findings if f.severity == ERROR]
     if not errors or force:
         return False
-    for f in errors:
+    for f in errors[:SHOWN]:
         print(f"mtokspec {command}: {output}: {f}", file=sys.stderr)
+    if len(errors) > SHOWN:
+        print(f"mtokspec {command}: {output}: ... {len(errors) - SHOWN} more (mtokspec validate lists them)",
+              file=sys.stderr)
     print(f"mtokspec {command}: {output}: not written: {len(errors)} error-level finding(s) "
           f"({_codes(errors)}); --force writes it anyway", file=sys.stderr)
     return True
