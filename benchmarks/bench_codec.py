@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import mtokspec  # noqa: E402
-from mtokspec import tree as t  # noqa: E402
+from mtokspec.format import tree as t  # noqa: E402
 from spec import reference_build, reference_parse  # noqa: E402
 
 
@@ -44,7 +44,7 @@ def best(fn, repeat: int) -> float:
 
 
 def byte_level_alphabet() -> list[str]:
-    from mtokspec.byte_level import bytes_to_unicode
+    from mtokspec.runtime.shared.byte_level import bytes_to_unicode
 
     return list(bytes_to_unicode().values())
 

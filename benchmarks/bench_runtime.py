@@ -158,7 +158,7 @@ def main(argv=None) -> int:
     except ImportError:
         print("HF tokenizers is not installed (pip install tokenizers)", file=sys.stderr)
         return 2
-    from mtokspec.runtime import Tokenizer
+    from mtokspec import Tokenizer
 
     if not args.corpus.is_dir():
         print(f"corpus not found at {args.corpus}", file=sys.stderr)

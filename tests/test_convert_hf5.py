@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import mtokspec
-from mtokspec import tree as t
+from mtokspec.format import tree as t
 from mtokspec.convert import from_hf
 from tools import hf5_fixtures
 

@@ -1,4 +1,4 @@
-"""The chat-template lint for MNN (mtokspec.linter.chat_template) against MNN's recorded renderings.
+"""The chat-template lint for MNN (mtokspec.chat.lint) against MNN's recorded renderings.
 
 The dev corpus (../shared/corpus/chat/*.json) holds transformers' renderings; chat/_mnn/ holds
 MNN's own Jinja engine's renderings of the same cases.  Every template MNN renders differently must
@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 
 from mtokspec.divergences import RULES
 from mtokspec.divergences.chat_template import CHAT_TEMPLATE_RULES
-from mtokspec.linter.chat_template import lint_chat_template
-from mtokspec.linter.chat_template.engine import _environment
-from mtokspec.linter.chat_template.whitespace import _mnn_segments
+from mtokspec.chat.lint import lint_chat_template
+from mtokspec.chat.lint.engine import _environment
+from mtokspec.chat.lint.whitespace import _mnn_segments
 
 CHAT_DIR = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus" / "chat"
 MISSING = f"reference corpus not found at {CHAT_DIR.resolve()} (../shared/corpus is optional)"

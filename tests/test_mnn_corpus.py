@@ -15,7 +15,7 @@ import pytest
 from conftest import CORPUS
 
 from mtokspec.divergences import RULES
-from mtokspec.runtime import Tokenizer
+from mtokspec import Tokenizer
 from mtokspec.runtime.mnn import MNN_COMMIT
 from mtokspec.runtime.mnn.explain import explain_decode, explain_encode
 

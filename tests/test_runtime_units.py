@@ -12,15 +12,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import mtokspec
-from mtokspec import tree as t
-from mtokspec.runtime import Tokenizer, TokenizerError
-from mtokspec.runtime import decoders as D
-from mtokspec.runtime import normalizers as N
-from mtokspec.runtime import pre_tokenizers as P
-from mtokspec.runtime.added_tokens import AddedVocabulary
-from mtokspec.runtime.models import BPE, Unigram, WordPiece
-from mtokspec.runtime.models import unigram as unigram_module
-from mtokspec.runtime.models.unigram import serde_f64, serde_f64_min
+from mtokspec.format import tree as t
+from mtokspec import Tokenizer, TokenizerError
+from mtokspec.runtime.hf import decoders as D
+from mtokspec.runtime.hf import normalizers as N
+from mtokspec.runtime.hf import pre_tokenizers as P
+from mtokspec.runtime.hf.added_tokens import AddedVocabulary
+from mtokspec.runtime.hf.models import BPE, Unigram, WordPiece
+from mtokspec.runtime.hf.models import unigram as unigram_module
+from mtokspec.runtime.hf.models.unigram import serde_f64, serde_f64_min
 
 tokenizers = pytest.importorskip("tokenizers")
 from tokenizers import Regex, decoders, models, normalizers, pre_tokenizers  # noqa: E402
@@ -249,7 +249,7 @@ def test_bpe_byte_level_words_merge_per_character_first_exactly():
     """Byte-level words with multi-byte characters merge each character on its own first when no
     merge across characters can come earlier; random merge tables (low-ranked merges across
     characters included) must give what merging the whole word gives."""
-    from mtokspec.byte_level import BYTE_TO_CHAR
+    from mtokspec.runtime.shared.byte_level import BYTE_TO_CHAR
 
     rnd = random.Random(5)
     chars = "aé中€😀"
@@ -534,7 +534,7 @@ def test_from_bytes_and_api():
 # --- commands -------------------------------------------------------------------------------------
 
 def test_commands(tmp_path, capsys):
-    from mtokspec._commands import runtime as cmds
+    from mtokspec.cli import runtime as cmds
     path = tmp_path / "tiny.mtok"
     path.write_bytes(mtokspec.build(_tiny_tree()))
     hf = tokenizers.Tokenizer(models.BPE({c: b for b, c in enumerate(P.BYTES_TO_UNICODE)} | {"ĠĠ": 256},

@@ -12,11 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import mtokspec
-from mtokspec import strategies as mst
-from mtokspec import tree as t
-from mtokspec.cases import CasesError, parse_cases
 from mtokspec.cli import main
-from mtokspec.diff import diff
+from mtokspec.cli.cases import CasesError, parse_cases
+from mtokspec.format import tree as t
+from mtokspec.format.diff import diff
+from mtokspec.testing import strategies as mst
 
 EXAMPLE = ROOT / "examples" / "tiny.mtok"
 TINY = mtokspec.parse(EXAMPLE.read_bytes())  # special [0, 2, 1], stop [2]; 0 <|endoftext|>, 1 <|im_start|>, 2 <|im_end|>

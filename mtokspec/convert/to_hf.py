@@ -36,13 +36,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from mtokspec import tree as t
+from mtokspec.format import tree as t
 from mtokspec.convert import unicode_tables
 from mtokspec.convert.loss import ConversionError
+from mtokspec.runtime.shared.text import REGEX_META
 
 __all__ = ["to_hf", "to_hf_with_notes"]
 
-_META = set(".^$*+?{}[]\\|()")
+
 
 
 def to_hf(tree: t.MtokFile) -> dict:
@@ -138,7 +139,7 @@ def _pre_tokenizer(p: t.PreTokenizer) -> dict | None:
         return {"type": "Metaspace", "replacement": p.replacement,
                 "prepend_scheme": "always" if p.add_prefix_space else "never", "split": True}
     if isinstance(p, t.SplitPreTokenizer):
-        kind = "Regex" if any(c in _META for c in p.pattern) else "String"
+        kind = "Regex" if any(c in REGEX_META for c in p.pattern) else "String"
         try:
             behavior = t.SplitBehavior(p.behavior).name
         except ValueError:  # an unnamed value: Removed, as the exporter writes every unknown behaviour
@@ -230,7 +231,8 @@ def _post_processor(tree: t.MtokFile, id_to_text: dict[int, str]) -> dict | None
     elif isinstance(pp, t.LegacyPostProcessor):
         items = ["A", *pp.ids]
     else:
-        prefix = tree.header.prefix
+        h = tree.header
+        prefix = t.header_roles(h).prefix
         if not prefix:
             return None
         items = [*prefix, "A"]

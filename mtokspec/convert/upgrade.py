@@ -2,7 +2,7 @@
 
     from mtokspec.convert.upgrade import upgrade
     result = upgrade(mtokspec.parse(open("tokenizer.txt", "rb").read()))   # .tree, .losses
-    tok = mtokspec.runtime.Tokenizer.from_tree(result.tree)                # the legacy file, runnable
+    tok = mtokspec.Tokenizer.from_tree(result.tree)                        # the legacy file, runnable
     doc = mtokspec.convert.to_hf(result.tree)                               # ... and as tokenizer.json
 
 Upgrading *is* the runtime of the legacy types: the tree reproduces the tokenizer the file was
@@ -76,21 +76,21 @@ from collections.abc import Iterable
 
 import regex
 
-from mtokspec import tree as t
+from mtokspec.format import tree as t
 from mtokspec.convert import unicode_tables
-from mtokspec.byte_level import bytes_to_unicode
-from mtokspec.convert.from_hf import ConversionResult
+from mtokspec.runtime.shared.byte_level import bytes_to_unicode
+from mtokspec.convert.result import ConversionResult
 from mtokspec.convert.loss import ConversionError, Loss
+from mtokspec.runtime.shared.text import GPT2_PATTERN, METASPACE
 
 __all__ = ["upgrade", "GPT2_PATTERN", "tiktoken_merges", "sentencepiece_merges", "byte_level_spelling",
            "LEGACY_TYPES"]
 
-GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 """GPT-2's pre-tokenizer pattern (tiktoken ``gpt2``; HF ``ByteLevel(use_regex=True)``)."""
 
-LEGACY_TYPES = {t.SentencePieceTxtFile: 0, t.TiktokenTxtFile: 1, t.BertTxtFile: 2, t.HuggingFaceTxtFile: 3}
+LEGACY_TYPES = {cls: t.ROOT_TYPES[cls] for cls in t.LEGACY_ROOTS}
 
-_SPACE = "\u2581"
+_SPACE = METASPACE
 _SP_NORMAL, _SP_UNKNOWN, _SP_CONTROL, _SP_USER, _SP_UNUSED, _SP_BYTE = 1, 2, 3, 4, 5, 6
 
 
@@ -224,7 +224,7 @@ class _Upgrader:
         self.src = src
         self.losses: list[Loss] = []
         h = src.header
-        self.special, self.stop, self.prefix = list(h.special), list(h.stop), list(h.prefix)
+        self.special, self.stop, self.prefix = t.header_roles(h)
 
     def loss(self, path: str, what: str, replacement: str, may_change: bool) -> None:
         self.losses.append(Loss(path, what, replacement, may_change))

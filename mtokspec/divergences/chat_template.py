@@ -5,10 +5,10 @@ wangzhaode/jinja.cpp), called by ``Tokenizer::apply_chat_template`` (``tokenizer
 ``eos_token``, ``bos_token`` (only when non-empty), ``messages`` (role/content pairs),
 ``add_generation_prompt`` (only when true), no ``tools`` and the file's extra context.  Every
 example below was rendered by MNN's own code (the ``mnn_tok`` driver at the commit the reference
-files name) and by transformers' semantics (``mtokspec.chat_template``), with
+files name) and by transformers' semantics (``mtokspec.chat.render``), with
 ``messages = [system "Sys", user "Hi", assistant "Yo"]`` unless it says otherwise.
 
-``mtokspec.linter.chat_template`` finds these constructs in a template; its severity depends on
+``mtokspec.chat.lint`` finds these constructs in a template; its severity depends on
 where the construct sits (see there).
 """
 

@@ -8,10 +8,10 @@ built and asked.
 
 from __future__ import annotations
 
-from mtokspec import tree as t
+from mtokspec.format import tree as t
 from mtokspec.runtime.mnn import regex as R
-from mtokspec.runtime.mnn._text import utf8, walk
-from mtokspec.validate import ERROR, INFO, WARNING, Finding
+from mtokspec.runtime.mnn._text import META, utf8, walk
+from mtokspec.format.validate import ERROR, INFO, WARNING, Finding
 
 # MNN's merge loop over a whole text (no pre-tokenizer), measured with MNN's own C++ code (phi-3's
 # vocabulary, one x86-64 core at -O2, 2026-12-01): characters -> seconds for one encode
@@ -37,7 +37,7 @@ def lint_mtok(tree: t.MtokFile) -> list[Finding]:
     _model(lt, tree)
     _decoders(lt, tree)
     if tree.chat_template:
-        from mtokspec.linter.chat_template import lint_chat_template
+        from mtokspec.chat.lint import lint_chat_template
 
         lt.findings += lint_chat_template(tree.chat_template, bos_token=tree.bos_token or "")
     return lt.findings
@@ -59,8 +59,7 @@ def _header_and_post(lt: _Lint, tree: t.MtokFile) -> None:
     from mtokspec.runtime.mnn.tokenizer import post_program_ops, written_ops
 
     pp = tree.post_processor
-    h = tree.header
-    prefix = h.prefix
+    prefix = t.header_roles(tree.header).prefix
     ops = post_program_ops(pp)
     if isinstance(pp, t.PostProcessorProgram) and pp.ops:
         written = written_ops(pp)
@@ -211,7 +210,7 @@ def _decoders(lt: _Lint, tree: t.MtokFile) -> None:
     leading = [p for n, p in nodes if isinstance(n, t.MetaspaceDecoder) and n.add_prefix_space]
     wp = [p for n, p in nodes if isinstance(n, t.WordPieceDecoder)]
     strip = [p for n, p in nodes if isinstance(n, (t.StripDecoder, t.FuseDecoder))]
-    meta = "\u2581".encode()
+    meta = META
     meta_in_tokens = isinstance(tree.model, (t.BPEModel, t.UnigramModel)) and any(
         row[0].startswith(meta) for row in tree.model.vocab)
     if wp:
@@ -250,7 +249,7 @@ def lint_txt(tree) -> list[Finding]:
     _mnn_tokenizer(lt, tree)
     if isinstance(tree, t.SentencePieceTxtFile):
         spaced = sum(1 for tok, _, kind in tree.pieces if kind == 1 and tok.startswith(b" "))
-        meta = sum(1 for tok, _, _ in tree.pieces if "\u2581".encode() in tok)
+        meta = sum(1 for tok, _, _ in tree.pieces if META in tok)
         scores = {score for _, score, _ in tree.pieces}
         if spaced and not meta:
             lt.add(ERROR, "pieces", "mnn-legacy-sentencepiece",

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from bisect import bisect_left
 
+from mtokspec.runtime.shared.text import METASPACE
+
 
 def table_lookup(table):
     """``find(cp)``: the replacement MNN's binary search over a normalizer table finds, or None.
@@ -56,13 +58,13 @@ def build(registry: dict, node, stage: str):
     """The ``mnn`` stage object for a tree node, through its stage's registry (tree class -> maker)."""
     make = registry.get(type(node))
     if make is None:
-        from mtokspec.runtime import TokenizerError
+        from mtokspec.errors import TokenizerError
 
         raise TokenizerError(f"unknown {stage} node {type(node).__name__}")
     return make(node)
 
 
-META = "\u2581".encode()  # SentencePiece's word marker, as MNN spells it in its code
+META = METASPACE.encode()  # SentencePiece's word marker, as MNN spells it in its code
 BYTE_PIECES = [b"<0x%02X>" % b for b in range(256)]  # the byte-fallback piece of each byte
 
 

@@ -3,10 +3,10 @@ through each decoder's ``decode_chain``, then joined."""
 
 from __future__ import annotations
 
-from mtokspec import tree as t
+from mtokspec.format import tree as t
 from mtokspec.runtime.mnn._text import build, i32, utf8
 from mtokspec.runtime.mnn import unicode as U
-from mtokspec.runtime.mnn._undefined import UndefinedInMnn
+from mtokspec.errors import UndefinedInMnn
 from mtokspec.runtime.mnn.pre_tokenizers import BYTE_MAP
 
 # the UTF-8 of each GPT-2 stand-in character -> its byte

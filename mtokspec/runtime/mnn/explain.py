@@ -15,9 +15,8 @@ list): that is a gap in the registry, or in the model of MNN.
 
 from __future__ import annotations
 
-from mtokspec import tree as t
+from mtokspec.format import tree as t
 from mtokspec.runtime.mnn._text import walk
-from mtokspec.runtime.mnn.legacy import BY_TREE as _LEGACY
 from mtokspec.runtime.mnn.pipeline import PipelineTokenizer
 from mtokspec.runtime.mnn.tokenizer import MnnTokenizer, post_program_ops, to_bytes, written_ops
 
@@ -76,7 +75,7 @@ def explain_encode(hf, mnn: MnnTokenizer, text: str, add_special_tokens: bool = 
     ``mnn.encode(text, add_special_tokens)``: ``[]`` when they agree *or* when nothing explains
     the difference (call it only on differing cases)."""
     tree = mnn.tree
-    if type(tree) in _LEGACY:
+    if type(tree) in _LEGACY_RULE:
         return [_LEGACY_RULE[type(tree)]]
     assert isinstance(mnn, PipelineTokenizer)
     rules: list[str] = []
@@ -136,7 +135,7 @@ def _valid_utf8(b: bytes) -> bool:
 def explain_decode(hf, mnn: MnnTokenizer, ids: list[int], stream: bool = False) -> list[str]:
     """The rules that explain ``hf.decode(ids)`` against ``mnn.decode_bytes(ids, stream)``."""
     tree = mnn.tree
-    if type(tree) in _LEGACY:
+    if type(tree) in _LEGACY_RULE:
         return [_LEGACY_RULE[type(tree)]]
     assert isinstance(mnn, PipelineTokenizer)
     rules: list[str] = []

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import heapq
 
-from mtokspec import tree as t
+from mtokspec.format import tree as t
 from mtokspec.runtime.mnn import unicode as U
-from mtokspec.runtime.mnn._undefined import UndefinedInMnn
+from mtokspec.errors import UndefinedInMnn
 from mtokspec.runtime.mnn.pre_tokenizers import BYTE_MAP
 from mtokspec.runtime.mnn._text import BYTE_PIECES, build, i32, sorted_lookup, utf8
 

@@ -6,7 +6,7 @@ sequence is skipped, as MNN skips it.
 
 from __future__ import annotations
 
-from mtokspec import tree as t
+from mtokspec.format import tree as t
 from mtokspec.runtime.mnn import unicode as U
 from mtokspec.runtime.mnn._text import build, table_lookup, utf8
 

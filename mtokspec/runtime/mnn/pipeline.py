@@ -11,7 +11,7 @@ every WordPiece token that is not a continuation, and maps byte-level characters
 
 from __future__ import annotations
 
-from mtokspec import tree as t
+from mtokspec.format import tree as t
 from mtokspec.runtime.mnn import decoders, models, normalizers, pre_tokenizers
 from mtokspec.runtime.mnn._text import META, i32, utf8, walk
 from mtokspec.runtime.mnn.decoders import byte_level_unmap, scan_hex_byte
@@ -24,6 +24,10 @@ _CLEANUP = ((b" ' ", b"'"), (b" n't", b"n't"), (b" 'm", b"'m"), (b" 's", b"'s"),
 
 
 class PipelineTokenizer(MnnTokenizer):
+    """A ``.mtok`` file: MNN's pipeline of normalizer, pre-tokenizer, model and decoders."""
+
+    tree_type = t.MtokFile
+
     def __init__(self, mtok: t.MtokFile):
         super().__init__(mtok)
         self.normalizer = normalizers.from_tree(mtok.normalizer)

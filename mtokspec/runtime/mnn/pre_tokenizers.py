@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from mtokspec import tree as t
+from mtokspec.format import tree as t
 from mtokspec.runtime.mnn._text import build, utf8
-from mtokspec.byte_level import BYTE_TO_CHAR
+from mtokspec.runtime.shared.byte_level import BYTE_TO_CHAR
 from mtokspec.runtime.mnn import regex as R
 from mtokspec.runtime.mnn import unicode as U
 

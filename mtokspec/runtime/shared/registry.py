@@ -1,0 +1,15 @@
+"""Building a stage's runtime object from its tree node through a registry keyed by tree class."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mtokspec.errors import TokenizerError
+
+
+def build_from_registry(registry: dict, node: Any, stage: str) -> Any:
+    """The runtime object for a tree node, through a stage's registry (tree class -> runtime class)."""
+    cls = registry.get(type(node))
+    if cls is None:
+        raise TokenizerError(f"unknown {stage} node {type(node).__name__}")
+    return cls.from_tree(node)
