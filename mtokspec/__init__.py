@@ -19,6 +19,7 @@ from mtokspec.errors import (
     MtokFormatError,
     TokenizerError,
     UndefinedInMnn,
+    UsageError,
 )
 from mtokspec.format import build, parse
 from mtokspec.format.tree import (
@@ -45,7 +46,7 @@ __all__ = [
     "TokenizerFile", "MtokFile", "SentencePieceTxtFile", "TiktokenTxtFile", "BertTxtFile", "HuggingFaceTxtFile",
     "Tokenizer", "Semantics", "load",
     "Error", "MtokFormatError", "TokenizerError", "UndefinedInMnn", "ChatTemplateError", "ConversionError",
-    "EditError", "CasesError",
+    "EditError", "CasesError", "UsageError",
     "convert", "divergences", "strategies",
 ]
 __version__ = "0.1.0"

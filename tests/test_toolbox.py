@@ -16,6 +16,7 @@ from mtokspec.cli import main
 from mtokspec.cli.cases import CasesError, parse_cases
 from mtokspec.format import tree as t
 from mtokspec.format.diff import diff
+from mtokspec.format.token_names import tokens_by_id
 from mtokspec.testing import strategies as mst
 
 EXAMPLE = ROOT / "examples" / "tiny.mtok"
@@ -332,3 +333,45 @@ def test_convert_ends_with_a_verdict(tmp_path, capsys):
     out = tmp_path / "out.mtok"
     assert run("convert", ROOT / "examples" / "tiny-bpe", "-o", out) == 0
     assert err_line(capsys) == f"{out}: 1 loss(es); validate ok"
+
+
+# --- the strategies -----------------------------------------------------------------------------
+
+@settings(max_examples=60)
+@given(mst.mtok_files())
+def test_valid_trees_load_in_both_runtimes(tree):
+    assert [f for f in mtokspec.validate(tree) if f.severity == "error"] == []
+    for semantics in ("hf", "mnn"):
+        mtokspec.Tokenizer.from_tree(tree, semantics=semantics)
+
+
+@settings(max_examples=40)
+@given(mst.runnable())
+def test_runnable_trees_encode_their_text_in_both_runtimes(case):
+    tree, text = case
+    known = set(tokens_by_id(tree))
+    for semantics in ("hf", "mnn"):
+        tok = mtokspec.Tokenizer.from_tree(tree, semantics=semantics)
+        ids = tok.encode(text, add_special_tokens=False)
+        assert set(ids) <= known and isinstance(tok.decode(ids), str)
+
+
+# --- refusals are mtokspec.Error ----------------------------------------------------------------
+
+def test_refusals_of_the_api_are_mtokspec_errors(capsys):
+    with pytest.raises(mtokspec.UsageError, match="unknown lint target 'other'"):
+        mtokspec.lint(TINY, target="other")
+    with pytest.raises(mtokspec.TokenizerError, match="encode expects str, got bytes"):
+        mtokspec.Tokenizer.from_tree(TINY).encode(b"bytes")
+    for name in ("TokenizerError", "UndefinedInMnn", "ConversionError", "ChatTemplateError", "EditError",
+                 "CasesError", "UsageError"):
+        assert issubclass(getattr(mtokspec, name), mtokspec.Error)
+    assert mtokspec.convert.from_hf and mtokspec.strategies.mtok_files and mtokspec.lint
+
+
+@pytest.mark.parametrize("runtime", ["hf", "mnn"])
+def test_cli_decode_refuses_ids_that_are_not_tokens(capsys, runtime):
+    assert run("decode", EXAMPLE, "42", "99999", "--runtime", runtime) == 2
+    assert "not a token of this file: id 99999" in capsys.readouterr().err
+    assert run("decode", EXAMPLE, "42", "99999", "--runtime", runtime, "--allow-unknown") == 0
+    assert capsys.readouterr().out == "H\n"

@@ -45,6 +45,11 @@ def cmd_decode(args) -> int:
     from mtokspec.errors import TokenizerError
     try:
         tok = _load(args.file, args.runtime)
+        unknown = [i for i in args.ids if tok.id_to_token(i) is None]
+        if unknown and not args.allow_unknown:
+            shown = ", ".join(map(str, unknown[:10])) + (", ..." if len(unknown) > 10 else "")
+            raise TokenizerError(f"not a token of this file: id {shown} (--allow-unknown decodes them as the "
+                                 "runtime does: nothing, or the unknown token)")
         if args.runtime == "mnn":
             data = tok.decode_bytes(args.ids, stream=args.stream)
         else:
@@ -124,6 +129,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--skip-special", action="store_true", help="leave out special tokens (hf)")
     p.add_argument("--stream", action="store_true",
                    help="with --runtime mnn: what the LLM engine prints, each id decoded alone")
+    p.add_argument("--allow-unknown", action="store_true",
+                   help="decode ids that are not tokens of the file (default: refuse them, exit 2)")
     p.set_defaults(func=cmd_decode)
 
     p = sub.add_parser(

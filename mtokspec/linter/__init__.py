@@ -10,7 +10,7 @@ The chat template is linted by :mod:`mtokspec.chat.lint` (paths ``chat_template.
 from __future__ import annotations
 
 from mtokspec.format import tree as t
-from mtokspec.errors import MtokFormatError
+from mtokspec.errors import MtokFormatError, UsageError
 from mtokspec.format import parse
 from mtokspec.format.validate import ERROR, INFO, WARNING, Finding
 
@@ -26,7 +26,7 @@ def lint(tree_or_bytes: t.TokenizerFile | bytes | bytearray | memoryview, target
     Bytes that cannot be parsed raise :class:`MtokFormatError`, as :func:`mtokspec.validate` does.
     """
     if target not in TARGETS:
-        raise ValueError(f"unknown lint target {target!r} (known: {', '.join(TARGETS)})")
+        raise UsageError(f"unknown lint target {target!r} (known: {', '.join(TARGETS)})")
     if isinstance(tree_or_bytes, (bytes, bytearray, memoryview)):
         tree = parse(tree_or_bytes)
     else:

@@ -164,7 +164,9 @@ class HfTokenizer:
     def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
         """The ids of ``text`` (HF ``Tokenizer.encode(text, add_special_tokens=...).ids``)."""
         if not isinstance(text, str):
-            raise TypeError(f"encode expects str, got {type(text).__name__}")
+            raise TokenizerError(f"encode expects str, got {type(text).__name__}"
+                                 + (" (decode the bytes first, or use semantics='mnn', which runs on bytes)"
+                                    if isinstance(text, (bytes, bytearray)) else ""))
         ids: list[int] = []
         normalize = self._normalize
         if self.added:
