@@ -375,3 +375,59 @@ def test_cli_decode_refuses_ids_that_are_not_tokens(capsys, runtime):
     assert "not a token of this file: id 99999" in capsys.readouterr().err
     assert run("decode", EXAMPLE, "42", "99999", "--runtime", runtime, "--allow-unknown") == 0
     assert capsys.readouterr().out == "H\n"
+
+
+# --- reports that scale -----------------------------------------------------------------------
+
+@pytest.fixture
+def misread(tmp_path):
+    """examples/tiny.mtok with the post-processor program MNN misreads: every case differs."""
+    tree = replace(TINY, post_processor=t.PostProcessorProgram(
+        [t.SpecialTokenOp(0), t.SpecialTokenOp(0), t.SequenceOp(), t.SpecialTokenOp(0)]))
+    path = tmp_path / "misread.mtok"
+    path.write_bytes(mtokspec.build(tree))
+    return path
+
+
+def test_compare_reports_every_mismatch_with_tables_per_set_and_rule(tmp_path, capsys, misread):
+    lines = tmp_path / "lines.txt"
+    lines.write_text("".join(f"case {i}\n" for i in range(30)), encoding="utf-8")
+    jsonl = tmp_path / "more.jsonl"
+    jsonl.write_text('"Hi"\n{"text": "there"}\n', encoding="utf-8")
+    assert run("compare", misread, "--runtime", "mnn", "--text", lines, "--text", jsonl, "--show", "25") == 1
+    out = capsys.readouterr().out
+    assert out.startswith("0/32 texts encode identically (0.00%) with special tokens; 32 differences explained, "
+                          "0 unexplained\n  text set      cases     same  rate\n"
+                          "  lines.txt        30        0  0.00%\n  more.jsonl        2        0  0.00%\n"
+                          "  rule                cases\n  mnn-post-misread       32\n")
+    assert out.count("\n- text ") == 25 and out.endswith("... and 7 more (--show N, --all, --json, --jsonl)\n")
+    assert "- text 31 (more.jsonl) 'there': first difference at token 0\n" not in out
+    assert run("compare", misread, "--runtime", "mnn", "--text", lines, "--text", jsonl, "--all") == 1
+    out = capsys.readouterr().out
+    assert out.count("\n- text ") == 32 and "- text 31 (more.jsonl) 'there': first difference at token 0\n" in out
+    assert "more (--show" not in out
+    assert run("compare", misread, "--runtime", "mnn", "--text", lines, "--json") == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert len(doc["mismatches"]) == doc["differing"] == 30 and doc["rules"] == {"mnn-post-misread": 30}
+    assert doc["sets"] == {"lines.txt": {"cases": 30, "same": 0}}
+    assert run("compare", misread, "--runtime", "mnn", "--text", jsonl, "--jsonl") == 1
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert rows[0]["summary"]["differing"] == 2 and [r["text"] for r in rows[1:]] == ["Hi", "there"]
+    # special tokens by their text in the window, not None
+    assert rows[1]["window"][1].startswith("[0:'<|endoftext|>'] 0:'<|endoftext|>'")
+
+
+def test_validate_and_lint_of_several_files_end_with_one_table(corpus, capsys, misread):
+    files = [EXAMPLE, misread, corpus / "tok" / "roberta-base" / "mnn.mtok"]
+    assert run("validate", *files) == 1
+    out = capsys.readouterr().out
+    w = max(len(str(f)) for f in files)
+    assert out.endswith(f"\n{'file':<{w}}  errors  warnings  codes\n"
+                        f"{str(EXAMPLE):<{w}}       0         0  ok\n"
+                        f"{str(misread):<{w}}       0         1  post-misread-by-mnn\n"
+                        f"{str(files[2]):<{w}}       0         2  eos-not-token, header-no-stop\n")
+    assert run("lint", *files[:2]) == 1
+    table = capsys.readouterr().out.split("\n\n")[-1]
+    assert table.splitlines()[2].split()[1:4] == ["1", "0", "mnn-post-misread"]
+    assert run("validate", *files, "--json") == 1
+    assert "codes" not in capsys.readouterr().out  # JSON: one object per file, no table

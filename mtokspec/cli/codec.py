@@ -51,16 +51,22 @@ def cmd_inspect(args) -> int:
 
 
 def report_findings(args, check) -> int:
-    """Run ``check(bytes)`` on each of ``args.files`` and print its findings (``--json``, ``--all``);
+    """Run ``check(bytes)`` on each of ``args.files`` and print its findings (``--json``, ``--all``),
+    then, for several files, one table of them (file, errors, warnings, codes);
     exit 2 if a file could not be read, else 1 if any finding is a warning or an error, else 0."""
     worst = 0
+    table: list[tuple[str, str, str, str]] = []
     for path in args.files:
         try:
             findings = check(read_input(path))
         except (OSError, MtokFormatError) as e:
             fail(path, e)
             worst = 2
+            table.append((path, "-", "-", "unreadable"))
             continue
+        counts = {s: sum(f.severity == s for f in findings) for s in ("error", "warning")}
+        codes = sorted({f.code for f in findings if f.severity != "info"})
+        table.append((path, str(counts["error"]), str(counts["warning"]), ", ".join(codes) or "ok"))
         shown = [f for f in findings if args.all or f.severity != "info"]
         counted = [f for f in findings if f.severity != "info"]
         if args.json:
@@ -74,6 +80,11 @@ def report_findings(args, check) -> int:
                 print(f"{path}: ok" + (f" ({len(findings)} info)" if findings and not args.all else ""))
         if counted:
             worst = max(worst, 1)
+    if len(table) > 1 and not args.json:
+        w = max(len("file"), *(len(row[0]) for row in table))
+        print(f"\n{'file':<{w}}  {'errors':>6}  {'warnings':>8}  codes")
+        for path, errors, warnings, codes in table:
+            print(f"{path:<{w}}  {errors:>6}  {warnings:>8}  {codes}")
     return worst
 
 
