@@ -21,20 +21,20 @@ from mtokspec.errors import (
     UndefinedInMnn,
     UsageError,
 )
-from mtokspec.format import build, parse
-from mtokspec.format.tree import (
-    BertTxtFile,
-    HuggingFaceTxtFile,
-    MtokFile,
-    SentencePieceTxtFile,
-    TiktokenTxtFile,
-    TokenizerFile,
-    from_dict,
-    to_dict,
-)
-from mtokspec.format.validate import Finding, validate
 
 if TYPE_CHECKING:
+    from mtokspec.format import build, parse
+    from mtokspec.format.tree import (
+        BertTxtFile,
+        HuggingFaceTxtFile,
+        MtokFile,
+        SentencePieceTxtFile,
+        TiktokenTxtFile,
+        TokenizerFile,
+        from_dict,
+        to_dict,
+    )
+    from mtokspec.format.validate import Finding, validate
     from mtokspec import convert, divergences
     from mtokspec.convert.loss import ConversionError
     from mtokspec.linter import lint
@@ -51,9 +51,17 @@ __all__ = [
 ]
 __version__ = "0.1.0"
 
-# The runtime, the converter and the rest load only when asked for: `import mtokspec` stays cheap
-# for the codec and the CLI's start-up.
+# Everything but the errors loads when first asked for: `import mtokspec` (and the CLI's start-up,
+# `mtokspec --help`) stays cheap; the codec loads with the first parse or build.
 _LAZY = {
+    "parse": ("mtokspec.format", "parse"),
+    "build": ("mtokspec.format", "build"),
+    "validate": ("mtokspec.format.validate", "validate"),
+    "Finding": ("mtokspec.format.validate", "Finding"),
+    "to_dict": ("mtokspec.format.tree", "to_dict"),
+    "from_dict": ("mtokspec.format.tree", "from_dict"),
+    **{name: ("mtokspec.format.tree", name) for name in (
+        "TokenizerFile", "MtokFile", "SentencePieceTxtFile", "TiktokenTxtFile", "BertTxtFile", "HuggingFaceTxtFile")},
     "Tokenizer": ("mtokspec.tokenizer", "Tokenizer"),
     "Semantics": ("mtokspec.tokenizer", "Semantics"),
     "load": ("mtokspec.tokenizer", "load"),

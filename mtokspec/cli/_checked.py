@@ -7,8 +7,10 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import Counter
+from typing import TYPE_CHECKING
 
-from mtokspec.format.validate import ERROR, WARNING, Finding
+if TYPE_CHECKING:
+    from mtokspec.format.validate import Finding
 
 __all__ = ["add_force", "refuse", "verdict"]
 
@@ -28,7 +30,7 @@ def _codes(findings: list[Finding]) -> str:
 def refuse(command: str, output: str, findings: list[Finding], force: bool) -> bool:
     """Print the error-level findings and the refusal when there are some and not ``force``;
     True when the file must not be written."""
-    errors = [f for f in findings if f.severity == ERROR]
+    errors = [f for f in findings if f.severity == "error"]
     if not errors or force:
         return False
     for f in errors[:SHOWN]:
@@ -43,8 +45,8 @@ def refuse(command: str, output: str, findings: list[Finding], force: bool) -> b
 
 def verdict(findings: list[Finding], losses: int | None = None, extra: str = "") -> str:
     """``validate ok`` or the error and warning counts with their codes; losses first when given."""
-    errors = [f for f in findings if f.severity == ERROR]
-    warnings = [f for f in findings if f.severity == WARNING]
+    errors = [f for f in findings if f.severity == "error"]
+    warnings = [f for f in findings if f.severity == "warning"]
     parts = [] if losses is None else [f"{losses} loss(es)"]
     if not errors and not warnings:
         parts.append("validate ok")

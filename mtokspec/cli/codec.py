@@ -8,11 +8,8 @@ import sys
 from pathlib import Path
 
 import mtokspec
-from mtokspec.format import plainio
 from mtokspec.cli._io import atomic_write, one_line, read_input
 from mtokspec.errors import MtokFormatError
-from mtokspec.format.inspect import FORMAT_NAMES, format_ids, inspect_rows, labelled_roles
-from mtokspec.format.tree import format_key
 
 
 def fail(path: str, err: Exception) -> int:
@@ -27,6 +24,9 @@ def load_tree(path: str):
 
 
 def cmd_inspect(args) -> int:
+    from mtokspec.format.inspect import FORMAT_NAMES, format_ids, inspect_rows, labelled_roles
+    from mtokspec.format.tree import format_key
+
     try:
         tree, size = load_tree(args.file)
     except (OSError, MtokFormatError) as e:
@@ -93,6 +93,8 @@ def cmd_validate(args) -> int:
 
 
 def cmd_dump(args) -> int:
+    from mtokspec.format import plainio
+
     try:
         tree, _ = load_tree(args.file)
     except (OSError, MtokFormatError) as e:
@@ -109,6 +111,8 @@ def cmd_dump(args) -> int:
 
 
 def cmd_build(args) -> int:
+    from mtokspec.format import plainio
+
     try:
         text = read_input(args.tree).decode("utf-8")
     except (OSError, UnicodeDecodeError) as e:

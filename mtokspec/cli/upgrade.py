@@ -45,7 +45,7 @@ def cmd_upgrade(args) -> int:
 
 def register(subparsers) -> None:
     from mtokspec.cli._checked import add_force
-    from mtokspec.convert.upgrade import GPT2_PATTERN
+    from mtokspec.runtime.shared.text import GPT2_PATTERN
 
     p = subparsers.add_parser(
         "upgrade",
