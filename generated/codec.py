@@ -1593,7 +1593,7 @@ def _build_LegacyPostProcessor(obj, out, path):
         bad_value(path + ".ids", str(e), lst_ids)
 
 
-def _ops_fit(b, p, end, n):
+def ops_fit(b, p, end, n):
     """Do the bytes from p to end hold exactly n well-formed ops?"""
     try:
         for _ in range(n):
@@ -1608,7 +1608,7 @@ def _parse_PostProcessor(b, p, end, path, depth):
         truncated(p, 2, end, path)
     n, = _S_H.unpack_from(b, p)
     p += 2
-    if n > 0 and end - p == 4 * n and not _ops_fit(b, p, end, n):
+    if n > 0 and end - p == 4 * n and not ops_fit(b, p, end, n):
         ids = [x for (x,) in _S_I.iter_unpack(b[p:end])]
         return LegacyPostProcessor(ids=ids), end
     if n > end - p:
@@ -1624,7 +1624,7 @@ def _build_PostProcessor(obj, out, path):
         raw = []
         _build_LegacyPostProcessor(obj, raw, path)
         raw = b"".join(raw)
-        if not obj.ids or _ops_fit(raw, 2, len(raw), len(obj.ids)):
+        if not obj.ids or ops_fit(raw, 2, len(raw), len(obj.ids)):
             bad_value(path, "these ids would read back as the current layout; write a PostProcessorProgram", obj.ids)
         out.append(raw)
     elif obj.__class__ is PostProcessorProgram:

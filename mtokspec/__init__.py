@@ -19,7 +19,6 @@ from mtokspec.errors import (
     MtokFormatError,
     TokenizerError,
     UndefinedInMnn,
-    UsageError,
 )
 
 if TYPE_CHECKING:
@@ -37,7 +36,7 @@ if TYPE_CHECKING:
     from mtokspec.format.validate import Finding, validate
     from mtokspec import convert, divergences
     from mtokspec.convert.loss import ConversionError
-    from mtokspec.linter import lint
+    from mtokspec.divergences.lint import lint
     from mtokspec.testing import strategies
     from mtokspec.tokenizer import Semantics, Tokenizer, load
 
@@ -46,7 +45,7 @@ __all__ = [
     "TokenizerFile", "MtokFile", "SentencePieceTxtFile", "TiktokenTxtFile", "BertTxtFile", "HuggingFaceTxtFile",
     "Tokenizer", "Semantics", "load",
     "Error", "MtokFormatError", "TokenizerError", "UndefinedInMnn", "ChatTemplateError", "ConversionError",
-    "EditError", "CasesError", "UsageError",
+    "EditError", "CasesError",
     "convert", "divergences", "strategies",
 ]
 __version__ = "0.1.0"
@@ -65,7 +64,7 @@ _LAZY = {
     "Tokenizer": ("mtokspec.tokenizer", "Tokenizer"),
     "Semantics": ("mtokspec.tokenizer", "Semantics"),
     "load": ("mtokspec.tokenizer", "load"),
-    "lint": ("mtokspec.linter", "lint"),
+    "lint": ("mtokspec.divergences.lint", "lint"),
     "ConversionError": ("mtokspec.convert.loss", "ConversionError"),
     "convert": ("mtokspec.convert", None),
     "divergences": ("mtokspec.divergences", None),

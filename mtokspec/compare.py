@@ -15,14 +15,11 @@ from pathlib import Path
 
 from mtokspec.format import tree as t
 from mtokspec.errors import TokenizerError
+from mtokspec.divergences import EXPORTER_LOSS
 from mtokspec.format import parse
 from mtokspec.tokenizer import Tokenizer
 
-__all__ = ["compare", "compare_runtimes", "CompareReport", "Mismatch", "SAMPLE_TEXTS", "EXPORTER"]
-
-EXPORTER = "file-differs-from-tokenizer.json"
-"""The reason given when the file's own HF semantics already differs from ``tokenizer.json`` on a
-case: what the exporter dropped (``mtokspec convert`` reports it), not the runtime."""
+__all__ = ["compare", "compare_runtimes", "CompareReport", "Mismatch", "SAMPLE_TEXTS"]
 
 SAMPLE_TEXTS = [
     "Hello world! This is a test.",
@@ -218,10 +215,11 @@ def compare_runtimes(file, texts, *, against: str | os.PathLike | None = None, a
     semantics.  Each differing case names the divergence rules that explain it
     (:mod:`mtokspec.divergences`); ``[]`` marks it unexplained.  Against a ``tokenizer.json``, a
     case where the file's HF semantics already differs from it is put down to the exporter
-    (:data:`EXPORTER`) as well.  ``max_mismatches``, ``sets`` and ``progress`` as :func:`compare`."""
+    (:data:`mtokspec.divergences.EXPORTER_LOSS`) as well.  ``max_mismatches``, ``sets`` and
+    ``progress`` as :func:`compare`."""
     from mtokspec.format.token_names import tokens_by_id
     from mtokspec.runtime.mnn import MnnTokenizer
-    from mtokspec.runtime.mnn.explain import explain_encode
+    from mtokspec.divergences.explain import explain_encode
 
     tree = file if isinstance(file, t.TokenizerFile.__args__) else None  # type: ignore[attr-defined]
     if tree is None:
@@ -249,7 +247,7 @@ def compare_runtimes(file, texts, *, against: str | os.PathLike | None = None, a
         rules: list[str] = []
         file_ids = b if against is None else hf_file.encode(text, add_special_tokens=add_special_tokens)
         if file_ids != b:
-            rules.append(EXPORTER)
+            rules.append(EXPORTER_LOSS)
         if file_ids != a:
             rules += explain_encode(hf_file, mnn, text, add_special_tokens)
         run.record(i, text, a, b, ours_token, theirs_token, rules)

@@ -2,7 +2,7 @@
 
 One ``except mtokspec.Error`` catches "mtokspec refused this input": :class:`MtokFormatError`
 (parse/build), :class:`TokenizerError` (a tree the runtime cannot run), :class:`UndefinedInMnn`,
-:class:`ChatTemplateError`, :class:`EditError`, :class:`CasesError`, :class:`UsageError` and
+:class:`ChatTemplateError`, :class:`EditError`, :class:`CasesError` and
 ``mtokspec.convert.ConversionError`` (which carries its losses).
 """
 
@@ -38,10 +38,6 @@ class TokenizerError(Error, ValueError):
 class UndefinedInMnn(TokenizerError):
     """MNN's C++ code would read or write out of bounds, never return, or throw on this file or
     input: there is no result to reproduce.  The message says where."""
-
-
-class UsageError(Error, ValueError):
-    """An argument outside what a function accepts (an unknown lint target, say)."""
 
 
 class EditError(Error, ValueError):

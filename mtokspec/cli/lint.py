@@ -8,7 +8,7 @@ from mtokspec.cli.codec import report_findings
 
 
 def cmd_lint(args) -> int:
-    from mtokspec.linter import lint
+    from mtokspec.divergences.lint import lint
 
     return report_findings(args, lambda data: lint(data, target=args.target))
 

@@ -11,6 +11,7 @@ carries ``"format": "mtok"``.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from mtokspec._generated import tree as _t
@@ -19,7 +20,7 @@ from mtokspec._generated.tree import CLASSES, ENUMS, SCHEMA, UNIONS, VARIANTS
 from mtokspec.errors import MtokFormatError
 
 __all__ = [*CLASSES, *UNIONS, *ENUMS, "TokenizerFile", "FORMATS", "format_key", "to_dict", "from_dict", "make_header", "header_roles", "HeaderRoles",
-           "ROOT_TYPES", "LEGACY_ROOTS", "HEADER_ROLES"]
+           "ROOT_TYPES", "LEGACY_ROOTS", "walk_stage", "HEADER_ROLES"]
 
 #: the ``format`` key of the plain form -> root class
 FORMATS: dict[str, type] = {
@@ -61,6 +62,22 @@ class HeaderRoles(NamedTuple):
 def header_roles(h: _t.Header) -> HeaderRoles:
     """The header's id lists (copies), in the file's order: special, stop, prefix."""
     return HeaderRoles(list(h.special), list(h.stop), list(h.prefix))
+
+
+_SEQUENCE_FIELDS: dict[type, tuple[str, ...]] = {
+    CLASSES[name]: fields
+    for name, (union, _tag) in VARIANTS.items()
+    if (fields := tuple(f for f, d in SCHEMA[name] if d == ("list", ("union", union))))
+}
+"""Each sequence stage (``SequenceNormalizer``, ...) -> the fields holding its children, from the schema."""
+
+
+def walk_stage(node: Any, path: str = "") -> Iterator[tuple[Any, str]]:
+    """``(node, path)`` of a stage node and, for a sequence, of its descendants (depth first)."""
+    yield node, path
+    for name in _SEQUENCE_FIELDS.get(type(node), ()):
+        for k, child in enumerate(getattr(node, name) or ()):
+            yield from walk_stage(child, f"{path}.{name}[{k}]")
 
 
 def make_header(special: Iterable[int] = (), stop: Iterable[int] = (), prefix: Iterable[int] = (),

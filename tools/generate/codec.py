@@ -687,7 +687,7 @@ class Emitter:
     def parse_postprocessor(self, u: UnionInfo):
         pp = u.custom
         cur, leg, op = pp.current.record_name, pp.legacy.record_name, pp.op_union.union_name
-        self.w(0, "def _ops_fit(b, p, end, n):")
+        self.w(0, "def ops_fit(b, p, end, n):")
         self.w(1, '"""Do the bytes from p to end hold exactly n well-formed ops?"""')
         self.w(1, "try:")
         self.w(2, "for _ in range(n):")
@@ -699,7 +699,7 @@ class Emitter:
         self.w(0, "")
         self.w(0, "def _parse_PostProcessor(b, p, end, path, depth):")
         self.read_fixed_group(1, [pp.count], ["n"], ["path"])
-        self.w(1, "if n > 0 and end - p == 4 * n and not _ops_fit(b, p, end, n):")
+        self.w(1, "if n > 0 and end - p == 4 * n and not ops_fit(b, p, end, n):")
         self.w(2, f"ids = [x for (x,) in {self.st('<I')}.iter_unpack(b[p:end])]")
         self.w(2, f"return {leg}(ids=ids), end")
         self.w(1, "if n > end - p:")
@@ -924,7 +924,7 @@ class Emitter:
         self.w(2, "raw = []")
         self.w(2, f"_build_{leg}(obj, raw, path)")
         self.w(2, 'raw = b"".join(raw)')
-        self.w(2, "if not obj.ids or _ops_fit(raw, 2, len(raw), len(obj.ids)):")
+        self.w(2, "if not obj.ids or ops_fit(raw, 2, len(raw), len(obj.ids)):")
         self.w(3, 'bad_value(path, "these ids would read back as the current layout; write a '
                   f'{cur}", obj.ids)')
         self.w(2, "out.append(raw)")

@@ -9,7 +9,7 @@ _NEWLINES = re.compile(r"\r\n|\r|\n")
 _BEGIN = {"variable_begin", "block_begin", "comment_begin", "raw_begin"}
 
 
-def _jinja_segments(tokens: list[tuple[int, str, str]]) -> list[tuple[int, int, str]]:
+def jinja_segments(tokens: list[tuple[int, str, str]]) -> list[tuple[int, int, str]]:
     """The text transformers renders between consecutive tags, with its line (jinja2's lexer,
     trim_blocks + lstrip_blocks, newlines normalised, the template's final newline dropped)."""
     segs: list[tuple[int, int, str]] = []
@@ -28,7 +28,7 @@ def _jinja_segments(tokens: list[tuple[int, str, str]]) -> list[tuple[int, int, 
     return segs
 
 
-def _mnn_segments(src: str) -> list[str]:
+def mnn_segments(src: str) -> list[str]:
     """The text MNN's Lexer::tokenize keeps between consecutive tags (jinja.hpp:315-466)."""
     segs: list[str] = []
     i, n = 0, len(src)

@@ -1,23 +1,6 @@
 """Added tokens: found in the input before the model runs (HF ``added_vocabulary.rs``).
 
-Matching is leftmost-longest over all added tokens (HF builds an Aho-Corasick automaton with
-``LeftmostLongest``); ``lstrip`` extends a match over the white space before it (never into a
-previous match), ``rstrip`` over the white space after it.  As in HF, all matches are found in the
-original text first and stripped afterwards, so a white-space token (e.g. ``" "`` with ``rstrip``)
-inside white space eaten by an earlier ``rstrip`` still yields its id -- unless its own ``lstrip``
-leaves it an empty span, which HF drops.  White space is Unicode White_Space.
-
-**Where tokens are matched (the file drops HF's ``normalized`` flag).**  HF matches tokens with
-``normalized=false`` in the raw input and tokens with ``normalized=true`` in each normalised piece
-between them.  The file cannot say which, so the runtime matches *every* added token in the raw
-input, before normalisation, and normalises each piece between matches separately (as HF does; so a
-``Prepend`` normalizer applies to each piece).  This agrees with HF for every ``normalized=false``
-token (HF's default for special tokens, and every token of the corpus files that have a normalizer)
-and for ``normalized=true`` tokens whenever the normalizer leaves the token text and its surroundings
-unchanged (no normalizer, as in roberta-base and whisper).  It differs for a ``normalized=true`` token
-under a normalizer that changes it or its context (e.g. a lower-casing normalizer and an upper-case
-occurrence of a lower-case token, which HF would match); MNN's C++ runtime makes the same choice.
-``single_word`` is dropped by the exporter and not applied.
+Design record: ``docs/design/runtime-hf.md``.
 """
 
 from __future__ import annotations

@@ -1,24 +1,6 @@
 """Normalizers: ``str -> str`` with the semantics of HF ``tokenizers/src/normalizers``.
 
-Character classes follow Rust's definitions, not Python's ``str`` methods:
-
-* white space is Unicode ``White_Space`` (Rust ``char::is_whitespace``); ``str.isspace`` also
-  accepts U+001C..U+001F, so it is never used here;
-* lower-casing is per character (Rust ``char::to_lowercase``); ``str.lower`` applies the
-  context-dependent final-sigma rule, so strings holding U+03A3 are lowered one character at a time.
-
-Unicode versions differ between the pieces involved (Python 3.11's ``unicodedata`` is Unicode 14,
-the ``regex`` module ships its own tables, HF's Rust crates ship others), so characters assigned or
-re-categorised in recent Unicode versions may be classified differently from HF.
-
-Table-driven normalisation (:class:`TableNormalizer`): the file embeds, per code point, its normal
-form (NFKC for HF ``NFKC``/``NFKD``/``Precompiled``, NFC for ``NFC``).  Mapping each code point is
-not the same as normalising the string (composition and canonical reordering cross character
-boundaries), but for both forms ``X(s) == NFC(map(s))``: each mapped character is canonically
-equivalent to its decomposition, so the concatenation is canonically equivalent to ``NFKD(s)``
-(resp. ``s``) and NFC of anything canonically equivalent to it is the same string.  The runtime
-therefore applies the embedded table and then canonical composition (``unicodedata`` NFC), which
-only composes/reorders and never adds a compatibility mapping the table does not hold.
+Design record: ``docs/design/runtime-hf.md``.
 """
 
 from __future__ import annotations
@@ -31,8 +13,8 @@ from mtokspec.format import tree as t
 from mtokspec.runtime.shared.registry import build_from_registry
 
 __all__ = [
-    "Normalizer", "NoNormalizer", "LegacyNFKC", "Prepend", "Replace", "Sequence", "BertNormalizer",
-    "TableNormalizer", "Strip", "REGISTRY", "from_tree", "WHITESPACE", "lowercase", "strip_ws",
+    "Normalizer", "NoNormalizer", "LegacyNFKC", "Prepend", "Replace", "Sequence", "Bert",
+    "Table", "Strip", "REGISTRY", "from_tree", "WHITESPACE", "lowercase", "strip_ws",
 ]
 
 # Unicode White_Space: Rust char::is_whitespace, Oniguruma's and `regex`'s \s.
@@ -40,17 +22,17 @@ WHITESPACE = frozenset(
     "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
     "\u200a\u2028\u2029\u202f\u205f\u3000"
 )
-_WS_STR: str = "".join(sorted(WHITESPACE))
+WHITESPACE_STR: str = "".join(sorted(WHITESPACE))
 
 
 def strip_ws(s: str, left: bool = True, right: bool = True) -> str:
     """Strip Unicode White_Space (not Python's wider ``isspace`` set)."""
     if left and right:
-        return s.strip(_WS_STR)
+        return s.strip(WHITESPACE_STR)
     if left:
-        return s.lstrip(_WS_STR)
+        return s.lstrip(WHITESPACE_STR)
     if right:
-        return s.rstrip(_WS_STR)
+        return s.rstrip(WHITESPACE_STR)
     return s
 
 
@@ -169,11 +151,11 @@ class Sequence(Normalizer):
         return cls([from_tree(n) for n in node.normalizers])
 
 
-# --- BertNormalizer -------------------------------------------------------------------------------
+# --- Bert -------------------------------------------------------------------------------
 # clean_text: drop NUL, U+FFFD and "other" characters (Cc, Cf, Co; \t \n \r excepted), then map
 # white space to ' '.  (HF's is_other does not include unassigned code points, measured.)
 _BERT_DROP = regex.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffd\p{Cf}\p{Co}]+")
-_BERT_WS = regex.compile("[" + regex.escape(_WS_STR) + "]")
+_BERT_WS = regex.compile("[" + regex.escape(WHITESPACE_STR) + "]")
 _CJK = regex.compile(
     "([\u4e00-\u9fff\u3400-\u4dbf\U00020000-\U0002a6df\U0002a700-\U0002b73f\U0002b740-\U0002b81f"
     "\U0002b920-\U0002ceaf\uf900-\ufaff\U0002f800-\U0002fa1f])"
@@ -189,7 +171,7 @@ def _table_map(table) -> dict[int, str]:
     return {cp: decode_token(b) for cp, b in table}
 
 
-class BertNormalizer(Normalizer):
+class Bert(Normalizer):
     """HF ``BertNormalizer`` (tags 5 and 7).
 
     ``nfd`` is the embedded NFD table (tag 7) or ``None`` (tag 5, where a set ``strip_accents``
@@ -239,13 +221,13 @@ class BertNormalizer(Normalizer):
                     or self.lowercase)
 
     @classmethod
-    def from_tree(cls, node) -> "BertNormalizer":
+    def from_tree(cls, node) -> "Bert":
         table = getattr(node, "nfd_table", None)
         return cls(node.clean_text, node.handle_chinese_chars, node.strip_accents, node.lowercase,
                    table)
 
 
-class TableNormalizer(Normalizer):
+class Table(Normalizer):
     """Tag 6: the embedded per-code-point table, then canonical composition (see module doc)."""
 
     __slots__ = ("_table", "_map")
@@ -267,7 +249,7 @@ class TableNormalizer(Normalizer):
         return not self._table
 
     @classmethod
-    def from_tree(cls, node: t.TableNormalizer) -> "TableNormalizer":
+    def from_tree(cls, node: t.TableNormalizer) -> "Table":
         return cls(node.table)
 
 
@@ -298,9 +280,9 @@ REGISTRY: dict[type, type[Normalizer]] = {
     t.PrependNormalizer: Prepend,
     t.ReplaceNormalizer: Replace,
     t.SequenceNormalizer: Sequence,
-    t.BertNormalizer: BertNormalizer,
-    t.TableNormalizer: TableNormalizer,
-    t.BertNFDNormalizer: BertNormalizer,
+    t.BertNormalizer: Bert,
+    t.TableNormalizer: Table,
+    t.BertNFDNormalizer: Bert,
     t.StripNormalizer: Strip,
 }
 

@@ -1,26 +1,6 @@
 """Pre-tokenizers: split a normalised string into pieces, like HF ``tokenizers/src/pre_tokenizers``.
 
-Each class has ``split(s) -> list[str]`` (the non-empty pieces of one string, in order) and
-``pre_tokenize(pieces) -> list[str]`` (``split`` applied to every piece, as HF's
-``PreTokenizedString::split`` does; empty pieces are dropped as HF drops them).
-
-Split patterns come from untrusted files: they are compiled with the ``regex`` module (the closest
-to HF's Oniguruma: ``\\s`` is Unicode White_Space, ``\\p{..}`` classes, look-around) and every search
-runs with a ``timeout=`` proportional to the input, so a pathological pattern raises
-:class:`~mtokspec.runtime.TokenizerError` in bounded time instead of hanging (a white space split,
-``\\s+`` removed, runs as fixed linear code instead).  The fixed patterns (GPT-2 split,
-BertPreTokenizer) have ASCII forms for ASCII text, run by the standard ``re`` module: the same
-pattern with each class cut to the ASCII characters ``regex`` puts in it.
-
-Lossy places of the format (what the exporter's ``write_pre_tokenizer_bin`` drops,
-https://github.com/alibaba/MNN/blob/4d40bdbd7efb73a58383bb5da867a6f41eb1776e/transformers/llm/export/utils/tokenizer.py#L346-L388), followed as the file says:
-
-* ``ByteLevel``: only ``use_regex`` is stored; ``add_prefix_space`` is taken as false.
-* ``Metaspace``: ``add_prefix_space`` true means HF ``prepend_scheme="always"``, false ``"never"``;
-  ``split`` is taken as true (HF's default).
-* ``Split``: the pattern is always compiled as a regular expression (the file does not say whether
-  HF had a ``Regex`` or a ``String`` pattern; a literal pattern containing regex metacharacters is
-  read differently from HF).  Behaviour: ``tree.SplitBehavior``.
+Design record: ``docs/design/runtime-hf.md``.
 """
 
 from __future__ import annotations
@@ -33,11 +13,11 @@ import regex
 from mtokspec.format import tree as t
 from mtokspec.runtime.shared.byte_level import BYTE_TO_CHAR, CHAR_TO_BYTE
 from mtokspec.runtime.shared.registry import build_from_registry
-from mtokspec.runtime.hf.normalizers import _WS_STR
+from mtokspec.runtime.hf.normalizers import WHITESPACE_STR
 
 __all__ = [
     "PreTokenizer", "NoPreTokenizer", "ByteLevel", "Digits", "Metaspace", "Split",
-    "BertPreTokenizer", "Sequence", "REGISTRY", "from_tree", "BYTES_TO_UNICODE", "UNICODE_TO_BYTES",
+    "Bert", "Sequence", "REGISTRY", "from_tree", "BYTES_TO_UNICODE", "UNICODE_TO_BYTES",
     "byte_level_map", "ISOLATED", "REMOVED", "MERGED_WITH_PREVIOUS", "MERGED_WITH_NEXT",
     "CONTIGUOUS", "split_spans", "SPLIT_TIMEOUT", "SPLIT_TIMEOUT_PER_CHAR",
 ]
@@ -327,22 +307,22 @@ class Split(PreTokenizer):
         return cls(node.pattern, node.invert, node.behavior)
 
 
-class BertPreTokenizer(PreTokenizer):
+class Bert(PreTokenizer):
     """HF ``BertPreTokenizer``: drop white space, isolate each punctuation character."""
 
     __slots__ = ()
 
     _P = r"\p{P}!-/:-@\[-`{-~"
-    _RE = regex.compile(f"[^{regex.escape(_WS_STR)}{_P}]+|[{_P}]")
+    _RE = regex.compile(f"[^{regex.escape(WHITESPACE_STR)}{_P}]+|[{_P}]")
     # for ASCII text: the same classes cut to ASCII, run by ``re`` (see ByteLevel.ASCII_PATTERN)
-    _ASCII_RE = re.compile("[^{W}{P}]+|[{P}]".format(W=_ascii_class(f"[{regex.escape(_WS_STR)}]"),
+    _ASCII_RE = re.compile("[^{W}{P}]+|[{P}]".format(W=_ascii_class(f"[{regex.escape(WHITESPACE_STR)}]"),
                                                     P=_ascii_class(f"[{_P}]")))
 
     def split(self, s: str) -> list[str]:
         return (self._ASCII_RE if s.isascii() else self._RE).findall(s)
 
     @classmethod
-    def from_tree(cls, node) -> "BertPreTokenizer":
+    def from_tree(cls, node) -> "Bert":
         return cls()
 
 
@@ -388,7 +368,7 @@ REGISTRY: dict[type, type[PreTokenizer]] = {
     t.DigitsPreTokenizer: Digits,
     t.MetaspacePreTokenizer: Metaspace,
     t.SplitPreTokenizer: Split,
-    t.BertPreTokenizer: BertPreTokenizer,
+    t.BertPreTokenizer: Bert,
     t.SequencePreTokenizer: Sequence,
 }
 

@@ -1,22 +1,6 @@
 """The runtime tokenizer: added tokens -> normalizer -> pre-tokenizer -> model -> post-processor.
 
-API named as HF ``tokenizers.Tokenizer``: ``encode``, ``encode_batch``, ``decode``,
-``decode_stream``, ``token_to_id``, ``id_to_token``, ``vocab_size``; plus the header's id lists
-(``special_ids``, ``stop_ids``, ``prefix_ids``), ``is_special`` and ``is_stop``.
-
-``add_special_tokens=True`` applies the file's post-processor program as HF applies
-``TemplateProcessing.single``: each op in turn, so a program that names the sequence twice repeats it
-and ``[A]`` adds nothing; the legacy layout appends its ids; an empty program adds nothing (as ``to_hf`` reads it).  Only a
-file without the post-processor section (older exporters) prepends the header's prefix ids -- never
-both.  (MNN's C++ runtime applies both, which gives Llama-style files BOS twice.)  Like HF,
-``add_special_tokens=False`` still repeats the sequence as often as the program names it (HF skips
-only the special-token pieces of the template), so a program without a sequence op encodes to ``[]``.
-
-``decode`` follows HF ``tokenizers``: added tokens decode to their content, other ids to their
-vocabulary token, unknown ids are skipped, and the decoder joins the tokens.  The file's
-``clean_up_tokenization_spaces`` flag is a ``transformers`` setting that HF ``tokenizers`` does not
-apply; it is exposed as :attr:`Tokenizer.clean_up_tokenization_spaces` and not applied.
-``skip_special_tokens=True`` skips added tokens marked special (HF) and the header's special ids.
+Design record: ``docs/design/runtime-hf.md``.
 """
 
 from __future__ import annotations

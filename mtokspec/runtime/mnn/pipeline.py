@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from mtokspec.format import tree as t
 from mtokspec.runtime.mnn import decoders, models, normalizers, pre_tokenizers
-from mtokspec.runtime.mnn._text import META, i32, utf8, walk
+from mtokspec.runtime.mnn._text import META, i32, utf8
 from mtokspec.runtime.mnn.decoders import byte_level_unmap, scan_hex_byte
 from mtokspec.runtime.mnn.tokenizer import MnnTokenizer, post_program_ops
 
@@ -34,7 +34,7 @@ class PipelineTokenizer(MnnTokenizer):
         self.pre_tokenizer = pre_tokenizers.from_tree(mtok.pre_tokenizer)
         self.model = models.from_tree(mtok.model)
         self.decoder = decoders.from_tree(mtok.decoder)
-        nodes = [node for node, _ in walk(mtok.decoder)]
+        nodes = [node for node, _ in t.walk_stage(mtok.decoder)]
         # the loader sets these while it reads the decoders, whatever their place in a sequence
         self.byte_level = any(isinstance(d, t.ByteLevelDecoder) for d in nodes)
         wp = [d for d in nodes if isinstance(d, t.WordPieceDecoder)]

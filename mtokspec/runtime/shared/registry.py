@@ -8,8 +8,9 @@ from mtokspec.errors import TokenizerError
 
 
 def build_from_registry(registry: dict, node: Any, stage: str) -> Any:
-    """The runtime object for a tree node, through a stage's registry (tree class -> runtime class)."""
-    cls = registry.get(type(node))
-    if cls is None:
+    """The runtime object for a tree node, through a stage's registry (tree class -> runtime class,
+    whose ``from_tree`` builds it; ``None`` for a stage the runtime skips, which gives ``None``)."""
+    if type(node) not in registry:
         raise TokenizerError(f"unknown {stage} node {type(node).__name__}")
-    return cls.from_tree(node)
+    cls = registry[type(node)]
+    return None if cls is None else cls.from_tree(node)

@@ -1,36 +1,6 @@
 """Byte-pair encoding, with the merge order of HF ``tokenizers/src/models/bpe/word.rs``.
 
-HF merges, at every step, the adjacent pair with the lowest rank, the leftmost one among equal
-ranks.  Here a word is a list of symbol ids with a parallel list of the ranks of its adjacent pairs
-(looked up by the pair ``left id | right id << 32``: an int, no tuple per lookup); a step takes
-``min`` of the rank list (leftmost minimum via ``list.index``, which is HF's tie rule) and updates
-the two neighbouring ranks.  At load only ``{pair: rank}`` is built, at C speed from the merge rows
-(read with the pair packed, ``Table.columns(pack=True)``).  The id a merge produces is looked up
-(left token bytes + right token bytes in the vocabulary) the first time the merge is applied and
-kept: only merges that text needs are ever resolved, and a merge whose output is missing fails when
-it is applied.  The vocabulary is keyed by token bytes (``models/_vocab.py``); characters are looked
-up once and cached.  Results are cached per piece as tuples, and the parts of cut pieces have a
-cache of their own (both bounded: cleared when full).  Byte-level words with characters beyond
-ASCII merge each character on its own first where that is exact (see ``_bpe_units``).
-
-Lossy places (what the exporter writes for a model, https://github.com/alibaba/MNN/blob/4d40bdbd7efb73a58383bb5da867a6f41eb1776e/transformers/llm/export/utils/tokenizer.py#L389-L489),
-followed as the file says: ``unk_token`` is not stored, so a
-character that is neither in the vocabulary nor covered by byte fallback is dropped (HF with
-``unk_token=None`` does the same); ``dropout``, ``continuing_subword_prefix``,
-``end_of_word_suffix`` and ``ignore_merges`` are not stored and not applied.
-
-Long pieces (SentencePiece-style files without a pre-tokenizer encode whole lines) are cut where no
-merge can cross: (1) before every ``▁`` that follows a non-``▁`` character, when no token (so no
-merge output) contains a non-``▁`` character followed by ``▁`` — checked on the loaded vocabulary,
-never assumed; (2) for a cache miss, between two characters (both single-character tokens) whose
-two-character string occurs in no token, and around a character spelled by byte-fallback tokens when
-no merge uses a byte token.  Merges on either side of such a cut are independent, so the result is
-exactly that of the whole piece.
-
-With the compiled module (``mtokspec/speedups.py``) a ``BPECore`` does the merge loop (a heap of
-(rank, position), HF's order) and the ``▁`` chunking; it asks this model for a character's symbols
-(``_spelling``) and a merge's output (``_resolve``), so both paths give the same ids.  The cut rules
-above only serve the pure path (short parts that repeat across lines); the core merges whole pieces.
+Design record: ``docs/design/runtime-hf.md``.
 """
 
 from __future__ import annotations
@@ -264,9 +234,6 @@ class BPE(CompiledCore, ByteKeyedVocab):
         return bg
 
     # --- encoding -------------------------------------------------------------------------------
-    def get_cache(self) -> dict:
-        return self._cache
-
     def _make_core(self, sp) -> Any:
         ranks: Any = self._ranks_d
         if ranks is None:

@@ -1,31 +1,6 @@
 """Unigram language model: HF ``tokenizers/src/models/unigram/model.rs`` ``encode_optimized``.
 
-Viterbi over the characters of a piece: candidates are visited by start position, then by length,
-and a node keeps the first best score (ties go to the earliest candidate, as in HF).  A character
-that starts no single-character piece gets an unknown node scored ``min_score - 10``; consecutive
-unknown nodes are fused into one string, which becomes byte tokens under ``byte_fallback`` (when all
-``<0xXX>`` exist) or ``unk_id``.  Results are cached per piece (bounded).  The candidates come
-from a table of every prefix of every piece (HF walks a trie), grown one character deeper at a time
-as text meets a prefix (``_load_start``), from the pieces' bytes sorted once on the first encode:
-UTF-8 sorts as code points do, so the pieces under one prefix are one run of that list, and only the
-pieces a run loads are decoded.  A piece whose bytes are not UTF-8 cannot occur in text and is left
-out of the table (HF's vocabulary, JSON text, cannot hold one).
-
-Scores and HF parity (README, Divergences, "Unigram scores"): HF reads ``tokenizer.json`` with serde_json's
-default float parser, which is not correctly rounded; the exporter writes Python's correctly rounded
-value.  With ``serde_scores=True`` (the default) every score is re-parsed from its shortest decimal
-form the way serde_json does (integer significand, then one multiplication or division by a power of
-ten), which reproduces HF's values exactly, so exact Viterbi ties resolve as in HF.
-``serde_scores=False`` uses the file's values unchanged.  A piece's score is re-read the first time
-the lattice uses it (the shortest decimal form costs ~0.4 us per float: all of t5's 32k scores
-would be 27 ms before the first encode); the lowest score, which prices unknown nodes, is read the
-first time a character starts no piece, from the few stored scores that can round to it.
-
-With the compiled module (``mtokspec/speedups.py``) a ``UnigramCore`` runs the same lattice over the
-piece's UTF-8 (a byte trie over the sorted pieces, grown as text reaches it; ends only at character
-boundaries, so pieces that are not UTF-8 never match); it asks this model for scores
-(``_row_score``), the unknown score (``_lowest``) and the ids of fused unknown runs (``_piece_ids``),
-so both paths give the same ids.
+Design record: ``docs/design/runtime-hf.md``.
 """
 
 from __future__ import annotations

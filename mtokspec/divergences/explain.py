@@ -15,59 +15,20 @@ list): that is a gap in the registry, or in the model of MNN.
 
 from __future__ import annotations
 
+from mtokspec.divergences.rule import Rule
+from mtokspec.divergences.rules import decoders as D
+from mtokspec.divergences.rules import header as H
+from mtokspec.divergences.rules import legacy, models, normalizers, pre_tokenizers
 from mtokspec.format import tree as t
-from mtokspec.runtime.mnn._text import walk
 from mtokspec.runtime.mnn.pipeline import PipelineTokenizer
-from mtokspec.runtime.mnn.tokenizer import MnnTokenizer, post_program_ops, to_bytes, written_ops
+from mtokspec.runtime.mnn.tokenizer import MnnTokenizer, to_bytes
 
 __all__ = ["explain_encode", "explain_decode"]
 
-_LEGACY_RULE = {
-    t.SentencePieceTxtFile: "mnn-legacy-sentencepiece",
-    t.TiktokenTxtFile: "mnn-legacy-tiktoken-greedy",
-    t.BertTxtFile: "mnn-legacy-bert",
-    t.HuggingFaceTxtFile: "mnn-legacy-gpt2-regex",
-}
 
-
-def _normalizer_rules(mtok: t.MtokFile) -> list[str]:
-    kinds = {type(n) for n, _ in walk(mtok.normalizer)}
-    rules = []
-    if kinds & {t.TableNormalizer, t.LegacyNFKCNormalizer}:
-        rules.append("mnn-table-normalizer")
-    if kinds & {t.BertNormalizer, t.BertNFDNormalizer}:
-        rules.append("mnn-bert-normalizer")
-    if t.StripNormalizer in kinds:
-        rules.append("mnn-strip-normalizer")
-    return rules
-
-
-def _pre_tokenizer_rules(mtok: t.MtokFile) -> list[str]:
-    rules = []
-    for n, _ in walk(mtok.pre_tokenizer):
-        if isinstance(n, t.DigitsPreTokenizer):
-            rules.append("mnn-digits-no-split")
-        elif isinstance(n, t.MetaspacePreTokenizer):
-            rules.append("mnn-metaspace-every-split")
-        elif isinstance(n, t.SplitPreTokenizer) or (isinstance(n, t.ByteLevelPreTokenizer) and n.use_regex):
-            rules.append("mnn-regex-engine")
-        elif isinstance(n, t.BertPreTokenizer):
-            rules.append("mnn-bert-pretokenizer")
-    return sorted(set(rules))
-
-
-_MODEL_RULE = {t.BPEModel: "mnn-bpe-merges", t.WordPieceModel: "mnn-wordpiece-bytes",
-               t.UnigramModel: "mnn-unigram-bytes"}
-
-
-def _post_rules(mnn: MnnTokenizer) -> list[str]:
-    rules = []
-    pp = getattr(mnn.tree, "post_processor", None)
-    if isinstance(pp, t.PostProcessorProgram) and pp.ops and post_program_ops(pp) != written_ops(pp):
-        rules.append("mnn-post-misread")
-    if mnn.prefix_ids and any(op is not None for op in mnn._post):
-        rules.append("mnn-bos-twice")
-    return rules
+def _at(rules: tuple[Rule, ...], tree) -> list[str]:
+    """The codes of the rules that can explain a difference at their stage for this file."""
+    return [r.code for r in rules if r.explains(tree)]
 
 
 def explain_encode(hf, mnn: MnnTokenizer, text: str, add_special_tokens: bool = True) -> list[str]:
@@ -75,14 +36,14 @@ def explain_encode(hf, mnn: MnnTokenizer, text: str, add_special_tokens: bool = 
     ``mnn.encode(text, add_special_tokens)``: ``[]`` when they agree *or* when nothing explains
     the difference (call it only on differing cases)."""
     tree = mnn.tree
-    if type(tree) in _LEGACY_RULE:
-        return [_LEGACY_RULE[type(tree)]]
+    if isinstance(tree, t.LEGACY_ROOTS):
+        return _at(legacy.RULES, tree)
     assert isinstance(mnn, PipelineTokenizer)
     rules: list[str] = []
     raw_m = mnn.encode(text, add_special_tokens=False)
     raw_h = hf.encode(text, add_special_tokens=False)
     if add_special_tokens and hf.add_special(raw_m) != mnn.add_special(mnn.prefix_ids + raw_m):
-        rules += _post_rules(mnn)
+        rules += _at((H.POST_MISREAD, H.BOS_TWICE), tree)
     if raw_h == raw_m:
         return rules
     b = to_bytes(text)
@@ -93,9 +54,9 @@ def explain_encode(hf, mnn: MnnTokenizer, text: str, add_special_tokens: bool = 
     if units_m != units_h:
         special_texts = [s for s, _ in mnn._specials()]
         if any(s in b for s in special_texts):
-            rules.append("mnn-special-split")
+            rules.append(H.SPECIAL_SPLIT.code)
         if any((a[2] or a[3]) and a[1] in b for a in mnn.added):
-            rules.append("mnn-added-strip-ascii")
+            rules.append(H.ADDED_STRIP_ASCII.code)
         return rules
     stage_rules: list[str] = []
     for piece, tid in units_m:
@@ -105,14 +66,14 @@ def explain_encode(hf, mnn: MnnTokenizer, text: str, add_special_tokens: bool = 
         norm_h = hf._normalize(s) if hf._normalize is not None else s
         norm_m = mnn.normalize(piece)
         if norm_h.encode("utf-8", "surrogatepass") != norm_m:
-            stage_rules += _normalizer_rules(tree)
+            stage_rules += _at(normalizers.RULES, tree)
             continue
         if not norm_m:
             continue
         splits_h = [p.encode("utf-8", "surrogatepass") for p in hf.pre_tokenizer.split(norm_h)]
         splits_m = [p for p in mnn.pre_tokenize(norm_m) if p]
         if splits_h != splits_m:
-            stage_rules += _pre_tokenizer_rules(tree)
+            stage_rules += _at(pre_tokenizers.RULES, tree)
             continue
         ids_h: list[int] = []
         hf._encode_segment(norm_h, ids_h)
@@ -120,7 +81,7 @@ def explain_encode(hf, mnn: MnnTokenizer, text: str, add_special_tokens: bool = 
         for sp in splits_m:
             ids_m += mnn.model.tokenize(sp)
         if ids_h != ids_m:
-            stage_rules.append(_MODEL_RULE[type(tree.model)])
+            stage_rules += _at(models.RULES, tree)
     return rules + sorted(set(stage_rules))
 
 
@@ -135,29 +96,29 @@ def _valid_utf8(b: bytes) -> bool:
 def explain_decode(hf, mnn: MnnTokenizer, ids: list[int], stream: bool = False) -> list[str]:
     """The rules that explain ``hf.decode(ids)`` against ``mnn.decode_bytes(ids, stream)``."""
     tree = mnn.tree
-    if type(tree) in _LEGACY_RULE:
-        return [_LEGACY_RULE[type(tree)]]
+    if isinstance(tree, t.LEGACY_ROOTS):
+        return _at(legacy.RULES, tree)
     assert isinstance(mnn, PipelineTokenizer)
     rules: list[str] = []
     got = mnn.decode_bytes(ids, stream=stream)
     if not _valid_utf8(got):
-        rules.append("mnn-decode-raw-bytes")
+        rules.append(D.DECODE_RAW_BYTES.code)
     if any(not 0 <= i < mnn.vocab_size for i in ids) and not isinstance(tree.model, t.BPEModel):
-        rules.append("mnn-unk-decode")
+        rules.append(D.UNK_DECODE.code)
     if stream:
         if got != mnn.decode_bytes(ids):
-            return rules + ["mnn-stream-decode"]
+            return rules + [D.STREAM_DECODE.code]
         # the engine printed what the sequence decode gives: the sequence decode's rules explain it
         return list(dict.fromkeys(rules + explain_decode(hf, mnn, ids, stream=False)))
     kept = [i for i in ids if not mnn.is_special(i)]
     if len(kept) != len(ids) and hf.decode(kept) != hf.decode(ids):
-        rules.append("mnn-decode-skips-special")
+        rules.append(D.DECODE_SKIPS_SPECIAL.code)
     tokens = [mnn.model.id_to_token(i) for i in kept]
     chained = b"".join(mnn.decoder.decode_chain(tokens))
     if hf.decode(kept).encode("utf-8", "surrogatepass") != chained and _valid_utf8(chained):
-        rules.append("mnn-decoder-chain")
+        rules.append(D.DECODER_CHAIN.code)
     if mnn.wordpiece_decode and mnn._decode_seq(kept) != chained:
-        rules.append("mnn-wordpiece-cleanup")
+        rules.append(D.WORDPIECE_CLEANUP.code)
     if mnn.clean_up_spaces and not mnn.wordpiece_decode and mnn._decode_seq(kept) != chained:
-        rules.append("mnn-clean-up-spaces")
+        rules.append(D.CLEAN_UP_SPACES.code)
     return rules

@@ -8,23 +8,37 @@ example below was rendered by MNN's own code (the ``mnn_tok`` driver at the comm
 files name) and by transformers' semantics (``mtokspec.chat.render``), with
 ``messages = [system "Sys", user "Hi", assistant "Yo"]`` unless it says otherwise.
 
-``mtokspec.chat.lint`` finds these constructs in a template; its severity depends on
-where the construct sits (see there).
+``mtokspec.chat.lint`` finds these constructs in a template (one analysis of the whole template, keyed
+by these codes); its severity depends on where the construct sits (see there).
 """
 
 from __future__ import annotations
 
-from mtokspec.divergences._rule import Rule
+from collections.abc import Iterator
 
-_J = "transformers/llm/engine/src/tokenizer/jinja.hpp"
-_T = "transformers/llm/engine/src/tokenizer/tokenizer.cpp"
+from mtokspec.divergences.rule import LintContext, Prediction, Rule
+from mtokspec.divergences.rules import JINJA, TOK
+
+_J, _T = JINJA, TOK
+
+
+def _predict(code: str):
+    """A chat rule's prediction: the template lint's findings with its code (the lint reads the
+    whole template once per file; :class:`LintContext` keeps its findings)."""
+
+    def predict(ctx: LintContext) -> Iterator[Prediction]:
+        for f in ctx.chat_findings:
+            if f.code == code:
+                yield f.severity, f.path, f.message
+    return predict
 
 
 def _r(code: str, summary: str, example: str, ref: str) -> Rule:
-    return Rule(code=code, component="chat_template", summary=summary, example=example, mnn_ref=ref)
+    return Rule(code=code, component="chat_template", summary=summary, example=example, mnn_ref=ref,
+                predict=_predict(code))
 
 
-CHAT_TEMPLATE_RULES: tuple[Rule, ...] = (
+RULES: tuple[Rule, ...] = (
     _r("mnn-jinja-raise-noop",
        "raise_exception(...) is not defined: the call renders '' and rendering goes on, so input "
        "transformers rejects renders anyway",
