@@ -5,9 +5,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mtokspec.format import tree as t
+
+if TYPE_CHECKING:
+    from mtokspec.tokenizer import Semantics
 
 __all__ = ["CaseDiff", "behaviour", "first_difference", "token_window"]
 
@@ -49,7 +52,7 @@ def token_window(ids: list[int], position: int, token: Any, context: int = 2) ->
     return " ".join(parts)
 
 
-def behaviour(a: t.TokenizerFile, b: t.TokenizerFile, texts: list[str], semantics: str = "hf",
+def behaviour(a: t.TokenizerFile, b: t.TokenizerFile, texts: list[str], semantics: Semantics = "hf",
               progress: Any = None) -> list[CaseDiff]:
     """The cases whose ids or decoded text differ between the files run with ``semantics``
     (``hf``: encode without special tokens; ``mnn``: MNN's ``encode(text)`` and ``decode(ids)``)."""

@@ -10,14 +10,19 @@ HF ``tokenizers`` is imported only when :func:`compare` runs; without it a clear
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from mtokspec.format import tree as t
 from mtokspec.errors import TokenizerError
 from mtokspec.divergences import EXPORTER_LOSS
 from mtokspec.format import parse
 from mtokspec.tokenizer import Tokenizer
+
+TokenName = Callable[[int], "str | None"]
+"""A token's text by id (None: no such token)."""
 
 __all__ = ["compare", "compare_runtimes", "CompareReport", "Mismatch", "SAMPLE_TEXTS"]
 
@@ -42,7 +47,7 @@ class Mismatch:
     theirs: list[int]
     position: int  # first differing position
     ours_tokens: list[str | None] = field(default_factory=list)  # None: id not in the vocabulary
-    theirs_tokens: list[str] = field(default_factory=list)
+    theirs_tokens: list[str | None] = field(default_factory=list)
     rules: list[str] | None = None  # compare_runtimes: the divergence rules, [] = unexplained
     set: str = ""  # the text set the case came from
     window: list[str] = field(default_factory=list)  # ours, theirs: the tokens around the first difference
@@ -106,7 +111,7 @@ class CompareReport:
             lines.append(f"... and {self.differing - len(shown)} more (--show N, --all, --json, --jsonl)")
         return "\n".join(lines)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"total": self.total, "matched": self.matched, "match_rate": self.match_rate,
                 "ours": self.ours_name, "theirs": self.theirs_name, "unexplained": self.unexplained,
                 "sets": {k: {"cases": n, "same": s} for k, (n, s) in self.sets.items()},
@@ -114,7 +119,7 @@ class CompareReport:
                 "mismatches": [m.__dict__ for m in self.mismatches]}
 
 
-def _hf():
+def _hf() -> Any:
     try:
         import tokenizers
     except ImportError:
@@ -123,8 +128,10 @@ def _hf():
     return tokenizers
 
 
-def compare(mtok, tokenizer_json: str | os.PathLike, texts, *, add_special_tokens: bool = False,
-            max_mismatches: int | None = None, context: int = 3, sets=None, progress=None) -> CompareReport:
+def compare(mtok: Tokenizer | t.MtokFile | str | os.PathLike[str], tokenizer_json: str | os.PathLike[str],
+            texts: Iterable[str], *, add_special_tokens: bool = False, max_mismatches: int | None = None,
+            context: int = 3, sets: Sequence[str] | None = None,
+            progress: Callable[[int], None] | None = None) -> CompareReport:
     """Encode each text with the runtime (``mtok``: a path or an :class:`MtokFile` tree) and with
     HF ``tokenizers`` (``tokenizer.json``); report the match rate and the mismatches (the first
     ``max_mismatches``; None: all), each with the tokens around the first difference.  ``sets``
@@ -148,7 +155,8 @@ def compare(mtok, tokenizer_json: str | os.PathLike, texts, *, add_special_token
 class _Run:
     """The loop both comparisons share: texts with their set names, the counts, the mismatches kept."""
 
-    def __init__(self, texts, sets, add_special_tokens, max_mismatches, context, progress):
+    def __init__(self, texts: list[str], sets: Sequence[str] | None, add_special_tokens: bool,
+                 max_mismatches: int | None, context: int, progress: Callable[[int], None] | None) -> None:
         self.texts = texts
         self.set_of = list(sets) if sets is not None else ["texts"] * len(texts)
         if len(self.set_of) != len(texts):
@@ -163,13 +171,14 @@ class _Run:
         self.matched = self.differing = self.unexplained = 0
         self.mismatches: list[Mismatch] = []
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[tuple[int, str]]:
         for i, text in enumerate(self.texts):
             if self.progress is not None:
                 self.progress(i)
             yield i, text
 
-    def record(self, i, text, a, b, ours_token, theirs_token, rules=None) -> None:
+    def record(self, i: int, text: str, a: list[int], b: list[int], ours_token: TokenName,
+               theirs_token: TokenName, rules: list[str] | None = None) -> None:
         if a == b:
             self.matched += 1
             self.sets[self.set_of[i]][1] += 1
@@ -187,29 +196,33 @@ class _Run:
                              theirs_name, self.unexplained, {k: v for k, v in self.sets.items()}, self.differing)
 
 
-def _mismatch(i, text, a, b, ours_token, theirs_token, context, rules=None) -> Mismatch:
+def _mismatch(i: int, text: str, a: list[int], b: list[int], ours_token: TokenName, theirs_token: TokenName,
+              context: int, rules: list[str] | None = None) -> Mismatch:
     from mtokspec.behaviour import first_difference, token_window
 
     pos = first_difference(a, b)
+    assert pos is not None  # only differing lists are recorded
     lo = max(0, pos - context)
     window = [token_window(a, pos, ours_token, 2), token_window(b, pos, theirs_token, 2)]
     return Mismatch(i, text, a, b, pos, [ours_token(x) for x in a[lo:pos + context + 1]],
                     [theirs_token(x) for x in b[lo:pos + context + 1]], rules, window=window)
 
 
-def _named(token, names: dict[int, bytes]):
+def _named(token: TokenName, names: dict[int, bytes]) -> TokenName:
     """``token(id)``, or the file's own text for an id the runtime has no text for (added tokens)."""
     from mtokspec.format.token_names import token_text
 
-    def name(i: int):
+    def name(i: int) -> str | None:
         text = token(i)
         return text if text is not None else token_text(names.get(i))
 
     return name
 
 
-def compare_runtimes(file, texts, *, against: str | os.PathLike | None = None, add_special_tokens: bool = True,
-                     max_mismatches: int | None = None, context: int = 3, sets=None, progress=None) -> CompareReport:
+def compare_runtimes(file: t.TokenizerFile | str | os.PathLike[str], texts: Iterable[str], *,
+                     against: str | os.PathLike[str] | None = None, add_special_tokens: bool = True,
+                     max_mismatches: int | None = None, context: int = 3, sets: Sequence[str] | None = None,
+                     progress: Callable[[int], None] | None = None) -> CompareReport:
     """Encode each text the way MNN's C++ runtime does (``semantics="mnn"``) and the way HF does:
     HF ``tokenizers`` loading ``against`` (a ``tokenizer.json``), or, without it, the file's own HF
     semantics.  Each differing case names the divergence rules that explain it
@@ -221,16 +234,15 @@ def compare_runtimes(file, texts, *, against: str | os.PathLike | None = None, a
     from mtokspec.runtime.mnn import MnnTokenizer
     from mtokspec.divergences.explain import explain_encode
 
-    tree = file if isinstance(file, t.TokenizerFile.__args__) else None  # type: ignore[attr-defined]
-    if tree is None:
-        tree = parse(Path(file).read_bytes())
+    tree = parse(Path(file).read_bytes()) if isinstance(file, (str, os.PathLike)) else file
     mnn = MnnTokenizer.from_tree(tree)
     hf_file = Tokenizer.from_tree(tree)
     names = tokens_by_id(tree)
+    encode_theirs: Callable[[str], list[int]]
     if against is not None:
         theirs = _hf().Tokenizer.from_file(str(Path(against)))
         encode_theirs = lambda text: theirs.encode(text, add_special_tokens=add_special_tokens).ids  # noqa: E731
-        theirs_token = theirs.id_to_token
+        theirs_token: TokenName = theirs.id_to_token
         theirs_name = "HF (tokenizer.json)"
     else:
         encode_theirs = lambda text: hf_file.encode(text, add_special_tokens=add_special_tokens)  # noqa: E731

@@ -27,7 +27,7 @@ class MtokFormatError(Error, ValueError):
         where = f"at byte {offset}, " if offset is not None else ""
         super().__init__(f"{where}{path}: {message}")
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[MtokFormatError], tuple[str, int | None, str]]:
         return (type(self), (self.message, self.offset, self.path))
 
 

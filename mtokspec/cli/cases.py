@@ -13,7 +13,8 @@ __all__ = ["CasesError", "parse_cases", "read_cases"]
 
 def _one(value: object, where: str) -> str:
     if isinstance(value, dict) and isinstance(value.get("text"), str):
-        return value["text"]
+        text: str = value["text"]
+        return text
     if not isinstance(value, str):
         raise CasesError(f"{where}: expected a string or an object with a \"text\" string, got {value!r:.60}")
     return value

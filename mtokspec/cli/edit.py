@@ -5,6 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mtokspec.format.tree import TokenizerFile
 
 _SET_EPILOG = """\
 tokens:  +ID or +TEXT adds, -ID or -TEXT removes, a bare ID or TEXT adds; ids and texts must be
@@ -25,7 +29,7 @@ def _fail(command: str, what: str, err: Exception) -> int:
     return 2
 
 
-def apply_set(tree, args):
+def apply_set(tree: TokenizerFile, args: argparse.Namespace) -> TokenizerFile:
     """The tree with every edit of ``args`` applied, in the documented order."""
     from mtokspec.format import edit
 
@@ -60,7 +64,7 @@ def apply_set(tree, args):
     return tree
 
 
-def cmd_set(args) -> int:
+def cmd_set(args: argparse.Namespace) -> int:
     import mtokspec
     from mtokspec.cli._checked import refuse, verdict
     from mtokspec.cli._io import atomic_write, read_input
@@ -100,7 +104,7 @@ def cmd_set(args) -> int:
     return 0
 
 
-def cmd_diff(args) -> int:
+def cmd_diff(args: argparse.Namespace) -> int:
     import mtokspec
     from mtokspec.cli._io import read_input
     from mtokspec.behaviour import behaviour
@@ -148,7 +152,7 @@ def cmd_diff(args) -> int:
     return 1 if differ else 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from mtokspec.cli._checked import add_force
 
     p = sub.add_parser(

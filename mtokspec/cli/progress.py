@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 import time
 from types import TracebackType
+from typing import TextIO
 
 __all__ = ["Progress"]
 
@@ -13,7 +14,8 @@ __all__ = ["Progress"]
 class Progress:
     """``with Progress("compare", len(texts)) as p: ... p.update(i)``; the line is erased at the end."""
 
-    def __init__(self, label: str, total: int | None = None, *, quiet: bool = False, stream=None):
+    def __init__(self, label: str, total: int | None = None, *, quiet: bool = False,
+                 stream: TextIO | None = None) -> None:
         self.stream = sys.stderr if stream is None else stream
         isatty = getattr(self.stream, "isatty", None)
         self.enabled = not quiet and bool(isatty and isatty())

@@ -40,7 +40,7 @@ def _label(i: int, names: dict[int, bytes]) -> str:
     return f"{i} {'(not a token)' if text is None else repr(text)}"
 
 
-def _header(a: t.TokenizerFile, b: t.TokenizerFile, na: dict, nb: dict) -> SectionDiff | None:
+def _header(a: t.TokenizerFile, b: t.TokenizerFile, na: dict[int, bytes], nb: dict[int, bytes]) -> SectionDiff | None:
     ha, hb = a.header, b.header
     changes: list[str] = []
     data: dict[str, Any] = {}
@@ -109,8 +109,8 @@ def _vocab(a_rows: dict[bytes, int], b_rows: dict[bytes, int], what: str) -> Sec
     return SectionDiff("vocab", changes, data)
 
 
-def _merges(a: Any, b: Any, na: dict, nb: dict) -> SectionDiff | None:
-    def pairs(model: Any, names: dict) -> dict[tuple[bytes | None, bytes | None], int]:
+def _merges(a: Any, b: Any, na: dict[int, bytes], nb: dict[int, bytes]) -> SectionDiff | None:
+    def pairs(model: Any, names: dict[int, bytes]) -> dict[tuple[bytes | None, bytes | None], int]:
         return {(names.get(m[0]), names.get(m[1])): m[2] for m in model.merges}
 
     pa, pb = pairs(a, na), pairs(b, nb)
@@ -120,7 +120,7 @@ def _merges(a: Any, b: Any, na: dict, nb: dict) -> SectionDiff | None:
     removed = [p for p in pa if p not in pb]
     reranked = [p for p in pb if p in pa and pa[p] != pb[p]]
 
-    def show(p: tuple) -> str:
+    def show(p: tuple[bytes | None, ...]) -> str:
         return " ".join(repr(token_text(x)) for x in p)
 
     changes = [f"{len(pa):,} -> {len(pb):,} merges: {len(added):,} added, {len(removed):,} removed, "
@@ -135,13 +135,13 @@ def _merges(a: Any, b: Any, na: dict, nb: dict) -> SectionDiff | None:
     return SectionDiff("merges", changes, data)
 
 
-def _added_tokens(a: list, b: list) -> SectionDiff | None:
+def _added_tokens(a: list[t.AddedToken], b: list[t.AddedToken]) -> SectionDiff | None:
     ka = {x.content: x for x in a}
     kb = {x.content: x for x in b}
     if ka == kb and len(a) == len(b):
         return None
     changes: list[str] = []
-    rows: list[dict] = []
+    rows: list[dict[str, Any]] = []
 
     def flags(x: t.AddedToken) -> str:
         return ", ".join(f for f in ("special", "lstrip", "rstrip") if getattr(x, f)) or "plain"
@@ -191,10 +191,10 @@ def _flags(fa: int | None, fb: int | None) -> SectionDiff | None:
 def _rows_by_token(tree: t.TokenizerFile) -> dict[bytes, int]:
     if isinstance(tree, t.MtokFile):
         return {row[0]: row[1] for row in tree.model.vocab}
-    rows = tree.pieces if isinstance(tree, t.SentencePieceTxtFile) else [(x,) for x in tree.tokens]
+    tokens = [p[0] for p in tree.pieces] if isinstance(tree, t.SentencePieceTxtFile) else list(tree.tokens)
     out: dict[bytes, int] = {}
-    for i, row in enumerate(rows):
-        out.setdefault(row[0], i)
+    for i, token in enumerate(tokens):
+        out.setdefault(token, i)
     return out
 
 
@@ -235,16 +235,17 @@ def diff(a: t.TokenizerFile, b: t.TokenizerFile) -> list[SectionDiff]:
     else:
         out.append(_vocab(_rows_by_token(a), _rows_by_token(b), "token"))
         if isinstance(a, t.SentencePieceTxtFile) and isinstance(b, t.SentencePieceTxtFile):
-            moved = [i for i, (x, y) in enumerate(zip(a.pieces, b.pieces)) if x[1:] != y[1:]]
-            if moved:
-                out.append(SectionDiff("pieces", [f"{len(moved):,} pieces with another score or type"] + [
+            rescored = [i for i, (x, y) in enumerate(zip(a.pieces, b.pieces)) if x[1:] != y[1:]]
+            if rescored:
+                out.append(SectionDiff("pieces", [f"{len(rescored):,} pieces with another score or type"] + [
                     f"~ {i} {token_text(a.pieces[i][0])!r}: {a.pieces[i][1:]} -> {b.pieces[i][1:]}"
-                    for i in moved[:EXAMPLES]], {"count": len(moved)}))
+                    for i in rescored[:EXAMPLES]], {"count": len(rescored)}))
         if isinstance(a, t.HuggingFaceTxtFile) and isinstance(b, t.HuggingFaceTxtFile) and a.merges != b.merges:
-            sa, sb = set(a.merges), set(b.merges)
+            lines_a, lines_b = set(a.merges), set(b.merges)
+            new, gone = len(lines_b - lines_a), len(lines_a - lines_b)
             out.append(SectionDiff("merges", [
-                f"{len(a.merges):,} -> {len(b.merges):,} merge lines: {len(sb - sa):,} added, {len(sa - sb):,} removed"
-                + ("" if sa != sb else ", reordered")], {"added_count": len(sb - sa), "removed_count": len(sa - sb)}))
+                f"{len(a.merges):,} -> {len(b.merges):,} merge lines: {new:,} added, {gone:,} removed"
+                + ("" if new or gone else ", reordered")], {"added_count": new, "removed_count": gone}))
     return [d for d in out if d is not None]
 
 

@@ -70,7 +70,7 @@ def resolve(tree: t.TokenizerFile, token: int | str) -> int:
 def edit_roles(tree: t.TokenizerFile, edits: Iterable[RoleEdit]) -> t.TokenizerFile:
     """The tree with each header role edited in turn; adding an id a role holds changes nothing,
     removing one it does not hold is refused.  The other roles are never touched."""
-    lists = {role: list(getattr(tree.header, role)) for role in t.HEADER_ROLES}
+    lists: dict[str, Any] = {role: list(getattr(tree.header, role)) for role in t.HEADER_ROLES}
     for e in edits:
         i = resolve(tree, e.token)
         ids = lists[e.role]
@@ -112,8 +112,8 @@ def add_token(tree: t.TokenizerFile, text: str, *, special: bool = False) -> tup
         from mtokspec.runtime.shared.byte_level import BYTE_TO_CHAR
 
         raw = "".join(BYTE_TO_CHAR[b] for b in raw).encode("utf-8")
-    model = tree.model
-    vocab = list(model.vocab)
+    model: Any = tree.model
+    vocab: list[Any] = list(model.vocab)
     keys = [row[0] for row in vocab]
     at = bisect.bisect_left(keys, raw)
     if at < len(keys) and keys[at] == raw:
@@ -146,7 +146,8 @@ def set_text(tree: t.TokenizerFile, name: str, value: str, *, must_be_token: boo
         raise EditError(f"unknown text section {name!r}")
     if must_be_token and value and not ids_of_text(tree, value):
         raise EditError(f"{name} {value!r} is not a token of this file (add it with --add-token)")
-    return replace(tree, **_with_tails(tree, name), **{name: value})
+    fields: dict[str, Any] = {**_with_tails(tree, name), name: value}
+    return replace(tree, **fields)
 
 
 def set_flag(tree: t.TokenizerFile, flag: str, on: bool) -> t.MtokFile:

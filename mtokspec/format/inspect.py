@@ -98,7 +98,7 @@ def _header_summary(h: t.Header) -> str:
             + (" (ids end with a space)" if h.trailing_space else ""))
 
 
-def labelled_roles(tree) -> dict[str, list[tuple[int, str | None]]]:
+def labelled_roles(tree: t.TokenizerFile) -> dict[str, list[tuple[int, str | None]]]:
     """The header's ids by role, each with its token text (None: the file has no such id)."""
     from mtokspec.format.token_names import labelled
 
@@ -115,7 +115,7 @@ def format_ids(pairs: list[tuple[int, str | None]], limit: int | None = None) ->
     return text + (f", ... {len(pairs) - len(shown)} more" if len(shown) < len(pairs) else "")
 
 
-def inspect_rows(tree) -> list[tuple[str, int | None, str]]:
+def inspect_rows(tree: t.TokenizerFile) -> list[tuple[str, int | None, str]]:
     """(section, size in bytes or None when absent, description) for every top-level section."""
     sizes = getattr(_codec, f"section_sizes_{type(tree).__name__}")(tree)
     if not isinstance(tree, t.MtokFile):

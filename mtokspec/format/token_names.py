@@ -18,8 +18,8 @@ def _rows(tree: t.TokenizerFile) -> Iterator[tuple[int, bytes]]:
         for a in tree.added_tokens:
             yield a.id, a.content.encode("utf-8", "surrogatepass")
     elif isinstance(tree, t.SentencePieceTxtFile):
-        for i, row in enumerate(tree.pieces):
-            yield i, row[0]
+        for i, piece in enumerate(tree.pieces):
+            yield i, piece[0]
     else:
         yield from enumerate(tree.tokens)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from collections.abc import Iterator
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, NoReturn
 
 from mtokspec._generated import tree as _t
 from mtokspec._generated.tree import *  # noqa: F403
@@ -32,7 +32,7 @@ FORMATS: dict[str, type] = {
 }
 _FORMAT_OF = {cls: name for name, cls in FORMATS.items()}
 
-ROOT_TYPES: dict[type, int] = _t.ROOT_TYPES
+ROOT_TYPES = _t.ROOT_TYPES
 """Each whole-file class -> its type number (line 1 is ``430 <type>``): ``MtokFile`` 4, legacy 0-3."""
 
 LEGACY_ROOTS: tuple[type, ...] = tuple(cls for cls in ROOT_TYPES if cls is not _t.MtokFile)
@@ -83,8 +83,8 @@ def walk_stage(node: Any, path: str = "") -> Iterator[tuple[Any, str]]:
 def make_header(special: Iterable[int] = (), stop: Iterable[int] = (), prefix: Iterable[int] = (),
                 trailing_space: bool = False) -> _t.Header:
     """A header of these id lists; ``trailing_space`` only when it holds an id (the format needs one)."""
-    lists = [list(special), list(stop), list(prefix)]
-    return _t.Header(*lists, trailing_space=trailing_space and any(lists))
+    a, b, c = list(special), list(stop), list(prefix)
+    return _t.Header(a, b, c, trailing_space=trailing_space and bool(a or b or c))
 
 
 #: the header's role lists, in the order of line 2's counts and line 3's ids
@@ -92,7 +92,7 @@ HEADER_ROLES: tuple[str, ...] = tuple(name for name, d in SCHEMA["Header"] if d[
 _FLAT_HEADER = tuple(f"{name}_count" for name in HEADER_ROLES)
 
 
-def _header_from_flat(value: dict, path: list[str]) -> dict:
+def _header_from_flat(value: dict[str, Any], path: list[str]) -> dict[str, Any]:
     """A header mapping in the flat layout older dumps used (three counts and one ``ids`` list)
     as role lists; other mappings unchanged."""
     if "ids" not in value and not any(k in value for k in _FLAT_HEADER):
@@ -119,7 +119,7 @@ def _bytes_to_plain(b: bytes) -> Any:
         return {"hex": b.hex()}
 
 
-def _to_plain(value: Any, d: tuple) -> Any:
+def _to_plain(value: Any, d: tuple[Any, ...]) -> Any:
     k = d[0]
     if k == "bytes":
         return _bytes_to_plain(value)
@@ -139,7 +139,7 @@ def _to_plain(value: Any, d: tuple) -> Any:
     raise TypeError(d)
 
 
-def _record_to_plain(obj: Any) -> dict:
+def _record_to_plain(obj: Any) -> dict[str, Any]:
     name = type(obj).__name__
     out: dict[str, Any] = {}
     if name in VARIANTS:
@@ -149,18 +149,18 @@ def _record_to_plain(obj: Any) -> dict:
     return out
 
 
-def to_dict(tree: Any) -> dict:
+def to_dict(tree: Any) -> dict[str, Any]:
     """Plain data for a whole file tree (or any record or variant within it)."""
     out = _record_to_plain(tree)
     fmt = _FORMAT_OF.get(type(tree))
     return {"format": fmt, **out} if fmt else out
 
 
-def _fail(path: list[str], msg: str) -> None:
+def _fail(path: list[str], msg: str) -> NoReturn:
     raise MtokFormatError(msg, None, "".join(path).lstrip(".") or "<root>")
 
 
-def _from_plain(value: Any, d: tuple, path: list[str]) -> Any:
+def _from_plain(value: Any, d: tuple[Any, ...], path: list[str]) -> Any:
     k = d[0]
     if k == "bytes":
         if isinstance(value, str):
@@ -233,7 +233,7 @@ def _record_from_plain(value: Any, name: str, path: list[str]) -> Any:
     return CLASSES[name](**kwargs)
 
 
-def from_dict(data: dict) -> Any:
+def from_dict(data: dict[str, Any]) -> Any:
     """The tree for plain data made by :func:`to_dict` (or written by hand); ``format`` picks the root
     class (``mtok`` when absent).
 

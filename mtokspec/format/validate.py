@@ -8,7 +8,9 @@ knowing), the field path and a message.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from mtokspec.format import tree as t
 from mtokspec.errors import MtokFormatError
@@ -33,7 +35,7 @@ class Finding:
 
 
 class _Checker:
-    def __init__(self):
+    def __init__(self) -> None:
         self.findings: list[Finding] = []
 
     def add(self, severity: str, path: str, code: str, message: str) -> None:
@@ -50,10 +52,10 @@ def validate(tree_or_bytes: t.TokenizerFile | bytes | bytearray | memoryview) ->
     else:
         tree = tree_or_bytes
     ck = _Checker()
-    if isinstance(tree, t.LEGACY_ROOTS):
-        _check_txt(ck, tree)
-    elif isinstance(tree, t.MtokFile):
+    if isinstance(tree, t.MtokFile):
         _check_mtok(ck, tree)
+    elif isinstance(tree, t.LEGACY_ROOTS):
+        _check_txt(ck, tree)
     else:
         raise MtokFormatError(f"expected a tokenizer file tree or bytes, got {type(tree_or_bytes).__name__}")
     order = {ERROR: 0, WARNING: 1, INFO: 2}
@@ -102,7 +104,7 @@ def _check_eos(ck: _Checker, tree: t.MtokFile) -> None:
            "(set it: mtokspec set --eos)")
 
 
-def _check_vocab(ck: _Checker, vocab: list, path: str) -> set[int]:
+def _check_vocab(ck: _Checker, vocab: Sequence[tuple[Any, ...]], path: str) -> set[int]:
     n = len(vocab)
     seen: set[int] = set()
     prev = None
@@ -179,7 +181,7 @@ def _check_added(ck: _Checker, added: list[t.AddedToken], vocab_ids: set[int]) -
     return ids
 
 
-def _check_table(ck: _Checker, table: list, path: str) -> None:
+def _check_table(ck: _Checker, table: Sequence[tuple[int, bytes]], path: str) -> None:
     prev = -1
     for i, (cp, norm) in enumerate(table):
         if cp <= prev:
@@ -194,7 +196,7 @@ def _check_table(ck: _Checker, table: list, path: str) -> None:
             ck.add(ERROR, f"{path}[{i}].normalized", "norm-utf8", f"normal form of U+{cp:04X} is not UTF-8")
 
 
-def _check_normalizer(ck: _Checker, n, path: str) -> None:
+def _check_normalizer(ck: _Checker, n: t.Normalizer, path: str) -> None:
     if isinstance(n, t.SequenceNormalizer):
         for i, child in enumerate(n.normalizers):
             if isinstance(child, t.NoNormalizer):
@@ -210,7 +212,7 @@ def _check_normalizer(ck: _Checker, n, path: str) -> None:
                "empty pattern: the reference exporter writes this for a Regex pattern it cannot store")
 
 
-def _check_pre_tokenizer(ck: _Checker, p, path: str) -> None:
+def _check_pre_tokenizer(ck: _Checker, p: t.PreTokenizer, path: str) -> None:
     if isinstance(p, t.SequencePreTokenizer):
         for i, child in enumerate(p.pretokenizers):
             _check_pre_tokenizer(ck, child, f"{path}.pretokenizers[{i}]")
@@ -229,7 +231,7 @@ def _check_pre_tokenizer(ck: _Checker, p, path: str) -> None:
                f"replacement {p.replacement!r} is not one character")
 
 
-def _check_decoder(ck: _Checker, d, path: str) -> None:
+def _check_decoder(ck: _Checker, d: t.Decoder, path: str) -> None:
     if isinstance(d, t.SequenceDecoder):
         for i, child in enumerate(d.decoders):
             _check_decoder(ck, child, f"{path}.decoders[{i}]")
@@ -272,7 +274,7 @@ def _check_tails(ck: _Checker, tree: t.MtokFile, ids: set[int]) -> None:
 _PIECE_TYPES = {1: "normal", 2: "unknown", 3: "control", 4: "user-defined", 5: "unused", 6: "byte"}
 
 
-def _check_txt(ck: _Checker, tree) -> None:
+def _check_txt(ck: _Checker, tree: t.SentencePieceTxtFile | t.TiktokenTxtFile | t.BertTxtFile | t.HuggingFaceTxtFile) -> None:
     if isinstance(tree, t.SentencePieceTxtFile):
         tokens = [row[0] for row in tree.pieces]
         for i, (_, score, kind) in enumerate(tree.pieces):
