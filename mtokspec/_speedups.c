@@ -1407,7 +1407,9 @@ bad:
     return NULL;
 }
 
-/* The int of s[0:n) when it matches 0|-?[1-9][0-9]* (the codec's decimal), else NULL (no error). */
+/* The int of s[0:n) when it matches 0|-?[1-9][0-9]{0,DECIMAL_DIGITS-1} (the codec's decimal), else NULL
+ * (no error). */
+#define DECIMAL_DIGITS 10  /* spec/_dsl.py DIGITS; tests/test_speedups.py checks the two agree */
 static PyObject *decimal_value(const unsigned char *s, Py_ssize_t n)
 {
     Py_ssize_t i = 0;
@@ -1420,19 +1422,13 @@ static PyObject *decimal_value(const unsigned char *s, Py_ssize_t n)
     for (Py_ssize_t j = i + 1; j < n; j++)
         if (s[j] < '0' || s[j] > '9')
             return NULL;
-    if (n - i <= 18) {
+    if (n - i > DECIMAL_DIGITS)
+        return NULL;
+    {
         long long v = 0;
         for (Py_ssize_t j = i; j < n; j++)
             v = v * 10 + (s[j] - '0');
         return PyLong_FromLongLong(i ? -v : v);
-    }
-    {
-        PyObject *t = PyUnicode_FromStringAndSize((const char *)s, n), *v;
-        if (t == NULL)
-            return NULL;
-        v = PyLong_FromUnicodeObject(t, 10);
-        Py_DECREF(t);
-        return v;
     }
 }
 

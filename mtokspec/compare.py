@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mtokspec.reading import read_file
 from mtokspec.format import tree as t
 from mtokspec.errors import TokenizerError
 from mtokspec.divergences import EXPORTER_LOSS
@@ -234,7 +235,7 @@ def compare_runtimes(file: t.TokenizerFile | str | os.PathLike[str], texts: Iter
     from mtokspec.runtime.mnn import MnnTokenizer
     from mtokspec.divergences.explain import explain_encode
 
-    tree = parse(Path(file).read_bytes()) if isinstance(file, (str, os.PathLike)) else file
+    tree = parse(read_file(file)) if isinstance(file, (str, os.PathLike)) else file
     mnn = MnnTokenizer.from_tree(tree)
     hf_file = Tokenizer.from_tree(tree)
     names = tokens_by_id(tree)

@@ -345,11 +345,18 @@ class End(c.Construct):
 
 # The text grammar of the header and the legacy lines, canonical forms only (so that reading and
 # writing back give the same bytes).  The generator copies these patterns into the fast codec.
-COUNT = rb"0|[1-9][0-9]*"  # a count: no sign, no leading zero
-INT = rb"0|-?[1-9][0-9]*"  # an id or a number column: no "-0", no leading zero
+DIGITS = 10  # MNN reads each decimal into a 32-bit int: a decimal has at most 10 digits (after a sign)
+COUNT = rb"0|[1-9][0-9]{0,%d}" % (DIGITS - 1)  # a count: no sign, no leading zero
+INT = rb"0|-?[1-9][0-9]{0,%d}" % (DIGITS - 1)  # an id or a number column: no "-0", no leading zero
 COUNTS_LINE = rb"(" + COUNT + rb") (" + COUNT + rb") (" + COUNT + rb")\n"  # header line 2
 IDS_LINE = rb"(?:(?:" + INT + rb")(?: (?:" + INT + rb"))*)?( ?)\n"  # header line 3, group 1: trailing space
 _COUNTS_RE = re.compile(COUNTS_LINE)
+_DECIMAL_BOUND = 10 ** DIGITS  # the magnitude of the smallest int a decimal of DIGITS digits cannot write
+
+
+def _fits_decimal(v) -> bool:
+    """``v`` is an int that the text grammar can write (at most DIGITS digits)."""
+    return isinstance(v, int) and not isinstance(v, bool) and -_DECIMAL_BOUND < v < _DECIMAL_BOUND
 _IDS_RE = re.compile(IDS_LINE)
 
 
@@ -360,7 +367,8 @@ class HeaderLines(c.Construct):
     separated by one space, the lengths of the special, stop and prefix lists; line 3 holds the ids
     of those lists one after the other, separated by one space, either joined (the ``.mtok`` exporter)
     or each followed by a space (the legacy exporter).  A line 2 that does not count line 3's ids is
-    refused: the tree holds the lists, so the counts are always their lengths.
+    refused: the tree holds the lists, so the counts are always their lengths.  Every decimal of the
+    text formats is canonical and has at most ``DIGITS`` (10) digits: MNN reads it into a 32-bit int.
     """
 
     kind = "header"
@@ -411,8 +419,8 @@ class HeaderLines(c.Construct):
         stream.write(self.magic_line)
         lists = [obj[name] for name, _ in self.ROLES]
         for ids in lists:
-            if not isinstance(ids, list) or any(not isinstance(i, int) or isinstance(i, bool) for i in ids):
-                raise c.ValidationError("header ids must be lists of ints", path=path)
+            if not isinstance(ids, list) or not all(_fits_decimal(i) for i in ids):
+                raise c.ValidationError(f"header ids must be lists of ints of at most {DIGITS} digits", path=path)
         stream.write((" ".join(str(len(ids)) for ids in lists) + "\n").encode())
         ids = [i for role in lists for i in role]
         if obj["trailing_space"] and not ids:
@@ -610,6 +618,8 @@ class LineTable(c.Construct):
             if col.kind == "base64":
                 parts.append(base64.b64encode(plain_bytes(v)))
             elif col.kind == "int":
+                if not _fits_decimal(v):
+                    raise c.ValidationError(f"expected an int of at most {DIGITS} digits", path=path)
                 parts.append(b"%d" % v)
             elif col.kind == "word":
                 parts.append(v.encode("utf-8"))

@@ -18,8 +18,13 @@ SHOWN = 10  # error-level findings printed with a refusal
 
 
 def add_force(p: argparse.ArgumentParser) -> None:
+    """``--force`` of a command that writes a tokenizer file: past the validate refusal and the
+    output-is-an-input refusal (``mtokspec.cli._io``) alike."""
+    from mtokspec.cli._io import FORCE_HELP
+
     p.add_argument("--force", action="store_true",
-                   help="write the file even when validate finds an error-level problem in it")
+                   help="write the file even when validate finds an error-level problem in it; also "
+                        + FORCE_HELP)
 
 
 def _codes(findings: list[Finding]) -> str:

@@ -31,7 +31,7 @@ def parse_cases(data: bytes, name: str = "<cases>") -> list[str]:
     if stripped.startswith("["):
         try:
             value = json.loads(text)
-        except ValueError as e:
+        except (ValueError, RecursionError) as e:
             raise CasesError(f"{name}: starts like a JSON list but is not JSON: {e}") from None
         if not isinstance(value, list):
             raise CasesError(f"{name}: expected a JSON list")
@@ -42,13 +42,13 @@ def parse_cases(data: bytes, name: str = "<cases>") -> list[str]:
     if lines and all(line.startswith(('"', "{")) for line in lines if line.strip()):
         try:
             return [_one(json.loads(line), f"{name}:{n}") for n, line in enumerate(lines, 1) if line.strip()]
-        except ValueError:
+        except (ValueError, RecursionError):
             pass  # not JSON Lines after all: plain text whose lines start with quotes
     return [line.removesuffix("\r") for line in lines]
 
 
 def read_cases(path: str) -> list[str]:
     """The cases in the file at ``path`` (``-``: standard input); see :func:`parse_cases`."""
-    from mtokspec.cli._io import read_input
+    from mtokspec.reading import read_input
 
     return parse_cases(read_input(path), path)

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import mtokspec
-from mtokspec.cli._io import atomic_write, one_line, read_input
-from mtokspec.errors import MtokFormatError
+from mtokspec.cli._io import FORCE_HELP, one_line, read_input, write_output
+from mtokspec.errors import Error, MtokFormatError
 
 
 def fail(path: str, err: Exception) -> int:
@@ -59,7 +59,7 @@ def report_findings(args, check) -> int:
     for path in args.files:
         try:
             findings = check(read_input(path))
-        except (OSError, MtokFormatError) as e:
+        except (OSError, Error) as e:  # Error: also a chat template too long or deep to lint
             fail(path, e)
             worst = 2
             table.append((path, "-", "-", "unreadable"))
@@ -100,9 +100,9 @@ def cmd_dump(args) -> int:
     except (OSError, MtokFormatError) as e:
         return fail(args.file, e)
     text = plainio.dumps(mtokspec.to_dict(tree), args.format)
-    if args.output:
+    if args.output and args.output != "-":
         try:
-            atomic_write(args.output, text)
+            write_output(args.output, text, [args.file], args.force)
         except OSError as e:
             return fail(args.output, e)
     else:
@@ -131,7 +131,7 @@ def cmd_build(args) -> int:
     if refuse("build", args.output, findings, args.force):
         return 2
     try:
-        atomic_write(args.output, data)
+        write_output(args.output, data, [args.tree], args.force)
     except OSError as e:
         return fail(args.output, e)
     if not args.quiet:
@@ -168,7 +168,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("file", help="the .mtok or tokenizer.txt file ('-' for standard input)")
     p.add_argument("--format", choices=["yaml", "json"], default="yaml", help="output format (default yaml)")
-    p.add_argument("-o", "--output", help="write here (atomically) instead of standard output")
+    p.add_argument("-o", "--output", help="write here (atomically) instead of standard output ('-')")
+    p.add_argument("--force", action="store_true", help=FORCE_HELP)
     p.set_defaults(func=cmd_dump)
 
     p = sub.add_parser(
@@ -179,7 +180,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "on any failure nothing is written. A one-line verdict goes to stderr.",
     )
     p.add_argument("tree", help="TREE.yaml or TREE.json ('-' for standard input)")
-    p.add_argument("-o", "--output", required=True, help="the file to write")
+    p.add_argument("-o", "--output", required=True, help="the file to write ('-' for standard output)")
     p.add_argument("--format", choices=["yaml", "json"], help="input format (default: from the file suffix)")
     add_force(p)
     p.add_argument("--no-validate", dest="force", action="store_true", help=argparse.SUPPRESS)  # the old name

@@ -47,7 +47,7 @@ def apply_set(tree: TokenizerFile, args: argparse.Namespace) -> TokenizerFile:
     if args.bos is not None:
         tree = edit.set_text(tree, "bos_token", args.bos, must_be_token=True)
     if args.chat_template is not None:
-        from mtokspec.cli._io import read_input
+        from mtokspec.reading import read_input
 
         try:
             text = read_input(args.chat_template).decode("utf-8")
@@ -67,7 +67,8 @@ def apply_set(tree: TokenizerFile, args: argparse.Namespace) -> TokenizerFile:
 def cmd_set(args: argparse.Namespace) -> int:
     import mtokspec
     from mtokspec.cli._checked import refuse, verdict
-    from mtokspec.cli._io import atomic_write, read_input
+    from mtokspec.cli._io import write_output
+    from mtokspec.reading import read_input
     from mtokspec.format.diff import diff, format_text
 
     if sum(map(bool, (args.output, args.in_place, args.dry_run))) != 1:
@@ -93,9 +94,11 @@ def cmd_set(args: argparse.Namespace) -> int:
     if refuse("set", out, findings, args.force):
         return 2
     try:
-        if args.in_place:
-            atomic_write(args.file + args.backup_suffix, original)
-        atomic_write(out, data)
+        if args.in_place:  # replacing the input is what --in-place asks for
+            write_output(args.file + args.backup_suffix, original, [args.file], args.force)
+            write_output(out, data)
+        else:
+            write_output(out, data, [args.file], args.force)
     except OSError as e:
         return _fail("set", out, e)
     what = ", ".join(d.section for d in changes) or "nothing"
@@ -106,7 +109,7 @@ def cmd_set(args: argparse.Namespace) -> int:
 
 def cmd_diff(args: argparse.Namespace) -> int:
     import mtokspec
-    from mtokspec.cli._io import read_input
+    from mtokspec.reading import read_input
     from mtokspec.behaviour import behaviour
     from mtokspec.format.diff import format_text, to_json
     from mtokspec.format.diff import diff as tree_diff

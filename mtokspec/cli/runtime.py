@@ -7,6 +7,7 @@ import json
 import os
 import sys
 
+from mtokspec.cli._io import read_input
 from mtokspec.errors import MtokFormatError
 
 
@@ -17,7 +18,6 @@ def _fail(what: str, err: Exception) -> int:
 
 
 def _load(path: str, runtime: str = "hf"):
-    from mtokspec.cli._io import read_input
     from mtokspec.tokenizer import Tokenizer
     return Tokenizer.from_bytes(read_input(path), semantics=runtime)
 
@@ -28,7 +28,8 @@ def cmd_encode(args) -> int:
         return _fail("encode", ValueError("the file and the text cannot both come from standard input"))
     try:
         tok = _load(args.file, args.runtime)
-        text = sys.stdin.read() if args.text in (None, "-") else args.text
+        # standard input: bounded, and bytes that are not UTF-8 kept as surrogates (as the CLI's stdin)
+        text = read_input("-").decode("utf-8", "surrogateescape") if args.text in (None, "-") else args.text
         special = args.special if args.special is not None else args.runtime == "mnn"
         ids = tok.encode(text, add_special_tokens=special)
     except (OSError, MtokFormatError, TokenizerError) as e:

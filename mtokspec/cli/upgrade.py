@@ -40,7 +40,8 @@ def cmd_upgrade(args) -> int:
         lambda: upgrade(src, split_pattern=args.split_pattern, lowercase=args.lowercase,
                         sentencepiece_model=args.sp_model, sentencepiece_normalization=args.sp_normalization,
                         strict=args.strict),
-        what=f" from a type-{legacy_type} tokenizer.txt", force=args.force, legacy_type=legacy_type)
+        what=f" from a type-{legacy_type} tokenizer.txt", inputs=[args.file], force=args.force,
+        legacy_type=legacy_type)
 
 
 def register(subparsers) -> None:

@@ -31,11 +31,21 @@ def invalid(offset, path, message):
     raise MtokFormatError(message, offset, where(path))
 
 
-def bad_value(path, message, value):
-    text = repr(value)
+def value_text(value: object) -> str:
+    """``repr(value)`` cut to 60 characters; an int too long for ``repr`` is told by its size."""
+    if isinstance(value, int) and value.bit_length() > 1024:
+        return "<an int of %d bits>" % value.bit_length()
+    try:
+        text = repr(value)
+    except ValueError:  # a container of such ints
+        return "<%s>" % type(value).__name__
     if len(text) > 60:
         text = text[:57] + "..."
-    raise MtokFormatError("cannot build: %s (got %s)" % (message, text), None, where(path))
+    return text
+
+
+def bad_value(path, message, value):
+    raise MtokFormatError("cannot build: %s (got %s)" % (message, value_text(value)), None, where(path))
 
 
 def bad_rows(rows, width, st, path):
@@ -269,11 +279,12 @@ def decode_word(text, offset, path):
         invalid(offset, path, "invalid UTF-8")
 
 
-def line_column(value, kind, path):
-    """The bytes of one column of a text line; refuses values that would break the line."""
+def line_column(value, kind, path, bound=None):
+    """The bytes of one column of a text line; refuses values that would break the line, and ints
+    of ``bound`` or more in magnitude (the grammar's digits)."""
     if kind == "int":
-        if value.__class__ is not int:
-            bad_value(path, "expected an int", value)
+        if value.__class__ is not int or not -bound < value < bound:
+            bad_value(path, "expected an int of magnitude below %d" % bound, value)
         return b"%d" % value
     if kind == "word":
         if value.__class__ is not str or " " in value or "\n" in value:
@@ -291,13 +302,14 @@ def line_column(value, kind, path):
     return bytes(value)
 
 
-def build_header_lines(h, out, path, magic_line):
+def build_header_lines(h, out, path, magic_line, bound):
+    """The three header lines: the counts are the role lists' lengths, the ids ints of magnitude below ``bound``."""
     if h.__class__ is not Header:
         bad_value(path, "expected Header", h)
     roles = (h.special, h.stop, h.prefix)
     for name, role in zip(HEADER_ROLES, roles):
-        if not isinstance(role, (list, tuple)) or any(i.__class__ is not int for i in role):
-            bad_value(path + "." + name, "header ids must be a list of ints", role)
+        if not isinstance(role, (list, tuple)) or any(i.__class__ is not int or not -bound < i < bound for i in role):
+            bad_value(path + "." + name, "header ids must be a list of ints of magnitude below %d" % bound, role)
     ids = [*h.special, *h.stop, *h.prefix]
     if h.trailing_space and not ids:
         bad_value(path + ".trailing_space", "trailing_space needs at least one id", ids)
