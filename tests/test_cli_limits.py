@@ -252,3 +252,13 @@ def test_indent_is_bounded(tmp_path, capsys):
 def test_dump_to_stdout_with_dash(capsys):
     assert main(["dump", str(EXAMPLE), "-o", "-"]) == 0
     assert capsys.readouterr().out.startswith("format: mtok")
+
+
+def test_an_input_the_machine_cannot_hold_is_one_line(tmp_path):
+    """/dev/zero within the default 2 GiB input limit, under a 512 MB address space: out of
+    memory, reported in one line."""
+    result = run_bounded(["-m", "mtokspec", "inspect", "/dev/zero"], memory=512 << 20,
+                         env={"MTOKSPEC_MAX_INPUT": ""}, label="inspect /dev/zero, 2 GiB limit, 512 MB memory")
+    assert result.returncode == 2
+    assert result.err.strip().splitlines() == ["mtokspec inspect: out of memory (MTOKSPEC_MAX_INPUT sets a lower "
+                                               "input limit)"]
