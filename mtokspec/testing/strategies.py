@@ -53,7 +53,7 @@ def norm_tables(max_size: int = 8) -> st.SearchStrategy[list[tuple[int, bytes]]]
 
 
 @st.composite
-def headers(draw, ids: st.SearchStrategy[int] = st.integers(0, 1000)) -> t.Header:
+def headers(draw: st.DrawFn, ids: st.SearchStrategy[int] = st.integers(0, 1000)) -> t.Header:
     special = draw(st.lists(ids, max_size=5))
     stop = draw(st.lists(ids, max_size=3))
     prefix = draw(st.lists(ids, max_size=2))
@@ -124,7 +124,7 @@ def pre_tokenizers(max_leaves: int = 6, valid: bool = True) -> st.SearchStrategy
 
 
 @st.composite
-def _vocab(draw, max_size: int, valid: bool):
+def _vocab(draw: st.DrawFn, max_size: int, valid: bool) -> tuple[list[bytes], list[int]]:
     """Unique tokens sorted by bytes, ids a permutation of 0..n-1."""
     tokens = sorted(draw(st.sets(token_bytes(), max_size=max_size)))
     ids = draw(st.permutations(range(len(tokens)))) if valid else draw(st.lists(_U32, min_size=len(tokens), max_size=len(tokens)))
@@ -132,7 +132,7 @@ def _vocab(draw, max_size: int, valid: bool):
 
 
 @st.composite
-def bpe_models(draw, max_vocab: int = 12, max_merges: int = 12, valid: bool = True) -> t.BPEModel:
+def bpe_models(draw: st.DrawFn, max_vocab: int = 12, max_merges: int = 12, valid: bool = True) -> t.BPEModel:
     tokens, ids = draw(_vocab(max_vocab, valid))
     n = len(tokens)
     merges: list[tuple[int, int, int]] = []
@@ -144,7 +144,7 @@ def bpe_models(draw, max_vocab: int = 12, max_merges: int = 12, valid: bool = Tr
 
 
 @st.composite
-def wordpiece_models(draw, max_vocab: int = 12, valid: bool = True) -> t.WordPieceModel:
+def wordpiece_models(draw: st.DrawFn, max_vocab: int = 12, valid: bool = True) -> t.WordPieceModel:
     tokens, ids = draw(_vocab(max_vocab, valid))
     unk = draw(texts(6))
     if valid and unk.encode() not in tokens:
@@ -157,7 +157,7 @@ _SCORES = st.floats(allow_nan=False, allow_infinity=False, width=64)
 
 
 @st.composite
-def unigram_models(draw, max_vocab: int = 12, valid: bool = True) -> t.UnigramModel:
+def unigram_models(draw: st.DrawFn, max_vocab: int = 12, valid: bool = True) -> t.UnigramModel:
     tokens, ids = draw(_vocab(max_vocab, valid))
     scores = draw(st.lists(_SCORES, min_size=len(tokens), max_size=len(tokens)))
     unk = draw(st.integers(0, max(len(tokens) - 1, 0))) if valid else draw(_U32)
@@ -219,7 +219,7 @@ def post_processors(ids: st.SearchStrategy[int] = _U32) -> st.SearchStrategy:
 
 
 @st.composite
-def mtok_files(draw, valid: bool = True) -> t.MtokFile:
+def mtok_files(draw: st.DrawFn, valid: bool = True) -> t.MtokFile:
     """Whole ``.mtok`` trees: every union variant, and every count of optional trailing sections.
     ``valid=True``: no error-level validate finding, and both runtimes load them (``Tokenizer.from_tree``
     with ``semantics="hf"`` and ``"mnn"``); encoding may still be refused (see :func:`runnable`)."""
@@ -251,7 +251,7 @@ def mtok_files(draw, valid: bool = True) -> t.MtokFile:
 
 
 @st.composite
-def runnable(draw, max_text: int = 24) -> tuple[t.MtokFile, str]:
+def runnable(draw: st.DrawFn, max_text: int = 24) -> tuple[t.MtokFile, str]:
     """A valid ``.mtok`` tree and a text for it that both runtimes load, encode (with and without
     special tokens) and decode without an error; the text is drawn mostly from the characters of
     the vocabulary, so it tokenizes into real pieces."""
@@ -306,7 +306,7 @@ _LINE = st.binary(max_size=10).filter(lambda b: b"\n" not in b)
 
 
 @st.composite
-def txt_files(draw, file_type: int | None = None, valid: bool = True):
+def txt_files(draw: st.DrawFn, file_type: int | None = None, valid: bool = True) -> t.TokenizerFile:
     """Legacy ``tokenizer.txt`` trees of type 0-3 (``file_type`` picks one)."""
     kind = draw(st.integers(0, 3)) if file_type is None else file_type
     if kind == 0:
