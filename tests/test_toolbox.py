@@ -431,3 +431,31 @@ def test_validate_and_lint_of_several_files_end_with_one_table(corpus, capsys, m
     assert table.splitlines()[2].split()[1:4] == ["1", "0", "mnn-post-misread"]
     assert run("validate", *files, "--json") == 1
     assert "codes" not in capsys.readouterr().out  # JSON: one object per file, no table
+
+
+def test_dump_follows_the_output_suffix_and_build_reads_it_back(tmp_path, capsys):
+    out = tmp_path / "tree.json"
+    assert run("dump", EXAMPLE, "-o", out) == 0
+    doc = json.loads(out.read_text(encoding="utf-8"))  # JSON, as the suffix says
+    assert doc["header"]["stop"] == [2]
+    assert run("build", out, "-o", tmp_path / "back.mtok") == 0
+    assert (tmp_path / "back.mtok").read_bytes() == EXAMPLE.read_bytes()
+    assert capsys.readouterr().err.strip() == f"{tmp_path / 'back.mtok'}: 5,768 bytes; validate ok"
+
+
+def test_progress_shows_only_on_a_terminal():
+    import io
+
+    from mtokspec.cli.progress import Progress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    for stream, quiet, shown in ((Terminal(), False, True), (Terminal(), True, False), (io.StringIO(), False, False)):
+        with Progress("work", 10, quiet=quiet, stream=stream) as p:
+            p.stage("reading")
+            p.update(3)
+        text = stream.getvalue()
+        assert ("work: reading..." in text and "work: 3/10" in text and text.endswith("\r\x1b[K")) == shown
+        assert bool(text) == shown

@@ -92,14 +92,28 @@ def cmd_validate(args) -> int:
     return report_findings(args, mtokspec.validate)
 
 
+def _suffix_format(path: str | None) -> str | None:
+    """``json`` or ``yaml`` as a file's suffix says (None: no path, standard input or output, or
+    another suffix)."""
+    if not path or path == "-":
+        return None
+    return {".json": "json", ".yaml": "yaml", ".yml": "yaml"}.get(Path(path).suffix.lower())
+
+
 def cmd_dump(args) -> int:
     from mtokspec.format import plainio
 
-    try:
-        tree, _ = load_tree(args.file)
-    except (OSError, MtokFormatError) as e:
-        return fail(args.file, e)
-    text = plainio.dumps(mtokspec.to_dict(tree), args.format)
+    from mtokspec.cli.progress import Progress
+
+    fmt = args.format or _suffix_format(args.output) or "yaml"
+    with Progress("dump", quiet=args.quiet) as progress:
+        progress.stage("reading")
+        try:
+            tree, _ = load_tree(args.file)
+        except (OSError, MtokFormatError) as e:
+            return fail(args.file, e)
+        progress.stage(f"writing {fmt.upper()}")
+        text = plainio.dumps(mtokspec.to_dict(tree), fmt)
     if args.output and args.output != "-":
         try:
             write_output(args.output, text, [args.file], args.force)
@@ -117,17 +131,20 @@ def cmd_build(args) -> int:
         text = read_input(args.tree).decode("utf-8")
     except (OSError, UnicodeDecodeError) as e:
         return fail(args.tree, e)
-    fmt = args.format
-    if fmt is None and args.tree != "-":
-        fmt = {".json": "json", ".yaml": "yaml", ".yml": "yaml"}.get(Path(args.tree).suffix.lower())
+    fmt = args.format or _suffix_format(args.tree)
     from mtokspec.cli._checked import refuse, verdict
+    from mtokspec.cli.progress import Progress
 
-    try:
-        tree = mtokspec.from_dict(plainio.loads(text, fmt))
-        data = mtokspec.build(tree)
-    except MtokFormatError as e:
-        return fail(args.tree, e)
-    findings = mtokspec.validate(tree)
+    with Progress("build", quiet=args.quiet) as progress:
+        try:
+            progress.stage(f"reading {(fmt or 'the tree').upper()}")
+            tree = mtokspec.from_dict(plainio.loads(text, fmt))
+            progress.stage("building")
+            data = mtokspec.build(tree)
+        except MtokFormatError as e:
+            return fail(args.tree, e)
+        progress.stage("validating")
+        findings = mtokspec.validate(tree)
     if refuse("build", args.output, findings, args.force):
         return 2
     try:
@@ -167,7 +184,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "hand) or JSON. `mtokspec build` turns it back into the identical bytes.",
     )
     p.add_argument("file", help="the .mtok or tokenizer.txt file ('-' for standard input)")
-    p.add_argument("--format", choices=["yaml", "json"], default="yaml", help="output format (default yaml)")
+    p.add_argument("--format", choices=["yaml", "json"],
+                   help="output format (default: from the suffix of -o, .json or .yaml; else yaml)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     p.add_argument("-o", "--output", help="write here (atomically) instead of standard output ('-')")
     p.add_argument("--force", action="store_true", help=FORCE_HELP)
     p.set_defaults(func=cmd_dump)

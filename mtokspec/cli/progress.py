@@ -37,6 +37,13 @@ class Progress:
         self.stream.flush()
         self._shown = True
 
+    def stage(self, what: str) -> None:
+        """Say which step of the work runs now (shown at once)."""
+        if self.enabled:
+            self.stream.write(f"\r{self.label}: {what}...\x1b[K")
+            self.stream.flush()
+            self._shown = True
+
     def __enter__(self) -> Progress:
         return self
 
