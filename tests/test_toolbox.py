@@ -459,3 +459,24 @@ def test_progress_shows_only_on_a_terminal():
         text = stream.getvalue()
         assert ("work: reading..." in text and "work: 3/10" in text and text.endswith("\r\x1b[K")) == shown
         assert bool(text) == shown
+
+
+# --- start-up: what the commands import ---------------------------------------------------------
+
+@pytest.mark.parametrize(("argv", "absent"), [
+    (["--help"], ["mtokspec._generated.codec", "mtokspec._generated.tree", "yaml", "regex", "jinja2",
+                  "mtokspec.convert", "mtokspec.runtime.hf"]),
+    (["inspect", str(EXAMPLE)], ["yaml", "regex", "jinja2", "mtokspec.convert", "mtokspec.runtime.hf",
+                                 "mtokspec.runtime.mnn", "mtokspec.divergences"]),
+])
+def test_the_cli_imports_only_what_a_command_needs(argv, absent):
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom mtokspec.cli import main\n"
+            "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+            "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in ('mtokspec', 'yaml', 'regex', "
+            "'jinja2'))))")
+    done = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, check=True)
+    loaded = set(done.stdout.split("\n")[-2].split())
+    assert not loaded & set(absent), sorted(loaded & set(absent))

@@ -6,13 +6,13 @@ import argparse
 import sys
 
 from mtokspec.cli._io import one_line, read_input
-from mtokspec.format import plainio
 from mtokspec.errors import MtokFormatError
 
 
 def cmd_chat(args) -> int:
     from mtokspec.errors import ChatTemplateError
     from mtokspec.errors import TokenizerError
+    from mtokspec.format import plainio
     from mtokspec.tokenizer import Tokenizer
 
     try:
