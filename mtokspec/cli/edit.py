@@ -160,10 +160,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     p = sub.add_parser(
         "set", help="edit header roles, eos/bos, chat template, flags and added tokens of a file",
-        description="Change a file without a YAML round trip: header ids by role (tokens by id or text, "
-                    "checked to exist), eos/bos, the chat template, flags, new added tokens (put in the "
-                    "vocabulary at their sorted place, as MNN's binary search needs). The result is "
-                    "validated before it is written; --dry-run prints what would change.",
+        description="Change a file without a YAML round trip: header ids by role (tokens by id or\n"
+                    "text, checked to exist), eos/bos, the chat template, flags, new added tokens (put\n"
+                    "in the vocabulary at their sorted place, as MNN's binary search needs). The result\n"
+                    "is validated before it is written; --dry-run prints what would change.",
         epilog=_SET_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("file", metavar="FILE", help="the .mtok (or, for header roles, a legacy tokenizer.txt)")
     for role, doc in (("special", "special ids (split out whole, left out of decode)"),
