@@ -480,3 +480,15 @@ def test_the_cli_imports_only_what_a_command_needs(argv, absent):
     done = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, check=True)
     loaded = set(done.stdout.split("\n")[-2].split())
     assert not loaded & set(absent), sorted(loaded & set(absent))
+
+
+def test_compare_of_a_corpus_file(corpus, capsys):
+    path = corpus / "tok" / "whisper.tiny" / "mnn.mtok"
+    assert run("compare", path, "--runtime", "mnn", "--text", corpus / "text" / "edge.json", "--show", "1") == 1
+    assert capsys.readouterr().out == (
+        "0/46 texts encode identically (0.00%) with special tokens; 46 differences explained, 0 unexplained\n"
+        "  rule                cases\n  mnn-post-misread       46\n"
+        "- text 0 'ied 4 ½ months': first difference at token 0\n    because: mnn-post-misread\n"
+        "    MNN:            [1091:'ied'] 1017:'Ġ4' 32653:'ĠÂ½' ...\n"
+        "    HF (this file): [50258:'<|startoftranscript|>'] 50363:'<|notimestamps|>' 1091:'ied' ...\n"
+        "... and 45 more (--show N, --all, --json, --jsonl)\n")
