@@ -42,15 +42,17 @@ def test_old_flat_dumps_still_build():
     assert mtokspec.build(mtokspec.from_dict(doc)) == EXAMPLE.read_bytes()
 
 
-@pytest.mark.parametrize(("header", "message"), [
-    ({"special_count": 2, "ids": [0]}, "do not count its 1 ids"),
-    ({"special_count": 1, "ids": [0], "special": [0]}, "not both"),
-    ({"special_count": -1, "ids": []}, "non-negative"),
+@pytest.mark.parametrize(("header", "message", "path"), [
+    ({"special_count": 2, "ids": [0]}, "do not count its 1 ids", "header.ids"),
+    ({"special_count": 1, "ids": [0], "special": [0]}, "not both", "header"),
+    ({"special_count": -1, "ids": []}, "must not be negative", "header.special_count"),
+    ({"stop_count": "1", "ids": [0]}, "expected an integer", "header.stop_count"),
+    ({"special_count": 1, "ids": ["x"]}, "expected an integer", "header.ids[0]"),
 ])
-def test_bad_flat_headers_are_refused_naming_the_header(header, message):
+def test_bad_flat_headers_are_refused_naming_the_field(header, message, path):
     with pytest.raises(mtokspec.MtokFormatError, match=message) as err:
         mtokspec.from_dict({"header": header})
-    assert err.value.path == "header"
+    assert err.value.path == path
 
 
 def test_a_count_line_that_does_not_count_the_ids_is_refused():

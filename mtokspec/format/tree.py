@@ -100,12 +100,16 @@ def _header_from_flat(value: dict[str, Any], path: list[str]) -> dict[str, Any]:
         return value
     if any(name in value for name in HEADER_ROLES):
         _fail(path, "a header holds either the role lists or the flat counts and ids, not both")
-    counts = [value.get(k, 0) for k in _FLAT_HEADER]
-    ids = value.get("ids", [])
-    if not isinstance(ids, list) or any(isinstance(n, bool) or not isinstance(n, int) or n < 0 for n in counts):
-        _fail(path, "flat header: the counts must be non-negative integers and ids a list")
+    counts = []
+    for k in _FLAT_HEADER:
+        n = _from_plain(value.get(k, 0), ("int",), [*path, "." + k])
+        if n < 0:
+            _fail([*path, "." + k], f"flat header: a count must not be negative, got {n}")
+        counts.append(n)
+    ids = _from_plain(value.get("ids", []), ("list", ("int",)), [*path, ".ids"])
     if sum(counts) != len(ids):
-        _fail(path, f"flat header: the counts {'+'.join(map(str, counts))} do not count its {len(ids)} ids")
+        _fail([*path, ".ids"], f"flat header: the counts {'+'.join(map(str, counts))} do not count its "
+                               f"{len(ids)} ids")
     out = {k: v for k, v in value.items() if k not in _FLAT_HEADER and k != "ids"}
     p = 0
     for name, n in zip(HEADER_ROLES, counts):
