@@ -9,7 +9,7 @@ import shutil
 import subprocess
 import sys
 
-from conftest import ROOT
+from tests._support import ROOT
 
 
 def test_readme_python_blocks_run(monkeypatch):
