@@ -8,7 +8,9 @@ it there with the configuration in ``pyproject.toml`` (``[tool.mypy]``).  Exit s
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -29,22 +31,17 @@ def layout(into: Path) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    try:
-        from mypy import api
-    except ImportError:
+    """Run mypy in a child process (it raises the recursion limit of the process it runs in)."""
+    if importlib.util.find_spec("mypy") is None:
         print("mypy is not installed: pip install -e '.[test]'", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory(prefix="mtokspec-typecheck-") as tmp:
         layout(Path(tmp))
-        cwd = os.getcwd()
-        os.chdir(tmp)
-        try:
-            out, err, status = api.run(["--config-file", str(ROOT / "pyproject.toml"), *(argv or [])])
-        finally:
-            os.chdir(cwd)
-    sys.stdout.write(out.replace(tmp + os.sep, ""))
-    sys.stderr.write(err)
-    return status
+        done = subprocess.run([sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"),
+                               *(argv or [])], cwd=tmp, capture_output=True, text=True)
+    sys.stdout.write(done.stdout.replace(tmp + os.sep, ""))
+    sys.stderr.write(done.stderr)
+    return done.returncode
 
 
 if __name__ == "__main__":
