@@ -9,17 +9,16 @@ Each function takes the exporter's tree (what ``from_hf`` builds) and the folder
   (a program of one sequence op and three ids has exactly ``count x 4`` bytes after its count: an
   op inserting id ``0xFFFFFFFF``, which MNN skips as negative, is added); the prefix ids are empty,
   since MNN applies the program after them (BOS twice otherwise);
-- header special ids: only added tokens MNN's first-match split finds where HF's added-token
-  matching finds them (content equal to the id's decoded text, no lstrip/rstrip: MNN's split
-  strips nothing), longest text first, so the first match at a position is the longest; the others
-  are still found, with their stripping, by MNN's added-token split;
+- header special ids: none (see :func:`without_specials`); a BPE vocabulary gets the added tokens
+  it lacks, which MNN's decode looks up there (:func:`with_added_in_vocab`);
 - pre-tokenizers the exporter drops or approximates, as exact Splits MNN's regex engine runs:
   ``Whitespace`` (:data:`~mtokspec.convert.from_hf.WHITESPACE_SPLIT`), ``Digits`` without
   individual digits (``\\p{N}+`` isolated), ``Punctuation`` (isolated);
 - decoder: no decoder (HF joins the tokens with spaces) as a WordPiece decoder whose prefix no
-  token starts with; the clean-up flag as HF ``tokenizers`` decodes (it never applies
-  ``clean_up_tokenization_spaces``), set only where a WordPiece decoder with ``cleanup`` needs
-  MNN's clean-up to join what HF's joins.
+  token starts with; the clean-up flag off, as HF ``tokenizers`` decodes (it never applies
+  ``clean_up_tokenization_spaces``; its WordPiece ``cleanup`` works token by token, so of its
+  replacements only the space before ``. ? ! ,`` ever applies, which MNN's WordPiece decode removes
+  whatever the flag says).
 """
 
 from __future__ import annotations
@@ -73,38 +72,37 @@ def with_program(tree: t.MtokFile, template: list | None) -> t.MtokFile:
                    post_processor=t.PostProcessorProgram(program(template)))
 
 
-def with_specials(tree: t.MtokFile, tj: dict) -> t.MtokFile:
-    """The header's special list in the order and extent for which MNN's split matches HF's."""
-    from mtokspec.runtime.mnn import MnnTokenizer, UndefinedInMnn
-
+def without_specials(tree: t.MtokFile) -> t.MtokFile:
+    """No header special ids: MNN's ``decode(ids)`` skips them where HF's ``decode`` keeps them
+    (``skip_special_tokens=False``, transformers' default too), and its split at their decoded
+    texts is not needed -- MNN's added-token split finds every added token, special or not, as HF
+    does (earliest, then longest, with lstrip/rstrip) -- and it cuts where HF does not (an id that
+    is not an added token, one that strips).  MNN reads the list nowhere else."""
     h = tree.header
     ids = h.ids
-    special = list(dict.fromkeys(ids[:h.special_count]))
-    stop = ids[h.special_count:h.special_count + h.stop_count]
-    prefix = ids[h.special_count + h.stop_count:]
-    by_id: dict[int, dict] = {}
-    for a in tj.get("added_tokens") or []:
-        if isinstance(a, dict) and isinstance(a.get("id"), int):
-            by_id.setdefault(a["id"], a)
-    try:
-        mnn = MnnTokenizer.from_tree(tree)
-    except UndefinedInMnn:
+    return replace(tree, header=t.make_header([], ids[h.special_count:h.special_count + h.stop_count],
+                                              ids[h.special_count + h.stop_count:]))
+
+
+def with_added_in_vocab(tree: t.MtokFile) -> t.MtokFile:
+    """A BPE vocabulary with the added tokens it lacks, so that MNN's ``decode``, which looks ids up
+    in the model's vocabulary only, gives their text as HF does.  Encoding cannot reach them: the
+    added-token split takes their text first, and a merge gives a token only when its two parts
+    join to it (the few added tokens some merge would make are left out)."""
+    m = tree.model
+    if not isinstance(m, t.BPEModel):
         return tree
-    keep: list[tuple[int, int]] = []
-    for k, i in enumerate(special):
-        a = by_id.get(i)
-        if a is None or a.get("lstrip") or a.get("rstrip") or not a.get("content"):
-            continue
-        try:
-            text = mnn._decode_one(i)
-        except (UndefinedInMnn, IndexError, KeyError):
-            continue
-        if text != a["content"].encode("utf-8", "surrogatepass"):
-            continue
-        keep.append((k, i))
-    contents = {i: len(by_id[i]["content"].encode("utf-8", "surrogatepass")) for _, i in keep}
-    keep.sort(key=lambda ki: (-contents[ki[1]], ki[0]))
-    return replace(tree, header=t.make_header([i for _, i in keep], stop, prefix))
+    have_ids = {i for _, i in m.vocab}
+    have_tokens = {tok for tok, _ in m.vocab}
+    missing = {a.content.encode("utf-8", "surrogatepass"): a.id for a in tree.added_tokens
+               if a.id not in have_ids and a.content}
+    missing = {c: i for c, i in missing.items() if c not in have_tokens}
+    if not missing:
+        return tree
+    by_id = {i: tok for tok, i in m.vocab}
+    made = {by_id.get(a, b"") + by_id.get(b, b"") for a, b, _ in m.merges}
+    rows = sorted([*m.vocab, *((c, i) for c, i in missing.items() if c not in made)])
+    return replace(tree, model=replace(m, vocab=rows))
 
 
 def _split_for(pt: Any) -> t.PreTokenizer | None:
@@ -153,8 +151,6 @@ def decoder(tree: t.MtokFile, tj: dict) -> t.MtokFile:
     node = tree.decoder
     if dec is None:
         node = t.WordPieceDecoder(_unused_prefix(tree), False)
-    elif isinstance(dec, dict) and dec.get("type") == "WordPiece" and dec.get("cleanup", True):
-        flags |= t.MtokFlags.clean_up_tokenization_spaces
     return replace(tree, decoder=node, flags=int(flags) if tree.flags is not None else None)
 
 
@@ -163,4 +159,4 @@ def retarget(tree: t.MtokFile, tj: dict, template: list | None) -> t.MtokFile:
     tree = replace(tree, pre_tokenizer=pre_tokenizer(tree.pre_tokenizer, tj.get("pre_tokenizer")))
     tree = decoder(tree, tj)
     tree = with_program(tree, template)
-    return with_specials(tree, tj)
+    return with_added_in_vocab(without_specials(tree))
