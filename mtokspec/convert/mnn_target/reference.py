@@ -1,0 +1,128 @@
+"""HF's answers for a model folder, and the texts that probe every component a file uses.
+
+:class:`HFReference` answers with HF ``tokenizers`` on the folder's ``tokenizer.json`` when it is
+installed (the ``hf`` extra), else with mtokspec's HF semantics of the ``--target mnn`` tree (the
+same ids wherever the format holds the pipeline; ``source`` says which).  ``decode`` is HF's
+``decode(ids)`` with special tokens kept (``skip_special_tokens=False``, transformers' default).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from mtokspec.convert.loss import ConversionError
+
+__all__ = ["HFReference", "probe_texts", "read_texts", "BASE_TEXTS"]
+
+BASE_TEXTS: tuple[str, ...] = (
+    "Hello world",
+    "Hello, world! How are you? I'm fine.",
+    "A",
+    " leading and trailing spaces ",
+    "a  b   c\t\td\n\ne \r\n f",
+    "          ",
+    "\n",
+    "don't I'm it's we've they're you'll he'd do not",
+    "end . of , sentence ? really !",
+    "12345 3.14159 1,000,000 2024-12-01 0x1F 007",
+    "café naïve Ångström façade jalapeño Zürich",
+    "e\u0301 a\u0308 n\u0303 (combining marks)",
+    "ＦＵＬＬＷＩＤＴＨ ｶﾀｶﾅ ① ² ﬁ ™ ½",
+    "你好，世界！这是一个测试。",
+    "日本語のテキストです。カタカナ",
+    "한국어 텍스트입니다",
+    "Привет, мир! Ελληνικά العربية עברית हिन्दी ไทย",
+    "emoji 👍🏽 🤗 😈 👨‍👩‍👧 🇫🇷",
+    "@#$%^&*()[]{}<>|\\/~`'\"_-+=;:",
+    "def f(x):\n    return x ** 2  # square\n",
+    "for (int i = 0; i < n; ++i) { sum += a[i]; }",
+    "http://example.com/path?q=1&r=2 user@example.org",
+    "a\u200bb a\u200db a\u200cb \ufeffx \u00adsoft",
+    "\x8f\x85 \u2028 \u3000 \u00a0 nbsp",
+    "İstanbul ǅ ß ẞ ﬀ",
+    "\u0f00 \U0001d11e \U00010348 \ue000 \ufffd",
+    "supercalifragilisticexpialidocious" * 4,
+    "ThisIsCamelCase and snake_case_words and SCREAMING",
+    "Mixed 中文 and English 混合 text 123 测试",
+)
+"""Texts for every component a tokenizer file uses: white space runs, digits, accents and
+compatibility characters, CJK, other scripts, emoji sequences, symbols, code, control and format
+characters, rare characters (byte fallback), a long word."""
+
+
+def probe_texts(added_contents: list[str], extra: list[str] | None = None, limit: int = 64) -> list[str]:
+    """:data:`BASE_TEXTS`, each added token spelled out in context (the first ``limit``; the
+    specials first), then ``extra``."""
+    out = list(BASE_TEXTS)
+    for c in added_contents[:limit]:
+        out += [c, f"a{c}b", f"Hi {c} there", f"{c}{c} \n{c}"]
+    out += list(extra or [])
+    return list(dict.fromkeys(out))
+
+
+def read_texts(path: str | os.PathLike) -> list[str]:
+    """Texts from a file: a JSON list of strings, or one text per line."""
+    p = Path(path)
+    try:
+        data = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConversionError(f"{p}: cannot read texts: {e}") from e
+    if p.suffix == ".json":
+        try:
+            texts = json.loads(data)
+        except ValueError as e:
+            raise ConversionError(f"{p}: not JSON: {e}") from e
+        if not isinstance(texts, list) or not all(isinstance(x, str) for x in texts):
+            raise ConversionError(f"{p}: expected a JSON list of strings")
+        return texts
+    return data.splitlines()
+
+
+class HFReference:
+    """HF's ``encode`` / ``decode`` for a parsed ``tokenizer.json`` (see the module doc);
+    ``fallback_tree`` is run with mtokspec's HF semantics when HF ``tokenizers`` is missing."""
+
+    def __init__(self, tokenizer_json: dict, fallback_tree=None):
+        try:
+            import tokenizers
+        except ImportError:
+            tokenizers = None
+        self._hf = None
+        if tokenizers is not None:
+            try:
+                self._hf = tokenizers.Tokenizer.from_str(json.dumps(tokenizer_json))
+            except Exception as e:  # tokenizers raises its own Exception for a file it refuses
+                raise ConversionError(f"tokenizer.json: HF tokenizers cannot load it: {e}") from e
+            self.source = f"HF tokenizers {tokenizers.__version__}"
+        else:
+            from mtokspec.runtime import Tokenizer
+
+            if fallback_tree is None:
+                raise ConversionError("HF tokenizers is not installed and no tree to fall back on")
+            self._ours = Tokenizer.from_tree(fallback_tree)
+            self.source = "mtokspec's HF semantics (HF tokenizers is not installed)"
+
+    @classmethod
+    def for_folder(cls, path: str | os.PathLike) -> "HFReference":
+        """The reference for a model folder (or its ``tokenizer.json``)."""
+        from mtokspec.convert.from_hf import from_hf_inputs, load_hf
+
+        inputs = load_hf(path)
+        try:
+            import tokenizers  # noqa: F401
+            fallback = None
+        except ImportError:
+            fallback = from_hf_inputs(inputs, target="mnn").tree
+        return cls(inputs.tokenizer_json, fallback)
+
+    def encode(self, text: str, add_special_tokens: bool) -> list[int]:
+        if self._hf is not None:
+            return self._hf.encode(text, add_special_tokens=add_special_tokens).ids
+        return self._ours.encode(text, add_special_tokens=add_special_tokens)
+
+    def decode(self, ids: list[int]) -> str:
+        if self._hf is not None:
+            return self._hf.decode(ids, skip_special_tokens=False)
+        return self._ours.decode(ids, skip_special_tokens=False)

@@ -1,0 +1,144 @@
+"""What MNN's runtime still does differently from HF on a ``--target mnn`` file: one loss per
+divergence rule and output, with a minimal example.
+
+Every probe text (:func:`~.reference.probe_texts`) goes through HF (:class:`~.reference.HFReference`)
+and through the file under the ``mnn`` semantics, for the four outputs of MNN's runtime: ``encode``
+(``encode(text)`` against HF with special tokens), ``raw`` (``encode(text, false)`` against HF
+without), ``seq`` (``Tokenizer::decode(ids)`` of HF's ids against HF's decode) and ``stream`` (the
+engine's per-id decode, joined).  Each differing case is put down to the rules
+:mod:`mtokspec.runtime.mnn.explain` names (or to :data:`~mtokspec.runtime.compare.EXPORTER` where
+the file's own HF semantics already differs from HF: what the format cannot hold), and each rule's
+shortest differing text is cut down, character by character, to a minimal one that still differs
+for that rule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mtokspec import tree as t
+from mtokspec.convert.loss import Loss
+
+__all__ = ["MnnLoss", "OUTPUTS", "mnn_losses"]
+
+OUTPUTS = ("encode", "raw", "seq", "stream")
+
+
+@dataclass(frozen=True, slots=True)
+class MnnLoss(Loss):
+    """A difference MNN's runtime keeps on the file: ``rule`` (a code of
+    :mod:`mtokspec.divergences`, or ``file-differs-from-tokenizer.json``), ``output`` (one of
+    :data:`OUTPUTS`), ``cases`` (differing probe texts of ``probes``) and ``example``."""
+
+    rule: str = ""
+    output: str = ""
+    cases: int = 0
+    probes: int = 0
+    example: str = ""
+
+    def __str__(self) -> str:
+        return (f"{self.output}: [{self.rule}] differs on {self.cases} of {self.probes} probe texts; "
+                f"e.g. {self.example}")
+
+
+def _show(v) -> str:
+    """A value for the report: text with invisible and combining characters escaped."""
+    if isinstance(v, bytes):
+        try:
+            v = v.decode("utf-8")
+        except UnicodeDecodeError:
+            return f"bytes {v.hex()}"
+    if isinstance(v, str):
+        import unicodedata
+
+        return "'" + "".join(c if c == " " or (c.isprintable() and unicodedata.category(c)[0] not in "MZC")
+                             and c not in "'\\" else c.encode("unicode_escape").decode("ascii") if c != "'"
+                             else "\\'" for c in v) + "'"
+    return repr(v)
+
+
+class _Prober:
+    def __init__(self, tree: t.MtokFile, ref):
+        from mtokspec.runtime import Tokenizer
+        from mtokspec.runtime.mnn import MnnTokenizer
+
+        self.mnn = MnnTokenizer.from_tree(tree)
+        self.hf_file = Tokenizer.from_tree(tree)
+        self.ref = ref
+
+    def outputs(self, output: str, text: str):
+        """``(HF's answer, MNN's answer)`` for one output of one text."""
+        mnn, ref = self.mnn, self.ref
+        if output in ("encode", "raw"):
+            special = output == "encode"
+            return ref.encode(text, special), mnn.encode(text, add_special_tokens=special)
+        ids = ref.encode(text, False)
+        return ref.decode(ids).encode("utf-8", "surrogatepass"), mnn.decode_bytes(ids, stream=output == "stream")
+
+    def rules(self, output: str, text: str) -> list[str]:
+        """The rules that explain a differing case (``[]``: none does)."""
+        from mtokspec.runtime.compare import EXPORTER
+        from mtokspec.runtime.mnn.explain import explain_decode, explain_encode
+
+        hf_file, mnn, ref = self.hf_file, self.mnn, self.ref
+        if output in ("encode", "raw"):
+            special = output == "encode"
+            want = ref.encode(text, special)
+            rules = [EXPORTER] if hf_file.encode(text, add_special_tokens=special) != want else []
+            if hf_file.encode(text, add_special_tokens=special) != mnn.encode(text, add_special_tokens=special):
+                rules += explain_encode(hf_file, mnn, text, special)
+            return rules
+        ids = ref.encode(text, False)
+        stream = output == "stream"
+        want = ref.decode(ids).encode("utf-8", "surrogatepass")
+        file_text = hf_file.decode(ids, skip_special_tokens=False).encode("utf-8", "surrogatepass")
+        rules = [EXPORTER] if file_text != want else []
+        if file_text != mnn.decode_bytes(ids, stream=stream):
+            rules += explain_decode(hf_file, mnn, ids, stream=stream)
+        return rules
+
+    def differs(self, output: str, text: str) -> bool:
+        want, got = self.outputs(output, text)
+        return want != got
+
+    def minimal(self, output: str, text: str, rule: str, budget: int = 400) -> str:
+        """``text`` cut down (whole characters, greedily) while it still differs for ``rule``."""
+        cur = text
+        changed = True
+        while changed and budget > 0:
+            changed = False
+            for width in (16, 4, 1):
+                k = 0
+                while k < len(cur) and budget > 0:
+                    cand = cur[:k] + cur[k + width:]
+                    budget -= 1
+                    if cand != cur and self.differs(output, cand) and rule in self.rules(output, cand):
+                        cur, changed = cand, True
+                    else:
+                        k += width
+        return cur
+
+
+def mnn_losses(tree: t.MtokFile, ref, texts: list[str]) -> list[MnnLoss]:
+    """The differences MNN keeps on ``tree`` over ``texts``, one :class:`MnnLoss` per output and rule."""
+    from mtokspec.divergences import RULES
+
+    pr = _Prober(tree, ref)
+    found: dict[tuple[str, str], list[str]] = {}
+    for output in OUTPUTS:
+        for text in texts:
+            if not pr.differs(output, text):
+                continue
+            for rule in pr.rules(output, text) or ["unexplained"]:
+                found.setdefault((output, rule), []).append(text)
+    losses = []
+    for (output, rule), cases in found.items():
+        text = pr.minimal(output, min(cases, key=len), rule)
+        want, got = pr.outputs(output, text)
+        r = RULES.get(rule)
+        component = r.component if r is not None else "file"
+        example = f"{_show(text)}: HF {_show(want)}, MNN {_show(got)}"
+        losses.append(MnnLoss(component, f"{output}: {r.summary if r is not None else rule}",
+                              "MNN's answer", output in ("encode", "raw"), rule, output, len(cases), len(texts),
+                              example))
+    return losses
