@@ -690,6 +690,14 @@ class _Converter:
             if kind == "String" and pat:
                 return s.replace(pat, str(norm.get("content", "")))
             return s
+        if nt == "Precompiled":  # the model's own character map, run as HF runs it
+            from mtokspec.runtime.precompiled import PrecompiledError, charsmap_from_json
+
+            try:
+                cm = charsmap_from_json(norm)
+            except PrecompiledError as e:
+                raise ConversionError(f"normalizer.{e}") from e
+            return s if cm is None else cm.normalize(s)
         if nt == "Lowercase" or (nt == "BertNormalizer" and norm.get("lowercase", True)):
             return s.lower()
         if nt == "Strip":

@@ -22,6 +22,8 @@ def _fixed(loss: Loss, before: t.MtokFile, after: t.MtokFile, template: list | N
     """Whether a lever removed the cause of one of the exporter conversion's records."""
     if loss.path.startswith("post_processor"):
         return template is not None
+    if loss.path.startswith("normalizer") and loss.replacement.startswith(("NFKC table", "none")):
+        return before.normalizer != after.normalizer
     if loss.path == "decoder":
         return before.decoder != after.decoder
     if loss.path.startswith("pre_tokenizer"):

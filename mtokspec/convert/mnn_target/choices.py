@@ -11,6 +11,8 @@ Each function takes the exporter's tree (what ``from_hf`` builds) and the folder
   since MNN applies the program after them (BOS twice otherwise);
 - header special ids: none (see :func:`without_specials`); a BPE vocabulary gets the added tokens
   it lacks, which MNN's decode looks up there (:func:`with_added_in_vocab`);
+- normalizers the exporter approximates by another table: ``Precompiled`` as its own character
+  map per code point (:func:`_charsmap_normalizer`), ``NFKD`` and ``NFD`` as their own tables;
 - pre-tokenizers the exporter drops or approximates, as exact Splits MNN's regex engine runs:
   ``Whitespace`` (:data:`~mtokspec.convert.from_hf.WHITESPACE_SPLIT`), ``Digits`` without
   individual digits (``\\p{N}+`` isolated), ``Punctuation`` (isolated);
@@ -133,6 +135,48 @@ def pre_tokenizer(node: t.PreTokenizer, pt: Any) -> t.PreTokenizer:
     return node
 
 
+def _charsmap_normalizer(cm) -> t.Normalizer:
+    """A ``Precompiled`` character map as MNN can run it: its single-character keys as a table;
+    before it, a literal Replace for each character MNN's table normalizer would turn into a space
+    whatever the table says (controls, format characters) where the map deletes it or gives text
+    the table leaves alone."""
+    from mtokspec.runtime.mnn.normalizers import _TO_SPACE
+
+    table = cm.per_code_point()
+    mapped = dict(table)
+    replaces: list[t.Normalizer] = []
+    for cp in sorted(_TO_SPACE):
+        rep = mapped.get(cp)
+        if rep is None or rep == b" ":
+            continue  # kept by the map (MNN's space is a loss) or a space on both sides
+        text = rep.decode("utf-8")
+        if all(ord(c) not in _TO_SPACE and ord(c) not in mapped for c in text):
+            replaces.append(t.ReplaceNormalizer(chr(cp), text))
+    node = t.TableNormalizer(table)
+    return t.SequenceNormalizer([*replaces, node]) if replaces else node
+
+
+def normalizer(node: t.Normalizer, norm: Any) -> t.Normalizer:
+    """``node`` (the exporter's) with HF normalizers the exporter approximates by another table
+    replaced: ``Precompiled`` by its own character map, ``NFKD`` and ``NFD`` by their own tables."""
+    from mtokspec.convert import unicode_tables
+    from mtokspec.runtime.precompiled import charsmap_from_json
+
+    if not isinstance(norm, dict):
+        return node
+    kind = norm.get("type")
+    if kind == "Precompiled" and isinstance(node, t.TableNormalizer):
+        cm = charsmap_from_json(norm)
+        return node if cm is None else _charsmap_normalizer(cm)
+    if kind in ("NFKD", "NFD") and isinstance(node, (t.TableNormalizer, t.NoNormalizer)):
+        return t.TableNormalizer(unicode_tables.normalization_table(kind))
+    if kind == "Sequence" and isinstance(node, t.SequenceNormalizer):
+        children = norm.get("normalizers") or []
+        if len(children) == len(node.normalizers):
+            return t.SequenceNormalizer([normalizer(n, c) for n, c in zip(node.normalizers, children)])
+    return node
+
+
 def _unused_prefix(tree: t.MtokFile) -> str:
     """A WordPiece prefix no vocabulary token starts with (so every token after the first gets a
     space, as HF's join without a decoder)."""
@@ -156,7 +200,8 @@ def decoder(tree: t.MtokFile, tj: dict) -> t.MtokFile:
 
 def retarget(tree: t.MtokFile, tj: dict, template: list | None) -> t.MtokFile:
     """The exporter's tree with every lever set for MNN's runtime."""
-    tree = replace(tree, pre_tokenizer=pre_tokenizer(tree.pre_tokenizer, tj.get("pre_tokenizer")))
+    tree = replace(tree, normalizer=normalizer(tree.normalizer, tj.get("normalizer")),
+                   pre_tokenizer=pre_tokenizer(tree.pre_tokenizer, tj.get("pre_tokenizer")))
     tree = decoder(tree, tj)
     tree = with_program(tree, template)
     return with_added_in_vocab(without_specials(tree))
