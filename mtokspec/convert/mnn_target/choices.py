@@ -16,6 +16,7 @@ Each function takes the exporter's tree (what ``from_hf`` builds) and the folder
 - pre-tokenizers the exporter drops or approximates, as exact Splits MNN's regex engine runs:
   ``Whitespace`` (:data:`~mtokspec.convert.from_hf.WHITESPACE_SPLIT`), ``Digits`` without
   individual digits (``\\p{N}+`` isolated), ``Punctuation`` (isolated);
+- Unigram scores as HF's JSON reader reads them (:func:`serde_scores`);
 - decoder: no decoder (HF joins the tokens with spaces) as a WordPiece decoder whose prefix no
   token starts with; the clean-up flag off, as HF ``tokenizers`` decodes (it never applies
   ``clean_up_tokenization_spaces``; its WordPiece ``cleanup`` works token by token, so of its
@@ -198,10 +199,21 @@ def decoder(tree: t.MtokFile, tj: dict) -> t.MtokFile:
     return replace(tree, decoder=node, flags=int(flags) if tree.flags is not None else None)
 
 
+def serde_scores(tree: t.MtokFile) -> t.MtokFile:
+    """Unigram scores as HF reads them from ``tokenizer.json`` (serde_json's parse, which is not
+    correctly rounded), so that MNN's lattice meets the exact ties HF meets."""
+    from mtokspec.runtime.models.unigram import serde_f64
+
+    m = tree.model
+    if not isinstance(m, t.UnigramModel):
+        return tree
+    return replace(tree, model=replace(m, vocab=[(p, i, serde_f64(s)) for p, i, s in m.vocab]))
+
+
 def retarget(tree: t.MtokFile, tj: dict, template: list | None) -> t.MtokFile:
     """The exporter's tree with every lever set for MNN's runtime."""
     tree = replace(tree, normalizer=normalizer(tree.normalizer, tj.get("normalizer")),
                    pre_tokenizer=pre_tokenizer(tree.pre_tokenizer, tj.get("pre_tokenizer")))
-    tree = decoder(tree, tj)
+    tree = serde_scores(decoder(tree, tj))
     tree = with_program(tree, template)
     return with_added_in_vocab(without_specials(tree))
