@@ -14,7 +14,7 @@ from pathlib import Path
 
 from mtokspec.convert.loss import ConversionError
 
-__all__ = ["HFReference", "probe_texts", "read_texts", "BASE_TEXTS"]
+__all__ = ["HFReference", "probe_texts", "random_texts", "read_texts", "BASE_TEXTS", "PIECES"]
 
 BASE_TEXTS: tuple[str, ...] = (
     "Hello world",
@@ -45,6 +45,9 @@ BASE_TEXTS: tuple[str, ...] = (
     "\u0f00 \U0001d11e \U00010348 \ue000 \ufffd",
     "supercalifragilisticexpialidocious" * 4,
     "ThisIsCamelCase and snake_case_words and SCREAMING",
+    "a\u2028's b\x85'll c\u3000'd d\u00a0'm e\u2029've",
+    "①23 ²4 x½ ٣٤ Ⅻ 𝟙",
+    "x\u2028y z\x85w \u2029 \u205f \u1680 \u180e",
     "Mixed 中文 and English 混合 text 123 测试",
 )
 """Texts for every component a tokenizer file uses: white space runs, digits, accents and
@@ -52,12 +55,35 @@ compatibility characters, CJK, other scripts, emoji sequences, symbols, code, co
 characters, rare characters (byte fallback), a long word."""
 
 
+PIECES: tuple[str, ...] = (
+    " ", "  ", "\n", "\t", "\r\n", "a", "Z", "The", " the", "ab", "don", "'s", "'", "t", "1", "23", "456",
+    ".", ",", "!", "?", "-", "(", "\"", "é", "ü", "n\u0303", "e\u0301", "İ", "ß", "ﬁ", "①", "²", "½", "٣", "中", "文",
+    "ー", "한", "😀", "👍🏽", "👨\u200d👩", "\u200d", "\u200b", "\u200c", "\ufeff", "\u00ad", "\u0301",
+    "\u00a0", "\u3000", "\u2028", "\u2029", "\x85", "\x8f", "\x00", "\x7f", "\x1b", "\ufffd", "\ue000",
+    "\U00010348", "\U0001d11e", "\u0f00", "Ｆ", "ｶ", "Ġ", "▁", "##", "<0x41>", "_", "@", "#",
+)
+"""Pieces random probe texts are made of: characters of every class the runtimes treat
+differently (white space of each kind, format and control characters, marks, numbers that are
+not digits, compatibility characters) and strings tokenizers give meaning to."""
+
+
+def random_texts(added_contents: list[str], n: int = 400, seed: int = 0) -> list[str]:
+    """``n`` texts of 1-8 pieces of :data:`PIECES` and the added tokens' contents (a fixed seed:
+    the same texts every run)."""
+    import random
+
+    rng = random.Random(seed)
+    pool = list(PIECES) + [c for c in added_contents[:10] if c]
+    return ["".join(rng.choice(pool) for _ in range(rng.randrange(1, 9))) for _ in range(n)]
+
+
 def probe_texts(added_contents: list[str], extra: list[str] | None = None, limit: int = 64) -> list[str]:
     """:data:`BASE_TEXTS`, each added token spelled out in context (the first ``limit``; the
-    specials first), then ``extra``."""
+    specials first, so the rest is left out of a long list), :func:`random_texts`, then ``extra``."""
     out = list(BASE_TEXTS)
     for c in added_contents[:limit]:
-        out += [c, f"a{c}b", f"Hi {c} there", f"{c}{c} \n{c}"]
+        out += [c, f"a{c}b", f"Hi {c} there", f"{c}{c} \n{c}", f"x\u3000{c}\u00a0y\x85"]
+    out += random_texts(added_contents)
     out += list(extra or [])
     return list(dict.fromkeys(out))
 
@@ -121,6 +147,12 @@ class HFReference:
         if self._hf is not None:
             return self._hf.encode(text, add_special_tokens=add_special_tokens).ids
         return self._ours.encode(text, add_special_tokens=add_special_tokens)
+
+    def normalize(self, text: str) -> str | None:
+        """HF's normalizer on ``text`` (None without HF ``tokenizers`` or a normalizer)."""
+        if self._hf is None or self._hf.normalizer is None:
+            return None
+        return self._hf.normalizer.normalize_str(text)
 
     def decode(self, ids: list[int]) -> str:
         if self._hf is not None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from mtokspec import tree as t
 from mtokspec.convert.loss import Loss
+from mtokspec.runtime.mnn._text import walk
 
 __all__ = ["MnnLoss", "OUTPUTS", "mnn_losses"]
 
@@ -84,7 +85,9 @@ class _Prober:
         if output in ("encode", "raw"):
             special = output == "encode"
             want = ref.encode(text, special)
-            rules = [EXPORTER] if hf_file.encode(text, add_special_tokens=special) != want else []
+            rules = []
+            if hf_file.encode(text, add_special_tokens=special) != want:
+                rules.append(self._format_rule(text))
             if hf_file.encode(text, add_special_tokens=special) != mnn.encode(text, add_special_tokens=special):
                 rules += explain_encode(hf_file, mnn, text, special)
             return rules
@@ -96,6 +99,20 @@ class _Prober:
         if file_text != mnn.decode_bytes(ids, stream=stream):
             rules += explain_decode(hf_file, mnn, ids, stream=stream)
         return rules
+
+    def _format_rule(self, text: str) -> str:
+        """What a case where the file's own HF semantics differs from HF is put down to: a
+        normalizer that gives other text is a table's per-code-point mapping
+        (``mnn-table-normalizer``: HF's own normalizer works per grapheme, composes, reorders);
+        anything else is :data:`~mtokspec.runtime.compare.EXPORTER`."""
+        from mtokspec.runtime.compare import EXPORTER
+
+        want = self.ref.normalize(text)
+        norm = self.hf_file._normalize
+        if want is not None and norm is not None and norm(text) != want and any(
+                isinstance(n, t.TableNormalizer) for n, _ in walk(self.mnn.tree.normalizer)):
+            return "mnn-table-normalizer"
+        return EXPORTER
 
     def differs(self, output: str, text: str) -> bool:
         want, got = self.outputs(output, text)
@@ -129,7 +146,7 @@ def mnn_losses(tree: t.MtokFile, ref, texts: list[str]) -> list[MnnLoss]:
         for text in texts:
             if not pr.differs(output, text):
                 continue
-            for rule in pr.rules(output, text) or ["unexplained"]:
+            for rule in dict.fromkeys(pr.rules(output, text)) or ["unexplained"]:
                 found.setdefault((output, rule), []).append(text)
     losses = []
     for (output, rule), cases in found.items():
