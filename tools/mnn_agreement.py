@@ -113,7 +113,7 @@ def main(argv=None) -> int:
 
 def _device_test(folder: Path, path: Path, models: Path, test_bin: str | None) -> str:
     """MNN's ``test_tokenizer`` over goldens of ``folder`` with ``path`` as the model's file."""
-    from mtokspec.goldens import write_goldens
+    from mtokspec.convert.mnn_target.goldens import write_goldens
 
     d = models / folder.name
     d.mkdir(parents=True, exist_ok=True)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from mtokspec.convert.loss import ConversionError
 
-__all__ = ["HFReference", "probe_texts", "random_texts", "read_texts", "BASE_TEXTS", "PIECES"]
+__all__ = ["HFReference", "FileReference", "probe_texts", "random_texts", "read_texts", "BASE_TEXTS", "PIECES"]
 
 BASE_TEXTS: tuple[str, ...] = (
     "Hello world",
@@ -158,3 +158,23 @@ class HFReference:
         if self._hf is not None:
             return self._hf.decode(ids, skip_special_tokens=False)
         return self._ours.decode(ids, skip_special_tokens=False)
+
+
+class FileReference:
+    """A tree's own HF semantics as the reference (when no ``tokenizer.json`` is at hand)."""
+
+    source = "the file's own HF semantics"
+
+    def __init__(self, tree):
+        from mtokspec.runtime import Tokenizer
+
+        self._tok = Tokenizer.from_tree(tree)
+
+    def encode(self, text: str, add_special_tokens: bool) -> list[int]:
+        return self._tok.encode(text, add_special_tokens=add_special_tokens)
+
+    def decode(self, ids: list[int]) -> str:
+        return self._tok.decode(ids, skip_special_tokens=False)
+
+    def normalize(self, text: str) -> None:
+        return None
