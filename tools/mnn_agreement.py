@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -105,8 +106,8 @@ def main(argv=None) -> int:
                 cells = [f"{a}/{n}" if a != n else f"{a}" for a, n in (res[o] for o in OUTPUTS)]
                 extra = ""
                 if args.goldens:
-                    extra = " " + (_device_test(folder, path, Path(tmp) / "models", test_bin) if label != "exporter"
-                                   else "") + " |"
+                    models = Path(tmp) / ("models-" + label.strip("-").replace(" ", "-"))
+                    extra = " " + _device_test(folder, path, models, test_bin) + " |"
                 print(f"| {folder.name} | {label} | " + " | ".join(cells) + " |" + extra)
     return 0
 
@@ -122,7 +123,7 @@ def _device_test(folder: Path, path: Path, models: Path, test_bin: str | None) -
     if not test_bin:
         return "(MNN_TEST_BIN not set)"
     proc = subprocess.run([test_bin, str(models), folder.name], capture_output=True, timeout=1200)
-    out = proc.stdout.decode("utf-8", "replace")
+    out = re.sub(r"\x1b\[[0-9;]*m", "", proc.stdout.decode("utf-8", "replace"))
     lines = [line for line in out.splitlines() if "passed" in line]
     return lines[0].strip() if lines else f"no result (exit {proc.returncode})"
 

@@ -95,8 +95,9 @@ def _added(lt: _Lint, tree: t.MtokFile, mnn) -> None:
                "text containing them is split where HF does not split it")
     stripped = [k for k, a in enumerate(tree.added_tokens) if a.lstrip or a.rstrip]
     if stripped:
-        lt.add(INFO, f"added_tokens[{stripped[0]}]", "mnn-added-strip-ascii",
-               f"{len(stripped)} added token(s) strip white space beside them; MNN strips ASCII white space only")
+        lt.add(WARNING, f"added_tokens[{stripped[0]}]", "mnn-added-strip-ascii",
+               f"{len(stripped)} added token(s) strip white space beside them; MNN strips ASCII white space only "
+               "(HF also U+00A0, U+3000, U+0085, ...)")
 
 
 def _normalizers(lt: _Lint, tree: t.MtokFile) -> None:
@@ -137,6 +138,9 @@ def _pre_tokenizers(lt: _Lint, tree: t.MtokFile) -> None:
             _pattern(lt, path, node.pattern)
             splitting_before = True
         elif isinstance(node, t.ByteLevelPreTokenizer) and node.use_regex:
+            lt.add(WARNING, path, "mnn-regex-engine",
+                   "MNN runs the GPT-2 pattern on text folded to classes: U+0085, U+2028 and U+2029 are no "
+                   "white space there (HF: \\s), so text around them splits differently")
             splitting_before = True
         elif isinstance(node, t.BertPreTokenizer):
             lt.add(INFO, path, "mnn-bert-pretokenizer",
@@ -215,14 +219,21 @@ def _decoders(lt: _Lint, tree: t.MtokFile) -> None:
     meta_in_tokens = isinstance(tree.model, (t.BPEModel, t.UnigramModel)) and any(
         row[0].startswith(meta) for row in tree.model.vocab)
     if wp:
-        lt.add(WARNING, wp[0], "mnn-decoder-chain",
-               "MNN's WordPiece decoder joins tokens without HF's cleanup: \" ' \", \" n't\", \" 's\" ... stay "
-               "apart in decode(ids)")
+        wp_node = next(n for n, _ in nodes if isinstance(n, t.WordPieceDecoder))
+        vocab = [row[0] for row in getattr(tree.model, "vocab", [])]
+        # HF's cleanup runs on each token with its space: " n't" needs a token starting with n't
+        joined = [tok for tok in vocab if tok.startswith((b"n't", b"'m", b"'s", b"'ve", b"'re", b"do not"))]
+        if wp_node.cleanup and joined:
+            lt.add(WARNING, wp[0], "mnn-decoder-chain",
+                   f"MNN's WordPiece decoder joins tokens without HF's cleanup: {len(joined)} tokens such as "
+                   f"{joined[0].decode('utf-8', 'replace')!r} keep the space HF's cleanup removes before them")
         lt.add(WARNING, wp[0], "mnn-stream-decode",
                "the engine prints each id alone: every WordPiece token that is not a continuation, the "
                "first one too, gets a space before it, and ' .', ' ,' stay split")
-        lt.add(INFO, wp[0], "mnn-wordpiece-cleanup",
-               "MNN's decode(ids) removes the space before . ? ! , whatever the cleanup flag says")
+        punct = any(tok[:1] in (b".", b"?", b"!", b",") for tok in vocab)
+        lt.add(WARNING if punct and not wp_node.cleanup else INFO, wp[0], "mnn-wordpiece-cleanup",
+               "MNN's decode(ids) removes the space before . ? ! , whatever the cleanup flag says"
+               + (" (this decoder's cleanup is off: HF keeps it)" if punct and not wp_node.cleanup else ""))
     elif leading or (strip and meta_in_tokens):
         lt.add(WARNING, (leading or strip)[0], "mnn-stream-decode",
                "the engine prints each id alone: '▁' becomes a space in every token, so the printed text "

@@ -44,6 +44,8 @@ BASE_TEXTS: tuple[str, ...] = (
     "İstanbul ǅ ß ẞ ﬀ",
     "\u0f00 \U0001d11e \U00010348 \ue000 \ufffd",
     "supercalifragilisticexpialidocious" * 4,
+    "ä" * 60 + " " + "日本" * 20,
+    "!!!!!! ...... ???? ---- ==== ****** ~~~",
     "ThisIsCamelCase and snake_case_words and SCREAMING",
     "a\u2028's b\x85'll c\u3000'd d\u00a0'm e\u2029've",
     "①23 ²4 x½ ٣٤ Ⅻ 𝟙",

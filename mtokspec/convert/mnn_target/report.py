@@ -29,13 +29,15 @@ OUTPUTS = ("encode", "raw", "seq", "stream")
 class MnnLoss(Loss):
     """A difference MNN's runtime keeps on the file: ``rule`` (a code of
     :mod:`mtokspec.divergences`, or ``file-differs-from-tokenizer.json``), ``output`` (one of
-    :data:`OUTPUTS`), ``cases`` (differing probe texts of ``probes``) and ``example``."""
+    :data:`OUTPUTS`), ``cases`` (differing probe texts of ``probes``), ``example`` (HF's answer
+    and MNN's) and ``text``, the minimal text of the example."""
 
     rule: str = ""
     output: str = ""
     cases: int = 0
     probes: int = 0
     example: str = ""
+    text: str = ""
 
     def __str__(self) -> str:
         return (f"{self.output}: [{self.rule}] differs on {self.cases} of {self.probes} probe texts; "
@@ -157,5 +159,5 @@ def mnn_losses(tree: t.MtokFile, ref, texts: list[str]) -> list[MnnLoss]:
         example = f"{_show(text)}: HF {_show(want)}, MNN {_show(got)}"
         losses.append(MnnLoss(component, f"{output}: {r.summary if r is not None else rule}",
                               "MNN's answer", output in ("encode", "raw"), rule, output, len(cases), len(texts),
-                              example))
+                              example, text))
     return losses
