@@ -30,7 +30,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import mtokspec  # noqa: E402
-from mtokspec import tree as t  # noqa: E402
+from mtokspec.format import tree as t  # noqa: E402
+from records import record  # noqa: E402
 from spec import reference_build, reference_parse  # noqa: E402
 
 
@@ -44,7 +45,7 @@ def best(fn, repeat: int) -> float:
 
 
 def byte_level_alphabet() -> list[str]:
-    from mtokspec.byte_level import bytes_to_unicode
+    from mtokspec.runtime.shared.byte_level import bytes_to_unicode
 
     return list(bytes_to_unicode().values())
 
@@ -128,13 +129,14 @@ def measure(label: str, data: bytes, hf_json: str | None, repeat: int) -> None:
     print(f"  build from decoded rows (no raw copy): {bd * 1e3:.1f} ms ({rb / bd:.1f}x construct)")
 
 
-def corpus_files(corpus: Path, repeat: int) -> None:
+def corpus_files(corpus: Path, repeat: int) -> dict[str, dict[str, float]]:
     """Parse of every corpus file against HF from_str of its folder's tokenizer.json."""
     from tokenizers import Tokenizer
 
     print("parse of every corpus file vs HF Tokenizer.from_str (speed = HF's time / ours, above 1 is faster)")
     print(f"{'file':40} {'bytes':>10} {'parse':>9} {'HF':>9} {'speed':>6}")
     speeds = []
+    recorded: dict[str, dict[str, float]] = {}
     for folder in sorted(p for p in corpus.iterdir() if (p / "tokenizer.json").is_file()):
         doc = (folder / "tokenizer.json").read_text(encoding="utf-8")
         hf = best(lambda: Tokenizer.from_str(doc), repeat)
@@ -145,19 +147,25 @@ def corpus_files(corpus: Path, repeat: int) -> None:
             data = f.read_bytes()
             ours = best(lambda: mtokspec.parse(data), repeat)
             speeds.append(hf / ours)
+            recorded.setdefault(folder.name, {})["parse " + name.split(".")[1]] = round(hf / ours, 1)
             print(f"{folder.name + '/' + name:40} {len(data):10,} {ours * 1e3:7.2f}ms {hf * 1e3:7.2f}ms {hf / ours:6.2f}")
     print(f"lowest {min(speeds):.2f} (target >= 4)")
+    return recorded
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--vocab", type=int, default=150_000)
+    ap.add_argument("--record", action="store_true",
+                    help="merge the parse speeds into benchmarks/records/speed.json (the README's table)")
     args = ap.parse_args()
     corpus = ROOT.parent / "shared" / "corpus" / "tok"
     files = sorted(corpus.glob("*/mnn.mtok"), key=lambda p: p.stat().st_size) if corpus.is_dir() else []
     if files:
-        corpus_files(corpus, args.repeat)
+        parse = corpus_files(corpus, args.repeat)
+        if args.record:
+            record("parse", parse)
         big = files[-1]
         measure(f"corpus {big.parent.name}", big.read_bytes(),
                 (big.parent / "tokenizer.json").read_text(encoding="utf-8"), args.repeat)

@@ -34,6 +34,8 @@ import sys
 import time
 from pathlib import Path
 
+from records import record
+
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -79,7 +81,7 @@ def distinct_lines(lines: list[str], n: int) -> list[str]:
     return list(dict.fromkeys(s for s in lines if s))[:n]
 
 
-def new_text(folders, texts, n: int, tokenizers, Tokenizer) -> None:
+def new_text(folders, texts, n: int, tokenizers, Tokenizer) -> dict[str, dict[str, float]]:
     """The headline: distinct lines, once each, on a tokenizer loaded fresh for the pass (best of
     two passes per side), as speed ratios HF time / ours."""
     names = list(texts)
@@ -87,6 +89,7 @@ def new_text(folders, texts, n: int, tokenizers, Tokenizer) -> None:
           "tokenizer; speed vs HF = HF's time / ours (above 1 is faster)")
     print(f"{'tokenizer':24} " + " ".join(f"{name.replace('bench_', ''):>7}" for name in names) + "    same ids")
     ratios = []
+    recorded: dict[str, dict[str, float]] = {}
     for folder in folders:
         mtok, hf_json = folder / "mnn.mtok", str(folder / "tokenizer.json")
         cells, same = [], []
@@ -113,11 +116,13 @@ def new_text(folders, texts, n: int, tokenizers, Tokenizer) -> None:
             (t_ours, ours), (t_hf, ref) = min(ours_pass(), ours_pass(), key=lambda r: r[0]), \
                 min(hf_pass(), hf_pass(), key=lambda r: r[0])
             ratios.append(t_hf / t_ours)
+            recorded.setdefault(folder.name, {})[name.replace("bench_", "encode ")] = round(t_hf / t_ours, 2)
             cells.append(f"{t_hf / t_ours:7.2f}")
             same.append(sum(a == b for a, b in zip(ours, ref)) * 100 // max(1, len(lines)))
         print(f"{folder.name:24} " + " ".join(cells) + "    " + "/".join(f"{p}%" for p in same))
     print(f"geometric mean (speed vs HF, above 1 is faster): {gm(ratios):.2f}; lowest {min(ratios):.2f}")
     print()
+    return recorded
 
 
 def memory(folders, Tokenizer) -> None:
@@ -152,13 +157,16 @@ def main(argv=None) -> int:
     ap.add_argument("--distinct", type=int, default=15000, metavar="N",
                     help="distinct lines per text in the new-text headline (default 15000)")
     ap.add_argument("--headline-only", action="store_true", help="only the new-text headline")
+    ap.add_argument("--record", action="store_true",
+                    help="merge the encode, load and ready speeds into benchmarks/records/speed.json "
+                         "(the README's table is generated from it: python -m tools.readme_tables)")
     args = ap.parse_args(argv)
     try:
         import tokenizers
     except ImportError:
         print("HF tokenizers is not installed (pip install tokenizers)", file=sys.stderr)
         return 2
-    from mtokspec.runtime import Tokenizer
+    from mtokspec import Tokenizer
 
     if not args.corpus.is_dir():
         print(f"corpus not found at {args.corpus}", file=sys.stderr)
@@ -172,7 +180,9 @@ def main(argv=None) -> int:
             lines = lines[: args.quick]
         texts[b.stem] = lines
 
-    new_text(folders, texts, args.distinct, tokenizers, Tokenizer)
+    encode = new_text(folders, texts, args.distinct, tokenizers, Tokenizer)
+    if args.record:
+        record("encode", encode)
     if args.headline_only:
         return 0
 
@@ -180,6 +190,7 @@ def main(argv=None) -> int:
     print(f"{'tokenizer':24} {'load ours':>9} {'load hf':>8} {'speed':>6}   "
           f"{'ready ours':>10} {'ready hf':>9} {'speed':>6}   (speed = HF time / ours)")
     rows = []
+    loads: dict[str, dict[str, float]] = {}
     # Every load is timed before any encoding: timed after the other tokenizers' encode runs, whose
     # garbage leaves the heap fragmented, the last tokenizer's load was 15-20% slower (HF's is not
     # affected), so its number would depend on the order of the folders.
@@ -202,9 +213,12 @@ def main(argv=None) -> int:
         hf_rd = _best(hf_ready, 5)
         load_ratios.append(ours_load / hf_load)
         ready_ratios.append(ours_rd / hf_rd)
+        loads[folder.name] = {"load": round(hf_load / ours_load, 1), "ready": round(hf_rd / ours_rd, 1)}
         print(f"{folder.name:24} {ours_load * 1e3:8.1f}ms {hf_load * 1e3:7.1f}ms {hf_load / ours_load:6.2f}   "
               f"{ours_rd * 1e3:9.1f}ms {hf_rd * 1e3:8.1f}ms {hf_rd / ours_rd:6.2f}")
     print()
+    if args.record:
+        record("load", loads)
     memory(folders, Tokenizer)
     for folder in folders:
         mtok = folder / "mnn.mtok"

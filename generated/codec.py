@@ -3,7 +3,7 @@
 
 Every read is bounds-checked before it happens; counts are checked against the bytes left before
 any list is allocated; tables of fixed-size rows are decoded in one call.  The helpers are in
-mtokspec/codec_support.py.
+mtokspec/format/codec_support.py.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import re
 import struct
 from itertools import chain as _chain
 
-from mtokspec.codec_support import (
+from mtokspec.format.codec_support import (
     bad_rows,
     bad_value,
     build_header_lines,
@@ -32,7 +32,7 @@ from mtokspec.codec_support import (
     walk8,
 )
 from mtokspec.errors import MtokFormatError
-from mtokspec.table import Table
+from mtokspec.format.table import Table
 
 from .tree import *  # noqa: F403
 _S_H = struct.Struct('<H')
@@ -2294,6 +2294,45 @@ _POSTOP_BUILDERS = {
     SequenceOp: (0, _build_SequenceOp),
     SpecialTokenOp: (1, _build_SpecialTokenOp),
 }
+_NODE_BUILDERS = {
+    NoNormalizer: _build_NoNormalizer,
+    LegacyNFKCNormalizer: _build_LegacyNFKCNormalizer,
+    PrependNormalizer: _build_PrependNormalizer,
+    ReplaceNormalizer: _build_ReplaceNormalizer,
+    SequenceNormalizer: _build_SequenceNormalizer,
+    BertNormalizer: _build_BertNormalizer,
+    TableNormalizer: _build_TableNormalizer,
+    BertNFDNormalizer: _build_BertNFDNormalizer,
+    StripNormalizer: _build_StripNormalizer,
+    NoPreTokenizer: _build_NoPreTokenizer,
+    ByteLevelPreTokenizer: _build_ByteLevelPreTokenizer,
+    DigitsPreTokenizer: _build_DigitsPreTokenizer,
+    MetaspacePreTokenizer: _build_MetaspacePreTokenizer,
+    SplitPreTokenizer: _build_SplitPreTokenizer,
+    BertPreTokenizer: _build_BertPreTokenizer,
+    SequencePreTokenizer: _build_SequencePreTokenizer,
+    BPEModel: _build_BPEModel,
+    WordPieceModel: _build_WordPieceModel,
+    UnigramModel: _build_UnigramModel,
+    ByteLevelDecoder: _build_ByteLevelDecoder,
+    ByteFallbackDecoder: _build_ByteFallbackDecoder,
+    MetaspaceDecoder: _build_MetaspaceDecoder,
+    WordPieceDecoder: _build_WordPieceDecoder,
+    FuseDecoder: _build_FuseDecoder,
+    ReplaceDecoder: _build_ReplaceDecoder,
+    StripDecoder: _build_StripDecoder,
+    SequenceDecoder: _build_SequenceDecoder,
+    AddedToken: _build_AddedToken,
+    SequenceOp: _build_SequenceOp,
+    SpecialTokenOp: _build_SpecialTokenOp,
+    PostProcessorProgram: _build_PostProcessorProgram,
+    LegacyPostProcessor: _build_LegacyPostProcessor,
+    MtokFile: _build_MtokFile,
+    SentencePieceTxtFile: _build_SentencePieceTxtFile,
+    TiktokenTxtFile: _build_TiktokenTxtFile,
+    BertTxtFile: _build_BertTxtFile,
+    HuggingFaceTxtFile: _build_HuggingFaceTxtFile,
+}
 
 
 def parse_MtokFile(data) -> MtokFile:
@@ -2363,4 +2402,15 @@ def build_HuggingFaceTxtFile(tree: HuggingFaceTxtFile) -> bytes:
     """Build a whole file; raises MtokFormatError naming the field that cannot be written."""
     out: list[bytes] = []
     _build_HuggingFaceTxtFile(tree, out, "")
+    return b"".join(out)
+
+
+def build_node(obj) -> bytes:
+    """The bytes one record of the tree (a stage, an op, a whole file) takes inside a file, as
+    ``build`` writes them; raises MtokFormatError naming the field that cannot be written."""
+    fn = _NODE_BUILDERS.get(obj.__class__)
+    if fn is None:
+        bad_value("", "expected a record of the tree", obj)
+    out: list[bytes] = []
+    fn(obj, out, "")
     return b"".join(out)

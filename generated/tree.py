@@ -643,3 +643,6 @@ ROOTS_BY_MAGIC_LINE = {
     b'430 2\n': BertTxtFile,
     b'430 3\n': HuggingFaceTxtFile,
 }
+
+# each root -> the type number its line 1 gives ('430 <type>')
+ROOT_TYPES = {cls: int(line.split()[1]) for line, cls in ROOTS_BY_MAGIC_LINE.items()}

@@ -1,6 +1,6 @@
 /* mtokspec._speedups: the optional compiled hot loops of the hf runtime and the codec.
  *
- * The pure-Python models (mtokspec/runtime/models/bpe.py, unigram.py) are the reference; this
+ * The pure-Python models (mtokspec/runtime/hf/models/bpe.py, unigram.py) are the reference; this
  * module redoes only their inner loops, with the same order of operations, and asks them (through
  * callbacks) for everything else: a character's symbols, a merge's output id, a piece's score, the
  * ids of a fused unknown run.  Those answers are computed once and kept here.  Nothing here reads

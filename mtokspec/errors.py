@@ -1,8 +1,8 @@
 """The exception types of mtokspec: every refusal is an :class:`Error`.
 
-``MtokFormatError`` (parse/build), ``mtokspec.runtime.TokenizerError``,
-``mtokspec.convert.ConversionError`` and ``mtokspec.chat_template.ChatTemplateError`` derive from
-:class:`Error`, so one ``except mtokspec.Error`` catches "mtokspec refused this input".
+One ``except mtokspec.Error`` catches "mtokspec refused this input": :class:`MtokFormatError`
+(parse/build), :class:`TokenizerError` (a tree the runtime cannot run), :class:`UndefinedInMnn`,
+:class:`ChatTemplateError` and ``mtokspec.convert.ConversionError`` (which carries its losses).
 """
 
 from __future__ import annotations
@@ -28,3 +28,22 @@ class MtokFormatError(Error, ValueError):
 
     def __reduce__(self):
         return (type(self), (self.message, self.offset, self.path))
+
+
+class TokenizerError(Error, ValueError):
+    """A tree the runtime cannot run (bad pattern, pattern timeout, missing unk token, ...)."""
+
+
+class UndefinedInMnn(TokenizerError):
+    """MNN's C++ code would read or write out of bounds, never return, or throw on this file or
+    input: there is no result to reproduce.  The message says where."""
+
+
+class ChatTemplateError(Error):
+    """A chat template could not be rendered.
+
+    Raised for template syntax errors, ``raise_exception(...)`` calls made by the template (the
+    message is kept verbatim), sandbox violations, exceeded limits (output size, value size, time,
+    recursion) and any other error raised while rendering (message prefixed with the original
+    exception type; the original exception is chained as ``__cause__``).
+    """

@@ -12,8 +12,8 @@ Adding a variant (a new tag of a union), in this order:
 2. ``python -m tools.generate`` (tree class, codec, FORMAT.md, mtok.ksy) and ``python -m tools.diagram``;
 3. ``mtokspec/runtime``: a class in the union's ``REGISTRY`` (normalizers, pre_tokenizers, models, decoders);
 4. ``mtokspec/convert``: the HF mapping both ways (``from_hf``, ``to_hf``);
-5. ``mtokspec/summary.py``: its ``inspect`` line;
-6. ``mtokspec/strategies.py``: a strategy, in the union's leaves and in ``variants``.
+5. ``mtokspec/format/inspect.py``: its ``inspect`` line;
+6. ``mtokspec/testing/strategies.py``: a strategy, in the union's leaves and in ``variants``.
 
 ``tests/test_variants.py`` fails until steps 3-6 are done for every union member.
 """

@@ -14,7 +14,7 @@ import functools
 import re
 import struct
 
-from mtokspec.table import Table
+from mtokspec.format.table import Table
 from spec import _dsl as dsl
 from spec import mtok, txt
 from tools.generate.spec_walk import RecordInfo, collect, fields_of, kind_of, scalar, tree_fields

@@ -7,9 +7,9 @@ import json
 import pytest
 from conftest import ROOT
 
-from mtokspec.chat_template import ChatTemplateError
+from mtokspec.chat.render import ChatTemplateError
 from mtokspec.cli import main
-from mtokspec.runtime import Tokenizer
+from mtokspec import Tokenizer
 
 
 def test_embedded_template_renders_like_transformers(corpus):

@@ -1,4 +1,4 @@
-"""Tests for mtokspec.chat_template: corpus fidelity, sandbox escapes, ordinary behaviour."""
+"""Tests for mtokspec.chat.render: corpus fidelity, sandbox escapes, ordinary behaviour."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from mtokspec.chat_template import ChatTemplateError, render_chat_template
+from mtokspec.chat.render import ChatTemplateError, render_chat_template
 
 CORPUS = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus"
 CHAT_DIR = CORPUS / "chat"

@@ -11,7 +11,7 @@ import pytest
 from conftest import ROOT, corpus_mtok_files
 
 import mtokspec
-from mtokspec import tree as t
+from mtokspec.format import tree as t
 from mtokspec.cli import main
 
 EXAMPLE = ROOT / "examples" / "tiny.mtok"

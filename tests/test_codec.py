@@ -14,9 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import mtokspec
-from mtokspec import plainio
-from mtokspec import strategies as mst
-from mtokspec import tree as t
+from mtokspec.format import plainio
+from mtokspec.testing import strategies as mst
+from mtokspec.format import tree as t
 from mtokspec._generated.tree import CLASSES, VARIANTS
 from mtokspec.errors import MtokFormatError
 from spec import ReferenceError, reference_build, reference_parse
@@ -375,7 +375,7 @@ def test_lazy_tables_behave_like_lists(corpus):
 
 
 def test_table_columns_match_rows(corpus):
-    from mtokspec.table import Table
+    from mtokspec.format.table import Table
 
     for name in ("roberta-base", "t5-small"):
         tree = mtokspec.parse((corpus / "tok" / name / "mnn.mtok").read_bytes())
@@ -394,7 +394,7 @@ def test_table_packed_pair_columns(corpus, monkeypatch):
     """``columns(pack=True)``: the merge pair as one int, the same from the raw bytes (memoryview on
     little-endian machines, struct elsewhere) and from decoded rows; refused for other tables."""
     from mtokspec._generated import codec
-    from mtokspec.table import Table
+    from mtokspec.format.table import Table
 
     tree = mtokspec.parse((corpus / "tok" / "roberta-base" / "mnn.mtok").read_bytes())
     merges = tree.model.merges

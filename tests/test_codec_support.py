@@ -1,4 +1,4 @@
-"""Unit tests of mtokspec.codec_support, the helpers the generated codec imports."""
+"""Unit tests of mtokspec.format.codec_support, the helpers the generated codec imports."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mtokspec import codec_support as cs
-from mtokspec import tree as t
+from mtokspec.format import codec_support as cs
+from mtokspec.format import tree as t
 from mtokspec.errors import MtokFormatError
 
 COUNTS = re.compile(rb"(0|[1-9][0-9]*) (0|[1-9][0-9]*) (0|[1-9][0-9]*)\n")

@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from test_codec import deadline, plain, tree_plain
 
 import mtokspec
-from mtokspec import plainio
-from mtokspec import strategies as mst
-from mtokspec import tree as t
+from mtokspec.format import plainio
+from mtokspec.testing import strategies as mst
+from mtokspec.format import tree as t
 from mtokspec.errors import MtokFormatError
 from spec import reference_build, reference_parse
 

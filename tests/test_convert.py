@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import mtokspec
-from mtokspec import tree as t
+from mtokspec.format import tree as t
 from mtokspec.convert import (WHITESPACE_SPLIT, ConversionError, Loss, from_hf, from_hf_tree,
                               render_text, unicode_tables)
 
@@ -337,7 +337,7 @@ def test_whitespace_split_equals_hf_whitespace():
 
 
 def _cli():
-    from mtokspec._commands import convert as cmd
+    from mtokspec.cli import convert as cmd
     parser = argparse.ArgumentParser(prog="mtokspec")
     cmd.register(parser.add_subparsers(dest="command", required=True))
     return parser

@@ -25,7 +25,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import mtokspec
-from mtokspec import tree as t
+from mtokspec.format import tree as t
 from mtokspec.convert import from_hf
 from mtokspec.convert.mnn_target.choices import NOOP_ID, misread_by_mnn, program
 from mtokspec.convert.mnn_target.reference import PIECES
@@ -57,8 +57,8 @@ def _answers(tok: MnnTokenizer, text: str, ids: list[int]) -> dict:
 def _lint_codes(tree: t.MtokFile) -> set[str]:
     """The rules ``lint --target mnn`` predicts a difference in an answer for (warnings and errors;
     the speed warning mnn-bpe-quadratic and the chat template's findings are about other things)."""
-    from mtokspec.linter import lint
-    from mtokspec.validate import INFO
+    from mtokspec.divergences.lint import lint
+    from mtokspec.format.validate import INFO
 
     return {f.code for f in lint(tree, target="mnn") if f.severity != INFO and not f.path.startswith("chat_template")
             and f.code != "mnn-bpe-quadratic"}

@@ -83,7 +83,7 @@ def test_table_normalizer_maps_to_its_form():
     doc = to_hf(mtokspec.parse((folder / "mnn.mtok").read_bytes()))
     assert doc["normalizer"] == {"type": "NFKC"}
     tree = from_hf(folder).tree
-    from mtokspec import tree as t
+    from mtokspec.format import tree as t
     from mtokspec.convert import unicode_tables
     tree.normalizer = t.TableNormalizer(unicode_tables.nfc_table())
     assert to_hf(tree)["normalizer"] == {"type": "NFC"}
@@ -183,7 +183,7 @@ def test_trained_tokenizer_round_trips_through_mtok(kind, tmp_path_factory):
 
 
 def test_to_hf_rejects_what_tokenizer_json_cannot_hold():
-    from mtokspec import tree as t
+    from mtokspec.format import tree as t
     base = dict(header=t.make_header(), normalizer=t.NoNormalizer(), decoder=t.FuseDecoder())
     bad_utf8 = t.MtokFile(**base, model=t.BPEModel(vocab=[(b"\xff", 0)]))
     with pytest.raises(ValueError, match="not UTF-8"):
@@ -201,9 +201,9 @@ def test_to_hf_rejects_what_tokenizer_json_cannot_hold():
 
 def test_byte_level_flag_maps_bytes_once():
     """A byte_level BPE under a ByteLevel pre-tokenizer: HF must map the bytes once, like the runtime."""
-    from mtokspec.byte_level import BYTE_TO_CHAR
-    from mtokspec.runtime import Tokenizer as Ours
-    from mtokspec import tree as t
+    from mtokspec.runtime.shared.byte_level import BYTE_TO_CHAR
+    from mtokspec import Tokenizer as Ours
+    from mtokspec.format import tree as t
 
     vocab = sorted((c.encode(), b) for b, c in enumerate(BYTE_TO_CHAR))
     tree = t.MtokFile(pre_tokenizer=t.ByteLevelPreTokenizer(True),

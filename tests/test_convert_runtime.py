@@ -10,7 +10,7 @@ from unicode_stable import STABLE_CHARS
 
 import mtokspec
 from mtokspec.convert import from_hf
-from mtokspec.runtime import Tokenizer
+from mtokspec import Tokenizer
 
 # every test here runs on both paths of the models: compiled and pure (conftest.runtime_path)
 pytestmark = pytest.mark.usefixtures("runtime_path")

@@ -20,7 +20,7 @@ def test_rules_are_well_formed():
 
 def test_every_code_the_lint_and_the_explanation_use_is_registered():
     used = set()
-    for path in [*(ROOT / "mtokspec" / "linter").rglob("*.py"), ROOT / "mtokspec" / "runtime" / "mnn" / "explain.py"]:
+    for path in [*(ROOT / "mtokspec" / "chat" / "lint").rglob("*.py"), *(ROOT / "mtokspec" / "divergences").rglob("*.py")]:
         used |= set(re.findall(r'"(mnn-[a-z0-9-]+)"', path.read_text(encoding="utf-8")))
     assert used and used <= set(RULES), sorted(used - set(RULES))
 

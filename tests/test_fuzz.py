@@ -14,13 +14,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 import mtokspec
-from mtokspec import tree as t
-from mtokspec.chat_template import ChatTemplateError
+from mtokspec.format import tree as t
+from mtokspec.chat.render import ChatTemplateError
 from mtokspec.cli import main
 from mtokspec.convert import ConversionError, from_hf, to_hf, upgrade
 from mtokspec.convert.upgrade import tiktoken_merges
 from mtokspec.errors import MtokFormatError
-from mtokspec.runtime import TokenizerError
+from mtokspec import TokenizerError
 from tools import fuzz
 
 # examples per entry point: together about 40 s on one core
@@ -186,7 +186,7 @@ def test_cli_error_is_one_line_on_stderr(tmp_path, capsys):
 def test_roberta_processing_with_a_malformed_cls_is_not_a_template(cls_value):
     # found by the 10-minute from_hf fuzz after the merge: a dict as "cls" raised KeyError inside
     # the template reader (caught by the last guard, which the fuzz counts as a failure)
-    from mtokspec.convert.from_hf import _Converter
+    from mtokspec.convert.hf import _Converter
 
     converter = object.__new__(_Converter)  # _template_of reads only its argument
     assert converter._template_of({"type": "RobertaProcessing", "cls": cls_value, "sep": ["</s>", 2]}) is None

@@ -34,7 +34,7 @@ def test_format_md_documents_every_class_and_union():
 def test_parse_and_build_do_not_import_construct():
     code = (
         "import sys, mtokspec\n"
-        "from mtokspec import tree as t\n"
+        "from mtokspec.format import tree as t\n"
         "data = mtokspec.build(t.MtokFile(model=t.BPEModel(vocab=[(b'a', 0)])))\n"
         "mtokspec.parse(data); mtokspec.validate(data)\n"
         "print('construct' in sys.modules)\n"

@@ -10,7 +10,7 @@ from conftest import ROOT
 import pytest
 
 import mtokspec
-from mtokspec import tree as t
+from mtokspec.format import tree as t
 
 # every test here runs on both paths of the codec and models: compiled and pure (conftest.runtime_path)
 pytestmark = pytest.mark.usefixtures("runtime_path")

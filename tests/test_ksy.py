@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from kaitai_plain import first_difference, js_value, kaitai_plain, kaitai_txt_plain, tree_plain
 
 import mtokspec
-from mtokspec import strategies
+from mtokspec.testing import strategies
 from mtokspec.errors import MtokFormatError
 
 KSC = ROOT / "tools" / "ksc"
@@ -108,13 +108,13 @@ def test_python_parser_agrees_on_generated_files(kaitai_mtok, data):
 
 @pytest.mark.parametrize("cls", [
     cls for union in ("Normalizer", "PreTokenizer", "Decoder", "Model", "PostOp")
-    for cls in mtokspec.tree.UNIONS[union]
+    for cls in mtokspec.format.tree.UNIONS[union]
 ] + ["PostProcessorProgram", "LegacyPostProcessor"])
 @settings(max_examples=10)
 @given(data=st.data())
 def test_python_parser_agrees_on_every_variant(kaitai_mtok, cls, data):
     """Each variant placed where it lives in a file (hypothesis's whole files may miss a rare one)."""
-    node = data.draw(strategies.variants(getattr(mtokspec.tree, cls)))
+    node = data.draw(strategies.variants(getattr(mtokspec.format.tree, cls)))
     assert_agree(kaitai_mtok, mtokspec.build(file_with(cls, node)))
 
 
@@ -124,7 +124,7 @@ SECTIONS = {"Normalizer": "normalizer", "PreTokenizer": "pre_tokenizer", "Model"
 
 def file_with(cls: str, node):
     """The smallest file holding ``node`` where its class lives."""
-    t = mtokspec.tree
+    t = mtokspec.format.tree
     if cls in ("SequenceOp", "SpecialTokenOp"):
         cls, node = "PostProcessorProgram", t.PostProcessorProgram(ops=[node])
     section = SECTIONS[t.VARIANTS[cls][0]]
@@ -191,7 +191,7 @@ def test_javascript_parser_agrees_on_corpus(compiled):
 def test_javascript_parser_agrees_on_generated_and_truncated_files(compiled, tmp_path_factory, data):
     """A hypothesis file of every variant and a cut of each, in one node run per example: the cut
     fails where mtokspec refuses it and reads the same where it is a valid file."""
-    t = mtokspec.tree
+    t = mtokspec.format.tree
     files = []
     for union in SECTIONS:
         for cls in t.UNIONS[union]:
@@ -274,7 +274,7 @@ def test_javascript_parser_agrees_on_legacy_corpus_files(compiled):
 
 def test_javascript_output_keeps_line_separators_in_text(compiled, tmp_path):
     """Text holding U+2028, U+0085 and the like stays one JSON line (a hypothesis run found it)."""
-    t = mtokspec.tree
+    t = mtokspec.format.tree
     path = tmp_path / "separators.mtok"
     path.write_bytes(mtokspec.build(t.MtokFile(normalizer=t.PrependNormalizer("a\u2028b\x85c\x1cd"))))
     (line,) = node_trees(compiled, [path])

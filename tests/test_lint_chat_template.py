@@ -1,4 +1,4 @@
-"""The chat-template lint for MNN (mtokspec.linter.chat_template) against MNN's recorded renderings.
+"""The chat-template lint for MNN (mtokspec.chat.lint) against MNN's recorded renderings.
 
 The dev corpus (../shared/corpus/chat/*.json) holds transformers' renderings; chat/_mnn/ holds
 MNN's own Jinja engine's renderings of the same cases.  Every template MNN renders differently must
@@ -20,10 +20,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mtokspec.divergences import RULES
-from mtokspec.divergences.chat_template import CHAT_TEMPLATE_RULES
-from mtokspec.linter.chat_template import lint_chat_template
-from mtokspec.linter.chat_template.engine import _environment
-from mtokspec.linter.chat_template.whitespace import _mnn_segments
+from mtokspec.divergences.rules.chat_template import RULES as CHAT_TEMPLATE_RULES
+from mtokspec.chat.lint import lint_chat_template
+from mtokspec.chat.environment import parsing_environment
+from mtokspec.chat.lint.whitespace import _mnn_segments
 
 CHAT_DIR = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus" / "chat"
 MISSING = f"reference corpus not found at {CHAT_DIR.resolve()} (../shared/corpus is optional)"
@@ -44,7 +44,7 @@ def _load(path: Path) -> tuple[dict, dict]:
 def _strftime_formats(template: str) -> list[str]:
     """The formats the template passes to strftime_now (MNN's default when it passes none)."""
     out = []
-    for call in _environment().parse(template).find_all(nodes.Call):
+    for call in parsing_environment().parse(template).find_all(nodes.Call):
         if isinstance(call.node, nodes.Name) and call.node.name == "strftime_now":
             arg = call.args[0] if call.args else None
             out.append(arg.value if isinstance(arg, nodes.Const) else "%Y-%m-%d")

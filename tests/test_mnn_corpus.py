@@ -15,9 +15,9 @@ import pytest
 from conftest import CORPUS
 
 from mtokspec.divergences import RULES
-from mtokspec.runtime import Tokenizer
+from mtokspec import Tokenizer
 from mtokspec.runtime.mnn import MNN_COMMIT
-from mtokspec.runtime.mnn.explain import explain_decode, explain_encode
+from mtokspec.divergences.explain import explain_decode, explain_encode
 
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"reference corpus not found at {CORPUS}")
 

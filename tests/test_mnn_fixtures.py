@@ -13,7 +13,7 @@ from test_runtime_fixtures import ADDED_TEXT, FIXTURES, TRAIN_TEXT, pair, texts
 
 from mtokspec.divergences import RULES
 from mtokspec.runtime.mnn import MnnTokenizer
-from mtokspec.runtime.mnn.explain import explain_decode, explain_encode
+from mtokspec.divergences.explain import explain_decode, explain_encode
 
 
 @lru_cache(maxsize=None)

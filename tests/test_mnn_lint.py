@@ -10,7 +10,7 @@ from conftest import CORPUS
 from test_mnn_corpus import EXPECTED_RULES
 
 import mtokspec
-from mtokspec import tree as t
+from mtokspec.format import tree as t
 from mtokspec.cli import main
 from mtokspec.divergences import RULES
 from mtokspec import lint  # the public entry point

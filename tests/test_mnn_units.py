@@ -11,8 +11,8 @@ import unicodedata
 import pytest
 
 import mtokspec
-from mtokspec import tree as t
-from mtokspec.runtime import Tokenizer, TokenizerError
+from mtokspec.format import tree as t
+from mtokspec import Tokenizer, TokenizerError
 from mtokspec.runtime.mnn import MnnTokenizer, UndefinedInMnn
 from mtokspec.runtime.mnn import regex as R
 from mtokspec.runtime.mnn import unicode as U
@@ -221,7 +221,7 @@ def test_sentencepiece_decode_replaces_pos_plus_3_bytes():
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from mtokspec import strategies as mst  # noqa: E402
+from mtokspec.testing import strategies as mst  # noqa: E402
 from mtokspec.errors import MtokFormatError  # noqa: E402
 
 

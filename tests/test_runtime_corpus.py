@@ -29,7 +29,7 @@ import pytest
 
 from conftest import CORPUS
 from mtokspec import speedups
-from mtokspec.runtime import Tokenizer
+from mtokspec import Tokenizer
 
 TEXTS = ["en", "zh", "code", "edge", "mixed"]
 PARITY = ["bert-base-cased-derived", "phi-3-mini", "roberta-base", "t5-small", "whisper.tiny"]
@@ -162,7 +162,7 @@ def test_t5_serde_scores_equal_hf_values(corpus):
     pytest.importorskip("tokenizers")
     import tokenizers
 
-    from mtokspec.runtime.models.unigram import serde_f64
+    from mtokspec.runtime.hf.models.unigram import serde_f64
     hf = tokenizers.Tokenizer.from_file(str(CORPUS / "tok" / "t5-small" / "tokenizer.json"))
     hf_scores = [s for _, s in json.loads(hf.to_str())["model"]["vocab"]]
     tree_scores = {i: s for _, i, s in tok("t5-small").tree.model.vocab}

@@ -7,7 +7,7 @@ load (e.g. a Split pattern that is not a valid regular expression) are assumed a
 then give HF's ids for ``encode(text)`` with and without special tokens (or fail where HF fails), and
 HF's text for ``decode``.
 
-The strategies reuse :mod:`mtokspec.strategies` (normalizers, pre-tokenizers, decoders, added tokens,
+The strategies reuse :mod:`mtokspec.testing.strategies` (normalizers, pre-tokenizers, decoders, added tokens,
 post-processors, headers, models) and add models whose tokens are built from a small alphabet so that
 merges, WordPiece matches and Unigram lattices actually occur in the text.  Table normalizers get real
 Unicode tables (a random table has no HF counterpart; ``to_hf`` would pick the closest form).
@@ -45,11 +45,12 @@ from unicode_stable import STABLE_CHARS, stable
 
 tokenizers = pytest.importorskip("tokenizers")
 
-from mtokspec import strategies as mst  # noqa: E402
-from mtokspec import tree as t  # noqa: E402
+from mtokspec.testing import strategies as mst  # noqa: E402
+from mtokspec.format import tree as t  # noqa: E402
 from mtokspec.convert import to_hf  # noqa: E402
 from mtokspec.convert.unicode_tables import nfc_table, nfd_table, nfkc_table  # noqa: E402
-from mtokspec.runtime import Tokenizer, TokenizerError, pre_tokenizers  # noqa: E402
+from mtokspec import Tokenizer, TokenizerError  # noqa: E402
+from mtokspec.runtime.hf import pre_tokenizers  # noqa: E402
 
 # every test here runs on both paths of the models: compiled and pure (conftest.runtime_path)
 pytestmark = pytest.mark.usefixtures("runtime_path")

@@ -2,7 +2,7 @@
 
 Each fixture is trained with HF's own trainers on :data:`TRAIN_TEXT`, turned into an ``.mtok`` tree
 by :func:`tree_from_hf` (a small test-local converter following the exporter's mapping in
-``export_mtok``, built directly from :mod:`mtokspec.tree` classes) and compared with HF on
+``export_mtok``, built directly from :mod:`mtokspec.format.tree` classes) and compared with HF on
 hypothesis-generated text: every Unicode category, white-space runs, emoji, CJK, combining marks,
 digits and the fixture's added tokens.
 
@@ -23,9 +23,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from unicode_stable import STABLE_CHARS
 
-from mtokspec import tree as t
+from mtokspec.format import tree as t
 from mtokspec import speedups
-from mtokspec.runtime import Tokenizer
+from mtokspec import Tokenizer
 
 tokenizers = pytest.importorskip("tokenizers")
 

@@ -12,15 +12,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import mtokspec
-from mtokspec import tree as t
-from mtokspec.runtime import Tokenizer, TokenizerError
-from mtokspec.runtime import decoders as D
-from mtokspec.runtime import normalizers as N
-from mtokspec.runtime import pre_tokenizers as P
-from mtokspec.runtime.added_tokens import AddedVocabulary
-from mtokspec.runtime.models import BPE, Unigram, WordPiece
-from mtokspec.runtime.models import unigram as unigram_module
-from mtokspec.runtime.models.unigram import serde_f64, serde_f64_min
+from mtokspec.format import tree as t
+from mtokspec import Tokenizer, TokenizerError
+from mtokspec.runtime.hf import decoders as D
+from mtokspec.runtime.hf import normalizers as N
+from mtokspec.runtime.hf import pre_tokenizers as P
+from mtokspec.runtime.hf.added_tokens import AddedVocabulary
+from mtokspec.runtime.hf.models import BPE, Unigram, WordPiece
+from mtokspec.runtime.hf.models import unigram as unigram_module
+from mtokspec.runtime.hf.models.unigram import serde_f64, serde_f64_min
 
 tokenizers = pytest.importorskip("tokenizers")
 from tokenizers import Regex, decoders, models, normalizers, pre_tokenizers  # noqa: E402
@@ -54,9 +54,9 @@ def _table(form):
     (N.Strip(True, True), normalizers.Strip(True, True)),
     (N.Strip(True, False), normalizers.Strip(True, False)),
     (N.Strip(False, True), normalizers.Strip(False, True)),
-    (N.BertNormalizer(False, False, False, True), normalizers.Lowercase()),
-    (N.BertNormalizer(True, True, False, False), normalizers.BertNormalizer(True, True, False, False)),
-    (N.BertNormalizer(True, False, True, True, None),
+    (N.Bert(False, False, False, True), normalizers.Lowercase()),
+    (N.Bert(True, True, False, False), normalizers.BertNormalizer(True, True, False, False)),
+    (N.Bert(True, False, True, True, None),
      normalizers.BertNormalizer(True, False, True, True)),
     (N.LegacyNFKC(), normalizers.NFKC()),
     (N.Sequence([N.Prepend("▁"), N.Replace(" ", "▁")]),
@@ -68,10 +68,10 @@ def test_normalizers_match_hf(ours, theirs):
 
 
 def test_table_normalizers_compose_like_full_normalization():
-    nfkc = N.TableNormalizer(_table("NFKC"))
-    nfc = N.TableNormalizer(_table("NFC"))
+    nfkc = N.Table(_table("NFKC"))
+    nfc = N.Table(_table("NFC"))
     nfd = _table("NFD")
-    bert = N.BertNormalizer(True, True, True, True, nfd)
+    bert = N.Bert(True, True, True, True, nfd)
     for s in SAMPLES + ["e\u0301\u0323", "\u1e0b\u0323", "Å Å ｶﾞ ㈱ ﬀ"]:
         assert nfkc.normalize(s) == normalizers.NFKC().normalize_str(s), s
         assert nfc.normalize(s) == normalizers.NFC().normalize_str(s), s
@@ -105,7 +105,7 @@ LLAMA3 = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[
     (P.Digits(False), pre_tokenizers.Digits(individual_digits=False)),
     (P.Metaspace("▁", True), pre_tokenizers.Metaspace("▁", prepend_scheme="always")),
     (P.Metaspace("▁", False), pre_tokenizers.Metaspace("▁", prepend_scheme="never")),
-    (P.BertPreTokenizer(), pre_tokenizers.BertPreTokenizer()),
+    (P.Bert(), pre_tokenizers.BertPreTokenizer()),
     (P.Split(r"\s+", False, 1), pre_tokenizers.WhitespaceSplit()),
     (P.Sequence([P.Split(r"\s+", False, 1), P.Metaspace("▁", True)]),
      pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Metaspace()])),
@@ -142,12 +142,12 @@ def test_ascii_fast_paths_match_hf(s):
     (run by ``re``), BertNormalizer skipping the clean-up of printable ASCII, white space split
     by ``str.split`` (printable) or by ``re``.  Any ASCII text, control characters included, must
     come out as HF's."""
-    assert P.BertPreTokenizer().split(s) == _hf_pieces(pre_tokenizers.BertPreTokenizer(), s)
+    assert P.Bert().split(s) == _hf_pieces(pre_tokenizers.BertPreTokenizer(), s)
     assert P.Split(r"\s+", False, 1).split(s) == _hf_pieces(pre_tokenizers.WhitespaceSplit(), s)
     t5_style = pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Metaspace()])
     assert P.Sequence([P.Split(r"\s+", False, 1), P.Metaspace("▁", True)]).split(s) == _hf_pieces(t5_style, s)
     for lower in (False, True):
-        ours = N.BertNormalizer(True, True, False, lower)
+        ours = N.Bert(True, True, False, lower)
         theirs = normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=True, strip_accents=False,
                                             lowercase=lower)
         assert ours.normalize(s) == theirs.normalize_str(s)
@@ -249,7 +249,7 @@ def test_bpe_byte_level_words_merge_per_character_first_exactly():
     """Byte-level words with multi-byte characters merge each character on its own first when no
     merge across characters can come earlier; random merge tables (low-ranked merges across
     characters included) must give what merging the whole word gives."""
-    from mtokspec.byte_level import BYTE_TO_CHAR
+    from mtokspec.runtime.shared.byte_level import BYTE_TO_CHAR
 
     rnd = random.Random(5)
     chars = "aé中€😀"
@@ -534,7 +534,7 @@ def test_from_bytes_and_api():
 # --- commands -------------------------------------------------------------------------------------
 
 def test_commands(tmp_path, capsys):
-    from mtokspec._commands import runtime as cmds
+    from mtokspec.cli import runtime as cmds
     path = tmp_path / "tiny.mtok"
     path.write_bytes(mtokspec.build(_tiny_tree()))
     hf = tokenizers.Tokenizer(models.BPE({c: b for b, c in enumerate(P.BYTES_TO_UNICODE)} | {"ĠĠ": 256},

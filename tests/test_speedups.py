@@ -21,11 +21,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import mtokspec
-from mtokspec import strategies as mst
-from mtokspec import tree as t
+from mtokspec.testing import strategies as mst
+from mtokspec.format import tree as t
 from mtokspec import speedups
-from mtokspec.runtime import Tokenizer
-from mtokspec.runtime.models import BPE, Unigram
+from mtokspec import Tokenizer
+from mtokspec.runtime.hf.models import BPE, Unigram
 
 pytestmark = pytest.mark.skipif(not speedups.enabled(),
                                 reason="the compiled module mtokspec._speedups is not built here (or MTOKSPEC_PURE is set)")
@@ -259,7 +259,7 @@ def test_sp_crossing_identical(tokens):
 def _line_table_pure(block: bytes, n: int, kinds: str, open_end: bool):
     """What the codec's exact loop reads from ``block`` (codec_support's decoders), as line_table
     gives it, or None where the loop raises."""
-    from mtokspec import codec_support as cs
+    from mtokspec.format import codec_support as cs
     from mtokspec.errors import MtokFormatError
 
     decode = {"b": lambda v: cs.decode_base64(v, 0, "x"), "w": lambda v: cs.decode_word(v, 0, "x"),

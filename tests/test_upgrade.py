@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 import mtokspec
-from mtokspec import tree as t
+from mtokspec.format import tree as t
 from mtokspec.convert import ConversionError, to_hf
 from mtokspec.convert.upgrade import (GPT2_PATTERN, byte_level_spelling, sentencepiece_merges,
                                       tiktoken_merges, upgrade)
@@ -38,7 +38,7 @@ SETS = ("en", "zh", "code", "edge", "mixed")
 tokenizers = pytest.importorskip("tokenizers", reason="HF tokenizers (test dependency) is the oracle")
 
 try:
-    from mtokspec.runtime import Tokenizer as Runtime
+    from mtokspec import Tokenizer as Runtime
 except ImportError:  # the runtime is written in parallel; the HF oracle alone must still pass
     Runtime = None
 
@@ -398,7 +398,7 @@ def test_bert_non_utf8_token_is_an_error():
 def _cli(argv: list[str]) -> int:
     import argparse
 
-    from mtokspec._commands import upgrade as command
+    from mtokspec.cli import upgrade as command
 
     parser = argparse.ArgumentParser(prog="mtokspec")
     sub = parser.add_subparsers(dest="command")
@@ -448,7 +448,7 @@ def test_runtime_loads_legacy_files_directly(corpus):
     """Tokenizer.from_file on a tokenizer.txt runs it through upgrade: the same ids as the upgraded tree."""
     import json
 
-    from mtokspec.runtime import Tokenizer
+    from mtokspec import Tokenizer
 
     texts = json.loads((corpus / "text" / "en.json").read_text(encoding="utf-8"))[:40]
     for name in ("roberta-base", "bert-base-cased-derived", "whisper.tiny"):

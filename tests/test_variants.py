@@ -12,11 +12,12 @@ import json
 
 import pytest
 
-from mtokspec import strategies, summary
-from mtokspec import tree as t
-from mtokspec.convert.from_hf import from_hf_tree
+from mtokspec.format import inspect as summary
+from mtokspec.testing import strategies
+from mtokspec.format import tree as t
+from mtokspec.convert.hf import from_hf_tree
 from mtokspec.convert.to_hf import to_hf
-from mtokspec.runtime import decoders, models, normalizers, pre_tokenizers
+from mtokspec.runtime.hf import decoders, models, normalizers, pre_tokenizers
 
 # every test here runs on both paths of the codec and models: compiled and pure (conftest.runtime_path)
 pytestmark = pytest.mark.usefixtures("runtime_path")

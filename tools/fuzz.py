@@ -8,7 +8,7 @@ which runs each for a bounded number of examples.  Here each runs in batches of 
 examples (no example database) until its time is up; a failure is shrunk by Hypothesis, printed
 and counted, and the run goes on.  Exit 1 when anything failed.
 
-Inputs: ``.mtok`` and legacy files from :mod:`mtokspec.strategies` (``valid=False``) with random
+Inputs: ``.mtok`` and legacy files from :mod:`mtokspec.testing.strategies` (``valid=False``) with random
 byte edits; ``to_dict`` documents and ``tokenizer.json`` folders with random edits (:func:`mutated`:
 a key or element deleted, or a value replaced by null, a bool, a number, a string, a list or a
 dict); texts and ids of any kind (lone surrogates, ints < 0 and >= 2**32).
@@ -34,7 +34,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import mtokspec
-from mtokspec import strategies as ms
+from mtokspec.testing import strategies as ms
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "corpus"
@@ -331,7 +331,7 @@ def runtime_inputs():
 
 def check_runtime(args) -> None:
     """Tokenizer.from_tree, then encode / encode_batch / decode / decode_stream / apply_chat_template."""
-    from mtokspec.runtime import Tokenizer
+    from mtokspec import Tokenizer
 
     tree, text, ids, special, messages, template = args
     tok = refused_or_ok("Tokenizer.from_tree", Tokenizer.from_tree, tree)
@@ -368,7 +368,7 @@ def check_upgrade(tree) -> None:
 def check_from_hf(files: dict[str, object]) -> None:
     """from_hf on a written folder, then build of the tree."""
     from mtokspec.convert import from_hf
-    from mtokspec.convert.from_hf import UNCHECKED
+    from mtokspec.convert.hf import UNCHECKED
     with tempfile.TemporaryDirectory(prefix="mtokspec-fuzz-") as tmp:
         write_folder(Path(tmp), files)
         try:
@@ -395,7 +395,7 @@ _COMMANDS = [
 def check_runtime_mnn(args) -> None:
     """Tokenizer.from_tree(semantics="mnn"), then encode (str and raw bytes) / encode_batch /
     decode / decode_bytes (both decodes) / decode_stream / apply_chat_template."""
-    from mtokspec.runtime import Tokenizer
+    from mtokspec import Tokenizer
 
     tree, text, ids, special, messages, template = args
     tok = refused_or_ok("Tokenizer.from_tree(semantics='mnn')", Tokenizer.from_tree, tree, semantics="mnn")

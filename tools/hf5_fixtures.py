@@ -1,4 +1,4 @@
-"""Fixture folders for the header rules S1-S8 of ``mtokspec.convert.from_hf`` (transformers 5).
+"""Fixture folders for the header rules S1-S8 of ``mtokspec.convert.hf`` (transformers 5).
 
     python -m tools.hf5_fixtures            # write tests/fixtures/hf5/<name>/ (the model files)
     python -m tools.hf5_fixtures --record   # also run MNN's exporter on each and record its header

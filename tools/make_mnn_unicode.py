@@ -6,8 +6,8 @@ MNN classifies characters with its own generated tables (``unicode_data.cpp``): 
 category of every code point as of Unicode 15.0, and a one-to-one lower-case mapping (each
 character whose ``str.lower()`` is a single other character).  Python's own ``unicodedata``
 follows the interpreter's Unicode version (14.0 in 3.11, 15.1 in 3.13), so the ``mnn`` semantics
-carries its own copy, made here from the Unicode data and checked by
-``tests/test_mnn_unicode.py`` against the categories MNN's tables give on the corpus.
+carries its own copy, made here from the Unicode data; the tests of the ``mnn`` semantics check
+its version and the corpus outputs MNN recorded (``test_unicode_tables_are_15_0``, the corpus tests).
 """
 
 from __future__ import annotations

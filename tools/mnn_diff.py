@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import mtokspec
-from mtokspec import strategies as mst
+from mtokspec.testing import strategies as mst
 from mtokspec.runtime.mnn import MnnTokenizer, UndefinedInMnn
 
 _SETTINGS = dict(database=None, deadline=None, suppress_health_check=list(HealthCheck))

@@ -1,16 +1,20 @@
 """Agreement of the corpus files' MNN outputs with the ``mnn`` semantics and with HF (by hand).
 
-    python -m tools.mnn_report [CORPUS]     # default ../shared/corpus
+    python -m tools.mnn_report [CORPUS]                  # default ../shared/corpus
+    python -m tools.mnn_report --record benchmarks/records/mnn_agreement.json   # also write the record
 
 For each corpus ``mnn.mtok``/``mnn.txt`` and each of MNN's four recorded outputs: how many cases the
 ``mnn`` semantics reproduces, and how many cases MNN agrees with HF (the reference ids and texts of
-``ref_*.json``) -- the table of issue 13, recomputed.
+``ref_*.json``).  The README's agreement table is generated from the record
+(``python -m tools.readme_tables``).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
+from datetime import date
 from pathlib import Path
 
 from mtokspec.runtime.mnn import MnnTokenizer
@@ -23,8 +27,12 @@ def _bytes(v) -> bytes:
 
 
 def main(argv=None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    corpus = Path(args[0]) if args else Path(__file__).resolve().parents[2] / "shared" / "corpus"
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("corpus", nargs="?", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "corpus")
+    ap.add_argument("--record", type=Path, metavar="JSON", help="write the counts to this record")
+    args = ap.parse_args(argv)
+    corpus = args.corpus
+    rows = []
     print("| file | output | mnn semantics = MNN | MNN = HF |")
     print("|---|---|---|---|")
     for folder in sorted((corpus / "tok").iterdir()):
@@ -52,6 +60,14 @@ def main(argv=None) -> int:
                         like_hf[o] += rec == hf_out[o]
             for o in same:
                 print(f"| {folder.name}/{fn} | {o} | {same[o]}/{total} | {like_hf[o]}/{total} |")
+                rows.append({"file": f"{folder.name}/{fn}", "output": o, "cases": total,
+                             "mnn_semantics_equals_mnn": same[o], "mnn_equals_hf": like_hf[o]})
+            mnn_commit = ref_mnn.get("mnn_commit")
+    if args.record:
+        record = {"made_by": "python -m tools.mnn_report --record", "date": date.today().isoformat(),
+                  "mnn_commit": mnn_commit, "rows": rows}
+        args.record.parent.mkdir(parents=True, exist_ok=True)
+        args.record.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     return 0
 
 

@@ -1,48 +1,20 @@
 """``.mtok`` tree -> Hugging Face ``tokenizer.json`` document (an independent oracle for any file).
 
-``to_hf(tree)`` returns a dict that ``tokenizers.Tokenizer.from_str(json.dumps(doc))`` loads and
-that encodes text the way the ``.mtok`` specifies (FORMAT.md semantics, read as HF semantics):
-
-- Normalizers: TableNormalizer -> the Unicode form (NFKC, NFC, NFD, NFKD) whose table, built from
-  this Python's ``unicodedata``, equals the embedded table (the form sharing the most rows when none
-  is equal: a file from another Unicode version; noted); LegacyNFKC -> NFKC; Prepend; Replace with a
-  ``String`` pattern (an empty pattern -- what the exporter writes for a lost Regex -- is a no-op,
-  as in MNN's runtime, and is left out); BertNormalizer / BertNFD -> ``BertNormalizer`` with every
-  flag explicit (strip_accents never null); Strip; Sequence.
-- Pre-tokenizers: ByteLevel(use_regex) with add_prefix_space false; Digits; Metaspace with
-  ``prepend_scheme`` "always" (add_prefix_space) or "never" and ``split`` true; Split with behaviour
-  0/1/2 -> Isolated/Removed/MergedWithPrevious and the pattern as ``Regex`` (``String`` when it
-  has no regex metacharacter, which is the same match either way); BertPreTokenizer; Sequence.
-  A BPE model with ``byte_level`` set gets a ``ByteLevel(use_regex=false)`` appended to its
-  pre-tokenizer (the bytes-to-unicode mapping the flag stands for), unless the pre-tokenizer already
-  has a ByteLevel, which maps the bytes once (as the runtime does).
-- Models: BPE vocab bytes -> str (UTF-8; a token that is not UTF-8 cannot be expressed and raises
-  ConversionError), merges by rank order as ``[left, right]`` token pairs, byte_fallback, no unk_token
-  (the file has none); WordPiece; Unigram with the vocab listed by id (ids must be 0..n-1).
-- Decoders: each variant to its HF namesake (Metaspace prepend_scheme as above).
-- Added tokens: id, content, special, lstrip, rstrip, single_word false, normalized false (MNN
-  matches added tokens in the text before normalisation).
-- Post-processor: the program -> ``TemplateProcessing`` (single = the ops; pair = single then B);
-  the legacy layout -> A then its ids; an empty program -> none; no section at all -> the header's
-  prefix ids before A when there are any.
-
-What HF ``tokenizers`` cannot load raises :class:`~mtokspec.convert.ConversionError` (a ValueError)
-naming the field: a token that is not UTF-8, a Metaspace replacement or Strip content that is not
-exactly one character, an empty Unigram vocab, Unigram ids that are not 0..n-1, a BPE merge whose
-concatenation is not in the vocab.
+Design record: ``docs/design/convert.md``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from mtokspec import tree as t
+from mtokspec.format import tree as t
 from mtokspec.convert import unicode_tables
 from mtokspec.convert.loss import ConversionError
+from mtokspec.runtime.shared.text import REGEX_META
 
 __all__ = ["to_hf", "to_hf_with_notes"]
 
-_META = set(".^$*+?{}[]\\|()")
+
 
 
 def to_hf(tree: t.MtokFile) -> dict:
@@ -138,7 +110,7 @@ def _pre_tokenizer(p: t.PreTokenizer) -> dict | None:
         return {"type": "Metaspace", "replacement": p.replacement,
                 "prepend_scheme": "always" if p.add_prefix_space else "never", "split": True}
     if isinstance(p, t.SplitPreTokenizer):
-        kind = "Regex" if any(c in _META for c in p.pattern) else "String"
+        kind = "Regex" if any(c in REGEX_META for c in p.pattern) else "String"
         try:
             behavior = t.SplitBehavior(p.behavior).name
         except ValueError:  # an unnamed value: Removed, as the exporter writes every unknown behaviour
@@ -233,7 +205,7 @@ def _post_processor(tree: t.MtokFile, id_to_text: dict[int, str]) -> dict | None
         items = ["A", *pp.ids]
     else:
         h = tree.header
-        prefix = h.ids[h.special_count + h.stop_count:h.special_count + h.stop_count + h.prefix_count]
+        prefix = t.header_roles(h).prefix
         if not prefix:
             return None
         items = [*prefix, "A"]

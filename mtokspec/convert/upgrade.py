@@ -2,71 +2,10 @@
 
     from mtokspec.convert.upgrade import upgrade
     result = upgrade(mtokspec.parse(open("tokenizer.txt", "rb").read()))   # .tree, .losses
-    tok = mtokspec.runtime.Tokenizer.from_tree(result.tree)                # the legacy file, runnable
+    tok = mtokspec.Tokenizer.from_tree(result.tree)                        # the legacy file, runnable
     doc = mtokspec.convert.to_hf(result.tree)                               # ... and as tokenizer.json
 
-Upgrading *is* the runtime of the legacy types: the tree reproduces the tokenizer the file was
-exported from (Hugging Face ``tokenizers`` semantics), as far as the file holds it, and every place
-where it does not is a :class:`~mtokspec.convert.loss.Loss`.  MNN's own C++ loaders for these types
-are not the model (they are approximations: greedy longest match for type 1, ``Tiktoken::encode``
-https://github.com/alibaba/MNN/blob/4d40bdbd7efb73a58383bb5da867a6f41eb1776e/transformers/llm/engine/src/tokenizer/tokenizer.cpp#L532-L545, ASCII lower-casing for type 2, ``BertTokenizer::encode``
-https://github.com/alibaba/MNN/blob/4d40bdbd7efb73a58383bb5da867a6f41eb1776e/transformers/llm/engine/src/tokenizer/tokenizer.cpp#L633-L672); the original tokenizers are.
-
-Common to all types
-    Header: copied (special, stop and prefix ids), written the ``.mtok`` way (no trailing space).
-    Special ids whose line exists and is UTF-8 become added tokens (``special`` true; ``lstrip``,
-    ``rstrip``, ``single_word``, ``normalized`` are not in the file: all false, one Loss).  The
-    type-3 exporter lists *every* added token there (also non-special ones): all become special.
-    Post-processor: the header's prefix ids, then sequence A (what MNN prepends); an empty program
-    when there are none.  BOS text = the single prefix id's token, EOS text = the single stop id's
-    token (else empty); chat template empty; flags 0 (``clean_up_tokenization_spaces`` unknown).
-    A token line that repeats an earlier one (or is empty) cannot be a second vocab entry: the
-    first id keeps it, the later id only decodes when it is special (Loss).
-
-Type 1 TIKTOKEN -> byte-level BPE by rank
-    Line index = id = rank.  Pre-tokenizer Sequence[Split(``split_pattern``, Isolated),
-    ByteLevel(use_regex=False)] (the file has no pattern; GPT-2's by default, Loss), ByteLevel
-    decoder.  Vocab = GPT-2 byte-to-unicode spelling of every token's bytes.  Merges
-    (:func:`tiktoken_merges`): for every multi-byte non-special token ``t`` of rank ``r``, run
-    tiktoken's own byte-pair merge on ``t``'s bytes using only ranks below ``r``; it must stop at
-    exactly two parts ``(a, b)`` -- the merge ``a b`` gets priority ``r``.  HF's BPE with these
-    merges then equals tiktoken: a merge happens exactly when tiktoken would take the rank of the
-    concatenation, and every token is reachable from its bytes, so tiktoken's "whole piece is a
-    token" shortcut (HF ``ignore_merges``) changes nothing.  A token that does not reduce to two
-    parts is unreachable by BPE (tiktoken emits it only through that shortcut): Loss.
-
-Type 3 HUGGINGFACE -> GPT-2 byte-level BPE
-    Raw byte-level tokens, merges from the lines (a first ``#version`` line skipped; rank = order),
-    ByteLevel pre-tokenizer (use_regex, no prefix space) and decoder.  A merge line without a space,
-    or naming a token that is not in the vocab, or whose concatenation is not in the vocab, is
-    skipped (Loss; HF refuses such merges).
-
-Type 2 BERT -> WordPiece
-    ``##`` continuation prefix, unk ``[UNK]`` (Loss when the vocab has none), 100 characters per
-    word; BertNormalizer(clean_text, handle_chinese_chars, lowercase=``lowercase``,
-    strip_accents=``lowercase`` -- HF's ``strip_accents: null``; with an embedded NFD table),
-    BertPreTokenizer, WordPiece decoder (``##``, cleanup).  Whether the model lower-cases is not in
-    the file: cased by default (Loss, naming the evidence of the vocab).
-
-Type 0 SENTENCEPIECE -> SentencePiece BPE (default) or Unigram
-    Pieces get back the ``▁`` the exporter turned into spaces.  Which algorithm and which
-    normalisation rule the model used is not in the file (Loss); the defaults are what MNN runs:
-    ``sentencepiece_model="bpe"``: merges (:func:`sentencepiece_merges`) = every split ``l + r`` of
-    a normal piece into two vocab pieces, by descending score of the piece, equal scores by piece
-    id (SentencePiece writes pieces in descending-score order), within a piece by ``(id(l),
-    id(r))`` -- the derivation HF uses for SentencePiece BPE models.  ``"unigram"``: a Unigram model
-    with the file's scores; when they are all equal (the exporter's fallback path writes ``0.0``
-    for every piece) Zipf estimates ``-ln(id + 1) - ln(ln(n) + 0.5772)`` (Loss).
-    ``sentencepiece_normalization="identity"``: Sequence[Prepend ``▁``, Replace ``' '`` -> ``▁``],
-    no pre-tokenizer (Llama); ``"nmt_nfkc"``: NFKC table, Split(``\\s+``, removed) + Metaspace
-    (T5; SentencePiece's default rule).  Byte pieces (type 6, ``<0xXX>``) switch byte fallback on.
-    Decoder Sequence[Replace ``▁`` -> ``' '``, ByteFallback, Fuse, Strip(' ', 1, 0)].  A BPE model
-    stores no unk token (Loss); control (3) pieces are never produced; user-defined (4) pieces
-    become non-special added tokens; unused (5) pieces get no merges (Loss).
-    Measured (tests/test_upgrade.py): phi-3-mini written as a type-0 file with scores = its merge
-    order gives HF's merge list exactly and its ids on 945/946 corpus texts (the other needs the
-    ``rstrip`` the file cannot hold); t5-small's ``mnn.txt`` (fallback path, Unigram model) gives
-    7/946 as BPE and 806/946 as Unigram + nmt_nfkc.
+Design record: ``docs/design/convert.md``.
 """
 
 from __future__ import annotations
@@ -76,21 +15,21 @@ from collections.abc import Iterable
 
 import regex
 
-from mtokspec import tree as t
+from mtokspec.format import tree as t
 from mtokspec.convert import unicode_tables
-from mtokspec.byte_level import bytes_to_unicode
-from mtokspec.convert.from_hf import ConversionResult
+from mtokspec.runtime.shared.byte_level import bytes_to_unicode
+from mtokspec.convert.result import ConversionResult
 from mtokspec.convert.loss import ConversionError, Loss
+from mtokspec.runtime.shared.text import GPT2_PATTERN, METASPACE
 
 __all__ = ["upgrade", "GPT2_PATTERN", "tiktoken_merges", "sentencepiece_merges", "byte_level_spelling",
            "LEGACY_TYPES"]
 
-GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 """GPT-2's pre-tokenizer pattern (tiktoken ``gpt2``; HF ``ByteLevel(use_regex=True)``)."""
 
-LEGACY_TYPES = {t.SentencePieceTxtFile: 0, t.TiktokenTxtFile: 1, t.BertTxtFile: 2, t.HuggingFaceTxtFile: 3}
+LEGACY_TYPES = {cls: t.ROOT_TYPES[cls] for cls in t.LEGACY_ROOTS}
 
-_SPACE = "\u2581"
+_SPACE = METASPACE
 _SP_NORMAL, _SP_UNKNOWN, _SP_CONTROL, _SP_USER, _SP_UNUSED, _SP_BYTE = 1, 2, 3, 4, 5, 6
 
 
@@ -224,9 +163,7 @@ class _Upgrader:
         self.src = src
         self.losses: list[Loss] = []
         h = src.header
-        self.special = list(h.ids[:h.special_count])
-        self.stop = list(h.ids[h.special_count:h.special_count + h.stop_count])
-        self.prefix = list(h.ids[h.special_count + h.stop_count:h.special_count + h.stop_count + h.prefix_count])
+        self.special, self.stop, self.prefix = t.header_roles(h)
         if len(h.ids) != h.special_count + h.stop_count + h.prefix_count:
             self.loss("header", f"line 3 holds {len(h.ids)} ids, line 2 counts "
                       f"{h.special_count + h.stop_count + h.prefix_count}", "the ids the counts cover", False)

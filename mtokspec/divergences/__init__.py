@@ -1,21 +1,24 @@
-"""The one registry of ways MNN's C++ runtime differs from Hugging Face `tokenizers`/`transformers`.
+"""The divergences wing: every way MNN's C++ runtime differs from Hugging Face, in one registry.
 
 Each difference is one :class:`Rule` with a stable code, the component it concerns, a one-line
-summary and a minimal example.  The ``mnn`` semantics of the runtime names the rules that explain a
-difference (``mtokspec compare --runtime mnn``), the lint (``mtokspec lint --target mnn``) predicts
-from a file which rules will bite, and the README's divergence section is generated from here.
-
-Rules live in one module per part of the pipeline (``runtime`` for tokenization and decoding,
-``chat_template`` for MNN's Jinja engine); ``RULES`` gathers them, keyed by code.
+summary, a minimal example, and the behaviour that goes with it: its prediction from the file alone
+(:mod:`~mtokspec.divergences.lint`, ``mtokspec lint --target mnn``) and the construct that lets it
+explain a difference between the two semantics (:mod:`~mtokspec.divergences.explain`, used by
+``mtokspec compare --runtime mnn``).  The rules live in :mod:`mtokspec.divergences.rules`, one
+module per part of the file; the README's divergence section is generated from :data:`RULES`.
 """
 
 from __future__ import annotations
 
-from mtokspec.divergences._rule import Rule
-from mtokspec.divergences.chat_template import CHAT_TEMPLATE_RULES
-from mtokspec.divergences.runtime import RUNTIME_RULES
+from mtokspec.divergences.rule import LintContext, Rule
+from mtokspec.divergences.rules import chat_template, decoders, header, legacy, loader, models, normalizers, pre_tokenizers
 
-__all__ = ["Rule", "RULES", "rule"]
+__all__ = ["Rule", "LintContext", "RULES", "rule", "markdown_table", "EXPORTER_LOSS"]
+
+EXPORTER_LOSS = "file-differs-from-tokenizer.json"
+"""Not a rule of MNN's runtime: what ``compare --against tokenizer.json`` says of a case where the
+file's own HF semantics already differs from ``tokenizer.json`` (the exporter dropped something,
+which ``mtokspec convert`` reports)."""
 
 
 def _gather(*groups: tuple[Rule, ...]) -> dict[str, Rule]:
@@ -28,7 +31,9 @@ def _gather(*groups: tuple[Rule, ...]) -> dict[str, Rule]:
     return out
 
 
-RULES: dict[str, Rule] = _gather(RUNTIME_RULES, CHAT_TEMPLATE_RULES)
+RULES: dict[str, Rule] = _gather(header.RULES, normalizers.RULES, pre_tokenizers.RULES, models.RULES,
+                                 decoders.RULES, legacy.RULES, models.LINT_ONLY, loader.RULES,
+                                 chat_template.RULES)
 
 
 def rule(code: str) -> Rule:

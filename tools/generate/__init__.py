@@ -7,7 +7,7 @@ It walks the construct declarations once (``spec_walk.py``: ``spec._dsl`` blocks
 count links and source links) and emits each output from its own module: ``tree.py`` (one dataclass
 per record, a type alias per union, an ``IntEnum`` per enum block, the schema tables), ``codec.py``
 (plain ``struct``/slice code: bounds-checked, bulk tables, no construct at run time; helpers in
-``mtokspec/codec_support.py``), ``format.py`` (``FORMAT.md``, from ``templates/FORMAT.md.j2``) and
+``mtokspec/format/codec_support.py``), ``format.py`` (``FORMAT.md``, from ``templates/FORMAT.md.j2``) and
 ``ksy.py`` (``mtok.ksy`` and ``tokenizer_txt.ksy`` for Kaitai Struct).  Each dispatches on the block
 kind through one table.  Nothing here knows the ``.mtok`` layout itself: it only knows how to read
 and write each kind of block.

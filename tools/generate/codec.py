@@ -973,7 +973,7 @@ CODEC_PRELUDE = '''\
 
 Every read is bounds-checked before it happens; counts are checked against the bytes left before
 any list is allocated; tables of fixed-size rows are decoded in one call.  The helpers are in
-mtokspec/codec_support.py.
+mtokspec/format/codec_support.py.
 """
 
 from __future__ import annotations
@@ -982,7 +982,7 @@ import re
 import struct
 from itertools import chain as _chain
 
-from mtokspec.codec_support import (
+from mtokspec.format.codec_support import (
     bad_rows,
     bad_value,
     build_header_lines,
@@ -1002,7 +1002,7 @@ from mtokspec.codec_support import (
     walk8,
 )
 from mtokspec.errors import MtokFormatError
-from mtokspec.table import Table
+from mtokspec.format.table import Table
 
 from .tree import *  # noqa: F403
 '''
@@ -1021,6 +1021,20 @@ def build_{root}(tree: {root}) -> bytes:
     """Build a whole file; raises MtokFormatError naming the field that cannot be written."""
     out: list[bytes] = []
     _build_{root}(tree, out, "")
+    return b"".join(out)
+'''
+
+
+NODE_API = '''
+
+def build_node(obj) -> bytes:
+    """The bytes one record of the tree (a stage, an op, a whole file) takes inside a file, as
+    ``build`` writes them; raises MtokFormatError naming the field that cannot be written."""
+    fn = _NODE_BUILDERS.get(obj.__class__)
+    if fn is None:
+        bad_value("", "expected a record of the tree", obj)
+    out: list[bytes] = []
+    fn(obj, out, "")
     return b"".join(out)
 '''
 
@@ -1072,5 +1086,11 @@ def emit_codec(m: Model, roots: list[str]) -> str:
                 f"_COUNTS = re.compile({dsl.COUNTS_LINE!r})", f"_IDS = re.compile({dsl.IDS_LINE!r})",
                 f"_DECIMAL = re.compile({dsl.INT!r})", f"_COUNT = re.compile({dsl.COUNT!r})"]
     api = "".join(ROOT_API.format(root=r) for r in roots)
+    tables.append("_NODE_BUILDERS = {")
+    emitted = "\n".join(e.lines)
+    tables += [f"    {name}: _build_{name}," for name in m.order
+               if name in m.records and f"def _build_{name}(" in emitted]
+    tables.append("}")
+    api += NODE_API
     return BANNER + CODEC_PRELUDE + "\n".join(structs) + "\n\n\n" + "\n".join(e.decoder_lines + e.lines) + "\n" + "\n".join(tables) + "\n" + api
 

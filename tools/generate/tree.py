@@ -24,7 +24,9 @@ def emit_magic_lines(m: Model) -> list[str]:
         first = info.fields[0].sub if info is not None and info.fields else None
         if first is not None and getattr(first, "kind", None) == "header":
             L.append(f"    {first.magic_line!r}: {name},")
-    return L + ["}", ""]
+    L += ["}", "", "# each root -> the type number its line 1 gives ('430 <type>')",
+          "ROOT_TYPES = {cls: int(line.split()[1]) for line, cls in ROOTS_BY_MAGIC_LINE.items()}", ""]
+    return L
 
 
 def emit_tree(m: Model) -> str:

@@ -9,7 +9,7 @@ did not remove their cause (they say what the format cannot hold).
 
 from __future__ import annotations
 
-from mtokspec import tree as t
+from mtokspec.format import tree as t
 from mtokspec.convert.loss import Loss
 from mtokspec.convert.mnn_target.choices import retarget
 from mtokspec.convert.mnn_target.reference import HFReference, probe_texts

@@ -14,7 +14,7 @@ Each function takes the exporter's tree (what ``from_hf`` builds) and the folder
 - normalizers the exporter approximates by another table: ``Precompiled`` as its own character
   map per code point (:func:`_charsmap_normalizer`), ``NFKD`` and ``NFD`` as their own tables;
 - pre-tokenizers the exporter drops or approximates, as exact Splits MNN's regex engine runs:
-  ``Whitespace`` (:data:`~mtokspec.convert.from_hf.WHITESPACE_SPLIT`), ``Digits`` without
+  ``Whitespace`` (:data:`~mtokspec.convert.hf.WHITESPACE_SPLIT`), ``Digits`` without
   individual digits (``\\p{N}+`` isolated), ``Punctuation`` (isolated);
 - Unigram scores as HF's JSON reader reads them (:func:`serde_scores`);
 - decoder: no decoder (HF joins the tokens with spaces) as a WordPiece decoder whose prefix no
@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from mtokspec import tree as t
+from mtokspec.format import tree as t
 
 NOOP_ID = 0xFFFFFFFF
 """A program op inserting this id inserts nothing on MNN (read as -1, skipped as negative)."""
@@ -110,7 +110,7 @@ def with_added_in_vocab(tree: t.MtokFile) -> t.MtokFile:
 
 def _split_for(pt: Any) -> t.PreTokenizer | None:
     """An exact Split for a HF pre-tokenizer the exporter drops or approximates, else None."""
-    from mtokspec.convert.from_hf import WHITESPACE_SPLIT
+    from mtokspec.convert.hf import WHITESPACE_SPLIT
 
     if not isinstance(pt, dict):
         return None
@@ -202,7 +202,7 @@ def decoder(tree: t.MtokFile, tj: dict) -> t.MtokFile:
 def serde_scores(tree: t.MtokFile) -> t.MtokFile:
     """Unigram scores as HF reads them from ``tokenizer.json`` (serde_json's parse, which is not
     correctly rounded), so that MNN's lattice meets the exact ties HF meets."""
-    from mtokspec.runtime.models.unigram import serde_f64
+    from mtokspec.runtime.hf.models.unigram import serde_f64
 
     m = tree.model
     if not isinstance(m, t.UnigramModel):

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 
-from mtokspec import tree as t
+from mtokspec.format import tree as t
 from mtokspec.convert.loss import Loss
 
 __all__ = ["fix", "chat_template_for_mnn"]
@@ -31,8 +31,8 @@ def chat_template_for_mnn(template: str, bos_token: str | None) -> tuple[str, li
     This is the hook for a rewriter of templates for MNN's engine: it returns the template
     unchanged and lists, as losses, the constructs MNN renders differently from transformers
     (:func:`mtokspec.linter.chat_template.lint_chat_template`, warnings and errors)."""
-    from mtokspec.linter.chat_template import lint_chat_template
-    from mtokspec.validate import INFO
+    from mtokspec.chat.lint import lint_chat_template
+    from mtokspec.format.validate import INFO
 
     losses = [Loss(f.path, f"{f.message} [{f.code}]", "kept (MNN renders it differently from transformers)", False)
               for f in lint_chat_template(template, bos_token=bos_token) if f.severity != INFO]
@@ -74,9 +74,9 @@ def _file_alone(tree: t.MtokFile) -> tuple[t.MtokFile, list[Loss]]:
 
 
 def fix(tree, against: str | os.PathLike | None = None, texts: list[str] | None = None):
-    """Fix a parsed tokenizer file for MNN's runtime; a :class:`~mtokspec.convert.from_hf.ConversionResult`."""
+    """Fix a parsed tokenizer file for MNN's runtime; a :class:`~mtokspec.convert.hf.ConversionResult`."""
     from mtokspec.convert import unicode_tables
-    from mtokspec.convert.from_hf import ConversionResult, HFInputs, _Converter, load_hf
+    from mtokspec.convert.hf import ConversionResult, HFInputs, _Converter, load_hf
     from mtokspec.convert.mnn_target.choices import retarget
     from mtokspec.convert.mnn_target.reference import FileReference, HFReference, probe_texts
     from mtokspec.convert.mnn_target.report import mnn_losses

@@ -74,8 +74,8 @@ def goldens(path: str | os.PathLike, texts: list[str] | None = None, conversatio
             *, strftime_now: str | None = None) -> tuple[list[dict], list[str]]:
     """``(lines, notes)``: the test cases for a model folder, and what could not be made (a
     conversation the template refuses)."""
-    from mtokspec.chat_template import render_chat_template
-    from mtokspec.convert.from_hf import load_hf
+    from mtokspec.chat.render import render_chat_template
+    from mtokspec.convert.hf import load_hf
     from mtokspec.convert.mnn_target.reference import BASE_TEXTS, HFReference
     from mtokspec.errors import Error
 
@@ -114,7 +114,7 @@ def goldens(path: str | os.PathLike, texts: list[str] | None = None, conversatio
 def write_goldens(path: str | os.PathLike, out: str | os.PathLike, texts: list[str] | None = None,
                   conversations: list[dict] | None = None) -> tuple[int, list[str]]:
     """Write ``test_cases.jsonl`` atomically; ``(lines written, notes)``."""
-    from mtokspec._io import atomic_write
+    from mtokspec.cli._io import atomic_write
 
     lines, notes = goldens(path, texts, conversations)
     atomic_write(out, "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines))

@@ -125,7 +125,7 @@ class HFReference:
                 raise ConversionError(f"tokenizer.json: HF tokenizers cannot load it: {e}") from e
             self.source = f"HF tokenizers {tokenizers.__version__}"
         else:
-            from mtokspec.runtime import Tokenizer
+            from mtokspec.runtime.hf import HfTokenizer as Tokenizer
 
             if fallback_tree is None:
                 raise ConversionError("HF tokenizers is not installed and no tree to fall back on")
@@ -135,7 +135,7 @@ class HFReference:
     @classmethod
     def for_folder(cls, path: str | os.PathLike) -> "HFReference":
         """The reference for a model folder (or its ``tokenizer.json``)."""
-        from mtokspec.convert.from_hf import from_hf_inputs, load_hf
+        from mtokspec.convert.hf import from_hf_inputs, load_hf
 
         inputs = load_hf(path)
         try:
@@ -168,7 +168,7 @@ class FileReference:
     source = "the file's own HF semantics"
 
     def __init__(self, tree):
-        from mtokspec.runtime import Tokenizer
+        from mtokspec.runtime.hf import HfTokenizer as Tokenizer
 
         self._tok = Tokenizer.from_tree(tree)
 

@@ -6,7 +6,7 @@ and through the file under the ``mnn`` semantics, for the four outputs of MNN's 
 (``encode(text)`` against HF with special tokens), ``raw`` (``encode(text, false)`` against HF
 without), ``seq`` (``Tokenizer::decode(ids)`` of HF's ids against HF's decode) and ``stream`` (the
 engine's per-id decode, joined).  Each differing case is put down to the rules
-:mod:`mtokspec.runtime.mnn.explain` names (or to :data:`~mtokspec.runtime.compare.EXPORTER` where
+:mod:`mtokspec.divergences.explain` names (or to :data:`~mtokspec.divergences.EXPORTER_LOSS` where
 the file's own HF semantics already differs from HF: what the format cannot hold), and each rule's
 shortest differing text is cut down, character by character, to a minimal one that still differs
 for that rule.
@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mtokspec import tree as t
+from mtokspec.format import tree as t
 from mtokspec.convert.loss import Loss
-from mtokspec.runtime.mnn._text import walk
+from mtokspec.format.tree import walk_stage as walk
 
 __all__ = ["MnnLoss", "OUTPUTS", "mnn_losses"]
 
@@ -62,7 +62,7 @@ def _show(v) -> str:
 
 class _Prober:
     def __init__(self, tree: t.MtokFile, ref):
-        from mtokspec.runtime import Tokenizer
+        from mtokspec.runtime.hf import HfTokenizer as Tokenizer
         from mtokspec.runtime.mnn import MnnTokenizer
 
         self.mnn = MnnTokenizer.from_tree(tree)
@@ -80,8 +80,8 @@ class _Prober:
 
     def rules(self, output: str, text: str) -> list[str]:
         """The rules that explain a differing case (``[]``: none does)."""
-        from mtokspec.runtime.compare import EXPORTER
-        from mtokspec.runtime.mnn.explain import explain_decode, explain_encode
+        from mtokspec.divergences import EXPORTER_LOSS as EXPORTER
+        from mtokspec.divergences.explain import explain_decode, explain_encode
 
         hf_file, mnn, ref = self.hf_file, self.mnn, self.ref
         if output in ("encode", "raw"):
@@ -106,8 +106,8 @@ class _Prober:
         """What a case where the file's own HF semantics differs from HF is put down to: a
         normalizer that gives other text is a table's per-code-point mapping
         (``mnn-table-normalizer``: HF's own normalizer works per grapheme, composes, reorders);
-        anything else is :data:`~mtokspec.runtime.compare.EXPORTER`."""
-        from mtokspec.runtime.compare import EXPORTER
+        anything else is :data:`~mtokspec.divergences.EXPORTER_LOSS`."""
+        from mtokspec.divergences import EXPORTER_LOSS as EXPORTER
 
         want = self.ref.normalize(text)
         norm = self.hf_file._normalize

@@ -12,7 +12,12 @@ of bounds, or never returns), :class:`UndefinedInMnn` says so instead of guessin
 
 from __future__ import annotations
 
-from mtokspec.runtime.mnn._undefined import UndefinedInMnn
+from mtokspec.errors import UndefinedInMnn
+from mtokspec.runtime.mnn.legacy import Bert, HuggingFace, Sentencepiece, Tiktoken
+from mtokspec.runtime.mnn.pipeline import PipelineTokenizer
 from mtokspec.runtime.mnn.tokenizer import MNN_COMMIT, MnnDecodeStream, MnnTokenizer
 
-__all__ = ["MnnTokenizer", "MnnDecodeStream", "UndefinedInMnn", "MNN_COMMIT"]
+# MnnTokenizer.from_tree picks the class registered for the tree's type: the pipeline for .mtok,
+# one class per legacy type (importing them here registers them).
+__all__ = ["MnnTokenizer", "MnnDecodeStream", "UndefinedInMnn", "MNN_COMMIT",
+           "PipelineTokenizer", "Sentencepiece", "Tiktoken", "Bert", "HuggingFace"]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from bisect import bisect_left
 
+from mtokspec.runtime.shared.text import METASPACE
+
 
 def table_lookup(table):
     """``find(cp)``: the replacement MNN's binary search over a normalizer table finds, or None.
@@ -52,17 +54,7 @@ def sorted_lookup(keys: list, values: list):
     return find
 
 
-def build(registry: dict, node, stage: str):
-    """The ``mnn`` stage object for a tree node, through its stage's registry (tree class -> maker)."""
-    make = registry.get(type(node))
-    if make is None:
-        from mtokspec.runtime import TokenizerError
-
-        raise TokenizerError(f"unknown {stage} node {type(node).__name__}")
-    return make(node)
-
-
-META = "\u2581".encode()  # SentencePiece's word marker, as MNN spells it in its code
+META = METASPACE.encode()  # SentencePiece's word marker, as MNN spells it in its code
 BYTE_PIECES = [b"<0x%02X>" % b for b in range(256)]  # the byte-fallback piece of each byte
 
 
@@ -74,15 +66,3 @@ def i32(v: int) -> int:
 def utf8(s: str) -> bytes:
     """The bytes of a tree string, as MNN reads them from the file."""
     return s.encode("utf-8", "surrogatepass")
-
-
-# the field holding a sequence node's children, per stage
-_CHILDREN = ("normalizers", "pretokenizers", "decoders")
-
-
-def walk(node, path: str = ""):
-    """``(node, path)`` of a stage node and, for a sequence, of its descendants (depth first)."""
-    yield node, path
-    for field in _CHILDREN:
-        for k, child in enumerate(getattr(node, field, None) or []):
-            yield from walk(child, f"{path}.{field}[{k}]")

@@ -3,10 +3,11 @@ through each decoder's ``decode_chain``, then joined."""
 
 from __future__ import annotations
 
-from mtokspec import tree as t
-from mtokspec.runtime.mnn._text import build, i32, utf8
+from mtokspec.format import tree as t
+from mtokspec.runtime.shared.registry import build_from_registry
+from mtokspec.runtime.mnn._text import i32, utf8
 from mtokspec.runtime.mnn import unicode as U
-from mtokspec.runtime.mnn._undefined import UndefinedInMnn
+from mtokspec.errors import UndefinedInMnn
 from mtokspec.runtime.mnn.pre_tokenizers import BYTE_MAP
 
 # the UTF-8 of each GPT-2 stand-in character -> its byte
@@ -53,11 +54,19 @@ def byte_level_unmap(token: bytes) -> bytes:
 
 
 class ByteLevel:
+    @classmethod
+    def from_tree(cls, n) -> "ByteLevel":
+        return cls()
+
     def decode_chain(self, tokens: list[bytes]) -> list[bytes]:
         return [byte_level_unmap(token) for token in tokens]
 
 
 class ByteFallback:
+    @classmethod
+    def from_tree(cls, n) -> "ByteFallback":
+        return cls()
+
     def decode_chain(self, tokens: list[bytes]) -> list[bytes]:
         out = []
         for token in tokens:
@@ -70,6 +79,10 @@ class ByteFallback:
 
 
 class Metaspace:
+    @classmethod
+    def from_tree(cls, n) -> "Metaspace":
+        return cls(utf8(n.replacement), n.add_prefix_space)
+
     def __init__(self, replacement: bytes, add_prefix_space: bool):
         self.replacement, self.add_prefix_space = replacement, add_prefix_space
 
@@ -85,6 +98,10 @@ class Metaspace:
 
 
 class WordPiece:
+    @classmethod
+    def from_tree(cls, n) -> "WordPiece":
+        return cls(utf8(n.prefix))
+
     def __init__(self, prefix: bytes):
         self.prefix = prefix
 
@@ -101,11 +118,19 @@ class WordPiece:
 
 
 class Fuse:
+    @classmethod
+    def from_tree(cls, n) -> "Fuse":
+        return cls()
+
     def decode_chain(self, tokens: list[bytes]) -> list[bytes]:
         return [b"".join(tokens)] if len(tokens) > 1 else tokens
 
 
 class Replace:
+    @classmethod
+    def from_tree(cls, n) -> "Replace":
+        return cls(utf8(n.pattern), utf8(n.content))
+
     def __init__(self, pattern: bytes, content: bytes):
         self.pattern, self.content = pattern, content
 
@@ -121,6 +146,10 @@ class Replace:
 class Strip:
     """Takes ``content`` once off the front (``start`` > 0) and once off the end (``stop`` > 0),
     whatever the counts say."""
+
+    @classmethod
+    def from_tree(cls, n) -> "Strip":
+        return cls(utf8(n.content), n.start, n.stop)
 
     def __init__(self, content: bytes, start: int, stop: int):
         self.content = content
@@ -141,6 +170,10 @@ class Strip:
 
 
 class Sequence:
+    @classmethod
+    def from_tree(cls, n) -> "Sequence":
+        return cls([from_tree(c) for c in n.decoders])
+
     def __init__(self, children):
         self.children = children
 
@@ -151,19 +184,20 @@ class Sequence:
 
 
 # tree class -> the decoder MNN's loader builds for it
-REGISTRY = {
-    t.ByteLevelDecoder: lambda n: ByteLevel(),
-    t.ByteFallbackDecoder: lambda n: ByteFallback(),
-    t.MetaspaceDecoder: lambda n: Metaspace(utf8(n.replacement), n.add_prefix_space),
-    t.WordPieceDecoder: lambda n: WordPiece(utf8(n.prefix)),
-    t.FuseDecoder: lambda n: Fuse(),
-    t.ReplaceDecoder: lambda n: Replace(utf8(n.pattern), utf8(n.content)),
-    t.StripDecoder: lambda n: Strip(utf8(n.content), n.start, n.stop),
-    t.SequenceDecoder: lambda n: Sequence([from_tree(c) for c in n.decoders]),
+REGISTRY: dict[type, type | None] = {
+    t.ByteLevelDecoder: ByteLevel,
+    t.ByteFallbackDecoder: ByteFallback,
+    t.MetaspaceDecoder: Metaspace,
+    t.WordPieceDecoder: WordPiece,
+    t.FuseDecoder: Fuse,
+    t.ReplaceDecoder: Replace,
+    t.StripDecoder: Strip,
+    t.SequenceDecoder: Sequence,
 }
+
 
 
 def from_tree(node):
     """The decoder MNN's loader builds for a tree node."""
-    return build(REGISTRY, node, "decoder")
+    return build_from_registry(REGISTRY, node, "decoder")
 

@@ -11,9 +11,9 @@ import heapq
 import re
 import struct
 
-from mtokspec import tree as t
+from mtokspec.format import tree as t
 from mtokspec.runtime.mnn._text import BYTE_PIECES, META
-from mtokspec.runtime.mnn._undefined import UndefinedInMnn
+from mtokspec.errors import UndefinedInMnn
 from mtokspec.runtime.mnn.decoders import UNBYTE
 from mtokspec.runtime.mnn.pre_tokenizers import BYTE_MAP
 from mtokspec.runtime.mnn.tokenizer import MnnTokenizer
@@ -40,6 +40,8 @@ def _char_len(lead: int) -> int:
 class Sentencepiece(MnnTokenizer):
     """Type 0: SentencePiece BPE by piece scores over ``▁`` + the text with spaces as ``▁``; only
     *normal* pieces merge; an unknown piece falls back to ``<0xHH>`` pieces (always on)."""
+
+    tree_type = t.SentencePieceTxtFile
 
     def __init__(self, tree: t.SentencePieceTxtFile):
         super().__init__(tree)
@@ -163,6 +165,8 @@ class Tiktoken(_TokenLines):
     """Type 1: greedy longest match of the vocabulary's byte strings over the whole text (no
     ranks, no pre-tokenizer); a byte that starts no token is dropped."""
 
+    tree_type = t.TiktokenTxtFile
+
     def __init__(self, tree: t.TiktokenTxtFile):
         super().__init__(tree)
         self.tokens = list(tree.tokens)
@@ -220,6 +224,8 @@ class Bert(_TokenLines):
     """Type 2: its own splitter (ASCII letter/digit runs lower-cased, each ASCII punctuation mark
     and each non-ASCII character alone, white space dropped), then WordPiece without a length
     limit, where a word that cannot be covered keeps its pieces so far and ends with ``[UNK]``."""
+
+    tree_type = t.BertTxtFile
 
     def __init__(self, tree: t.BertTxtFile):
         super().__init__(tree)
@@ -324,6 +330,8 @@ class HuggingFace(_TokenLines):
     """Type 3: GPT-2 byte-level BPE over merges.txt's pairs, split by a C-locale regex, with MNN's
     own merge loop (each step merges the lowest-ranked pair of the *current* pair list)."""
 
+    tree_type = t.HuggingFaceTxtFile
+
     def __init__(self, tree: t.HuggingFaceTxtFile):
         super().__init__(tree)
         self.tokens = list(tree.tokens)
@@ -399,10 +407,3 @@ class HuggingFace(_TokenLines):
             return b""
         return bytes(UNBYTE[ch] for ch in (c.encode("utf-8", "surrogatepass") for c in wide(self.tokens[i]))
                      if ch in UNBYTE)
-
-BY_TREE = {
-    t.SentencePieceTxtFile: Sentencepiece,
-    t.TiktokenTxtFile: Tiktoken,
-    t.BertTxtFile: Bert,
-    t.HuggingFaceTxtFile: HuggingFace,
-}

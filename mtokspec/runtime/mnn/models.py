@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import heapq
 
-from mtokspec import tree as t
+from mtokspec.format import tree as t
+from mtokspec.runtime.shared.registry import build_from_registry
 from mtokspec.runtime.mnn import unicode as U
-from mtokspec.runtime.mnn._undefined import UndefinedInMnn
+from mtokspec.errors import UndefinedInMnn
 from mtokspec.runtime.mnn.pre_tokenizers import BYTE_MAP
-from mtokspec.runtime.mnn._text import BYTE_PIECES, build, i32, sorted_lookup, utf8
+from mtokspec.runtime.mnn._text import BYTE_PIECES, i32, sorted_lookup, utf8
 
 _CACHE_LIMIT = 1 << 16  # MNN's cache is unbounded; ours only saves time, so it is capped
 
@@ -47,6 +48,10 @@ class BPE:
     """MNN's BPE: characters (or bytes, for ``byte_level``) to ids, then the lowest-ranked merge of
     adjacent ids, leftmost first, until none applies -- or until a merge's joined text is not in the
     vocabulary, which ends merging for the whole split.  Ranks of 10^9 and up never apply."""
+
+    @classmethod
+    def from_tree(cls, n) -> "BPE":
+        return cls(n)
 
     def __init__(self, node: t.BPEModel):
         self.vocab = Vocab(node.vocab, "model.vocab")
@@ -151,6 +156,10 @@ class WordPiece:
     token itself never matches; a word that cannot be covered is the unknown id alone, and a
     word longer than ``max_input_chars_per_word`` *bytes* too."""
 
+    @classmethod
+    def from_tree(cls, n) -> "WordPiece":
+        return cls(n)
+
     def __init__(self, node: t.WordPieceModel):
         self.vocab = Vocab(node.vocab, "model.vocab")
         self.unk_token = utf8(node.unk_token)
@@ -194,6 +203,10 @@ class Unigram:
     """MNN's Viterbi: over byte offsets (a piece may start or end inside a character), the
     shortest piece first with ties kept; byte fallback only for one-byte steps; an offset no
     piece reaches takes the unknown id over the character before it; adjacent unknowns fuse."""
+
+    @classmethod
+    def from_tree(cls, n) -> "Unigram":
+        return cls(n)
 
     def __init__(self, node: t.UnigramModel):
         rows = node.vocab
@@ -287,8 +300,8 @@ class Unigram:
 
 
 # tree class -> the model MNN's loader builds for it
-REGISTRY = {t.BPEModel: BPE, t.WordPieceModel: WordPiece, t.UnigramModel: Unigram}
+REGISTRY: dict[type, type | None] = {t.BPEModel: BPE, t.WordPieceModel: WordPiece, t.UnigramModel: Unigram}
 
 
 def from_tree(node):
-    return build(REGISTRY, node, "model")
+    return build_from_registry(REGISTRY, node, "model")

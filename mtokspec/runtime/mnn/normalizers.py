@@ -6,9 +6,10 @@ sequence is skipped, as MNN skips it.
 
 from __future__ import annotations
 
-from mtokspec import tree as t
+from mtokspec.format import tree as t
+from mtokspec.runtime.shared.registry import build_from_registry
 from mtokspec.runtime.mnn import unicode as U
-from mtokspec.runtime.mnn._text import build, table_lookup, utf8
+from mtokspec.runtime.mnn._text import table_lookup, utf8
 
 # Controls and format characters the table normalizer turns into a space (SentencePiece-style);
 # tab, CR, LF and NUL are kept
@@ -24,6 +25,10 @@ def _chinese(cp: int) -> bool:
 
 class Table:
     """Types 1 and 6: look every character up in the table; controls become a space."""
+
+    @classmethod
+    def from_tree(cls, n) -> "Table":
+        return cls(getattr(n, "table", []))  # LegacyNFKCNormalizer holds no table: an empty one
 
     def __init__(self, table):
         self.find = table_lookup(table)
@@ -44,6 +49,10 @@ class Table:
 
 
 class Prepend:
+    @classmethod
+    def from_tree(cls, n) -> "Prepend":
+        return cls(utf8(n.prepend))
+
     def __init__(self, prepend: bytes):
         self.prepend = prepend
 
@@ -54,6 +63,10 @@ class Prepend:
 class Replace:
     """A literal replacement, left to right; an empty pattern changes nothing."""
 
+    @classmethod
+    def from_tree(cls, n) -> "Replace":
+        return cls(utf8(n.pattern), utf8(n.content))
+
     def __init__(self, pattern: bytes, content: bytes):
         self.pattern, self.content = pattern, content
 
@@ -63,6 +76,10 @@ class Replace:
 
 class Strip:
     """White space (ASCII and Zs) off either end, one character at a time."""
+
+    @classmethod
+    def from_tree(cls, n) -> "Strip":
+        return cls(n.strip_left, n.strip_right)
 
     def __init__(self, left: bool, right: bool):
         self.left, self.right = left, right
@@ -89,6 +106,11 @@ class Strip:
 
 class Bert:
     """Types 5 and 7 (accents are stripped only with a non-empty NFD table: type 7)."""
+
+    @classmethod
+    def from_tree(cls, n) -> "Bert":
+        return cls(n.clean_text, n.handle_chinese_chars, n.strip_accents, n.lowercase,
+                   getattr(n, "nfd_table", None) if n.strip_accents else None)
 
     def __init__(self, clean: bool, chinese: bool, strip_accents: bool, lowercase: bool, nfd=None):
         self.clean, self.chinese, self.lowercase = clean, chinese, lowercase
@@ -125,6 +147,10 @@ class Bert:
 
 
 class Sequence:
+    @classmethod
+    def from_tree(cls, n) -> "Sequence":
+        return cls([from_tree(c) for c in n.normalizers])
+
     def __init__(self, children):
         self.children = [c for c in children if c is not None]
 
@@ -135,20 +161,20 @@ class Sequence:
 
 
 # tree class -> the normalizer MNN's loader builds for it (None: a null normalizer, skipped)
-REGISTRY = {
-    t.NoNormalizer: lambda n: None,
-    t.LegacyNFKCNormalizer: lambda n: Table([]),
-    t.PrependNormalizer: lambda n: Prepend(utf8(n.prepend)),
-    t.ReplaceNormalizer: lambda n: Replace(utf8(n.pattern), utf8(n.content)),
-    t.SequenceNormalizer: lambda n: Sequence([from_tree(c) for c in n.normalizers]),
-    t.BertNormalizer: lambda n: Bert(n.clean_text, n.handle_chinese_chars, n.strip_accents, n.lowercase),
-    t.TableNormalizer: lambda n: Table(n.table),
-    t.BertNFDNormalizer: lambda n: Bert(n.clean_text, n.handle_chinese_chars, n.strip_accents, n.lowercase,
-                                        n.nfd_table if n.strip_accents else None),
-    t.StripNormalizer: lambda n: Strip(n.strip_left, n.strip_right),
+REGISTRY: dict[type, type | None] = {
+    t.NoNormalizer: None,
+    t.LegacyNFKCNormalizer: Table,
+    t.PrependNormalizer: Prepend,
+    t.ReplaceNormalizer: Replace,
+    t.SequenceNormalizer: Sequence,
+    t.BertNormalizer: Bert,
+    t.TableNormalizer: Table,
+    t.BertNFDNormalizer: Bert,
+    t.StripNormalizer: Strip,
 }
+
 
 
 def from_tree(node):
     """The normalizer MNN's loader builds for a tree node, or ``None``."""
-    return build(REGISTRY, node, "normalizer")
+    return build_from_registry(REGISTRY, node, "normalizer")

@@ -11,9 +11,9 @@ every WordPiece token that is not a continuation, and maps byte-level characters
 
 from __future__ import annotations
 
-from mtokspec import tree as t
+from mtokspec.format import tree as t
 from mtokspec.runtime.mnn import decoders, models, normalizers, pre_tokenizers
-from mtokspec.runtime.mnn._text import META, i32, utf8, walk
+from mtokspec.runtime.mnn._text import META, i32, utf8
 from mtokspec.runtime.mnn.decoders import byte_level_unmap, scan_hex_byte
 from mtokspec.runtime.mnn.tokenizer import MnnTokenizer, post_program_ops
 
@@ -24,13 +24,17 @@ _CLEANUP = ((b" ' ", b"'"), (b" n't", b"n't"), (b" 'm", b"'m"), (b" 's", b"'s"),
 
 
 class PipelineTokenizer(MnnTokenizer):
+    """A ``.mtok`` file: MNN's pipeline of normalizer, pre-tokenizer, model and decoders."""
+
+    tree_type = t.MtokFile
+
     def __init__(self, mtok: t.MtokFile):
         super().__init__(mtok)
         self.normalizer = normalizers.from_tree(mtok.normalizer)
         self.pre_tokenizer = pre_tokenizers.from_tree(mtok.pre_tokenizer)
         self.model = models.from_tree(mtok.model)
         self.decoder = decoders.from_tree(mtok.decoder)
-        nodes = [node for node, _ in walk(mtok.decoder)]
+        nodes = [node for node, _ in t.walk_stage(mtok.decoder)]
         # the loader sets these while it reads the decoders, whatever their place in a sequence
         self.byte_level = any(isinstance(d, t.ByteLevelDecoder) for d in nodes)
         wp = [d for d in nodes if isinstance(d, t.WordPieceDecoder)]

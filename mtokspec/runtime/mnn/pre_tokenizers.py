@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from mtokspec import tree as t
-from mtokspec.runtime.mnn._text import build, utf8
-from mtokspec.byte_level import BYTE_TO_CHAR
+from mtokspec.format import tree as t
+from mtokspec.runtime.shared.registry import build_from_registry
+from mtokspec.runtime.mnn._text import utf8
+from mtokspec.runtime.shared.byte_level import BYTE_TO_CHAR
 from mtokspec.runtime.mnn import regex as R
 from mtokspec.runtime.mnn import unicode as U
 
@@ -21,6 +22,10 @@ def byte_level_map(s: bytes) -> bytes:
 
 
 class ByteLevel:
+    @classmethod
+    def from_tree(cls, n) -> "ByteLevel":
+        return cls(n.use_regex)
+
     def __init__(self, use_regex: bool):
         self.use_regex = use_regex
 
@@ -31,6 +36,10 @@ class ByteLevel:
 
 
 class Digits:
+    @classmethod
+    def from_tree(cls, n) -> "Digits":
+        return cls(n.individual_digits)
+
     def __init__(self, individual: bool):
         self.individual = individual
 
@@ -59,6 +68,10 @@ class Metaspace:
     """Every split that does not start with a space gets one (HF: only the first), then each
     space becomes the replacement."""
 
+    @classmethod
+    def from_tree(cls, n) -> "Metaspace":
+        return cls(utf8(n.replacement), n.add_prefix_space)
+
     def __init__(self, replacement: bytes, add_prefix_space: bool):
         self.replacement, self.add_prefix_space = replacement, add_prefix_space
 
@@ -73,6 +86,10 @@ class Metaspace:
 
 
 class Split:
+    @classmethod
+    def from_tree(cls, n) -> "Split":
+        return cls(utf8(n.pattern), n.invert, n.behavior)
+
     def __init__(self, pattern: bytes, invert: bool, behavior: int):
         self.pattern, self.invert = pattern, invert
         self.behavior = t.SplitBehavior(behavior).name if behavior in _KEPT_BEHAVIORS else "Removed"
@@ -89,6 +106,10 @@ _ASCII_PUNCT = frozenset([*range(33, 48), *range(58, 65), *range(91, 97), *range
 
 
 class Bert:
+    @classmethod
+    def from_tree(cls, n) -> "Bert":
+        return cls()
+
     def pre_tokenize(self, splits: list[bytes]) -> list[bytes]:
         out = []
         for s in splits:
@@ -111,6 +132,10 @@ class Bert:
 
 
 class Sequence:
+    @classmethod
+    def from_tree(cls, n) -> "Sequence":
+        return cls([from_tree(c) for c in n.pretokenizers])
+
     def __init__(self, children):
         self.children = [c for c in children if c is not None]
 
@@ -121,17 +146,18 @@ class Sequence:
 
 
 # tree class -> the pre-tokenizer MNN's loader builds for it (None: a null one, skipped)
-REGISTRY = {
-    t.NoPreTokenizer: lambda n: None,
-    t.ByteLevelPreTokenizer: lambda n: ByteLevel(n.use_regex),
-    t.DigitsPreTokenizer: lambda n: Digits(n.individual_digits),
-    t.MetaspacePreTokenizer: lambda n: Metaspace(utf8(n.replacement), n.add_prefix_space),
-    t.SplitPreTokenizer: lambda n: Split(utf8(n.pattern), n.invert, n.behavior),
-    t.BertPreTokenizer: lambda n: Bert(),
-    t.SequencePreTokenizer: lambda n: Sequence([from_tree(c) for c in n.pretokenizers]),
+REGISTRY: dict[type, type | None] = {
+    t.NoPreTokenizer: None,
+    t.ByteLevelPreTokenizer: ByteLevel,
+    t.DigitsPreTokenizer: Digits,
+    t.MetaspacePreTokenizer: Metaspace,
+    t.SplitPreTokenizer: Split,
+    t.BertPreTokenizer: Bert,
+    t.SequencePreTokenizer: Sequence,
 }
+
 
 
 def from_tree(node):
     """The pre-tokenizer MNN's loader builds for a tree node, or ``None``."""
-    return build(REGISTRY, node, "pre-tokenizer")
+    return build_from_registry(REGISTRY, node, "pre-tokenizer")

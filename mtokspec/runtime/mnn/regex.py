@@ -22,9 +22,9 @@ import re
 from dataclasses import dataclass, field
 
 from mtokspec.runtime.mnn import unicode as U
-from mtokspec.runtime.mnn._undefined import UndefinedInMnn
+from mtokspec.errors import UndefinedInMnn
+from mtokspec.runtime.shared.text import GPT2_PATTERN
 
-GPT2_PATTERN = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
 
 _ALL = (1 << 256) - 1
 
@@ -316,7 +316,7 @@ def _parse(pattern: bytes) -> list[list[Node]]:
     try:
         return _Parser(pattern).parse()
     except RecursionError:
-        from mtokspec.runtime import TokenizerError
+        from mtokspec.errors import TokenizerError
 
         raise TokenizerError(f"pattern {pattern[:60]!r}: groups nested deeper than mtokspec follows") from None
 
@@ -369,7 +369,7 @@ def _try_at(text: bytes, n: int, pos: int, alts, pattern: bytes) -> int:
     try:
         return _try(text, n, pos, alts)
     except (_TooSlow, RecursionError):
-        from mtokspec.runtime import TokenizerError
+        from mtokspec.errors import TokenizerError
 
         raise TokenizerError(f"pattern {pattern[:60]!r}: MNN's regex engine backtracks more than {_budget[0]} "
                              "steps on this text (or nests deeper than Python follows); mtokspec stops where "

@@ -15,16 +15,19 @@ from __future__ import annotations
 import codecs
 import os
 from pathlib import Path
+from typing import Any, ClassVar
 
-from mtokspec import tree as t
-from mtokspec.runtime import TokenizerError
+from mtokspec.format import tree as t
+from mtokspec.errors import ChatTemplateError, TokenizerError, UndefinedInMnn
+from mtokspec._generated.codec import build_node
+from mtokspec.format import parse
 from mtokspec.runtime.mnn._text import i32
-from mtokspec.runtime.mnn._undefined import UndefinedInMnn
 
 __all__ = ["MnnTokenizer", "MnnDecodeStream", "MNN_COMMIT"]
 
 MNN_COMMIT = "4d40bdbd7efb73a58383bb5da867a6f41eb1776e"
 _HEX = frozenset(b"0123456789abcdefABCDEF")
+_COUNT_BYTES = len(build_node(t.PostProcessorProgram(ops=[])))  # the section's op count
 
 
 def to_bytes(text: str | bytes) -> bytes:
@@ -72,13 +75,8 @@ def written_ops(pp) -> list[int | None]:
 
 
 def _program_body(pp: t.PostProcessorProgram) -> bytes:
-    """The bytes of the program's ops, as the codec writes them (the section minus its count)."""
-    import mtokspec
-
-    tails = dict(chat_template="", eos_token="", flags=0, bos_token="")
-    with_pp = mtokspec.build(t.MtokFile(post_processor=pp, **tails))
-    without = mtokspec.build(t.MtokFile(**tails))
-    return with_pp[len(without) + 2:]
+    """The bytes of the program's ops as the codec writes them: the section minus its count."""
+    return build_node(pp)[_COUNT_BYTES:]
 
 
 def engine_fix(word: bytes) -> bytes:
@@ -128,12 +126,8 @@ class MnnTokenizer:
 
     def __init__(self, tree: t.TokenizerFile):
         self.tree = tree
-        h = tree.header
-        ids = [i32(i) for i in h.ids]
-        a, b, c = h.special_count, h.stop_count, h.prefix_count
-        self.special_ids: list[int] = ids[:a]
-        self.stop_ids: list[int] = ids[a:a + b]
-        self.prefix_ids: list[int] = ids[a + b:a + b + c]
+        # MNN reads the ids as int32
+        self.special_ids, self.stop_ids, self.prefix_ids = ([i32(i) for i in ids] for ids in t.header_roles(tree.header))
         self._special_set = frozenset(self.special_ids)
         self._stop_set = frozenset(self.stop_ids)
         self._post: list[int | None] = []
@@ -145,26 +139,33 @@ class MnnTokenizer:
         self._vocab: dict[str, int] | None = None
 
     # --- construction ----------------------------------------------------------------------------
-    @classmethod
-    def from_tree(cls, tree: t.TokenizerFile) -> "MnnTokenizer":
-        from mtokspec.runtime.mnn import legacy, pipeline
+    tree_type: ClassVar[type | None] = None
+    """The tree class a subclass runs (``MtokFile`` or one legacy type); it registers under it."""
+    _by_tree: ClassVar[dict[type, type["MnnTokenizer"]]] = {}
 
-        if isinstance(tree, t.MtokFile):
-            return pipeline.PipelineTokenizer(tree)
-        kind = legacy.BY_TREE.get(type(tree))
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.tree_type is not None:
+            MnnTokenizer._by_tree[cls.tree_type] = cls
+
+    @classmethod
+    def from_tree(cls, tree: t.TokenizerFile, **options: Any) -> "MnnTokenizer":
+        """The tokenizer MNN builds for this tree (its class is chosen by the file type, as MNN's
+        loader chooses it)."""
+        if options:
+            raise TokenizerError(f"semantics='mnn' takes no options, got {sorted(options)}")
+        kind = MnnTokenizer._by_tree.get(type(tree))
         if kind is None:
             raise TokenizerError(f"expected a tokenizer file tree, got {type(tree).__name__}")
         return kind(tree)
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> "MnnTokenizer":
-        import mtokspec
-
-        return cls.from_tree(mtokspec.parse(data))
+    def from_bytes(cls, data: bytes, **options: Any) -> "MnnTokenizer":
+        return cls.from_tree(parse(data), **options)
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike) -> "MnnTokenizer":
-        return cls.from_bytes(Path(path).read_bytes())
+    def from_file(cls, path: str | os.PathLike, **options: Any) -> "MnnTokenizer":
+        return cls.from_bytes(Path(path).read_bytes(), **options)
 
     # --- what subclasses supply -----------------------------------------------------------------
     def _encode_piece(self, text: bytes, ids: list[int]) -> None:  # pragma: no cover - abstract
@@ -242,9 +243,10 @@ class MnnTokenizer:
         return [self.encode(text, add_special_tokens) for text in texts]
 
     # --- decoding -------------------------------------------------------------------------------
-    def decode_bytes(self, ids, stream: bool = False) -> bytes:
+    def decode_bytes(self, ids, skip_special_tokens: bool = True, stream: bool = False) -> bytes:
         """The exact bytes MNN gives: ``Tokenizer::decode(ids)``, or with ``stream=True`` the
-        engine's per-id decode (``<0xHH>`` fix included), joined."""
+        engine's per-id decode (``<0xHH>`` fix included), joined.  ``skip_special_tokens`` is
+        accepted for the common signature only: MNN has no such switch (see :meth:`decode`)."""
         ids = [_checked_id(i) for i in ids]
         if stream:
             return b"".join(engine_fix(self._decode_one(i)) for i in ids)
@@ -299,10 +301,15 @@ class MnnTokenizer:
                             template: str | None = None, **kwargs) -> str:
         """The prompt, rendered as ``transformers`` renders it, as in the ``hf`` semantics (MNN's own
         Jinja engine differs on some templates: ``mtokspec lint --target mnn`` names the constructs)."""
-        from mtokspec.runtime.tokenizer import Tokenizer
+        from mtokspec.chat.render import render_chat_template
 
-        return Tokenizer.apply_chat_template(self, messages, add_generation_prompt, tools,  # type: ignore[arg-type]
-                                             template, **kwargs)
+        source = template if template is not None else self.chat_template
+        if not source:
+            raise ChatTemplateError("the file has no chat template; pass template=...")
+        kwargs.setdefault("bos_token", self.bos_token or None)
+        kwargs.setdefault("eos_token", self.eos_token or None)
+        return render_chat_template(source, messages, add_generation_prompt=add_generation_prompt,
+                                    tools=tools, **kwargs)
 
 
 def _checked_id(i) -> int:

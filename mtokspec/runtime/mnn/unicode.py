@@ -64,14 +64,6 @@ def category(cp: int) -> str:
     return c
 
 
-def is_letter(cp: int) -> bool:
-    return category(cp)[0] == "L"
-
-
-def is_number(cp: int) -> bool:
-    return category(cp)[0] == "N"
-
-
 def is_punctuation(cp: int) -> bool:
     return category(cp)[0] == "P"
 

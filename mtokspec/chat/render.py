@@ -1,0 +1,202 @@
+"""Render a Hugging Face chat template as ``transformers`` renders it, treating the template as
+untrusted: sandboxed, bounded in size and time, every failure a :class:`ChatTemplateError`
+(``docs/design/chat.md`` lists the semantics and the bounds)."""
+
+from __future__ import annotations
+
+import copy
+import functools
+import math
+import time
+from datetime import datetime
+from typing import Any, Generator, cast
+
+import jinja2
+import jinja2.ext
+import jinja2.filters
+import jinja2.meta
+import jinja2.utils
+from jinja2.exceptions import TemplateSyntaxError
+
+from mtokspec.chat.sandbox import ENV, MAX_TEMPLATE_CHARS, MIN_VALUE_LIMIT, SSTI_NAMES, STATE, RenderState
+from mtokspec.errors import ChatTemplateError
+
+__all__ = ["ChatTemplateError", "render_chat_template"]
+
+
+@functools.lru_cache(maxsize=64)
+def _compile(template: str) -> tuple[jinja2.Template, frozenset[str]]:
+    try:
+        tree = ENV.parse(template)
+        free = frozenset(jinja2.meta.find_undeclared_variables(tree))
+        return ENV.from_string(tree), free
+    except TemplateSyntaxError as e:
+        raise ChatTemplateError(f"template syntax error (line {e.lineno}): {e.message}") from e
+    except ChatTemplateError:
+        raise
+    except Exception as e:  # RecursionError on absurd nesting, etc.
+        raise ChatTemplateError(f"cannot compile template: {type(e).__name__}: {e}") from e
+
+
+def _convert(exc: BaseException) -> ChatTemplateError:
+    if isinstance(exc, ChatTemplateError):
+        return exc
+    if isinstance(exc, TemplateSyntaxError):
+        return ChatTemplateError(f"template syntax error (line {exc.lineno}): {exc.message}")
+    if isinstance(exc, RecursionError):
+        return ChatTemplateError(f"RecursionError: {exc} (recursive macro or loop?)")
+    return ChatTemplateError(f"{type(exc).__name__}: {exc}")
+
+
+def _to_datetime(value: datetime | str | None) -> datetime | None:
+    if value is None or isinstance(value, datetime):
+        return value
+    if isinstance(value, str):
+        return datetime.fromisoformat(value)
+    raise TypeError("strftime_now must be a datetime, an ISO-8601 string or None")
+
+
+_CONTINUE_TAG = "CONTINUE_FINAL_MESSAGE_TAG "
+
+
+def render_chat_template(
+    template: str,
+    messages: list[dict],
+    *,
+    add_generation_prompt: bool = True,
+    tools: list | None = None,
+    documents: Any = None,
+    bos_token: str | None = None,
+    eos_token: str | None = None,
+    strftime_now: datetime | str | None = None,
+    max_output_chars: int = 1_000_000,
+    timeout_seconds: float = 5.0,
+    continue_final_message: bool = False,
+    **kwargs: Any,
+) -> str:
+    """Render ``template`` for ``messages`` exactly as transformers' ``render_jinja_template``.
+
+    ``bos_token`` / ``eos_token`` are defined in the template only when not ``None``; every other
+    keyword argument becomes a template variable.  ``strftime_now`` freezes the clock seen by the
+    template's ``strftime_now(format)`` (a datetime or an ISO-8601 string).
+    ``continue_final_message`` trims the output after the final message as upstream does.
+
+    Limits: output longer than ``max_output_chars`` raises as soon as it is produced; no
+    intermediate value may exceed ``max(max_output_chars, 1_000_000)`` characters.
+
+    Time bound: cooperative, without signals or threads.  The deadline
+    (``timeout_seconds`` after the call) is checked for every output chunk, every iteration of
+    every ``{% for %}`` loop, every call, attribute/item lookup and intercepted operator the
+    template performs.  A template cannot run unboundedly without reaching one of these points
+    (loops, recursion and calls are the only sources of repetition in jinja), and between two
+    checks it executes a single operation whose input and output sizes are capped by the value
+    limit above, so the overrun past the deadline is bounded by the cost of one such operation
+    (milliseconds for the default limits; a ``RecursionError`` ends unbounded recursion first).
+    Template compilation (cached per template string) is not covered by the timeout; templates
+    longer than 2,000,000 characters are refused.
+
+    Raises:
+        ChatTemplateError: any failure while compiling or rendering the template.
+        TypeError / ValueError: invalid arguments (non-str template, non-dict tools/documents).
+    """
+    if not isinstance(template, str):
+        raise TypeError("template must be a str")
+    if len(template) > MAX_TEMPLATE_CHARS:
+        raise ChatTemplateError(f"template too long (limit {MAX_TEMPLATE_CHARS} characters)")
+    if tools is not None:
+        for tool in tools:
+            if not isinstance(tool, dict):
+                raise TypeError(
+                    "tools must be JSON schemas (dicts); converting Python callables is not supported"
+                )
+    if documents is not None:
+        for document in documents:
+            if not isinstance(document, dict):
+                raise TypeError("Documents should be a list of dicts with 'title' and 'text' keys!")
+    frozen = _to_datetime(strftime_now)
+    if timeout_seconds is None:
+        timeout_seconds = math.inf
+    if max_output_chars < 0 or not timeout_seconds > 0:
+        raise ValueError("max_output_chars must be >= 0 and timeout_seconds > 0")
+
+    final_message: Any = None
+    if continue_final_message:
+        messages = copy.deepcopy(messages)
+        if not messages:
+            raise ValueError("continue_final_message is set but there are no messages")
+        content = messages[-1].get("content")
+        if content is None:
+            raise ValueError("continue_final_message is set but the final message has no content to continue!")
+        if isinstance(content, (list, tuple)):
+            for block in reversed(content):
+                if "text" in block:
+                    final_message = block["text"]
+                    block["text"] = block["text"] + _CONTINUE_TAG
+                    break
+            else:
+                raise ValueError(
+                    "continue_final_message is set but we could not find any text to continue in the final message!"
+                )
+        else:
+            final_message = content
+            messages[-1]["content"] = content + _CONTINUE_TAG
+
+    compiled, free_names = _compile(template)
+
+    variables: dict[str, Any] = dict(kwargs)
+    if bos_token is not None:
+        variables["bos_token"] = bos_token
+    if eos_token is not None:
+        variables["eos_token"] = eos_token
+    variables.update(
+        messages=messages, tools=tools, documents=documents,
+        add_generation_prompt=add_generation_prompt,
+    )
+    refused = sorted(
+        n for n in free_names
+        if n not in variables and (n in SSTI_NAMES or n.startswith("_"))
+    )
+    if refused:
+        raise ChatTemplateError(
+            f"template refers to undefined name(s) {refused} typical of template-injection payloads"
+        )
+
+    state = RenderState(
+        deadline=time.monotonic() + timeout_seconds,
+        timeout=timeout_seconds,
+        value_limit=max(max_output_chars, MIN_VALUE_LIMIT),
+        now=frozen,
+    )
+    token = STATE.set(state)
+    parts: list[str] = []
+    produced = 0
+    gen = cast(Generator[str, None, None], compiled.generate(**variables))
+    try:
+        for chunk in gen:
+            produced += len(chunk)
+            if produced > max_output_chars:
+                raise ChatTemplateError(f"output exceeds max_output_chars={max_output_chars}")
+            if time.monotonic() > state.deadline:
+                raise ChatTemplateError(f"rendering exceeded the time limit of {timeout_seconds} s")
+            parts.append(chunk)
+    except ChatTemplateError:
+        raise
+    except Exception as e:
+        raise _convert(e) from e
+    finally:
+        gen.close()
+        STATE.reset(token)
+    rendered = "".join(parts)
+
+    if continue_final_message:
+        if final_message.strip() not in rendered or _CONTINUE_TAG.strip() not in rendered:
+            raise ChatTemplateError(
+                "continue_final_message is set but the final message does not appear in the chat "
+                "after applying the chat template"
+            )
+        loc = rendered.rindex(_CONTINUE_TAG.strip())
+        if rendered[loc: loc + len(_CONTINUE_TAG)] == _CONTINUE_TAG:
+            rendered = rendered[:loc]
+        else:
+            rendered = rendered[:loc].rstrip()
+    return rendered

@@ -1,0 +1,60 @@
+"""The ``mtokspec`` command: composes the library, adds no behaviour of its own."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from mtokspec import __version__
+from mtokspec.cli import chat, codec, convert, lint, mnn, runtime, upgrade
+from mtokspec.cli._io import one_line
+from mtokspec.errors import Error
+
+DESCRIPTION = """\
+Read, check, write and run MNN tokenizer files (.mtok, legacy tokenizer.txt).
+
+Exit codes: 0 success; 1 the command ran and found problems (validate findings, compare
+mismatches); 2 a file could not be read, parsed or written (nothing is left half-written)."""
+
+
+COMMAND_MODULES = [codec, lint, runtime, chat, convert, upgrade, mnn]
+"""Each sub-command module has ``register(subparsers)``; the order is the order of ``--help``."""
+
+
+def make_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mtokspec", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--version", action="version", version=f"mtokspec {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module in COMMAND_MODULES:
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = make_parser()
+    args, extras = parser.parse_known_args(argv)
+    # argparse cannot fill an optional positional that comes after a flag
+    # (`encode FILE --special TEXT`); take it here rather than refuse a natural command line.
+    if len(extras) == 1 and not extras[0].startswith("-") and getattr(args, "text", False) is None:
+        args.text = extras[0]
+    elif extras:
+        parser.error(f"unrecognized arguments: {' '.join(extras)}")
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except BrokenPipeError:  # e.g. `mtokspec dump big.mtok | head`
+        sys.stderr.close()
+        return 0
+    except KeyboardInterrupt:
+        return 130
+    except (Error, OSError, RecursionError) as e:  # what a command did not catch itself: still one line
+        print(f"mtokspec {args.command}: {one_line(e)}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

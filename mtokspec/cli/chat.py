@@ -1,0 +1,68 @@
+"""chat: render a conversation with the file's chat template."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from mtokspec.cli._io import one_line, read_input
+from mtokspec.errors import MtokFormatError
+
+
+def cmd_chat(args) -> int:
+    from mtokspec.errors import ChatTemplateError
+    from mtokspec.errors import TokenizerError
+    from mtokspec.tokenizer import Tokenizer
+
+    try:
+        tok = Tokenizer.from_bytes(read_input(args.file))
+    except (OSError, MtokFormatError, TokenizerError) as e:
+        print(f"mtokspec: {args.file}: {one_line(e)}", file=sys.stderr)
+        return 2
+    try:
+        messages = json.loads(read_input(args.messages).decode("utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
+        print(f"mtokspec: {args.messages}: {one_line(e)}", file=sys.stderr)
+        return 2
+    if isinstance(messages, dict) and "messages" in messages:
+        messages = messages["messages"]
+    if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
+        print(f"mtokspec: {args.messages}: expected a JSON list of messages ({{'role': ..., 'content': ...}})",
+              file=sys.stderr)
+        return 2
+    template = None
+    if args.template:
+        try:
+            template = read_input(args.template).decode("utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            print(f"mtokspec: {args.template}: {one_line(e)}", file=sys.stderr)
+            return 2
+    try:
+        prompt = tok.apply_chat_template(messages, add_generation_prompt=not args.no_generation_prompt,
+                                         template=template)
+    except ChatTemplateError as e:
+        print(f"mtokspec: chat template: {one_line(e)}", file=sys.stderr)
+        return 1
+    sys.stdout.write(prompt)
+    if args.tokens:
+        ids = tok.encode(prompt)
+        sys.stdout.write("\n" + " ".join(map(str, ids)) + "\n")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "chat", help="render a conversation with the file's chat template",
+        description="Render MESSAGES (a JSON list of {role, content}, or an object with a 'messages' key) "
+                    "with the chat template embedded in FILE, exactly as transformers renders it "
+                    "(sandboxed: unsafe templates are refused, time and output size are bounded). "
+                    "Exit 1 when the template raises or is refused.",
+    )
+    p.add_argument("file", help="the .mtok file")
+    p.add_argument("--messages", required=True, metavar="conversation.json", help="the messages ('-' for stdin)")
+    p.add_argument("--no-generation-prompt", action="store_true",
+                   help="do not end with the assistant prompt (add_generation_prompt=False)")
+    p.add_argument("--tokens", action="store_true", help="also print the prompt's ids (no special tokens added)")
+    p.add_argument("--template", metavar="FILE", help="use this template instead of the file's")
+    p.set_defaults(func=cmd_chat)

@@ -1,0 +1,134 @@
+"""convert, export-hf: Hugging Face tokenizer folders to ``.mtok`` and back."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import mtokspec
+from mtokspec.cli._io import atomic_write, one_line, read_input
+from mtokspec.errors import MtokFormatError
+
+
+def write_conversion(command: str, source: str, output: str, report: str, convert, what: str = "",
+                     **report_extra) -> int:
+    """Run ``convert() -> ConversionResult``, build and write the .mtok atomically, report the losses.
+
+    Exit 0 written; 1 a strict conversion refused losses (nothing written); 2 anything else failed.
+    Shared by ``convert`` and ``upgrade``.
+    """
+    from mtokspec.convert import ConversionError, render_json, render_text
+
+    def fail(message: str, losses=(), code: int = 2) -> int:
+        if report == "json":
+            print(render_json(list(losses), error=message, source=source), file=sys.stderr)
+        else:
+            # a strict refusal lists its losses, one per line, after the message
+            print(f"mtokspec {command}: {source}: {message if losses else one_line(message)}", file=sys.stderr)
+        return code
+
+    try:
+        result = convert()
+        data = mtokspec.build(result.tree)
+    except ConversionError as e:
+        return fail(str(e) if report != "json" else e.message, e.losses, 1 if e.losses else 2)
+    except (OSError, MtokFormatError, ValueError) as e:
+        return fail(str(e))
+    try:
+        atomic_write(output, data)
+    except OSError as e:
+        print(f"mtokspec {command}: {output}: {e}", file=sys.stderr)
+        return 2
+    if report == "json":
+        print(render_json(result.losses, source=source, output=output, size=len(data),
+                          unicode_version=result.unicode_version, **report_extra), file=sys.stderr)
+    else:
+        print(f"{output}: {len(data):,} bytes{what} (Unicode tables {result.unicode_version})", file=sys.stderr)
+        print(render_text(result.losses), file=sys.stderr)
+    return 0
+
+
+def cmd_convert(args) -> int:
+    from mtokspec.convert import from_hf
+
+    return write_conversion(
+        "convert", args.model_dir, args.output, args.report,
+        lambda: from_hf(args.model_dir, strict=args.strict, exact_whitespace=args.exact_whitespace,
+                        target=args.target))
+
+
+def cmd_export_hf(args) -> int:
+    from mtokspec.convert import to_hf_with_notes
+
+    try:
+        tree = mtokspec.parse(read_input(args.file))
+        upgraded = []
+        if not isinstance(tree, mtokspec.MtokFile):  # a legacy tokenizer.txt: its .mtok equivalent
+            from mtokspec.convert.upgrade import upgrade
+
+            result = upgrade(tree)
+            tree = result.tree
+            upgraded = [f"upgraded from a legacy tokenizer.txt with default options "
+                        f"({len(result.losses)} losses; see `mtokspec upgrade`)"]
+        doc, notes = to_hf_with_notes(tree)
+        notes = upgraded + notes
+        text = json.dumps(doc, ensure_ascii=False, indent=args.indent)
+    except (OSError, MtokFormatError, ValueError) as e:
+        print(f"mtokspec export-hf: {args.file}: {one_line(e)}", file=sys.stderr)
+        return 2
+    try:
+        if args.output == "-":
+            sys.stdout.write(text + "\n")
+        else:
+            atomic_write(args.output, text + "\n")
+    except OSError as e:
+        print(f"mtokspec export-hf: {args.output}: {e}", file=sys.stderr)
+        return 2
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    return 0
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "convert",
+        help="convert a Hugging Face tokenizer folder to .mtok (no transformers needed)",
+        description=(
+            "Convert a Hugging Face model folder (tokenizer.json, plus tokenizer_config.json, "
+            "special_tokens_map.json and generation_config.json when present) to a .mtok file, "
+            "byte-identical to what MNN's exporter writes from the same folder. Everything the "
+            ".mtok cannot represent is listed on stderr as a loss report."),
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("model_dir", metavar="MODEL_DIR",
+                   help="model folder, or the path of its tokenizer.json")
+    p.add_argument("-o", "--output", required=True, metavar="FILE.mtok",
+                   help="where to write the .mtok (atomically: nothing is left behind on failure)")
+    p.add_argument("--strict", action="store_true",
+                   help="fail (exit 1, nothing written) when the conversion would lose anything")
+    p.add_argument("--exact-whitespace", action="store_true",
+                   help="write HF's Whitespace pre-tokenizer as an equivalent Split instead of dropping "
+                        "it (differs from the reference exporter's bytes)")
+    p.add_argument("--target", choices=("exporter", "mnn"), default="exporter",
+                   help="exporter: MNN's exporter's bytes, byte for byte; mnn: the bytes for which MNN's "
+                        "C++ runtime gives Hugging Face's answers wherever the format allows (program "
+                        "layout, prefix and special ids, exact pre-tokenizers, decoder, clean-up flag); "
+                        "the report then lists, per divergence rule, what MNN still does differently, "
+                        "with a minimal example")
+    p.add_argument("--report", choices=("text", "json"), default="text",
+                   help="format of the loss report printed to stderr")
+    p.set_defaults(func=cmd_convert)
+
+    q = subparsers.add_parser(
+        "export-hf",
+        help="write a .mtok file as a Hugging Face tokenizer.json",
+        description=(
+            "Write the tokenizer.json that tokenizes like FILE.mtok; Hugging Face `tokenizers` "
+            "loads it with Tokenizer.from_file (an independent oracle for any .mtok)."),
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    q.add_argument("file", metavar="FILE.mtok",
+                   help="the .mtok to export ('-' for stdin); a legacy tokenizer.txt is upgraded first")
+    q.add_argument("-o", "--output", required=True, metavar="tokenizer.json",
+                   help="where to write the JSON ('-' for stdout)")
+    q.add_argument("--indent", type=int, default=None, help="indent the JSON (default: compact)")
+    q.set_defaults(func=cmd_export_hf)

@@ -1,0 +1,150 @@
+"""encode, decode, compare: the runtime commands (``register(subparsers)``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from mtokspec.errors import MtokFormatError
+
+
+def _fail(what: str, err: Exception) -> int:
+    from mtokspec.cli._io import one_line
+    print(f"mtokspec: {what}: {one_line(err)}", file=sys.stderr)
+    return 2
+
+
+def _load(path: str, runtime: str = "hf"):
+    from mtokspec.cli._io import read_input
+    from mtokspec.tokenizer import Tokenizer
+    return Tokenizer.from_bytes(read_input(path), semantics=runtime)
+
+
+def cmd_encode(args) -> int:
+    from mtokspec.errors import TokenizerError
+    if args.file == "-" and (args.text is None or args.text == "-"):
+        return _fail("encode", ValueError("the file and the text cannot both come from standard input"))
+    try:
+        tok = _load(args.file, args.runtime)
+        text = sys.stdin.read() if args.text in (None, "-") else args.text
+        special = args.special if args.special is not None else args.runtime == "mnn"
+        ids = tok.encode(text, add_special_tokens=special)
+    except (OSError, MtokFormatError, TokenizerError) as e:
+        return _fail(args.file, e)
+    if args.json:
+        print(json.dumps(ids))
+    elif args.tokens:
+        print(" ".join(f"{i}:{tok.id_to_token(i)!r}" for i in ids))
+    else:
+        print(" ".join(map(str, ids)))
+    return 0
+
+
+def cmd_decode(args) -> int:
+    from mtokspec.errors import TokenizerError
+    try:
+        tok = _load(args.file, args.runtime)
+        if args.runtime == "mnn":
+            data = tok.decode_bytes(args.ids, stream=args.stream)
+        else:
+            if args.stream:
+                return _fail("decode", ValueError("--stream goes with --runtime mnn"))
+            data = tok.decode(args.ids, skip_special_tokens=args.skip_special).encode("utf-8", "surrogatepass")
+    except (OSError, MtokFormatError, TokenizerError) as e:
+        return _fail(args.file, e)
+    # MNN's bytes as they are, UTF-8 or not (a text-only stdout gets them surrogate-escaped)
+    binary = getattr(sys.stdout, "buffer", None)
+    if binary is None:
+        sys.stdout.write(data.decode("utf-8", "surrogateescape") + "\n")
+    else:
+        sys.stdout.flush()
+        binary.write(data + b"\n")
+        binary.flush()
+    return 0
+
+
+def cmd_compare(args) -> int:
+    from mtokspec.errors import TokenizerError
+    from mtokspec.compare import SAMPLE_TEXTS, compare
+    texts = SAMPLE_TEXTS
+    if args.text:
+        try:
+            with open(args.text, encoding="utf-8") as f:
+                texts = json.load(f)
+        except (OSError, ValueError) as e:
+            return _fail(args.text, e)
+        if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+            return _fail(args.text, ValueError("expected a JSON list of strings"))
+    special = args.special
+    try:
+        if args.runtime == "mnn":
+            from mtokspec.compare import compare_runtimes
+            report = compare_runtimes(args.file, texts, against=args.against,
+                                      add_special_tokens=True if special is None else special)
+        else:
+            if args.against is None:
+                return _fail("compare", ValueError("--against tokenizer.json is needed with --runtime hf"))
+            report = compare(args.file, args.against, texts, add_special_tokens=bool(special))
+    except (OSError, MtokFormatError, TokenizerError, Exception) as e:  # HF raises plain Exception
+        return _fail(args.file, e)
+    if args.json:
+        print(json.dumps(report.to_dict(), ensure_ascii=False, indent=1, default=repr))
+    else:
+        print(report.summary(limit=args.show))
+    return 0 if report.matched == report.total else 1
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "encode", help="print the token ids of a text",
+        description="Tokenize TEXT (or standard input with '-' or no TEXT) with the runtime built from "
+                    "FILE, like HF tokenizers' encode(text).ids, or with --runtime mnn as MNN's C++ "
+                    "runtime does on a device (its encode(text): prefix ids, special split, post-processor).")
+    p.add_argument("file", metavar="FILE", help="the .mtok file (or a legacy tokenizer.txt)")
+    p.add_argument("text", metavar="TEXT", nargs="?", help="the text ('-' or omitted: standard input)")
+    p.add_argument("--runtime", choices=("hf", "mnn"), default="hf",
+                   help="tokenize as HF tokenizers (default) or as MNN's C++ runtime on a device")
+    p.add_argument("--special", action=argparse.BooleanOptionalAction, default=None,
+                   help="add special tokens (hf: the post-processor program, else the header's prefix ids; "
+                        "default off) -- with --runtime mnn, MNN's encode(text) (default on)")
+    p.add_argument("--json", action="store_true", help="print the ids as a JSON list")
+    p.add_argument("--tokens", action="store_true", help="print id:token pairs")
+    p.set_defaults(func=cmd_encode)
+
+    p = sub.add_parser(
+        "decode", help="print the text of token ids",
+        description="Decode IDs with the runtime built from FILE, like HF tokenizers' decode(ids), or with "
+                    "--runtime mnn as MNN does: Tokenizer::decode(ids), or with --stream what the LLM "
+                    "engine prints; MNN's bytes are written as they are, UTF-8 or not.")
+    p.add_argument("file", metavar="FILE", help="the .mtok file (or a legacy tokenizer.txt)")
+    p.add_argument("ids", metavar="ID", nargs="+", type=int, help="token ids")
+    p.add_argument("--runtime", choices=("hf", "mnn"), default="hf",
+                   help="decode as HF tokenizers (default) or as MNN's C++ runtime (its exact bytes)")
+    p.add_argument("--skip-special", action="store_true", help="leave out special tokens (hf)")
+    p.add_argument("--stream", action="store_true",
+                   help="with --runtime mnn: what the LLM engine prints, each id decoded alone")
+    p.set_defaults(func=cmd_decode)
+
+    p = sub.add_parser(
+        "compare", help="compare the runtime (HF or MNN semantics) with HF on texts",
+        description="Encode each text with the runtime built from FILE and with HF, and print the match "
+                    "rate and the first mismatches with the diverging tokens. "
+                    "--runtime hf (default): mtokspec's HF semantics against HF tokenizers loading "
+                    "--against tokenizer.json. --runtime mnn: what MNN's C++ runtime does on a device, "
+                    "against --against tokenizer.json or, without it, the file's own HF semantics; each "
+                    "difference names the divergence rules that explain it, or says UNEXPLAINED. "
+                    "Exit 0 when all match, 1 when some differ, 2 on errors. --against needs the "
+                    "`tokenizers` package.")
+    p.add_argument("file", metavar="FILE", help="the .mtok file (or a legacy tokenizer.txt with --runtime mnn)")
+    p.add_argument("--runtime", choices=("hf", "mnn"), default="hf",
+                   help="the semantics to run the file with (default hf)")
+    p.add_argument("--against", metavar="tokenizer.json",
+                   help="the HF tokenizer.json to compare with (needed with --runtime hf)")
+    p.add_argument("--text", metavar="cases.json",
+                   help="a JSON list of strings (default: a few built-in sample strings)")
+    p.add_argument("--special", action=argparse.BooleanOptionalAction, default=None,
+                   help="encode with special tokens (default: off for hf; on for mnn, as MNN's encode(text))")
+    p.add_argument("--show", type=int, default=5, help="how many mismatches to print (default 5)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=cmd_compare)

@@ -1,0 +1,45 @@
+"""``lint(tree_or_bytes, target="mnn")``: what a device running the file will do differently from HF.
+
+Without any text, each rule of :data:`~mtokspec.divergences.RULES` predicts from the file whether it
+will bite on MNN's C++ runtime; a finding carries the rule's code, a path into the file and a
+severity: ``error`` when (nearly) every input differs, MNN fails, or its behaviour is undefined;
+``warning`` when some inputs differ; ``info`` when it is worth knowing.
+"""
+
+from __future__ import annotations
+
+from mtokspec.divergences import RULES
+from mtokspec.divergences.rule import LintContext
+from mtokspec.errors import Error, MtokFormatError
+from mtokspec.format import parse
+from mtokspec.format import tree as t
+from mtokspec.format.validate import ERROR, INFO, WARNING, Finding
+
+__all__ = ["lint", "TARGETS", "LintTargetError"]
+
+TARGETS = ("mnn",)
+_ORDER = {ERROR: 0, WARNING: 1, INFO: 2}
+
+
+class LintTargetError(Error, ValueError):
+    """A lint target mtokspec does not know."""
+
+
+def lint(tree_or_bytes: t.TokenizerFile | bytes | bytearray | memoryview, target: str = "mnn") -> list[Finding]:
+    """The findings for ``target`` (only ``"mnn"`` so far), errors first.
+
+    Bytes that cannot be parsed raise :class:`MtokFormatError`, as :func:`mtokspec.validate` does.
+    """
+    if target not in TARGETS:
+        raise LintTargetError(f"unknown lint target {target!r} (known: {', '.join(TARGETS)})")
+    if isinstance(tree_or_bytes, (bytes, bytearray, memoryview)):
+        tree = parse(tree_or_bytes)
+    else:
+        tree = tree_or_bytes
+    if not isinstance(tree, t.TokenizerFile):
+        raise MtokFormatError(f"expected a tokenizer file tree or bytes, got {type(tree_or_bytes).__name__}")
+    ctx = LintContext(tree)
+    findings = [Finding(severity, path, message, rule.code)
+                for rule in RULES.values() if rule.predict is not None
+                for severity, path, message in rule.predict(ctx)]
+    return sorted(findings, key=lambda f: _ORDER[f.severity])

@@ -1,0 +1,114 @@
+"""Pre-tokenizers: Digits, Metaspace, the split patterns of MNN's regex engine, BertPreTokenizer."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from mtokspec.divergences.rule import LintContext, Prediction, Rule
+from mtokspec.divergences.rules import TOK, UNI
+from mtokspec.format import tree as t
+from mtokspec.format.validate import ERROR, INFO, WARNING
+from mtokspec.runtime.mnn import regex as R
+
+
+def _nodes(tree) -> list[tuple[object, str]]:
+    return list(t.walk_stage(tree.pre_tokenizer, "pre_tokenizer")) if isinstance(tree, t.MtokFile) else []
+
+
+def _splits(node: object) -> bool:
+    """A pre-tokenizer that cuts the text into several splits (a Metaspace after it sees each)."""
+    return isinstance(node, (t.DigitsPreTokenizer, t.SplitPreTokenizer, t.BertPreTokenizer)) or (
+        isinstance(node, t.ByteLevelPreTokenizer) and node.use_regex)
+
+
+def _has(cond):
+    return lambda tree: any(cond(node) for node, _ in _nodes(tree))
+
+
+def _predict_digits(ctx: LintContext) -> Iterator[Prediction]:
+    for node, path in _nodes(ctx.tree):
+        if isinstance(node, t.DigitsPreTokenizer):
+            if not node.individual_digits:
+                yield (WARNING, path,
+                       "Digits(individual_digits=false) does not split on MNN: digit runs stay joined to "
+                       "the letters beside them (HF splits them off)")
+            else:
+                yield INFO, path, "MNN isolates ASCII digits only (HF: every numeric character)"
+
+
+def _predict_metaspace(ctx: LintContext) -> Iterator[Prediction]:
+    splitting_before = False
+    for node, path in _nodes(ctx.tree):
+        if isinstance(node, t.MetaspacePreTokenizer) and node.add_prefix_space and splitting_before:
+            yield (INFO, path,
+                   "MNN prepends the replacement to every split that does not start with a space; HF "
+                   "does so only with prepend_scheme 'always' (the file does not record the scheme)")
+        splitting_before = splitting_before or _splits(node)
+
+
+def _predict_regex(ctx: LintContext) -> Iterator[Prediction]:
+    for node, path in _nodes(ctx.tree):
+        if isinstance(node, t.ByteLevelPreTokenizer) and node.use_regex:
+            yield (WARNING, path,
+                   "MNN runs the GPT-2 pattern on text folded to classes: U+0085, U+2028 and U+2029 are no "
+                   "white space there (HF: \\s), so text around them splits differently")
+            continue
+        if not isinstance(node, t.SplitPreTokenizer):
+            continue
+        pattern = node.pattern
+        p = pattern.encode("utf-8", "surrogatepass")
+        if R.uses_wregex(p):
+            yield (WARNING, f"{path}.pattern",
+                   "this pattern holds non-ASCII characters and no \\p{..}: MNN runs it with C++ std::wregex "
+                   "(ECMAScript, C-locale classes), not a Unicode regex engine (mtokspec approximates it)")
+            continue
+        if R.dropped_alternatives(p):
+            yield (ERROR, f"{path}.pattern",
+                   "MNN's regex engine drops the alternatives of this pattern that use \\b, \\B, \\A, \\Z, "
+                   "back-references, look-ahead (?=, look-behind or named groups (all of them: it uses GPT-2's "
+                   "pattern instead)")
+        if not p.isascii():
+            yield (WARNING, f"{path}.pattern",
+                   "a non-ASCII character in this pattern stands for its whole class on MNN (a letter for "
+                   "every non-ASCII letter)")
+        if any(q in pattern for q in ("*?", "+?", "??", "}?")):
+            yield WARNING, f"{path}.pattern", "MNN matches lazy quantifiers greedily"
+
+
+def _predict_bert(ctx: LintContext) -> Iterator[Prediction]:
+    for node, path in _nodes(ctx.tree):
+        if isinstance(node, t.BertPreTokenizer):
+            yield INFO, path, "MNN splits on ASCII white space and Zs only (HF also U+0085, U+2028, U+2029)"
+
+
+DIGITS_NO_SPLIT = Rule(
+    "mnn-digits-no-split", "pre-tokenizer.Digits",
+    "Digits(individual_digits=false) does not split at all (HF splits digit runs off); with "
+    "individual digits only ASCII 0-9 count as digits",
+    'Digits(false) on "ab12": HF ["ab", "12"], MNN ["ab12"]', f"{TOK}:1396",
+    stage="pre-tokenizer", applies=_has(lambda n: isinstance(n, t.DigitsPreTokenizer)), predict=_predict_digits)
+METASPACE_EVERY_SPLIT = Rule(
+    "mnn-metaspace-every-split", "pre-tokenizer.Metaspace",
+    "Metaspace prepends the replacement to every split that does not start with a space (HF: "
+    "only the first, with prepend_scheme first)",
+    'Split then Metaspace on "a-b": HF ["▁a", "-", "b"], MNN ["▁a", "▁-", "▁b"]', f"{TOK}:1424",
+    stage="pre-tokenizer", applies=_has(lambda n: isinstance(n, t.MetaspacePreTokenizer)),
+    predict=_predict_metaspace)
+REGEX_ENGINE = Rule(
+    "mnn-regex-engine", "pre-tokenizer.Split/ByteLevel",
+    "split patterns run on text folded to one byte per character class: a non-ASCII literal "
+    "stands for its whole class, \\p{..} reads only the property's first letter, groups do "
+    "not backtrack, lazy is greedy, alternatives with \\b, look-ahead (?=, look-behind or "
+    "back-references are dropped; a pattern with non-ASCII and no \\p{ goes to std::wregex",
+    'Split "[é\\p{N}]" isolated on "aüb": HF no match, MNN ["a", "ü", "b"] (é stands for any non-ASCII letter)',
+    f"{UNI}:77", stage="pre-tokenizer",
+    applies=_has(lambda n: isinstance(n, t.SplitPreTokenizer) or (isinstance(n, t.ByteLevelPreTokenizer) and n.use_regex)),
+    predict=_predict_regex)
+BERT_PRETOKENIZER = Rule(
+    "mnn-bert-pretokenizer", "pre-tokenizer.Bert",
+    "BertPreTokenizer uses Unicode 15.0 categories and ASCII/Zs white space (HF: its own "
+    "Unicode version and White_Space)",
+    'on "a\\u2028b": HF ["a", "b"], MNN ["a\\u2028b"]', f"{TOK}:1468",
+    stage="pre-tokenizer", applies=_has(lambda n: isinstance(n, t.BertPreTokenizer)), predict=_predict_bert)
+
+RULES: tuple[Rule, ...] = (DIGITS_NO_SPLIT, METASPACE_EVERY_SPLIT, REGEX_ENGINE, BERT_PRETOKENIZER)

@@ -1,0 +1,39 @@
+"""Bytes to tree and back, for every file type: ``.mtok`` and the legacy ``tokenizer.txt`` types 0-3."""
+
+from __future__ import annotations
+
+from mtokspec._generated import codec as _codec
+from mtokspec._generated.tree import ROOTS_BY_MAGIC_LINE
+from mtokspec.errors import MtokFormatError
+from mtokspec.format.tree import TokenizerFile
+
+__all__ = ["parse", "build"]
+
+# line 1 of the file -> its root class; "430 4" is .mtok, "430 0".."430 3" the legacy text types
+_PARSE = {cls: getattr(_codec, f"parse_{cls.__name__}") for cls in ROOTS_BY_MAGIC_LINE.values()}
+_BUILD = {cls: getattr(_codec, f"build_{cls.__name__}") for cls in ROOTS_BY_MAGIC_LINE.values()}
+
+
+def parse(data: bytes | bytearray | memoryview) -> TokenizerFile:
+    """Parse a tokenizer file: ``.mtok`` (``MtokFile``) or a legacy ``tokenizer.txt`` of type 0-3.
+
+    The format is told by the first line.  Any defect raises :class:`MtokFormatError` with the
+    byte offset and the field path; no other exception escapes.
+    """
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise MtokFormatError(f"expected bytes, got {type(data).__name__}")
+    head = bytes(data[:6])
+    cls = ROOTS_BY_MAGIC_LINE.get(head)
+    if cls is None:
+        raise MtokFormatError(
+            f"not an MNN tokenizer file: line 1 must be '430 <type>' with type 0-4, got {head!r}", 0, "header.magic"
+        )
+    return _PARSE[cls](data)
+
+
+def build(tree: TokenizerFile) -> bytes:
+    """The bytes of a tree; ``build(parse(b)) == b`` for every file the reference exporter writes."""
+    fn = _BUILD.get(type(tree))
+    if fn is None:
+        raise MtokFormatError(f"expected a tokenizer file tree (MtokFile, ...), got {type(tree).__name__}")
+    return fn(tree)

@@ -1,0 +1,292 @@
+"""Normalizers: ``str -> str`` with the semantics of HF ``tokenizers/src/normalizers``.
+
+Design record: ``docs/design/runtime-hf.md``.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+import regex
+
+from mtokspec.format import tree as t
+from mtokspec.runtime.shared.registry import build_from_registry
+
+__all__ = [
+    "Normalizer", "NoNormalizer", "LegacyNFKC", "Prepend", "Replace", "Sequence", "Bert",
+    "Table", "Strip", "REGISTRY", "from_tree", "WHITESPACE", "lowercase", "strip_ws",
+]
+
+# Unicode White_Space: Rust char::is_whitespace, Oniguruma's and `regex`'s \s.
+WHITESPACE = frozenset(
+    "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
+    "\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+_WS_STR: str = "".join(sorted(WHITESPACE))
+
+
+def strip_ws(s: str, left: bool = True, right: bool = True) -> str:
+    """Strip Unicode White_Space (not Python's wider ``isspace`` set)."""
+    if left and right:
+        return s.strip(_WS_STR)
+    if left:
+        return s.lstrip(_WS_STR)
+    if right:
+        return s.rstrip(_WS_STR)
+    return s
+
+
+def lowercase(s: str) -> str:
+    """Per-character lower-casing (Rust ``char::to_lowercase``)."""
+    if "\u03a3" in s:  # str.lower() would apply the final-sigma context rule
+        return "".join([c.lower() for c in s])
+    return s.lower()
+
+
+class Normalizer:
+    """Base class: ``normalize(s)`` returns the normalised string."""
+
+    __slots__ = ()
+
+    def normalize(self, s: str) -> str:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    @property
+    def is_identity(self) -> bool:
+        return False
+
+
+class NoNormalizer(Normalizer):
+    __slots__ = ()
+
+    def normalize(self, s: str) -> str:
+        return s
+
+    @property
+    def is_identity(self) -> bool:
+        return True
+
+    @classmethod
+    def from_tree(cls, node) -> "NoNormalizer":
+        return cls()
+
+
+class LegacyNFKC(Normalizer):
+    """Normalizer tag 1 (NFKC without a table): this Python's ``unicodedata`` NFKC."""
+
+    __slots__ = ()
+
+    def normalize(self, s: str) -> str:
+        if s.isascii():
+            return s
+        return unicodedata.normalize("NFKC", s)
+
+    @classmethod
+    def from_tree(cls, node) -> "LegacyNFKC":
+        return cls()
+
+
+class Prepend(Normalizer):
+    """HF ``Prepend``: put ``prepend`` before a non-empty string."""
+
+    __slots__ = ("prepend",)
+
+    def __init__(self, prepend: str):
+        self.prepend = prepend
+
+    def normalize(self, s: str) -> str:
+        return self.prepend + s if s else s
+
+    @classmethod
+    def from_tree(cls, node: t.PrependNormalizer) -> "Prepend":
+        return cls(node.prepend)
+
+
+class Replace(Normalizer):
+    """HF ``Replace`` with a literal pattern (non-overlapping, left to right, like ``str.replace``).
+
+    An empty pattern is what the exporter writes for an HF ``Regex`` pattern (which it cannot
+    carry): it is a no-op here, because the file does not say what to replace.
+    """
+
+    __slots__ = ("pattern", "content")
+
+    def __init__(self, pattern: str, content: str):
+        self.pattern = pattern
+        self.content = content
+
+    def normalize(self, s: str) -> str:
+        if not self.pattern:
+            return s
+        return s.replace(self.pattern, self.content)
+
+    @property
+    def is_identity(self) -> bool:
+        return not self.pattern
+
+    @classmethod
+    def from_tree(cls, node: t.ReplaceNormalizer) -> "Replace":
+        return cls(node.pattern, node.content)
+
+
+class Sequence(Normalizer):
+    """HF ``Sequence``: each normalizer in turn."""
+
+    __slots__ = ("normalizers",)
+
+    def __init__(self, normalizers: list[Normalizer]):
+        self.normalizers = [n for n in normalizers if not n.is_identity]
+
+    def normalize(self, s: str) -> str:
+        for n in self.normalizers:
+            s = n.normalize(s)
+        return s
+
+    @property
+    def is_identity(self) -> bool:
+        return not self.normalizers
+
+    @classmethod
+    def from_tree(cls, node: t.SequenceNormalizer) -> "Sequence":
+        return cls([from_tree(n) for n in node.normalizers])
+
+
+# --- Bert -------------------------------------------------------------------------------
+# clean_text: drop NUL, U+FFFD and "other" characters (Cc, Cf, Co; \t \n \r excepted), then map
+# white space to ' '.  (HF's is_other does not include unassigned code points, measured.)
+_BERT_DROP = regex.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffd\p{Cf}\p{Co}]+")
+_BERT_WS = regex.compile("[" + regex.escape(_WS_STR) + "]")
+_CJK = regex.compile(
+    "([\u4e00-\u9fff\u3400-\u4dbf\U00020000-\U0002a6df\U0002a700-\U0002b73f\U0002b740-\U0002b81f"
+    "\U0002b920-\U0002ceaf\uf900-\ufaff\U0002f800-\U0002fa1f])"
+)
+_MN = regex.compile(r"\p{Mn}+")
+
+
+def _table_map(table) -> dict[int, str]:
+    # a normal form that is not UTF-8 (only a crafted file holds one) keeps its bytes as surrogates,
+    # as vocabulary tokens do, instead of failing the load
+    from mtokspec.runtime.hf.models._vocab import decode_token  # (models imports this module)
+
+    return {cp: decode_token(b) for cp, b in table}
+
+
+class Bert(Normalizer):
+    """HF ``BertNormalizer`` (tags 5 and 7).
+
+    ``nfd`` is the embedded NFD table (tag 7) or ``None`` (tag 5, where a set ``strip_accents``
+    falls back to this Python's ``unicodedata`` NFD).  The file stores the resolved
+    ``strip_accents`` (HF's ``None`` means "same as lowercase"; the exporter resolves it).
+    """
+
+    __slots__ = ("clean_text", "handle_chinese_chars", "strip_accents", "lowercase", "_nfd_table",
+                 "_nfd")
+
+    _nfd: dict[int, str] | None
+
+    def __init__(self, clean_text: bool, handle_chinese_chars: bool, strip_accents: bool,
+                 lowercase: bool, nfd_table=None):
+        self.clean_text = clean_text
+        self.handle_chinese_chars = handle_chinese_chars
+        self.strip_accents = strip_accents
+        self.lowercase = lowercase
+        self._nfd_table = nfd_table
+        self._nfd = None
+
+    def _decompose(self, s: str) -> str:
+        if self._nfd_table is None:
+            return unicodedata.normalize("NFD", s)
+        nfd = self._nfd
+        if nfd is None:
+            nfd = self._nfd = _table_map(self._nfd_table)
+        # table per code point, then canonical reordering (NFD of an NFD-equivalent string)
+        return unicodedata.normalize("NFD", s.translate(nfd))
+
+    def normalize(self, s: str) -> str:
+        # printable ASCII has nothing to drop and no white space but " " (isprintable: C speed)
+        if self.clean_text and not (s.isascii() and s.isprintable()):
+            s = _BERT_DROP.sub("", s)
+            s = _BERT_WS.sub(" ", s)
+        if self.handle_chinese_chars and not s.isascii():
+            s = _CJK.sub(r" \1 ", s)
+        if self.strip_accents and not s.isascii():
+            s = _MN.sub("", self._decompose(s))
+        if self.lowercase:
+            s = lowercase(s)
+        return s
+
+    @property
+    def is_identity(self) -> bool:
+        return not (self.clean_text or self.handle_chinese_chars or self.strip_accents
+                    or self.lowercase)
+
+    @classmethod
+    def from_tree(cls, node) -> "Bert":
+        table = getattr(node, "nfd_table", None)
+        return cls(node.clean_text, node.handle_chinese_chars, node.strip_accents, node.lowercase,
+                   table)
+
+
+class Table(Normalizer):
+    """Tag 6: the embedded per-code-point table, then canonical composition (see module doc)."""
+
+    __slots__ = ("_table", "_map")
+
+    def __init__(self, table):
+        self._table = table
+        self._map = None
+
+    def normalize(self, s: str) -> str:
+        if s.isascii():  # no ASCII code point changes under NFC or NFKC
+            return s
+        m = self._map
+        if m is None:
+            m = self._map = _table_map(self._table)
+        return unicodedata.normalize("NFC", s.translate(m))
+
+    @property
+    def is_identity(self) -> bool:
+        return not self._table
+
+    @classmethod
+    def from_tree(cls, node: t.TableNormalizer) -> "Table":
+        return cls(node.table)
+
+
+class Strip(Normalizer):
+    """HF ``Strip`` normalizer (Unicode White_Space)."""
+
+    __slots__ = ("left", "right")
+
+    def __init__(self, left: bool, right: bool):
+        self.left = left
+        self.right = right
+
+    def normalize(self, s: str) -> str:
+        return strip_ws(s, self.left, self.right)
+
+    @property
+    def is_identity(self) -> bool:
+        return not (self.left or self.right)
+
+    @classmethod
+    def from_tree(cls, node: t.StripNormalizer) -> "Strip":
+        return cls(node.strip_left, node.strip_right)
+
+
+REGISTRY: dict[type, type[Normalizer]] = {
+    t.NoNormalizer: NoNormalizer,
+    t.LegacyNFKCNormalizer: LegacyNFKC,
+    t.PrependNormalizer: Prepend,
+    t.ReplaceNormalizer: Replace,
+    t.SequenceNormalizer: Sequence,
+    t.BertNormalizer: Bert,
+    t.TableNormalizer: Table,
+    t.BertNFDNormalizer: Bert,
+    t.StripNormalizer: Strip,
+}
+
+
+def from_tree(node) -> Normalizer:
+    """The runtime normalizer for a tree node."""
+    return build_from_registry(REGISTRY, node, "normalizer")

@@ -1,0 +1,1 @@
+"""What both semantics of the runtime share: stage registries and the byte-level alphabet."""

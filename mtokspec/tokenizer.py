@@ -1,0 +1,145 @@
+"""The one public tokenizer type, and the switch between the two semantics.
+
+    tok = mtokspec.Tokenizer.from_file("tokenizer.mtok")                   # as HF `tokenizers`
+    dev = mtokspec.Tokenizer.from_file("tokenizer.mtok", semantics="mnn")  # as MNN on a device
+    isinstance(dev, mtokspec.Tokenizer)                                    # True for both
+
+:class:`Tokenizer` is the contract both runtimes implement (a runtime-checkable Protocol, so
+``isinstance`` and type checkers agree); :func:`load` is the only place that knows both semantics
+and that a legacy ``tokenizer.txt`` runs with HF semantics once upgraded.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Iterable, Literal, Protocol, runtime_checkable
+
+from mtokspec.errors import TokenizerError
+from mtokspec.format import parse
+from mtokspec.format import tree as t
+from mtokspec.runtime.shared.gc import paused_gc
+
+__all__ = ["Tokenizer", "DecodeStream", "Semantics", "SEMANTICS", "load"]
+
+Semantics = Literal["hf", "mnn"]
+SEMANTICS: tuple[Semantics, ...] = ("hf", "mnn")
+
+
+@runtime_checkable
+class DecodeStream(Protocol):
+    """Text as ids arrive: ``step(id)`` returns the new text, or None while a character is incomplete."""
+
+    def step(self, token_id: int) -> str | None: ...
+
+
+@runtime_checkable
+class Tokenizer(Protocol):
+    """A tokenizer file run in one semantics: ``"hf"`` (Hugging Face ``tokenizers``) or ``"mnn"``
+    (MNN's C++ runtime).  Build one with :meth:`from_file`, :meth:`from_bytes`, :meth:`from_tree`
+    or :func:`load`."""
+
+    semantics: str
+    tree: t.TokenizerFile
+    special_ids: list[int]
+    stop_ids: list[int]
+    prefix_ids: list[int]
+    chat_template: str | None
+    bos_token: str | None
+    eos_token: str | None
+
+    @classmethod
+    def from_tree(cls, tree: t.TokenizerFile, *, semantics: Semantics = "hf", **options: Any) -> Tokenizer:
+        """The tokenizer for a parsed tree (see :func:`load` for the options)."""
+        return load(tree, semantics=semantics, **options)
+
+    @classmethod
+    def from_bytes(cls, data: bytes, *, semantics: Semantics = "hf", **options: Any) -> Tokenizer:
+        """The tokenizer for the bytes of a ``.mtok`` or legacy ``tokenizer.txt`` file."""
+        return load(data, semantics=semantics, **options)
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike, *, semantics: Semantics = "hf", **options: Any) -> Tokenizer:
+        """The tokenizer for a ``.mtok`` or legacy ``tokenizer.txt`` file."""
+        return load(Path(path), semantics=semantics, **options)
+
+    def encode(self, text: str, add_special_tokens: bool = ...) -> list[int]:
+        """The ids of ``text`` (HF: ``add_special_tokens`` defaults to False; MNN: to True, as
+        MNN's ``encode(text)``)."""
+        ...
+
+    def encode_batch(self, texts: Iterable[str], add_special_tokens: bool = ...) -> list[list[int]]: ...
+
+    def add_special(self, ids: list[int]) -> list[int]:
+        """``ids`` with the file's post-processor (or prefix ids) applied."""
+        ...
+
+    def decode(self, ids: Iterable[int], skip_special_tokens: bool = ...) -> str: ...
+
+    def decode_bytes(self, ids: Iterable[int], skip_special_tokens: bool = ..., stream: bool = ...) -> bytes:
+        """The decoded bytes; ``stream=True``: what a streaming decode prints, joined."""
+        ...
+
+    def decode_batch(self, batch: Iterable[Iterable[int]], skip_special_tokens: bool = ...) -> list[str]: ...
+
+    def decode_stream(self, skip_special_tokens: bool = ...) -> DecodeStream: ...
+
+    def token_to_id(self, token: str) -> int | None: ...
+
+    def id_to_token(self, i: int) -> str | None: ...
+
+    @property
+    def vocab_size(self) -> int: ...
+
+    def get_vocab(self) -> dict[str, int]: ...
+
+    def is_special(self, i: int) -> bool: ...
+
+    def is_stop(self, i: int) -> bool: ...
+
+    def apply_chat_template(self, messages: list[dict], add_generation_prompt: bool = ..., tools: Any = ...,
+                            template: str | None = ..., **kwargs: Any) -> str:
+        """The prompt the chat template makes for ``messages``, rendered as this semantics renders it."""
+        ...
+
+
+def load(source: t.TokenizerFile | bytes | bytearray | memoryview | str | os.PathLike, *,
+         semantics: Semantics = "hf", upgrade_options: dict | None = None, **options: Any) -> Tokenizer:
+    """The tokenizer for a tree, the bytes of a file, or a file's path.
+
+    ``semantics="hf"`` tokenizes as Hugging Face ``tokenizers`` (a legacy ``tokenizer.txt`` is first
+    upgraded by :func:`mtokspec.convert.upgrade`, given ``upgrade_options``; other options go to
+    :class:`~mtokspec.runtime.hf.HfTokenizer`).  ``semantics="mnn"`` runs the file as MNN's C++
+    runtime does, legacy types by MNN's own legacy tokenizers; it takes no options.
+    """
+    if semantics not in SEMANTICS:
+        raise TokenizerError(f"semantics must be 'hf' or 'mnn', got {semantics!r}")
+    with paused_gc():
+        return _load(source, semantics, upgrade_options, options)
+
+
+def _load(source: Any, semantics: Semantics, upgrade_options: dict | None, options: dict) -> Tokenizer:
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        tree = parse(source)
+    elif isinstance(source, (str, os.PathLike)):
+        tree = parse(Path(source).read_bytes())
+    elif isinstance(source, t.TokenizerFile):
+        tree = source
+    else:
+        raise TypeError(f"source must be a tree, bytes or a path, got {type(source).__name__}")
+    if semantics == "mnn":
+        if upgrade_options or options:
+            raise TokenizerError(
+                f"semantics='mnn' takes no options, got {sorted({*options, *(upgrade_options or ())})}")
+        from mtokspec.runtime.mnn import MnnTokenizer
+
+        return MnnTokenizer.from_tree(tree)
+    from mtokspec.runtime.hf import HfTokenizer
+
+    if not isinstance(tree, t.MtokFile):
+        from mtokspec.convert.upgrade import upgrade
+
+        tree = upgrade(tree, **(upgrade_options or {})).tree
+    elif upgrade_options:
+        raise TokenizerError("upgrade_options apply to legacy tokenizer.txt files only")
+    return HfTokenizer(tree, **options)
