@@ -13,6 +13,7 @@ Each function takes the exporter's tree (what ``from_hf`` builds) and the folder
   it lacks, which MNN's decode looks up there (:func:`with_added_in_vocab`);
 - normalizers the exporter approximates by another table: ``Precompiled`` as its own character
   map per code point (:func:`_charsmap_normalizer`), ``NFKD`` and ``NFD`` as their own tables;
+  ``BertNormalizer``'s ``clean_text`` with literal Replaces for what MNN's keeps (:func:`_bert_clean_text`);
 - pre-tokenizers the exporter drops or approximates, as exact Splits MNN's regex engine runs:
   ``Whitespace`` (:data:`~mtokspec.convert.hf.WHITESPACE_SPLIT`), ``Digits`` without
   individual digits (``\\p{N}+`` isolated), ``Punctuation`` (isolated);
@@ -27,6 +28,7 @@ Each function takes the exporter's tree (what ``from_hf`` builds) and the folder
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import lru_cache
 from typing import Any
 
 from mtokspec.format import tree as t
@@ -157,6 +159,24 @@ def _charsmap_normalizer(cm) -> t.Normalizer:
     return t.SequenceNormalizer([*replaces, node]) if replaces else node
 
 
+@lru_cache(maxsize=1)
+def _format_characters() -> tuple[str, ...]:
+    """Every character of general category Cf (this Python's Unicode version)."""
+    import unicodedata
+
+    return tuple(chr(cp) for cp in range(0x110000) if unicodedata.category(chr(cp)) == "Cf")
+
+
+def _bert_clean_text(node: t.Normalizer) -> t.Normalizer:
+    """A BertNormalizer with ``clean_text`` as MNN can run HF's: literal Replaces before it delete the
+    format characters (Cf) HF's clean-up drops and MNN keeps, and turn U+2028/U+2029 (white space
+    to HF, kept by MNN) into a space.  Private-use and unassigned characters (HF drops them too)
+    are too many for literal Replaces: they stay a loss."""
+    replaces: list[t.Normalizer] = [t.ReplaceNormalizer(c, "") for c in _format_characters()]
+    replaces += [t.ReplaceNormalizer("\u2028", " "), t.ReplaceNormalizer("\u2029", " ")]
+    return t.SequenceNormalizer([*replaces, node])
+
+
 def normalizer(node: t.Normalizer, norm: Any) -> t.Normalizer:
     """``node`` (the exporter's) with HF normalizers the exporter approximates by another table
     replaced: ``Precompiled`` by its own character map, ``NFKD`` and ``NFD`` by their own tables."""
@@ -169,6 +189,8 @@ def normalizer(node: t.Normalizer, norm: Any) -> t.Normalizer:
     if kind == "Precompiled" and isinstance(node, t.TableNormalizer):
         cm = charsmap_from_json(norm)
         return node if cm is None else _charsmap_normalizer(cm)
+    if kind == "BertNormalizer" and isinstance(node, (t.BertNormalizer, t.BertNFDNormalizer)) and node.clean_text:
+        return _bert_clean_text(node)
     if kind in ("NFKD", "NFD") and isinstance(node, (t.TableNormalizer, t.NoNormalizer)):
         return t.TableNormalizer(unicode_tables.normalization_table(kind))
     if kind == "Sequence" and isinstance(node, t.SequenceNormalizer):
