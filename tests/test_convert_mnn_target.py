@@ -379,3 +379,16 @@ def test_cli_convert_goldens_fix(tmp_path):
     assert (tmp_path / "fixed.mtok").read_bytes() == out.read_bytes()
     assert main(["goldens", str(tmp_path / "missing"), "-o", str(tmp_path / "x.jsonl")]) == 2
     assert not (tmp_path / "x.jsonl").exists()
+
+
+@needs_corpus
+def test_the_target_record_covers_every_folder():
+    """The README's table of MNN's own answers (``benchmarks/records/mnn_target.json``) has both files
+    of every corpus folder, each over every corpus case."""
+    from conftest import ROOT
+
+    record = json.loads((ROOT / "benchmarks" / "records" / "mnn_target.json").read_text(encoding="utf-8"))
+    cases = sum(len(json.loads((CORPUS / "text" / f"{ts}.json").read_text(encoding="utf-8"))) for ts in TEXT_SETS)
+    assert {(r["tokenizer"], r["file"]) for r in record["rows"]} == {
+        (d.name, f) for d in (CORPUS / "tok").iterdir() if d.is_dir() for f in ("exporter", "--target mnn")}
+    assert all(r["cases"] == cases and "passed" in r["test_tokenizer"] for r in record["rows"])

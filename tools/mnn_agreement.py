@@ -3,6 +3,7 @@
     python -m tools.mnn_agreement [--corpus DIR] [--file NAME=PATH ...]
     MNN_TOK_BIN=/path/mnn_tok python -m tools.mnn_agreement      # MNN's real C++ runtime
     MNN_TEST_BIN=/path/test_tokenizer python -m tools.mnn_agreement --goldens   # + MNN's device test
+    ... --record       # also write benchmarks/records/mnn_target.json (the README's table)
 
 For every corpus folder ``tok/<name>/`` the table of issue 21: encode (``encode(text)`` against HF
 with special tokens), raw (``encode(text, false)`` against HF without), stream (the engine's
@@ -27,6 +28,7 @@ from pathlib import Path
 
 TEXT_SETS = ("en", "zh", "code", "edge", "mixed")
 OUTPUTS = ("encode", "raw", "stream", "seq")
+RECORD = Path(__file__).resolve().parents[1] / "benchmarks" / "records" / "mnn_target.json"
 
 
 def _bytes(v) -> bytes:
@@ -83,6 +85,8 @@ def main(argv=None) -> int:
     ap.add_argument("--corpus", default=str(Path(__file__).resolve().parents[2] / "shared" / "corpus"))
     ap.add_argument("--goldens", action="store_true", help="also run MNN's test_tokenizer ($MNN_TEST_BIN) on goldens")
     ap.add_argument("--only", action="append", default=[], help="corpus folder name (repeatable)")
+    ap.add_argument("--record", action="store_true",
+                    help=f"write {RECORD.relative_to(RECORD.parents[2])} (needs MNN_TOK_BIN and MNN_TEST_BIN, all folders)")
     args = ap.parse_args(argv)
     import mtokspec
     from mtokspec.convert import from_hf
@@ -90,6 +94,10 @@ def main(argv=None) -> int:
     corpus = Path(args.corpus)
     binary = os.environ.get("MNN_TOK_BIN")
     test_bin = os.environ.get("MNN_TEST_BIN")
+    if args.record and (not binary or not test_bin or args.only):
+        ap.error("--record needs MNN_TOK_BIN and MNN_TEST_BIN (MNN's own code) and every folder")
+    args.goldens = args.goldens or args.record
+    rows: list[dict] = []
     runtime = f"MNN's mnn_tok ({binary})" if binary else "the mnn semantics"
     print(f"runtime: {runtime}\n")
     print("| tokenizer | file | encode | raw | stream | seq |" + (" test_tokenizer |" if args.goldens else ""))
@@ -105,10 +113,24 @@ def main(argv=None) -> int:
                 res = agreement(folder, path, corpus, binary)
                 cells = [f"{a}/{n}" if a != n else f"{a}" for a, n in (res[o] for o in OUTPUTS)]
                 extra = ""
+                device = ""
                 if args.goldens:
                     models = Path(tmp) / ("models-" + label.strip("-").replace(" ", "-"))
-                    extra = " " + _device_test(folder, path, models, test_bin) + " |"
+                    device = _device_test(folder, path, models, test_bin)
+                    extra = " " + device + " |"
+                rows.append({"tokenizer": folder.name, "file": label, "cases": res["encode"][1],
+                             **{o: res[o][0] for o in OUTPUTS}, "test_tokenizer": device})
                 print(f"| {folder.name} | {label} | " + " | ".join(cells) + " |" + extra)
+    if args.record:
+        import datetime as dt
+
+        from mtokspec.runtime.mnn import MNN_COMMIT
+
+        commit = (Path(binary).parent / "MNN_COMMIT")
+        RECORD.write_text(json.dumps({
+            "made_by": "python -m tools.mnn_agreement --record", "date": dt.date.today().isoformat(),
+            "mnn_commit": commit.read_text().strip() if commit.is_file() else MNN_COMMIT,
+            "runtime": "mnn_tok (MNN's C++ tokenizer)", "rows": rows}, indent=1) + "\n", encoding="utf-8")
     return 0
 
 
