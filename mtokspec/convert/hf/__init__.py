@@ -59,7 +59,7 @@ def from_hf_inputs(inputs: HFInputs, *, strict: bool = False, exact_whitespace: 
         conv = _Converter(inputs, exact_whitespace=exact_whitespace, model_type=model_type)
         tree = conv.run()
         if target == "mnn":
-            from mtokspec.convert.mnn_target import retarget_conversion
+            from mtokspec.convert.mnn_target.retarget import retarget_conversion
 
             tree, conv.losses = retarget_conversion(inputs, tree, conv.losses,
                                                     conv._template_of(inputs.tokenizer_json.get("post_processor")))

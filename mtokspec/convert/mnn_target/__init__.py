@@ -1,48 +1,9 @@
 """``convert --target mnn``: a ``.mtok`` for which MNN's C++ runtime gives Hugging Face's answers.
 
-``from_hf(path, target="mnn")`` builds the exporter's tree, then sets every lever the format has
-(:mod:`.choices`) and reports, as :class:`~.report.MnnLoss` records naming a divergence rule with a
-minimal example (:mod:`.report`), what MNN still does differently from HF ``tokenizers`` on the
-probe texts (:func:`~.reference.probe_texts`).  The conversion's own records stay where the levers
-did not remove their cause (they say what the format cannot hold).
+``from_hf(path, target="mnn")`` builds the exporter's tree, then :func:`.retarget.retarget_conversion`
+sets every lever the format has (:mod:`.choices`) and reports, as :class:`~.report.MnnLoss` records
+naming a divergence rule with a minimal example (:mod:`.report`), what MNN still does differently
+from HF ``tokenizers`` on the probe texts (:mod:`.reference`).  :mod:`.fix` does the same to a file
+someone already has; :mod:`.goldens` writes MNN's device-test cases.  The modules the converter's
+hook reaches (``retarget`` and what it imports) never import :mod:`mtokspec.convert.hf`.
 """
-
-from __future__ import annotations
-
-from mtokspec.format import tree as t
-from mtokspec.convert.loss import Loss
-from mtokspec.convert.mnn_target.choices import retarget
-from mtokspec.convert.mnn_target.reference import HFReference, probe_texts
-from mtokspec.convert.mnn_target.report import MnnLoss, mnn_losses
-
-__all__ = ["retarget", "retarget_conversion", "MnnLoss", "HFReference", "probe_texts", "mnn_losses"]
-
-
-def _fixed(loss: Loss, before: t.MtokFile, after: t.MtokFile, template: list | None) -> bool:
-    """Whether a lever removed the cause of one of the exporter conversion's records."""
-    if loss.path.startswith("post_processor"):
-        return template is not None
-    if loss.path.startswith("normalizer") and loss.replacement.startswith(("NFKC table", "none")):
-        return before.normalizer != after.normalizer
-    if loss.path == "decoder":
-        return before.decoder != after.decoder
-    if loss.path.startswith("pre_tokenizer"):
-        return before.pre_tokenizer != after.pre_tokenizer and loss.replacement.startswith("none")
-    return False
-
-
-def retarget_conversion(inputs, tree: t.MtokFile, losses: list[Loss], template: list | None,
-                        texts: list[str] | None = None) -> tuple[t.MtokFile, list[Loss]]:
-    """The exporter's conversion (tree and losses) made for MNN's runtime; ``texts`` are probed
-    besides the built-in ones."""
-    new = retarget(tree, inputs.tokenizer_json, template)
-    kept = [loss for loss in losses if not _fixed(loss, tree, new, template)]
-    tc = inputs.tokenizer_config or {}
-    if tc.get("clean_up_tokenization_spaces") is True:
-        kept.append(Loss("tokenizer_config.clean_up_tokenization_spaces",
-                         "clean_up_tokenization_spaces: true (transformers' decode joins \" n't\", \" 's\", ...)",
-                         "flag off: MNN's decode(ids) follows HF tokenizers, which never applies it", False))
-    ref = HFReference(inputs.tokenizer_json, new)
-    added = sorted(tree.added_tokens, key=lambda a: not a.special)
-    probes = probe_texts([a.content for a in added], texts)
-    return new, kept + mnn_losses(new, ref, probes)

@@ -112,7 +112,7 @@ def with_added_in_vocab(tree: t.MtokFile) -> t.MtokFile:
 
 def _split_for(pt: Any) -> t.PreTokenizer | None:
     """An exact Split for a HF pre-tokenizer the exporter drops or approximates, else None."""
-    from mtokspec.convert.hf import WHITESPACE_SPLIT
+    from mtokspec.convert.hf.body import WHITESPACE_SPLIT
 
     if not isinstance(pt, dict):
         return None

@@ -70,17 +70,32 @@ def chat_template_of(folder: Path) -> tuple[str | None, str | None, str | None]:
             _token_text(tc.get("eos_token")))
 
 
+def reference_for_folder(path: str | os.PathLike):
+    """HF's answers for a model folder (or its ``tokenizer.json``): :class:`~.reference.HFReference`,
+    falling back on the ``--target mnn`` tree's HF semantics without HF ``tokenizers``."""
+    from mtokspec.convert.hf import from_hf_inputs, load_hf
+    from mtokspec.convert.mnn_target.reference import HFReference
+
+    inputs = load_hf(path)
+    try:
+        import tokenizers  # noqa: F401
+        fallback = None
+    except ImportError:
+        fallback = from_hf_inputs(inputs, target="mnn").tree
+    return HFReference(inputs.tokenizer_json, fallback)
+
+
 def goldens(path: str | os.PathLike, texts: list[str] | None = None, conversations: list[dict] | None = None,
             *, strftime_now: str | None = None) -> tuple[list[dict], list[str]]:
     """``(lines, notes)``: the test cases for a model folder, and what could not be made (a
     conversation the template refuses)."""
     from mtokspec.chat.render import render_chat_template
     from mtokspec.convert.hf import load_hf
-    from mtokspec.convert.mnn_target.reference import BASE_TEXTS, HFReference
+    from mtokspec.convert.mnn_target.reference import BASE_TEXTS
     from mtokspec.errors import Error
 
     folder = Path(path) if Path(path).is_dir() else Path(path).parent
-    ref = HFReference.for_folder(path)
+    ref = reference_for_folder(path)
     tj = load_hf(path).tokenizer_json
     specials = [a["content"] for a in tj.get("added_tokens") or []
                 if isinstance(a, dict) and a.get("special") and isinstance(a.get("content"), str)][:32]

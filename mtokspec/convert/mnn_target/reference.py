@@ -132,19 +132,6 @@ class HFReference:
             self._ours = Tokenizer.from_tree(fallback_tree)
             self.source = "mtokspec's HF semantics (HF tokenizers is not installed)"
 
-    @classmethod
-    def for_folder(cls, path: str | os.PathLike) -> "HFReference":
-        """The reference for a model folder (or its ``tokenizer.json``)."""
-        from mtokspec.convert.hf import from_hf_inputs, load_hf
-
-        inputs = load_hf(path)
-        try:
-            import tokenizers  # noqa: F401
-            fallback = None
-        except ImportError:
-            fallback = from_hf_inputs(inputs, target="mnn").tree
-        return cls(inputs.tokenizer_json, fallback)
-
     def encode(self, text: str, add_special_tokens: bool) -> list[int]:
         if self._hf is not None:
             return self._hf.encode(text, add_special_tokens=add_special_tokens).ids
