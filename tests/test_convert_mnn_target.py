@@ -54,6 +54,13 @@ def _answers(tok: MnnTokenizer, text: str, ids: list[int]) -> dict:
             "seq": tok.decode_bytes(ids), "stream": tok.decode_bytes(ids, stream=True)}
 
 
+def _hf_answers(hf, text: str) -> tuple[list[int], dict]:
+    """HF's ids without special tokens, and its answer for each output."""
+    ids = hf.encode(text, add_special_tokens=False).ids
+    decoded = hf.decode(ids, skip_special_tokens=False).encode()
+    return ids, {"encode": hf.encode(text).ids, "raw": ids, "seq": decoded, "stream": decoded}
+
+
 def _lint_codes(tree: t.MtokFile) -> set[str]:
     """The rules ``lint --target mnn`` predicts a difference in an answer for (warnings and errors;
     the speed warning mnn-bpe-quadratic and the chat template's findings are about other things)."""
@@ -66,12 +73,17 @@ def _lint_codes(tree: t.MtokFile) -> set[str]:
 
 # --- the dev corpus ---------------------------------------------------------------------------------
 
+def _dev(name: str):
+    """``(folder, --target mnn conversion, its file under the mnn semantics)`` of a corpus folder."""
+    folder = CORPUS / "tok" / name
+    result = _target(str(folder))
+    return folder, result, MnnTokenizer.from_tree(result.tree)
+
+
 @needs_corpus
 @pytest.mark.parametrize("name", NAMES)
 def test_target_mnn_gives_hf_answers_except_reported_losses(name):
-    folder = CORPUS / "tok" / name
-    result = _target(str(folder))
-    tok = MnnTokenizer.from_tree(result.tree)
+    folder, result, tok = _dev(name)
     lost = {loss.output for loss in _mnn_losses(result)}
     wrong: dict[str, list] = {o: [] for o in OUTPUTS}
     for ts in TEXT_SETS:
@@ -92,15 +104,10 @@ def test_target_mnn_gives_hf_answers_except_reported_losses(name):
 @needs_corpus
 @pytest.mark.parametrize("name", NAMES)
 def test_losses_are_real_and_lint_names_them(name):
-    folder = CORPUS / "tok" / name
-    result = _target(str(folder))
-    tok = MnnTokenizer.from_tree(result.tree)
+    folder, result, tok = _dev(name)
     hf = tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json"))
     for loss in _mnn_losses(result):
-        ids = hf.encode(loss.text, add_special_tokens=False).ids
-        want = {"encode": hf.encode(loss.text).ids, "raw": ids,
-                "seq": hf.decode(ids, skip_special_tokens=False).encode(),
-                "stream": hf.decode(ids, skip_special_tokens=False).encode()}
+        ids, want = _hf_answers(hf, loss.text)
         assert _answers(tok, loss.text, ids)[loss.output] != want[loss.output], loss
         assert loss.cases >= 1 and loss.example
     assert _lint_codes(result.tree) == {loss.rule for loss in _mnn_losses(result)}
@@ -230,17 +237,12 @@ def test_trained_component(tmp_path, component):
     tok = MnnTokenizer.from_tree(result.tree)
     lost = {loss.output for loss in _mnn_losses(result)}
     for text in _other_texts():
-        ids = hf.encode(text, add_special_tokens=False).ids
-        want = {"encode": hf.encode(text).ids, "raw": ids, "seq": hf.decode(ids, skip_special_tokens=False).encode(),
-                "stream": hf.decode(ids, skip_special_tokens=False).encode()}
+        ids, want = _hf_answers(hf, text)
         got = _answers(tok, text, ids)
         for o in OUTPUTS:
             assert got[o] == want[o] or o in lost, (component, o, text)
     for loss in _mnn_losses(result):
-        ids = hf.encode(loss.text, add_special_tokens=False).ids
-        want = {"encode": hf.encode(loss.text).ids, "raw": ids,
-                "seq": hf.decode(ids, skip_special_tokens=False).encode(),
-                "stream": hf.decode(ids, skip_special_tokens=False).encode()}
+        ids, want = _hf_answers(hf, loss.text)
         assert _answers(tok, loss.text, ids)[loss.output] != want[loss.output], loss
 
 
