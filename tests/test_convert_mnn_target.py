@@ -196,7 +196,7 @@ def _trained(tmp_path: Path, name: str, *, pre=None, norm=None, post=None, dec=N
 
 
 def _components():
-    from tokenizers import decoders, normalizers, pre_tokenizers, processors
+    from tokenizers import Regex, decoders, normalizers, pre_tokenizers, processors
 
     template = processors.TemplateProcessing(single="<s> <|a|> $A </s>", special_tokens=[
         ("<s>", 1), ("<|a|>", 3), ("</s>", 2)])
@@ -211,6 +211,8 @@ def _components():
                                    post=processors.RobertaProcessing(("</s>", 2), ("<s>", 1))),
         "template_misread_lowercase": dict(pre=pre_tokenizers.Whitespace(), norm=normalizers.Lowercase(),
                                            post=template),
+        "regex_replace_decoders": dict(pre=pre_tokenizers.Metaspace(), dec=decoders.Sequence([
+            decoders.Replace(Regex("\u2581"), " "), decoders.Replace(Regex(" +"), " ")])),
         "bert_wordpiece": dict(pre=pre_tokenizers.BertPreTokenizer(), norm=normalizers.BertNormalizer(),
                                dec=decoders.WordPiece(), wordpiece=True,
                                post=processors.BertProcessing(("</s>", 2), ("<s>", 1))),

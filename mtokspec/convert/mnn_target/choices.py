@@ -19,7 +19,8 @@ Each function takes the exporter's tree (what ``from_hf`` builds) and the folder
   individual digits (``\\p{N}+`` isolated), ``Punctuation`` (isolated);
 - Unigram scores as HF's JSON reader reads them (:func:`serde_scores`);
 - decoder: no decoder (HF joins the tokens with spaces) as a WordPiece decoder whose prefix no
-  token starts with; the clean-up flag off, as HF ``tokenizers`` decodes (it never applies
+  token starts with; a Regex Replace decoder (written with an empty pattern, on which MNN's decode
+  never returns) as its text when it is a plain string, else left out; the clean-up flag off, as HF ``tokenizers`` decodes (it never applies
   ``clean_up_tokenization_spaces``; its WordPiece ``cleanup`` works token by token, so of its
   replacements only the space before ``. ? ! ,`` ever applies, which MNN's WordPiece decode removes
   whatever the flag says).
@@ -31,6 +32,7 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
+from mtokspec.convert.hf.inputs import SEQ_A as _SEQ_A
 from mtokspec.format import tree as t
 
 NOOP_ID = 0xFFFFFFFF
@@ -42,17 +44,14 @@ DIGITS_SPLIT = r"\p{N}+"
 PUNCTUATION_SPLIT = r"[\p{P}$+<=>^`|~]"
 """HF ``Punctuation``: each punctuation character (Unicode P* or ASCII punctuation) on its own."""
 
-_SEQ_A = "A"
-
-
-def program_bytes(ops: list[t.PostOp]) -> int:
-    """The size of a program's ops in bytes (what MNN compares with ``count x 4``)."""
-    return sum(1 if isinstance(op, t.SequenceOp) else 5 for op in ops)
 
 
 def misread_by_mnn(ops: list[t.PostOp]) -> bool:
-    """Whether MNN's loader reads this program as the older ids-only layout."""
-    return bool(ops) and program_bytes(ops) == 4 * len(ops)
+    """Whether MNN's loader reads this program otherwise than written (the older ids-only layout)."""
+    from mtokspec.runtime.mnn.tokenizer import post_program_ops, written_ops
+
+    pp = t.PostProcessorProgram(list(ops))
+    return bool(ops) and post_program_ops(pp) != written_ops(pp)
 
 
 def program(template: list) -> list[t.PostOp]:
@@ -211,11 +210,31 @@ def _unused_prefix(tree: t.MtokFile) -> str:
     raise AssertionError("no unused WordPiece prefix")  # pragma: no cover - 3 control bytes in every token
 
 
+def _defined_decoder(node: t.Decoder, dec: Any) -> t.Decoder | None:
+    """``node`` without what MNN never returns from: a Replace decoder with an empty pattern (the
+    exporter writes a Regex pattern so) becomes its pattern when the regex is a plain string, else
+    goes (None)."""
+    from mtokspec.runtime.shared.text import REGEX_META
+
+    if isinstance(node, t.ReplaceDecoder) and not node.pattern:
+        pattern = dec.get("pattern") if isinstance(dec, dict) else None
+        regex = pattern.get("Regex") if isinstance(pattern, dict) else None
+        if isinstance(regex, str) and regex and REGEX_META.isdisjoint(regex):
+            return t.ReplaceDecoder(regex, node.content)
+        return None
+    if isinstance(node, t.SequenceDecoder) and isinstance(dec, dict):
+        children = dec.get("decoders") or []
+        if len(children) == len(node.decoders):
+            kept = [_defined_decoder(n, c) for n, c in zip(node.decoders, children)]
+            return t.SequenceDecoder([n for n in kept if n is not None])
+    return node
+
+
 def decoder(tree: t.MtokFile, tj: dict) -> t.MtokFile:
     """The decoder chain and clean-up flag HF ``tokenizers``' ``decode`` needs."""
     dec = tj.get("decoder")
     flags = (tree.flags or 0) & ~t.MtokFlags.clean_up_tokenization_spaces
-    node = tree.decoder
+    node = _defined_decoder(tree.decoder, dec) or t.SequenceDecoder([])
     if dec is None:
         node = t.WordPieceDecoder(_unused_prefix(tree), False)
     return replace(tree, decoder=node, flags=int(flags) if tree.flags is not None else None)

@@ -80,6 +80,14 @@ class _Prober:
 
     def rules(self, output: str, text: str) -> list[str]:
         """The rules that explain a differing case (``[]``: none does)."""
+        from mtokspec.errors import UndefinedInMnn
+
+        try:
+            return self._rules(output, text)
+        except UndefinedInMnn:
+            return ["mnn-undefined"]
+
+    def _rules(self, output: str, text: str) -> list[str]:
         from mtokspec.divergences import EXPORTER_LOSS as EXPORTER
         from mtokspec.divergences.explain import explain_decode, explain_encode
 
@@ -117,7 +125,14 @@ class _Prober:
         return EXPORTER
 
     def differs(self, output: str, text: str) -> bool:
-        want, got = self.outputs(output, text)
+        """Whether MNN's answer differs from HF's (an answer MNN's behaviour leaves undefined
+        differs: ``rules`` then names ``mnn-undefined``)."""
+        from mtokspec.errors import UndefinedInMnn
+
+        try:
+            want, got = self.outputs(output, text)
+        except UndefinedInMnn:
+            return True
         return want != got
 
     def minimal(self, output: str, text: str, rule: str, budget: int = 400) -> str:
@@ -141,8 +156,13 @@ class _Prober:
 def mnn_losses(tree: t.MtokFile, ref, texts: list[str]) -> list[MnnLoss]:
     """The differences MNN keeps on ``tree`` over ``texts``, one :class:`MnnLoss` per output and rule."""
     from mtokspec.divergences import RULES
+    from mtokspec.errors import UndefinedInMnn
 
-    pr = _Prober(tree, ref)
+    try:
+        pr = _Prober(tree, ref)
+    except UndefinedInMnn as e:  # MNN cannot even load the file
+        return [MnnLoss("loader", f"load: {RULES['mnn-undefined'].summary}", "MNN's answer", True, "mnn-undefined",
+                        output, len(texts), len(texts), str(e), "") for output in OUTPUTS]
     found: dict[tuple[str, str], list[str]] = {}
     for output in OUTPUTS:
         for text in texts:
@@ -153,7 +173,10 @@ def mnn_losses(tree: t.MtokFile, ref, texts: list[str]) -> list[MnnLoss]:
     losses = []
     for (output, rule), cases in found.items():
         text = pr.minimal(output, min(cases, key=len), rule)
-        want, got = pr.outputs(output, text)
+        try:
+            want, got = pr.outputs(output, text)
+        except UndefinedInMnn as e:
+            want, got = pr.ref.encode(text, output == "encode"), f"undefined ({e})"
         r = RULES.get(rule)
         component = r.component if r is not None else "file"
         example = f"{_show(text)}: HF {_show(want)}, MNN {_show(got)}"
