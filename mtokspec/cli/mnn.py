@@ -57,13 +57,15 @@ transformers/llm/engine/test/test_tokenizer.cpp reads ({"type": "basic", "input"
 "formatted_text"}), with Hugging Face's answers (HF tokenizers on tokenizer.json when installed,
 else mtokspec's HF semantics; chat texts as transformers renders the folder's template).
 
-Run MNN's test with them (on a device or a desktop build of MNN):
+Run MNN's test with them: build test_tokenizer from MNN's transformers/llm/engine/test/
+test_tokenizer.cpp with MNN's LLM engine (for the device, or for a desktop), then
   mkdir -p models/mymodel
   mtokspec convert MODEL_DIR --target mnn -o models/mymodel/tokenizer.mtok
   mtokspec goldens MODEL_DIR -o models/mymodel/test_cases.jsonl
-  adb push models /data/local/tmp/models       # on an Android device
-  ./test_tokenizer /data/local/tmp/models mymodel
-It prints "N/M passed" per model folder and a summary."""
+  ./test_tokenizer models mymodel                      # desktop
+  adb push models test_tokenizer /data/local/tmp/      # an Android device
+  adb shell 'cd /data/local/tmp && ./test_tokenizer models mymodel'
+It prints "N/M passed" per model folder and a summary (a folder may hold tokenizer.txt instead)."""
 
 
 def register(subparsers) -> None:
