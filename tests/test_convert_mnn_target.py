@@ -258,6 +258,11 @@ def _no_encode_loss_files() -> list[str]:
 _TEXT = st.lists(st.one_of(st.sampled_from(PIECES), st.text(min_size=1, max_size=3)), min_size=1, max_size=8).map("".join)
 
 
+@pytest.mark.parametrize("component", list(_components()))
+def test_random_text_agrees_where_no_encode_loss_trained(tmp_path, component):
+    test_random_text_agrees_where_no_encode_loss(str(_trained(tmp_path, component, **_components()[component])))
+
+
 @pytest.mark.parametrize("folder", _no_encode_loss_files(), ids=lambda f: Path(f).name)
 def test_random_text_agrees_where_no_encode_loss(folder):
     result = _target(folder)
