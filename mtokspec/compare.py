@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mtokspec.reading import read_file
 from mtokspec.format import tree as t
 from mtokspec.errors import TokenizerError
 from mtokspec.divergences import EXPORTER_LOSS
@@ -150,7 +151,7 @@ def compare_runtimes(file, texts, *, against: str | os.PathLike | None = None, a
 
     tree = file if isinstance(file, t.TokenizerFile.__args__) else None  # type: ignore[attr-defined]
     if tree is None:
-        tree = parse(Path(file).read_bytes())
+        tree = parse(read_file(file))
     mnn = MnnTokenizer.from_tree(tree)
     hf_file = Tokenizer.from_tree(tree)
     if against is not None:

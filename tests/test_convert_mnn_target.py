@@ -328,14 +328,13 @@ def test_precompiled_refuses_a_malformed_blob():
 @needs_corpus
 @pytest.mark.parametrize("name", NAMES)
 def test_goldens_basic_lines_are_hf(tmp_path, name):
-    from mtokspec.convert.mnn_target.goldens import write_goldens
+    from mtokspec.convert.mnn_target.goldens import goldens, jsonl
 
     folder = CORPUS / "tok" / name
-    out = tmp_path / "test_cases.jsonl"
-    n, _ = write_goldens(folder, out)
+    made, _ = goldens(folder)
     # one object a line, lines cut at "\n" only (texts hold U+2028, U+0085)
-    lines = [json.loads(x) for x in out.read_text(encoding="utf-8").split("\n") if x]
-    assert len(lines) == n and lines
+    lines = [json.loads(x) for x in jsonl(made).split("\n") if x]
+    assert lines == made and lines
     hf = tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json"))
     for x in lines:
         if x["type"] == "basic":

@@ -23,7 +23,7 @@ from mtokspec.divergences import RULES
 from mtokspec.divergences.rules.chat_template import RULES as CHAT_TEMPLATE_RULES
 from mtokspec.chat.lint import lint_chat_template
 from mtokspec.chat.environment import parsing_environment
-from mtokspec.chat.lint.whitespace import _mnn_segments
+from mtokspec.chat.lint.whitespace import mnn_segments
 
 CHAT_DIR = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus" / "chat"
 MISSING = f"reference corpus not found at {CHAT_DIR.resolve()} (../shared/corpus is optional)"
@@ -348,8 +348,8 @@ def test_finding_paths_name_the_line():
 
 def test_mnn_lexer_text_between_tags():
     # trim_blocks after %} only, lstrip_blocks only before {% (also mid-line), comments untouched
-    assert _mnn_segments("a\n  {% if x %}\nb {{ y }}  {% endif %}c{# z #}\nd") == ["a\n", "b ", "", "c", "\nd"]
-    assert _mnn_segments("{{- x -}}  \n t") == ["", "t"]
+    assert mnn_segments("a\n  {% if x %}\nb {{ y }}  {% endif %}c{# z #}\nd") == ["a\n", "b ", "", "c", "\nd"]
+    assert mnn_segments("{{- x -}}  \n t") == ["", "t"]
 
 
 _PIECES = ["{{", "}}", "{%", "%}", "{#", "#}", "-", " ", "\n", "if", "for", "x", "in", "endif", "endfor", "'",

@@ -136,12 +136,12 @@ def main(argv=None) -> int:
 
 def _device_test(folder: Path, path: Path, models: Path, test_bin: str | None) -> str:
     """MNN's ``test_tokenizer`` over goldens of ``folder`` with ``path`` as the model's file."""
-    from mtokspec.convert.mnn_target.goldens import write_goldens
+    from mtokspec.convert.mnn_target.goldens import goldens, jsonl
 
     d = models / folder.name
     d.mkdir(parents=True, exist_ok=True)
     (d / "tokenizer.mtok").write_bytes(path.read_bytes())
-    write_goldens(folder, d / "test_cases.jsonl")
+    (d / "test_cases.jsonl").write_text(jsonl(goldens(folder)[0]), encoding="utf-8")
     if not test_bin:
         return "(MNN_TEST_BIN not set)"
     proc = subprocess.run([test_bin, str(models), folder.name], capture_output=True, timeout=1200)

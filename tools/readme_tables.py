@@ -11,14 +11,14 @@ tables is typed by hand; ``tests/test_readme_tables.py`` checks that the README 
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import sys
 from pathlib import Path
 
+from tools.readme_sections import main, replace_section
+
 ROOT = Path(__file__).resolve().parents[1]
-README = ROOT / "README.md"
 RECORDS = ROOT / "benchmarks" / "records"
 SPEED_COLUMNS = ("encode code", "encode en", "encode zh", "load", "ready", "parse mtok", "parse txt")
 OUTPUTS = ("encode", "encode_raw", "decode_stream", "decode_seq")
@@ -79,29 +79,9 @@ def render(readme: str) -> str:
     for name, body in (("speed", speed_table(_load("speed.json"))),
                        ("mnn-agreement", agreement_table(_load("mnn_agreement.json"))),
                        ("mnn-target", target_table(_load("mnn_target.json")))):
-        begin, end = _marker(name)
-        if begin not in readme or end not in readme:
-            raise SystemExit(f"{README}: the markers of {name!r} are missing")
-        head, rest = readme.split(begin, 1)
-        _, tail = rest.split(end, 1)
-        readme = head + begin + body + end + tail
+        readme = replace_section(readme, *_marker(name), body)
     return readme
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--check", action="store_true", help="exit 1 if README.md is not what the records give")
-    args = ap.parse_args(argv)
-    text = README.read_text(encoding="utf-8")
-    new = render(text)
-    if args.check:
-        if new != text:
-            print("README.md's tables differ from benchmarks/records: run python -m tools.readme_tables", file=sys.stderr)
-            return 1
-        return 0
-    README.write_text(new, encoding="utf-8")
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(render, __doc__, "tools.readme_tables"))

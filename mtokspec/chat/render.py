@@ -21,7 +21,7 @@ from jinja2.exceptions import TemplateSyntaxError
 from mtokspec.chat.sandbox import ENV, MAX_TEMPLATE_CHARS, MIN_VALUE_LIMIT, SSTI_NAMES, STATE, RenderState
 from mtokspec.errors import ChatTemplateError
 
-__all__ = ["ChatTemplateError", "render_chat_template"]
+__all__ = ["ChatTemplateError", "render_chat_template", "render_file_template"]
 
 
 @functools.lru_cache(maxsize=64)
@@ -200,3 +200,16 @@ def render_chat_template(
         else:
             rendered = rendered[:loc].rstrip()
     return rendered
+
+
+def render_file_template(file: Any, messages: list[dict], *, template: str | None = None,
+                         add_generation_prompt: bool = True, tools: list | None = None, **kwargs: Any) -> str:
+    """:func:`render_chat_template` for a tokenizer file (anything with ``chat_template``,
+    ``bos_token`` and ``eos_token``): its template unless ``template`` is given, its BOS/EOS strings
+    unless passed (an empty one counts as absent, as the exporter writes absent ones)."""
+    source = template if template is not None else file.chat_template
+    if not source:
+        raise ChatTemplateError("the file has no chat template; pass template=...")
+    kwargs.setdefault("bos_token", file.bos_token or None)
+    kwargs.setdefault("eos_token", file.eos_token or None)
+    return render_chat_template(source, messages, add_generation_prompt=add_generation_prompt, tools=tools, **kwargs)

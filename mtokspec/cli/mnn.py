@@ -6,8 +6,8 @@ import argparse
 import json
 import sys
 
-from mtokspec.cli._io import one_line, read_input
-from mtokspec.cli.convert import write_conversion
+from mtokspec.cli._io import FORCE_HELP, one_line, read_input, write_output
+from mtokspec.cli.convert import hf_inputs, write_conversion
 
 
 def cmd_fix(args) -> int:
@@ -19,13 +19,15 @@ def cmd_fix(args) -> int:
         texts = read_texts(args.text) if args.text else None
         return fix(mtokspec.parse(read_input(args.file)), against=args.against, texts=texts)
 
+    inputs = [args.file] + (hf_inputs(args.against) if args.against else [])
     return write_conversion("fix", args.file, args.output, args.report, run,
                             " (checked against " + args.against + ")" if args.against else
-                            " (no --against: checked against the file's own HF semantics)")
+                            " (no --against: checked against the file's own HF semantics)",
+                            inputs=inputs, force=args.force)
 
 
 def cmd_goldens(args) -> int:
-    from mtokspec.convert.mnn_target.goldens import write_goldens
+    from mtokspec.convert.mnn_target.goldens import goldens, jsonl
     from mtokspec.convert.mnn_target.reference import read_texts
     from mtokspec.errors import Error
 
@@ -40,11 +42,12 @@ def cmd_goldens(args) -> int:
                 print(f"mtokspec goldens: {args.chat}: expected a JSON list of "
                       '{"name", "messages", "add_generation_prompt"} objects', file=sys.stderr)
                 return 2
-        n, notes = write_goldens(args.model_dir, args.output, texts, conversations)
+        lines, notes = goldens(args.model_dir, texts, conversations)
+        write_output(args.output, jsonl(lines), hf_inputs(args.model_dir), args.force)
     except (Error, OSError, ValueError) as e:
         print(f"mtokspec goldens: {args.model_dir}: {one_line(e)}", file=sys.stderr)
         return 2
-    print(f"{args.output}: {n} test cases", file=sys.stderr)
+    print(f"{args.output}: {len(lines)} test cases", file=sys.stderr)
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
     return 0
@@ -86,6 +89,7 @@ def register(subparsers) -> None:
     p.add_argument("--text", metavar="FILE", help="more probe texts (a JSON list of strings, or one per line)")
     p.add_argument("--report", choices=("text", "json"), default="text",
                    help="format of the report printed to stderr")
+    p.add_argument("--force", action="store_true", help=FORCE_HELP)
     p.set_defaults(func=cmd_fix)
 
     g = subparsers.add_parser(
@@ -98,4 +102,5 @@ def register(subparsers) -> None:
     g.add_argument("--chat", metavar="FILE",
                    help="conversations instead of the built-in ones: a JSON list of "
                         '{"name", "messages", "add_generation_prompt"}')
+    g.add_argument("--force", action="store_true", help=FORCE_HELP)
     g.set_defaults(func=cmd_goldens)

@@ -186,10 +186,10 @@ def added_tokens(ids: st.SearchStrategy[int] = st.integers(0, 2**31 - 1)) -> st.
 
 def _legacy_ids_ok(ids: list[int]) -> bool:
     """Legacy ids whose bytes would not also read as a current program (build refuses those)."""
-    from mtokspec._generated.codec import _ops_fit
+    from mtokspec._generated.codec import ops_fit
 
     raw = struct.pack(f"<H{len(ids)}I", len(ids), *ids)
-    return bool(ids) and not _ops_fit(raw, 2, len(raw), len(ids))
+    return bool(ids) and not ops_fit(raw, 2, len(raw), len(ids))
 
 
 def post_processors(ids: st.SearchStrategy[int] = _U32) -> st.SearchStrategy:

@@ -687,7 +687,7 @@ class Emitter:
     def parse_postprocessor(self, u: UnionInfo):
         pp = u.custom
         cur, leg, op = pp.current.record_name, pp.legacy.record_name, pp.op_union.union_name
-        self.w(0, "def _ops_fit(b, p, end, n):")
+        self.w(0, "def ops_fit(b, p, end, n):")
         self.w(1, '"""Do the bytes from p to end hold exactly n well-formed ops?"""')
         self.w(1, "try:")
         self.w(2, "for _ in range(n):")
@@ -699,7 +699,7 @@ class Emitter:
         self.w(0, "")
         self.w(0, "def _parse_PostProcessor(b, p, end, path, depth):")
         self.read_fixed_group(1, [pp.count], ["n"], ["path"])
-        self.w(1, "if n > 0 and end - p == 4 * n and not _ops_fit(b, p, end, n):")
+        self.w(1, "if n > 0 and end - p == 4 * n and not ops_fit(b, p, end, n):")
         self.w(2, f"ids = [x for (x,) in {self.st('<I')}.iter_unpack(b[p:end])]")
         self.w(2, f"return {leg}(ids=ids), end")
         self.w(1, "if n > end - p:")
@@ -773,7 +773,7 @@ class Emitter:
         self.w(ind, f"_build_{sub.record_name}({e}, out, {pe})")
 
     def write_header(self, ind, sub, e, pe, obj, union_name):
-        self.w(ind, f"build_header_lines({e}, out, {pe}, {sub.magic_line!r})")
+        self.w(ind, f"build_header_lines({e}, out, {pe}, {sub.magic_line!r}, _DECIMAL_BOUND)")
 
     def write_union(self, ind, sub, e, pe, obj, union_name):
         self.w(ind, f"_build_{sub.union_name}({e}, out, {pe})")
@@ -820,12 +820,17 @@ class Emitter:
         epe = f'{pe} + "[%d]" % {i}'
         self.w(ind, f"for {i}, {row} in enumerate({lv}):")
         cols = sub.columns
+
+        def bound(col):  # an int column is written within the grammar's digits
+            return ", _DECIMAL_BOUND" if col.kind == "int" else ""
+
         if len(cols) == 1:
-            self.w(ind + 1, f"{lines}.append(line_column({row}, {cols[0].kind!r}, {epe}))")
+            self.w(ind + 1, f"{lines}.append(line_column({row}, {cols[0].kind!r}, {epe}{bound(cols[0])}))")
         else:
             self.w(ind + 1, f"if not isinstance({row}, (tuple, list)) or len({row}) != {len(cols)}:")
             self.w(ind + 2, f'bad_value({epe}, "expected a row of {len(cols)} values", {row})')
-            vals = [f"line_column({row}[{k}], {col.kind!r}, {epe} + '.{col.name}')" for k, col in enumerate(cols)]
+            vals = [f"line_column({row}[{k}], {col.kind!r}, {epe} + '.{col.name}'{bound(col)})"
+                    for k, col in enumerate(cols)]
             self.w(ind + 1, f'{lines}.append(b" ".join(({", ".join(vals)},)))')
         end_nl = f"{obj}.{sub.final_newline}" if sub.final_newline else "True"
         if sub.final_newline:
@@ -924,7 +929,7 @@ class Emitter:
         self.w(2, "raw = []")
         self.w(2, f"_build_{leg}(obj, raw, path)")
         self.w(2, 'raw = b"".join(raw)')
-        self.w(2, "if not obj.ids or _ops_fit(raw, 2, len(raw), len(obj.ids)):")
+        self.w(2, "if not obj.ids or ops_fit(raw, 2, len(raw), len(obj.ids)):")
         self.w(3, 'bad_value(path, "these ids would read back as the current layout; write a '
                   f'{cur}", obj.ids)')
         self.w(2, "out.append(raw)")
@@ -1084,7 +1089,8 @@ def emit_codec(m: Model, roots: list[str]) -> str:
     structs = [f"{v} = struct.Struct({fmt!r})" for fmt, v in e.structs.items()]
     structs += ["", "# the text grammar, from spec/_dsl.py",
                 f"_COUNTS = re.compile({dsl.COUNTS_LINE!r})", f"_IDS = re.compile({dsl.IDS_LINE!r})",
-                f"_DECIMAL = re.compile({dsl.INT!r})", f"_COUNT = re.compile({dsl.COUNT!r})"]
+                f"_DECIMAL = re.compile({dsl.INT!r})", f"_COUNT = re.compile({dsl.COUNT!r})",
+                f"_DECIMAL_BOUND = {10 ** dsl.DIGITS}  # {dsl.DIGITS} digits: what a decimal can write"]
     api = "".join(ROOT_API.format(root=r) for r in roots)
     tables.append("_NODE_BUILDERS = {")
     emitted = "\n".join(e.lines)

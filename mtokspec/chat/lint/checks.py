@@ -7,19 +7,19 @@ import jinja2.ext
 import jinja2.nodes as nodes
 
 from mtokspec.chat.lint.engine import (
-    _CAP,
-    _CONTEXT_VARS,
-    _GLIBC_STRFTIME_FLAG,
-    _MESSAGE_KEYS_MNN_PASSES,
-    _OTHER_SPECIAL_TOKENS,
-    _PASS_THROUGH_HARMLESS,
-    _PASS_THROUGH_SOMETIMES,
-    _PLAIN_ROLES,
-    _SANDBOX_MAX_RANGE,
-    _SEVERITY_RANK,
-    _TESTS_PARTLY,
-    _VALUE_RULES,
-    _WHERE,
+    CAP,
+    CONTEXT_VARS,
+    GLIBC_STRFTIME_FLAG,
+    MESSAGE_KEYS_MNN_PASSES,
+    OTHER_SPECIAL_TOKENS,
+    PASS_THROUGH_HARMLESS,
+    PASS_THROUGH_SOMETIMES,
+    PLAIN_ROLES,
+    SANDBOX_MAX_RANGE,
+    SEVERITY_RANK,
+    TESTS_PARTLY,
+    VALUE_RULES,
+    WHERE,
     CALLER,
     EXTRA,
     MNN_FILTERS,
@@ -35,30 +35,30 @@ from mtokspec.chat.lint.expressions import (
     STR,
     UNDEF,
     UNKNOWN,
-    _bad_escapes,
-    _const_key,
-    _falsy_const,
-    _is_boolean,
-    _is_indexed_in,
-    _is_message_item,
-    _is_message_ref,
-    _is_messages,
-    _is_role,
-    _is_stringish,
-    _normalises,
-    _only_raises,
-    _op,
-    _operands,
-    _Scope,
-    _short,
-    _target_key,
-    _unparsable_inside,
+    bad_escapes,
+    const_key,
+    falsy_const,
+    is_boolean,
+    is_indexed_in,
+    is_message_item,
+    is_message_ref,
+    is_messages,
+    is_role,
+    is_stringish,
+    normalises,
+    only_raises,
+    op_name,
+    operands,
+    Scope,
+    short,
+    target_key,
+    unparsable_inside,
 )
-from mtokspec.chat.lint.whitespace import _jinja_segments, _mnn_segments
+from mtokspec.chat.lint.whitespace import jinja_segments, mnn_segments
 from mtokspec.format.validate import Finding
 
 
-class _Lint:
+class TemplateLint:
     def __init__(self, path: str, bos_token: str | None):
         self.path = path
         self.bos_token = bos_token
@@ -77,20 +77,20 @@ class _Lint:
 
     # -- findings --------------------------------------------------------------------------
     def add(self, code: str, severity: str, lineno: int | None, message: str, reach: int = PLAIN) -> None:
-        if code in _VALUE_RULES and not self.sink and severity == "error":
+        if code in VALUE_RULES and not self.sink and severity == "error":
             severity = "warning"
             message += " (the value goes to a variable or a condition: the output differs only where it changes)"
-        if reach < PLAIN and _SEVERITY_RANK[severity] > _SEVERITY_RANK[_CAP[reach]]:
-            severity = _CAP[reach]
+        if reach < PLAIN and SEVERITY_RANK[severity] > SEVERITY_RANK[CAP[reach]]:
+            severity = CAP[reach]
         if reach < PLAIN:
-            message += _WHERE[reach]
+            message += WHERE[reach]
         where = f"{self.path}:{lineno}" if lineno else self.path
         key = (code, lineno)
         old = self.found.get(key)
         if old is None:
             self.found[key] = Finding(severity, where, message, code)
         elif message not in old.message:
-            worst = max(severity, old.severity, key=_SEVERITY_RANK.__getitem__)
+            worst = max(severity, old.severity, key=SEVERITY_RANK.__getitem__)
             self.found[key] = Finding(worst, where, old.message + "; " + message, code)
 
     def result(self) -> list[Finding]:
@@ -114,7 +114,7 @@ class _Lint:
                     self.hangs.append((lineno, "a dict literal closed right before '}}': MNN's lexer reads "
                                                "'}}' as the end of the tag and its parser loops forever"))
             if kind == "string":
-                bad = _bad_escapes(value[1:-1])
+                bad = bad_escapes(value[1:-1])
                 if bad:
                     self.escapes.append((lineno, f"string literal {value} uses the escape(s) {', '.join(bad)}, "
                                                  "which MNN reads as the bare character"))
@@ -127,14 +127,14 @@ class _Lint:
         self._whitespace(tokens, template)
 
     def _whitespace(self, tokens: list[tuple[int, str, str]], template: str) -> None:
-        ours = _jinja_segments(tokens)
-        theirs = _mnn_segments(template)
+        ours = jinja_segments(tokens)
+        theirs = mnn_segments(template)
         if len(ours) != len(theirs):
             return  # the tags themselves are read differently; other rules report why
         for (lineno, tag_line, hf_text), mnn_text in zip(ours, theirs):
             if hf_text != mnn_text:
                 self.text_diffs.append((lineno, tag_line,
-                                        f"MNN keeps the text {_short(mnn_text)} where transformers keeps {_short(hf_text)}"))
+                                        f"MNN keeps the text {short(mnn_text)} where transformers keeps {short(hf_text)}"))
 
     def whitespace_findings(self) -> None:
         """The text differences, as reached as the statements around them."""
@@ -158,7 +158,7 @@ class _Lint:
         parts_at = None
         for node in ast.find_all((nodes.For, nodes.Getitem)):
             inner = node.iter if isinstance(node, nodes.For) else node.node
-            if _const_key(inner) == "content" and (
+            if const_key(inner) == "content" and (
                     isinstance(node, nodes.For) or not isinstance(node.arg, nodes.Const) or isinstance(node.arg.value, int)):
                 parts_at = parts_at or node.lineno
         if parts_at is None:
@@ -166,7 +166,7 @@ class _Lint:
         for out in ast.find_all(nodes.Output):
             for child in out.nodes:
                 for sub in [child, *child.find_all(nodes.Expr)]:
-                    if _const_key(sub) == "content" and not _is_indexed_in(sub, child):
+                    if const_key(sub) == "content" and not is_indexed_in(sub, child):
                         return
         self.add("mnn-jinja-typed-content", "warning", parts_at,
                  "content is read as a list of parts and never printed as a string: MNN then turns every "
@@ -176,7 +176,7 @@ class _Lint:
     def walk_template(self, ast: nodes.Template) -> None:
         for m in ast.find_all(nodes.Macro):
             self.macros.setdefault(m.name, m)
-        scope = _Scope()
+        scope = Scope()
         self.stmts(ast.body, PLAIN, scope, top=True)
         # Macro bodies: as reached as their most reached call; calls inside macros may raise
         # another macro's reach, so repeat until nothing changes.
@@ -188,16 +188,16 @@ class _Lint:
             for name, reach in todo:
                 done[name] = reach
                 m = self.macros[name]
-                self.stmts(m.body, reach, _Scope(values=dict(scope.values)))
+                self.stmts(m.body, reach, Scope(values=dict(scope.values)))
         for name, m in self.macros.items():
             if name not in done:
-                self.stmts(m.body, CALLER, _Scope(values=dict(scope.values)))
+                self.stmts(m.body, CALLER, Scope(values=dict(scope.values)))
 
-    def stmts(self, body: list[nodes.Node], reach: int, scope: _Scope, top: bool = False) -> None:
+    def stmts(self, body: list[nodes.Node], reach: int, scope: Scope, top: bool = False) -> None:
         for node in body:
             self.stmt(node, reach, scope, top)
 
-    def stmt(self, node: nodes.Node, reach: int, scope: _Scope, top: bool) -> None:
+    def stmt(self, node: nodes.Node, reach: int, scope: Scope, top: bool) -> None:
         if isinstance(node, nodes.Node):
             self.line_reach[node.lineno] = max(self.line_reach.get(node.lineno, -1), reach)
         if isinstance(node, list):  # a {% generation %} body
@@ -242,18 +242,18 @@ class _Lint:
                 else:
                     self.stmt(child, reach, scope, False)
 
-    def if_(self, node: nodes.If, reach: int, scope: _Scope, top: bool) -> None:
+    def if_(self, node: nodes.If, reach: int, scope: Scope, top: bool) -> None:
         branches: list[tuple[nodes.Expr | None, list[nodes.Node]]] = [(node.test, node.body)]
         branches += [(e.test, e.body) for e in node.elif_]
         branches.append((None, node.else_))
-        if all(_only_raises(body) for _, body in branches):
+        if all(only_raises(body) for _, body in branches):
             # The condition only chooses whether a no-op raise runs: whatever MNN makes of it,
             # the output is the same (the raise itself is reported).
             for _, body in branches:
                 self.stmts(body, reach, scope)
             return
         # Top-level "if tools is not defined: set tools = ..." gives tools the value both sides see.
-        normalised = top and _normalises(node)
+        normalised = top and normalises(node)
         here = reach
         for test, body in branches:
             if test is not None:
@@ -269,7 +269,7 @@ class _Lint:
             if value is True:
                 here = min(here, cause)  # later branches only when this test is not as MNN sees it
 
-    def for_(self, node: nodes.For, reach: int, scope: _Scope) -> None:
+    def for_(self, node: nodes.For, reach: int, scope: Scope) -> None:
         self.expr(node.iter, reach, scope)
         if node.test is not None:
             self.expr(node.test, reach, scope)
@@ -284,43 +284,43 @@ class _Lint:
         it = self.value(node.iter, scope)
         if it[0] in (UNDEF, EMPTY, NONE):
             body_reach = min(reach, it[1])
-        inner = _Scope(set(scope.message_vars), dict(scope.values))
-        if isinstance(node.target, nodes.Name) and _is_messages(node.iter):
+        inner = Scope(set(scope.message_vars), dict(scope.values))
+        if isinstance(node.target, nodes.Name) and is_messages(node.iter):
             inner.message_vars.add(node.target.name)
         self.stmts(node.body, body_reach, inner)
         self.stmts(node.else_, reach, scope)
 
-    def assign(self, node: nodes.Assign, reach: int, scope: _Scope, top: bool) -> None:
+    def assign(self, node: nodes.Assign, reach: int, scope: Scope, top: bool) -> None:
         if isinstance(node.target, nodes.Tuple):
             self.add("mnn-jinja-unsupported-statement", "error", node.lineno,
                      "{% set a, b = ... %}: MNN cannot assign to a tuple, nothing is set", reach)
         self.expr(node.node, reach, scope)
         if isinstance(node.node, nodes.Name):
             self.use_of_context_var(node.node, "assigning", reach, scope, severity="warning")
-        key = _target_key(node.target)
+        key = target_key(node.target)
         kind = self.nonstring_kind(node.node)
         if key is not None:
             if kind:
                 self.var_kinds[key] = kind
             else:
                 self.var_kinds.pop(key, None)
-        if isinstance(node.node, (nodes.And, nodes.Or)) and not _is_boolean(node.node) and key in self.printed_vars:
+        if isinstance(node.node, (nodes.And, nodes.Or)) and not is_boolean(node.node) and key in self.printed_vars:
             self.add("mnn-jinja-print-non-string", "warning", node.lineno,
-                     f"'{_op(node.node)}' gives MNN a boolean, not the operand: the variable "
+                     f"'{op_name(node.node)}' gives MNN a boolean, not the operand: the variable "
                      "differs unless it is only tested for truth", reach)
         if isinstance(node.target, nodes.Name):
             name = node.target.name
-            if _is_message_item(node.node, scope):
+            if is_message_item(node.node, scope):
                 scope.message_vars.add(name)
-            if name in _CONTEXT_VARS or name in scope.values or name in self.free_names:
+            if name in CONTEXT_VARS or name in scope.values or name in self.free_names:
                 v = self.value(node.node, scope)[0]
                 scope.values[name] = v if v in (NONE, UNDEF, EMPTY) else UNKNOWN
 
     # -- expressions -------------------------------------------------------------------------
-    def printed(self, e: nodes.Expr, reach: int, scope: _Scope) -> None:
+    def printed(self, e: nodes.Expr, reach: int, scope: Scope) -> None:
         """``{{ e }}``: MNN prints JSON for what is not a string or an integer."""
         kind = self.nonstring_kind(e)
-        if isinstance(e, nodes.Name) and e.name in _CONTEXT_VARS:
+        if isinstance(e, nodes.Name) and e.name in CONTEXT_VARS:
             self.use_of_context_var(e, "printing", reach, scope)
         if kind:
             self.add("mnn-jinja-print-non-string", "error", e.lineno,
@@ -331,9 +331,9 @@ class _Lint:
         boolean, a list or mapping (MNN prints JSON); None when it is a string, number or unknown."""
         if isinstance(e, nodes.Const) and (e.value is None or isinstance(e.value, bool)):
             return repr(e.value)
-        if isinstance(e, (nodes.And, nodes.Or)) and not _is_boolean(e):
-            return f"'{_op(e)}' (MNN: a boolean, not the operand)"
-        if _is_boolean(e):
+        if isinstance(e, (nodes.And, nodes.Or)) and not is_boolean(e):
+            return f"'{op_name(e)}' (MNN: a boolean, not the operand)"
+        if is_boolean(e):
             return "a boolean"
         if isinstance(e, (nodes.List, nodes.Tuple)):
             return "a list"
@@ -346,10 +346,10 @@ class _Lint:
         if isinstance(e, nodes.Filter) and e.name in ("safe", "list"):
             return self.nonstring_kind(e.node) if e.node is not None else None
         if isinstance(e, (nodes.Name, nodes.Getattr)):
-            return self.var_kinds.get(_target_key(e) or "")
+            return self.var_kinds.get(target_key(e) or "")
         return None
 
-    def expr(self, e: nodes.Node, reach: int, scope: _Scope) -> None:
+    def expr(self, e: nodes.Node, reach: int, scope: Scope) -> None:
         line = e.lineno
         if isinstance(e, (nodes.Mul, nodes.Div, nodes.FloorDiv, nodes.Mod, nodes.Pow)):
             self.add("mnn-jinja-unparsed-operator", "error", line,
@@ -361,7 +361,7 @@ class _Lint:
             self.add("mnn-jinja-condexpr-no-else", "error", line,
                      "'a if b' without else: MNN yields a even when b is false", reach)
         elif isinstance(e, (nodes.List, nodes.Dict)):
-            bad = _unparsable_inside(e)
+            bad = unparsable_inside(e)
             if bad:
                 self.add("mnn-jinja-literal-hang", "error", line,
                          f"a {'list' if isinstance(e, nodes.List) else 'dict'} literal holding {bad}: "
@@ -383,18 +383,18 @@ class _Lint:
                 self.add("mnn-jinja-string-subscript", "error", line,
                          "an attribute of a string literal: MNN skips it", reach)
         elif isinstance(e, nodes.Getitem):
-            if _is_stringish(e.node, scope):
+            if is_stringish(e.node, scope):
                 self.add("mnn-jinja-string-subscript", "error", line,
                          "indexing or slicing a string: MNN gives '' (the literal itself for a literal)", reach)
         elif isinstance(e, nodes.Name):
             self.name(e, reach)
         elif isinstance(e, (nodes.Add, nodes.Concat, nodes.Compare)):
             how = {nodes.Add: "'+' with", nodes.Concat: "'~' with", nodes.Compare: "comparing"}[type(e)]
-            for operand in _operands(e):
+            for operand in operands(e):
                 if isinstance(operand, nodes.Name):
                     self.use_of_context_var(operand, how, reach, scope)
                 if isinstance(e, nodes.Concat) and self.value(operand, scope)[0] is UNDEF and not (
-                        isinstance(operand, nodes.Name) and operand.name in {*_CONTEXT_VARS, "bos_token"}):
+                        isinstance(operand, nodes.Name) and operand.name in {*CONTEXT_VARS, "bos_token"}):
                     self.add("mnn-jinja-undefined-concat", "error", operand.lineno,
                              "'~' with an undefined value: MNN writes its marker {'__jinja_undefined__': True} "
                              "(transformers: nothing)", reach)
@@ -407,24 +407,24 @@ class _Lint:
                     self.add("mnn-jinja-print-non-string", "error", operand.lineno,
                              "'~' with a range: MNN writes the list, transformers 'range(...)'", reach)
         if isinstance(e, (nodes.Add, nodes.Concat, nodes.Filter)) or (isinstance(e, nodes.Call) and e.args):
-            for operand in _operands(e):
-                if isinstance(operand, (nodes.And, nodes.Or)) and not _is_boolean(operand):
+            for operand in operands(e):
+                if isinstance(operand, (nodes.And, nodes.Or)) and not is_boolean(operand):
                     self.add("mnn-jinja-print-non-string", "error", operand.lineno,
-                             f"'{_op(operand)}' as a value: MNN gives a boolean, not the operand", reach)
+                             f"'{op_name(operand)}' as a value: MNN gives a boolean, not the operand", reach)
 
     def name(self, e: nodes.Name, reach: int) -> None:
         n = e.name
-        if n in _OTHER_SPECIAL_TOKENS:
+        if n in OTHER_SPECIAL_TOKENS:
             self.add("mnn-jinja-special-token-undefined", "error", e.lineno,
                      f"{n} is not passed by MNN (only eos_token and a non-empty bos_token)", reach)
 
-    def use_of_context_var(self, e: nodes.Name, how: str, reach: int, scope: _Scope,
+    def use_of_context_var(self, e: nodes.Name, how: str, reach: int, scope: Scope,
                            severity: str = "error") -> None:
         """``e`` is used in a way where undefined differs from transformers' value."""
         n = e.name
-        if n in _CONTEXT_VARS and scope.values.get(n, UNDEF) is UNDEF:
+        if n in CONTEXT_VARS and scope.values.get(n, UNDEF) is UNDEF:
             self.add("mnn-jinja-context-undefined", severity, e.lineno,
-                     f"{how} {n}: MNN leaves {n} undefined where transformers passes {_CONTEXT_VARS[n]}", reach)
+                     f"{how} {n}: MNN leaves {n} undefined where transformers passes {CONTEXT_VARS[n]}", reach)
         elif n == "bos_token" and self.bos_token != "" and self.bos_token is not None:
             return
         elif n == "bos_token":
@@ -433,25 +433,25 @@ class _Lint:
                      f"{how} bos_token: MNN leaves bos_token undefined when the file's is empty "
                      "(transformers: '')" + ("" if self.bos_token == "" else "; the file's BOS is not known"), reach)
 
-    def filter_(self, e: nodes.Filter, reach: int, scope: _Scope) -> None:
+    def filter_(self, e: nodes.Filter, reach: int, scope: Scope) -> None:
         f, line = e.name, e.lineno
         if isinstance(e.node, nodes.Name):
             if f in ("length", "count", "tojson", "string", "join", "items", "list", "first", "last",
                      "default", "d") or f not in MNN_FILTERS:
                 if not (f in ("default", "d") and e.node.name == "bos_token"):
                     self.use_of_context_var(e.node, f"|{f} of", reach, scope)
-        if f in _PASS_THROUGH_HARMLESS:
+        if f in PASS_THROUGH_HARMLESS:
             return
-        if f in _PASS_THROUGH_SOMETIMES:
+        if f in PASS_THROUGH_SOMETIMES:
             self.add("mnn-jinja-unsupported-filter", "warning", line,
-                     f"MNN has no filter '{f}' and passes the value through: {_PASS_THROUGH_SOMETIMES[f]}", reach)
+                     f"MNN has no filter '{f}' and passes the value through: {PASS_THROUGH_SOMETIMES[f]}", reach)
         elif f not in MNN_FILTERS:
             self.add("mnn-jinja-unsupported-filter", "error", line,
                      f"MNN has no filter '{f}' and passes the value through unchanged", reach)
         elif f == "map" and (e.args or any(k.key not in ("attribute",) for k in e.kwargs)):
             self.add("mnn-jinja-unsupported-filter", "error", line,
                      "map(...) other than map(attribute=...): MNN reads the first argument as an attribute name", reach)
-        elif f == "join" and (_is_stringish(e.node, scope) or (
+        elif f == "join" and (is_stringish(e.node, scope) or (
                 isinstance(e.node, nodes.Call) and isinstance(e.node.node, nodes.Getattr)
                 and e.node.node.attr in ("replace", "strip", "lstrip", "rstrip"))):
             self.add("mnn-jinja-unsupported-filter", "error", line,
@@ -466,7 +466,7 @@ class _Lint:
             if any(k.key != "indent" for k in e.kwargs) or e.args:
                 self.add("mnn-jinja-tojson-order", "error", line,
                          "tojson arguments other than indent= are ignored by MNN", reach)
-            if not _is_stringish(e.node, scope):  # a string serialises alike
+            if not is_stringish(e.node, scope):  # a string serialises alike
                 self.add("mnn-jinja-tojson-order", "warning", line,
                          "MNN's tojson sorts mapping keys (type, function, name, description, parameters, "
                          "properties, required, enum, then alphabetically): differs for mappings in another order",
@@ -475,29 +475,29 @@ class _Lint:
             self.add("mnn-jinja-ascii-string-ops", "warning", line,
                      "MNN's trim strips only ' \\n\\r\\t' (Python: all Unicode white space, e.g. U+3000, "
                      "U+00A0)" + ("; its argument is ignored" if e.args else ""), reach)
-        elif f in ("upper", "lower", "capitalize") and not _is_role(e.node, scope):  # roles are ASCII
+        elif f in ("upper", "lower", "capitalize") and not is_role(e.node, scope):  # roles are ASCII
             self.add("mnn-jinja-ascii-string-ops", "warning", line,
                      f"MNN's {f} changes only ASCII letters: differs for other scripts", reach)
-        elif f == "length" and _is_stringish(e.node, scope):
+        elif f == "length" and is_stringish(e.node, scope):
             self.add("mnn-jinja-ascii-string-ops", "warning", line,
                      "MNN's length of a string counts UTF-8 bytes: differs for non-ASCII text", reach)
 
-    def test_(self, e: nodes.Test, reach: int, scope: _Scope) -> None:
+    def test_(self, e: nodes.Test, reach: int, scope: Scope) -> None:
         t, line = e.name, e.lineno
         if isinstance(e.node, nodes.Name):
             self.use_of_context_var(e.node, f"'is {t}' of", reach, scope)
         elif t in ("defined", "undefined") and isinstance(e.node, nodes.Getitem) and not (
-                _const_key(e.node) in _MESSAGE_KEYS_MNN_PASSES and _is_message_ref(e.node.node, scope)):
+                const_key(e.node) in MESSAGE_KEYS_MNN_PASSES and is_message_ref(e.node.node, scope)):
             self.add("mnn-jinja-missing-item-defined", "error", line,
                      f"x[...] is {t}: MNN reads a missing key as '' (defined), so the test is always "
                      f"{'true' if t == 'defined' else 'false'}; x.key would work", reach)
         if t not in MNN_TESTS:
             self.add("mnn-jinja-unsupported-test", "error", line,
                      f"MNN has no test '{t}': it is always false" + (" and its arguments break the parse" if e.args else ""), reach)
-        elif t in _TESTS_PARTLY:
-            self.add("mnn-jinja-unsupported-test", "warning", line, f"MNN's '{t}' test is {_TESTS_PARTLY[t]}", reach)
+        elif t in TESTS_PARTLY:
+            self.add("mnn-jinja-unsupported-test", "warning", line, f"MNN's '{t}' test is {TESTS_PARTLY[t]}", reach)
 
-    def call(self, e: nodes.Call, reach: int, scope: _Scope) -> None:
+    def call(self, e: nodes.Call, reach: int, scope: Scope) -> None:
         line = e.lineno
         if isinstance(e.node, nodes.Name):
             fn = e.node.name
@@ -509,12 +509,12 @@ class _Lint:
                 self.macro_call(e, self.macros[fn], reach)
             elif fn == "range":
                 for a in e.args:
-                    if isinstance(a, nodes.Const) and isinstance(a.value, int) and abs(a.value) > _SANDBOX_MAX_RANGE:
+                    if isinstance(a, nodes.Const) and isinstance(a.value, int) and abs(a.value) > SANDBOX_MAX_RANGE:
                         self.add("mnn-jinja-large-range", "error", line,
                                  f"range of {a.value} items: MNN builds it (memory), transformers refuses it", reach)
             elif fn == "strftime_now":
                 for a in e.args:
-                    if isinstance(a, nodes.Const) and isinstance(a.value, str) and _GLIBC_STRFTIME_FLAG.search(a.value):
+                    if isinstance(a, nodes.Const) and isinstance(a.value, str) and GLIBC_STRFTIME_FLAG.search(a.value):
                         self.add("mnn-jinja-strftime-flag", "error", line,
                                  f"strftime_now({a.value!r}): std::put_time has no glibc flags, MNN prints them as is", reach)
             elif fn not in MNN_FUNCTIONS and fn != "caller":
@@ -525,7 +525,7 @@ class _Lint:
                 self.add("mnn-jinja-unsupported-method", "error", line,
                          f"'...'.{method}(): MNN skips methods called on a string literal", reach)
             elif method not in MNN_METHODS:
-                if method == "get" and (len(e.args) < 2 or _falsy_const(e.args[1])):
+                if method == "get" and (len(e.args) < 2 or falsy_const(e.args[1])):
                     self.add("mnn-jinja-unsupported-method", "warning", line,
                              ".get(key) is '' on MNN: same as transformers' None only where the key is "
                              "missing and the result is only tested for truth", reach)
@@ -551,27 +551,27 @@ class _Lint:
         for arg, default in zip(m.args[first_default:], m.defaults):
             if arg.name in given:
                 continue
-            falsy = _falsy_const(default)
+            falsy = falsy_const(default)
             self.add("mnn-jinja-macro-default", "warning" if falsy else "error", e.lineno,
                      f"{m.name}() called without {arg.name}: MNN ignores its default and leaves it undefined"
                      + (" (differs where it is printed or tested other than for truth)" if falsy else ""), reach)
 
     # -- abstract evaluation -----------------------------------------------------------------
-    def value(self, e: nodes.Expr, scope: _Scope) -> tuple[object, int]:
+    def value(self, e: nodes.Expr, scope: Scope) -> tuple[object, int]:
         """(abstract value on MNN, reach of inputs for which it differs) for a role/content
         conversation; UNKNOWN when it depends on the data."""
         if isinstance(e, nodes.Name):
             if e.name in ("tools", "documents"):
                 v = scope.values.get(e.name, UNDEF)
                 return v, CALLER
-            if e.name in _OTHER_SPECIAL_TOKENS:
+            if e.name in OTHER_SPECIAL_TOKENS:
                 return UNDEF, EXTRA
             if e.name in self.free_names:
                 return scope.values.get(e.name, UNDEF), CALLER
             return UNKNOWN, PLAIN
-        key = _const_key(e)
-        if key is not None and isinstance(e, (nodes.Getitem, nodes.Getattr)) and _is_message_ref(e.node, scope):
-            if key in _MESSAGE_KEYS_MNN_PASSES:
+        key = const_key(e)
+        if key is not None and isinstance(e, (nodes.Getitem, nodes.Getattr)) and is_message_ref(e.node, scope):
+            if key in MESSAGE_KEYS_MNN_PASSES:
                 return STR, EXTRA
             return (EMPTY if isinstance(e, nodes.Getitem) else UNDEF), EXTRA
         if isinstance(e, nodes.Call) and isinstance(e.node, nodes.Getattr) and e.node.attr == "get":
@@ -587,7 +587,7 @@ class _Lint:
             return self.value(e.node, scope)
         return UNKNOWN, PLAIN
 
-    def truth(self, e: nodes.Expr, scope: _Scope) -> tuple[bool | None, int]:
+    def truth(self, e: nodes.Expr, scope: Scope) -> tuple[bool | None, int]:
         """(truth on MNN or None when data decides, reach of inputs where it is otherwise)."""
         if isinstance(e, nodes.Not):
             v, c = self.truth(e.node, scope)
@@ -618,13 +618,13 @@ class _Lint:
             res = {"defined": v is not UNDEF, "undefined": v is UNDEF, "none": v is NONE,
                    "string": True, "mapping": False, "sequence": True, "iterable": True}[e.name]
             return res, c
-        if isinstance(e, nodes.Compare) and len(e.ops) == 1 and _is_role(e.expr, scope):
+        if isinstance(e, nodes.Compare) and len(e.ops) == 1 and is_role(e.expr, scope):
             op, other = e.ops[0].op, e.ops[0].expr
             consts = ([other.value] if isinstance(other, nodes.Const) else
                       [i.value for i in other.items if isinstance(i, nodes.Const)]
                       if isinstance(other, (nodes.List, nodes.Tuple)) and all(
                           isinstance(i, nodes.Const) for i in other.items) else None)
-            if consts is not None and all(isinstance(c, str) and c not in _PLAIN_ROLES for c in consts):
+            if consts is not None and all(isinstance(c, str) and c not in PLAIN_ROLES for c in consts):
                 if op in ("eq", "in"):
                     return False, EXTRA
                 if op in ("ne", "notin"):
@@ -632,8 +632,8 @@ class _Lint:
             return None, PLAIN
         if isinstance(e, nodes.Compare) and len(e.ops) == 1 and e.ops[0].op in ("in", "notin"):
             key = e.expr.value if isinstance(e.expr, nodes.Const) else None
-            if isinstance(key, str) and _is_message_ref(e.ops[0].expr, scope):
-                present = key in _MESSAGE_KEYS_MNN_PASSES
+            if isinstance(key, str) and is_message_ref(e.ops[0].expr, scope):
+                present = key in MESSAGE_KEYS_MNN_PASSES
                 return (present if e.ops[0].op == "in" else not present), EXTRA
             return None, PLAIN
         v, c = self.value(e, scope)

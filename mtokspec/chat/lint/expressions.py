@@ -9,10 +9,10 @@ from typing import Iterator
 import jinja2.nodes as nodes
 
 from mtokspec.chat.lint.engine import (
-    _CONTEXT_VARS,
-    _KNOWN_NAMES,
-    _MNN_ESCAPES,
-    _OTHER_SPECIAL_TOKENS,
+    CONTEXT_VARS,
+    KNOWN_NAMES,
+    MNN_ESCAPES,
+    OTHER_SPECIAL_TOKENS,
 )
 
 # ---------------------------------------------------------------------------------------------
@@ -27,7 +27,7 @@ UNKNOWN = None
 
 
 @dataclass
-class _Scope:
+class Scope:
     # names bound to a message (the variable of a loop over messages, a set of messages[i])
     message_vars: set[str] = field(default_factory=set)
     # context or caller variable -> its abstract value after the template's assignments
@@ -40,16 +40,16 @@ class _Scope:
 # ---------------------------------------------------------------------------------------------
 
 
-def _free_names(ast: nodes.Template) -> set[str]:
+def free_names(ast: nodes.Template) -> set[str]:
     """Names read but never assigned by the template, other than those MNN or transformers pass."""
     loaded, stored = set(), set()
     for n in ast.find_all(nodes.Name):
         (stored if n.ctx in ("store", "param") else loaded).add(n.name)
     stored |= {m.name for m in ast.find_all(nodes.Macro)}
-    return loaded - stored - _KNOWN_NAMES - _OTHER_SPECIAL_TOKENS
+    return loaded - stored - KNOWN_NAMES - OTHER_SPECIAL_TOKENS
 
 
-def _target_key(e: nodes.Node) -> str | None:
+def target_key(e: nodes.Node) -> str | None:
     """``x`` for a variable, ``ns.attr`` for a namespace attribute (set target or read)."""
     if isinstance(e, nodes.Name):
         return e.name
@@ -60,10 +60,10 @@ def _target_key(e: nodes.Node) -> str | None:
     return None
 
 
-def _is_boolean(e: nodes.Expr) -> bool:
+def is_boolean(e: nodes.Expr) -> bool:
     """Statically a boolean (where jinja's and/or give what MNN gives)."""
     if isinstance(e, (nodes.And, nodes.Or)):
-        return _is_boolean(e.left) and _is_boolean(e.right)
+        return is_boolean(e.left) and is_boolean(e.right)
     if isinstance(e, nodes.Getattr):  # loop.first, loop.last
         return isinstance(e.node, nodes.Name) and e.node.name == "loop" and e.attr in ("first", "last")
     if isinstance(e, nodes.Call):
@@ -72,11 +72,11 @@ def _is_boolean(e: nodes.Expr) -> bool:
         isinstance(e, nodes.Const) and isinstance(e.value, bool))
 
 
-def _op(e: nodes.Expr) -> str:
+def op_name(e: nodes.Expr) -> str:
     return "and" if isinstance(e, nodes.And) else "or"
 
 
-def _operands(e: nodes.Expr) -> Iterator[nodes.Expr]:
+def operands(e: nodes.Expr) -> Iterator[nodes.Expr]:
     if isinstance(e, (nodes.Add, nodes.Concat)):
         yield from ([e.left, e.right] if isinstance(e, nodes.Add) else e.nodes)
     elif isinstance(e, nodes.Compare):
@@ -90,13 +90,13 @@ def _operands(e: nodes.Expr) -> Iterator[nodes.Expr]:
         yield from e.args
 
 
-def _falsy_const(e: nodes.Expr) -> bool:
+def falsy_const(e: nodes.Expr) -> bool:
     if isinstance(e, nodes.Const):
         return not e.value
     return isinstance(e, (nodes.List, nodes.Dict)) and not e.items
 
 
-def _const_key(e: nodes.Expr) -> str | None:
+def const_key(e: nodes.Expr) -> str | None:
     if isinstance(e, nodes.Getattr):
         return e.attr
     if isinstance(e, nodes.Getitem) and isinstance(e.arg, nodes.Const) and isinstance(e.arg.value, str):
@@ -104,7 +104,7 @@ def _const_key(e: nodes.Expr) -> str | None:
     return None
 
 
-def _is_messages(e: nodes.Expr) -> bool:
+def is_messages(e: nodes.Expr) -> bool:
     """A list of messages: ``messages``, ``loop_messages`` (or a slice or filter of one)."""
     while isinstance(e, (nodes.Getitem, nodes.Filter)):
         if isinstance(e, nodes.Getitem) and not isinstance(e.arg, nodes.Slice):
@@ -113,44 +113,44 @@ def _is_messages(e: nodes.Expr) -> bool:
     return isinstance(e, nodes.Name) and e.name.endswith("messages")
 
 
-def _is_message_ref(e: nodes.Expr, scope: _Scope) -> bool:
+def is_message_ref(e: nodes.Expr, scope: Scope) -> bool:
     if isinstance(e, nodes.Name):
         return e.name in scope.message_vars
-    return _is_message_item(e, scope)
+    return is_message_item(e, scope)
 
 
-def _is_message_item(e: nodes.Expr, scope: _Scope) -> bool:
-    return (isinstance(e, nodes.Getitem) and not isinstance(e.arg, nodes.Slice) and _is_messages(e.node)) or (
+def is_message_item(e: nodes.Expr, scope: Scope) -> bool:
+    return (isinstance(e, nodes.Getitem) and not isinstance(e.arg, nodes.Slice) and is_messages(e.node)) or (
         isinstance(e, nodes.Name) and e.name in scope.message_vars)
 
 
-def _is_indexed_in(target: nodes.Expr, root: nodes.Expr) -> bool:
+def is_indexed_in(target: nodes.Expr, root: nodes.Expr) -> bool:
     """Whether ``target`` is the object of a subscript inside ``root``."""
     return any(g.node is target for g in [root, *root.find_all(nodes.Getitem)] if isinstance(g, nodes.Getitem))
 
 
-def _is_role(e: nodes.Expr, scope: _Scope) -> bool:
+def is_role(e: nodes.Expr, scope: Scope) -> bool:
     """A message's role, maybe through |lower, |trim, |string."""
     while isinstance(e, nodes.Filter) and e.name in ("lower", "trim", "string"):
         e = e.node
-    return _const_key(e) == "role" and _is_message_ref(e.node, scope)  # type: ignore[union-attr]
+    return const_key(e) == "role" and is_message_ref(e.node, scope)  # type: ignore[union-attr]
 
 
-def _is_stringish(e: nodes.Expr, scope: _Scope) -> bool:
+def is_stringish(e: nodes.Expr, scope: Scope) -> bool:
     """Statically a string: a literal, a concatenation, or a message's role/content."""
     if isinstance(e, nodes.Const):
         return isinstance(e.value, str)
     if isinstance(e, nodes.Concat):
         return True
     if isinstance(e, nodes.CondExpr):
-        return e.expr2 is not None and _is_stringish(e.expr1, scope) and _is_stringish(e.expr2, scope)
+        return e.expr2 is not None and is_stringish(e.expr1, scope) and is_stringish(e.expr2, scope)
     if isinstance(e, nodes.Filter) and e.name in ("string", "trim", "upper", "lower", "tojson", "join"):
         return True
-    key = _const_key(e)
-    return key in ("role", "content") and _is_message_ref(e.node, scope)  # type: ignore[union-attr]
+    key = const_key(e)
+    return key in ("role", "content") and is_message_ref(e.node, scope)  # type: ignore[union-attr]
 
 
-def _unparsable_inside(e: nodes.Expr) -> str | None:
+def unparsable_inside(e: nodes.Expr) -> str | None:
     """What in this literal MNN's parser cannot consume (so its list/dict loop never ends)."""
     for sub in e.find_all(nodes.Expr):
         if isinstance(sub, (nodes.Mul, nodes.Div, nodes.FloorDiv, nodes.Mod, nodes.Pow)):
@@ -164,7 +164,7 @@ def _unparsable_inside(e: nodes.Expr) -> str | None:
     return None
 
 
-def _only_raises(body: list[nodes.Node]) -> bool:
+def only_raises(body: list[nodes.Node]) -> bool:
     """Nothing but raise_exception(...) calls and white space."""
     for node in body:
         if not isinstance(node, nodes.Output):
@@ -179,14 +179,14 @@ def _only_raises(body: list[nodes.Node]) -> bool:
     return True
 
 
-def _normalises(node: nodes.If) -> bool:
+def normalises(node: nodes.If) -> bool:
     """``{% if X is not defined %}{% set X = ... %}{% endif %}`` for a context variable X."""
     t = node.test
     if isinstance(t, nodes.Not):
         t, negated = t.node, True
     else:
         negated = False
-    if not (isinstance(t, nodes.Test) and isinstance(t.node, nodes.Name) and t.node.name in _CONTEXT_VARS):
+    if not (isinstance(t, nodes.Test) and isinstance(t.node, nodes.Name) and t.node.name in CONTEXT_VARS):
         return False
     if (t.name == "defined") != negated:
         return False
@@ -194,12 +194,12 @@ def _normalises(node: nodes.If) -> bool:
                                    and s.target.name == t.node.name for s in node.body)
 
 
-def _bad_escapes(body: str) -> list[str]:
+def bad_escapes(body: str) -> list[str]:
     out: list[str] = []
     i = 0
     while i < len(body):
         if body[i] == "\\" and i + 1 < len(body):
-            if body[i + 1] not in _MNN_ESCAPES:
+            if body[i + 1] not in MNN_ESCAPES:
                 out.append("\\" + body[i + 1])
             i += 2
         else:
@@ -207,5 +207,5 @@ def _bad_escapes(body: str) -> list[str]:
     return out
 
 
-def _short(text: str) -> str:
+def short(text: str) -> str:
     return repr(text if len(text) <= 40 else text[:18] + "..." + text[-18:])

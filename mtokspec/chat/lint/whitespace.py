@@ -9,7 +9,7 @@ _NEWLINES = re.compile(r"\r\n|\r|\n")
 _BEGIN = {"variable_begin", "block_begin", "comment_begin", "raw_begin"}
 
 
-def _jinja_segments(tokens: list[tuple[int, str, str]]) -> list[tuple[int, int, str]]:
+def jinja_segments(tokens: list[tuple[int, str, str]]) -> list[tuple[int, int, str]]:
     """The text transformers renders between consecutive tags, with its line (jinja2's lexer,
     trim_blocks + lstrip_blocks, newlines normalised, the template's final newline dropped)."""
     segs: list[tuple[int, int, str]] = []
@@ -28,7 +28,7 @@ def _jinja_segments(tokens: list[tuple[int, str, str]]) -> list[tuple[int, int, 
     return segs
 
 
-def _mnn_segments(src: str) -> list[str]:
+def mnn_segments(src: str) -> list[str]:
     """The text MNN's Lexer::tokenize keeps between consecutive tags (jinja.hpp:315-466)."""
     segs: list[str] = []
     i, n = 0, len(src)
@@ -36,10 +36,17 @@ def _mnn_segments(src: str) -> list[str]:
     trim_next = False
     tail_added = False
     ws = " \n\r\t"
+    # the next "{{", "{%", "{#" at or after i, each searched again only once i passed it (so the
+    # scan is one pass however many tags there are)
+    opens = {1: "{{", 2: "{%", 3: "{#"}
+    ahead = {k: -1 for k in opens}
     while i < n:
         if state == "text":
-            found = [(p, k) for k, p in ((1, src.find("{{", i)), (2, src.find("{%", i)), (3, src.find("{#", i)))
-                     if p != -1]
+            for k, mark in opens.items():
+                if ahead[k] != n and ahead[k] < i:
+                    p = src.find(mark, i)
+                    ahead[k] = n if p == -1 else p
+            found = [(p, k) for k, p in ahead.items() if p != n]
             if not found:
                 text = src[i:]
                 if trim_next:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from mtokspec.convert.loss import ConversionError
 
-__all__ = ["CONVERSATIONS", "goldens", "write_goldens", "chat_template_of"]
+__all__ = ["CONVERSATIONS", "goldens", "jsonl", "chat_template_of", "reference_for_folder"]
 
 CONVERSATIONS: tuple[dict, ...] = (
     {"name": "single_user", "messages": [{"role": "user", "content": "Hello!"}], "add_generation_prompt": True},
@@ -126,11 +126,7 @@ def goldens(path: str | os.PathLike, texts: list[str] | None = None, conversatio
     return lines, notes
 
 
-def write_goldens(path: str | os.PathLike, out: str | os.PathLike, texts: list[str] | None = None,
-                  conversations: list[dict] | None = None) -> tuple[int, list[str]]:
-    """Write ``test_cases.jsonl`` atomically; ``(lines written, notes)``."""
-    from mtokspec.cli._io import atomic_write
-
-    lines, notes = goldens(path, texts, conversations)
-    atomic_write(out, "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines))
-    return len(lines), notes
+def jsonl(lines: list[dict]) -> str:
+    """The cases as ``test_cases.jsonl`` text: one JSON object a line (text as UTF-8; JSON escapes
+    keep U+2028 and U+0085 inside their line, lines end at ``\n`` only)."""
+    return "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines)

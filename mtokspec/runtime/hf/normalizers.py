@@ -22,17 +22,17 @@ WHITESPACE = frozenset(
     "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
     "\u200a\u2028\u2029\u202f\u205f\u3000"
 )
-_WS_STR: str = "".join(sorted(WHITESPACE))
+WHITESPACE_STR: str = "".join(sorted(WHITESPACE))
 
 
 def strip_ws(s: str, left: bool = True, right: bool = True) -> str:
     """Strip Unicode White_Space (not Python's wider ``isspace`` set)."""
     if left and right:
-        return s.strip(_WS_STR)
+        return s.strip(WHITESPACE_STR)
     if left:
-        return s.lstrip(_WS_STR)
+        return s.lstrip(WHITESPACE_STR)
     if right:
-        return s.rstrip(_WS_STR)
+        return s.rstrip(WHITESPACE_STR)
     return s
 
 
@@ -155,7 +155,7 @@ class Sequence(Normalizer):
 # clean_text: drop NUL, U+FFFD and "other" characters (Cc, Cf, Co; \t \n \r excepted), then map
 # white space to ' '.  (HF's is_other does not include unassigned code points, measured.)
 _BERT_DROP = regex.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffd\p{Cf}\p{Co}]+")
-_BERT_WS = regex.compile("[" + regex.escape(_WS_STR) + "]")
+_BERT_WS = regex.compile("[" + regex.escape(WHITESPACE_STR) + "]")
 _CJK = regex.compile(
     "([\u4e00-\u9fff\u3400-\u4dbf\U00020000-\U0002a6df\U0002a700-\U0002b73f\U0002b740-\U0002b81f"
     "\U0002b920-\U0002ceaf\uf900-\ufaff\U0002f800-\U0002fa1f])"

@@ -13,7 +13,7 @@ import regex
 from mtokspec.format import tree as t
 from mtokspec.runtime.shared.byte_level import BYTE_TO_CHAR, CHAR_TO_BYTE
 from mtokspec.runtime.shared.registry import build_from_registry
-from mtokspec.runtime.hf.normalizers import _WS_STR
+from mtokspec.runtime.hf.normalizers import WHITESPACE_STR
 
 __all__ = [
     "PreTokenizer", "NoPreTokenizer", "ByteLevel", "Digits", "Metaspace", "Split",
@@ -313,9 +313,9 @@ class Bert(PreTokenizer):
     __slots__ = ()
 
     _P = r"\p{P}!-/:-@\[-`{-~"
-    _RE = regex.compile(f"[^{regex.escape(_WS_STR)}{_P}]+|[{_P}]")
+    _RE = regex.compile(f"[^{regex.escape(WHITESPACE_STR)}{_P}]+|[{_P}]")
     # for ASCII text: the same classes cut to ASCII, run by ``re`` (see ByteLevel.ASCII_PATTERN)
-    _ASCII_RE = re.compile("[^{W}{P}]+|[{P}]".format(W=_ascii_class(f"[{regex.escape(_WS_STR)}]"),
+    _ASCII_RE = re.compile("[^{W}{P}]+|[{P}]".format(W=_ascii_class(f"[{regex.escape(WHITESPACE_STR)}]"),
                                                     P=_ascii_class(f"[{_P}]")))
 
     def split(self, s: str) -> list[str]:

@@ -6,11 +6,11 @@ Design record: ``docs/design/runtime-hf.md``.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any, cast
 
+from mtokspec.reading import read_file
 from mtokspec.format import tree as t
-from mtokspec.errors import ChatTemplateError, TokenizerError
+from mtokspec.errors import TokenizerError
 from mtokspec.format import parse
 from mtokspec.runtime.hf import decoders, models, normalizers, pre_tokenizers
 from mtokspec.runtime.hf.added_tokens import AddedVocabulary
@@ -97,7 +97,7 @@ class HfTokenizer:
     @classmethod
     def from_file(cls, path: str | os.PathLike, **options: Any) -> "HfTokenizer":
         """A tokenizer for a ``.mtok`` file."""
-        return cls.from_bytes(Path(path).read_bytes(), **options)
+        return cls.from_bytes(read_file(path), **options)
 
     # --- chat template ----------------------------------------------------------------------------
     def apply_chat_template(self, messages: list[dict], add_generation_prompt: bool = True, tools=None,
@@ -109,14 +109,9 @@ class HfTokenizer:
         passed; other keyword arguments become template variables.  Rendering is sandboxed and
         bounded: see :func:`mtokspec.chat.render.render_chat_template`.
         """
-        from mtokspec.chat.render import render_chat_template
+        from mtokspec.chat.render import render_file_template
 
-        source = template if template is not None else self.chat_template
-        if not source:
-            raise ChatTemplateError("the file has no chat template; pass template=...")
-        kwargs.setdefault("bos_token", self.bos_token or None)
-        kwargs.setdefault("eos_token", self.eos_token or None)
-        return render_chat_template(source, messages, add_generation_prompt=add_generation_prompt,
+        return render_file_template(self, messages, template=template, add_generation_prompt=add_generation_prompt,
                                     tools=tools, **kwargs)
 
     @staticmethod

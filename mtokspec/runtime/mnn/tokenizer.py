@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import codecs
 import os
-from pathlib import Path
 from typing import Any, ClassVar
 
+from mtokspec.reading import read_file
 from mtokspec.format import tree as t
-from mtokspec.errors import ChatTemplateError, TokenizerError, UndefinedInMnn
+from mtokspec.errors import TokenizerError, UndefinedInMnn
 from mtokspec._generated.codec import build_node
 from mtokspec.format import parse
 from mtokspec.runtime.mnn._text import i32
@@ -165,7 +165,7 @@ class MnnTokenizer:
 
     @classmethod
     def from_file(cls, path: str | os.PathLike, **options: Any) -> "MnnTokenizer":
-        return cls.from_bytes(Path(path).read_bytes(), **options)
+        return cls.from_bytes(read_file(path), **options)
 
     # --- what subclasses supply -----------------------------------------------------------------
     def _encode_piece(self, text: bytes, ids: list[int]) -> None:  # pragma: no cover - abstract
@@ -301,14 +301,9 @@ class MnnTokenizer:
                             template: str | None = None, **kwargs) -> str:
         """The prompt, rendered as ``transformers`` renders it, as in the ``hf`` semantics (MNN's own
         Jinja engine differs on some templates: ``mtokspec lint --target mnn`` names the constructs)."""
-        from mtokspec.chat.render import render_chat_template
+        from mtokspec.chat.render import render_file_template
 
-        source = template if template is not None else self.chat_template
-        if not source:
-            raise ChatTemplateError("the file has no chat template; pass template=...")
-        kwargs.setdefault("bos_token", self.bos_token or None)
-        kwargs.setdefault("eos_token", self.eos_token or None)
-        return render_chat_template(source, messages, add_generation_prompt=add_generation_prompt,
+        return render_file_template(self, messages, template=template, add_generation_prompt=add_generation_prompt,
                                     tools=tools, **kwargs)
 
 
