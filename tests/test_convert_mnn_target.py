@@ -400,3 +400,16 @@ def test_the_target_record_covers_every_folder():
     assert {(r["tokenizer"], r["file"]) for r in record["rows"]} == {
         (d.name, f) for d in (CORPUS / "tok").iterdir() if d.is_dir() for f in ("exporter", "--target mnn")}
     assert all(r["cases"] == cases and "passed" in r["test_tokenizer"] for r in record["rows"])
+
+
+def test_chat_template_hook_lists_what_mnn_renders_otherwise():
+    from dataclasses import replace
+
+    from mtokspec.convert.mnn_target.chat import with_chat_template_for_mnn
+
+    tree = from_hf(FIXTURES / "precompiled_caps").tree
+    template = "{% for m in messages %}{{ m['content'] }}{% endfor %}{{ messages|first }}"
+    out, losses = with_chat_template_for_mnn(replace(tree, chat_template=template))
+    assert out.chat_template == template
+    assert any("mnn-jinja-unsupported-filter" in loss.what for loss in losses)
+    assert with_chat_template_for_mnn(replace(tree, chat_template="")) == (replace(tree, chat_template=""), [])

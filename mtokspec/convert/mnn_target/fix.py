@@ -10,8 +10,8 @@
   ids MNN's decode drops where HF's keeps them, added tokens a BPE vocabulary lacks, the clean-up
   flag (off: HF ``tokenizers`` never applies it); the report is against the file's own HF
   semantics, and says what could not be checked.
-- The chat template: :func:`chat_template_for_mnn` (the call site where a template rewriter for
-  MNN's Jinja engine plugs in); what it leaves is listed from the chat-template lint.
+- The chat template: :func:`~.chat.chat_template_for_mnn` (where a template rewriter for MNN's
+  Jinja engine plugs in); what it leaves is listed from the chat-template lint.
 """
 
 from __future__ import annotations
@@ -22,21 +22,7 @@ from dataclasses import replace
 from mtokspec.format import tree as t
 from mtokspec.convert.loss import Loss
 
-__all__ = ["fix", "chat_template_for_mnn"]
-
-
-def chat_template_for_mnn(template: str, bos_token: str | None) -> tuple[str, list[Loss]]:
-    """``(template, losses)``: the chat template as MNN's Jinja engine should receive it.
-
-    This is the hook for a rewriter of templates for MNN's engine: it returns the template
-    unchanged and lists, as losses, the constructs MNN renders differently from transformers
-    (:func:`mtokspec.linter.chat_template.lint_chat_template`, warnings and errors)."""
-    from mtokspec.chat.lint import lint_chat_template
-    from mtokspec.format.validate import INFO
-
-    losses = [Loss(f.path, f"{f.message} [{f.code}]", "kept (MNN renders it differently from transformers)", False)
-              for f in lint_chat_template(template, bos_token=bos_token) if f.severity != INFO]
-    return template, losses
+__all__ = ["fix"]
 
 
 def _file_alone(tree: t.MtokFile) -> tuple[t.MtokFile, list[Loss]]:
@@ -77,6 +63,7 @@ def fix(tree, against: str | os.PathLike | None = None, texts: list[str] | None 
     """Fix a parsed tokenizer file for MNN's runtime; a :class:`~mtokspec.convert.hf.ConversionResult`."""
     from mtokspec.convert import unicode_tables
     from mtokspec.convert.hf import ConversionResult, HFInputs, _Converter, load_hf
+    from mtokspec.convert.mnn_target.chat import with_chat_template_for_mnn
     from mtokspec.convert.mnn_target.choices import retarget
     from mtokspec.convert.mnn_target.reference import FileReference, HFReference, probe_texts
     from mtokspec.convert.mnn_target.report import mnn_losses
@@ -104,10 +91,8 @@ def fix(tree, against: str | os.PathLike | None = None, texts: list[str] | None 
                            "Precompiled character map, a RobertaProcessing post-processor, the decoder) "
                            "cannot be restored; the report is against the file's own HF semantics", False))
         ref = FileReference(new)
-    if new.chat_template:
-        text, chat_losses = chat_template_for_mnn(new.chat_template, new.bos_token or None)
-        new = replace(new, chat_template=text)
-        losses += chat_losses
+    new, chat_losses = with_chat_template_for_mnn(new)
+    losses += chat_losses
     added = sorted(new.added_tokens, key=lambda a: not a.special)
     losses += mnn_losses(new, ref, probe_texts([a.content for a in added], texts))
     return ConversionResult(new, losses, unicode_tables.UNIDATA_VERSION)

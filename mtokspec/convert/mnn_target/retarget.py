@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 from mtokspec.convert.loss import Loss
+from mtokspec.convert.mnn_target.chat import with_chat_template_for_mnn
 from mtokspec.convert.mnn_target.choices import retarget
 from mtokspec.convert.mnn_target.reference import HFReference, probe_texts
 from mtokspec.convert.mnn_target.report import mnn_losses
@@ -52,7 +53,7 @@ def retarget_conversion(inputs, tree: t.MtokFile, losses: list[Loss], template: 
                         texts: list[str] | None = None) -> tuple[t.MtokFile, list[Loss]]:
     """The exporter's conversion (tree and losses) made for MNN's runtime; ``texts`` are probed
     besides the built-in ones."""
-    new = retarget(tree, inputs.tokenizer_json, template)
+    new, chat_losses = with_chat_template_for_mnn(retarget(tree, inputs.tokenizer_json, template))
     kept = [loss for loss in losses if not _fixed(loss, tree, new, template)]
     kept += [replace(loss, replacement="left out (MNN's decode never returns from the empty pattern the "
                                       "exporter writes)")
@@ -66,4 +67,4 @@ def retarget_conversion(inputs, tree: t.MtokFile, losses: list[Loss], template: 
     ref = HFReference(inputs.tokenizer_json, new)
     added = sorted(tree.added_tokens, key=lambda a: not a.special)
     probes = probe_texts([a.content for a in added], texts)
-    return new, kept + mnn_losses(new, ref, probes)
+    return new, kept + chat_losses + mnn_losses(new, ref, probes)
