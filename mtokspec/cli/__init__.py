@@ -68,6 +68,11 @@ def main(argv: list[str] | None = None) -> int:
         silence_stdout()
         print(f"mtokspec {args.command}: {one_line(e)}", file=sys.stderr)
         return 2
+    except MemoryError:  # an input within MTOKSPEC_MAX_INPUT that this machine cannot hold
+        silence_stdout()
+        print(f"mtokspec {args.command}: out of memory (MTOKSPEC_MAX_INPUT sets a lower input limit)",
+              file=sys.stderr)
+        return 2
 
 
 
