@@ -400,14 +400,17 @@ def test_the_target_record_covers_every_folder():
     assert all(r["cases"] == cases and "passed" in r["test_tokenizer"] for r in record["rows"])
 
 
-def test_chat_template_hook_lists_what_mnn_renders_otherwise():
+def test_chat_template_is_rewritten_for_mnn():
     from dataclasses import replace
 
+    from mtokspec.chat.rewrite import rewrite_for_mnn
     from mtokspec.convert.mnn_target.chat import with_chat_template_for_mnn
 
     tree = from_hf(FIXTURES / "precompiled_caps").tree
     template = "{% for m in messages %}{{ m['content'] }}{% endfor %}{{ messages|first }}"
-    out, losses = with_chat_template_for_mnn(replace(tree, chat_template=template))
-    assert out.chat_template == template
-    assert any("mnn-jinja-unsupported-filter" in loss.what for loss in losses)
+    out, losses = with_chat_template_for_mnn(replace(tree, chat_template=template, bos_token="<s>",
+                                                     eos_token="</s>"))
+    done = rewrite_for_mnn(template, bos_token="<s>", eos_token="</s>")
+    assert out.chat_template == done.template != template
+    assert [loss.what for loss in losses] == [f"{x.message} [{x.code}]" for x in done.losses]
     assert with_chat_template_for_mnn(replace(tree, chat_template="")) == (replace(tree, chat_template=""), [])

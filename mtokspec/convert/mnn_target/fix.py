@@ -10,8 +10,8 @@
   ids MNN's decode drops where HF's keeps them, added tokens a BPE vocabulary lacks, the clean-up
   flag (off: HF ``tokenizers`` never applies it); the report is against the file's own HF
   semantics, and says what could not be checked.
-- The chat template: :func:`~.chat.chat_template_for_mnn` (where a template rewriter for MNN's
-  Jinja engine plugs in); what it leaves is listed from the chat-template lint.
+- The chat template: rewritten for MNN's Jinja engine (:func:`~.chat.chat_template_for_mnn`);
+  what MNN still renders differently is listed.
 """
 
 from __future__ import annotations

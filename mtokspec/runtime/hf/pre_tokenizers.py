@@ -6,7 +6,6 @@ Design record: ``docs/design/runtime-hf.md``.
 from __future__ import annotations
 
 import re
-import time
 
 import regex
 
@@ -14,12 +13,13 @@ from mtokspec.format import tree as t
 from mtokspec.runtime.shared.byte_level import BYTE_TO_CHAR, CHAR_TO_BYTE
 from mtokspec.runtime.shared.registry import build_from_registry
 from mtokspec.runtime.hf.normalizers import WHITESPACE_STR
+from mtokspec.runtime.shared.bounds import current
 
 __all__ = [
     "PreTokenizer", "NoPreTokenizer", "ByteLevel", "Digits", "Metaspace", "Split",
     "Bert", "Sequence", "REGISTRY", "from_tree", "BYTES_TO_UNICODE", "UNICODE_TO_BYTES",
     "byte_level_map", "ISOLATED", "REMOVED", "MERGED_WITH_PREVIOUS", "MERGED_WITH_NEXT",
-    "CONTIGUOUS", "split_spans", "SPLIT_TIMEOUT", "SPLIT_TIMEOUT_PER_CHAR",
+    "CONTIGUOUS", "split_spans",
 ]
 
 # Split behaviours: the file's codes (spec/mtok.py declares them), then two HF behaviours that only
@@ -27,9 +27,8 @@ __all__ = [
 ISOLATED, REMOVED, MERGED_WITH_PREVIOUS = t.SplitBehavior
 MERGED_WITH_NEXT, CONTIGUOUS = 3, 4
 
-# A pattern search may take SPLIT_TIMEOUT + len(text) * SPLIT_TIMEOUT_PER_CHAR seconds.
-SPLIT_TIMEOUT = 1.0
-SPLIT_TIMEOUT_PER_CHAR = 2e-6
+# The pattern searches of one call (every segment and step of an encode) share one time budget:
+# mtokspec.runtime.shared.bounds.
 
 
 BYTES_TO_UNICODE: list[str] = list(BYTE_TO_CHAR)  # GPT-2's byte -> printable character map
@@ -259,40 +258,37 @@ class Split(PreTokenizer):
 
         Python's engines accept an empty match right after the previous match; Oniguruma's
         iterator rejects it and moves one character on.  Both agree until the first empty match,
-        so the quick ``finditer`` result is used unless it holds one.
+        so the quick ``finditer`` result is used unless it holds one.  The searches run within the
+        call's one regex deadline (:mod:`mtokspec.runtime.shared.bounds`).
         """
-        timeout = SPLIT_TIMEOUT + len(s) * SPLIT_TIMEOUT_PER_CHAR
+        b = current(len(s))
         try:
-            spans = [m.span() for m in self._re.finditer(s, timeout=timeout)]
-            for a, b in spans:
-                if a == b:
-                    return self._onig_spans(s, timeout)
+            spans = b.regex(lambda timeout: [m.span() for m in self._re.finditer(s, timeout=timeout)])
+            for a, z in spans:
+                if a == z:
+                    return self._onig_spans(s, b)
             return spans
         except TimeoutError:
             raise _error(
-                f"Split pattern {self.pattern!r:.80} timed out after {timeout:.1f} s on "
-                f"{len(s)} characters (pathological pattern?)") from None
+                f"Split pattern {self.pattern!r:.80} ran out of the call's regex time "
+                f"({b.regex_seconds():.1f} s of CPU for an input of {b.n} characters; pathological pattern?)") from None
 
-    def _onig_spans(self, s: str, timeout: float):
-        deadline = time.monotonic() + timeout
+    def _onig_spans(self, s: str, b):
         search = self._re.search
         out = []
         pos = 0
         last_end = -1
         n = len(s)
         while pos <= n:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError
-            m = search(s, pos, timeout=left)
+            m = b.regex(lambda timeout: search(s, pos, timeout=timeout))  # noqa: B023 - called at once
             if m is None:
                 break
-            a, b = m.span()
-            if a == b and b == last_end:
+            a, z = m.span()
+            if a == z and z == last_end:
                 pos += 1
                 continue
-            out.append((a, b))
-            pos = last_end = b
+            out.append((a, z))
+            pos = last_end = z
         return out
 
     def split(self, s: str) -> list[str]:
@@ -353,8 +349,10 @@ class Sequence(PreTokenizer):
                     out.append(pre + w)
             return out
         pieces = [s] if s else []
+        b = current(len(s))
         for p in self.pretokenizers:
             pieces = p.pre_tokenize(pieces)
+            b.size("pre-tokenizer Sequence", sum(map(len, pieces)))
         return pieces
 
     @classmethod

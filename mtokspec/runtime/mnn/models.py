@@ -166,6 +166,9 @@ class WordPiece:
         self.prefix = utf8(node.continuing_subword_prefix)
         self.max_chars = i32(node.max_input_chars_per_word)
         self.unk_id = self.vocab.token_to_id(self.unk_token)
+        # no look-up of a key longer than every token can find one: candidates stop there (exact,
+        # and a long word costs O(length x longest token) instead of O(length^2))
+        self.longest = max(map(len, self.vocab.id_to_token), default=0)
 
     def id_to_token(self, i: int) -> bytes:
         token = self.vocab.token(i)
@@ -180,8 +183,9 @@ class WordPiece:
         find = self.vocab.token_to_id
         out = []
         start, n = 0, len(text)
+        longest = self.longest if self.longest < 0xFFFF else n  # (longer keys are cut by MNN's look-up)
         while start < n:
-            end = n
+            end = min(n, start + longest)
             cur = -1
             while end > start:
                 sub = text[start:end]
@@ -219,6 +223,7 @@ class Unigram:
         self.byte_fallback = node.byte_fallback
         tokens = self.vocab.id_to_token
         self.max_len = max(map(len, tokens), default=0)
+        self.lengths = _candidate_lengths({len(row[0]) for row in rows}, self.max_len)
         self.unk_token = tokens[self.unk_id] if 0 <= self.unk_id < len(tokens) else b""
 
     def id_to_token(self, i: int) -> bytes:
@@ -244,12 +249,13 @@ class Unigram:
         best[0] = 0.0
         find = self.vocab.token_to_id
         unk = self.unk_id
-        max_len = self.max_len
         scores = self.scores
+        lengths = self.lengths
         for i in range(1, n + 1):
-            lo = i - max_len if i > max_len else 0
             bi = best[i]
-            for j in range(i - 1, lo - 1, -1):
+            # the starts MNN tries, nearest first, but those where no look-up can succeed
+            starts = [i - k for k in lengths if k <= i]
+            for j in starts:
                 bj = best[j]
                 if bj <= -1e17:
                     continue
@@ -297,6 +303,20 @@ class Unigram:
             cur = prev[cur]
         out.reverse()
         return out
+
+
+def _candidate_lengths(token_lengths: set[int], max_len: int) -> list[int]:
+    """The candidate lengths (up to ``max_len``) at which MNN's Viterbi can find a piece, shortest
+    first (the order it visits them): a piece's length, 1 (byte fallback), and past 0xFFFF every
+    length whose key MNN's look-up cuts to a piece's length (it passes the length as uint16_t)."""
+    out = {1}
+    for k in token_lengths:
+        if k > 0xFFFF:
+            continue  # no key reaches it
+        if k:
+            out.add(k)
+        out.update(range(k + 0x10000, max_len + 1, 0x10000))
+    return sorted(x for x in out if x <= max_len)
 
 
 # tree class -> the model MNN's loader builds for it

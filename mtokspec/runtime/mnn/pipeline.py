@@ -12,6 +12,8 @@ every WordPiece token that is not a continuation, and maps byte-level characters
 from __future__ import annotations
 
 from mtokspec.format import tree as t
+from mtokspec.runtime.shared.args import token_id, token_text
+from mtokspec.runtime.shared.bounds import budget
 from mtokspec.runtime.mnn import decoders, models, normalizers, pre_tokenizers
 from mtokspec.runtime.mnn._text import META, i32, utf8
 from mtokspec.runtime.mnn.decoders import byte_level_unmap, scan_hex_byte
@@ -28,8 +30,8 @@ class PipelineTokenizer(MnnTokenizer):
 
     tree_type = t.MtokFile
 
-    def __init__(self, mtok: t.MtokFile):
-        super().__init__(mtok)
+    def __init__(self, mtok: t.MtokFile, **kw):
+        super().__init__(mtok, **kw)
         self.normalizer = normalizers.from_tree(mtok.normalizer)
         self.pre_tokenizer = pre_tokenizers.from_tree(mtok.pre_tokenizer)
         self.model = models.from_tree(mtok.model)
@@ -48,15 +50,19 @@ class PipelineTokenizer(MnnTokenizer):
         self._post = post_program_ops(mtok.post_processor)
 
     # --- encoding ---------------------------------------------------------------------------------
-    def _find_added(self, text: bytes, start: int):
+    def _find_added(self, text: bytes, start: int, found: dict[int, int]):
         """``multi_string_find``: the earliest match of an added token's content, the longest at a
-        tie (the first listed among equals); ``(-1, None)`` when none."""
+        tie (the first listed among equals); ``(-1, None)`` when none.  ``found`` keeps each
+        token's last search result for this text (one still at or after ``start``, or -1, is the
+        answer again), so a text costs one pass per token, not one per match."""
         best_pos, best = -1, None
-        for tok in self.added:
+        for k, tok in enumerate(self.added):
             content = tok[1]
             if not content:
                 continue
-            pos = text.find(content, start)
+            pos = found.get(k)
+            if pos is None or start > pos != -1:  # no earlier answer, or one already passed
+                pos = found[k] = text.find(content, start)
             if pos != -1 and (best_pos == -1 or pos < best_pos or (pos == best_pos and len(content) > len(best[1]))):
                 best_pos, best = pos, tok
         return best_pos, best
@@ -65,8 +71,9 @@ class PipelineTokenizer(MnnTokenizer):
         """``text`` cut at the added tokens: ``(piece, None)`` and ``(content, id)``."""
         units: list[tuple[bytes, int | None]] = []
         last, n = 0, len(text)
+        found: dict[int, int] = {}
         while last < n:
-            pos, tok = self._find_added(text, last) if self.added else (-1, None)
+            pos, tok = self._find_added(text, last, found) if self.added else (-1, None)
             if tok is None:
                 units.append((text[last:], None))
                 break
@@ -107,7 +114,8 @@ class PipelineTokenizer(MnnTokenizer):
     # --- decoding ---------------------------------------------------------------------------------
     def _decode_seq(self, ids: list[int]) -> bytes:
         tokens = [self.model.id_to_token(i) for i in ids if i not in self._special_set]
-        tokens = self.decoder.decode_chain(tokens)
+        with budget(sum(map(len, tokens)), self.max_expansion):
+            tokens = self.decoder.decode_chain(tokens)
         out = b"".join(tokens)
         if self.wordpiece_decode:
             for a, b in _WORDPIECE_CLEANUP:
@@ -148,11 +156,11 @@ class PipelineTokenizer(MnnTokenizer):
 
     # --- vocabulary -------------------------------------------------------------------------------
     def id_to_token(self, i: int) -> str | None:
-        token = self.model.vocab.token(i)
+        token = self.model.vocab.token(token_id("i", i))
         return None if token is None else token.decode("utf-8", "replace")
 
     def token_to_id(self, token: str) -> int | None:
-        i = self.model.vocab.token_to_id(token.encode("utf-8", "surrogatepass"))
+        i = self.model.vocab.token_to_id(token_text("token", token).encode("utf-8", "surrogatepass"))
         return None if i == -1 else i
 
     @property
