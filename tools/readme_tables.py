@@ -4,7 +4,8 @@
     python -m tools.readme_tables --check   # exit 1 when README.md differs from the records
 
 ``speed.json`` is written by ``benchmarks/bench_runtime.py --record`` and ``bench_codec.py
---record``; ``mnn_agreement.json`` by ``python -m tools.mnn_report --record``.  No number in those
+--record``; ``mnn_agreement.json`` by ``python -m tools.mnn_report --record``; ``mnn_target.json``
+by ``python -m tools.mnn_agreement --record`` (MNN's own binaries).  No number in those
 tables is typed by hand; ``tests/test_readme_tables.py`` checks that the README matches the records.
 """
 
@@ -63,9 +64,21 @@ def agreement_table(doc: dict) -> str:
             "(`python -m tools.mnn_report --record`); the tests check every case on each run.\n")
 
 
+def target_table(doc: dict) -> str:
+    """MNN's runtime against HF on the exporter's files and the ``--target mnn`` files."""
+    lines = ["| tokenizer | file | encode | raw | stream | seq | MNN's test_tokenizer on the goldens |",
+             "|---|---|---|---|---|---|---|"]
+    for r in doc["rows"]:
+        cells = [str(r[o]) if r[o] == r["cases"] else f"{r[o]}/{r['cases']}" for o in ("encode", "raw", "stream", "seq")]
+        lines.append(f"| {r['tokenizer']} | {r['file']} | " + " | ".join(cells) + f" | {r['test_tokenizer']} |")
+    return ("\n".join(lines) + f"\n\nRecorded {doc['date']} with MNN {doc['mnn_commit'][:9]}'s own code "
+            "(`MNN_TOK_BIN=... MNN_TEST_BIN=... python -m tools.mnn_agreement --record`).\n")
+
+
 def render(readme: str) -> str:
     for name, body in (("speed", speed_table(_load("speed.json"))),
-                       ("mnn-agreement", agreement_table(_load("mnn_agreement.json")))):
+                       ("mnn-agreement", agreement_table(_load("mnn_agreement.json"))),
+                       ("mnn-target", target_table(_load("mnn_target.json")))):
         readme = replace_section(readme, *_marker(name), body)
     return readme
 

@@ -81,7 +81,8 @@ def cmd_convert(args) -> int:
 
     return write_conversion(
         "convert", args.model_dir, args.output, args.report,
-        lambda: from_hf(args.model_dir, strict=args.strict, exact_whitespace=args.exact_whitespace),
+        lambda: from_hf(args.model_dir, strict=args.strict, exact_whitespace=args.exact_whitespace,
+                        target=args.target),
         inputs=hf_inputs(args.model_dir), force=args.force)
 
 
@@ -149,6 +150,12 @@ def register(subparsers) -> None:
     p.add_argument("--exact-whitespace", action="store_true",
                    help="write HF's Whitespace pre-tokenizer as an equivalent Split instead of dropping "
                         "it (differs from the reference exporter's bytes)")
+    p.add_argument("--target", choices=("exporter", "mnn"), default="exporter",
+                   help="exporter: MNN's exporter's bytes, byte for byte; mnn: the bytes for which MNN's "
+                        "C++ runtime gives Hugging Face's answers wherever the format allows (program "
+                        "layout, prefix and special ids, exact pre-tokenizers, decoder, clean-up flag); "
+                        "the report then lists, per divergence rule, what MNN still does differently, "
+                        "with a minimal example")
     p.add_argument("--report", choices=("text", "json"), default="text",
                    help="format of the loss report printed to stderr")
     add_force(p)

@@ -198,7 +198,9 @@ def _post_processor(tree: t.MtokFile, id_to_text: dict[int, str]) -> dict | None
     if isinstance(pp, t.PostProcessorProgram):
         if not pp.ops:
             return None
-        items = ["A" if isinstance(op, t.SequenceOp) else op.token_id for op in pp.ops]
+        # an op whose id is negative as an int32 inserts nothing (MNN skips it; a padding op)
+        items = ["A" if isinstance(op, t.SequenceOp) else op.token_id for op in pp.ops
+                 if isinstance(op, t.SequenceOp) or op.token_id < 2**31]
     elif isinstance(pp, t.LegacyPostProcessor):
         items = ["A", *pp.ids]
     else:

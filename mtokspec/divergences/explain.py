@@ -115,7 +115,10 @@ def explain_decode(hf, mnn: MnnTokenizer, ids: list[int], stream: bool = False) 
         rules.append(D.DECODE_SKIPS_SPECIAL.code)
     tokens = [mnn.model.id_to_token(i) for i in kept]
     chained = b"".join(mnn.decoder.decode_chain(tokens))
-    if hf.decode(kept).encode("utf-8", "surrogatepass") != chained and _valid_utf8(chained):
+    want = hf.decode(kept).encode("utf-8", "surrogatepass")
+    # the chain differs, and the clean-ups MNN applies after it do not make up for it (HF's WordPiece
+    # clean-up, token by token, removes the space before . ? ! , as MNN's does after the chain)
+    if want != chained and want != mnn._decode_seq(kept) and _valid_utf8(chained):
         rules.append(D.DECODER_CHAIN.code)
     if mnn.wordpiece_decode and mnn._decode_seq(kept) != chained:
         rules.append(D.WORDPIECE_CLEANUP.code)

@@ -302,7 +302,7 @@ def _check_tails(ck: _Checker, tree: t.MtokFile, ids: set[int]) -> None:
         ck.add(WARNING, "post_processor.ops", "post-sequence-count",
                f"{seqs} sequence ops; a single-sequence program has exactly one")
     for i, op in enumerate(pp.ops):
-        if isinstance(op, t.SpecialTokenOp) and op.token_id not in ids:
+        if isinstance(op, t.SpecialTokenOp) and op.token_id not in ids and op.token_id < 2**31:
             ck.add(WARNING, f"post_processor.ops[{i}].token_id", "post-unknown-id",
                    f"id {op.token_id} is not a known token")
     n = len(pp.ops)

@@ -22,7 +22,6 @@ EXPECTED = {
         ("warning", "mnn-special-split", "header.special"),
         ("warning", "mnn-bert-normalizer", "normalizer"),
         ("warning", "mnn-wordpiece-bytes", "model"),
-        ("warning", "mnn-decoder-chain", "decoder"),
         ("warning", "mnn-stream-decode", "decoder"),
         ("info", "mnn-bert-pretokenizer", "pre_tokenizer"),
         ("info", "mnn-wordpiece-cleanup", "decoder"),
@@ -34,12 +33,13 @@ EXPECTED = {
     "phi-3-mini/mnn.mtok": {
         ("warning", "mnn-bpe-quadratic", "pre_tokenizer"),
         ("warning", "mnn-stream-decode", "decoder.decoders[2]"),
-        ("info", "mnn-added-strip-ascii", "added_tokens[2]"),
+        ("warning", "mnn-added-strip-ascii", "added_tokens[2]"),
         ("info", "mnn-decode-raw-bytes", "decoder.decoders[1]"),
         ("info", "mnn-decode-skips-special", "header.special"),
     },
     "roberta-base/mnn.mtok": {
-        ("info", "mnn-added-strip-ascii", "added_tokens[4]"),
+        ("warning", "mnn-added-strip-ascii", "added_tokens[4]"),
+        ("warning", "mnn-regex-engine", "pre_tokenizer"),
         ("info", "mnn-decode-raw-bytes", "decoder"),
         ("info", "mnn-decode-skips-special", "header.special"),
     },
@@ -66,6 +66,7 @@ EXPECTED = {
     "whisper.tiny/mnn.mtok": {
         ("error", "mnn-post-misread", "post_processor"),
         ("warning", "mnn-clean-up-spaces", "flags"),
+        ("warning", "mnn-regex-engine", "pre_tokenizer"),
         ("info", "mnn-decode-raw-bytes", "decoder"),
         ("info", "mnn-decode-skips-special", "header.special"),
     },
@@ -148,7 +149,7 @@ def test_chat_template_findings_are_included():
 
 def test_lint_cli(tmp_path, capsys):
     clean = tmp_path / "clean.mtok"
-    clean.write_bytes(mtokspec.build(_file(pre_tokenizer=t.ByteLevelPreTokenizer(True))))
+    clean.write_bytes(mtokspec.build(_file(pre_tokenizer=t.SplitPreTokenizer(" ", False, 2))))
     bad = tmp_path / "bad.mtok"
     bad.write_bytes(mtokspec.build(_file(pre_tokenizer=t.DigitsPreTokenizer(False))))
     assert main(["lint", str(clean)]) == 0

@@ -32,15 +32,17 @@ UNCHECKED = "tokenizer.json holds a malformed value in a field without a check o
 
 
 def from_hf(path: str | os.PathLike, *, strict: bool = False, exact_whitespace: bool = False,
-            model_type: str | None = None) -> ConversionResult:
+            model_type: str | None = None, target: str = "exporter") -> ConversionResult:
     """Convert a Hugging Face tokenizer folder (or ``tokenizer.json``) to a ``.mtok`` tree.
 
     ``strict=True`` raises :class:`ConversionError` listing the losses instead of returning.
     ``exact_whitespace=True`` writes HF ``Whitespace`` as :data:`WHITESPACE_SPLIT`.
     ``model_type`` is the exporter's model type (only ``glm_ocr`` changes anything).
+    ``target="mnn"``: the bytes for which MNN's runtime gives HF's answers
+    (:mod:`mtokspec.convert.mnn_target`); the losses are then what MNN still does differently.
     """
     return from_hf_inputs(load_hf(path), strict=strict, exact_whitespace=exact_whitespace,
-                          model_type=model_type)
+                          model_type=model_type, target=target)
 
 
 def from_hf_tree(path: str | os.PathLike, **kwargs) -> t.MtokFile:
@@ -49,11 +51,18 @@ def from_hf_tree(path: str | os.PathLike, **kwargs) -> t.MtokFile:
 
 
 def from_hf_inputs(inputs: HFInputs, *, strict: bool = False, exact_whitespace: bool = False,
-                   model_type: str | None = None) -> ConversionResult:
+                   model_type: str | None = None, target: str = "exporter") -> ConversionResult:
     """Convert already-loaded files (see :func:`load_hf`)."""
+    if target not in ("exporter", "mnn"):
+        raise ConversionError(f"target {target!r}: expected 'exporter' (MNN's exporter's bytes) or 'mnn'")
     try:
         conv = _Converter(inputs, exact_whitespace=exact_whitespace, model_type=model_type)
         tree = conv.run()
+        if target == "mnn":
+            from mtokspec.convert.mnn_target.retarget import retarget_conversion
+
+            tree, conv.losses = retarget_conversion(inputs, tree, conv.losses,
+                                                    conv._template_of(inputs.tokenizer_json.get("post_processor")))
     except ConversionError:
         raise
     except (TypeError, AttributeError, ValueError, KeyError, IndexError, OverflowError, RecursionError) as e:

@@ -7,6 +7,7 @@ from dataclasses import replace
 from typing import Any, cast
 
 from mtokspec.convert.hf.classes import CLASS_PIPELINES
+from mtokspec.convert.loss import ConversionError
 from mtokspec.convert.hf.inputs import as_list, int_field, metaspace_prepends_as_stored, pattern_kind
 from mtokspec.errors import Error
 from mtokspec.format import tree as t
@@ -38,6 +39,14 @@ class ProbeRules:
             if kind == "String" and pat:
                 return s.replace(pat, str(norm.get("content", "")))
             return s
+        if nt == "Precompiled":  # the model's own character map, run as HF runs it
+            from mtokspec.runtime.hf.precompiled import PrecompiledError, charsmap_from_json
+
+            try:
+                cm = charsmap_from_json(norm)
+            except PrecompiledError as e:
+                raise ConversionError(f"normalizer.{e}") from e
+            return s if cm is None else cm.normalize(s)
         if nt == "Lowercase" or (nt == "BertNormalizer" and norm.get("lowercase", True)):
             return s.lower()
         if nt == "Strip":

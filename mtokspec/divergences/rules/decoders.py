@@ -26,16 +26,38 @@ def _predict_skips_special(ctx: LintContext) -> Iterator[Prediction]:
                "streaming decode prints them")
 
 
+def _wordpiece(tree) -> tuple[t.WordPieceDecoder, list[bytes]] | None:
+    """The file's first WordPiece decoder and its model's token texts."""
+    if not isinstance(tree, t.MtokFile):
+        return None
+    node = next((n for n, _ in t.walk_stage(tree.decoder, "decoder") if isinstance(n, t.WordPieceDecoder)), None)
+    return None if node is None else (node, [row[0] for row in getattr(tree.model, "vocab", [])])
+
+
 def _predict_chain(ctx: LintContext) -> Iterator[Prediction]:
-    for path in _decoders(ctx.tree, t.WordPieceDecoder)[:1]:
-        yield (WARNING, path,
-               "MNN's WordPiece decoder joins tokens without HF's cleanup: \" ' \", \" n't\", \" 's\" ... stay "
-               "apart in decode(ids)")
+    found = _wordpiece(ctx.tree)
+    if found is None:
+        return
+    node, vocab = found
+    # HF's cleanup runs on each token with its space: " n't" needs a token starting with n't
+    joined = [tok for tok in vocab if tok.startswith((b"n't", b"'m", b"'s", b"'ve", b"'re", b"do not"))]
+    if node.cleanup and joined:
+        for path in _decoders(ctx.tree, t.WordPieceDecoder)[:1]:
+            yield (WARNING, path,
+                   f"MNN's WordPiece decoder joins tokens without HF's cleanup: {len(joined)} tokens such as "
+                   f"{joined[0].decode('utf-8', 'replace')!r} keep the space HF's cleanup removes before them")
 
 
 def _predict_wordpiece_cleanup(ctx: LintContext) -> Iterator[Prediction]:
+    found = _wordpiece(ctx.tree)
+    if found is None:
+        return
+    node, vocab = found
+    kept = not node.cleanup and any(tok[:1] in (b".", b"?", b"!", b",") for tok in vocab)
     for path in _decoders(ctx.tree, t.WordPieceDecoder)[:1]:
-        yield INFO, path, "MNN's decode(ids) removes the space before . ? ! , whatever the cleanup flag says"
+        yield (WARNING if kept else INFO, path,
+               "MNN's decode(ids) removes the space before . ? ! , whatever the cleanup flag says"
+               + (" (this decoder's cleanup is off: HF keeps it)" if kept else ""))
 
 
 def _predict_clean_up(ctx: LintContext) -> Iterator[Prediction]:

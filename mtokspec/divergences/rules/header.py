@@ -78,8 +78,9 @@ def _predict_added_strip(ctx: LintContext) -> Iterator[Prediction]:
         return
     stripped = [k for k, a in enumerate(tree.added_tokens) if a.lstrip or a.rstrip]
     if stripped:
-        yield (INFO, f"added_tokens[{stripped[0]}]",
-               f"{len(stripped)} added token(s) strip white space beside them; MNN strips ASCII white space only")
+        yield (WARNING, f"added_tokens[{stripped[0]}]",
+               f"{len(stripped)} added token(s) strip white space beside them; MNN strips ASCII white space only "
+               "(HF also U+00A0, U+3000, U+0085, ...)")
 
 
 BOS_TWICE = Rule(

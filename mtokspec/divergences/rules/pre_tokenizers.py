@@ -49,6 +49,11 @@ def _predict_metaspace(ctx: LintContext) -> Iterator[Prediction]:
 
 def _predict_regex(ctx: LintContext) -> Iterator[Prediction]:
     for node, path in _nodes(ctx.tree):
+        if isinstance(node, t.ByteLevelPreTokenizer) and node.use_regex:
+            yield (WARNING, path,
+                   "MNN runs the GPT-2 pattern on text folded to classes: U+0085, U+2028 and U+2029 are no "
+                   "white space there (HF: \\s), so text around them splits differently")
+            continue
         if not isinstance(node, t.SplitPreTokenizer):
             continue
         pattern = node.pattern

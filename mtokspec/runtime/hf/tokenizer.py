@@ -128,7 +128,10 @@ class HfTokenizer:
         if pp is None:
             return None
         if isinstance(pp, t.PostProcessorProgram):
-            return [None if isinstance(op, t.SequenceOp) else op.token_id for op in pp.ops]
+            # an id that is negative as MNN's int32 inserts nothing there (a padding op that keeps
+            # MNN from misreading the layout): nothing here either
+            return [None if isinstance(op, t.SequenceOp) else op.token_id for op in pp.ops
+                    if isinstance(op, t.SequenceOp) or op.token_id < 2**31]
         if isinstance(pp, t.LegacyPostProcessor):
             return [None] + list(pp.ids)
         raise TokenizerError(f"unknown post-processor node {type(pp).__name__}")

@@ -72,7 +72,7 @@ def written_ops(pp) -> list[int | None]:
     """The post-processor program as the file writes it (``None`` = sequence A), for comparison
     with :func:`post_program_ops`: they differ exactly when MNN misreads the section."""
     if isinstance(pp, t.PostProcessorProgram):
-        return [None if isinstance(op, t.SequenceOp) else op.token_id for op in pp.ops]
+        return [None if isinstance(op, t.SequenceOp) else i32(op.token_id) for op in pp.ops]
     return post_program_ops(pp)
 
 

@@ -1,0 +1,9 @@
+"""``convert --target mnn``: a ``.mtok`` for which MNN's C++ runtime gives Hugging Face's answers.
+
+``from_hf(path, target="mnn")`` builds the exporter's tree, then :func:`.retarget.retarget_conversion`
+sets every lever the format has (:mod:`.choices`) and reports, as :class:`~.report.MnnLoss` records
+naming a divergence rule with a minimal example (:mod:`.report`), what MNN still does differently
+from HF ``tokenizers`` on the probe texts (:mod:`.reference`).  :mod:`.fix` does the same to a file
+someone already has; :mod:`.goldens` writes MNN's device-test cases.  The modules the converter's
+hook reaches (``retarget`` and what it imports) never import :mod:`mtokspec.convert.hf`.
+"""

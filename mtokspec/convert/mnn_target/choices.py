@@ -1,0 +1,255 @@
+"""The bytes ``--target mnn`` chooses: for each lever of the format, the value for which MNN's C++
+runtime gives the answer HF ``tokenizers`` gives on the folder's ``tokenizer.json``.
+
+Each function takes the exporter's tree (what ``from_hf`` builds) and the folder's parsed
+``tokenizer.json``, and returns the tree with one lever set; :func:`retarget` applies them all.
+
+- post-processor: HF's single-sequence template (``TemplateProcessing``, ``RobertaProcessing``,
+  ``BertProcessing``, ``ByteLevel``, ``Sequence``) as a program, never in a layout MNN misreads
+  (a program of one sequence op and three ids has exactly ``count x 4`` bytes after its count: an
+  op inserting id ``0xFFFFFFFF``, which MNN skips as negative, is added); the prefix ids are empty,
+  since MNN applies the program after them (BOS twice otherwise);
+- header special ids: none (see :func:`without_specials`); a BPE vocabulary gets the added tokens
+  it lacks, which MNN's decode looks up there (:func:`with_added_in_vocab`);
+- normalizers the exporter approximates by another table: ``Precompiled`` as its own character
+  map per code point (:func:`_charsmap_normalizer`), ``NFKD`` and ``NFD`` as their own tables;
+  ``BertNormalizer``'s ``clean_text`` with literal Replaces for what MNN's keeps (:func:`_bert_clean_text`);
+- pre-tokenizers the exporter drops or approximates, as exact Splits MNN's regex engine runs:
+  ``Whitespace`` (:data:`~mtokspec.convert.hf.WHITESPACE_SPLIT`), ``Digits`` without
+  individual digits (``\\p{N}+`` isolated), ``Punctuation`` (isolated);
+- Unigram scores as HF's JSON reader reads them (:func:`serde_scores`);
+- decoder: no decoder (HF joins the tokens with spaces) as a WordPiece decoder whose prefix no
+  token starts with; a Regex Replace decoder (written with an empty pattern, on which MNN's decode
+  never returns) as its text when it is a plain string, else left out; the clean-up flag off, as HF ``tokenizers`` decodes (it never applies
+  ``clean_up_tokenization_spaces``; its WordPiece ``cleanup`` works token by token, so of its
+  replacements only the space before ``. ? ! ,`` ever applies, which MNN's WordPiece decode removes
+  whatever the flag says).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from functools import lru_cache
+from typing import Any
+
+from mtokspec.convert.hf.inputs import SEQ_A as _SEQ_A
+from mtokspec.format import tree as t
+
+NOOP_ID = 0xFFFFFFFF
+"""A program op inserting this id inserts nothing on MNN (read as -1, skipped as negative)."""
+
+DIGITS_SPLIT = r"\p{N}+"
+"""HF ``Digits(individual_digits=false)``: runs of numeric characters split off (isolated)."""
+
+PUNCTUATION_SPLIT = r"[\p{P}$+<=>^`|~]"
+"""HF ``Punctuation``: each punctuation character (Unicode P* or ASCII punctuation) on its own."""
+
+
+
+def misread_by_mnn(ops: list[t.PostOp]) -> bool:
+    """Whether MNN's loader reads this program otherwise than written (the older ids-only layout)."""
+    from mtokspec.runtime.mnn.tokenizer import post_program_ops, written_ops
+
+    pp = t.PostProcessorProgram(list(ops))
+    return bool(ops) and post_program_ops(pp) != written_ops(pp)
+
+
+def program(template: list) -> list[t.PostOp]:
+    """HF's template (ids and ``"A"``) as ops MNN reads as written."""
+    if template == [_SEQ_A]:
+        return []
+    ops: list[t.PostOp] = [t.SequenceOp() if x == _SEQ_A else t.SpecialTokenOp(int(x)) for x in template]
+    if misread_by_mnn(ops):
+        ops.append(t.SpecialTokenOp(NOOP_ID))
+    return ops
+
+
+def with_program(tree: t.MtokFile, template: list | None) -> t.MtokFile:
+    """The post-processor and prefix lever (``template`` None: HF's is not modelled, keep the tree's)."""
+    if template is None:
+        return tree
+    h = tree.header
+    return replace(tree, header=t.make_header(h.special, h.stop, []),
+                   post_processor=t.PostProcessorProgram(program(template)))
+
+
+def without_specials(tree: t.MtokFile) -> t.MtokFile:
+    """No header special ids: MNN's ``decode(ids)`` skips them where HF's ``decode`` keeps them
+    (``skip_special_tokens=False``, transformers' default too), and its split at their decoded
+    texts is not needed -- MNN's added-token split finds every added token, special or not, as HF
+    does (earliest, then longest, with lstrip/rstrip) -- and it cuts where HF does not (an id that
+    is not an added token, one that strips).  MNN reads the list nowhere else."""
+    h = tree.header
+    return replace(tree, header=t.make_header([], h.stop, h.prefix))
+
+
+def with_added_in_vocab(tree: t.MtokFile) -> t.MtokFile:
+    """A BPE vocabulary with the added tokens it lacks, so that MNN's ``decode``, which looks ids up
+    in the model's vocabulary only, gives their text as HF does.  Encoding cannot reach them: the
+    added-token split takes their text first, and a merge gives a token only when its two parts
+    join to it (the few added tokens some merge would make are left out)."""
+    m = tree.model
+    if not isinstance(m, t.BPEModel):
+        return tree
+    have_ids = {i for _, i in m.vocab}
+    have_tokens = {tok for tok, _ in m.vocab}
+    missing = {a.content.encode("utf-8", "surrogatepass"): a.id for a in tree.added_tokens
+               if a.id not in have_ids and a.content}
+    missing = {c: i for c, i in missing.items() if c not in have_tokens}
+    if not missing:
+        return tree
+    by_id = {i: tok for tok, i in m.vocab}
+    made = {by_id.get(a, b"") + by_id.get(b, b"") for a, b, _ in m.merges}
+    rows = sorted([*m.vocab, *((c, i) for c, i in missing.items() if c not in made)])
+    return replace(tree, model=replace(m, vocab=rows))
+
+
+def _split_for(pt: Any) -> t.PreTokenizer | None:
+    """An exact Split for a HF pre-tokenizer the exporter drops or approximates, else None."""
+    from mtokspec.convert.hf.body import WHITESPACE_SPLIT
+
+    if not isinstance(pt, dict):
+        return None
+    kind = pt.get("type")
+    if kind == "Whitespace":
+        return replace(WHITESPACE_SPLIT)
+    if kind == "Digits" and not pt.get("individual_digits", False):
+        return t.SplitPreTokenizer(DIGITS_SPLIT, False, int(t.SplitBehavior.Isolated))
+    if kind == "Punctuation" and pt.get("behavior", "Isolated") == "Isolated":
+        return t.SplitPreTokenizer(PUNCTUATION_SPLIT, False, int(t.SplitBehavior.Isolated))
+    return None
+
+
+def pre_tokenizer(node: t.PreTokenizer, pt: Any) -> t.PreTokenizer:
+    """``node`` (the exporter's) with every replaceable HF pre-tokenizer of ``pt`` replaced."""
+    exact = _split_for(pt)
+    if exact is not None:
+        return exact
+    if isinstance(node, t.SequencePreTokenizer) and isinstance(pt, dict) and pt.get("type") == "Sequence":
+        children = pt.get("pretokenizers") or []
+        if len(children) == len(node.pretokenizers):
+            return t.SequencePreTokenizer([pre_tokenizer(n, c) for n, c in zip(node.pretokenizers, children)])
+    return node
+
+
+def _charsmap_normalizer(cm) -> t.Normalizer:
+    """A ``Precompiled`` character map as MNN can run it: its single-character keys as a table;
+    before it, a literal Replace for each character MNN's table normalizer would turn into a space
+    whatever the table says (controls, format characters) where the map deletes it or gives text
+    the table leaves alone."""
+    from mtokspec.runtime.mnn.normalizers import _TO_SPACE
+
+    table = cm.per_code_point()
+    mapped = dict(table)
+    replaces: list[t.Normalizer] = []
+    for cp in sorted(_TO_SPACE):
+        rep = mapped.get(cp)
+        if rep is None or rep == b" ":
+            continue  # kept by the map (MNN's space is a loss) or a space on both sides
+        text = rep.decode("utf-8")
+        if all(ord(c) not in _TO_SPACE and ord(c) not in mapped for c in text):
+            replaces.append(t.ReplaceNormalizer(chr(cp), text))
+    node = t.TableNormalizer(table)
+    return t.SequenceNormalizer([*replaces, node]) if replaces else node
+
+
+@lru_cache(maxsize=1)
+def _format_characters() -> tuple[str, ...]:
+    """Every character of general category Cf (this Python's Unicode version)."""
+    import unicodedata
+
+    return tuple(chr(cp) for cp in range(0x110000) if unicodedata.category(chr(cp)) == "Cf")
+
+
+def _bert_clean_text(node: t.Normalizer) -> t.Normalizer:
+    """A BertNormalizer with ``clean_text`` as MNN can run HF's: literal Replaces before it delete the
+    format characters (Cf) HF's clean-up drops and MNN keeps, and turn U+2028/U+2029 (white space
+    to HF, kept by MNN) into a space.  Private-use and unassigned characters (HF drops them too)
+    are too many for literal Replaces: they stay a loss."""
+    replaces: list[t.Normalizer] = [t.ReplaceNormalizer(c, "") for c in _format_characters()]
+    replaces += [t.ReplaceNormalizer("\u2028", " "), t.ReplaceNormalizer("\u2029", " ")]
+    return t.SequenceNormalizer([*replaces, node])
+
+
+def normalizer(node: t.Normalizer, norm: Any) -> t.Normalizer:
+    """``node`` (the exporter's) with HF normalizers the exporter approximates by another table
+    replaced: ``Precompiled`` by its own character map, ``NFKD`` and ``NFD`` by their own tables."""
+    from mtokspec.convert import unicode_tables
+    from mtokspec.runtime.hf.precompiled import charsmap_from_json
+
+    if not isinstance(norm, dict):
+        return node
+    kind = norm.get("type")
+    if kind == "Precompiled" and isinstance(node, t.TableNormalizer):
+        cm = charsmap_from_json(norm)
+        return node if cm is None else _charsmap_normalizer(cm)
+    if kind == "BertNormalizer" and isinstance(node, (t.BertNormalizer, t.BertNFDNormalizer)) and node.clean_text:
+        return _bert_clean_text(node)
+    if kind in ("NFKD", "NFD") and isinstance(node, (t.TableNormalizer, t.NoNormalizer)):
+        return t.TableNormalizer(unicode_tables.normalization_table(kind))
+    if kind == "Sequence" and isinstance(node, t.SequenceNormalizer):
+        children = norm.get("normalizers") or []
+        if len(children) == len(node.normalizers):
+            return t.SequenceNormalizer([normalizer(n, c) for n, c in zip(node.normalizers, children)])
+    return node
+
+
+def _unused_prefix(tree: t.MtokFile) -> str:
+    """A WordPiece prefix no vocabulary token starts with (so every token after the first gets a
+    space, as HF's join without a decoder)."""
+    vocab = tree.model.vocab
+    for cand in ("##", "\x01", "\x01\x02", "\x01\x02\x03"):
+        b = cand.encode()
+        if not any(row[0].startswith(b) for row in vocab):
+            return cand
+    raise AssertionError("no unused WordPiece prefix")  # pragma: no cover - 3 control bytes in every token
+
+
+def _defined_decoder(node: t.Decoder, dec: Any) -> t.Decoder | None:
+    """``node`` without what MNN never returns from: a Replace decoder with an empty pattern (the
+    exporter writes a Regex pattern so) becomes its pattern when the regex is a plain string, else
+    goes (None)."""
+    from mtokspec.runtime.shared.text import REGEX_META
+
+    if isinstance(node, t.ReplaceDecoder) and not node.pattern:
+        pattern = dec.get("pattern") if isinstance(dec, dict) else None
+        regex = pattern.get("Regex") if isinstance(pattern, dict) else None
+        if isinstance(regex, str) and regex and REGEX_META.isdisjoint(regex):
+            return t.ReplaceDecoder(regex, node.content)
+        return None
+    if isinstance(node, t.SequenceDecoder) and isinstance(dec, dict):
+        children = dec.get("decoders") or []
+        if len(children) == len(node.decoders):
+            kept = [_defined_decoder(n, c) for n, c in zip(node.decoders, children)]
+            return t.SequenceDecoder([n for n in kept if n is not None])
+    return node
+
+
+def decoder(tree: t.MtokFile, tj: dict) -> t.MtokFile:
+    """The decoder chain and clean-up flag HF ``tokenizers``' ``decode`` needs."""
+    dec = tj.get("decoder")
+    flags = (tree.flags or 0) & ~t.MtokFlags.clean_up_tokenization_spaces
+    node = _defined_decoder(tree.decoder, dec) or t.SequenceDecoder([])
+    if dec is None:
+        node = t.WordPieceDecoder(_unused_prefix(tree), False)
+    return replace(tree, decoder=node, flags=int(flags) if tree.flags is not None else None)
+
+
+def serde_scores(tree: t.MtokFile) -> t.MtokFile:
+    """Unigram scores as HF reads them from ``tokenizer.json`` (serde_json's parse, which is not
+    correctly rounded), so that MNN's lattice meets the exact ties HF meets."""
+    from mtokspec.runtime.hf.models.unigram import serde_f64
+
+    m = tree.model
+    if not isinstance(m, t.UnigramModel):
+        return tree
+    return replace(tree, model=replace(m, vocab=[(p, i, serde_f64(s)) for p, i, s in m.vocab]))
+
+
+def retarget(tree: t.MtokFile, tj: dict, template: list | None) -> t.MtokFile:
+    """The exporter's tree with every lever set for MNN's runtime."""
+    tree = replace(tree, normalizer=normalizer(tree.normalizer, tj.get("normalizer")),
+                   pre_tokenizer=pre_tokenizer(tree.pre_tokenizer, tj.get("pre_tokenizer")))
+    tree = serde_scores(decoder(tree, tj))
+    tree = with_program(tree, template)
+    return with_added_in_vocab(without_specials(tree))

@@ -1,0 +1,169 @@
+"""HF's answers for a model folder, and the texts that probe every component a file uses.
+
+:class:`HFReference` answers with HF ``tokenizers`` on the folder's ``tokenizer.json`` when it is
+installed (the ``hf`` extra), else with mtokspec's HF semantics of the ``--target mnn`` tree (the
+same ids wherever the format holds the pipeline; ``source`` says which).  ``decode`` is HF's
+``decode(ids)`` with special tokens kept (``skip_special_tokens=False``, transformers' default).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from mtokspec.convert.loss import ConversionError
+
+__all__ = ["HFReference", "FileReference", "probe_texts", "random_texts", "read_texts", "BASE_TEXTS", "PIECES"]
+
+BASE_TEXTS: tuple[str, ...] = (
+    "Hello world",
+    "Hello, world! How are you? I'm fine.",
+    "A",
+    " leading and trailing spaces ",
+    "a  b   c\t\td\n\ne \r\n f",
+    "          ",
+    "\n",
+    "don't I'm it's we've they're you'll he'd do not",
+    "end . of , sentence ? really !",
+    "12345 3.14159 1,000,000 2024-12-01 0x1F 007",
+    "café naïve Ångström façade jalapeño Zürich",
+    "e\u0301 a\u0308 n\u0303 (combining marks)",
+    "ＦＵＬＬＷＩＤＴＨ ｶﾀｶﾅ ① ² ﬁ ™ ½",
+    "你好，世界！这是一个测试。",
+    "日本語のテキストです。カタカナ",
+    "한국어 텍스트입니다",
+    "Привет, мир! Ελληνικά العربية עברית हिन्दी ไทย",
+    "emoji 👍🏽 🤗 😈 👨‍👩‍👧 🇫🇷",
+    "@#$%^&*()[]{}<>|\\/~`'\"_-+=;:",
+    "def f(x):\n    return x ** 2  # square\n",
+    "for (int i = 0; i < n; ++i) { sum += a[i]; }",
+    "http://example.com/path?q=1&r=2 user@example.org",
+    "a\u200bb a\u200db a\u200cb \ufeffx \u00adsoft",
+    "\x8f\x85 \u2028 \u3000 \u00a0 nbsp",
+    "İstanbul ǅ ß ẞ ﬀ",
+    "\u0f00 \U0001d11e \U00010348 \ue000 \ufffd",
+    "supercalifragilisticexpialidocious" * 4,
+    "ä" * 60 + " " + "日本" * 20,
+    "!!!!!! ...... ???? ---- ==== ****** ~~~",
+    "ThisIsCamelCase and snake_case_words and SCREAMING",
+    "a\u2028's b\x85'll c\u3000'd d\u00a0'm e\u2029've",
+    "①23 ²4 x½ ٣٤ Ⅻ 𝟙",
+    "x\u2028y z\x85w \u2029 \u205f \u1680 \u180e",
+    "Mixed 中文 and English 混合 text 123 测试",
+)
+"""Texts for every component a tokenizer file uses: white space runs, digits, accents and
+compatibility characters, CJK, other scripts, emoji sequences, symbols, code, control and format
+characters, rare characters (byte fallback), a long word."""
+
+
+PIECES: tuple[str, ...] = (
+    " ", "  ", "\n", "\t", "\r\n", "a", "Z", "The", " the", "ab", "don", "'s", "'", "t", "1", "23", "456",
+    ".", ",", "!", "?", "-", "(", "\"", "é", "ü", "n\u0303", "e\u0301", "İ", "ß", "ﬁ", "①", "²", "½", "٣", "中", "文",
+    "ー", "한", "😀", "👍🏽", "👨\u200d👩", "\u200d", "\u200b", "\u200c", "\ufeff", "\u00ad", "\u0301",
+    "\u00a0", "\u3000", "\u2028", "\u2029", "\x85", "\x8f", "\x00", "\x7f", "\x1b", "\ufffd", "\ue000",
+    "\U00010348", "\U0001d11e", "\u0f00", "Ｆ", "ｶ", "Ġ", "▁", "##", "<0x41>", "_", "@", "#",
+)
+"""Pieces random probe texts are made of: characters of every class the runtimes treat
+differently (white space of each kind, format and control characters, marks, numbers that are
+not digits, compatibility characters) and strings tokenizers give meaning to."""
+
+
+def random_texts(added_contents: list[str], n: int = 400, seed: int = 0) -> list[str]:
+    """``n`` texts of 1-8 pieces of :data:`PIECES` and the added tokens' contents (a fixed seed:
+    the same texts every run)."""
+    import random
+
+    rng = random.Random(seed)
+    pool = list(PIECES) + [c for c in added_contents[:10] if c]
+    return ["".join(rng.choice(pool) for _ in range(rng.randrange(1, 9))) for _ in range(n)]
+
+
+def probe_texts(added_contents: list[str], extra: list[str] | None = None, limit: int = 64) -> list[str]:
+    """:data:`BASE_TEXTS`, each added token spelled out in context (the first ``limit``; the
+    specials first, so the rest is left out of a long list), :func:`random_texts`, then ``extra``."""
+    out = list(BASE_TEXTS)
+    for c in added_contents[:limit]:
+        out += [c, f"a{c}b", f"Hi {c} there", f"{c}{c} \n{c}", f"x\u3000{c}\u00a0y\x85"]
+    out += random_texts(added_contents)
+    out += list(extra or [])
+    return list(dict.fromkeys(out))
+
+
+def read_texts(path: str | os.PathLike) -> list[str]:
+    """Texts from a file: a JSON list of strings, or one text per line."""
+    p = Path(path)
+    try:
+        data = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConversionError(f"{p}: cannot read texts: {e}") from e
+    if p.suffix == ".json":
+        try:
+            texts = json.loads(data)
+        except ValueError as e:
+            raise ConversionError(f"{p}: not JSON: {e}") from e
+        if not isinstance(texts, list) or not all(isinstance(x, str) for x in texts):
+            raise ConversionError(f"{p}: expected a JSON list of strings")
+        return texts
+    return data.splitlines()
+
+
+class HFReference:
+    """HF's ``encode`` / ``decode`` for a parsed ``tokenizer.json`` (see the module doc);
+    ``fallback_tree`` is run with mtokspec's HF semantics when HF ``tokenizers`` is missing."""
+
+    def __init__(self, tokenizer_json: dict, fallback_tree=None):
+        try:
+            import tokenizers
+        except ImportError:
+            tokenizers = None
+        self._hf = None
+        if tokenizers is not None:
+            try:
+                self._hf = tokenizers.Tokenizer.from_str(json.dumps(tokenizer_json))
+            except Exception as e:  # tokenizers raises its own Exception for a file it refuses
+                raise ConversionError(f"tokenizer.json: HF tokenizers cannot load it: {e}") from e
+            self.source = f"HF tokenizers {tokenizers.__version__}"
+        else:
+            from mtokspec.runtime.hf import HfTokenizer as Tokenizer
+
+            if fallback_tree is None:
+                raise ConversionError("HF tokenizers is not installed and no tree to fall back on")
+            self._ours = Tokenizer.from_tree(fallback_tree)
+            self.source = "mtokspec's HF semantics (HF tokenizers is not installed)"
+
+    def encode(self, text: str, add_special_tokens: bool) -> list[int]:
+        if self._hf is not None:
+            return self._hf.encode(text, add_special_tokens=add_special_tokens).ids
+        return self._ours.encode(text, add_special_tokens=add_special_tokens)
+
+    def normalize(self, text: str) -> str | None:
+        """HF's normalizer on ``text`` (None without HF ``tokenizers`` or a normalizer)."""
+        if self._hf is None or self._hf.normalizer is None:
+            return None
+        return self._hf.normalizer.normalize_str(text)
+
+    def decode(self, ids: list[int]) -> str:
+        if self._hf is not None:
+            return self._hf.decode(ids, skip_special_tokens=False)
+        return self._ours.decode(ids, skip_special_tokens=False)
+
+
+class FileReference:
+    """A tree's own HF semantics as the reference (when no ``tokenizer.json`` is at hand)."""
+
+    source = "the file's own HF semantics"
+
+    def __init__(self, tree):
+        from mtokspec.runtime.hf import HfTokenizer as Tokenizer
+
+        self._tok = Tokenizer.from_tree(tree)
+
+    def encode(self, text: str, add_special_tokens: bool) -> list[int]:
+        return self._tok.encode(text, add_special_tokens=add_special_tokens)
+
+    def decode(self, ids: list[int]) -> str:
+        return self._tok.decode(ids, skip_special_tokens=False)
+
+    def normalize(self, text: str) -> None:
+        return None

@@ -1,0 +1,186 @@
+"""What MNN's runtime still does differently from HF on a ``--target mnn`` file: one loss per
+divergence rule and output, with a minimal example.
+
+Every probe text (:func:`~.reference.probe_texts`) goes through HF (:class:`~.reference.HFReference`)
+and through the file under the ``mnn`` semantics, for the four outputs of MNN's runtime: ``encode``
+(``encode(text)`` against HF with special tokens), ``raw`` (``encode(text, false)`` against HF
+without), ``seq`` (``Tokenizer::decode(ids)`` of HF's ids against HF's decode) and ``stream`` (the
+engine's per-id decode, joined).  Each differing case is put down to the rules
+:mod:`mtokspec.divergences.explain` names (or to :data:`~mtokspec.divergences.EXPORTER_LOSS` where
+the file's own HF semantics already differs from HF: what the format cannot hold), and each rule's
+shortest differing text is cut down, character by character, to a minimal one that still differs
+for that rule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mtokspec.format import tree as t
+from mtokspec.convert.loss import Loss
+from mtokspec.format.tree import walk_stage as walk
+
+__all__ = ["MnnLoss", "OUTPUTS", "mnn_losses"]
+
+OUTPUTS = ("encode", "raw", "seq", "stream")
+
+
+@dataclass(frozen=True, slots=True)
+class MnnLoss(Loss):
+    """A difference MNN's runtime keeps on the file: ``rule`` (a code of
+    :mod:`mtokspec.divergences`, or ``file-differs-from-tokenizer.json``), ``output`` (one of
+    :data:`OUTPUTS`), ``cases`` (differing probe texts of ``probes``), ``example`` (HF's answer
+    and MNN's) and ``text``, the minimal text of the example."""
+
+    rule: str = ""
+    output: str = ""
+    cases: int = 0
+    probes: int = 0
+    example: str = ""
+    text: str = ""
+
+    def __str__(self) -> str:
+        return (f"{self.output}: [{self.rule}] differs on {self.cases} of {self.probes} probe texts; "
+                f"e.g. {self.example}")
+
+
+def _show(v) -> str:
+    """A value for the report: text with invisible and combining characters escaped."""
+    if isinstance(v, bytes):
+        try:
+            v = v.decode("utf-8")
+        except UnicodeDecodeError:
+            return f"bytes {v.hex()}"
+    if isinstance(v, str):
+        import unicodedata
+
+        return "'" + "".join(c if c == " " or (c.isprintable() and unicodedata.category(c)[0] not in "MZC")
+                             and c not in "'\\" else c.encode("unicode_escape").decode("ascii") if c != "'"
+                             else "\\'" for c in v) + "'"
+    return repr(v)
+
+
+class _Prober:
+    def __init__(self, tree: t.MtokFile, ref):
+        from mtokspec.runtime.hf import HfTokenizer as Tokenizer
+        from mtokspec.runtime.mnn import MnnTokenizer
+
+        self.mnn = MnnTokenizer.from_tree(tree)
+        self.hf_file = Tokenizer.from_tree(tree)
+        self.ref = ref
+
+    def outputs(self, output: str, text: str):
+        """``(HF's answer, MNN's answer)`` for one output of one text."""
+        mnn, ref = self.mnn, self.ref
+        if output in ("encode", "raw"):
+            special = output == "encode"
+            return ref.encode(text, special), mnn.encode(text, add_special_tokens=special)
+        ids = ref.encode(text, False)
+        return ref.decode(ids).encode("utf-8", "surrogatepass"), mnn.decode_bytes(ids, stream=output == "stream")
+
+    def rules(self, output: str, text: str) -> list[str]:
+        """The rules that explain a differing case (``[]``: none does)."""
+        from mtokspec.errors import UndefinedInMnn
+
+        try:
+            return self._rules(output, text)
+        except UndefinedInMnn:
+            return ["mnn-undefined"]
+
+    def _rules(self, output: str, text: str) -> list[str]:
+        from mtokspec.divergences import EXPORTER_LOSS as EXPORTER
+        from mtokspec.divergences.explain import explain_decode, explain_encode
+
+        hf_file, mnn, ref = self.hf_file, self.mnn, self.ref
+        if output in ("encode", "raw"):
+            special = output == "encode"
+            want = ref.encode(text, special)
+            rules = []
+            if hf_file.encode(text, add_special_tokens=special) != want:
+                rules.append(self._format_rule(text))
+            if hf_file.encode(text, add_special_tokens=special) != mnn.encode(text, add_special_tokens=special):
+                rules += explain_encode(hf_file, mnn, text, special)
+            return rules
+        ids = ref.encode(text, False)
+        stream = output == "stream"
+        want = ref.decode(ids).encode("utf-8", "surrogatepass")
+        file_text = hf_file.decode(ids, skip_special_tokens=False).encode("utf-8", "surrogatepass")
+        rules = [EXPORTER] if file_text != want else []
+        if file_text != mnn.decode_bytes(ids, stream=stream):
+            rules += explain_decode(hf_file, mnn, ids, stream=stream)
+        return rules
+
+    def _format_rule(self, text: str) -> str:
+        """What a case where the file's own HF semantics differs from HF is put down to: a
+        normalizer that gives other text is a table's per-code-point mapping
+        (``mnn-table-normalizer``: HF's own normalizer works per grapheme, composes, reorders);
+        anything else is :data:`~mtokspec.divergences.EXPORTER_LOSS`."""
+        from mtokspec.divergences import EXPORTER_LOSS as EXPORTER
+
+        want = self.ref.normalize(text)
+        norm = self.hf_file._normalize
+        if want is not None and norm is not None and norm(text) != want and any(
+                isinstance(n, t.TableNormalizer) for n, _ in walk(self.mnn.tree.normalizer)):
+            return "mnn-table-normalizer"
+        return EXPORTER
+
+    def differs(self, output: str, text: str) -> bool:
+        """Whether MNN's answer differs from HF's (an answer MNN's behaviour leaves undefined
+        differs: ``rules`` then names ``mnn-undefined``)."""
+        from mtokspec.errors import UndefinedInMnn
+
+        try:
+            want, got = self.outputs(output, text)
+        except UndefinedInMnn:
+            return True
+        return want != got
+
+    def minimal(self, output: str, text: str, rule: str, budget: int = 400) -> str:
+        """``text`` cut down (whole characters, greedily) while it still differs for ``rule``."""
+        cur = text
+        changed = True
+        while changed and budget > 0:
+            changed = False
+            for width in (16, 4, 1):
+                k = 0
+                while k < len(cur) and budget > 0:
+                    cand = cur[:k] + cur[k + width:]
+                    budget -= 1
+                    if cand != cur and self.differs(output, cand) and rule in self.rules(output, cand):
+                        cur, changed = cand, True
+                    else:
+                        k += width
+        return cur
+
+
+def mnn_losses(tree: t.MtokFile, ref, texts: list[str]) -> list[MnnLoss]:
+    """The differences MNN keeps on ``tree`` over ``texts``, one :class:`MnnLoss` per output and rule."""
+    from mtokspec.divergences import RULES
+    from mtokspec.errors import UndefinedInMnn
+
+    try:
+        pr = _Prober(tree, ref)
+    except UndefinedInMnn as e:  # MNN cannot even load the file
+        return [MnnLoss("loader", f"load: {RULES['mnn-undefined'].summary}", "MNN's answer", True, "mnn-undefined",
+                        output, len(texts), len(texts), str(e), "") for output in OUTPUTS]
+    found: dict[tuple[str, str], list[str]] = {}
+    for output in OUTPUTS:
+        for text in texts:
+            if not pr.differs(output, text):
+                continue
+            for rule in dict.fromkeys(pr.rules(output, text)) or ["unexplained"]:
+                found.setdefault((output, rule), []).append(text)
+    losses = []
+    for (output, rule), cases in found.items():
+        text = pr.minimal(output, min(cases, key=len), rule)
+        try:
+            want, got = pr.outputs(output, text)
+        except UndefinedInMnn as e:
+            want, got = pr.ref.encode(text, output == "encode"), f"undefined ({e})"
+        r = RULES.get(rule)
+        component = r.component if r is not None else "file"
+        example = f"{_show(text)}: HF {_show(want)}, MNN {_show(got)}"
+        losses.append(MnnLoss(component, f"{output}: {r.summary if r is not None else rule}",
+                              "MNN's answer", output in ("encode", "raw"), rule, output, len(cases), len(texts),
+                              example, text))
+    return losses
