@@ -8,7 +8,7 @@ knowing), the field path and a message.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,13 +56,13 @@ def validate(tree_or_bytes: t.TokenizerFile | bytes | bytearray | memoryview) ->
     ck = _Checker()
     if tree is tree_or_bytes:  # (a tree parsed from bytes always builds)
         _buildable(ck, tree)
-    if isinstance(tree, t.LEGACY_ROOTS):
+    if isinstance(tree, t.MtokFile):
+        _check_mtok(ck, tree)
+    else:
         try:
             _check_txt(ck, tree)
         except _BAD_FIELD as e:
             _section_failed(ck, e, "<root>")
-    else:
-        _check_mtok(ck, tree)
     order = {ERROR: 0, WARNING: 1, INFO: 2}
     return sorted(ck.findings, key=lambda f: order[f.severity])
 
@@ -71,7 +71,7 @@ def validate(tree_or_bytes: t.TokenizerFile | bytes | bytearray | memoryview) ->
 _BAD_FIELD = (TypeError, AttributeError, ValueError, KeyError, IndexError, OverflowError, RecursionError)
 
 
-def _buildable(ck: _Checker, tree) -> bool:
+def _buildable(ck: _Checker, tree: t.TokenizerFile) -> bool:
     """Whether the codec can write the tree; else its finding (the field's path) is added."""
     from mtokspec import build
 
@@ -93,7 +93,7 @@ def _section_failed(ck: _Checker, e: Exception, section: str) -> None:
 
 
 def _check_mtok(ck: _Checker, tree: t.MtokFile) -> None:
-    def section(path, fn, *args, default=None):
+    def section(path: str, fn: Callable[..., Any], *args: Any, default: Any = None) -> Any:
         try:
             return fn(ck, *args)
         except _BAD_FIELD as e:
