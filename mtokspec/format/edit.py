@@ -69,7 +69,8 @@ def resolve(tree: t.TokenizerFile, token: int | str) -> int:
 
 def edit_roles(tree: t.TokenizerFile, edits: Iterable[RoleEdit]) -> t.TokenizerFile:
     """The tree with each header role edited in turn; adding an id a role holds changes nothing,
-    removing one it does not hold is refused.  The other roles are never touched."""
+    removing one it does not hold is refused.  The other roles are never touched (a header left
+    without ids drops its trailing space, which needs one)."""
     lists: dict[str, Any] = {role: list(getattr(tree.header, role)) for role in t.HEADER_ROLES}
     for e in edits:
         i = resolve(tree, e.token)
@@ -81,7 +82,9 @@ def edit_roles(tree: t.TokenizerFile, edits: Iterable[RoleEdit]) -> t.TokenizerF
             lists[e.role] = [x for x in ids if x != i]
         else:
             raise EditError(f"{e.role} does not hold id {i} ({e.token!r}): nothing to remove")
-    return replace(tree, header=replace(tree.header, **lists))
+    # line 3 can end with a space only after an id (the format holds no empty line 3 with one)
+    trailing = tree.header.trailing_space and any(lists.values())
+    return replace(tree, header=replace(tree.header, **lists, trailing_space=trailing))
 
 
 def _is_byte_level(tree: t.MtokFile) -> bool:

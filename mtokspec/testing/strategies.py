@@ -91,7 +91,7 @@ def normalizers(max_leaves: int = 6) -> st.SearchStrategy:
 
 #: Split patterns both runtimes compile (HF's ``regex`` and MNN's own engine)
 SPLIT_PATTERNS = (r"\s+", r"\d+", r"\p{L}+", r"[a-z]+", r" ?\p{L}+| ?\p{N}+|\s+", r"'s|'t|'re", r"\w+|[^\w\s]+")
-_LITERAL = st.text("abcxyz -_.,!?0123456789", min_size=1, max_size=4)
+_LITERAL = st.text("abcxyz -_,0123456789", min_size=1, max_size=4)  # no regex meta character
 
 
 def _one_char() -> st.SearchStrategy[str]:
