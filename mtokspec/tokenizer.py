@@ -110,7 +110,8 @@ def load(source: t.TokenizerFile | bytes | bytearray | memoryview | str | os.Pat
     ``semantics="hf"`` tokenizes as Hugging Face ``tokenizers`` (a legacy ``tokenizer.txt`` is first
     upgraded by :func:`mtokspec.convert.upgrade`, given ``upgrade_options``; other options go to
     :class:`~mtokspec.runtime.hf.HfTokenizer`).  ``semantics="mnn"`` runs the file as MNN's C++
-    runtime does, legacy types by MNN's own legacy tokenizers; it takes no options.
+    runtime does, legacy types by MNN's own legacy tokenizers; its one option is ``max_expansion``.
+Both semantics take ``max_expansion`` (:mod:`mtokspec.runtime.bounds`).
     """
     if semantics not in SEMANTICS:
         raise TokenizerError(f"semantics must be 'hf' or 'mnn', got {semantics!r}")
@@ -128,12 +129,12 @@ def _load(source: Any, semantics: Semantics, upgrade_options: dict | None, optio
     else:
         raise TypeError(f"source must be a tree, bytes or a path, got {type(source).__name__}")
     if semantics == "mnn":
-        if upgrade_options or options:
-            raise TokenizerError(
-                f"semantics='mnn' takes no options, got {sorted({*options, *(upgrade_options or ())})}")
+        extra = {k for k in options if k != "max_expansion"} | set(upgrade_options or ())
+        if extra:
+            raise TokenizerError(f"semantics='mnn' takes no options but max_expansion, got {sorted(extra)}")
         from mtokspec.runtime.mnn import MnnTokenizer
 
-        return MnnTokenizer.from_tree(tree)
+        return MnnTokenizer.from_tree(tree, **options)
     from mtokspec.runtime.hf import HfTokenizer
 
     if not isinstance(tree, t.MtokFile):

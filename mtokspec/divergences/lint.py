@@ -30,6 +30,8 @@ def lint(tree_or_bytes: t.TokenizerFile | bytes | bytearray | memoryview, target
 
     Bytes that cannot be parsed raise :class:`MtokFormatError`, as :func:`mtokspec.validate` does.
     """
+    if not isinstance(target, str):
+        raise TypeError(f"target: expected a str, got {type(target).__name__}")
     if target not in TARGETS:
         raise LintTargetError(f"unknown lint target {target!r} (known: {', '.join(TARGETS)})")
     if isinstance(tree_or_bytes, (bytes, bytearray, memoryview)):

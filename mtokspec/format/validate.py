@@ -49,26 +49,72 @@ def validate(tree_or_bytes: t.TokenizerFile | bytes | bytearray | memoryview) ->
         tree = parse(tree_or_bytes)
     else:
         tree = tree_or_bytes
+    if not isinstance(tree, (*t.LEGACY_ROOTS, t.MtokFile)):
+        raise TypeError(f"tree_or_bytes: expected a tokenizer file tree or bytes, got {type(tree_or_bytes).__name__}")
     ck = _Checker()
+    if tree is tree_or_bytes:  # (a tree parsed from bytes always builds)
+        _buildable(ck, tree)
     if isinstance(tree, t.LEGACY_ROOTS):
-        _check_txt(ck, tree)
-    elif isinstance(tree, t.MtokFile):
-        _check_mtok(ck, tree)
+        try:
+            _check_txt(ck, tree)
+        except _BAD_FIELD as e:
+            _section_failed(ck, e, "<root>")
     else:
-        raise MtokFormatError(f"expected a tokenizer file tree or bytes, got {type(tree_or_bytes).__name__}")
+        _check_mtok(ck, tree)
     order = {ERROR: 0, WARNING: 1, INFO: 2}
     return sorted(ck.findings, key=lambda f: order[f.severity])
 
 
+# what a hand-built tree with a field of the wrong type makes a check raise
+_BAD_FIELD = (TypeError, AttributeError, ValueError, KeyError, IndexError, OverflowError, RecursionError)
+
+
+def _buildable(ck: _Checker, tree) -> bool:
+    """Whether the codec can write the tree; else its finding (the field's path) is added."""
+    from mtokspec.format.files import build
+
+    try:
+        build(tree)
+        return True
+    except MtokFormatError as e:
+        ck.add(ERROR, e.path, "bad-field", e.message)
+    except Exception as e:  # noqa: BLE001 - a hand-built tree the codec's checks miss
+        ck.add(ERROR, "<root>", "bad-field", f"the codec cannot write the tree: {type(e).__name__}: {str(e)[:200]}")
+    return False
+
+
+def _section_failed(ck: _Checker, e: Exception, section: str) -> None:
+    """A section whose checks could not run (a field of the wrong type): named unless the codec's
+    check already named a field in it."""
+    if not any(f.code == "bad-field" and (f.path.startswith(section) or f.path == "<root>") for f in ck.findings):
+        ck.add(ERROR, section, "bad-field", f"a field has the wrong type: {type(e).__name__}: {str(e)[:200]}")
+
+
 def _check_mtok(ck: _Checker, tree: t.MtokFile) -> None:
-    known = _check_model(ck, tree.model)
-    added_ids = _check_added(ck, tree.added_tokens, known)
+    def section(path, fn, *args, default=None):
+        try:
+            return fn(ck, *args)
+        except _BAD_FIELD as e:
+            _section_failed(ck, e, path)
+            return default
+
+    known = section("model", _check_model, tree.model, default=set())
+    added_ids = section("added_tokens", _check_added, tree.added_tokens, known, default=set())
     all_ids = known | added_ids
-    _check_header(ck, tree.header, all_ids)
-    _check_normalizer(ck, tree.normalizer, "normalizer")
-    _check_pre_tokenizer(ck, tree.pre_tokenizer, "pre_tokenizer")
-    _check_decoder(ck, tree.decoder, "decoder")
-    _check_tails(ck, tree, all_ids)
+    section("header", _check_header, tree.header, all_ids)
+    section("normalizer", _check_normalizer, tree.normalizer, "normalizer")
+    section("pre_tokenizer", _check_pre_tokenizer, tree.pre_tokenizer, "pre_tokenizer")
+    section("decoder", _check_decoder, tree.decoder, "decoder")
+    section("<root>", _check_tails, tree, all_ids)
+    section("<root>", _check_growth, tree)
+
+
+def _check_growth(ck: _Checker, tree: t.MtokFile) -> None:
+    from mtokspec.divergences.growth import amplifying_findings
+
+    for path, message in amplifying_findings(tree):
+        ck.add(WARNING, path, "amplifying-pipeline",
+               f"{message}; the runtime refuses such growth past max_expansion (MNN runs out of memory)")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ as HF's ``Decoder::decode`` does.  A missing or unknown HF decoder is written by
 from __future__ import annotations
 
 from mtokspec.format import tree as t
+from mtokspec.runtime.bounds import current, grown
 from mtokspec.runtime.shared.registry import build_from_registry
 from mtokspec.runtime.hf.pre_tokenizers import UNICODE_TO_BYTES
 
@@ -166,6 +167,12 @@ class Replace(Decoder):
 
     def decode_chain(self, tokens: list[str]) -> list[str]:
         p, c = self.pattern, self.content
+        if len(c) > len(p):
+            if p:
+                n = sum(grown(t, p, c) for t in tokens)
+            else:  # content at every boundary of a non-empty token
+                n = sum(len(t) + (len(t) + 1) * len(c) if t else 0 for t in tokens)
+            current(sum(map(len, tokens))).size("decoder Replace", n)
         return [t.replace(p, c) if t else t for t in tokens]
 
     @classmethod
@@ -211,8 +218,10 @@ class Sequence(Decoder):
         self.decoders = decoders
 
     def decode_chain(self, tokens: list[str]) -> list[str]:
+        b = current(sum(map(len, tokens)))
         for d in self.decoders:
             tokens = d.decode_chain(tokens)
+            b.size("decoder Sequence", sum(map(len, tokens)))
         return tokens
 
     @classmethod

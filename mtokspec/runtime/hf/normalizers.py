@@ -10,6 +10,7 @@ import unicodedata
 import regex
 
 from mtokspec.format import tree as t
+from mtokspec.runtime.bounds import current, grown
 from mtokspec.runtime.shared.registry import build_from_registry
 
 __all__ = [
@@ -118,6 +119,8 @@ class Replace(Normalizer):
     def normalize(self, s: str) -> str:
         if not self.pattern:
             return s
+        if len(self.content) > len(self.pattern):
+            current(len(s)).size("normalizer Replace", grown(s, self.pattern, self.content))
         return s.replace(self.pattern, self.content)
 
     @property
@@ -138,8 +141,10 @@ class Sequence(Normalizer):
         self.normalizers = [n for n in normalizers if not n.is_identity]
 
     def normalize(self, s: str) -> str:
+        b = current(len(s))
         for n in self.normalizers:
             s = n.normalize(s)
+            b.size("normalizer Sequence", len(s))
         return s
 
     @property
@@ -163,12 +168,25 @@ _CJK = regex.compile(
 _MN = regex.compile(r"\p{Mn}+")
 
 
-def _table_map(table) -> dict[int, str]:
+def _table_map(table) -> tuple[dict[int, str], int]:
+    """The table as a ``str.translate`` map, and its longest entry's length."""
     # a normal form that is not UTF-8 (only a crafted file holds one) keeps its bytes as surrogates,
     # as vocabulary tokens do, instead of failing the load
     from mtokspec.runtime.hf.models._vocab import decode_token  # (models imports this module)
 
-    return {cp: decode_token(b) for cp, b in table}
+    m = {cp: decode_token(b) for cp, b in table}
+    return m, max(map(len, m.values()), default=1)
+
+
+def _translate(s: str, mapped: tuple[dict[int, str], int], stage: str) -> str:
+    """``s.translate(m)``, refused by the call's size bound before a file's table (whose entries
+    may be long) makes an oversize string."""
+    m, longest = mapped
+    b = current(len(s))
+    if len(s) * longest > b.limit:
+        get = m.get
+        b.size(stage, sum(len(get(ord(c), c)) for c in s))
+    return s.translate(m)
 
 
 class Bert(Normalizer):
@@ -182,7 +200,7 @@ class Bert(Normalizer):
     __slots__ = ("clean_text", "handle_chinese_chars", "strip_accents", "lowercase", "_nfd_table",
                  "_nfd")
 
-    _nfd: dict[int, str] | None
+    _nfd: tuple[dict[int, str], int] | None
 
     def __init__(self, clean_text: bool, handle_chinese_chars: bool, strip_accents: bool,
                  lowercase: bool, nfd_table=None):
@@ -200,7 +218,7 @@ class Bert(Normalizer):
         if nfd is None:
             nfd = self._nfd = _table_map(self._nfd_table)
         # table per code point, then canonical reordering (NFD of an NFD-equivalent string)
-        return unicodedata.normalize("NFD", s.translate(nfd))
+        return unicodedata.normalize("NFD", _translate(s, nfd, "normalizer BertNormalizer"))
 
     def normalize(self, s: str) -> str:
         # printable ASCII has nothing to drop and no white space but " " (isprintable: C speed)
@@ -242,7 +260,7 @@ class Table(Normalizer):
         m = self._map
         if m is None:
             m = self._map = _table_map(self._table)
-        return unicodedata.normalize("NFC", s.translate(m))
+        return unicodedata.normalize("NFC", _translate(s, m, "normalizer table"))
 
     @property
     def is_identity(self) -> bool:

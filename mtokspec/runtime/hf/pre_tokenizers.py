@@ -11,6 +11,7 @@ import time
 import regex
 
 from mtokspec.format import tree as t
+from mtokspec.runtime.bounds import REGEX_SECONDS, REGEX_SECONDS_PER_CHAR, current
 from mtokspec.runtime.shared.byte_level import BYTE_TO_CHAR, CHAR_TO_BYTE
 from mtokspec.runtime.shared.registry import build_from_registry
 from mtokspec.runtime.hf.normalizers import WHITESPACE_STR
@@ -27,9 +28,10 @@ __all__ = [
 ISOLATED, REMOVED, MERGED_WITH_PREVIOUS = t.SplitBehavior
 MERGED_WITH_NEXT, CONTIGUOUS = 3, 4
 
-# A pattern search may take SPLIT_TIMEOUT + len(text) * SPLIT_TIMEOUT_PER_CHAR seconds.
-SPLIT_TIMEOUT = 1.0
-SPLIT_TIMEOUT_PER_CHAR = 2e-6
+# The pattern searches of one call (every segment and step of an encode) may take together
+# SPLIT_TIMEOUT + len(text) * SPLIT_TIMEOUT_PER_CHAR seconds (mtokspec.runtime.bounds).
+SPLIT_TIMEOUT = REGEX_SECONDS
+SPLIT_TIMEOUT_PER_CHAR = REGEX_SECONDS_PER_CHAR
 
 
 BYTES_TO_UNICODE: list[str] = list(BYTE_TO_CHAR)  # GPT-2's byte -> printable character map
@@ -259,22 +261,26 @@ class Split(PreTokenizer):
 
         Python's engines accept an empty match right after the previous match; Oniguruma's
         iterator rejects it and moves one character on.  Both agree until the first empty match,
-        so the quick ``finditer`` result is used unless it holds one.
+        so the quick ``finditer`` result is used unless it holds one.  The searches run within the
+        call's one regex deadline (:mod:`mtokspec.runtime.bounds`).
         """
-        timeout = SPLIT_TIMEOUT + len(s) * SPLIT_TIMEOUT_PER_CHAR
+        b = current(len(s))
+        deadline = b.regex_deadline()
         try:
-            spans = [m.span() for m in self._re.finditer(s, timeout=timeout)]
-            for a, b in spans:
-                if a == b:
-                    return self._onig_spans(s, timeout)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError
+            spans = [m.span() for m in self._re.finditer(s, timeout=left)]
+            for a, z in spans:
+                if a == z:
+                    return self._onig_spans(s, deadline)
             return spans
         except TimeoutError:
             raise _error(
-                f"Split pattern {self.pattern!r:.80} timed out after {timeout:.1f} s on "
-                f"{len(s)} characters (pathological pattern?)") from None
+                f"Split pattern {self.pattern!r:.80} ran out of the call's regex time "
+                f"({b.regex_seconds():.1f} s for an input of {b.n} characters; pathological pattern?)") from None
 
-    def _onig_spans(self, s: str, timeout: float):
-        deadline = time.monotonic() + timeout
+    def _onig_spans(self, s: str, deadline: float):
         search = self._re.search
         out = []
         pos = 0
@@ -353,8 +359,10 @@ class Sequence(PreTokenizer):
                     out.append(pre + w)
             return out
         pieces = [s] if s else []
+        b = current(len(s))
         for p in self.pretokenizers:
             pieces = p.pre_tokenize(pieces)
+            b.size("pre-tokenizer Sequence", sum(map(len, pieces)))
         return pieces
 
     @classmethod

@@ -12,6 +12,9 @@ from typing import Any, cast
 from mtokspec.format import tree as t
 from mtokspec.errors import TokenizerError
 from mtokspec.format import parse
+from mtokspec.runtime._args import texts as _texts, token_id, token_ids, token_text
+from mtokspec.runtime._args import token_id as _token_id
+from mtokspec.runtime.bounds import MAX_EXPANSION, budget, budget_size, checked_max_expansion
 from mtokspec.runtime.hf import decoders, models, normalizers, pre_tokenizers
 from mtokspec.runtime.hf.added_tokens import AddedVocabulary
 from mtokspec.runtime.hf.models._compiled import extend_pieces
@@ -22,16 +25,20 @@ __all__ = ["HfTokenizer", "HfDecodeStream"]
 
 
 class HfTokenizer:
-    """A tokenizer built from an :class:`mtokspec.format.tree.MtokFile`, with HF semantics."""
+    """A tokenizer built from an :class:`mtokspec.format.tree.MtokFile`, with HF semantics.
+
+    ``max_expansion`` bounds how far any stage of a call may grow its text (see
+    :mod:`mtokspec.runtime.bounds`)."""
 
     semantics = "hf"
 
     _plan: str  # "bytelevel", "text", "bpe" (BPE after another pre-tokenizer) or "pieces"
     _vocab_size: int | None
 
-    def __init__(self, mtok: t.MtokFile, *, serde_scores: bool = True):
+    def __init__(self, mtok: t.MtokFile, *, serde_scores: bool = True, max_expansion: int = MAX_EXPANSION):
         if not isinstance(mtok, t.MtokFile):
-            raise TokenizerError(f"expected an MtokFile tree, got {type(mtok).__name__}")
+            raise TypeError(f"mtok: expected an MtokFile tree, got {type(mtok).__name__}")
+        self.max_expansion = checked_max_expansion(max_expansion)
         with paused_gc():
             self._build(mtok, serde_scores)
 
@@ -81,7 +88,7 @@ class HfTokenizer:
     # --- construction ---------------------------------------------------------------------------
     @classmethod
     def from_tree(cls, mtok: t.TokenizerFile, **options: Any) -> "HfTokenizer":
-        """A tokenizer for a ``.mtok`` tree (options: ``serde_scores``).  A legacy ``tokenizer.txt``
+        """A tokenizer for a ``.mtok`` tree (options: ``serde_scores``, ``max_expansion``).  A legacy ``tokenizer.txt``
         tree runs with HF semantics once upgraded: :func:`mtokspec.load` does that."""
         if not isinstance(mtok, t.MtokFile):
             raise TokenizerError(f"expected an MtokFile tree, got {type(mtok).__name__} "
@@ -111,6 +118,8 @@ class HfTokenizer:
         """
         from mtokspec.chat.render import render_file_template
 
+        if not isinstance(messages, list):
+            raise TypeError(f"messages: expected a list, got {type(messages).__name__}")
         return render_file_template(self, messages, template=template, add_generation_prompt=add_generation_prompt,
                                     tools=tools, **kwargs)
 
@@ -143,7 +152,11 @@ class HfTokenizer:
     def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
         """The ids of ``text`` (HF ``Tokenizer.encode(text, add_special_tokens=...).ids``)."""
         if not isinstance(text, str):
-            raise TypeError(f"encode expects str, got {type(text).__name__}")
+            raise TypeError(f"text: encode expects str, got {type(text).__name__}")
+        with budget(len(text), self.max_expansion):
+            return self._encode(text, add_special_tokens)
+
+    def _encode(self, text: str, add_special_tokens: bool) -> list[int]:
         ids: list[int] = []
         normalize = self._normalize
         if self.added:
@@ -163,6 +176,7 @@ class HfTokenizer:
         if add_special_tokens:
             ids = self.add_special(ids)
         elif self._seq_repeat != 1:
+            budget_size("post-processor", len(ids) * self._seq_repeat, len(text))
             ids = ids * self._seq_repeat
         return ids
 
@@ -172,6 +186,7 @@ class HfTokenizer:
         if ops is not None:
             if not ops:  # an empty program: HF has no post-processor
                 return list(ids)
+            budget_size("post-processor", len(ids) * self._seq_repeat + len(ops), len(ids))
             out: list[int] = []
             for op in ops:
                 if op is None:
@@ -184,7 +199,7 @@ class HfTokenizer:
         return list(ids)
 
     def encode_batch(self, texts, add_special_tokens: bool = False) -> list[list[int]]:
-        return [self.encode(t, add_special_tokens) for t in texts]
+        return [self.encode(t, add_special_tokens) for t in _texts("texts", texts)]
 
     # --- decoding -------------------------------------------------------------------------------
     def _tokens(self, ids, skip_special_tokens: bool) -> list[str]:
@@ -193,7 +208,7 @@ class HfTokenizer:
         special_contents = self.added.special_contents
         special_ids = self._special_set
         out = []
-        for i in ids:
+        for i in token_ids("ids", ids):
             t = by_id.get(i)
             if t is None:
                 t = id_to_token(i)
@@ -206,7 +221,9 @@ class HfTokenizer:
 
     def decode(self, ids, skip_special_tokens: bool = False) -> str:
         """The text of ``ids`` (HF ``Tokenizer.decode``)."""
-        return self.decoder.decode(self._tokens(ids, skip_special_tokens))
+        tokens = self._tokens(ids, skip_special_tokens)
+        with budget(sum(map(len, tokens)), self.max_expansion):
+            return self.decoder.decode(tokens)
 
     def decode_bytes(self, ids, skip_special_tokens: bool = False, stream: bool = False) -> bytes:
         """``decode(ids).encode()``: the UTF-8 of the decoded text (``stream`` gives the same: HF's
@@ -214,7 +231,7 @@ class HfTokenizer:
         return self.decode(ids, skip_special_tokens).encode("utf-8", "surrogatepass")
 
     def decode_batch(self, batch, skip_special_tokens: bool = False) -> list[str]:
-        return [self.decode(ids, skip_special_tokens) for ids in batch]
+        return [self.decode(ids, skip_special_tokens) for ids in _texts("batch", batch)]
 
     def decode_stream(self, skip_special_tokens: bool = False) -> "HfDecodeStream":
         """Incremental decoding: ``step(id)`` returns new text, or None while a character is
@@ -223,11 +240,11 @@ class HfTokenizer:
 
     # --- vocabulary -----------------------------------------------------------------------------
     def token_to_id(self, token: str) -> int | None:
-        i = self.added.by_content.get(token)
+        i = self.added.by_content.get(token_text("token", token))
         return i if i is not None else self.model.token_to_id(token)
 
     def id_to_token(self, i: int) -> str | None:
-        t = self.added.by_id.get(i)
+        t = self.added.by_id.get(token_id("i", i))
         return t if t is not None else self.model.id_to_token(i)
 
     @property
@@ -245,10 +262,10 @@ class HfTokenizer:
         return v
 
     def is_special(self, i: int) -> bool:
-        return i in self._special_set
+        return token_id("i", i) in self._special_set
 
     def is_stop(self, i: int) -> bool:
-        return i in self._stop_set
+        return token_id("i", i) in self._stop_set
 
 
 class HfDecodeStream:
@@ -268,6 +285,7 @@ class HfDecodeStream:
         self.prefix_index = 0
 
     def step(self, token_id: int) -> str | None:
+        token_id = _token_id("token_id", token_id)
         decode = self.tokenizer.decode
         skip = self.skip_special_tokens
         if not self.prefix and self.ids:

@@ -4,6 +4,7 @@ through each decoder's ``decode_chain``, then joined."""
 from __future__ import annotations
 
 from mtokspec.format import tree as t
+from mtokspec.runtime.bounds import current, grown
 from mtokspec.runtime.shared.registry import build_from_registry
 from mtokspec.runtime.mnn._text import i32, utf8
 from mtokspec.runtime.mnn import unicode as U
@@ -140,6 +141,9 @@ class Replace:
                 raise UndefinedInMnn("decoder: a Replace decoder with an empty pattern never ends in MNN "
                                      "(the exporter writes a Regex pattern as empty)")
             return tokens
+        if len(self.content) > len(self.pattern):
+            current(sum(map(len, tokens))).size(
+                "decoder Replace", sum(grown(token, self.pattern, self.content) for token in tokens))
         return [token.replace(self.pattern, self.content) for token in tokens]
 
 
@@ -178,8 +182,10 @@ class Sequence:
         self.children = children
 
     def decode_chain(self, tokens: list[bytes]) -> list[bytes]:
+        b = current(sum(map(len, tokens)))
         for c in self.children:
             tokens = c.decode_chain(tokens)
+            b.size("decoder Sequence", sum(map(len, tokens)))
         return tokens
 
 

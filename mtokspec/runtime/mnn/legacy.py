@@ -12,6 +12,7 @@ import re
 import struct
 
 from mtokspec.format import tree as t
+from mtokspec.runtime._args import token_id
 from mtokspec.runtime.mnn._text import BYTE_PIECES, META
 from mtokspec.errors import UndefinedInMnn
 from mtokspec.runtime.mnn.decoders import UNBYTE
@@ -43,8 +44,8 @@ class Sentencepiece(MnnTokenizer):
 
     tree_type = t.SentencePieceTxtFile
 
-    def __init__(self, tree: t.SentencePieceTxtFile):
-        super().__init__(tree)
+    def __init__(self, tree: t.SentencePieceTxtFile, **kw):
+        super().__init__(tree, **kw)
         self.pieces = [(tok, strtof(score), kind) for tok, score, kind in tree.pieces]
         self.normal: dict[bytes, int] = {}
         self.reserved: dict[bytes, int] = {}
@@ -138,6 +139,7 @@ class Sentencepiece(MnnTokenizer):
         return piece
 
     def id_to_token(self, i: int) -> str | None:
+        i = token_id("i", i)
         return self.pieces[i][0].decode("utf-8", "replace") if 0 <= i < len(self.pieces) else None
 
     @property
@@ -154,6 +156,7 @@ class _TokenLines(MnnTokenizer):
         return self.tokens[i] if 0 <= i < len(self.tokens) else b""
 
     def id_to_token(self, i: int) -> str | None:
+        i = token_id("i", i)
         return self.tokens[i].decode("utf-8", "replace") if 0 <= i < len(self.tokens) else None
 
     @property
@@ -167,8 +170,8 @@ class Tiktoken(_TokenLines):
 
     tree_type = t.TiktokenTxtFile
 
-    def __init__(self, tree: t.TiktokenTxtFile):
-        super().__init__(tree)
+    def __init__(self, tree: t.TiktokenTxtFile, **kw):
+        super().__init__(tree, **kw)
         self.tokens = list(tree.tokens)
         root: dict = {}
         self.root_id = -1
@@ -227,8 +230,8 @@ class Bert(_TokenLines):
 
     tree_type = t.BertTxtFile
 
-    def __init__(self, tree: t.BertTxtFile):
-        super().__init__(tree)
+    def __init__(self, tree: t.BertTxtFile, **kw):
+        super().__init__(tree, **kw)
         self.tokens = list(tree.tokens)
         self.encoder: dict[bytes, int] = {}
         for i, tok in enumerate(self.tokens):
@@ -332,8 +335,8 @@ class HuggingFace(_TokenLines):
 
     tree_type = t.HuggingFaceTxtFile
 
-    def __init__(self, tree: t.HuggingFaceTxtFile):
-        super().__init__(tree)
+    def __init__(self, tree: t.HuggingFaceTxtFile, **kw):
+        super().__init__(tree, **kw)
         self.tokens = list(tree.tokens)
         self.encoder: dict[str, int] = {}
         for i, tok in enumerate(self.tokens):

@@ -166,6 +166,9 @@ class WordPiece:
         self.prefix = utf8(node.continuing_subword_prefix)
         self.max_chars = i32(node.max_input_chars_per_word)
         self.unk_id = self.vocab.token_to_id(self.unk_token)
+        # no look-up of a key longer than every token can find one: candidates stop there (exact,
+        # and a long word costs O(length x longest token) instead of O(length^2))
+        self.longest = max(map(len, self.vocab.id_to_token), default=0)
 
     def id_to_token(self, i: int) -> bytes:
         token = self.vocab.token(i)
@@ -180,8 +183,9 @@ class WordPiece:
         find = self.vocab.token_to_id
         out = []
         start, n = 0, len(text)
+        longest = self.longest if self.longest < 0xFFFF else n  # (longer keys are cut by MNN's look-up)
         while start < n:
-            end = n
+            end = min(n, start + longest)
             cur = -1
             while end > start:
                 sub = text[start:end]

@@ -9,6 +9,7 @@ from __future__ import annotations
 from mtokspec.format import tree as t
 from mtokspec.runtime.shared.registry import build_from_registry
 from mtokspec.runtime.mnn import unicode as U
+from mtokspec.runtime.bounds import current, grown
 from mtokspec.runtime.mnn._text import table_lookup, utf8
 
 # Controls and format characters the table normalizer turns into a space (SentencePiece-style);
@@ -33,12 +34,15 @@ class Table:
     def __init__(self, table):
         self.find = table_lookup(table)
         self.empty = not table
+        self.longest = _longest(table)
 
     def normalize(self, text: bytes) -> bytes:
         if self.empty:
             return text
-        out = bytearray()
         find = self.find
+        _check_table(text, self.longest, lambda off, r, cp: 1 if cp in _TO_SPACE else len(find(cp) or b"x" * r),
+                     "normalizer table")
+        out = bytearray()
         for off, r, cp in U.chars(text):
             if cp in _TO_SPACE:
                 out += b" "
@@ -46,6 +50,18 @@ class Table:
             rep = find(cp)
             out += text[off:off + r] if rep is None else rep
         return bytes(out)
+
+
+def _longest(table) -> int:
+    return max((len(rep) for _, rep in table), default=1)
+
+
+def _check_table(text: bytes, longest: int, size, stage: str) -> None:
+    """Refuse, before it is made, a table's output past the call's size bound: ``size(off, r, cp)``
+    is the length one character becomes (counted only when the longest entry could pass it)."""
+    b = current(len(text))
+    if len(text) * longest > b.limit:
+        b.size(stage, sum(size(off, r, cp) for off, r, cp in U.chars(text)))
 
 
 class Prepend:
@@ -71,7 +87,11 @@ class Replace:
         self.pattern, self.content = pattern, content
 
     def normalize(self, text: bytes) -> bytes:
-        return text.replace(self.pattern, self.content) if self.pattern else text
+        if not self.pattern:
+            return text
+        if len(self.content) > len(self.pattern):
+            current(len(text)).size("normalizer Replace", grown(text, self.pattern, self.content))
+        return text.replace(self.pattern, self.content)
 
 
 class Strip:
@@ -116,8 +136,13 @@ class Bert:
         self.clean, self.chinese, self.lowercase = clean, chinese, lowercase
         self.strip = strip_accents and bool(nfd)
         self.nfd = table_lookup(nfd or [])
+        self.longest = _longest(nfd or [])
 
     def normalize(self, text: bytes) -> bytes:
+        if self.strip:  # an upper bound: every character its NFD entry, padded as a Chinese one
+            find = self.nfd
+            _check_table(text, self.longest + 2, lambda off, r, cp: len(find(cp) or b"x" * r) + 2,
+                         "normalizer BertNormalizer")
         out = bytearray()
         for off, r, cp in U.chars(text):
             ch = text[off:off + r]
@@ -155,8 +180,10 @@ class Sequence:
         self.children = [c for c in children if c is not None]
 
     def normalize(self, text: bytes) -> bytes:
+        b = current(len(text))
         for c in self.children:
             text = c.normalize(text)
+            b.size("normalizer Sequence", len(text))
         return text
 
 

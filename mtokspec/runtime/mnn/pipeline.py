@@ -12,6 +12,8 @@ every WordPiece token that is not a continuation, and maps byte-level characters
 from __future__ import annotations
 
 from mtokspec.format import tree as t
+from mtokspec.runtime._args import token_id, token_text
+from mtokspec.runtime.bounds import budget
 from mtokspec.runtime.mnn import decoders, models, normalizers, pre_tokenizers
 from mtokspec.runtime.mnn._text import META, i32, utf8
 from mtokspec.runtime.mnn.decoders import byte_level_unmap, scan_hex_byte
@@ -28,8 +30,8 @@ class PipelineTokenizer(MnnTokenizer):
 
     tree_type = t.MtokFile
 
-    def __init__(self, mtok: t.MtokFile):
-        super().__init__(mtok)
+    def __init__(self, mtok: t.MtokFile, **kw):
+        super().__init__(mtok, **kw)
         self.normalizer = normalizers.from_tree(mtok.normalizer)
         self.pre_tokenizer = pre_tokenizers.from_tree(mtok.pre_tokenizer)
         self.model = models.from_tree(mtok.model)
@@ -107,7 +109,8 @@ class PipelineTokenizer(MnnTokenizer):
     # --- decoding ---------------------------------------------------------------------------------
     def _decode_seq(self, ids: list[int]) -> bytes:
         tokens = [self.model.id_to_token(i) for i in ids if i not in self._special_set]
-        tokens = self.decoder.decode_chain(tokens)
+        with budget(sum(map(len, tokens)), self.max_expansion):
+            tokens = self.decoder.decode_chain(tokens)
         out = b"".join(tokens)
         if self.wordpiece_decode:
             for a, b in _WORDPIECE_CLEANUP:
@@ -148,11 +151,11 @@ class PipelineTokenizer(MnnTokenizer):
 
     # --- vocabulary -------------------------------------------------------------------------------
     def id_to_token(self, i: int) -> str | None:
-        token = self.model.vocab.token(i)
+        token = self.model.vocab.token(token_id("i", i))
         return None if token is None else token.decode("utf-8", "replace")
 
     def token_to_id(self, token: str) -> int | None:
-        i = self.model.vocab.token_to_id(token.encode("utf-8", "surrogatepass"))
+        i = self.model.vocab.token_to_id(token_text("token", token).encode("utf-8", "surrogatepass"))
         return None if i == -1 else i
 
     @property

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from mtokspec.format import tree as t
+from mtokspec.runtime.bounds import current, grown
 from mtokspec.runtime.shared.registry import build_from_registry
 from mtokspec.runtime.mnn._text import utf8
 from mtokspec.runtime.shared.byte_level import BYTE_TO_CHAR
@@ -78,6 +79,10 @@ class Metaspace:
     def pre_tokenize(self, splits: list[bytes]) -> list[bytes]:
         out = []
         rep = self.replacement
+        if len(rep) > 1:
+            n = sum(map(len, splits))
+            current(n).size("pre-tokenizer Metaspace", n + len(splits) * len(rep) +
+                            sum(grown(s, b" ", rep) - len(s) for s in splits))
         for s in splits:
             if self.add_prefix_space and s and s[0] != 32:
                 s = b" " + s
@@ -140,8 +145,10 @@ class Sequence:
         self.children = [c for c in children if c is not None]
 
     def pre_tokenize(self, splits: list[bytes]) -> list[bytes]:
+        b = current(sum(map(len, splits)))
         for c in self.children:
             splits = c.pre_tokenize(splits)
+            b.size("pre-tokenizer Sequence", sum(map(len, splits)))
         return splits
 
 

@@ -19,8 +19,13 @@ matcher.  Its behaviour differs from a real regex engine in ways this module kee
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass, field
+from typing import Any
 
+import regex
+
+from mtokspec.runtime.bounds import REGEX_STEPS, REGEX_STEPS_PER_BYTE, Budget, current
 from mtokspec.runtime.mnn import unicode as U
 from mtokspec.errors import UndefinedInMnn
 from mtokspec.runtime.shared.text import GPT2_PATTERN
@@ -338,55 +343,49 @@ def dropped_alternatives(pattern: bytes) -> bool:
     return len(kept) < total
 
 
-# MNN's matcher backtracks without bound; a scan that takes more than STEP_LIMIT steps plus
-# STEPS_PER_BYTE per byte of text is refused (MNN would spend minutes or hours there; a pattern a
-# tokenizer uses takes a few steps per byte)
-STEP_LIMIT = 200_000
-STEPS_PER_BYTE = 100
-_steps = [0]
-_budget = [STEP_LIMIT]
+# MNN's matcher backtracks without bound.  The scans of one call together may take
+# mtokspec.runtime.bounds.REGEX_STEPS plus REGEX_STEPS_PER_BYTE per byte of the call's input, and
+# the attempt at one position at most REGEX_STEPS (a second or two of work; a pattern a tokenizer
+# uses takes a few steps per byte).  The counter is the call's (never shared between calls or
+# threads).
 
 
 class _TooSlow(Exception):
     pass
 
 
-def _try(text: bytes, n: int, pos: int, alts) -> int:
+def _try(text: bytes, n: int, pos: int, alts, st: Budget) -> int:
     for branch in alts:
-        r = _match(text, n, pos, branch, 0)
+        r = _match(text, n, pos, branch, 0, st)
         if r >= 0:
             return r
     return -1
 
 
-def _start(text: bytes) -> None:
-    _steps[0] = 0
-    _budget[0] = STEP_LIMIT + STEPS_PER_BYTE * len(text)
-
-
-def _try_at(text: bytes, n: int, pos: int, alts, pattern: bytes) -> int:
-    """``try_branches`` at one position, within the scan's step budget."""
+def _try_at(text: bytes, n: int, pos: int, alts, pattern: bytes, st: Budget) -> int:
+    """``try_branches`` at one position, within the call's step budget."""
+    st.floor = max(0, st.steps - REGEX_STEPS)
     try:
-        return _try(text, n, pos, alts)
+        return _try(text, n, pos, alts, st)
     except (_TooSlow, RecursionError):
-        from mtokspec.errors import TokenizerError
+        raise UndefinedInMnn(
+            f"pattern {pattern[:60]!r}: MNN's regex engine backtracks catastrophically here (more than "
+            f"{REGEX_STEPS + REGEX_STEPS_PER_BYTE * st.n} steps for an input of {st.n} bytes or {REGEX_STEPS} "
+            "at one place, or nested "
+            "deeper than Python follows); MNN would run for minutes or hours") from None
 
-        raise TokenizerError(f"pattern {pattern[:60]!r}: MNN's regex engine backtracks more than {_budget[0]} "
-                             "steps on this text (or nests deeper than Python follows); mtokspec stops where "
-                             "MNN would run for minutes") from None
 
-
-def _match(text: bytes, n: int, pos: int, nodes, idx: int) -> int:
-    _steps[0] += 1
-    if _steps[0] > _budget[0]:
+def _match(text: bytes, n: int, pos: int, nodes, idx: int, st: Budget) -> int:
+    st.steps -= 1
+    if st.steps < st.floor:
         raise _TooSlow
     if idx >= len(nodes):
         return pos
     node = nodes[idx]
     if node.kind == NEG_LA:
-        if _try(text, n, pos, node.alts) >= 0:
+        if _try(text, n, pos, node.alts, st) >= 0:
             return -1
-        return _match(text, n, pos, nodes, idx + 1)
+        return _match(text, n, pos, nodes, idx + 1, st)
     if node.kind == CS:
         qmax = n - pos if node.qmax < 0 else node.qmax
         cs = node.cs
@@ -394,7 +393,7 @@ def _match(text: bytes, n: int, pos: int, nodes, idx: int) -> int:
         while count < qmax and pos + count < n and cs >> text[pos + count] & 1:
             count += 1
         for c in range(count, node.qmin - 1, -1):
-            r = _match(text, n, pos + c, nodes, idx + 1)
+            r = _match(text, n, pos + c, nodes, idx + 1, st)
             if r >= 0:
                 return r
         return -1
@@ -403,14 +402,14 @@ def _match(text: bytes, n: int, pos: int, nodes, idx: int) -> int:
     p = pos
     reps = 0
     while reps < qmax:
-        r = _try(text, n, p, node.alts)
+        r = _try(text, n, p, node.alts, st)
         if r <= p:
             break
         p = r
         reps += 1
         positions.append(p)
     for c in range(reps, node.qmin - 1, -1):
-        r = _match(text, n, positions[c], nodes, idx + 1)
+        r = _match(text, n, positions[c], nodes, idx + 1, st)
         if r >= 0:
             return r
     return -1
@@ -433,19 +432,47 @@ def _fold_text(text: bytes) -> tuple[bytes, list[int]]:
     return bytes(folded), offsets
 
 
-_wregex_cache: dict[bytes, re.Pattern] = {}
+_wregex_cache: dict[bytes, Any] = {}
+
+
+def _wregex(pattern: bytes):
+    """The pattern as ``std::wregex`` (ECMAScript, C locale) is approximated: Python's ``re``
+    grammar and matching, run by the ``regex`` module (the same matches) for its time-out."""
+    rx = _wregex_cache.get(pattern)
+    if rx is None:
+        source = pattern.decode("utf-8", "replace")
+        try:
+            rx = re.compile(source, re.ASCII)
+        except re.error as e:
+            raise UndefinedInMnn(f"pattern {pattern!r}: std::wregex rejects it ({e}), so MNN's encode throws") from None
+        try:
+            rx = regex.compile(source, regex.ASCII | regex.VERSION0)
+        except (regex.error, ValueError, OverflowError, RecursionError):
+            pass  # re's own engine, which has no time-out
+        _wregex_cache[pattern] = rx
+    return rx
 
 
 def _wregex_matches(text: bytes, pattern: bytes) -> list[tuple[int, int]]:
     cps = U.chars(text)
     s = "".join(chr(cp) for _, _, cp in cps)
     offsets = [off for off, _, _ in cps] + [len(text)]
+    rx = _wregex(pattern)
+    b = current(len(text))
+    left = b.regex_deadline() - time.monotonic()
     try:
-        rx = _wregex_cache.get(pattern) or re.compile(pattern.decode("utf-8", "replace"), re.ASCII)
-    except re.error as e:
-        raise UndefinedInMnn(f"pattern {pattern!r}: std::wregex rejects it ({e}), so MNN's encode throws") from None
-    _wregex_cache[pattern] = rx
-    return [(offsets[m.start()], offsets[m.end()]) for m in rx.finditer(s) if m.end() > m.start()]
+        if left <= 0:
+            raise TimeoutError
+        if isinstance(rx, re.Pattern):
+            found = list(rx.finditer(s))
+        else:
+            found = list(rx.finditer(s, timeout=left))
+    except TimeoutError:
+        raise UndefinedInMnn(
+            f"pattern {pattern[:60]!r}: std::wregex backtracks catastrophically here (over the call's "
+            f"{b.regex_seconds():.1f} s for an input of {b.n} bytes); MNN would run for minutes or hours, "
+            "or overflow its stack") from None
+    return [(offsets[m.start()], offsets[m.end()]) for m in found if m.end() > m.start()]
 
 
 def scan(text: bytes, pattern: bytes) -> list[bytes]:
@@ -469,10 +496,10 @@ def scan(text: bytes, pattern: bytes) -> list[bytes]:
         return out
     alts = compile_pattern(pattern)
     folded, offsets = _fold_text(text)
-    _start(folded)
+    st = current(len(text))
     pos, n = 0, len(folded)
     while pos < n:
-        end = _try_at(folded, n, pos, alts, pattern)
+        end = _try_at(folded, n, pos, alts, pattern, st)
         if end <= pos:
             end = pos + 1
         out.append(text[offsets[pos]:offsets[end]])
@@ -497,10 +524,10 @@ def split(text: bytes, pattern: bytes, invert: bool, behavior: str) -> list[byte
     else:
         alts = compile_pattern(pattern)
         folded, offsets = _fold_text(text)
-        _start(folded)
+        st = current(len(text))
         pos, n, prev = 0, len(folded), 0
         while pos < n:
-            end = _try_at(folded, n, pos, alts, pattern)
+            end = _try_at(folded, n, pos, alts, pattern, st)
             if end > pos:
                 if pos > prev:
                     segs.append((text[offsets[prev]:offsets[pos]], False))

@@ -21,6 +21,8 @@ from mtokspec.format import tree as t
 from mtokspec.errors import TokenizerError, UndefinedInMnn
 from mtokspec._generated.codec import build_node
 from mtokspec.format import parse
+from mtokspec.runtime._args import texts, token_id, token_ids, token_text
+from mtokspec.runtime.bounds import MAX_EXPANSION, budget, budget_size, checked_max_expansion
 from mtokspec.runtime.mnn._text import i32
 
 __all__ = ["MnnTokenizer", "MnnDecodeStream", "MNN_COMMIT"]
@@ -36,7 +38,7 @@ def to_bytes(text: str | bytes) -> bytes:
     if isinstance(text, (bytes, bytearray, memoryview)):
         return bytes(text)
     if not isinstance(text, str):
-        raise TypeError(f"encode expects str or bytes, got {type(text).__name__}")
+        raise TypeError(f"text: encode expects str or bytes, got {type(text).__name__}")
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:
@@ -124,7 +126,8 @@ class MnnTokenizer:
 
     semantics = "mnn"
 
-    def __init__(self, tree: t.TokenizerFile):
+    def __init__(self, tree: t.TokenizerFile, *, max_expansion: int = MAX_EXPANSION):
+        self.max_expansion = checked_max_expansion(max_expansion)
         self.tree = tree
         # MNN reads the ids as int32
         self.special_ids, self.stop_ids, self.prefix_ids = ([i32(i) for i in ids] for ids in t.header_roles(tree.header))
@@ -149,23 +152,21 @@ class MnnTokenizer:
             MnnTokenizer._by_tree[cls.tree_type] = cls
 
     @classmethod
-    def from_tree(cls, tree: t.TokenizerFile, **options: Any) -> "MnnTokenizer":
+    def from_tree(cls, tree: t.TokenizerFile, *, max_expansion: int = MAX_EXPANSION) -> "MnnTokenizer":
         """The tokenizer MNN builds for this tree (its class is chosen by the file type, as MNN's
-        loader chooses it)."""
-        if options:
-            raise TokenizerError(f"semantics='mnn' takes no options, got {sorted(options)}")
+        loader chooses it; ``max_expansion``: :mod:`mtokspec.runtime.bounds`)."""
         kind = MnnTokenizer._by_tree.get(type(tree))
         if kind is None:
-            raise TokenizerError(f"expected a tokenizer file tree, got {type(tree).__name__}")
-        return kind(tree)
+            raise TypeError(f"tree: expected a tokenizer file tree, got {type(tree).__name__}")
+        return kind(tree, max_expansion=max_expansion)
 
     @classmethod
-    def from_bytes(cls, data: bytes, **options: Any) -> "MnnTokenizer":
-        return cls.from_tree(parse(data), **options)
+    def from_bytes(cls, data: bytes, *, max_expansion: int = MAX_EXPANSION) -> "MnnTokenizer":
+        return cls.from_tree(parse(data), max_expansion=max_expansion)
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike, **options: Any) -> "MnnTokenizer":
-        return cls.from_bytes(Path(path).read_bytes(), **options)
+    def from_file(cls, path: str | os.PathLike, *, max_expansion: int = MAX_EXPANSION) -> "MnnTokenizer":
+        return cls.from_bytes(Path(path).read_bytes(), max_expansion=max_expansion)
 
     # --- what subclasses supply -----------------------------------------------------------------
     def _encode_piece(self, text: bytes, ids: list[int]) -> None:  # pragma: no cover - abstract
@@ -185,8 +186,9 @@ class MnnTokenizer:
                 s = self._decode_one(i)
                 if s:
                     cache.append((s, i))
-            self._special_cache = cache
+            # the first bytes before the cache: a thread that sees the cache sees its first bytes
             self._special_firsts = frozenset(text[0] for text, _ in cache)
+            self._special_cache = cache
         return self._special_cache
 
     def split_specials(self, b: bytes) -> list[tuple[bytes, int | None]]:
@@ -216,21 +218,24 @@ class MnnTokenizer:
     def encode(self, text: str | bytes, add_special_tokens: bool = True) -> list[int]:
         """MNN's ``encode(text)``; ``add_special_tokens=False``: ``encode(text, false)`` without
         the prefix ids."""
-        ids: list[int] = list(self.prefix_ids) if add_special_tokens else []
-        for piece, sid in self.split_specials(to_bytes(text)):
-            if sid is None:
-                self._encode_piece(piece, ids)
-            else:
-                ids.append(sid)
-        if add_special_tokens:
-            ids = self.add_special(ids)
-        return ids
+        data = to_bytes(text)
+        with budget(len(data), self.max_expansion):
+            ids: list[int] = list(self.prefix_ids) if add_special_tokens else []
+            for piece, sid in self.split_specials(data):
+                if sid is None:
+                    self._encode_piece(piece, ids)
+                else:
+                    ids.append(sid)
+            if add_special_tokens:
+                ids = self.add_special(ids)
+            return ids
 
     def add_special(self, ids: list[int]) -> list[int]:
         """MNN's ``apply_post_processor``: the program's ops in turn (negative ids skipped)."""
         ops = self._post
         if not ops:
             return list(ids)
+        budget_size("post-processor", len(ids) * ops.count(None) + len(ops), len(ids))
         out: list[int] = []
         for op in ops:
             if op is None:
@@ -239,15 +244,15 @@ class MnnTokenizer:
                 out.append(op)
         return out
 
-    def encode_batch(self, texts, add_special_tokens: bool = True) -> list[list[int]]:
-        return [self.encode(text, add_special_tokens) for text in texts]
+    def encode_batch(self, batch, add_special_tokens: bool = True) -> list[list[int]]:
+        return [self.encode(text, add_special_tokens) for text in texts("texts", batch)]
 
     # --- decoding -------------------------------------------------------------------------------
     def decode_bytes(self, ids, skip_special_tokens: bool = True, stream: bool = False) -> bytes:
         """The exact bytes MNN gives: ``Tokenizer::decode(ids)``, or with ``stream=True`` the
         engine's per-id decode (``<0xHH>`` fix included), joined.  ``skip_special_tokens`` is
         accepted for the common signature only: MNN has no such switch (see :meth:`decode`)."""
-        ids = [_checked_id(i) for i in ids]
+        ids = token_ids("ids", ids)
         if stream:
             return b"".join(engine_fix(self._decode_one(i)) for i in ids)
         return self._decode_seq(ids)
@@ -260,7 +265,7 @@ class MnnTokenizer:
         return self.decode_bytes(ids).decode("utf-8", "replace")
 
     def decode_batch(self, batch, skip_special_tokens: bool = True) -> list[str]:
-        return [self.decode(ids) for ids in batch]
+        return [self.decode(ids) for ids in texts("batch", batch)]
 
     def decode_stream(self, skip_special_tokens: bool = False) -> "MnnDecodeStream":
         """What the LLM engine prints as ids arrive, in whole characters: ``step(id)`` returns the
@@ -269,10 +274,10 @@ class MnnTokenizer:
 
     # --- vocabulary and header --------------------------------------------------------------------
     def is_special(self, i: int) -> bool:
-        return i in self._special_set
+        return token_id("i", i) in self._special_set
 
     def is_stop(self, i: int) -> bool:
-        return i in self._stop_set
+        return token_id("i", i) in self._stop_set
 
     def id_to_token(self, i: int) -> str | None:  # pragma: no cover - overridden
         raise NotImplementedError
@@ -292,6 +297,7 @@ class MnnTokenizer:
         return vocab
 
     def token_to_id(self, token: str) -> int | None:
+        token_text("token", token)
         if self._vocab is None:
             self._vocab = self.get_vocab()
         return self._vocab.get(token)
@@ -307,12 +313,6 @@ class MnnTokenizer:
                                     tools=tools, **kwargs)
 
 
-def _checked_id(i) -> int:
-    if isinstance(i, bool) or not isinstance(i, int):
-        raise TypeError(f"ids must be ints, got {type(i).__name__}")
-    return i
-
-
 class MnnDecodeStream:
     """Complete characters of the engine's per-id decode, as ids arrive."""
 
@@ -323,7 +323,7 @@ class MnnDecodeStream:
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
 
     def step(self, token_id: int) -> str | None:
-        piece = self.tokenizer.decode_bytes([token_id], stream=True)
+        piece = self.tokenizer.decode_bytes(token_ids("token_id", [token_id]), stream=True)
         text = self._decoder.decode(piece)
         return text or None
 

@@ -6,6 +6,7 @@ Design record: ``docs/design/runtime-hf.md``.
 from __future__ import annotations
 
 import sys
+from heapq import heapify, heappop, heappush
 from itertools import chain, compress, repeat
 from operator import and_, contains, itemgetter, lshift, not_, or_, rshift
 from typing import Any
@@ -27,6 +28,7 @@ _LOW = 0xFFFFFFFF  # a pair key's left id: key & _LOW; its right id: key >> 32
 _SP = METASPACE
 _SP_UTF8 = _SP.encode()
 _LAST = itemgetter(-1)
+_LONG_WORD = 256  # symbols: from here the pure merge loop is the heap's (list scans are O(n^2))
 
 
 def _err(msg: str):
@@ -377,8 +379,12 @@ class BPE(CompiledCore, ByteKeyedVocab):
         return tuple(self._merge(self._symbols(word)))
 
     def _merge(self, syms: list[int]) -> list[int]:
-        """BPE over a symbol list (changed in place and returned)."""
+        """BPE over a symbol list (changed in place and returned): list scans for short words, the
+        linked list and heap of :meth:`_merge_long` (the compiled core's loop) for long ones."""
         n = len(syms)
+        if n > _LONG_WORD:
+            syms[:] = self._merge_long(syms)
+            return syms
         if n > 1:
             get = self._ranks.get
             mid = self._mids.get
@@ -405,6 +411,49 @@ class BPE(CompiledCore, ByteKeyedVocab):
                     break
                 best = min(rk)
         return syms
+
+    def _merge_long(self, syms: list[int]) -> list[int]:
+        """HF ``word.rs``'s merge loop, O(n log n): a heap of ``(rank, position)``, the symbols in a
+        linked list; an entry whose pair has changed since it was pushed is skipped."""
+        get = self._ranks.get
+        mid = self._mids.get
+        n = len(syms)
+        nxt = list(range(1, n)) + [-1]
+        prv = list(range(-1, n - 1))
+        dead = [False] * n
+        heap = [(r, i) for i, r in enumerate(map(get, map(or_, syms, map(lshift, syms[1:], repeat(32)))))
+                if r is not None]
+        heapify(heap)
+        while heap:
+            rank, p = heappop(heap)
+            q = nxt[p]
+            if dead[p] or q < 0:
+                continue
+            key = syms[p] | syms[q] << 32
+            if get(key) != rank:
+                continue  # stale: the pair there has changed
+            m = mid(key)
+            if m is None:
+                m = self._resolve(key)
+            syms[p] = m
+            dead[q] = True
+            r = nxt[p] = nxt[q]
+            if r >= 0:
+                prv[r] = p
+                k = get(m | syms[r] << 32)
+                if k is not None:
+                    heappush(heap, (k, p))
+            left = prv[p]
+            if left >= 0:
+                k = get(syms[left] | m << 32)
+                if k is not None:
+                    heappush(heap, (k, left))
+        out = []
+        i = 0
+        while i >= 0:
+            out.append(syms[i])
+            i = nxt[i]
+        return out
 
     # --- byte-level words, one character at a time --------------------------------------------
     # A character of a byte-level word is 1-4 byte symbols, and merging a word mostly merges inside

@@ -4,8 +4,9 @@ A word longer than ``max_input_chars_per_word`` characters, or one that cannot b
 vocabulary pieces (non-initial pieces carry ``continuing_subword_prefix``), becomes ``unk_token``.
 Results are cached per word (bounded).  The vocabulary is keyed by token bytes (``_vocab.py``):
 an ASCII word is matched on its bytes directly, any other word piece by piece through
-:func:`text_key`.  As in HF, each match is tried from the whole rest of the word down (no bound
-from the longest token: words are short, and computing it cost a full pass over the vocabulary).
+:func:`text_key`.  As in HF, each match is tried from the longest candidate down; a candidate is
+never longer than the longest token (in bytes, so in characters too), measured once, the first time
+a word is longer than :data:`SHORT_WORD`: a long word costs O(length x longest token).
 """
 
 from __future__ import annotations
@@ -14,11 +15,13 @@ from mtokspec.format import tree as t
 from mtokspec.runtime.hf.models._vocab import ByteKeyedVocab, bytes_vocab, text_key
 from mtokspec.runtime.hf.models.bpe import CACHE_MAX
 
-__all__ = ["WordPiece"]
+__all__ = ["WordPiece", "SHORT_WORD"]
+
+SHORT_WORD = 64  # characters: up to here a word tries its whole rest (no bound needed)
 
 
 class WordPiece(ByteKeyedVocab):
-    __slots__ = ("unk_token", "prefix", "_bprefix", "max_chars", "_cache")
+    __slots__ = ("unk_token", "prefix", "_bprefix", "max_chars", "_cache", "_longest")
 
     def __init__(self, bvocab: dict[bytes, int], unk_token: str, continuing_subword_prefix: str,
                  max_input_chars_per_word: int):
@@ -28,6 +31,7 @@ class WordPiece(ByteKeyedVocab):
         self._bprefix = text_key(continuing_subword_prefix)
         self.max_chars = max_input_chars_per_word
         self._cache: dict[str, tuple[int, ...]] = {}
+        self._longest: int | None = None
 
     @classmethod
     def from_tree(cls, node: t.WordPieceModel) -> "WordPiece":
@@ -58,12 +62,17 @@ class WordPiece(ByteKeyedVocab):
         get = self.bvocab.get
         out = []
         start = 0
+        longest = n
+        if n > SHORT_WORD:
+            longest = self._longest
+            if longest is None:
+                longest = self._longest = max(map(len, self.bvocab), default=0)
         prefix = self._bprefix
         word_b = word.encode("utf-8", "surrogatepass")
         if len(word_b) == n and prefix is not None:
             # ASCII: a character is a byte, slice the bytes
             while start < n:
-                end = n
+                end = min(n, start + longest)
                 found = None
                 while start < end:
                     found = get(prefix + word_b[start:end] if start else word_b[:end])
@@ -77,7 +86,7 @@ class WordPiece(ByteKeyedVocab):
             return out
         tprefix = self.prefix
         while start < n:
-            end = n
+            end = min(n, start + longest)
             found = None
             while start < end:
                 sub = word[start:end]

@@ -1,0 +1,120 @@
+"""The work and size bounds of one runtime call, in both semantics.
+
+Every ``encode``/``decode`` runs under a :class:`Budget` of its own (a context variable: one per
+thread and per call, never shared):
+
+* **size**: no stage (normalizer, pre-tokenizer, model, post-processor, decoder) may make the text
+  longer than ``max(MIN_OUTPUT, max_expansion * input length)`` characters (bytes under the ``mnn``
+  semantics); past it the stage raises :class:`~mtokspec.runtime.TokenizerError` naming itself and
+  the bound, before it allocates the oversize result.  ``max_expansion`` (default
+  :data:`MAX_EXPANSION`) is a keyword of the tokenizers' constructors and ``from_*`` methods;
+* **regex time** (HF semantics' ``Split``): one deadline for the whole call, ``REGEX_SECONDS +
+  REGEX_SECONDS_PER_CHAR * input length`` after its first pattern search, shared by every segment
+  and pre-tokenizer step of that call;
+* **regex steps** (``mnn`` semantics' own engine): ``REGEX_STEPS + REGEX_STEPS_PER_BYTE * input
+  length`` backtracking steps for the whole call, at most ``REGEX_STEPS`` of them at one position
+  (a second or two of work; the patterns tokenizers use take a few steps per byte);
+
+A stage called on its own (outside ``encode``/``decode``) gets a budget for its own input.
+"""
+
+from __future__ import annotations
+
+import time
+from contextvars import ContextVar
+
+from mtokspec.errors import TokenizerError
+
+__all__ = ["Budget", "budget", "budget_size", "current", "grown", "MAX_EXPANSION", "MIN_OUTPUT", "REGEX_SECONDS",
+           "REGEX_SECONDS_PER_CHAR", "REGEX_STEPS", "REGEX_STEPS_PER_BYTE", "checked_max_expansion"]
+
+MAX_EXPANSION = 64
+MIN_OUTPUT = 1 << 20
+REGEX_SECONDS = 1.0
+REGEX_SECONDS_PER_CHAR = 2e-6
+REGEX_STEPS = 200_000
+REGEX_STEPS_PER_BYTE = 10
+
+
+def checked_max_expansion(value) -> int:
+    """``value`` as a ``max_expansion`` keyword: a positive int (``TypeError``/``ValueError`` else)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"max_expansion must be an int, got {type(value).__name__}")
+    if value < 1:
+        raise ValueError(f"max_expansion must be at least 1, got {value}")
+    return value
+
+
+class Budget:
+    """The bounds of one call (see the module doc).  ``size(stage, n)`` refuses an ``n`` past the
+    size bound; ``regex_deadline()`` is the call's one deadline; ``steps`` counts down."""
+
+    __slots__ = ("n", "max_expansion", "limit", "_deadline", "steps", "floor")
+
+    def __init__(self, n: int, max_expansion: int = MAX_EXPANSION):
+        self.n = n
+        self.max_expansion = max_expansion
+        self.limit = max(MIN_OUTPUT, max_expansion * n)
+        self._deadline: float | None = None
+        self.steps = REGEX_STEPS + REGEX_STEPS_PER_BYTE * n
+        self.floor = 0
+
+    def size(self, stage: str, n: int) -> None:
+        if n > self.limit:
+            raise TokenizerError(
+                f"{stage}: the text would grow to a length of {n}, past the bound of {self.limit} (the "
+                f"larger of {MIN_OUTPUT} and max_expansion={self.max_expansion} x the input's {self.n}); "
+                "pass a larger max_expansion to allow it")
+
+    def regex_deadline(self) -> float:
+        d = self._deadline
+        if d is None:
+            d = self._deadline = time.monotonic() + self.regex_seconds()
+        return d
+
+    def regex_seconds(self) -> float:
+        return REGEX_SECONDS + REGEX_SECONDS_PER_CHAR * self.n
+
+
+_CURRENT: ContextVar[Budget | None] = ContextVar("mtokspec_budget", default=None)
+
+
+def current(n: int) -> Budget:
+    """The running call's budget, or a fresh one for an input of ``n`` outside any call."""
+    b = _CURRENT.get()
+    return Budget(n) if b is None else b
+
+
+class budget:
+    """``with budget(n, max_expansion):`` runs a call under a budget of its own (an inner call
+    keeps the outer budget: one call, one budget)."""
+
+    __slots__ = ("b", "token")
+
+    def __init__(self, n: int, max_expansion: int = MAX_EXPANSION):
+        self.b = Budget(n, max_expansion)
+        self.token = None
+
+    def __enter__(self) -> Budget:
+        outer = _CURRENT.get()
+        if outer is not None:
+            return outer
+        self.token = _CURRENT.set(self.b)
+        return self.b
+
+    def __exit__(self, *exc) -> None:
+        if self.token is not None:
+            _CURRENT.reset(self.token)
+            self.token = None
+
+
+def budget_size(stage: str, n: int, input_len: int) -> None:
+    """``current(input_len).size(stage, n)``."""
+    current(input_len).size(stage, n)
+
+
+def grown(s, pattern, content) -> int:
+    """The length of ``s.replace(pattern, content)`` (a non-empty pattern), without making it."""
+    if len(content) <= len(pattern):
+        return len(s)
+    return len(s) + s.count(pattern) * (len(content) - len(pattern))
