@@ -38,6 +38,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include "_speedups_mnn.h"
 #include <stdint.h>
 #include <string.h>
 
@@ -1610,6 +1611,10 @@ PyMODINIT_FUNC PyInit__speedups(void)
     Py_INCREF(&UnigramCoreType);
     if (PyModule_AddObject(m, "UnigramCore", (PyObject *)&UnigramCoreType) < 0) {
         Py_DECREF(&UnigramCoreType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    if (mnn_speedups_register(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -17,6 +17,7 @@ from mtokspec.format import tree as t
 from mtokspec.errors import TokenizerError
 from mtokspec.divergences import EXPORTER_LOSS
 from mtokspec.format import parse
+from mtokspec.runtime.shared.pickling import remember_source
 from mtokspec.tokenizer import Tokenizer
 
 __all__ = ["compare", "compare_runtimes", "CompareReport", "Mismatch", "SAMPLE_TEXTS"]
@@ -96,11 +97,26 @@ def _hf():
     return tokenizers
 
 
+class _HfCase:
+    """One text through the runtime and through HF ``tokenizers`` (picklable: runs in workers)."""
+
+    def __init__(self, ours, theirs, add_special_tokens: bool):
+        self.ours, self.theirs, self.add_special_tokens = ours, theirs, add_special_tokens
+
+    def __call__(self, text: str) -> tuple[list[int], list[int]]:
+        return (self.ours.encode(text, add_special_tokens=self.add_special_tokens),
+                self.theirs.encode(text, add_special_tokens=self.add_special_tokens).ids)
+
+
 def compare(mtok, tokenizer_json: str | os.PathLike, texts, *, add_special_tokens: bool = False,
-            max_mismatches: int = 20, context: int = 3) -> CompareReport:
+            max_mismatches: int = 20, context: int = 3, jobs: int = 1, progress=None) -> CompareReport:
     """Encode each text with the runtime (``mtok``: a path or an :class:`MtokFile` tree) and with
     HF ``tokenizers`` (``tokenizer.json``); report the match rate and the first mismatches, each
-    with the tokens around the first difference."""
+    with the tokens around the first difference.  ``jobs`` processes share the texts
+    (:func:`mtokspec.parallel.ordered_map`; the report is the same for any ``jobs``);
+    ``progress(done, total)`` is called as texts finish."""
+    from mtokspec.parallel import ordered_map
+
     tokenizers = _hf()
     if isinstance(mtok, Tokenizer):
         ours = mtok
@@ -112,21 +128,14 @@ def compare(mtok, tokenizer_json: str | os.PathLike, texts, *, add_special_token
     matched = 0
     mismatches: list[Mismatch] = []
     texts = list(texts)
-    for i, text in enumerate(texts):
-        a = ours.encode(text, add_special_tokens=add_special_tokens)
-        b = theirs.encode(text, add_special_tokens=add_special_tokens).ids
+    results = ordered_map(_HfCase(ours, theirs, add_special_tokens), texts, jobs=jobs, progress=progress)
+    for i, (text, (a, b)) in enumerate(zip(texts, results)):
         if a == b:
             matched += 1
             continue
         if len(mismatches) >= max_mismatches:
             continue
-        pos = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-        lo = max(0, pos - context)
-        mismatches.append(Mismatch(
-            i, text, a, b, pos,
-            [ours.id_to_token(x) for x in a[lo:pos + context + 1]],
-            [theirs.id_to_token(x) for x in b[lo:pos + context + 1]],
-        ))
+        mismatches.append(_mismatch(i, text, a, b, ours.id_to_token, theirs.id_to_token, context))
     return CompareReport(len(texts), matched, mismatches, add_special_tokens)
 
 
@@ -137,46 +146,71 @@ def _mismatch(i, text, a, b, ours_token, theirs_token, context, rules=None) -> M
                     [theirs_token(x) for x in b[lo:pos + context + 1]], rules)
 
 
+class _RuntimeCase:
+    """One text the way MNN runs it and the way HF does, with the rules that explain a difference
+    (picklable: runs in workers).  ``theirs`` is HF ``tokenizers`` (``tokenizer.json``) or None
+    (the file's own HF semantics)."""
+
+    def __init__(self, mnn, hf_file, theirs, add_special_tokens: bool):
+        self.mnn, self.hf_file, self.theirs, self.add_special_tokens = mnn, hf_file, theirs, add_special_tokens
+
+    def __call__(self, text: str) -> tuple[list[int], list[int], list[str] | None]:
+        from mtokspec.divergences.explain import explain_encode
+
+        special = self.add_special_tokens
+        a = self.mnn.encode(text, add_special_tokens=special)
+        if self.theirs is None:
+            b = self.hf_file.encode(text, add_special_tokens=special)
+        else:
+            b = self.theirs.encode(text, add_special_tokens=special).ids
+        if a == b:
+            return a, b, None
+        rules: list[str] = []
+        file_ids = b if self.theirs is None else self.hf_file.encode(text, add_special_tokens=special)
+        if file_ids != b:
+            rules.append(EXPORTER_LOSS)
+        if file_ids != a:
+            rules += explain_encode(self.hf_file, self.mnn, text, special)
+        return a, b, rules
+
+
 def compare_runtimes(file, texts, *, against: str | os.PathLike | None = None, add_special_tokens: bool = True,
-                     max_mismatches: int = 20, context: int = 3) -> CompareReport:
+                     max_mismatches: int = 20, context: int = 3, jobs: int = 1, progress=None) -> CompareReport:
     """Encode each text the way MNN's C++ runtime does (``semantics="mnn"``) and the way HF does:
     HF ``tokenizers`` loading ``against`` (a ``tokenizer.json``), or, without it, the file's own HF
     semantics.  Each differing case names the divergence rules that explain it
     (:mod:`mtokspec.divergences`); ``[]`` marks it unexplained.  Against a ``tokenizer.json``, a
     case where the file's HF semantics already differs from it is put down to the exporter
-    (:data:`mtokspec.divergences.EXPORTER_LOSS`) as well."""
+    (:data:`mtokspec.divergences.EXPORTER_LOSS`) as well.  ``jobs`` and ``progress``: as
+    :func:`compare`."""
+    from mtokspec.parallel import ordered_map
     from mtokspec.runtime.mnn import MnnTokenizer
-    from mtokspec.divergences.explain import explain_encode
 
     tree = file if isinstance(file, t.TokenizerFile.__args__) else None  # type: ignore[attr-defined]
+    data = None
     if tree is None:
-        tree = parse(Path(file).read_bytes())
-    mnn = MnnTokenizer.from_tree(tree)
+        data = Path(file).read_bytes()
+        tree = parse(data)
+    mnn = remember_source(MnnTokenizer.from_tree(tree), data)
     hf_file = Tokenizer.from_tree(tree)
+    remember_source(hf_file, data if hf_file.tree is tree else None)
     if against is not None:
         theirs = _hf().Tokenizer.from_file(str(Path(against)))
-        encode_theirs = lambda text: theirs.encode(text, add_special_tokens=add_special_tokens).ids  # noqa: E731
         theirs_token = theirs.id_to_token
         theirs_name = "HF (tokenizer.json)"
     else:
-        encode_theirs = lambda text: hf_file.encode(text, add_special_tokens=add_special_tokens)  # noqa: E731
+        theirs = None
         theirs_token = hf_file.id_to_token
         theirs_name = "HF (this file)"
     matched = unexplained = 0
     mismatches: list[Mismatch] = []
     texts = list(texts)
-    for i, text in enumerate(texts):
-        a = mnn.encode(text, add_special_tokens=add_special_tokens)
-        b = encode_theirs(text)
-        if a == b:
+    results = ordered_map(_RuntimeCase(mnn, hf_file, theirs, add_special_tokens), texts, jobs=jobs,
+                          progress=progress)
+    for i, (text, (a, b, rules)) in enumerate(zip(texts, results)):
+        if rules is None:
             matched += 1
             continue
-        rules: list[str] = []
-        file_ids = b if against is None else hf_file.encode(text, add_special_tokens=add_special_tokens)
-        if file_ids != b:
-            rules.append(EXPORTER_LOSS)
-        if file_ids != a:
-            rules += explain_encode(hf_file, mnn, text, add_special_tokens)
         if not rules:
             unexplained += 1
         if len(mismatches) < max_mismatches:

@@ -120,14 +120,26 @@ Both semantics take ``max_expansion`` (:mod:`mtokspec.runtime.bounds`).
 
 
 def _load(source: Any, semantics: Semantics, upgrade_options: dict | None, options: dict) -> Tokenizer:
+    from mtokspec.runtime.shared.pickling import remember_source
+
     if isinstance(source, (bytes, bytearray, memoryview)):
-        tree = parse(source)
+        data = bytes(source)
     elif isinstance(source, (str, os.PathLike)):
-        tree = parse(Path(source).read_bytes())
+        data = Path(source).read_bytes()
+    else:
+        data = None
+    if data is not None:
+        tree = parse(data)
     elif isinstance(source, t.TokenizerFile):
         tree = source
     else:
         raise TypeError(f"source must be a tree, bytes or a path, got {type(source).__name__}")
+    tok = _build(tree, semantics, upgrade_options, options)
+    # the bytes a pickle carries: the file's own, unless it was upgraded (then its new tree's)
+    return remember_source(tok, data if tok.tree is tree else None)
+
+
+def _build(tree: t.TokenizerFile, semantics: Semantics, upgrade_options: dict | None, options: dict) -> Tokenizer:
     if semantics == "mnn":
         extra = {k for k in options if k != "max_expansion"} | set(upgrade_options or ())
         if extra:

@@ -269,15 +269,15 @@ def test_edge_values_are_data(semantics):
 
 
 def test_validate_reports_hand_built_trees_never_raises():
-    trees = {
-        t.MtokFile(header=t.make_header(), model=t.BPEModel(False, False, [(b"a", 0)], None)): "<root>",
-        t.MtokFile(header=None, model=5): "header",
-        t.MtokFile(header=t.make_header(), normalizer=t.ReplaceNormalizer(None, 3)): "normalizer.pattern",
-        t.BertTxtFile(header=t.make_header(), tokens=[1, None]): "tokens[0]",
-        t.MtokFile(header=t.make_header(), pre_tokenizer=t.SequencePreTokenizer([None, "x"])): "pre_tokenizer",
-        t.MtokFile(header=t.make_header(), model=t.WordPieceModel(None, 5, "x", [(b"a", "0")])): "model",
-    }
-    for tree, path in trees.items():
+    trees = [
+        (t.MtokFile(header=t.make_header(), model=t.BPEModel(False, False, [(b"a", 0)], None)), "<root>"),
+        (t.MtokFile(header=None, model=5), "header"),
+        (t.MtokFile(header=t.make_header(), normalizer=t.ReplaceNormalizer(None, 3)), "normalizer.pattern"),
+        (t.BertTxtFile(header=t.make_header(), tokens=[1, None]), "tokens[0]"),
+        (t.MtokFile(header=t.make_header(), pre_tokenizer=t.SequencePreTokenizer([None, "x"])), "pre_tokenizer"),
+        (t.MtokFile(header=t.make_header(), model=t.WordPieceModel(None, 5, "x", [(b"a", "0")])), "model"),
+    ]
+    for tree, path in trees:
         findings = mtokspec.validate(tree)
         assert any(f.severity == "error" and f.path.startswith(path) for f in findings), (tree, findings)
     with pytest.raises(TypeError, match="^tree_or_bytes: "):

@@ -77,22 +77,43 @@ def cmd_compare(args) -> int:
         if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
             return _fail(args.text, ValueError("expected a JSON list of strings"))
     special = args.special
+    from mtokspec.parallel import default_jobs
+
+    jobs = default_jobs() if args.jobs is None else args.jobs
+    if jobs < 1:
+        return _fail("--jobs", ValueError(f"expected a positive number of processes, got {jobs}"))
+    progress = _progress_line("compare") if sys.stderr.isatty() else None
     try:
         if args.runtime == "mnn":
             from mtokspec.compare import compare_runtimes
             report = compare_runtimes(args.file, texts, against=args.against,
-                                      add_special_tokens=True if special is None else special)
+                                      add_special_tokens=True if special is None else special,
+                                      jobs=jobs, progress=progress)
         else:
             if args.against is None:
                 return _fail("compare", ValueError("--against tokenizer.json is needed with --runtime hf"))
-            report = compare(args.file, args.against, texts, add_special_tokens=bool(special))
+            report = compare(args.file, args.against, texts, add_special_tokens=bool(special),
+                             jobs=jobs, progress=progress)
     except (OSError, MtokFormatError, TokenizerError, Exception) as e:  # HF raises plain Exception
         return _fail(args.file, e)
+    finally:
+        if progress is not None:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
     if args.json:
         print(json.dumps(report.to_dict(), ensure_ascii=False, indent=1, default=repr))
     else:
         print(report.summary(limit=args.show))
     return 0 if report.matched == report.total else 1
+
+
+def _progress_line(what: str):
+    """``progress(done, total)`` writing one line that updates itself on standard error."""
+    def progress(done: int, total: int) -> None:
+        sys.stderr.write(f"\r{what}: {done}/{total} texts")
+        sys.stderr.flush()
+
+    return progress
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -147,4 +168,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="encode with special tokens (default: off for hf; on for mnn, as MNN's encode(text))")
     p.add_argument("--show", type=int, default=5, help="how many mismatches to print (default 5)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
+                   help="encode the texts in N processes (default: every core this process may use; "
+                        "the report is the same for any N); a terminal shows progress")
     p.set_defaults(func=cmd_compare)

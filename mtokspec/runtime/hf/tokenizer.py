@@ -20,6 +20,7 @@ from mtokspec.runtime.hf.added_tokens import AddedVocabulary
 from mtokspec.runtime.hf.models._compiled import extend_pieces
 from mtokspec.runtime.hf.models.bpe import BPE
 from mtokspec.runtime.shared.gc import paused_gc
+from mtokspec.runtime.shared.pickling import reduce_tokenizer
 
 __all__ = ["HfTokenizer", "HfDecodeStream"]
 
@@ -39,6 +40,7 @@ class HfTokenizer:
         if not isinstance(mtok, t.MtokFile):
             raise TypeError(f"mtok: expected an MtokFile tree, got {type(mtok).__name__}")
         self.max_expansion = checked_max_expansion(max_expansion)
+        self._serde_scores = serde_scores
         with paused_gc():
             self._build(mtok, serde_scores)
 
@@ -85,6 +87,9 @@ class HfTokenizer:
         else:
             self._plan = "pieces"
 
+    def __reduce__(self):
+        return reduce_tokenizer(self, {"serde_scores": self._serde_scores, "max_expansion": self.max_expansion})
+
     # --- construction ---------------------------------------------------------------------------
     @classmethod
     def from_tree(cls, mtok: t.TokenizerFile, **options: Any) -> "HfTokenizer":
@@ -118,8 +123,6 @@ class HfTokenizer:
         """
         from mtokspec.chat.render import render_file_template
 
-        if not isinstance(messages, list):
-            raise TypeError(f"messages: expected a list, got {type(messages).__name__}")
         return render_file_template(self, messages, template=template, add_generation_prompt=add_generation_prompt,
                                     tools=tools, **kwargs)
 

@@ -14,7 +14,7 @@ from mtokspec.runtime.shared.registry import build_from_registry
 from mtokspec.runtime.mnn import unicode as U
 from mtokspec.errors import UndefinedInMnn
 from mtokspec.runtime.mnn.pre_tokenizers import BYTE_MAP
-from mtokspec.runtime.mnn._text import BYTE_PIECES, i32, sorted_lookup, utf8
+from mtokspec.runtime.mnn._text import BYTE_PIECES, i32, i32_all, sorted_lookup, utf8
 
 _CACHE_LIMIT = 1 << 16  # MNN's cache is unbounded; ours only saves time, so it is capped
 
@@ -25,12 +25,13 @@ class Vocab:
     def __init__(self, rows, path: str):
         size = len(rows)
         tokens = [row[0] for row in rows]
-        ids = [i32(row[1]) for row in rows]
+        ids = i32_all([row[1] for row in rows])
+        if ids and (min(ids) < 0 or max(ids) >= size):
+            k = next(k for k, i in enumerate(ids) if not 0 <= i < size)
+            raise UndefinedInMnn(f"{path}[{k}]: id {ids[k]} is outside 0..{size - 1}: MNN's loader writes "
+                                 "past its id table")
         self.id_to_token: list[bytes] = [b""] * size
-        for k, (tok, i) in enumerate(zip(tokens, ids)):
-            if not 0 <= i < size:
-                raise UndefinedInMnn(f"{path}[{k}]: id {i} is outside 0..{size - 1}: MNN's loader writes "
-                                     "past its id table")
+        for tok, i in zip(tokens, ids):
             self.id_to_token[i] = tok
         self._find = sorted_lookup(tokens, ids)
 
@@ -58,7 +59,7 @@ class BPE:
         self.byte_level = node.byte_level
         merges = node.merges
         keys = [a << 32 | b for a, b, _ in merges]
-        self._rank = sorted_lookup(keys, [i32(r) for _, _, r in merges])
+        self._rank = sorted_lookup(keys, i32_all([r for _, _, r in merges]))
         self._cache: dict[bytes, list[int]] = {}
 
     def id_to_token(self, i: int) -> bytes:
@@ -224,6 +225,16 @@ class Unigram:
         tokens = self.vocab.id_to_token
         self.max_len = max(map(len, tokens), default=0)
         self.unk_token = tokens[self.unk_id] if 0 <= self.unk_id < len(tokens) else b""
+        self._suffixes: frozenset[bytes] | None = None  # built at the first tokenize
+        self._keys = [tok for tok, _, _ in rows]
+
+    def _suffix_set(self) -> frozenset[bytes]:
+        """Every non-empty suffix of every vocabulary key: a piece that is none cannot be found,
+        nor can any longer piece ending at the same place (it ends with that one)."""
+        sufs = self._suffixes
+        if sufs is None:
+            sufs = self._suffixes = frozenset(k[j:] for k in self._keys for j in range(len(k)))
+        return sufs
 
     def id_to_token(self, i: int) -> bytes:
         token = self.vocab.token(i)
@@ -250,10 +261,14 @@ class Unigram:
         unk = self.unk_id
         max_len = self.max_len
         scores = self.scores
+        # (MNN's look-up cuts a key past 0xFFFF bytes: then a longer piece can match)
+        suffixes = self._suffix_set() if max_len <= 0xFFFF else None
         for i in range(1, n + 1):
             lo = i - max_len if i > max_len else 0
             bi = best[i]
             for j in range(i - 1, lo - 1, -1):
+                if suffixes is not None and i - j > 1 and text[j:i] not in suffixes:
+                    break  # no longer piece ending at i is in the vocabulary either
                 bj = best[j]
                 if bj <= -1e17:
                     continue

@@ -11,6 +11,8 @@ every WordPiece token that is not a continuation, and maps byte-level characters
 
 from __future__ import annotations
 
+import re
+
 from mtokspec.format import tree as t
 from mtokspec.runtime._args import token_id, token_text
 from mtokspec.runtime.bounds import budget
@@ -48,20 +50,29 @@ class PipelineTokenizer(MnnTokenizer):
         self.eos_token = mtok.eos_token or None
         self.bos_token = mtok.bos_token or None
         self._post = post_program_ops(mtok.post_processor)
+        self._added_search = None  # built at the first encode: _find_added
+        self._added_by_content: dict[bytes, tuple] = {}
 
     # --- encoding ---------------------------------------------------------------------------------
     def _find_added(self, text: bytes, start: int):
         """``multi_string_find``: the earliest match of an added token's content, the longest at a
-        tie (the first listed among equals); ``(-1, None)`` when none."""
-        best_pos, best = -1, None
-        for tok in self.added:
-            content = tok[1]
-            if not content:
-                continue
-            pos = text.find(content, start)
-            if pos != -1 and (best_pos == -1 or pos < best_pos or (pos == best_pos and len(content) > len(best[1]))):
-                best_pos, best = pos, tok
-        return best_pos, best
+        tie (the first listed among equals); ``(-1, None)`` when none.
+
+        One search of an alternation of the contents, longest first: a leftmost match, and at its
+        place the longest content that matches there (two contents of one length cannot both)."""
+        search = self._added_search
+        if search is None:
+            first: dict[bytes, tuple] = {}
+            for tok in self.added:
+                if tok[1]:
+                    first.setdefault(tok[1], tok)
+            self._added_by_content = first
+            alternation = b"|".join(re.escape(c) for c in sorted(first, key=len, reverse=True))
+            search = self._added_search = re.compile(alternation or b"(?!)").search
+        m = search(text, start)
+        if m is None:
+            return -1, None
+        return m.start(), self._added_by_content[m.group()]
 
     def added_split(self, text: bytes) -> list[tuple[bytes, int | None]]:
         """``text`` cut at the added tokens: ``(piece, None)`` and ``(content, id)``."""
@@ -82,8 +93,8 @@ class PipelineTokenizer(MnnTokenizer):
                     nxt += 1
             if end > last:
                 units.append((text[last:end], None))
-            # the id of the first added token with this content (MNN looks it up again)
-            units.append((content, next(i for i, c, _, _ in self.added if c == content)))
+            # the id of the first added token with this content (MNN looks it up again): tok itself
+            units.append((content, tok[0]))
             last = nxt
         return units
 

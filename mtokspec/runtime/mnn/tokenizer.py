@@ -22,6 +22,7 @@ from mtokspec.errors import TokenizerError, UndefinedInMnn
 from mtokspec._generated.codec import build_node
 from mtokspec.format import parse
 from mtokspec.runtime._args import texts, token_id, token_ids, token_text
+from mtokspec.runtime.shared.pickling import reduce_tokenizer
 from mtokspec.runtime.bounds import MAX_EXPANSION, budget, budget_size, checked_max_expansion
 from mtokspec.runtime.mnn._text import i32
 
@@ -140,6 +141,9 @@ class MnnTokenizer:
         self._special_cache: list[tuple[bytes, int]] | None = None
         self._special_firsts: frozenset[int] = frozenset()  # first bytes of the cached texts
         self._vocab: dict[str, int] | None = None
+
+    def __reduce__(self):
+        return reduce_tokenizer(self, {"max_expansion": self.max_expansion})
 
     # --- construction ----------------------------------------------------------------------------
     tree_type: ClassVar[type | None] = None
