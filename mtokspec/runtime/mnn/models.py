@@ -19,6 +19,18 @@ from mtokspec.runtime.mnn._text import BYTE_PIECES, i32, i32_all, sorted_lookup,
 _CACHE_LIMIT = 1 << 16  # MNN's cache is unbounded; ours only saves time, so it is capped
 
 
+def _cached(cache: dict[bytes, list[int]], text: bytes, tokenize) -> list[int]:
+    """``tokenize(text)``, kept in ``cache`` (a model's ids depend on the piece alone; a piece
+    that raises is not kept)."""
+    hit = cache.get(text)
+    if hit is not None:
+        return list(hit)
+    out = tokenize(text)
+    if len(cache) < _CACHE_LIMIT:
+        cache[text] = out
+    return list(out)
+
+
 class Vocab:
     """``id_to_token`` (a hole reads as the empty string) and MNN's ``vocab_find``."""
 
@@ -170,12 +182,16 @@ class WordPiece:
         # no look-up of a key longer than every token can find one: candidates stop there (exact,
         # and a long word costs O(length x longest token) instead of O(length^2))
         self.longest = max(map(len, self.vocab.id_to_token), default=0)
+        self._cache: dict[bytes, list[int]] = {}
 
     def id_to_token(self, i: int) -> bytes:
         token = self.vocab.token(i)
         return self.unk_token if token is None else token
 
     def tokenize(self, text: bytes) -> list[int]:
+        return _cached(self._cache, text, self._tokenize)
+
+    def _tokenize(self, text: bytes) -> list[int]:
         if not text:
             return []
         unk = self.unk_id
@@ -227,6 +243,7 @@ class Unigram:
         self.unk_token = tokens[self.unk_id] if 0 <= self.unk_id < len(tokens) else b""
         self._suffixes: frozenset[bytes] | None = None  # built at the first tokenize
         self._keys = [tok for tok, _, _ in rows]
+        self._cache: dict[bytes, list[int]] = {}
 
     def _suffix_set(self) -> frozenset[bytes]:
         """Every non-empty suffix of every vocabulary key: a piece that is none cannot be found,
@@ -249,6 +266,9 @@ class Unigram:
         return self._score(self.unk_id) if self.unk_id < len(self.scores) else -10.0
 
     def tokenize(self, text: bytes) -> list[int]:
+        return _cached(self._cache, text, self._tokenize)
+
+    def _tokenize(self, text: bytes) -> list[int]:
         if not text:
             return []
         n = len(text)

@@ -12,6 +12,7 @@ every WordPiece token that is not a continuation, and maps byte-level characters
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from mtokspec.format import tree as t
 from mtokspec.runtime._args import token_id, token_text
@@ -22,6 +23,9 @@ from mtokspec.runtime.mnn.decoders import byte_level_unmap, scan_hex_byte
 from mtokspec.runtime.mnn.tokenizer import MnnTokenizer, post_program_ops
 
 _SPACE = frozenset(b" \t\n\v\f\r")
+# the compiled searches of added-token contents, shared by tokenizers of one process (compiling an
+# alternation of a thousand contents takes a good part of a second, as a file is loaded again and again)
+_ADDED_SEARCHES: dict[bytes, Any] = {}
 _WORDPIECE_CLEANUP = ((b" .", b"."), (b" ?", b"?"), (b" !", b"!"), (b" ,", b","))
 _CLEANUP = ((b" ' ", b"'"), (b" n't", b"n't"), (b" 'm", b"'m"), (b" 's", b"'s"), (b" 've", b"'ve"),
             (b" 're", b"'re"))
@@ -67,8 +71,14 @@ class PipelineTokenizer(MnnTokenizer):
                 if tok[1]:
                     first.setdefault(tok[1], tok)
             self._added_by_content = first
-            alternation = b"|".join(re.escape(c) for c in sorted(first, key=len, reverse=True))
-            search = self._added_search = re.compile(alternation or b"(?!)").search
+            alternation = b"|".join(re.escape(c) for c in sorted(first, key=len, reverse=True)) or b"(?!)"
+            search = _ADDED_SEARCHES.get(alternation)
+            if search is None:
+                search = re.compile(alternation).search
+                if len(_ADDED_SEARCHES) >= 64:
+                    _ADDED_SEARCHES.clear()
+                _ADDED_SEARCHES[alternation] = search
+            self._added_search = search
         m = search(text, start)
         if m is None:
             return -1, None
