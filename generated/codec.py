@@ -48,10 +48,11 @@ _S_II = struct.Struct('<II')
 _S_IBBB = struct.Struct('<IBBB')
 
 # the text grammar, from spec/_dsl.py
-_COUNTS = re.compile(b'(0|[1-9][0-9]*) (0|[1-9][0-9]*) (0|[1-9][0-9]*)\\n')
-_IDS = re.compile(b'(?:(?:0|-?[1-9][0-9]*)(?: (?:0|-?[1-9][0-9]*))*)?( ?)\\n')
-_DECIMAL = re.compile(b'0|-?[1-9][0-9]*')
-_COUNT = re.compile(b'0|[1-9][0-9]*')
+_COUNTS = re.compile(b'(0|[1-9][0-9]{0,9}) (0|[1-9][0-9]{0,9}) (0|[1-9][0-9]{0,9})\\n')
+_IDS = re.compile(b'(?:(?:0|-?[1-9][0-9]{0,9})(?: (?:0|-?[1-9][0-9]{0,9}))*)?( ?)\\n')
+_DECIMAL = re.compile(b'0|-?[1-9][0-9]{0,9}')
+_COUNT = re.compile(b'0|[1-9][0-9]{0,9}')
+_DECIMAL_BOUND = 10000000000  # 10 digits: what a decimal can write
 
 
 # length byte -> size of a row whose fixed part is 6 bytes (0: walk8 reads the row exactly)
@@ -1717,7 +1718,7 @@ def _build_MtokFile(obj, out, path):
     if obj.__class__ is not MtokFile:
         bad_value(path, "expected MtokFile", obj)
     absent = False
-    build_header_lines(obj.header, out, path + ".header", b'430 4\n')
+    build_header_lines(obj.header, out, path + ".header", b'430 4\n', _DECIMAL_BOUND)
     _build_Normalizer(obj.normalizer, out, path + ".normalizer")
     _build_PreTokenizer(obj.pre_tokenizer, out, path + ".pre_tokenizer")
     _build_Model(obj.model, out, path + ".model")
@@ -1825,7 +1826,7 @@ def _parse_SentencePieceTxtFile(b, p, end, path, depth):
 def _build_SentencePieceTxtFile(obj, out, path):
     if obj.__class__ is not SentencePieceTxtFile:
         bad_value(path, "expected SentencePieceTxtFile", obj)
-    build_header_lines(obj.header, out, path + ".header", b'430 0\n')
+    build_header_lines(obj.header, out, path + ".header", b'430 0\n', _DECIMAL_BOUND)
     out.append(b"%d\n" % (len(obj.pieces),))
     lst1 = obj.pieces
     if not isinstance(lst1, (list, tuple, Table)):
@@ -1834,7 +1835,7 @@ def _build_SentencePieceTxtFile(obj, out, path):
     for i3, row4 in enumerate(lst1):
         if not isinstance(row4, (tuple, list)) or len(row4) != 3:
             bad_value(path + ".pieces" + "[%d]" % i3, "expected a row of 3 values", row4)
-        lines2.append(b" ".join((line_column(row4[0], 'base64', path + ".pieces" + "[%d]" % i3 + '.token'), line_column(row4[1], 'word', path + ".pieces" + "[%d]" % i3 + '.score'), line_column(row4[2], 'int', path + ".pieces" + "[%d]" % i3 + '.type'),)))
+        lines2.append(b" ".join((line_column(row4[0], 'base64', path + ".pieces" + "[%d]" % i3 + '.token'), line_column(row4[1], 'word', path + ".pieces" + "[%d]" % i3 + '.score'), line_column(row4[2], 'int', path + ".pieces" + "[%d]" % i3 + '.type', _DECIMAL_BOUND),)))
     if lines2:
         out.append(b"\n".join(lines2) + (b"\n" if True else b""))
 
@@ -1868,7 +1869,7 @@ def _parse_TiktokenTxtFile(b, p, end, path, depth):
 def _build_TiktokenTxtFile(obj, out, path):
     if obj.__class__ is not TiktokenTxtFile:
         bad_value(path, "expected TiktokenTxtFile", obj)
-    build_header_lines(obj.header, out, path + ".header", b'430 1\n')
+    build_header_lines(obj.header, out, path + ".header", b'430 1\n', _DECIMAL_BOUND)
     out.append(b"%d\n" % (len(obj.tokens),))
     lst1 = obj.tokens
     if not isinstance(lst1, (list, tuple, Table)):
@@ -1909,7 +1910,7 @@ def _parse_BertTxtFile(b, p, end, path, depth):
 def _build_BertTxtFile(obj, out, path):
     if obj.__class__ is not BertTxtFile:
         bad_value(path, "expected BertTxtFile", obj)
-    build_header_lines(obj.header, out, path + ".header", b'430 2\n')
+    build_header_lines(obj.header, out, path + ".header", b'430 2\n', _DECIMAL_BOUND)
     out.append(b"%d\n" % (len(obj.tokens),))
     lst1 = obj.tokens
     if not isinstance(lst1, (list, tuple, Table)):
@@ -1974,7 +1975,7 @@ def _parse_HuggingFaceTxtFile(b, p, end, path, depth):
 def _build_HuggingFaceTxtFile(obj, out, path):
     if obj.__class__ is not HuggingFaceTxtFile:
         bad_value(path, "expected HuggingFaceTxtFile", obj)
-    build_header_lines(obj.header, out, path + ".header", b'430 3\n')
+    build_header_lines(obj.header, out, path + ".header", b'430 3\n', _DECIMAL_BOUND)
     out.append(b"%d %d\n" % (len(obj.tokens), len(obj.merges),))
     lst1 = obj.tokens
     if not isinstance(lst1, (list, tuple, Table)):
@@ -2004,7 +2005,7 @@ def section_sizes_MtokFile(obj):
     absent = False
     path = ""
     out: list[bytes] = []
-    build_header_lines(obj.header, out, "header", b'430 4\n')
+    build_header_lines(obj.header, out, "header", b'430 4\n', _DECIMAL_BOUND)
     sizes.append(('header', None if obj.header is None else sum(map(len, out))))
     out: list[bytes] = []
     _build_Normalizer(obj.normalizer, out, "normalizer")
@@ -2108,7 +2109,7 @@ def section_sizes_SentencePieceTxtFile(obj):
     absent = False
     path = ""
     out: list[bytes] = []
-    build_header_lines(obj.header, out, "header", b'430 0\n')
+    build_header_lines(obj.header, out, "header", b'430 0\n', _DECIMAL_BOUND)
     sizes.append(('header', None if obj.header is None else sum(map(len, out))))
     out: list[bytes] = []
     out.append(b"%d\n" % (len(obj.pieces),))
@@ -2121,7 +2122,7 @@ def section_sizes_SentencePieceTxtFile(obj):
     for i3, row4 in enumerate(lst1):
         if not isinstance(row4, (tuple, list)) or len(row4) != 3:
             bad_value("pieces" + "[%d]" % i3, "expected a row of 3 values", row4)
-        lines2.append(b" ".join((line_column(row4[0], 'base64', "pieces" + "[%d]" % i3 + '.token'), line_column(row4[1], 'word', "pieces" + "[%d]" % i3 + '.score'), line_column(row4[2], 'int', "pieces" + "[%d]" % i3 + '.type'),)))
+        lines2.append(b" ".join((line_column(row4[0], 'base64', "pieces" + "[%d]" % i3 + '.token'), line_column(row4[1], 'word', "pieces" + "[%d]" % i3 + '.score'), line_column(row4[2], 'int', "pieces" + "[%d]" % i3 + '.type', _DECIMAL_BOUND),)))
     if lines2:
         out.append(b"\n".join(lines2) + (b"\n" if True else b""))
     sizes.append(('pieces', None if obj.pieces is None else sum(map(len, out))))
@@ -2134,7 +2135,7 @@ def section_sizes_TiktokenTxtFile(obj):
     absent = False
     path = ""
     out: list[bytes] = []
-    build_header_lines(obj.header, out, "header", b'430 1\n')
+    build_header_lines(obj.header, out, "header", b'430 1\n', _DECIMAL_BOUND)
     sizes.append(('header', None if obj.header is None else sum(map(len, out))))
     out: list[bytes] = []
     out.append(b"%d\n" % (len(obj.tokens),))
@@ -2158,7 +2159,7 @@ def section_sizes_BertTxtFile(obj):
     absent = False
     path = ""
     out: list[bytes] = []
-    build_header_lines(obj.header, out, "header", b'430 2\n')
+    build_header_lines(obj.header, out, "header", b'430 2\n', _DECIMAL_BOUND)
     sizes.append(('header', None if obj.header is None else sum(map(len, out))))
     out: list[bytes] = []
     out.append(b"%d\n" % (len(obj.tokens),))
@@ -2182,7 +2183,7 @@ def section_sizes_HuggingFaceTxtFile(obj):
     absent = False
     path = ""
     out: list[bytes] = []
-    build_header_lines(obj.header, out, "header", b'430 3\n')
+    build_header_lines(obj.header, out, "header", b'430 3\n', _DECIMAL_BOUND)
     sizes.append(('header', None if obj.header is None else sum(map(len, out))))
     out: list[bytes] = []
     out.append(b"%d %d\n" % (len(obj.tokens), len(obj.merges),))

@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mtokspec.reading import read_file
 from mtokspec.format import tree as t
 from mtokspec.errors import TokenizerError
 from mtokspec.divergences import EXPORTER_LOSS
@@ -189,7 +190,7 @@ def compare_runtimes(file, texts, *, against: str | os.PathLike | None = None, a
     tree = file if isinstance(file, t.TokenizerFile.__args__) else None  # type: ignore[attr-defined]
     data = None
     if tree is None:
-        data = Path(file).read_bytes()
+        data = read_file(file)
         tree = parse(data)
     mnn = remember_source(MnnTokenizer.from_tree(tree), data)
     hf_file = Tokenizer.from_tree(tree)

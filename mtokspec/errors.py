@@ -2,7 +2,8 @@
 
 One ``except mtokspec.Error`` catches "mtokspec refused this input": :class:`MtokFormatError`
 (parse/build), :class:`TokenizerError` (a tree the runtime cannot run), :class:`UndefinedInMnn`,
-:class:`ChatTemplateError` and ``mtokspec.convert.ConversionError`` (which carries its losses).
+:class:`ChatTemplateError`, ``mtokspec.convert.ConversionError`` (which carries its losses) and
+:class:`PathRefused` (a file the CLI will not read or write).
 """
 
 from __future__ import annotations
@@ -47,3 +48,10 @@ class ChatTemplateError(Error):
     recursion) and any other error raised while rendering (message prefixed with the original
     exception type; the original exception is chained as ``__cause__``).
     """
+
+
+class PathRefused(Error, OSError):
+    """A file mtokspec will not read or write: an input over the size limit
+    (``mtokspec.reading.max_input``), an output path that is not a regular file, the input given as
+    the output without ``--force``, a file whose owner cannot be kept.  Also an ``OSError``, so code
+    that handles unreadable files handles these."""

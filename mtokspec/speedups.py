@@ -1,4 +1,4 @@
-"""The optional compiled hot loops: ``mtokspec._speedups``, built from ``mtokspec/_speedups.c`` when
+"""The optional compiled hot loops: ``mtokspec._speedups``, built from ``mtokspec/_csrc/`` when
 the installing machine has a C compiler (``pip`` installs the pure-Python package when it has none).
 
 The pure-Python code is the reference.  The compiled parts redo only inner loops, in the same order,

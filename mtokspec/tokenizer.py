@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Iterable, Literal, Protocol, runtime_checkable
+from typing import Any, Iterable, Literal, Protocol, _ProtocolMeta, runtime_checkable
 
+from mtokspec.reading import read_file
 from mtokspec.errors import TokenizerError
 from mtokspec.format import parse
 from mtokspec.format import tree as t
@@ -33,8 +34,25 @@ class DecodeStream(Protocol):
     def step(self, token_id: int) -> str | None: ...
 
 
+class _TokenizerType(_ProtocolMeta):
+    """The constructors of :class:`Tokenizer`: ``Tokenizer.from_file(...)`` and the others are
+    methods of its type, so they are not part of the contract a runtime implements."""
+
+    def from_tree(cls, tree: t.TokenizerFile, *, semantics: Semantics = "hf", **options: Any) -> "Tokenizer":
+        """The tokenizer for a parsed tree (see :func:`load` for the options)."""
+        return load(tree, semantics=semantics, **options)
+
+    def from_bytes(cls, data: bytes, *, semantics: Semantics = "hf", **options: Any) -> "Tokenizer":
+        """The tokenizer for the bytes of a ``.mtok`` or legacy ``tokenizer.txt`` file."""
+        return load(data, semantics=semantics, **options)
+
+    def from_file(cls, path: str | os.PathLike, *, semantics: Semantics = "hf", **options: Any) -> "Tokenizer":
+        """The tokenizer for a ``.mtok`` or legacy ``tokenizer.txt`` file."""
+        return load(Path(path), semantics=semantics, **options)
+
+
 @runtime_checkable
-class Tokenizer(Protocol):
+class Tokenizer(Protocol, metaclass=_TokenizerType):
     """A tokenizer file run in one semantics: ``"hf"`` (Hugging Face ``tokenizers``) or ``"mnn"``
     (MNN's C++ runtime).  Build one with :meth:`from_file`, :meth:`from_bytes`, :meth:`from_tree`
     or :func:`load`."""
@@ -47,21 +65,6 @@ class Tokenizer(Protocol):
     chat_template: str | None
     bos_token: str | None
     eos_token: str | None
-
-    @classmethod
-    def from_tree(cls, tree: t.TokenizerFile, *, semantics: Semantics = "hf", **options: Any) -> Tokenizer:
-        """The tokenizer for a parsed tree (see :func:`load` for the options)."""
-        return load(tree, semantics=semantics, **options)
-
-    @classmethod
-    def from_bytes(cls, data: bytes, *, semantics: Semantics = "hf", **options: Any) -> Tokenizer:
-        """The tokenizer for the bytes of a ``.mtok`` or legacy ``tokenizer.txt`` file."""
-        return load(data, semantics=semantics, **options)
-
-    @classmethod
-    def from_file(cls, path: str | os.PathLike, *, semantics: Semantics = "hf", **options: Any) -> Tokenizer:
-        """The tokenizer for a ``.mtok`` or legacy ``tokenizer.txt`` file."""
-        return load(Path(path), semantics=semantics, **options)
 
     def encode(self, text: str, add_special_tokens: bool = ...) -> list[int]:
         """The ids of ``text`` (HF: ``add_special_tokens`` defaults to False; MNN: to True, as
@@ -125,7 +128,7 @@ def _load(source: Any, semantics: Semantics, upgrade_options: dict | None, optio
     if isinstance(source, (bytes, bytearray, memoryview)):
         data = bytes(source)
     elif isinstance(source, (str, os.PathLike)):
-        data = Path(source).read_bytes()
+        data = read_file(source)
     else:
         data = None
     if data is not None:

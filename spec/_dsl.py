@@ -345,11 +345,18 @@ class End(c.Construct):
 
 # The text grammar of the header and the legacy lines, canonical forms only (so that reading and
 # writing back give the same bytes).  The generator copies these patterns into the fast codec.
-COUNT = rb"0|[1-9][0-9]*"  # a count: no sign, no leading zero
-INT = rb"0|-?[1-9][0-9]*"  # an id or a number column: no "-0", no leading zero
+DIGITS = 10  # MNN reads each decimal into a 32-bit int: a decimal has at most 10 digits (after a sign)
+COUNT = rb"0|[1-9][0-9]{0,%d}" % (DIGITS - 1)  # a count: no sign, no leading zero
+INT = rb"0|-?[1-9][0-9]{0,%d}" % (DIGITS - 1)  # an id or a number column: no "-0", no leading zero
 COUNTS_LINE = rb"(" + COUNT + rb") (" + COUNT + rb") (" + COUNT + rb")\n"  # header line 2
 IDS_LINE = rb"(?:(?:" + INT + rb")(?: (?:" + INT + rb"))*)?( ?)\n"  # header line 3, group 1: trailing space
 _COUNTS_RE = re.compile(COUNTS_LINE)
+_DECIMAL_BOUND = 10 ** DIGITS  # the magnitude of the smallest int a decimal of DIGITS digits cannot write
+
+
+def _fits_decimal(v) -> bool:
+    """``v`` is an int that the text grammar can write (at most DIGITS digits)."""
+    return isinstance(v, int) and not isinstance(v, bool) and -_DECIMAL_BOUND < v < _DECIMAL_BOUND
 _IDS_RE = re.compile(IDS_LINE)
 
 
@@ -358,7 +365,8 @@ class HeaderLines(c.Construct):
 
     ``magic`` and ``file_type`` make line 1 (``"430 4\\n"``); line 2 holds three decimal counts
     separated by one space; line 3 holds the ids separated by one space, either joined (the
-    ``.mtok`` exporter) or each followed by a space (the legacy exporter).
+    ``.mtok`` exporter) or each followed by a space (the legacy exporter).  Every decimal of the
+    text formats is canonical and has at most ``DIGITS`` (10) digits: MNN reads it into a 32-bit int.
     """
 
     kind = "header"
@@ -405,12 +413,13 @@ class HeaderLines(c.Construct):
         stream.write(self.magic_line)
         counts = [obj["special_count"], obj["stop_count"], obj["prefix_count"]]
         for n in counts:
-            if not isinstance(n, int) or isinstance(n, bool) or n < 0:
-                raise c.ValidationError(f"header count must be a non-negative int: {n!r}", path=path)
+            if not _fits_decimal(n) or n < 0:
+                raise c.ValidationError(f"header count must be a non-negative int of at most {DIGITS} digits",
+                                        path=path)
         stream.write(("%d %d %d\n" % tuple(counts)).encode())
         ids = obj["ids"]
-        if any(not isinstance(i, int) or isinstance(i, bool) for i in ids):
-            raise c.ValidationError("header ids must be ints", path=path)
+        if not all(_fits_decimal(i) for i in ids):
+            raise c.ValidationError(f"header ids must be ints of at most {DIGITS} digits", path=path)
         if obj["trailing_space"] and not ids:
             raise c.ValidationError("trailing_space needs at least one id", path=path)
         sep_end = " " if obj["trailing_space"] else ""
@@ -594,6 +603,8 @@ class LineTable(c.Construct):
             if col.kind == "base64":
                 parts.append(base64.b64encode(plain_bytes(v)))
             elif col.kind == "int":
+                if not _fits_decimal(v):
+                    raise c.ValidationError(f"expected an int of at most {DIGITS} digits", path=path)
                 parts.append(b"%d" % v)
             elif col.kind == "word":
                 parts.append(v.encode("utf-8"))

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import re
 import struct
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from mtokspec._generated import codec
 from mtokspec.format import codec_support as cs
 from mtokspec.format import tree as t
 from mtokspec.errors import MtokFormatError
 
-COUNTS = re.compile(rb"(0|[1-9][0-9]*) (0|[1-9][0-9]*) (0|[1-9][0-9]*)\n")
-IDS = re.compile(rb"(?:(?:0|-?[1-9][0-9]*)(?: (?:0|-?[1-9][0-9]*))*)?( ?)\n")
+COUNTS, IDS = codec._COUNTS, codec._IDS  # the grammar, as the codec has it from spec/_dsl.py
 
 
 def table(strings: list[bytes], before: int = 0, after: int = 4) -> bytes:
@@ -69,7 +68,7 @@ def test_header_lines_read_and_written():
     header, end = cs.parse_header_lines(data, 0, len(data), "header", b"430 4\n", COUNTS, IDS)
     assert header == t.Header(1, 1, 0, [3, 5], True) and end == len(data)
     out: list[bytes] = []
-    cs.build_header_lines(header, out, "header", b"430 4\n")
+    cs.build_header_lines(header, out, "header", b"430 4\n", codec._DECIMAL_BOUND)
     assert b"".join(out) == data
 
 
@@ -94,10 +93,11 @@ def test_base64_must_be_canonical():
 
 def test_line_column_refuses_what_would_break_the_line():
     assert cs.line_column(b"ab", "base64", "x") == b"YWI="
-    assert cs.line_column(-3, "int", "x") == b"-3"
-    for value, kind in ((True, "int"), ("a b", "word"), (b"a\nb", "raw"), ("text", "raw")):
+    assert cs.line_column(-3, "int", "x", codec._DECIMAL_BOUND) == b"-3"
+    for value, kind in ((True, "int"), ("a b", "word"), (b"a\nb", "raw"), ("text", "raw"),
+                        (10 ** 10, "int"), (-10 ** 10, "int"), (10 ** 5000, "int")):
         with pytest.raises(MtokFormatError):
-            cs.line_column(value, kind, "x")
+            cs.line_column(value, kind, "x", codec._DECIMAL_BOUND)
 
 
 def test_errors_carry_offset_and_path():

@@ -11,7 +11,6 @@ not built (a machine without a C compiler) or ``MTOKSPEC_PURE`` is set.
 from __future__ import annotations
 
 import dataclasses
-import re
 import json
 from contextlib import contextmanager
 
@@ -259,11 +258,12 @@ def test_sp_crossing_identical(tokens):
 def _line_table_pure(block: bytes, n: int, kinds: str, open_end: bool):
     """What the codec's exact loop reads from ``block`` (codec_support's decoders), as line_table
     gives it, or None where the loop raises."""
+    from mtokspec._generated import codec
     from mtokspec.format import codec_support as cs
     from mtokspec.errors import MtokFormatError
 
     decode = {"b": lambda v: cs.decode_base64(v, 0, "x"), "w": lambda v: cs.decode_word(v, 0, "x"),
-              "i": lambda v: cs.decode_decimal(v, 0, "x", re.compile(rb"0|-?[1-9][0-9]*")), "r": lambda v: v}
+              "i": lambda v: cs.decode_decimal(v, 0, "x", codec._DECIMAL), "r": lambda v: v}
     cols: list[list] = [[] for _ in kinds]
     p, final = 0, 1
     try:
@@ -311,7 +311,9 @@ def test_line_table_identical(lines, kinds, open_end, drop_last_newline, extra):
         assert _speedups.line_table(good + b"\n", 0, len(good) + 1, 1, "b", False)[0][0] == [_line_table_pure(good + b"\n", 1, "b", False)[0][0][0]]
     for bad in (b"YR==", b"YWJ=", b"YQ=", b"Y===", b"YQ==YQ==", b"Y Q=", b"YQ=\x00"):  # not canonical: refused
         assert _speedups.line_table(bad + b"\n", 0, len(bad) + 1, 1, "b", False) is None
-    for text in (b"0", b"-12", b"7" * 25, b"01", b"-0", b"", b"+1", b"1 2", b"1_0"):  # the decimal grammar
+    # the decimal grammar, its digit bound (spec/_dsl.py DIGITS) included
+    for text in (b"0", b"-12", b"7" * 25, b"01", b"-0", b"", b"+1", b"1 2", b"1_0", b"9" * 10, b"-" + b"9" * 10,
+                 b"1" + b"0" * 10, b"-1" + b"0" * 10, b"9" * 5000):
         want = _line_table_pure(text + b"\n", 1, "i", False)
         got = _speedups.line_table(text + b"\n", 0, len(text) + 1, 1, "i", False)
         assert (got and (tuple(got[0]), got[1], got[2])) == want, text

@@ -235,7 +235,37 @@ def _precheck_str_method(obj: Any, args: tuple, kwargs: dict) -> tuple:
     elif name == "translate" and args and isinstance(args[0], dict):
         longest = max((len(v) for v in args[0].values() if isinstance(v, (str, bytes))), default=1)
         _too_big("str.translate", len(owner) * max(longest, 1))
+    elif name in _GROWING:
+        _too_big(f"str.{name}", len(owner))
+    elif name in ("split", "rsplit", "splitlines"):
+        _too_big(f"str.{name}", len(owner) + 4 * _parts(owner, name, args, kwargs))
     return args
+
+
+#: str/bytes methods whose result may be a few times longer than their owner (``encode``: 4 UTF-8
+#: bytes a character; ``hex``: 2 digits and a separator a byte; case mappings: 3 characters, as
+#: "ﬃ".upper()): the owner must be within the value limit, so the result is at most 4 times the
+#: limit when ``call`` measures it
+_GROWING = frozenset({"encode", "hex", "upper", "lower", "casefold", "swapcase", "title", "capitalize"})
+_SPACE_RUNS = {str: re.compile(r"\s+"), bytes: re.compile(rb"\s+")}
+_LINE_ENDS = {str: re.compile(r"\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]"), bytes: re.compile(rb"\r\n|[\n\r]")}
+
+
+def _parts(owner: Any, name: str, args: tuple, kwargs: dict) -> int:
+    """At most how many parts ``owner.<name>(...)`` (split, rsplit, splitlines) returns: counted
+    before the call, in one scan, so that the list is weighed before it is made."""
+    if name == "splitlines":
+        pattern = _LINE_ENDS[type(owner)]
+        return sum(1 for _ in pattern.finditer(owner)) + 1
+    sep = args[0] if args else kwargs.get("sep")
+    limit = args[1] if len(args) > 1 else kwargs.get("maxsplit", -1)
+    if isinstance(sep, (str, bytes)) and type(sep) is type(owner) and sep:
+        n = owner.count(sep)
+    else:
+        n = sum(1 for _ in _SPACE_RUNS[type(owner)].finditer(owner))
+    if isinstance(limit, int) and not isinstance(limit, bool) and limit >= 0:
+        n = min(n, limit)
+    return n + 1
 
 
 def _guarded_binop(op: str, left: Any, right: Any) -> None:
@@ -277,9 +307,28 @@ def _raise_exception(message: Any) -> None:
     raise ChatTemplateError(str(message))
 
 
+_STRFTIME_SPEC = re.compile(r"%[-_0^#]*([0-9]*)[EO]?(.?)", re.S)
+#: the longest text one strftime directive writes without a width (``%c``, a time zone name)
+_STRFTIME_NATURAL = 64
+
+
 def _strftime_now(format: str) -> str:
+    """The current (or the render's fixed) time formatted; the size of the result is bounded
+    before formatting (the C library pads to any width a directive asks) and checked after."""
+    if not isinstance(format, str):
+        raise ChatTemplateError(f"strftime_now expects a format string, got {type(format).__name__}")
+    _too_big("strftime_now format", len(format))
+    limit = _state().value_limit
+    size = len(format)
+    for m in _STRFTIME_SPEC.finditer(format):
+        width = m.group(1)
+        if len(width) > len(str(limit)):
+            _too_big("strftime_now width", limit + 1)
+        size += max(int(width or 0), _STRFTIME_NATURAL)
+        if size > limit:
+            _too_big("strftime_now", size)
     now = _state().now
-    return (now if now is not None else datetime.now()).strftime(format)
+    return _check_value((now if now is not None else datetime.now()).strftime(format))
 
 
 def _tojson(x: Any, ensure_ascii: bool = False, indent: Any = None, separators: Any = None,
@@ -309,9 +358,10 @@ def _lipsum(n: int = 5, html: bool = True, min: int = 20, max: int = 100) -> str
 
 
 def _wrap_filter(original: Callable, check: Callable[..., None] | None = None,
-                 check_result: bool = False, weigh_input: bool = False) -> Callable:
+                 check_result: bool = False, weigh_input: bool = False, check_text: bool = False) -> Callable:
     """Wrap a jinja filter with a pre-check (same arguments, minus the pass_* first argument)
-    and/or a check of its result; the jinja pass_* marker is preserved by functools.wraps."""
+    and/or a check of its result (``check_text``: only a text result, by its length); the jinja
+    pass_* marker is preserved by functools.wraps."""
     passes_arg = hasattr(original, "jinja_pass_arg")
 
     @functools.wraps(original)
@@ -324,6 +374,8 @@ def _wrap_filter(original: Callable, check: Callable[..., None] | None = None,
         result = original(*args, **kwargs)
         if check_result:
             _check_value(result)
+        elif check_text and isinstance(result, (str, bytes)):
+            _too_big(f"filter {original.__name__}", len(result))
         return result
 
     return wrapper
@@ -491,7 +543,9 @@ class _ChatSandbox(ImmutableSandboxedEnvironment):
         _tick()
         args = _precheck_str_method(obj, args, kwargs)
         result = super().call(context, obj, *args, **kwargs)
-        if isinstance(result, (list, tuple, dict, set, frozenset, jinja2.utils.Namespace)):
+        if isinstance(result, (str, bytes)):
+            _too_big("call result", len(result))
+        elif isinstance(result, (list, tuple, dict, set, frozenset, jinja2.utils.Namespace)):
             _weight(result)
         return result
 
@@ -526,6 +580,11 @@ class _ChatSandbox(ImmutableSandboxedEnvironment):
         return checked
 
 
+#: the filters _build_env replaces or wraps with their own checks
+_CHECKED_FILTERS = frozenset({"tojson", "center", "indent", "format", "replace", "batch", "slice", "wordwrap", "join",
+                              "sum", "list", "sort", "reverse", "dictsort", "groupby"})
+
+
 def _build_env() -> _ChatSandbox:
     env = _ChatSandbox(
         **TEMPLATE_SYNTAX,
@@ -550,6 +609,11 @@ def _build_env() -> _ChatSandbox:
     # filters that build lists from existing references: weigh the result
     for name in ("list", "sort", "reverse", "dictsort", "groupby"):
         f[name] = _wrap_filter(f[name], check_result=True)
+    # every other filter: a text result is measured as it is made (upper, escape, urlencode,
+    # title... write more characters than they read)
+    for name, original in list(f.items()):
+        if name not in _CHECKED_FILTERS:
+            f[name] = _wrap_filter(original, check_text=True)
     env.globals["raise_exception"] = _raise_exception
     env.globals["strftime_now"] = _strftime_now
     env.globals["lipsum"] = _lipsum

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from mtokspec.cli._io import one_line, read_input
+from mtokspec.format import plainio
 from mtokspec.errors import MtokFormatError
 
 
@@ -21,9 +21,14 @@ def cmd_chat(args) -> int:
         print(f"mtokspec: {args.file}: {one_line(e)}", file=sys.stderr)
         return 2
     try:
-        messages = json.loads(read_input(args.messages).decode("utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
+        messages = plainio.load_json(read_input(args.messages).decode("utf-8"))
+    except (OSError, UnicodeDecodeError, MtokFormatError, RecursionError) as e:
         print(f"mtokspec: {args.messages}: {one_line(e)}", file=sys.stderr)
+        return 2
+    where = plainio.find_oversize(messages)
+    if where is not None:
+        print(f"mtokspec: {args.messages}: {where}: an integer of more than {plainio.MAX_DIGITS} digits",
+              file=sys.stderr)
         return 2
     if isinstance(messages, dict) and "messages" in messages:
         messages = messages["messages"]

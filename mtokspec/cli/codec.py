@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 import mtokspec
+from mtokspec.cli._io import FORCE_HELP, one_line, read_input, write_output
 from mtokspec.format import plainio
-from mtokspec.cli._io import atomic_write, one_line, read_input
-from mtokspec.errors import MtokFormatError
+from mtokspec.errors import Error, MtokFormatError
 from mtokspec.format.inspect import FORMAT_NAMES, inspect_rows
 from mtokspec.format.tree import format_key
 
@@ -52,7 +52,7 @@ def report_findings(args, check) -> int:
     for path in args.files:
         try:
             findings = check(read_input(path))
-        except (OSError, MtokFormatError) as e:
+        except (OSError, Error) as e:  # Error: also a chat template too long or deep to lint
             fail(path, e)
             worst = 2
             continue
@@ -82,9 +82,9 @@ def cmd_dump(args) -> int:
     except (OSError, MtokFormatError) as e:
         return fail(args.file, e)
     text = plainio.dumps(mtokspec.to_dict(tree), args.format)
-    if args.output:
+    if args.output and args.output != "-":
         try:
-            atomic_write(args.output, text)
+            write_output(args.output, text, [args.file], args.force)
         except OSError as e:
             return fail(args.output, e)
     else:
@@ -113,7 +113,7 @@ def cmd_build(args) -> int:
                   file=sys.stderr)
             return 1
     try:
-        atomic_write(args.output, data)
+        write_output(args.output, data, [args.tree], args.force)
     except OSError as e:
         return fail(args.output, e)
     return 0
@@ -145,7 +145,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("file", help="the .mtok or tokenizer.txt file ('-' for standard input)")
     p.add_argument("--format", choices=["yaml", "json"], default="yaml", help="output format (default yaml)")
-    p.add_argument("-o", "--output", help="write here (atomically) instead of standard output")
+    p.add_argument("-o", "--output", help="write here (atomically) instead of standard output ('-')")
+    p.add_argument("--force", action="store_true", help=FORCE_HELP)
     p.set_defaults(func=cmd_dump)
 
     p = sub.add_parser(
@@ -155,7 +156,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "atomically: on any failure nothing is written.",
     )
     p.add_argument("tree", help="TREE.yaml or TREE.json ('-' for standard input)")
-    p.add_argument("-o", "--output", required=True, help="the file to write")
+    p.add_argument("-o", "--output", required=True, help="the file to write ('-' for standard output)")
+    p.add_argument("--force", action="store_true", help=FORCE_HELP)
     p.add_argument("--format", choices=["yaml", "json"], help="input format (default: from the file suffix)")
     p.add_argument("--no-validate", action="store_true", help="write even when validation finds errors")
     p.set_defaults(func=cmd_build)

@@ -5,17 +5,29 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 import mtokspec
-from mtokspec.cli._io import atomic_write, one_line, read_input
+from mtokspec.cli._io import FORCE_HELP, check_output, one_line, read_input, write_output
 from mtokspec.errors import MtokFormatError
 
 
+MAX_INDENT = 16
+
+
+def indent_width(text: str) -> int:
+    """``--indent``: a number of spaces from 0 to MAX_INDENT."""
+    if not text.isdigit() or len(text) > 3 or int(text) > MAX_INDENT:
+        raise argparse.ArgumentTypeError(f"expected a number of spaces from 0 to {MAX_INDENT}, got {text[:20]!r}")
+    return int(text)
+
+
 def write_conversion(command: str, source: str, output: str, report: str, convert, what: str = "",
-                     **report_extra) -> int:
+                     inputs=(), force: bool = False, **report_extra) -> int:
     """Run ``convert() -> ConversionResult``, build and write the .mtok atomically, report the losses.
 
-    Exit 0 written; 1 a strict conversion refused losses (nothing written); 2 anything else failed.
+    Exit 0 written; 1 a strict conversion refused losses (nothing written); 2 anything else failed
+    (an output that is one of ``inputs`` without ``force`` too, refused before converting).
     Shared by ``convert`` and ``upgrade``.
     """
     from mtokspec.convert import ConversionError, render_json, render_text
@@ -29,6 +41,12 @@ def write_conversion(command: str, source: str, output: str, report: str, conver
         return code
 
     try:
+        if output != "-":
+            check_output(output, inputs, force)
+    except OSError as e:
+        print(f"mtokspec {command}: {output}: {one_line(e)}", file=sys.stderr)
+        return 2
+    try:
         result = convert()
         data = mtokspec.build(result.tree)
     except ConversionError as e:
@@ -36,9 +54,9 @@ def write_conversion(command: str, source: str, output: str, report: str, conver
     except (OSError, MtokFormatError, ValueError) as e:
         return fail(str(e))
     try:
-        atomic_write(output, data)
+        write_output(output, data, inputs, force)
     except OSError as e:
-        print(f"mtokspec {command}: {output}: {e}", file=sys.stderr)
+        print(f"mtokspec {command}: {output}: {one_line(e)}", file=sys.stderr)
         return 2
     if report == "json":
         print(render_json(result.losses, source=source, output=output, size=len(data),
@@ -54,7 +72,19 @@ def cmd_convert(args) -> int:
 
     return write_conversion(
         "convert", args.model_dir, args.output, args.report,
-        lambda: from_hf(args.model_dir, strict=args.strict, exact_whitespace=args.exact_whitespace))
+        lambda: from_hf(args.model_dir, strict=args.strict, exact_whitespace=args.exact_whitespace),
+        inputs=hf_inputs(args.model_dir), force=args.force)
+
+
+def hf_inputs(model_dir: str) -> list[str]:
+    """The files ``convert`` may read from a model folder (or a tokenizer.json and its folder)."""
+    from mtokspec.convert.hf.inputs import HF_INPUT_NAMES
+
+    folder = Path(model_dir)
+    files = [] if folder.is_dir() else [folder]
+    if not folder.is_dir():
+        folder = folder.parent
+    return [str(p) for p in files + [folder / name for name in HF_INPUT_NAMES]]
 
 
 def cmd_export_hf(args) -> int:
@@ -80,9 +110,9 @@ def cmd_export_hf(args) -> int:
         if args.output == "-":
             sys.stdout.write(text + "\n")
         else:
-            atomic_write(args.output, text + "\n")
+            write_output(args.output, text + "\n", [args.file], args.force)
     except OSError as e:
-        print(f"mtokspec export-hf: {args.output}: {e}", file=sys.stderr)
+        print(f"mtokspec export-hf: {args.output}: {one_line(e)}", file=sys.stderr)
         return 2
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
@@ -105,6 +135,7 @@ def register(subparsers) -> None:
                    help="where to write the .mtok (atomically: nothing is left behind on failure)")
     p.add_argument("--strict", action="store_true",
                    help="fail (exit 1, nothing written) when the conversion would lose anything")
+    p.add_argument("--force", action="store_true", help=FORCE_HELP)
     p.add_argument("--exact-whitespace", action="store_true",
                    help="write HF's Whitespace pre-tokenizer as an equivalent Split instead of dropping "
                         "it (differs from the reference exporter's bytes)")
@@ -123,5 +154,7 @@ def register(subparsers) -> None:
                    help="the .mtok to export ('-' for stdin); a legacy tokenizer.txt is upgraded first")
     q.add_argument("-o", "--output", required=True, metavar="tokenizer.json",
                    help="where to write the JSON ('-' for stdout)")
-    q.add_argument("--indent", type=int, default=None, help="indent the JSON (default: compact)")
+    q.add_argument("--indent", type=indent_width, default=None, metavar="0-%d" % MAX_INDENT,
+                   help="indent the JSON by this many spaces (default: compact)")
+    q.add_argument("--force", action="store_true", help=FORCE_HELP)
     q.set_defaults(func=cmd_export_hf)

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from mtokspec.cli._io import read_input
 from mtokspec.errors import MtokFormatError
 
 
@@ -16,7 +17,6 @@ def _fail(what: str, err: Exception) -> int:
 
 
 def _load(path: str, runtime: str = "hf"):
-    from mtokspec.cli._io import read_input
     from mtokspec.tokenizer import Tokenizer
     return Tokenizer.from_bytes(read_input(path), semantics=runtime)
 
@@ -27,7 +27,8 @@ def cmd_encode(args) -> int:
         return _fail("encode", ValueError("the file and the text cannot both come from standard input"))
     try:
         tok = _load(args.file, args.runtime)
-        text = sys.stdin.read() if args.text in (None, "-") else args.text
+        # standard input: bounded, and bytes that are not UTF-8 kept as surrogates (as the CLI's stdin)
+        text = read_input("-").decode("utf-8", "surrogateescape") if args.text in (None, "-") else args.text
         special = args.special if args.special is not None else args.runtime == "mnn"
         ids = tok.encode(text, add_special_tokens=special)
     except (OSError, MtokFormatError, TokenizerError) as e:
@@ -70,9 +71,8 @@ def cmd_compare(args) -> int:
     texts = SAMPLE_TEXTS
     if args.text:
         try:
-            with open(args.text, encoding="utf-8") as f:
-                texts = json.load(f)
-        except (OSError, ValueError) as e:
+            texts = json.loads(read_input(args.text).decode("utf-8"))
+        except (OSError, ValueError, RecursionError) as e:
             return _fail(args.text, e)
         if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
             return _fail(args.text, ValueError("expected a JSON list of strings"))

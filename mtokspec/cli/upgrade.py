@@ -6,7 +6,7 @@ import argparse
 import sys
 
 import mtokspec
-from mtokspec.cli._io import one_line, read_input
+from mtokspec.cli._io import FORCE_HELP, one_line, read_input
 from mtokspec.errors import MtokFormatError
 
 _EPILOG = """\
@@ -39,7 +39,8 @@ def cmd_upgrade(args) -> int:
         lambda: upgrade(src, split_pattern=args.split_pattern, lowercase=args.lowercase,
                         sentencepiece_model=args.sp_model, sentencepiece_normalization=args.sp_normalization,
                         strict=args.strict),
-        what=f" from a type-{legacy_type} tokenizer.txt", legacy_type=legacy_type)
+        what=f" from a type-{legacy_type} tokenizer.txt", inputs=[args.file], force=args.force,
+        legacy_type=legacy_type)
 
 
 def register(subparsers) -> None:
@@ -70,6 +71,7 @@ def register(subparsers) -> None:
                         "collapses white space (T5) (default: %(default)s)")
     p.add_argument("--strict", action="store_true",
                    help="fail (exit 1, nothing written) when the upgrade would lose anything")
+    p.add_argument("--force", action="store_true", help=FORCE_HELP)
     p.add_argument("--report", choices=("text", "json"), default="text",
                    help="format of the loss report printed to stderr (default: %(default)s)")
     p.set_defaults(func=cmd_upgrade)

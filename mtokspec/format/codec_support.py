@@ -31,11 +31,21 @@ def invalid(offset, path, message):
     raise MtokFormatError(message, offset, where(path))
 
 
-def bad_value(path, message, value):
-    text = repr(value)
+def value_text(value):
+    """``repr(value)`` cut to 60 characters; an int too long for ``repr`` is told by its size."""
+    if isinstance(value, int) and value.bit_length() > 1024:
+        return "<an int of %d bits>" % value.bit_length()
+    try:
+        text = repr(value)
+    except ValueError:  # a container of such ints
+        return "<%s>" % type(value).__name__
     if len(text) > 60:
         text = text[:57] + "..."
-    raise MtokFormatError("cannot build: %s (got %s)" % (message, text), None, where(path))
+    return text
+
+
+def bad_value(path, message, value):
+    raise MtokFormatError("cannot build: %s (got %s)" % (message, value_text(value)), None, where(path))
 
 
 def bad_rows(rows, width, st, path):
@@ -261,11 +271,12 @@ def decode_word(text, offset, path):
         invalid(offset, path, "invalid UTF-8")
 
 
-def line_column(value, kind, path):
-    """The bytes of one column of a text line; refuses values that would break the line."""
+def line_column(value, kind, path, bound=None):
+    """The bytes of one column of a text line; refuses values that would break the line, and ints
+    of ``bound`` or more in magnitude (the grammar's digits)."""
     if kind == "int":
-        if value.__class__ is not int:
-            bad_value(path, "expected an int", value)
+        if value.__class__ is not int or not -bound < value < bound:
+            bad_value(path, "expected an int of magnitude below %d" % bound, value)
         return b"%d" % value
     if kind == "word":
         if value.__class__ is not str or " " in value or "\n" in value:
@@ -283,15 +294,16 @@ def line_column(value, kind, path):
     return bytes(value)
 
 
-def build_header_lines(h, out, path, magic_line):
+def build_header_lines(h, out, path, magic_line, bound):
+    """The three header lines; counts and ids are ints of magnitude below ``bound``."""
     if h.__class__ is not Header:
         bad_value(path, "expected Header", h)
     counts = (h.special_count, h.stop_count, h.prefix_count)
     for n in counts:
-        if n.__class__ is not int or n < 0:
-            bad_value(path, "header counts must be non-negative ints", n)
-    if not isinstance(h.ids, (list, tuple)) or any(i.__class__ is not int for i in h.ids):
-        bad_value(path + ".ids", "header ids must be ints", h.ids)
+        if n.__class__ is not int or not 0 <= n < bound:
+            bad_value(path, "header counts must be non-negative ints below %d" % bound, n)
+    if not isinstance(h.ids, (list, tuple)) or any(i.__class__ is not int or not -bound < i < bound for i in h.ids):
+        bad_value(path + ".ids", "header ids must be ints of magnitude below %d" % bound, h.ids)
     if h.trailing_space and not h.ids:
         bad_value(path + ".trailing_space", "trailing_space needs at least one id", h.ids)
     out.append(magic_line)

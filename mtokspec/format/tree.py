@@ -17,10 +17,11 @@ from typing import Any, NamedTuple
 from mtokspec._generated import tree as _t
 from mtokspec._generated.tree import *  # noqa: F403
 from mtokspec._generated.tree import CLASSES, ENUMS, SCHEMA, UNIONS, VARIANTS
+from mtokspec.format.codec_support import value_text
 from mtokspec.errors import MtokFormatError
 
 __all__ = [*CLASSES, *UNIONS, *ENUMS, "TokenizerFile", "FORMATS", "format_key", "to_dict", "from_dict", "make_header", "header_roles", "HeaderRoles",
-           "ROOT_TYPES", "LEGACY_ROOTS", "walk_stage"]
+           "ROOT_TYPES", "LEGACY_ROOTS", "walk_stage", "OversizeNumber"]
 
 #: the ``format`` key of the plain form -> root class
 FORMATS: dict[str, type] = {
@@ -135,6 +136,22 @@ def to_dict(tree: Any) -> dict:
     return {"format": fmt, **out} if fmt else out
 
 
+class OversizeNumber:
+    """An integer too long to convert (``plainio`` loads one of more than ``plainio.MAX_DIGITS``
+    digits as this): kept as its number of digits, refused by :func:`from_dict` with its path."""
+
+    __slots__ = ("digits",)
+
+    def __init__(self, text: str):
+        self.digits = sum(ch.isdigit() for ch in text)
+
+    def __repr__(self) -> str:
+        return f"<an integer of {self.digits} digits>"
+
+
+_INT_BITS = 64  # the widest int field; each field's own range is checked when the tree is built
+
+
 def _fail(path: list[str], msg: str) -> None:
     raise MtokFormatError(msg, None, "".join(path).lstrip(".") or "<root>")
 
@@ -152,21 +169,28 @@ def _from_plain(value: Any, d: tuple, path: list[str]) -> Any:
         if isinstance(value, (bytes, bytearray)):
             return bytes(value)
         _fail(path, f"expected text or {{hex: ...}}, got {type(value).__name__}")
+    if k in ("int", "float") and isinstance(value, OversizeNumber):
+        _fail(path, f"integer of {value.digits} digits: no field holds it")
     if k == "int":
         if isinstance(value, bool) or not isinstance(value, int):
-            _fail(path, f"expected an integer, got {value!r:.40}")
+            _fail(path, f"expected an integer, got {value_text(value)}")
+        if value.bit_length() > _INT_BITS:
+            _fail(path, f"integer of {value.bit_length()} bits: no field holds more than {_INT_BITS}")
         return value
     if k == "float":
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            _fail(path, f"expected a number, got {value!r:.40}")
-        return float(value)
+            _fail(path, f"expected a number, got {value_text(value)}")
+        try:
+            return float(value)
+        except OverflowError:
+            _fail(path, f"integer of {value.bit_length()} bits is too large for a float")
     if k == "bool":
         if not isinstance(value, bool):
-            _fail(path, f"expected true or false, got {value!r:.40}")
+            _fail(path, f"expected true or false, got {value_text(value)}")
         return value
     if k == "str":
         if not isinstance(value, str):
-            _fail(path, f"expected text, got {value!r:.40}")
+            _fail(path, f"expected text, got {value_text(value)}")
         return value
     if k == "optional":
         return None if value is None else _from_plain(value, d[1], path)
@@ -181,14 +205,14 @@ def _from_plain(value: Any, d: tuple, path: list[str]) -> Any:
         return out
     if k == "row":
         if not isinstance(value, (list, tuple)) or len(value) != len(d[1]):
-            _fail(path, f"expected a row of {len(d[1])} values, got {value!r:.60}")
+            _fail(path, f"expected a row of {len(d[1])} values, got {value_text(value)}")
         return tuple(_from_plain(v, cd, path) for v, cd in zip(value, d[1]))
     if k == "record":
         return _record_from_plain(value, d[1], path)
     if k == "union":
         if not isinstance(value, dict) or not isinstance(value.get("type"), str) \
                 or value["type"] not in UNIONS[d[1]]:
-            _fail(path, f"expected one of {', '.join(UNIONS[d[1]])} (a 'type' key), got {value!r:.60}")
+            _fail(path, f"expected one of {', '.join(UNIONS[d[1]])} (a 'type' key), got {value_text(value)}")
         return _record_from_plain(value, value["type"], path)
     raise TypeError(d)
 

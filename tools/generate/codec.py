@@ -773,7 +773,7 @@ class Emitter:
         self.w(ind, f"_build_{sub.record_name}({e}, out, {pe})")
 
     def write_header(self, ind, sub, e, pe, obj, union_name):
-        self.w(ind, f"build_header_lines({e}, out, {pe}, {sub.magic_line!r})")
+        self.w(ind, f"build_header_lines({e}, out, {pe}, {sub.magic_line!r}, _DECIMAL_BOUND)")
 
     def write_union(self, ind, sub, e, pe, obj, union_name):
         self.w(ind, f"_build_{sub.union_name}({e}, out, {pe})")
@@ -820,12 +820,17 @@ class Emitter:
         epe = f'{pe} + "[%d]" % {i}'
         self.w(ind, f"for {i}, {row} in enumerate({lv}):")
         cols = sub.columns
+
+        def bound(col):  # an int column is written within the grammar's digits
+            return ", _DECIMAL_BOUND" if col.kind == "int" else ""
+
         if len(cols) == 1:
-            self.w(ind + 1, f"{lines}.append(line_column({row}, {cols[0].kind!r}, {epe}))")
+            self.w(ind + 1, f"{lines}.append(line_column({row}, {cols[0].kind!r}, {epe}{bound(cols[0])}))")
         else:
             self.w(ind + 1, f"if not isinstance({row}, (tuple, list)) or len({row}) != {len(cols)}:")
             self.w(ind + 2, f'bad_value({epe}, "expected a row of {len(cols)} values", {row})')
-            vals = [f"line_column({row}[{k}], {col.kind!r}, {epe} + '.{col.name}')" for k, col in enumerate(cols)]
+            vals = [f"line_column({row}[{k}], {col.kind!r}, {epe} + '.{col.name}'{bound(col)})"
+                    for k, col in enumerate(cols)]
             self.w(ind + 1, f'{lines}.append(b" ".join(({", ".join(vals)},)))')
         end_nl = f"{obj}.{sub.final_newline}" if sub.final_newline else "True"
         if sub.final_newline:
@@ -1084,7 +1089,8 @@ def emit_codec(m: Model, roots: list[str]) -> str:
     structs = [f"{v} = struct.Struct({fmt!r})" for fmt, v in e.structs.items()]
     structs += ["", "# the text grammar, from spec/_dsl.py",
                 f"_COUNTS = re.compile({dsl.COUNTS_LINE!r})", f"_IDS = re.compile({dsl.IDS_LINE!r})",
-                f"_DECIMAL = re.compile({dsl.INT!r})", f"_COUNT = re.compile({dsl.COUNT!r})"]
+                f"_DECIMAL = re.compile({dsl.INT!r})", f"_COUNT = re.compile({dsl.COUNT!r})",
+                f"_DECIMAL_BOUND = {10 ** dsl.DIGITS}  # {dsl.DIGITS} digits: what a decimal can write"]
     api = "".join(ROOT_API.format(root=r) for r in roots)
     tables.append("_NODE_BUILDERS = {")
     emitted = "\n".join(e.lines)

@@ -36,10 +36,17 @@ def mnn_segments(src: str) -> list[str]:
     trim_next = False
     tail_added = False
     ws = " \n\r\t"
+    # the next "{{", "{%", "{#" at or after i, each searched again only once i passed it (so the
+    # scan is one pass however many tags there are)
+    opens = {1: "{{", 2: "{%", 3: "{#"}
+    ahead = {k: -1 for k in opens}
     while i < n:
         if state == "text":
-            found = [(p, k) for k, p in ((1, src.find("{{", i)), (2, src.find("{%", i)), (3, src.find("{#", i)))
-                     if p != -1]
+            for k, mark in opens.items():
+                if ahead[k] != n and ahead[k] < i:
+                    p = src.find(mark, i)
+                    ahead[k] = n if p == -1 else p
+            found = [(p, k) for k, p in ahead.items() if p != n]
             if not found:
                 text = src[i:]
                 if trim_next:

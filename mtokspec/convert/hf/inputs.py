@@ -28,9 +28,15 @@ class HFInputs:
     extra_files: list[str] = field(default_factory=list)
 
 
+#: the files of a model folder the converter reads (tokenizer.json may also be given by its own path)
+HF_INPUT_NAMES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "generation_config.json",
+                  "chat_template.jinja", "chat_template.json")
+
+
 def read_json(path: Path) -> Any:
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
+    from mtokspec.reading import read_file
+
+    return json.loads(read_file(path).decode("utf-8"))
 
 
 def load_hf(path: str | os.PathLike) -> HFInputs:

@@ -6,9 +6,9 @@ Design record: ``docs/design/runtime-hf.md``.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any, cast
 
+from mtokspec.reading import read_file
 from mtokspec.format import tree as t
 from mtokspec.errors import TokenizerError
 from mtokspec.format import parse
@@ -109,7 +109,7 @@ class HfTokenizer:
     @classmethod
     def from_file(cls, path: str | os.PathLike, **options: Any) -> "HfTokenizer":
         """A tokenizer for a ``.mtok`` file."""
-        return cls.from_bytes(Path(path).read_bytes(), **options)
+        return cls.from_bytes(read_file(path), **options)
 
     # --- chat template ----------------------------------------------------------------------------
     def apply_chat_template(self, messages: list[dict], add_generation_prompt: bool = True, tools=None,

@@ -15,9 +15,9 @@ from __future__ import annotations
 import codecs
 import os
 import re
-from pathlib import Path
 from typing import Any, ClassVar
 
+from mtokspec.reading import read_file
 from mtokspec.format import tree as t
 from mtokspec.errors import TokenizerError, UndefinedInMnn
 from mtokspec._generated.codec import build_node
@@ -174,7 +174,7 @@ class MnnTokenizer:
 
     @classmethod
     def from_file(cls, path: str | os.PathLike, *, max_expansion: int = MAX_EXPANSION) -> "MnnTokenizer":
-        return cls.from_bytes(Path(path).read_bytes(), max_expansion=max_expansion)
+        return cls.from_bytes(read_file(path), max_expansion=max_expansion)
 
     # --- what subclasses supply -----------------------------------------------------------------
     def _encode_piece(self, text: bytes, ids: list[int]) -> None:  # pragma: no cover - abstract

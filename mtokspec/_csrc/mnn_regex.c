@@ -1,4 +1,4 @@
-/* mtokspec._speedups, the mnn semantics' part: MNN's own regex matcher over folded text.
+/* mtokspec._speedups, the mnn semantics' part (registered by module.c through speedups.h): MNN's own regex matcher over folded text.
  *
  * The pure-Python matcher (mtokspec/runtime/mnn/regex.py: _match, _try, _try_at, scan, split) is
  * the reference.  This file redoes the same recursion in the same order, counting the same steps
@@ -16,7 +16,7 @@
  *       with end > start, in order; steps: the budget's count after the scan; None: the count fell
  *       below max(0, count at the position - window) at some position (the pure path's refusal)
  */
-#include "_speedups_mnn.h"
+#include "speedups.h"
 
 #include <stdint.h>
 #include <string.h>

@@ -1,0 +1,81 @@
+/* The shared declarations of mtokspec._speedups (one extension module built from the files of
+ * mtokspec/_csrc/; see module.c for what it holds). */
+#ifndef MTOKSPEC_SPEEDUPS_H
+#define MTOKSPEC_SPEEDUPS_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------------------------------------- */
+/* hashing                                                                                         */
+
+static inline uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return x;
+}
+
+static inline size_t pow2_at_least(size_t n)
+{
+    size_t c = 16;
+    while (c < n)
+        c <<= 1;
+    return c;
+}
+
+/* An id read from Python: 0 <= id < 2**32 (the file's ids are u32), else -1 with an error set. */
+static inline int64_t read_id(PyObject *o)
+{
+    unsigned long long v;
+    if (!PyLong_Check(o)) {
+        PyErr_SetString(PyExc_TypeError, "ids must be int");
+        return -1;
+    }
+    v = PyLong_AsUnsignedLongLong(o);
+    if (v == (unsigned long long)-1 && PyErr_Occurred())
+        return -1;
+    if (v > 0xFFFFFFFFULL) {
+        PyErr_SetString(PyExc_OverflowError, "id out of u32 range");
+        return -1;
+    }
+    return (int64_t)v;
+}
+
+/* out += seq (a tuple or any sequence of ids): 0, or -1 with an error set. */
+static inline int extend_ids(PyObject *out, PyObject *seq, const char *what)
+{
+    PyObject *fast = PySequence_Fast(seq, what);
+    Py_ssize_t k, n;
+    int rc = 0;
+    if (fast == NULL)
+        return -1;
+    n = PySequence_Fast_GET_SIZE(fast);
+    for (k = 0; k < n && rc == 0; k++)
+        rc = PyList_Append(out, PySequence_Fast_GET_ITEM(fast, k));
+    Py_DECREF(fast);
+    return rc;
+}
+
+
+/* bpe.c */
+extern PyTypeObject BPECoreType;
+PyObject *sp_crossing(PyObject *mod, PyObject *tokens);
+/* unigram.c */
+extern PyTypeObject UnigramCoreType;
+/* tables.c: the codec's tables, and the vocabularies built from their columns */
+PyObject *string_table(PyObject *mod, PyObject *args);
+PyObject *line_table(PyObject *mod, PyObject *args);
+PyObject *dict_zip(PyObject *mod, PyObject *args);
+/* pieces.c */
+PyObject *encode_pieces(PyObject *mod, PyObject *args);
+
+/* mnn_regex.c: the mnn semantics' regex matcher, added to the module (0, or -1 with an exception set) */
+int mnn_speedups_register(PyObject *module);
+
+#endif
