@@ -113,8 +113,8 @@ def load(source: t.TokenizerFile | bytes | bytearray | memoryview | str | os.Pat
     ``semantics="hf"`` tokenizes as Hugging Face ``tokenizers`` (a legacy ``tokenizer.txt`` is first
     upgraded by :func:`mtokspec.convert.upgrade`, given ``upgrade_options``; other options go to
     :class:`~mtokspec.runtime.hf.HfTokenizer`).  ``semantics="mnn"`` runs the file as MNN's C++
-    runtime does, legacy types by MNN's own legacy tokenizers; its one option is ``max_expansion``.
-Both semantics take ``max_expansion`` (:mod:`mtokspec.runtime.bounds`).
+    runtime does, legacy types by MNN's own legacy tokenizers; its one option is ``max_expansion``
+    (both semantics: :mod:`mtokspec.runtime.shared.bounds`).
     """
     if semantics not in SEMANTICS:
         raise TokenizerError(f"semantics must be 'hf' or 'mnn', got {semantics!r}")
@@ -144,9 +144,9 @@ def _load(source: Any, semantics: Semantics, upgrade_options: dict | None, optio
 
 def _build(tree: t.TokenizerFile, semantics: Semantics, upgrade_options: dict | None, options: dict) -> Tokenizer:
     if semantics == "mnn":
-        extra = {k for k in options if k != "max_expansion"} | set(upgrade_options or ())
-        if extra:
-            raise TokenizerError(f"semantics='mnn' takes no options but max_expansion, got {sorted(extra)}")
+        bad = {k for k in options if k != "max_expansion"} | set(upgrade_options or ())
+        if bad:
+            raise TokenizerError(f"semantics='mnn' takes no options but max_expansion, got {sorted(bad)}")
         from mtokspec.runtime.mnn import MnnTokenizer
 
         return MnnTokenizer.from_tree(tree, **options)

@@ -25,7 +25,8 @@ from tools import fuzz
 
 # examples per entry point: together about 40 s on one core
 EXAMPLES = {"codec": 150, "from_dict": 80, "runtime": 150, "runtime_mnn": 150, "lint": 100, "to_hf": 150,
-            "upgrade": 300, "from_hf": 250, "cli": 100, "long_decimals": 100, "plain_text": 60, "chat_bounds": 60}
+            "upgrade": 300, "from_hf": 250, "cli": 100, "long_decimals": 100, "plain_text": 60, "chat_bounds": 60,
+            "hostile": 15}
 
 
 @pytest.mark.parametrize("name", sorted(fuzz.TARGETS))

@@ -163,7 +163,7 @@ def test_split_spans_other_behaviours(code, name):
 
 
 def test_pathological_split_pattern_times_out(monkeypatch):
-    from mtokspec.runtime import bounds
+    from mtokspec.runtime.shared import bounds
 
     monkeypatch.setattr(bounds, "REGEX_SECONDS", 0.2)
     sp = P.Split(r"(a|aa)+$", False, 0)

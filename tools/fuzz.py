@@ -416,6 +416,37 @@ def check_runtime_mnn(args) -> None:
     refused_or_ok("mnn apply_chat_template", tok.apply_chat_template, messages, template=template)
 
 
+HOSTILE_CALL_SECONDS = 10.0
+"""The bound on one call of a hostile case or an amplifying pipeline: they are refused past the
+1 MiB floor of the size bound, which the ``mnn`` semantics' Python stages take seconds to reach."""
+
+
+def hostile_inputs():
+    """An amplifying pipeline (``tools.hostile.amplifying_files``) or one of the quick hostile cases,
+    and the semantics to run it with."""
+    from tools import hostile
+
+    amplifying = hostile.amplifying_files().map(lambda tree: (tree, None))
+    cases = st.sampled_from(hostile.QUICK).map(lambda name: hostile.CASES[name].make())
+    return st.tuples(st.one_of(amplifying, cases), st.sampled_from(["hf", "mnn"]))
+
+
+def check_hostile(args) -> None:
+    """Encode and decode of a file built to amplify or backtrack: a result or an ``mtokspec.Error``
+    within HOSTILE_CALL_SECONDS."""
+    from mtokspec import Tokenizer
+
+    (tree, work), semantics = args
+    tok = refused_or_ok("from_tree", Tokenizer.from_tree, tree, semantics=semantics)
+    if tok is None:
+        return
+    if work is not None:
+        refused_or_ok("hostile case", work, tok, limit=HOSTILE_CALL_SECONDS)
+        return
+    refused_or_ok("encode", tok.encode, "aé " * 40, limit=HOSTILE_CALL_SECONDS)
+    refused_or_ok("decode", tok.decode, [0, 3] * 32, limit=HOSTILE_CALL_SECONDS)
+
+
 def check_lint(data: bytes) -> None:
     """lint(target="mnn") of any bytes (what does not parse is refused like parse refuses it)."""
     refused_or_ok("lint", mtokspec.lint, data)
@@ -596,6 +627,7 @@ TARGETS = {t.name: t for t in [
     Target("long_decimals", long_decimal_files, check_codec),
     Target("plain_text", plain_texts, check_plain),
     Target("chat_bounds", chat_bound_templates, check_chat_bounds),
+    Target("hostile", hostile_inputs, check_hostile),
 ]}
 
 

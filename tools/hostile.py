@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from hypothesis import strategies as st
+
 from mtokspec.format import tree as t
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -134,11 +136,39 @@ CASES: dict[str, Case] = {
     "legacy-bert-10KB": Case(lambda: _legacy_bert("a" * 10_000 + "b"), 'legacy BERT tokenizer.txt, 10 KB of "a"'),
     "legacy-bpe-100KB": Case(lambda: _legacy_hf("a" * 100_000), 'legacy BPE tokenizer.txt, 100 KB of "a"'),
     "added-lstrip-10KB-spaces": Case(
-        lambda: (_file(added=[t.AddedToken(9, True, True, False, "<x>")]), _encode(" " * 10_000 + "a")),
-        "an lstrip added token, 10 KB of spaces"),
+        lambda: (_file(added=[t.AddedToken(9, True, True, True, " "), t.AddedToken(10, True, False, False, "zz")]),
+                 _encode(" " * 10_000 + "a")),
+        'an added token " " with lstrip and rstrip, and one never found, 10 KB of spaces'),
     "upgrade-700KB-piece": Case(lambda: _upgrade_long_piece(700_000), "upgrade of a type 0 file with a 700 KB piece",
                                 kind="upgrade"),
 }
+
+
+# the cases each configuration ends in well under a second or two when bounded (the 1 MB lines
+# and the length-driven loops are for the table)
+QUICK = ["normalizer-replace-sequence", "normalizer-table-sequence", "normalizer-replace-huge",
+         "pre-tokenizer-bytelevel-sequence", "decoder-replace-sequence", "split-(a+)+é-31",
+         "split-(a|aa)+é$-5000", "split-deadline-200-segments", "wordpiece-2^31-cap-10KB",
+         "added-lstrip-10KB-spaces"]
+
+
+@st.composite
+def amplifying_files(draw) -> t.MtokFile:
+    """A small file whose pipeline grows its text geometrically: a sequence of steps that each
+    rewrite a character into a longer string holding it (Replace, tables, stacked ByteLevel,
+    Metaspace with a replacement holding a space), in the normalizer, pre-tokenizer or decoder."""
+    k = draw(st.integers(8, 40))
+    grow = draw(st.integers(2, 4))
+    where = draw(st.sampled_from(["normalizer", "pre_tokenizer", "decoder"]))
+    if where == "normalizer":
+        step = draw(st.sampled_from([t.ReplaceNormalizer("a", "a" * grow),
+                                     t.TableNormalizer([(0xE9, "é".encode() * grow)]),
+                                     t.PrependNormalizer("a" * grow)]))
+        return _file(normalizer=t.SequenceNormalizer([step] * k))
+    if where == "pre_tokenizer":
+        step = draw(st.sampled_from([t.ByteLevelPreTokenizer(False), t.MetaspacePreTokenizer(" " * grow, True)]))
+        return _file(pre=t.SequencePreTokenizer([step] * k))
+    return _file(decoder=t.SequenceDecoder([t.ReplaceDecoder("a", "a" * grow)] * k))
 
 
 def _outcome(call) -> dict:

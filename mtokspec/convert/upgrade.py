@@ -134,13 +134,22 @@ def sentencepiece_merges(pieces: list[tuple[str, float, int]], vocab: dict[str, 
 
     ``pieces[i] = (text, score, type)``; ``vocab``: text -> id of the vocab entries; ``mergeable``:
     ids of the pieces a merge may produce.  Order: descending score, then piece id, then
-    ``(id(l), id(r))``; ranks 0, 1, ...
+    ``(id(l), id(r))``; ranks 0, 1, ...  Only the split points where both sides have the length of
+    some vocab entry are looked up: a long piece costs its length times the number of distinct
+    lengths, not its length squared.
     """
     found: list[tuple[float, int, int, int]] = []
+    lengths = sorted({len(v) for v in vocab})
+    length_set = frozenset(lengths)
     for pid in mergeable:
         text, score, _ = pieces[pid]
         local = []
-        for k in range(1, len(text)):
+        n = len(text)
+        for k in lengths:
+            if k >= n:
+                break
+            if k < 1 or n - k not in length_set:
+                continue
             left, right = vocab.get(text[:k]), vocab.get(text[k:])
             if left is not None and right is not None:
                 local.append((left, right))

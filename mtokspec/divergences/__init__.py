@@ -11,7 +11,7 @@ module per part of the file; the README's divergence section is generated from :
 from __future__ import annotations
 
 from mtokspec.divergences.rule import LintContext, Rule
-from mtokspec.divergences.rules import bounds, chat_template, decoders, header, legacy, loader, models, normalizers, pre_tokenizers
+from mtokspec.divergences.rules import chat_template, decoders, header, legacy, loader, models, normalizers, pre_tokenizers
 
 __all__ = ["Rule", "LintContext", "RULES", "rule", "markdown_table", "EXPORTER_LOSS"]
 
@@ -32,8 +32,8 @@ def _gather(*groups: tuple[Rule, ...]) -> dict[str, Rule]:
 
 
 RULES: dict[str, Rule] = _gather(header.RULES, normalizers.RULES, pre_tokenizers.RULES, models.RULES,
-                                 decoders.RULES, legacy.RULES, models.LINT_ONLY, bounds.RULES,
-                                 loader.RULES, chat_template.RULES)
+                                 decoders.RULES, legacy.RULES, models.LINT_ONLY, loader.RULES,
+                                 chat_template.RULES)
 
 
 def rule(code: str) -> Rule:

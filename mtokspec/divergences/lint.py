@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from mtokspec.divergences import RULES
 from mtokspec.divergences.rule import LintContext
-from mtokspec.errors import Error, MtokFormatError
+from mtokspec.errors import Error
 from mtokspec.format import parse
 from mtokspec.format import tree as t
 from mtokspec.format.validate import ERROR, INFO, WARNING, Finding
@@ -39,7 +39,7 @@ def lint(tree_or_bytes: t.TokenizerFile | bytes | bytearray | memoryview, target
     else:
         tree = tree_or_bytes
     if not isinstance(tree, t.TokenizerFile):
-        raise MtokFormatError(f"expected a tokenizer file tree or bytes, got {type(tree_or_bytes).__name__}")
+        raise TypeError(f"tree_or_bytes: expected a tokenizer file tree or bytes, got {type(tree_or_bytes).__name__}")
     ctx = LintContext(tree)
     findings = [Finding(severity, path, message, rule.code)
                 for rule in RULES.values() if rule.predict is not None

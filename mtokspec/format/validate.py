@@ -71,7 +71,7 @@ _BAD_FIELD = (TypeError, AttributeError, ValueError, KeyError, IndexError, Overf
 
 def _buildable(ck: _Checker, tree) -> bool:
     """Whether the codec can write the tree; else its finding (the field's path) is added."""
-    from mtokspec.format.files import build
+    from mtokspec import build
 
     try:
         build(tree)
@@ -110,7 +110,7 @@ def _check_mtok(ck: _Checker, tree: t.MtokFile) -> None:
 
 
 def _check_growth(ck: _Checker, tree: t.MtokFile) -> None:
-    from mtokspec.divergences.growth import amplifying_findings
+    from mtokspec.format.growth import amplifying_findings
 
     for path, message in amplifying_findings(tree):
         ck.add(WARNING, path, "amplifying-pipeline",

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from mtokspec.divergences.rule import LintContext, Prediction, Rule
 from mtokspec.divergences.rules import TOK
 from mtokspec.format import tree as t
+from mtokspec.format.growth import amplifying_findings
 from mtokspec.format.validate import ERROR
 
 
@@ -39,4 +40,19 @@ UNDEFINED = Rule(
     "an empty Replace/Metaspace decoder pattern, byte fallback to a missing <0xHH> piece)",
     "decoder Replace with an empty pattern: MNN's decode never returns", f"{TOK}:1815", predict=_predict)
 
-RULES: tuple[Rule, ...] = (UNDEFINED,)
+def _predict_growth(ctx: LintContext) -> Iterator[Prediction]:
+    if isinstance(ctx.tree, t.MtokFile):
+        for path, message in amplifying_findings(ctx.tree):
+            yield ERROR, path, f"{message}; MNN bounds no stage, so the device runs out of memory"
+
+
+UNBOUNDED_GROWTH = Rule(
+    "mnn-unbounded-growth", "pipeline",
+    "MNN bounds no stage: a pipeline whose steps grow the text and compound (a Replace whose "
+    "content holds its pattern, repeated in a sequence; ByteLevel after ByteLevel; tables mapping a "
+    "character to a longer string holding it) runs until the device runs out of memory; mtokspec "
+    "refuses past max_expansion x the input (TokenizerError naming the stage)",
+    'normalizer Sequence of 40 Replace("a" -> "aa"), text "a" x 64: MNN allocates 2^46 bytes; '
+    "mtokspec refuses at the 14th step", f"{TOK}:1219", predict=_predict_growth)
+
+RULES: tuple[Rule, ...] = (UNDEFINED, UNBOUNDED_GROWTH)

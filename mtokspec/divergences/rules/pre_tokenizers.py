@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from mtokspec.divergences.rule import LintContext, Prediction, Rule
 from mtokspec.divergences.rules import TOK, UNI
 from mtokspec.format import tree as t
+from mtokspec.format.growth import nested_quantifier
 from mtokspec.format.validate import ERROR, INFO, WARNING
 from mtokspec.runtime.mnn import regex as R
 
@@ -106,4 +107,21 @@ BERT_PRETOKENIZER = Rule(
     'on "a\\u2028b": HF ["a", "b"], MNN ["a\\u2028b"]', f"{TOK}:1468",
     stage="pre-tokenizer", applies=_has(lambda n: isinstance(n, t.BertPreTokenizer)), predict=_predict_bert)
 
-RULES: tuple[Rule, ...] = (DIGITS_NO_SPLIT, METASPACE_EVERY_SPLIT, REGEX_ENGINE, BERT_PRETOKENIZER)
+def _predict_backtracking(ctx: LintContext) -> Iterator[Prediction]:
+    for node, path in _nodes(ctx.tree):
+        if isinstance(node, t.SplitPreTokenizer) and nested_quantifier(node.pattern):
+            yield (WARNING, f"{path}.pattern",
+                   "this pattern repeats a group that holds a quantifier or an alternation: MNN's backtracking "
+                   "regex engines can take hours on a text that almost matches")
+
+
+REGEX_BACKTRACKING = Rule(
+    "mnn-regex-backtracking", "pre-tokenizer.Split",
+    "MNN's own regex engine and std::wregex backtrack without bound: a pattern repeating a group "
+    "that holds a quantifier or an alternation ((a+)+, (a|aa)*) can take hours on a short text that "
+    "almost matches (or overflow std::wregex's stack); mtokspec refuses within a second or two of "
+    "work (UndefinedInMnn)",
+    'Split("(a+)+é"), 31 characters: MNN never returns', f"{UNI}:511", predict=_predict_backtracking)
+
+RULES: tuple[Rule, ...] = (DIGITS_NO_SPLIT, METASPACE_EVERY_SPLIT, REGEX_ENGINE, BERT_PRETOKENIZER,
+                           REGEX_BACKTRACKING)

@@ -69,6 +69,7 @@ class AddedVocabulary:
         pos = 0
         n = len(text)
         search = first.search
+        ws_from = ws_end = -1  # the last white space run an rstrip crossed: [ws_from, ws_end)
         while pos < n:
             m = search(text, pos)
             if m is None:
@@ -88,14 +89,20 @@ class AddedVocabulary:
             # around earlier matches (HF runs the automaton first, then strips)
             start = p
             stop = pos = p + len(hit)
+            # (both walks stop where an earlier one did: linear in the text, whatever the matches)
             if lstrip[hit]:
-                while start > 0 and text[start - 1] in WHITESPACE:
+                while start > start_offset and text[start - 1] in WHITESPACE:
                     start -= 1
                 if start < start_offset:
                     start = start_offset
             if rstrip[hit]:
-                while stop < n and text[stop] in WHITESPACE:
-                    stop += 1
+                if ws_from <= stop <= ws_end:
+                    stop = ws_end
+                else:
+                    ws_from = stop
+                    while stop < n and text[stop] in WHITESPACE:
+                        stop += 1
+                    ws_end = stop
             if start_offset < start:
                 out.append((text[start_offset:start], None))
             if start < stop:  # HF drops empty splits, with their token

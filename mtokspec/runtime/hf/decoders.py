@@ -8,9 +8,9 @@ as HF's ``Decoder::decode`` does.  A missing or unknown HF decoder is written by
 from __future__ import annotations
 
 from mtokspec.format import tree as t
-from mtokspec.runtime.bounds import current, grown
 from mtokspec.runtime.shared.registry import build_from_registry
 from mtokspec.runtime.hf.pre_tokenizers import UNICODE_TO_BYTES
+from mtokspec.runtime.shared.bounds import current, grown
 
 __all__ = ["Decoder", "ByteLevel", "ByteFallback", "Metaspace", "WordPiece", "Fuse", "Replace",
            "Strip", "Sequence", "REGISTRY", "from_tree", "wordpiece_cleanup"]

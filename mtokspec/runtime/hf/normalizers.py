@@ -10,8 +10,8 @@ import unicodedata
 import regex
 
 from mtokspec.format import tree as t
-from mtokspec.runtime.bounds import current, grown
 from mtokspec.runtime.shared.registry import build_from_registry
+from mtokspec.runtime.shared.bounds import current, grown
 
 __all__ = [
     "Normalizer", "NoNormalizer", "LegacyNFKC", "Prepend", "Replace", "Sequence", "Bert",

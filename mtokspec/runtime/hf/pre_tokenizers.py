@@ -6,21 +6,20 @@ Design record: ``docs/design/runtime-hf.md``.
 from __future__ import annotations
 
 import re
-import time
 
 import regex
 
 from mtokspec.format import tree as t
-from mtokspec.runtime.bounds import REGEX_SECONDS, REGEX_SECONDS_PER_CHAR, current
 from mtokspec.runtime.shared.byte_level import BYTE_TO_CHAR, CHAR_TO_BYTE
 from mtokspec.runtime.shared.registry import build_from_registry
 from mtokspec.runtime.hf.normalizers import WHITESPACE_STR
+from mtokspec.runtime.shared.bounds import current
 
 __all__ = [
     "PreTokenizer", "NoPreTokenizer", "ByteLevel", "Digits", "Metaspace", "Split",
     "Bert", "Sequence", "REGISTRY", "from_tree", "BYTES_TO_UNICODE", "UNICODE_TO_BYTES",
     "byte_level_map", "ISOLATED", "REMOVED", "MERGED_WITH_PREVIOUS", "MERGED_WITH_NEXT",
-    "CONTIGUOUS", "split_spans", "SPLIT_TIMEOUT", "SPLIT_TIMEOUT_PER_CHAR",
+    "CONTIGUOUS", "split_spans",
 ]
 
 # Split behaviours: the file's codes (spec/mtok.py declares them), then two HF behaviours that only
@@ -28,10 +27,8 @@ __all__ = [
 ISOLATED, REMOVED, MERGED_WITH_PREVIOUS = t.SplitBehavior
 MERGED_WITH_NEXT, CONTIGUOUS = 3, 4
 
-# The pattern searches of one call (every segment and step of an encode) may take together
-# SPLIT_TIMEOUT + len(text) * SPLIT_TIMEOUT_PER_CHAR seconds (mtokspec.runtime.bounds).
-SPLIT_TIMEOUT = REGEX_SECONDS
-SPLIT_TIMEOUT_PER_CHAR = REGEX_SECONDS_PER_CHAR
+# The pattern searches of one call (every segment and step of an encode) share one time budget:
+# mtokspec.runtime.shared.bounds.
 
 
 BYTES_TO_UNICODE: list[str] = list(BYTE_TO_CHAR)  # GPT-2's byte -> printable character map
@@ -262,43 +259,36 @@ class Split(PreTokenizer):
         Python's engines accept an empty match right after the previous match; Oniguruma's
         iterator rejects it and moves one character on.  Both agree until the first empty match,
         so the quick ``finditer`` result is used unless it holds one.  The searches run within the
-        call's one regex deadline (:mod:`mtokspec.runtime.bounds`).
+        call's one regex deadline (:mod:`mtokspec.runtime.shared.bounds`).
         """
         b = current(len(s))
-        deadline = b.regex_deadline()
         try:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError
-            spans = [m.span() for m in self._re.finditer(s, timeout=left)]
+            spans = b.regex(lambda timeout: [m.span() for m in self._re.finditer(s, timeout=timeout)])
             for a, z in spans:
                 if a == z:
-                    return self._onig_spans(s, deadline)
+                    return self._onig_spans(s, b)
             return spans
         except TimeoutError:
             raise _error(
                 f"Split pattern {self.pattern!r:.80} ran out of the call's regex time "
-                f"({b.regex_seconds():.1f} s for an input of {b.n} characters; pathological pattern?)") from None
+                f"({b.regex_seconds():.1f} s of CPU for an input of {b.n} characters; pathological pattern?)") from None
 
-    def _onig_spans(self, s: str, deadline: float):
+    def _onig_spans(self, s: str, b):
         search = self._re.search
         out = []
         pos = 0
         last_end = -1
         n = len(s)
         while pos <= n:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError
-            m = search(s, pos, timeout=left)
+            m = b.regex(lambda timeout: search(s, pos, timeout=timeout))  # noqa: B023 - called at once
             if m is None:
                 break
-            a, b = m.span()
-            if a == b and b == last_end:
+            a, z = m.span()
+            if a == z and z == last_end:
                 pos += 1
                 continue
-            out.append((a, b))
-            pos = last_end = b
+            out.append((a, z))
+            pos = last_end = z
         return out
 
     def split(self, s: str) -> list[str]:

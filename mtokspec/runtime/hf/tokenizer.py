@@ -12,14 +12,14 @@ from mtokspec.reading import read_file
 from mtokspec.format import tree as t
 from mtokspec.errors import TokenizerError
 from mtokspec.format import parse
-from mtokspec.runtime._args import texts as _texts, token_id, token_ids, token_text
-from mtokspec.runtime._args import token_id as _token_id
-from mtokspec.runtime.bounds import MAX_EXPANSION, budget, budget_size, checked_max_expansion
 from mtokspec.runtime.hf import decoders, models, normalizers, pre_tokenizers
 from mtokspec.runtime.hf.added_tokens import AddedVocabulary
 from mtokspec.runtime.hf.models._compiled import extend_pieces
 from mtokspec.runtime.hf.models.bpe import BPE
 from mtokspec.runtime.shared.gc import paused_gc
+from mtokspec.runtime.shared.args import texts as _texts, token_id, token_ids, token_text
+from mtokspec.runtime.shared.args import token_id as _token_id
+from mtokspec.runtime.shared.bounds import MAX_EXPANSION, budget, budget_size, checked_max_expansion
 from mtokspec.runtime.shared.pickling import reduce_tokenizer
 
 __all__ = ["HfTokenizer", "HfDecodeStream"]
@@ -29,7 +29,7 @@ class HfTokenizer:
     """A tokenizer built from an :class:`mtokspec.format.tree.MtokFile`, with HF semantics.
 
     ``max_expansion`` bounds how far any stage of a call may grow its text (see
-    :mod:`mtokspec.runtime.bounds`)."""
+    :mod:`mtokspec.runtime.shared.bounds`)."""
 
     semantics = "hf"
 
@@ -93,7 +93,7 @@ class HfTokenizer:
     # --- construction ---------------------------------------------------------------------------
     @classmethod
     def from_tree(cls, mtok: t.TokenizerFile, **options: Any) -> "HfTokenizer":
-        """A tokenizer for a ``.mtok`` tree (options: ``serde_scores``, ``max_expansion``).  A legacy ``tokenizer.txt``
+        """A tokenizer for a ``.mtok`` tree (options: ``serde_scores``).  A legacy ``tokenizer.txt``
         tree runs with HF semantics once upgraded: :func:`mtokspec.load` does that."""
         if not isinstance(mtok, t.MtokFile):
             raise TokenizerError(f"expected an MtokFile tree, got {type(mtok).__name__} "

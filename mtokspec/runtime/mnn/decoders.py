@@ -4,9 +4,9 @@ through each decoder's ``decode_chain``, then joined."""
 from __future__ import annotations
 
 from mtokspec.format import tree as t
-from mtokspec.runtime.bounds import current, grown
 from mtokspec.runtime.shared.registry import build_from_registry
 from mtokspec.runtime.mnn._text import i32, utf8
+from mtokspec.runtime.shared.bounds import current, grown
 from mtokspec.runtime.mnn import unicode as U
 from mtokspec.errors import UndefinedInMnn
 from mtokspec.runtime.mnn.pre_tokenizers import BYTE_MAP

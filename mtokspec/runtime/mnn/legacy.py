@@ -12,7 +12,7 @@ import re
 import struct
 
 from mtokspec.format import tree as t
-from mtokspec.runtime._args import token_id
+from mtokspec.runtime.shared.args import token_id
 from mtokspec.runtime.mnn._text import BYTE_PIECES, META
 from mtokspec.errors import UndefinedInMnn
 from mtokspec.runtime.mnn.decoders import UNBYTE
@@ -237,6 +237,9 @@ class Bert(_TokenLines):
         for i, tok in enumerate(self.tokens):
             self.encoder.setdefault(tok, i)
         self.unk = self.encoder.get(b"[UNK]", 100)
+        # no candidate longer than every token can match: the loop stops there (exact, and a long
+        # word costs O(length x longest token))
+        self.longest = max(map(len, self.encoder), default=0)
 
     def _words(self, s: bytes) -> list[bytes]:
         words = []
@@ -269,12 +272,12 @@ class Bert(_TokenLines):
         if i is not None:
             return [i]
         ids = []
-        cur = word
-        first = True
-        while cur:
+        start, n = 0, len(word)
+        longest = self.longest
+        while start < n:
             match, at = -1, 0
-            for k in range(len(cur), 0, -1):
-                cand = cur[:k] if first else b"##" + cur[:k]
+            for k in range(min(n - start, longest), 0, -1):
+                cand = word[start:start + k] if start == 0 else b"##" + word[start:start + k]
                 j = enc.get(cand)
                 if j is not None:
                     match, at = j, k
@@ -283,8 +286,7 @@ class Bert(_TokenLines):
                 ids.append(self.unk)
                 break
             ids.append(match)
-            cur = cur[at:]
-            first = False
+            start += at
         return ids
 
     def _encode_piece(self, text: bytes, ids: list[int]) -> None:
@@ -333,6 +335,9 @@ def wide(b: bytes) -> str:
     return "".join(chr(c) if c <= 0x10FFFF else "\uffff" for c in out)
 
 
+_LONG_TOKEN = 64  # characters: from here type 3's merge loop is the heap's (MNN's own is quadratic)
+
+
 class HuggingFace(_TokenLines):
     """Type 3: GPT-2 byte-level BPE over merges.txt's pairs, split by a C-locale regex, with MNN's
     own merge loop (each step merges the lowest-ranked pair of the *current* pair list)."""
@@ -352,6 +357,8 @@ class HuggingFace(_TokenLines):
                 self.ranks.setdefault((wide(line[:d]), wide(line[d + 1:])), i)
 
     def _bpe(self, token: str) -> list[str]:
+        if len(token) > _LONG_TOKEN:
+            return self._bpe_long(token)
         pairs = [[token[i - 1], token[i]] for i in range(1, len(token))]
         merged: set[int] = set()
         ranks = self.ranks
@@ -394,6 +401,44 @@ class HuggingFace(_TokenLines):
                 if left(i) < 0:
                     out.append(pr[0])
                 out.append(pr[1])
+        return out
+
+    def _bpe_long(self, token: str) -> list[str]:
+        """:meth:`_bpe`'s result in O(n log n): MNN's loop merges the lowest-ranked pair of the
+        current pairs, the leftmost among equals -- a heap of ``(rank, position)`` over a linked
+        list of the symbols gives the same merges."""
+        ranks = self.ranks
+        big = 2**31 - 1
+        syms = list(token)
+        n = len(syms)
+        nxt = list(range(1, n)) + [-1]
+        prv = list(range(-1, n - 1))
+        dead = [False] * n
+        heap = [(r, i) for i in range(n - 1) if (r := ranks.get((syms[i], syms[i + 1]), big)) < big]
+        heapq.heapify(heap)
+        while heap:
+            rank, p = heapq.heappop(heap)
+            q = nxt[p]
+            if dead[p] or q < 0 or ranks.get((syms[p], syms[q]), big) != rank:
+                continue
+            syms[p] += syms[q]
+            dead[q] = True
+            r = nxt[p] = nxt[q]
+            if r >= 0:
+                prv[r] = p
+                k = ranks.get((syms[p], syms[r]), big)
+                if k < big:
+                    heapq.heappush(heap, (k, p))
+            left = prv[p]
+            if left >= 0:
+                k = ranks.get((syms[left], syms[p]), big)
+                if k < big:
+                    heapq.heappush(heap, (k, left))
+        out = []
+        i = 0
+        while i >= 0:
+            out.append(syms[i])
+            i = nxt[i]
         return out
 
     def _encode_piece(self, text: bytes, ids: list[int]) -> None:

@@ -240,18 +240,9 @@ class Unigram:
         self.byte_fallback = node.byte_fallback
         tokens = self.vocab.id_to_token
         self.max_len = max(map(len, tokens), default=0)
+        self.lengths = _candidate_lengths({len(row[0]) for row in rows}, self.max_len)
         self.unk_token = tokens[self.unk_id] if 0 <= self.unk_id < len(tokens) else b""
-        self._suffixes: frozenset[bytes] | None = None  # built at the first tokenize
-        self._keys = [tok for tok, _, _ in rows]
         self._cache: dict[bytes, list[int]] = {}
-
-    def _suffix_set(self) -> frozenset[bytes]:
-        """Every non-empty suffix of every vocabulary key: a piece that is none cannot be found,
-        nor can any longer piece ending at the same place (it ends with that one)."""
-        sufs = self._suffixes
-        if sufs is None:
-            sufs = self._suffixes = frozenset(k[j:] for k in self._keys for j in range(len(k)))
-        return sufs
 
     def id_to_token(self, i: int) -> bytes:
         token = self.vocab.token(i)
@@ -279,16 +270,13 @@ class Unigram:
         best[0] = 0.0
         find = self.vocab.token_to_id
         unk = self.unk_id
-        max_len = self.max_len
         scores = self.scores
-        # (MNN's look-up cuts a key past 0xFFFF bytes: then a longer piece can match)
-        suffixes = self._suffix_set() if max_len <= 0xFFFF else None
+        lengths = self.lengths
         for i in range(1, n + 1):
-            lo = i - max_len if i > max_len else 0
             bi = best[i]
-            for j in range(i - 1, lo - 1, -1):
-                if suffixes is not None and i - j > 1 and text[j:i] not in suffixes:
-                    break  # no longer piece ending at i is in the vocabulary either
+            # the starts MNN tries, nearest first, but those where no look-up can succeed
+            starts = [i - k for k in lengths if k <= i]
+            for j in starts:
                 bj = best[j]
                 if bj <= -1e17:
                     continue
@@ -336,6 +324,20 @@ class Unigram:
             cur = prev[cur]
         out.reverse()
         return out
+
+
+def _candidate_lengths(token_lengths: set[int], max_len: int) -> list[int]:
+    """The candidate lengths (up to ``max_len``) at which MNN's Viterbi can find a piece, shortest
+    first (the order it visits them): a piece's length, 1 (byte fallback), and past 0xFFFF every
+    length whose key MNN's look-up cuts to a piece's length (it passes the length as uint16_t)."""
+    out = {1}
+    for k in token_lengths:
+        if k > 0xFFFF:
+            continue  # no key reaches it
+        if k:
+            out.add(k)
+        out.update(range(k + 0x10000, max_len + 1, 0x10000))
+    return sorted(x for x in out if x <= max_len)
 
 
 # tree class -> the model MNN's loader builds for it

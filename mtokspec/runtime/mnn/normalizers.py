@@ -9,8 +9,8 @@ from __future__ import annotations
 from mtokspec.format import tree as t
 from mtokspec.runtime.shared.registry import build_from_registry
 from mtokspec.runtime.mnn import unicode as U
-from mtokspec.runtime.bounds import current, grown
 from mtokspec.runtime.mnn._text import table_lookup, utf8
+from mtokspec.runtime.shared.bounds import current, grown
 
 # Controls and format characters the table normalizer turns into a space (SentencePiece-style);
 # tab, CR, LF and NUL are kept

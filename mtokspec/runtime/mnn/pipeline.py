@@ -15,8 +15,8 @@ import re
 from typing import Any
 
 from mtokspec.format import tree as t
-from mtokspec.runtime._args import token_id, token_text
-from mtokspec.runtime.bounds import budget
+from mtokspec.runtime.shared.args import token_id, token_text
+from mtokspec.runtime.shared.bounds import budget
 from mtokspec.runtime.mnn import decoders, models, normalizers, pre_tokenizers
 from mtokspec.runtime.mnn._text import META, i32, utf8
 from mtokspec.runtime.mnn.decoders import byte_level_unmap, scan_hex_byte

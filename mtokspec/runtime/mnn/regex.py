@@ -19,14 +19,13 @@ matcher.  Its behaviour differs from a real regex engine in ways this module kee
 from __future__ import annotations
 
 import re
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import regex
 
 from mtokspec import speedups
-from mtokspec.runtime.bounds import REGEX_STEPS, REGEX_STEPS_PER_BYTE, Budget, current
+from mtokspec.runtime.shared.bounds import REGEX_STEPS, REGEX_STEPS_PER_BYTE, Budget, current
 from mtokspec.runtime.mnn import unicode as U
 from mtokspec.errors import UndefinedInMnn
 from mtokspec.runtime.shared.text import GPT2_PATTERN
@@ -345,7 +344,7 @@ def dropped_alternatives(pattern: bytes) -> bool:
 
 
 # MNN's matcher backtracks without bound.  The scans of one call together may take
-# mtokspec.runtime.bounds.REGEX_STEPS plus REGEX_STEPS_PER_BYTE per byte of the call's input, and
+# mtokspec.runtime.shared.bounds.REGEX_STEPS plus REGEX_STEPS_PER_BYTE per byte of the call's input, and
 # the attempt at one position at most REGEX_STEPS (a second or two of work; a pattern a tokenizer
 # uses takes a few steps per byte).  The counter is the call's (never shared between calls or
 # threads).
@@ -529,18 +528,15 @@ def _wregex_matches(text: bytes, pattern: bytes) -> list[tuple[int, int]]:
     offsets = [off for off, _, _ in cps] + [len(text)]
     rx = _wregex(pattern)
     b = current(len(text))
-    left = b.regex_deadline() - time.monotonic()
     try:
-        if left <= 0:
-            raise TimeoutError
         if isinstance(rx, re.Pattern):
             found = list(rx.finditer(s))
         else:
-            found = list(rx.finditer(s, timeout=left))
+            found = b.regex(lambda timeout: list(rx.finditer(s, timeout=timeout)))
     except TimeoutError:
         raise UndefinedInMnn(
             f"pattern {pattern[:60]!r}: std::wregex backtracks catastrophically here (over the call's "
-            f"{b.regex_seconds():.1f} s for an input of {b.n} bytes); MNN would run for minutes or hours, "
+            f"{b.regex_seconds():.1f} s of CPU for an input of {b.n} bytes); MNN would run for minutes or hours, "
             "or overflow its stack") from None
     return [(offsets[m.start()], offsets[m.end()]) for m in found if m.end() > m.start()]
 

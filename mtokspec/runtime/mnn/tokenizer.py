@@ -22,9 +22,9 @@ from mtokspec.format import tree as t
 from mtokspec.errors import TokenizerError, UndefinedInMnn
 from mtokspec._generated.codec import build_node
 from mtokspec.format import parse
-from mtokspec.runtime._args import texts, token_id, token_ids, token_text
+from mtokspec.runtime.shared.args import texts, token_id, token_ids, token_text
+from mtokspec.runtime.shared.bounds import MAX_EXPANSION, budget, budget_size, checked_max_expansion
 from mtokspec.runtime.shared.pickling import reduce_tokenizer
-from mtokspec.runtime.bounds import MAX_EXPANSION, budget, budget_size, checked_max_expansion
 from mtokspec.runtime.mnn._text import i32
 
 __all__ = ["MnnTokenizer", "MnnDecodeStream", "MNN_COMMIT"]
@@ -160,21 +160,24 @@ class MnnTokenizer:
             MnnTokenizer._by_tree[cls.tree_type] = cls
 
     @classmethod
-    def from_tree(cls, tree: t.TokenizerFile, *, max_expansion: int = MAX_EXPANSION) -> "MnnTokenizer":
+    def from_tree(cls, tree: t.TokenizerFile, **options: Any) -> "MnnTokenizer":
         """The tokenizer MNN builds for this tree (its class is chosen by the file type, as MNN's
-        loader chooses it; ``max_expansion``: :mod:`mtokspec.runtime.bounds`)."""
+        loader chooses it)."""
+        bad = set(options) - {"max_expansion"}
+        if bad:
+            raise TokenizerError(f"semantics='mnn' takes no options but max_expansion, got {sorted(bad)}")
         kind = MnnTokenizer._by_tree.get(type(tree))
         if kind is None:
             raise TypeError(f"tree: expected a tokenizer file tree, got {type(tree).__name__}")
-        return kind(tree, max_expansion=max_expansion)
+        return kind(tree, **options)
 
     @classmethod
-    def from_bytes(cls, data: bytes, *, max_expansion: int = MAX_EXPANSION) -> "MnnTokenizer":
-        return cls.from_tree(parse(data), max_expansion=max_expansion)
+    def from_bytes(cls, data: bytes, **options: Any) -> "MnnTokenizer":
+        return cls.from_tree(parse(data), **options)
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike, *, max_expansion: int = MAX_EXPANSION) -> "MnnTokenizer":
-        return cls.from_bytes(read_file(path), max_expansion=max_expansion)
+    def from_file(cls, path: str | os.PathLike, **options: Any) -> "MnnTokenizer":
+        return cls.from_bytes(read_file(path), **options)
 
     # --- what subclasses supply -----------------------------------------------------------------
     def _encode_piece(self, text: bytes, ids: list[int]) -> None:  # pragma: no cover - abstract

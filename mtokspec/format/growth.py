@@ -4,7 +4,7 @@
   (a ``Replace`` whose content holds its pattern, a table mapping a character to a longer string
   holding it, ``ByteLevel`` after ``ByteLevel``, a ``Metaspace`` replacement holding a space, a
   ``Replace`` decoder likewise).  Two or more in one pipeline grow the text geometrically; one
-  that multiplies by more than :data:`mtokspec.runtime.bounds.MAX_EXPANSION` is refused alone.
+  that multiplies by more than :data:`mtokspec.runtime.shared.bounds.MAX_EXPANSION` is refused alone.
   MNN bounds none of them: the device runs out of memory.
 * :func:`nested_quantifier`: a group repeated without bound (``*``, ``+``, ``{n,}``) that holds a
   quantifier or an alternation -- ``(a+)+``, ``(a|aa)*``: a backtracking engine (MNN's own, and
@@ -14,10 +14,16 @@
 from __future__ import annotations
 
 from mtokspec.format import tree as t
-from mtokspec.runtime.bounds import MAX_EXPANSION
-from mtokspec.format.tree import walk_stage as walk
 
-__all__ = ["growth_steps", "amplifying_findings", "nested_quantifier"]
+__all__ = ["growth_steps", "amplifying_findings", "nested_quantifier", "MAX_EXPANSION"]
+
+MAX_EXPANSION = 64
+"""How many times its input a call's text may grow by default (the runtimes' bound,
+:mod:`mtokspec.runtime.shared.bounds`)."""
+
+
+def walk(node, path: str):
+    return t.walk_stage(node, path)
 
 
 def _factor(pattern: str, content: str) -> float:

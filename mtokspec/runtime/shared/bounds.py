@@ -8,9 +8,11 @@ thread and per call, never shared):
   semantics); past it the stage raises :class:`~mtokspec.runtime.TokenizerError` naming itself and
   the bound, before it allocates the oversize result.  ``max_expansion`` (default
   :data:`MAX_EXPANSION`) is a keyword of the tokenizers' constructors and ``from_*`` methods;
-* **regex time** (HF semantics' ``Split``): one deadline for the whole call, ``REGEX_SECONDS +
-  REGEX_SECONDS_PER_CHAR * input length`` after its first pattern search, shared by every segment
-  and pre-tokenizer step of that call;
+* **regex time** (HF semantics' ``Split``, the ``mnn`` semantics' ``std::wregex`` path):
+  ``REGEX_SECONDS + REGEX_SECONDS_PER_CHAR * input length`` seconds of the calling thread's CPU
+  time for all the pattern searches of the call (every segment and pre-tokenizer step), measured
+  with ``time.thread_time``: threads competing for the processor do not change the answer (a
+  search that ran out of wall-clock time only because other threads ran is run again with more);
 * **regex steps** (``mnn`` semantics' own engine): ``REGEX_STEPS + REGEX_STEPS_PER_BYTE * input
   length`` backtracking steps for the whole call, at most ``REGEX_STEPS`` of them at one position
   (a second or two of work; the patterns tokenizers use take a few steps per byte);
@@ -24,11 +26,11 @@ import time
 from contextvars import ContextVar
 
 from mtokspec.errors import TokenizerError
+from mtokspec.format.growth import MAX_EXPANSION
 
 __all__ = ["Budget", "budget", "budget_size", "current", "grown", "MAX_EXPANSION", "MIN_OUTPUT", "REGEX_SECONDS",
            "REGEX_SECONDS_PER_CHAR", "REGEX_STEPS", "REGEX_STEPS_PER_BYTE", "checked_max_expansion"]
 
-MAX_EXPANSION = 64
 MIN_OUTPUT = 1 << 20
 REGEX_SECONDS = 1.0
 REGEX_SECONDS_PER_CHAR = 2e-6
@@ -49,13 +51,13 @@ class Budget:
     """The bounds of one call (see the module doc).  ``size(stage, n)`` refuses an ``n`` past the
     size bound; ``regex_deadline()`` is the call's one deadline; ``steps`` counts down."""
 
-    __slots__ = ("n", "max_expansion", "limit", "_deadline", "steps", "floor")
+    __slots__ = ("n", "max_expansion", "limit", "regex_left", "steps", "floor")
 
     def __init__(self, n: int, max_expansion: int = MAX_EXPANSION):
         self.n = n
         self.max_expansion = max_expansion
         self.limit = max(MIN_OUTPUT, max_expansion * n)
-        self._deadline: float | None = None
+        self.regex_left = REGEX_SECONDS + REGEX_SECONDS_PER_CHAR * n
         self.steps = REGEX_STEPS + REGEX_STEPS_PER_BYTE * n
         self.floor = 0
 
@@ -66,14 +68,33 @@ class Budget:
                 f"larger of {MIN_OUTPUT} and max_expansion={self.max_expansion} x the input's {self.n}); "
                 "pass a larger max_expansion to allow it")
 
-    def regex_deadline(self) -> float:
-        d = self._deadline
-        if d is None:
-            d = self._deadline = time.monotonic() + self.regex_seconds()
-        return d
-
     def regex_seconds(self) -> float:
         return REGEX_SECONDS + REGEX_SECONDS_PER_CHAR * self.n
+
+    def regex(self, search):
+        """``search(timeout)``: a pattern search (raising ``TimeoutError`` past ``timeout`` seconds
+        of wall-clock time), run within the call's CPU time; ``TimeoutError`` when it needs more."""
+        wall = 1.0
+        for _ in range(_REGEX_TRIES):
+            left = self.regex_left
+            if left <= 0:
+                raise TimeoutError
+            t0 = time.thread_time()
+            try:
+                result = search(left * wall)
+            except TimeoutError:
+                used = time.thread_time() - t0
+                if used >= left * 0.95:
+                    self.regex_left = 0.0
+                    raise
+                wall *= 4  # other threads had the processor: again, with more wall-clock time
+                continue
+            self.regex_left = left - (time.thread_time() - t0)
+            return result
+        raise TimeoutError
+
+
+_REGEX_TRIES = 5
 
 
 _CURRENT: ContextVar[Budget | None] = ContextVar("mtokspec_budget", default=None)
