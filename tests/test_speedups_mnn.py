@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import mtokspec
 from mtokspec import speedups
 from mtokspec.errors import Error
-from mtokspec.runtime.bounds import budget
+from mtokspec.runtime.shared.bounds import budget
 from mtokspec.runtime.mnn import regex as R
 from mtokspec.testing.strategies import mtok_files
 
