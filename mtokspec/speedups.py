@@ -6,7 +6,7 @@ and leave every decision to the Python code around them: the codec's walk over t
 and the legacy formats' line tables (``codec_support``; on any doubt they hand back to the exact
 loop, which reports errors); BPE's merge loop, ``▁`` chunking and piece loop, Unigram's lattice, the
 loop over pre-tokenized pieces and the building of vocabularies (``runtime/models``; the cores ask
-the model for symbols, merge outputs, scores and unknown runs).  ``tests/test_speedups.py`` checks that both
+the model for symbols, merge outputs, scores and unknown runs).  ``tests/runtime/hf/test_speedups.py`` checks that both
 paths give the same trees, ids and errors on the corpus and on generated input.
 ``MTOKSPEC_PURE=1`` in the environment turns the compiled parts off.
 """

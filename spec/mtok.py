@@ -10,12 +10,15 @@ Adding a variant (a new tag of a union), in this order:
 
 1. here: a ``Record`` under the union's next tag, with a doc for it and each field, and ``ref=``;
 2. ``python -m tools.generate`` (tree class, codec, FORMAT.md, mtok.ksy) and ``python -m tools.diagram``;
-3. ``mtokspec/runtime``: a class in the union's ``REGISTRY`` (normalizers, pre_tokenizers, models, decoders);
-4. ``mtokspec/convert``: the HF mapping both ways (``from_hf``, ``to_hf``);
-5. ``mtokspec/format/inspect.py``: its ``inspect`` line;
-6. ``mtokspec/testing/strategies.py``: a strategy, in the union's leaves and in ``variants``.
+3. ``mtokspec/runtime/hf`` and ``mtokspec/runtime/mnn``: a class in the union's ``REGISTRY`` of both
+   runtimes (normalizers, pre_tokenizers, models, decoders);
+4. ``mtokspec/divergences/rules``: where MNN differs on it, a rule (or the construct in an existing
+   rule's ``applies`` and ``predict``), so explain and the lint know it;
+5. ``mtokspec/convert``: the HF mapping both ways (``convert/hf``, ``to_hf``);
+6. ``mtokspec/format/inspect.py``: its ``inspect`` line;
+7. ``mtokspec/testing/strategies.py``: a strategy, in the union's leaves and in ``variants``.
 
-``tests/test_variants.py`` fails until steps 3-6 are done for every union member.
+``tests/test_variants.py`` fails until steps 3-7 are done for every union member.
 """
 
 from __future__ import annotations

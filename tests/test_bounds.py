@@ -16,7 +16,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from conftest import CORPUS
+from tests._support import CORPUS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -284,3 +284,19 @@ def test_threads_share_no_budget():
     for th in threads:
         th.join()
     assert len({id(b) for b in seen}) == 4 and bounds._CURRENT.get() is None
+
+
+def test_unigram_long_pieces_found_in_the_text_give_the_table_lattice(monkeypatch):
+    from mtokspec.runtime.hf.models import unigram as U
+
+    rng = random.Random(26)
+    for _ in range(60):
+        toks = sorted({rng.choice(["a", "b", "ab", "ba", "aab"]) for _ in range(4)}
+                      | {"a" * 300, ("ab" * 200)[:rng.choice([260, 301])], "b" * 520})
+        rows = sorted([(b"<unk>", 0, 0.0)] + [(x.encode(), i + 1, -rng.randint(1, 20) / 3) for i, x in enumerate(toks)])
+        node = t.UnigramModel(0, False, rows)
+        text = "".join(rng.choice(["a", "b", "ab" * 150, "a" * 300, "c", "b" * 600]) for _ in range(rng.randint(1, 10)))
+        cut = U.Unigram.from_tree(node).segment(text)
+        monkeypatch.setattr(U, "LONG_PIECE", 1 << 30)  # every piece through the prefix table
+        assert U.Unigram.from_tree(node).segment(text) == cut, text
+        monkeypatch.undo()

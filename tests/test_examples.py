@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from conftest import ROOT
 
 import mtokspec
 from mtokspec.cli import main
+from tests._support import ROOT
 
 
 def test_example_is_fresh():

@@ -1,5 +1,5 @@
 """Hostile inputs end as the library's errors: long decimals, oversize numbers in plain data, YAML
-aliases (issue 26).  The CLI's and the writer's side are in ``test_cli_limits.py``."""
+aliases (issue 26).  The CLI's and the writer's side are in ``cli/test_cli_limits.py``."""
 
 from __future__ import annotations
 
@@ -168,7 +168,7 @@ def test_the_lint_has_the_renderers_template_cap():
 def test_lint_of_a_file_with_a_deep_template_is_an_error(tmp_path, capsys):
     import dataclasses
 
-    from conftest import ROOT
+    from tests._support import ROOT
 
     from mtokspec.cli import main
 

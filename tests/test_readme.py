@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 
-from conftest import ROOT
+from tests._support import ROOT
 
 
 def test_readme_python_blocks_run(monkeypatch):

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import CORPUS, ROOT
 
 from mtokspec.runtime.mnn import MNN_COMMIT
 from tools import mnn_report, readme_tables
+from tests._support import CORPUS, ROOT
 
 
 def test_readme_tables_are_generated_from_the_records():

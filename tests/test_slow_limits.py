@@ -7,10 +7,10 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from bounded_run import run_bounded
-from conftest import ROOT
 
 import mtokspec
+from tests._support.bounded_run import run_bounded
+from tests._support import ROOT
 
 EXAMPLE = ROOT / "examples" / "tiny.mtok"
 PURE = pytest.mark.parametrize("pure", [False, True], ids=["compiled", "pure"])

@@ -21,6 +21,7 @@ __all__ = ["Unigram", "serde_f64", "serde_f64_min", "UNK_PENALTY"]
 UNK_PENALTY = 10.0
 _MISSING = object()
 _SMALL_START = 64  # a start with at most this many longer pieces is loaded whole (_load_start)
+LONG_PIECE = 256  # bytes: a longer piece is found in the text, not through the prefix table
 _POW10 = [float(f"1e{k}") for k in range(309)]
 _BYTE = [bytes((b,)) for b in range(256)]
 # the length of a UTF-8 character from its first byte
@@ -102,7 +103,7 @@ def serde_f64_min(xs: Collection[float]) -> float:
 
 class Unigram(CompiledCore, ByteKeyedVocab):
     __slots__ = ("_rows", "unk_id", "byte_fallback", "serde_scores", "_brow", "_ids", "_scores", "_bvocab",
-                 "_pref", "_sorted", "_unk_score", "_cache", "_core")
+                 "_pref", "_sorted", "_long", "_unk_score", "_cache", "_core")
 
     # built on first use: str -> [id, score or None until read, row], None (a prefix only) or _Unloaded
     _pref: dict[str, Any] | None
@@ -156,7 +157,12 @@ class Unigram(CompiledCore, ByteKeyedVocab):
         # with the keys of one character; a key with longer keys under it is an _Unloaded holding
         # its own entry until the lattice meets it (_load_start): the whole table is 57k strings
         # for t5, 25 ms, and a line of text needs a few hundred of them.
-        self._sorted = sorted(self._brow)
+        # pieces longer than LONG_PIECE bytes stay out of the table (all their prefixes would be keys:
+        # a piece of L characters costs L^2 / 2 of them); the lattice finds them in the text instead
+        self._sorted = sorted(b for b in self._brow if len(b) <= LONG_PIECE)
+        brow, ids = self._brow, self._ids
+        self._long = [(b.decode(), [ids[brow[b]], None, brow[b]]) for b in self._brow
+                      if len(b) > LONG_PIECE and _is_utf8(b)]
         pref: dict[str, Any] = {}
         self._load_start(pref, "", None)
         self._pref = pref
@@ -272,8 +278,11 @@ class Unigram(CompiledCore, ByteKeyedVocab):
         bid = [0] * (n + 1)
         get = pref.get
         missing: Any = _MISSING
+        long_at = self._long_pieces(s) if self._long else {}
         for i in range(n):
             base = bscore[i]
+            if i in long_at:
+                self._relax_long(long_at[i], i, base, bscore, bstart, bid)
             v = get(s[i], missing)
             if v.__class__ is _Unloaded:  # a first character met for the first time
                 self._load_start(pref, s[i], v.value)
@@ -336,6 +345,27 @@ class Unigram(CompiledCore, ByteKeyedVocab):
             out.append("".join(fused))
         out.reverse()
         return out
+
+    def _long_pieces(self, s: str) -> dict[int, list]:
+        """Where the long pieces occur in ``s``: ``{start: [(length, entry), ...]}``."""
+        at: dict[int, list] = {}
+        for text, entry in self._long:
+            pos = s.find(text)
+            while pos != -1:
+                at.setdefault(pos, []).append((len(text), entry))
+                pos = s.find(text, pos + 1)
+        return at
+
+    def _relax_long(self, found: list, i: int, base: float, bscore: list, bstart: list, bid: list) -> None:
+        """The lattice's edges from ``i`` along long pieces (each to its own end: their order among
+        the other candidates from ``i`` does not matter)."""
+        for length, v in found:
+            sc = (v[1] if v[1] is not None else self._score(v)) + base
+            j = i + length
+            if bstart[j] < 0 or sc > bscore[j]:
+                bscore[j] = sc
+                bstart[j] = i
+                bid[j] = v[0]
 
     def _encode(self, s: str) -> list[int]:
         ids: list[int] = []

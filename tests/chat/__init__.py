@@ -1,0 +1,1 @@
+"""The chat wing (mtokspec/chat): the renderer, its sandbox, the template lint."""

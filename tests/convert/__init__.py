@@ -1,0 +1,1 @@
+"""The convert wing (mtokspec/convert): from_hf, to_hf, the legacy upgrade."""

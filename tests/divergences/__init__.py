@@ -1,0 +1,1 @@
+"""The divergences wing (mtokspec/divergences): the rules, the lint, explain."""

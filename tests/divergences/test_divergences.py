@@ -1,0 +1,33 @@
+"""The registry of divergences: well-formed, the only source of codes, and the README's table."""
+
+from __future__ import annotations
+
+import re
+
+
+from mtokspec.divergences import RULES, markdown_table, rule
+from tools import readme_divergences
+from tests._support import ROOT
+
+
+def test_rules_are_well_formed():
+    for code, r in RULES.items():
+        assert r.code == code and re.fullmatch(r"mnn-[a-z0-9-]+", code)
+        assert r.component and r.summary and r.example
+        assert r.mnn_ref.startswith("transformers/llm/engine/src/tokenizer/") and re.search(r":\d+$", r.mnn_ref)
+    assert rule("mnn-bos-twice").component == "post-processor"
+
+
+def test_every_code_the_lint_and_the_explanation_use_is_registered():
+    used = set()
+    for path in [*(ROOT / "mtokspec" / "chat" / "lint").rglob("*.py"), *(ROOT / "mtokspec" / "divergences").rglob("*.py")]:
+        used |= set(re.findall(r'"(mnn-[a-z0-9-]+)"', path.read_text(encoding="utf-8")))
+    assert used and used <= set(RULES), sorted(used - set(RULES))
+
+
+def test_readme_table_is_generated_from_the_registry():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert readme_divergences.render(text) == text, "run python -m tools.readme_divergences"
+    for code in RULES:
+        assert f"`{code}`" in text
+    assert markdown_table().count("\n") == len(RULES) + 2

@@ -1,0 +1,1 @@
+"""The format wing (mtokspec/format, spec/, generated/): codec, generator, golden file, Kaitai."""

@@ -1,0 +1,1 @@
+"""The runtimes (mtokspec/runtime): hf/ and mnn/."""

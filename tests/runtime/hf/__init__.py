@@ -1,0 +1,1 @@
+"""The hf runtime (mtokspec/runtime/hf) and its compiled cores (mtokspec.speedups)."""

@@ -1,0 +1,1 @@
+"""The mnn runtime (mtokspec/runtime/mnn) against MNN's recorded outputs and its units."""

@@ -1,0 +1,298 @@
+"""Units of the ``mnn`` semantics: each quirk of MNN's C++ code it models, on hand-made input.
+
+Every expectation here was confirmed with MNN's own tokenizer (the ``mnn_tok`` driver of
+``../shared/tools/mnn-reference`` at the commit in ``MNN_COMMIT``) while it was written.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+import pytest
+
+import mtokspec
+from mtokspec.format import tree as t
+from mtokspec import Tokenizer, TokenizerError
+from mtokspec.runtime.mnn import MnnTokenizer, UndefinedInMnn
+from mtokspec.runtime.mnn import regex as R
+from mtokspec.runtime.mnn import unicode as U
+from mtokspec.runtime.mnn._unicode_data import UNICODE_VERSION
+from mtokspec.runtime.mnn.tokenizer import engine_fix, strncmp_equal
+
+
+# --- Unicode ------------------------------------------------------------------------------------
+
+def test_utf8_decode_is_mnns():
+    assert U.utf8_decode(b"\xc3\xa9", 0) == (0xE9, 2)
+    assert U.utf8_decode(b"\xc0\x80", 0) == (0xFFFD, 1)  # overlong
+    assert U.utf8_decode(b"\xed\xa0\x80", 0) == (0xFFFD, 1)  # surrogate
+    assert U.utf8_decode(b"\xf4\x90\x80\x80", 0) == (0xFFFD, 1)  # past U+10FFFF
+    assert U.utf8_decode(b"\xe4\xb8", 0) == (0xFFFD, 1)  # truncated
+    assert [c for _, _, c in U.chars(b"a\xffb")] == [97, 0xFFFD, 98]
+
+
+def test_unicode_tables_are_15_0():
+    assert UNICODE_VERSION == "15.0.0"
+    assert U.category(0x1123F) == "Lo"  # assigned in Unicode 15.0
+    assert U.category(0x2EBF0) == "Cn"  # assigned in 15.1: not yet for MNN
+    assert U.category(0x41) == "Lu" and U.category(0x3000) == "Zs" and U.category(0x110000) == "Cn"
+    if unicodedata.unidata_version == UNICODE_VERSION:
+        for cp in range(0, 0x110000, 97):
+            assert U.category(cp) == unicodedata.category(chr(cp))
+    assert U.to_lower(ord("İ")) == ord("İ")  # only one-to-one mappings (HF: "i̇")
+    assert U.to_lower(ord("Σ")) == ord("σ")
+    assert not U.is_whitespace(0x2028) and U.is_whitespace(0x3000) and U.is_whitespace(0x0B)
+
+
+# --- MNN's regex engine -------------------------------------------------------------------------
+
+def _scan(text: str, pattern: str) -> list[str]:
+    return [p.decode() for p in R.scan(text.encode(), pattern.encode())]
+
+
+def test_gpt2_pattern_on_folded_text():
+    assert _scan("Hello, wörld 123 ", R.GPT2_PATTERN) == ["Hello", ",", " wörld", " 123", " "]
+
+
+def test_non_ascii_literal_stands_for_its_class():
+    # "é" folds to "letter": any non-ASCII letter matches, ASCII letters do not
+    assert _scan("aébçd", "[é]") == ["a", "é", "b", "ç", "d"]
+    assert R.split("aéb".encode(), "é".encode(), False, "Removed") == [b"a", b"b"]
+
+
+def test_groups_do_not_backtrack_and_empty_groups_fail():
+    # (a|ab)c: the group takes "a" and never retries "ab"
+    assert R.split(b"abc", b"(a|ab)c", False, "Isolated") == [b"abc"]
+    assert R.split(b"ac", b"(a|ab)c", False, "Isolated") == [b"ac"]
+    # a group that matches the empty string counts as not matching
+    assert R.split(b"b", b"(a?)b", False, "Removed") == [b"b"]
+
+
+def test_unsupported_alternatives_are_dropped():
+    assert R.dropped_alternatives(rb"\bx|y")
+    assert not R.dropped_alternatives(rb"\s+|x")
+    assert R.split(b"xy", rb"\bx|y", False, "Removed") == [b"x"]  # only "y" is left to match
+    # nothing supported: GPT-2's pattern instead
+    assert R.compile_pattern(rb"(?=a)") == R.compile_pattern(R.GPT2_PATTERN.encode())
+
+
+def test_lazy_is_greedy_and_property_first_letter():
+    assert R.split(b"aaa", b"a+?", False, "Isolated") == [b"aaa"]
+    assert _scan("a1", r"\p{Lu}") == ["a", "1"]  # \p{Lu} reads as \p{L}: lower case matches too
+
+
+def test_split_behaviours():
+    assert R.split(b"a-b-", b"-", False, "MergedWithPrevious") == [b"a-", b"b-"]
+    assert R.split(b"a-b", b"-", True, "Removed") == [b"-"]
+    assert R.split(b"a-b", b"-", False, "Isolated") == [b"a", b"-", b"b"]
+
+
+# --- the tokenizer around the model -------------------------------------------------------------
+
+def _mtok(**kw) -> t.MtokFile:
+    base = dict(header=t.make_header(), pre_tokenizer=t.ByteLevelPreTokenizer(True),
+                model=t.BPEModel(vocab=[(b"<s>", 3), (b"a", 0), (b"ab", 2), (b"b", 1)], merges=[(0, 1, 0)]),
+                added_tokens=[t.AddedToken(3, True, False, False, "<s>")],
+                chat_template="", eos_token="", flags=0, bos_token="", post_processor=t.PostProcessorProgram([]))
+    base.update(kw)
+    return t.MtokFile(**base)
+
+
+def test_bos_twice():
+    tree = _mtok(header=t.make_header(special=[3], prefix=[3]),
+                 post_processor=t.PostProcessorProgram([t.SpecialTokenOp(3), t.SequenceOp()]))
+    mnn, hf = MnnTokenizer.from_tree(tree), Tokenizer.from_tree(tree)
+    assert mnn.encode("ab") == [3, 3, 2]
+    assert hf.encode("ab", add_special_tokens=True) == [3, 2]
+    assert mnn.encode("ab", add_special_tokens=False) == [2]
+
+
+def test_post_processor_misread():
+    ops = [t.SpecialTokenOp(3), t.SpecialTokenOp(3), t.SequenceOp(), t.SpecialTokenOp(3)]  # 16 bytes
+    mnn = MnnTokenizer.from_tree(_mtok(post_processor=t.PostProcessorProgram(ops)))
+    # the op bytes 01 03000000 01 03000000 00 01 03000000 read as four u32 ids after sequence A
+    assert mnn.encode("ab") == [2, 0x301, 0x30100, 0x1000000, 3]
+
+
+def test_unsorted_vocabulary_is_searched_as_mnn_searches():
+    # MNN binary-searches the rows in file order: "ab" sits before "b" in no sorted order, so the
+    # search for "ab" misses it and the merge stops
+    tree = _mtok(model=t.BPEModel(vocab=[(b"a", 0), (b"b", 1), (b"ab", 2)], merges=[(0, 1, 0)]), added_tokens=[])
+    assert MnnTokenizer.from_tree(tree).encode("ab") == [0, 1]
+
+
+def test_special_split_uses_the_per_id_decode():
+    # a WordPiece decoder makes the per-id decode of [CLS] " [CLS]": only that text is split
+    tree = t.MtokFile(header=t.make_header(special=[0]), pre_tokenizer=t.BertPreTokenizer(),
+                      model=t.WordPieceModel("[UNK]", "##", 100, [(b"[CLS]", 0), (b"[UNK]", 1), (b"a", 2)]),
+                      decoder=t.WordPieceDecoder("##", True),
+                      chat_template="", eos_token="", flags=0, bos_token="", post_processor=t.PostProcessorProgram([]))
+    mnn = MnnTokenizer.from_tree(tree)
+    assert mnn.split_specials(b"a [CLS]a") == [(b"a", None), (b" [CLS]", 0), (b"a", None)]
+    assert mnn.encode("a [CLS]a") == [2, 0, 2]
+
+
+def test_strncmp_stops_at_a_shared_nul():
+    assert strncmp_equal(b"ab\x00x", 0, b"ab\x00y")
+    assert not strncmp_equal(b"abx", 0, b"aby")
+
+
+def test_engine_fix_and_stream():
+    assert engine_fix(b"<0x41>") == b"A"
+    assert engine_fix(b"<0x4G>") == b"\x04"  # std::stoi reads what it can
+    with pytest.raises(UndefinedInMnn):
+        engine_fix(b"<0xZZ>")
+    tree = _mtok(model=t.BPEModel(vocab=[(b"\xc3", 0), (b"\xa9", 1)]), pre_tokenizer=t.NoPreTokenizer(),
+                 decoder=t.SequenceDecoder([]), added_tokens=[])
+    mnn = MnnTokenizer.from_tree(tree)
+    stream = mnn.decode_stream()
+    assert stream.step(0) is None and stream.step(1) == "é"
+    assert mnn.decode_bytes([0]) == b"\xc3"  # not UTF-8, returned as is
+    assert mnn.decode([0]) == "\ufffd"
+
+
+def test_undefined_behaviour_is_refused():
+    with pytest.raises(UndefinedInMnn):
+        MnnTokenizer.from_tree(_mtok(model=t.BPEModel(vocab=[(b"a", 5)])))
+    hang = MnnTokenizer.from_tree(_mtok(decoder=t.ReplaceDecoder("", "x")))
+    with pytest.raises(UndefinedInMnn):
+        hang.decode([0])
+    assert isinstance(UndefinedInMnn("x"), TokenizerError)
+
+
+def test_semantics_switch():
+    data = mtokspec.build(_mtok())
+    assert Tokenizer.from_bytes(data, semantics="mnn").semantics == "mnn"
+    assert Tokenizer.from_bytes(data).semantics == "hf"
+    with pytest.raises(TokenizerError):
+        Tokenizer.from_bytes(data, semantics="device")
+    with pytest.raises(TokenizerError):
+        Tokenizer.from_bytes(data, semantics="mnn", serde_scores=False)
+    assert Tokenizer.from_bytes(data).decode_bytes([2]) == b"ab"
+
+
+# --- models -------------------------------------------------------------------------------------
+
+def test_bpe_stops_at_a_merge_whose_text_is_not_a_token():
+    tree = _mtok(model=t.BPEModel(vocab=[(b"a", 0), (b"b", 1), (b"c", 2), (b"bc", 3)],
+                                  merges=[(0, 1, 0), (1, 2, 1)]), added_tokens=[])
+    # the best merge a+b -> "ab" is not a token: MNN stops, so b+c never merges either
+    assert MnnTokenizer.from_tree(tree).encode("abc") == [0, 1, 2]
+
+
+def test_wordpiece_counts_bytes():
+    wp = t.WordPieceModel("[UNK]", "##", 5, [(b"[UNK]", 0), ("é".encode(), 1), ("##é".encode(), 2)])
+    tree = t.MtokFile(model=wp, pre_tokenizer=t.BertPreTokenizer(), decoder=t.WordPieceDecoder("##", True))
+    mnn, hf = MnnTokenizer.from_tree(tree), Tokenizer.from_tree(tree)
+    assert hf.encode("ééé") == [1, 2, 2]
+    assert mnn.encode("ééé") == [0]  # 6 bytes > 5
+
+
+def test_unigram_runs_over_bytes():
+    tree = t.MtokFile(model=t.UnigramModel(0, False, [(b"<unk>", 0, -10.0), (b"a", 1, -1.0)]))
+    mnn = MnnTokenizer.from_tree(tree)
+    assert mnn.encode("aéé a") == [1, 0, 1]  # the unknown run fused, the space too (no pre-tokenizer)
+
+
+# --- legacy types -------------------------------------------------------------------------------
+
+def test_tiktoken_is_greedy_longest_match():
+    tree = t.TiktokenTxtFile(header=t.make_header(), tokens=[b"a", b"b", b"ab", b"abc", b"c"])
+    mnn = MnnTokenizer.from_tree(tree)
+    assert mnn.encode("abcab") == [3, 2]
+    assert mnn.encode("xa") == [0]  # a byte no token starts with is dropped
+
+
+def test_bert_type_lowercases_and_keeps_pieces_before_unk():
+    tree = t.BertTxtFile(header=t.make_header(), tokens=[b"[UNK]", b"he", b"##ll", b"hello"])
+    mnn = MnnTokenizer.from_tree(tree)
+    assert mnn.encode("HELLO") == [3]
+    assert mnn.encode("hellx") == [1, 2, 0]
+
+
+def test_sentencepiece_decode_replaces_pos_plus_3_bytes():
+    meta = "\u2581".encode()
+    tree = t.SentencePieceTxtFile(header=t.make_header(), pieces=[(b"<unk>", "0", 2), (b"ab" + meta + b"cdef", "0", 1)])
+    assert MnnTokenizer.from_tree(tree).decode_bytes([1]) == b"ab ef"  # 2 + 3 bytes from position 2
+
+
+# --- any file, any input: only mtokspec's own errors ----------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from mtokspec.testing import strategies as mst  # noqa: E402
+from mtokspec.errors import MtokFormatError  # noqa: E402
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(mst.mtok_bytes(valid=False), mst.txt_bytes()), st.text(max_size=30),
+       st.lists(st.integers(-2**40, 2**40) | st.integers(0, 40), max_size=8))
+def test_any_file_any_input(data, text, ids):
+    try:
+        tok = MnnTokenizer.from_bytes(data)
+    except (MtokFormatError, UndefinedInMnn):
+        # bytes the codec refuses, or a file MNN's loader has no defined behaviour on; any other
+        # TokenizerError is a tree node the mnn runtime cannot build (a gap in its registries)
+        return
+    for call in (lambda: tok.encode(text), lambda: tok.encode(text.encode("utf-8") + b"\xff", False),
+                 lambda: tok.decode_bytes(ids), lambda: tok.decode_bytes(ids, stream=True),
+                 lambda: [tok.decode_stream().step(i) for i in ids]):
+        try:
+            call()
+        except TokenizerError:  # UndefinedInMnn: MNN has no defined result here
+            pass
+    mtokspec.lint(data)
+
+
+def test_compare_cli(tmp_path, capsys):
+    from mtokspec.cli import main
+
+    misread = _mtok(post_processor=t.PostProcessorProgram(
+        [t.SpecialTokenOp(3), t.SpecialTokenOp(3), t.SequenceOp(), t.SpecialTokenOp(3)]))
+    path = tmp_path / "misread.mtok"
+    path.write_bytes(mtokspec.build(misread))
+    cases = tmp_path / "cases.json"
+    cases.write_text('["ab", "ba"]', encoding="utf-8")
+    assert main(["compare", str(path), "--runtime", "mnn", "--text", str(cases)]) == 1
+    out = capsys.readouterr().out
+    assert "0/2 texts encode identically" in out and "2 differences explained, 0 unexplained" in out
+    assert "because: mnn-post-misread" in out and "[2, 769, 196864, 16777216, 3]" in out
+    assert main(["compare", str(path), "--runtime", "mnn", "--no-special", "--text", str(cases)]) == 0
+    assert main(["compare", str(path)]) == 2  # --runtime hf needs --against
+
+
+def test_vocabulary_api_of_every_kind():
+    trees = [_mtok(), t.TiktokenTxtFile(header=t.make_header(), tokens=[b"a", b"ab"]),
+             t.BertTxtFile(header=t.make_header(), tokens=[b"[UNK]", b"a"]),
+             t.SentencePieceTxtFile(header=t.make_header(), pieces=[(b"<unk>", "0", 2), (b"a", "-1", 1)]),
+             t.HuggingFaceTxtFile(header=t.make_header(), tokens=[b"a", b"b", b"ab"], merges=[b"a b"])]
+    for tree in trees:
+        tok = MnnTokenizer.from_tree(tree)
+        vocab = tok.get_vocab()
+        assert len(vocab) == tok.vocab_size and tok.token_to_id("a") == vocab["a"]
+        assert tok.id_to_token(vocab["a"]) == "a" and tok.id_to_token(10**6) is None
+
+
+def test_runaway_backtracking_is_refused_not_run():
+    # MNN's matcher would take on the order of 40^6 steps here; mtokspec stops within its budget
+    with pytest.raises(TokenizerError, match="backtracks catastrophically"):
+        R.split(b"a" * 40, b"a*a*a*a*a*a*b", False, "Isolated")
+    with pytest.raises(TokenizerError):
+        R.split(b"xyz", b"(" * 3000 + b"a" + b")" * 3000, False, "Isolated")
+
+
+def test_encode_and_decode_cli_with_the_mnn_runtime(tmp_path, capsysbinary):
+    from mtokspec.cli import main
+
+    path = tmp_path / "twice.mtok"
+    path.write_bytes(mtokspec.build(_mtok(header=t.make_header(special=[3], prefix=[3]),
+                                          post_processor=t.PostProcessorProgram([t.SpecialTokenOp(3), t.SequenceOp()]))))
+    assert main(["encode", str(path), "ab", "--runtime", "mnn"]) == 0
+    assert main(["encode", str(path), "ab", "--runtime", "mnn", "--no-special"]) == 0
+    assert main(["encode", str(path), "ab", "--special"]) == 0
+    assert capsysbinary.readouterr().out.split(b"\n")[:3] == [b"3 3 2", b"2", b"3 2"]
+    assert main(["decode", str(path), "3", "2", "--runtime", "mnn", "--stream"]) == 0
+    assert main(["decode", str(path), "3", "2", "--runtime", "mnn"]) == 0
+    assert capsysbinary.readouterr().out == b"<s>ab\nab\n"
+    assert main(["decode", str(path), "2", "--stream"]) == 2
