@@ -7,12 +7,12 @@ import json
 import pickle
 
 import pytest
-from conftest import CORPUS
 
 import mtokspec
 from mtokspec.cli import main
 from mtokspec.compare import compare_runtimes
 from mtokspec.parallel import dask_map, ordered_map
+from tests._support import CORPUS
 
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"reference corpus not found at {CORPUS}")
 

@@ -5,7 +5,6 @@ call's budget, and the same refusals."""
 from __future__ import annotations
 
 import pytest
-from conftest import CORPUS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -15,6 +14,7 @@ from mtokspec.errors import Error
 from mtokspec.runtime.shared.bounds import budget
 from mtokspec.runtime.mnn import regex as R
 from mtokspec.testing.strategies import mtok_files
+from tests._support import CORPUS
 
 COMPILED = speedups.module()
 pytestmark = pytest.mark.skipif(COMPILED is None or not hasattr(COMPILED, "mnn_regex_matches"),
