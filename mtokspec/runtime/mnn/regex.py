@@ -19,6 +19,7 @@ matcher.  Its behaviour differs from a real regex engine in ways this module kee
 from __future__ import annotations
 
 import re
+from itertools import accumulate
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -489,16 +490,43 @@ def uses_wregex(pattern: bytes) -> bool:
     return not pattern.isascii() and b"\\p{" not in pattern and b"\\P{" not in pattern
 
 
+class _FoldTable(dict):
+    """``str.translate`` table: a character to its folded byte (as a one-character str)."""
+
+    def __missing__(self, cp: int) -> str:
+        f = self[cp] = chr(U.fold(cp))
+        return f
+
+
+class _LengthTable(dict):
+    """``str.translate`` table: a character to its UTF-8 length (as a one-character str)."""
+
+    def __missing__(self, cp: int) -> str:
+        n = self[cp] = chr(1 if cp < 0x80 else 2 if cp < 0x800 else 3 if cp < 0x10000 else 4)
+        return n
+
+
+_FOLD_TABLE = _FoldTable()
+_LENGTH_TABLE = _LengthTable()
+
+
 def _fold_text(text: bytes) -> tuple[bytes, list[int]]:
+    """The text folded to one byte per character as MNN reads its characters, and the byte offset
+    of each character (and the end)."""
     if text.isascii():
         return text, list(range(len(text) + 1))
-    folded = bytearray()
-    offsets = []
-    for off, _, cp in U.chars(text):
-        offsets.append(off)
-        folded.append(U.fold(cp))
-    offsets.append(len(text))
-    return bytes(folded), offsets
+    try:
+        s = text.decode("utf-8")  # valid UTF-8: MNN's decoder reads the same characters
+    except UnicodeDecodeError:
+        folded = bytearray()
+        offsets = []
+        for off, _, cp in U.chars(text):
+            offsets.append(off)
+            folded.append(U.fold(cp))
+        offsets.append(len(text))
+        return bytes(folded), offsets
+    lengths = s.translate(_LENGTH_TABLE).encode("latin-1")
+    return s.translate(_FOLD_TABLE).encode("latin-1"), list(accumulate(lengths, initial=0))
 
 
 _wregex_cache: dict[bytes, Any] = {}
