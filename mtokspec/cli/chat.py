@@ -1,4 +1,5 @@
-"""chat: render a conversation with the file's chat template."""
+"""chat: render a conversation with the file's chat template (as transformers or as MNN does); compare --chat:
+the two prompts side by side."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ def cmd_chat(args) -> int:
     from mtokspec.tokenizer import Tokenizer
 
     try:
-        tok = Tokenizer.from_bytes(read_input(args.file))
+        tok = Tokenizer.from_bytes(read_input(args.file), semantics=args.runtime)
     except (OSError, MtokFormatError, TokenizerError) as e:
         print(f"mtokspec: {args.file}: {one_line(e)}", file=sys.stderr)
         return 2
@@ -56,12 +57,44 @@ def cmd_chat(args) -> int:
     return 0
 
 
+def cmd_compare_chat(args) -> int:
+    """``mtokspec compare FILE --chat conversations.json``."""
+    from mtokspec.chat.compare import compare_chat, format_comparison, load_conversations
+    from mtokspec.errors import TokenizerError
+    from mtokspec.tokenizer import Tokenizer
+
+    try:
+        tok = Tokenizer.from_bytes(read_input(args.file), semantics="mnn")
+    except (OSError, MtokFormatError, TokenizerError) as e:
+        print(f"mtokspec: {args.file}: {one_line(e)}", file=sys.stderr)
+        return 2
+    if not tok.chat_template:
+        print(f"mtokspec: {args.file}: the file has no chat template", file=sys.stderr)
+        return 2
+    try:
+        conversations = load_conversations(plainio.load_json(read_input(args.chat).decode("utf-8")))
+    except (OSError, UnicodeDecodeError, ValueError, MtokFormatError, RecursionError) as e:
+        print(f"mtokspec: {args.chat}: {one_line(e)}", file=sys.stderr)
+        return 2
+    results = compare_chat(tok.chat_template, conversations, bos_token=tok.bos_token, eos_token=tok.eos_token,
+                           add_generation_prompt=not args.no_generation_prompt)
+    if args.json:
+        sys.stdout.write(plainio.dump_json([r.to_dict() for r in results]))
+    else:
+        for r in results:
+            sys.stdout.write(format_comparison(r))
+        same = sum(r.same for r in results)
+        print(f"{same}/{len(results)} conversations: the device prompt is transformers' prompt")
+    return 0 if all(r.same for r in results) else 1
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "chat", help="render a conversation with the file's chat template",
         description="Render MESSAGES (a JSON list of {role, content}, or an object with a 'messages' key) "
                     "with the chat template embedded in FILE, exactly as transformers renders it "
-                    "(sandboxed: unsafe templates are refused, time and output size are bounded). "
+                    "(sandboxed: unsafe templates are refused, time and output size are bounded), or "
+                    "with --runtime mnn exactly as MNN's engine renders it on a device. "
                     "Exit 1 when the template raises or is refused.",
     )
     p.add_argument("file", help="the .mtok file")
@@ -70,4 +103,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="do not end with the assistant prompt (add_generation_prompt=False)")
     p.add_argument("--tokens", action="store_true", help="also print the prompt's ids (no special tokens added)")
     p.add_argument("--template", metavar="FILE", help="use this template instead of the file's")
+    p.add_argument("--runtime", choices=("hf", "mnn"), default="hf",
+                   help="hf: render as transformers does (default); mnn: the prompt a device builds, "
+                        "rendered as MNN's own Jinja engine does (exit 1 where MNN would never return)")
     p.set_defaults(func=cmd_chat)

@@ -67,6 +67,9 @@ def cmd_decode(args) -> int:
 
 def cmd_compare(args) -> int:
     from mtokspec.errors import TokenizerError
+    if args.chat:
+        from mtokspec.cli.chat import cmd_compare_chat
+        return cmd_compare_chat(args)
     from mtokspec.compare import SAMPLE_TEXTS, compare
     texts = SAMPLE_TEXTS
     if args.text:
@@ -155,6 +158,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "--against tokenizer.json. --runtime mnn: what MNN's C++ runtime does on a device, "
                     "against --against tokenizer.json or, without it, the file's own HF semantics; each "
                     "difference names the divergence rules that explain it, or says UNEXPLAINED. "
+                    "With --chat conversations.json: per conversation, the prompt transformers renders "
+                    "with the file's chat template and the prompt MNN's Jinja engine renders on a device, "
+                    "side by side, with the first difference and the rules that explain it. "
                     "Exit 0 when all match, 1 when some differ, 2 on errors. --against needs the "
                     "`tokenizers` package.")
     p.add_argument("file", metavar="FILE", help="the .mtok file (or a legacy tokenizer.txt with --runtime mnn)")
@@ -171,4 +177,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
                    help="encode the texts in N processes (default: every core this process may use; "
                         "the report is the same for any N); a terminal shows progress")
+    p.add_argument("--chat", metavar="conversations.json",
+                   help="compare chat prompts instead of encodings: a conversation (list of messages), a list "
+                        "of them, or an object of named ones (each a list or {messages, add_generation_prompt})")
+    p.add_argument("--no-generation-prompt", action="store_true",
+                   help="with --chat: conversations without their own add_generation_prompt end without "
+                        "the assistant prompt")
     p.set_defaults(func=cmd_compare)

@@ -320,13 +320,14 @@ class MnnTokenizer:
 
     # --- chat template ----------------------------------------------------------------------------
     def apply_chat_template(self, messages: list[dict], add_generation_prompt: bool = True, tools=None,
-                            template: str | None = None, **kwargs) -> str:
-        """The prompt, rendered as ``transformers`` renders it, as in the ``hf`` semantics (MNN's own
-        Jinja engine differs on some templates: ``mtokspec lint --target mnn`` names the constructs)."""
-        from mtokspec.chat.render import render_file_template
+                            template: str | None = None, *, context: dict | None = None, **kwargs) -> str:
+        """The prompt MNN's ``Tokenizer::apply_chat_template`` renders, with MNN's own Jinja engine
+        (:func:`mtokspec.chat.mnn.render_file_mnn`: the file's template and BOS/EOS strings unless
+        given; ``tools`` and other variables reach the template as MNN's ``jinja.context``)."""
+        from mtokspec.chat.mnn import render_file_mnn
 
-        return render_file_template(self, messages, template=template, add_generation_prompt=add_generation_prompt,
-                                    tools=tools, **kwargs)
+        return render_file_mnn(self, messages, template=template, add_generation_prompt=add_generation_prompt,
+                               tools=tools, context=context, **kwargs)
 
 
 class MnnDecodeStream:

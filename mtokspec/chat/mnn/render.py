@@ -1,0 +1,476 @@
+"""Rendering as MNN's engine does (``jinja.hpp``: ``Context``, the nodes' ``render`` and the
+expressions' ``evaluate``; ``Template::apply_chat_template``; ``Tokenizer::apply_chat_template``).
+
+Scopes: the template's default context (``eos_token``, ``bos_token`` when non-empty, and the
+strings ``"<function range>"`` ... for the three functions; it persists across the renders of one
+template, probe renders included), the render context, then one scope per loop iteration or macro
+call.  ``set`` writes to the innermost scope (a loop iteration's scope dies with it); ``set a.b``
+changes ``a`` where it lives (``namespace``), turning a non-object ``a`` into an object.  Every
+value stored in a variable is a copy, as rapidjson's ``CopyFrom`` makes it.  Operators do not
+short-circuit; ``and``/``or`` give booleans.
+
+Bounds: the same time limit, output limit and value limit as the transformers renderer
+(:func:`mtokspec.chat.render.render_chat_template`); where MNN's engine itself would never return
+or crash, :class:`~mtokspec.chat.mnn.values.MnnEngineFailure` names the divergence rule.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+from datetime import datetime
+from typing import Any
+
+from mtokspec.chat.mnn import builtins as B
+from mtokspec.chat.mnn import parser as P
+from mtokspec.chat.mnn.lexer import tokenize
+from mtokspec.chat.mnn.values import (compare, dump, equal, from_python,
+                                      is_undefined, py_str, size_of, truthy, undefined, wrap64)
+from mtokspec.errors import ChatTemplateError
+
+_PROBE = b"<__jinja_content_probe__>"
+_MAX_TEMPLATE_BYTES = 2_000_000
+
+
+class _Limits:
+    __slots__ = ("deadline", "timeout", "output", "value", "now")
+
+    def __init__(self, timeout: float, max_output: int, now: datetime | None):
+        self.timeout = timeout
+        self.deadline = time.monotonic() + timeout
+        self.output = max_output
+        self.value = max(max_output, 1_000_000)
+        self.now = now
+
+
+class _Frame:
+    """One render: the scope stack, the macros registered so far, the limits."""
+
+    __slots__ = ("scopes", "macros", "limits", "depth")
+
+    def __init__(self, scopes: list[dict], limits: _Limits):
+        self.scopes = scopes
+        self.macros: dict[bytes, P.MacroNode] = {}
+        self.limits = limits
+        self.depth = 0
+
+    def get(self, name: bytes) -> Any:
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        return undefined()
+
+    def tick(self) -> None:
+        if time.monotonic() > self.limits.deadline:
+            raise ChatTemplateError(f"rendering exceeded the time limit of {self.limits.timeout} s")
+
+    def check_size(self, value: Any, what: str) -> Any:
+        if size_of(value, self.limits.value) > self.limits.value:
+            raise ChatTemplateError(f"{what} too large to render (more than {self.limits.value} "
+                                    f"bytes/items); MNN would build it")
+        return value
+
+
+def _is_num(v: Any) -> bool:
+    return type(v) is int or type(v) is float
+
+
+def _in(left: Any, right: Any) -> bool | None:
+    if type(right) is list:
+        return any(equal(e, left) for e in right)
+    if type(right) is dict and type(left) is bytes:
+        return left in right
+    if type(right) is bytes and type(left) is bytes:
+        return left in right
+    return None
+
+
+def _binary(op: bytes, left: Any, right: Any) -> Any:
+    if op == b"+":
+        if type(left) is bytes and type(right) is bytes:
+            return left + right
+        if _is_num(left) and _is_num(right):
+            if type(left) is float or type(right) is float:
+                return float(left) + float(right)
+            return wrap64(left + right)
+        if type(left) is list and type(right) is list:
+            return left + right
+        if type(left) is list:
+            return left + [right]
+        if type(right) is list:
+            return [left] + right
+        return b""
+    if op == b"-":
+        if _is_num(left) and _is_num(right):
+            if type(left) is float or type(right) is float:
+                return float(left) - float(right)
+            return wrap64(left - right)
+        return b""
+    if op == b"==":
+        return compare(left, right) == 0
+    if op == b"!=":
+        return compare(left, right) != 0
+    if op == b"<":
+        return compare(left, right) < 0
+    if op == b">":
+        return compare(left, right) > 0
+    if op == b"<=":
+        return compare(left, right) <= 0
+    if op == b">=":
+        return compare(left, right) >= 0
+    if op == b"in":
+        r = _in(left, right)
+        return False if r is None else r
+    if op == b"not in":
+        r = _in(left, right)
+        return True if r is None else not r
+    if op == b"and":
+        return truthy(left) and truthy(right)
+    if op == b"or":
+        return truthy(left) or truthy(right)
+    if op == b"~":
+        return py_str(left) + py_str(right)
+    return b""
+
+
+def _slice(seq: list, key: dict) -> list:
+    n = len(seq)
+    start_v, stop_v, step_v = key.get(b"start"), key.get(b"stop"), key.get(b"step")
+    step = B.get_long(step_v, "a slice step") if step_v is not None else 1
+    if step == 0:
+        step = 1
+    if start_v is not None:
+        start = B.get_long(start_v, "a slice start")
+        if start < 0:
+            start += n
+        start = min(max(start, 0), n)
+    else:
+        start = 0 if step > 0 else n - 1
+    if stop_v is not None:
+        stop = B.get_long(stop_v, "a slice stop")
+        if stop < 0:
+            stop += n
+    else:
+        stop = n if step > 0 else -1
+    if step > 0:
+        return [seq[i] for i in range(start, min(stop, n), step)]
+    out = []
+    i = start
+    while i > stop and 0 <= i < n:
+        out.append(seq[i])
+        i += step
+    return out
+
+
+class _Evaluator:
+    """Evaluates expressions and renders nodes for one :class:`_Frame`."""
+
+    def __init__(self, frame: _Frame):
+        self.f = frame
+
+    # expressions
+    def ev(self, e: P.Expr) -> Any:
+        t = type(e)
+        if t is P.Lit:
+            return e.value
+        if t is P.Var:
+            return self.f.get(e.name)
+        if t is P.GetAttr:
+            obj = self.ev(e.obj)
+            if type(obj) is dict and e.name in obj:
+                return obj[e.name]
+            if type(obj) is list and e.name == b"length":
+                return len(obj)
+            return undefined()
+        if t is P.GetItem:
+            return self._getitem(e)
+        if t is P.Slice:
+            return {b"_type": b"slice",
+                    b"start": self.ev(e.start) if e.start is not None else None,
+                    b"stop": self.ev(e.stop) if e.stop is not None else None,
+                    b"step": self.ev(e.step) if e.step is not None else None}
+        if t is P.Call:
+            return self._call(e)
+        if t is P.Method:
+            obj = self.ev(e.obj)
+            return B.call_method(obj, e.name, e.args, self.ev, self.f.limits.value)
+        if t is P.Filter:
+            val = self.ev(e.left)
+            return B.apply_filter(e.name, val, e.args, self.ev, self.f.limits.value)
+        if t is P.Binary:
+            left = self.ev(e.left)
+            right = self.ev(e.right)
+            out = _binary(e.op, left, right)
+            if type(out) in (bytes, list) and len(out) > self.f.limits.value:
+                self.f.check_size(out, "a value")
+            return out
+        if t is P.Test:
+            r = B.apply_test(e.name, self.ev(e.expr))
+            return (not r) if e.negated else r
+        if t is P.Ternary:
+            return self.ev(e.yes) if truthy(self.ev(e.cond)) else self.ev(e.no)
+        if t is P.ListLit:
+            return [self.ev(i) for i in e.items]
+        if t is P.DictLit:
+            obj: dict = {}
+            for k, v in e.items:
+                key = self.ev(k)
+                obj[key if type(key) is bytes else b""] = self.ev(v)
+            return obj
+        raise AssertionError(t)
+
+    def _getitem(self, e: P.GetItem) -> Any:
+        obj = self.ev(e.obj)
+        key = self.ev(e.key)
+        if type(obj) is list:
+            if type(key) is dict and key.get(b"_type") == b"slice":
+                return _slice(obj, key)
+            if type(key) is int:
+                i = key + len(obj) if key < 0 else key
+                if 0 <= i < len(obj):
+                    return obj[i]
+        elif type(obj) is dict:
+            if type(key) is bytes and key in obj:
+                return obj[key]
+        return b""
+
+    def _call(self, e: P.Call) -> Any:
+        if e.name in B.FUNCTIONS:
+            args = [(n, self.ev(a)) for n, a in e.args]
+            if e.name == b"namespace":
+                args = [(n, copy.deepcopy(v)) for n, v in args]
+            return B.call_function(e.name, args, self._now, self.f.limits.value)
+        macro = self.f.macros.get(e.name)
+        if macro is None:
+            return b""
+        scope: dict = {}
+        i = 0
+        for n, a in e.args:
+            if n:
+                scope[n] = copy.deepcopy(self.ev(a))
+            elif i < len(macro.params):
+                scope[macro.params[i]] = copy.deepcopy(self.ev(a))
+                i += 1
+        self.f.scopes.append(scope)
+        out = bytearray()
+        try:
+            self.render(macro.body, out)
+        finally:
+            self.f.scopes.pop()
+        return bytes(out)
+
+    def _now(self) -> datetime:
+        return self.f.limits.now if self.f.limits.now is not None else datetime.now()
+
+    # statements
+    def render(self, nodes: list[P.Node], out: bytearray) -> None:
+        f = self.f
+        for node in nodes:
+            f.tick()
+            t = type(node)
+            if t is P.TextNode:
+                out += node.text
+            elif t is P.PrintNode:
+                val = self.ev(node.expr)
+                if is_undefined(val):
+                    continue
+                out += val if type(val) is bytes else dump(val)
+            elif t is P.IfNode:
+                self.render(node.yes if truthy(self.ev(node.cond)) else node.no, out)
+            elif t is P.ForNode:
+                self._for(node, out)
+            elif t is P.SetNode:
+                self._set(node)
+            elif t is P.MacroNode:
+                f.macros[node.name] = node
+            if len(out) > f.limits.output:
+                raise ChatTemplateError(f"output exceeds {f.limits.output} bytes")
+
+    def _bind(self, names: list[bytes], item: Any) -> dict:
+        scope: dict = {}
+        if len(names) == 1:
+            scope[names[0]] = copy.deepcopy(item)
+        elif type(item) is list and len(item) >= len(names):
+            for n, v in zip(names, item):
+                scope[n] = copy.deepcopy(v)
+        elif names:
+            scope[names[0]] = copy.deepcopy(item)
+        return scope
+
+    def _for(self, node: P.ForNode, out: bytearray) -> None:
+        it = self.ev(node.iterable)
+        if is_undefined(it):
+            return
+        if type(it) is list:
+            items = list(it)
+        elif type(it) is dict:
+            items = sorted(it)
+        else:
+            items = []
+        if node.cond is not None:
+            kept = []
+            for item in items:
+                self.f.tick()
+                self.f.scopes.append(self._bind(node.vars, item))
+                try:
+                    ok = truthy(self.ev(node.cond))
+                finally:
+                    self.f.scopes.pop()
+                if ok:
+                    kept.append(item)
+            items = kept
+        n = len(items)
+        for index, item in enumerate(items):
+            scope = self._bind(node.vars, item)
+            scope[b"loop"] = {b"index0": index, b"index": index + 1, b"first": index == 0,
+                              b"last": index == n - 1, b"length": n}
+            self.f.scopes.append(scope)
+            try:
+                self.render(node.body, out)
+            finally:
+                self.f.scopes.pop()
+
+    def _set(self, node: P.SetNode) -> None:
+        val = self.ev(node.value)
+        target = node.target
+        f = self.f
+        if type(target) is P.Var:
+            f.check_size(val, f"the value of {target.name.decode('utf-8', 'replace')}")
+            f.scopes[-1][target.name] = copy.deepcopy(val)
+        elif type(target) is P.GetAttr and type(target.obj) is P.Var:
+            name = target.obj.name
+            home = next((s for s in reversed(f.scopes) if name in s), None)
+            obj = home[name] if home is not None else undefined()
+            if obj is None:
+                return
+            if type(obj) is not dict:
+                obj = {}
+            obj[target.name] = copy.deepcopy(val)
+            f.check_size(obj, f"the value of {name.decode('utf-8', 'replace')}")
+            (home if home is not None else f.scopes[-1])[name] = obj
+
+
+class MnnTemplate:
+    """A chat template compiled as MNN's ``jinja::Template`` compiles it, with its default
+    context (which, as in MNN, persists across its renders)."""
+
+    def __init__(self, source: str | bytes, *, eos_token: str = "", bos_token: str = ""):
+        src = source.encode("utf-8", "surrogateescape") if isinstance(source, str) else bytes(source)
+        if len(src) > _MAX_TEMPLATE_BYTES:
+            raise ChatTemplateError(f"template too long (limit {_MAX_TEMPLATE_BYTES} bytes)")
+        self.default: dict = {b"eos_token": from_python(eos_token or "")}
+        if bos_token:
+            self.default[b"bos_token"] = from_python(bos_token)
+        for name in B.FUNCTIONS:
+            self.default.setdefault(name, b"<function " + name + b">")
+        try:
+            self.nodes = P.parse(tokenize(src))
+        except RecursionError:
+            raise ChatTemplateError("the template nests expressions too deeply to emulate MNN's "
+                                    "parser (its C++ recursion may overflow the stack)") from None
+
+    def render(self, context: dict, limits: _Limits) -> bytes:
+        """``Template::render`` of an engine-side context (values of :mod:`.values`)."""
+        frame = _Frame([self.default, context] if context else [self.default], limits)
+        out = bytearray()
+        try:
+            _Evaluator(frame).render(self.nodes, out)
+        except RecursionError:
+            raise ChatTemplateError("recursion too deep: MNN's engine would overflow its stack "
+                                    "(a macro calling itself without end)") from None
+        return bytes(out)
+
+    def apply(self, messages: list, add_generation_prompt: bool, extra: dict, limits: _Limits) -> bytes:
+        """``Template::apply_chat_template``: the probe renders, parts if needed, then the render."""
+        str_out = self.render({b"messages": [{b"role": b"user", b"content": _PROBE}]}, limits)
+        typed_out = self.render(
+            {b"messages": [{b"role": b"user", b"content": [{b"type": b"text", b"text": _PROBE}]}]}, limits)
+        msgs = copy.deepcopy(messages)
+        if _PROBE not in str_out and _PROBE in typed_out:
+            for m in msgs:
+                if type(m) is dict and type(m.get(b"content")) is bytes and m[b"content"]:
+                    m[b"content"] = [{b"type": b"text", b"text": m[b"content"]}]
+        context = dict(extra)
+        context[b"messages"] = msgs
+        if add_generation_prompt:
+            context[b"add_generation_prompt"] = True
+        return self.render(context, limits)
+
+
+def engine_messages(messages: list[dict]) -> list:
+    """Messages as MNN's callers hand them to the engine: a message of exactly a string ``role``
+    and a string ``content`` as that pair (role first); any other as its whole JSON object."""
+    out = []
+    for i, m in enumerate(messages):
+        if not isinstance(m, dict):
+            raise ChatTemplateError(f"messages[{i}] must be a dict: MNN takes messages as JSON objects")
+        if len(m) == 2 and isinstance(m.get("role"), str) and isinstance(m.get("content"), str):
+            out.append({b"role": from_python(m["role"]), b"content": from_python(m["content"])})
+        else:
+            out.append(from_python(m, f"messages[{i}]"))
+    return out
+
+
+def render_mnn(template: str, messages: list[dict], *, add_generation_prompt: bool = True,
+               bos_token: str | None = None, eos_token: str | None = None,
+               context: dict | None = None, strftime_now: datetime | str | None = None,
+               max_output_chars: int = 1_000_000, timeout_seconds: float | None = 5.0) -> str:
+    """The prompt MNN's ``Tokenizer::apply_chat_template`` renders for ``messages``.
+
+    ``bos_token``/``eos_token`` are the file's strings (``None`` = empty: MNN defines
+    ``eos_token`` always and ``bos_token`` only when non-empty); ``context`` is the extra context
+    MNN takes from ``llm_config.json``'s ``jinja.context`` (the only way a ``tools`` list or other
+    variables reach its templates); ``strftime_now`` freezes the clock (a datetime or an ISO-8601
+    string).  The result is the engine's bytes as text (bytes that are not UTF-8, which MNN's
+    byte-wise string operations can make, as surrogate escapes).
+
+    Raises:
+        ChatTemplateError: messages or context that are not JSON objects (MNN takes nothing else);
+            the render exceeds the time/output/value bounds of the transformers renderer;
+            :class:`~mtokspec.chat.mnn.values.MnnEngineFailure` (a subclass) where MNN's engine
+            itself would never return, run out of memory or crash.
+    """
+    from mtokspec.chat.render import _to_datetime
+
+    if not isinstance(template, str):
+        raise TypeError("template must be a str")
+    if timeout_seconds is None:
+        timeout_seconds = math.inf
+    if max_output_chars < 0 or not timeout_seconds > 0:
+        raise ValueError("max_output_chars must be >= 0 and timeout_seconds > 0")
+    if not isinstance(messages, list):
+        raise ChatTemplateError("messages must be a list of dicts")
+    try:
+        extra = from_python(context or {}, "context")
+        messages_in = engine_messages(messages)
+    except RecursionError:
+        raise ChatTemplateError("messages or context nest too deeply") from None
+    if type(extra) is not dict:
+        raise ChatTemplateError("context must be a dict (MNN's jinja.context is a JSON object)")
+    limits = _Limits(timeout_seconds, max_output_chars, _to_datetime(strftime_now))
+    tpl = MnnTemplate(template, eos_token=eos_token or "", bos_token=bos_token or "")
+    out = tpl.apply(messages_in, bool(add_generation_prompt), extra, limits)
+    return out.decode("utf-8", "surrogateescape")
+
+
+def render_file_mnn(file: Any, messages: list[dict], *, template: str | None = None,
+                    add_generation_prompt: bool = True, tools: list | None = None, context: dict | None = None,
+                    **kwargs: Any) -> str:
+    """:func:`render_mnn` for a tokenizer file (anything with ``chat_template``, ``bos_token`` and
+    ``eos_token``): its template unless ``template`` is given, its BOS/EOS strings unless passed.
+    MNN's API takes no ``tools`` nor template variables: a device app hands them over through
+    ``llm_config.json``'s ``jinja.context``, which is where ``tools`` and every keyword other than
+    ``strftime_now``, ``max_output_chars`` and ``timeout_seconds`` go (``context`` is that object)."""
+    source = template if template is not None else file.chat_template
+    if not source:
+        raise ChatTemplateError("the file has no chat template; pass template=...")
+    bos = kwargs.pop("bos_token", file.bos_token)
+    eos = kwargs.pop("eos_token", file.eos_token)
+    options = {k: kwargs.pop(k) for k in ("strftime_now", "max_output_chars", "timeout_seconds") if k in kwargs}
+    extra = dict(context or {})
+    if tools is not None:
+        extra["tools"] = tools
+    extra.update(kwargs)
+    return render_mnn(source, messages, add_generation_prompt=add_generation_prompt, bos_token=bos, eos_token=eos,
+                      context=extra, **options)

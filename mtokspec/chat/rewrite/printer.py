@@ -1,0 +1,592 @@
+"""The rewrite's printer: a parsed template back as Jinja that MNN's engine reads as meant, each
+construct MNN renders differently written as an equivalent both engines render alike (the choices:
+``docs/design/chat-mnn.md``)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import jinja2.nodes as nodes
+
+from mtokspec.chat.rewrite.analysis import (
+    BINOPS, CMP, REPR, TOJSON, TOJSON_IND, booleanish, chainable, has_control, is_int_const, pure, str_lit, stringish,
+    text,
+)
+
+RAISED = "raise_exception: "
+"""What the rewritten template renders on MNN where transformers raises: this, then the message."""
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_ERR = "__mnn_raised"
+_BODY = "__mnn_body"
+_UNDEF = "mnn_rewrite_undefined"  # a free name (dunder names are refused by the sandbox)
+_MNN_TESTS = {"defined", "undefined", "none", "boolean", "string", "number", "sequence", "iterable", "mapping",
+              "true", "false"}
+#: What transformers passes when the caller gives nothing; MNN leaves these undefined.
+_CTX_DEFAULTS = {"tools": "none", "documents": "none", "add_generation_prompt": "false"}
+
+
+class Unprintable(Exception):
+    """A construct the printer cannot write back."""
+
+    pass
+
+
+# --- the printer -----------------------------------------------------------------------------------
+
+class _Printer:
+    def __init__(self, groups: set[str], bos_empty: bool | None):
+        self.g = groups
+        self.bos_empty = bos_empty
+        self.applied: set[str] = set()
+        self.macros: set[str] = set()
+        self.need_tojson = False
+        self.need_repr = False
+        self.need_raise = False
+        self.need_tojson_indent = False
+        self.missed: set[str] = set()
+        self.counter = 0
+        self.loops: list[str | None] = []  # per enclosing for: its control namespace (break/continue)
+        self.iters: list[str | None] = []  # per enclosing for: its iterable when loop.previtem can index it
+        self.pre: list[str] | None = None  # statements hoisted before the one being printed
+
+    def fresh(self, stem: str) -> str:
+        self.counter += 1
+        return f"mnn_{stem}{self.counter}"
+
+    def hoisted(self, head) -> tuple[str, str]:
+        """Print ``head()`` (a statement's expressions), with what it hoists."""
+        outer, self.pre = self.pre, []
+        try:
+            text = head()
+            return "".join(self.pre), text
+        finally:
+            self.pre = outer
+
+    def on(self, rule: str) -> bool:
+        if rule in self.g:
+            self.applied.add(rule)
+            return True
+        return False
+
+    # statements
+    def body(self, body: list[nodes.Node]) -> str:
+        flag = self.loops[-1] if self.loops else None
+        out = []
+        for i, n in enumerate(body):
+            out.append(self.stmt(n))
+            if flag is not None and has_control(n) and i + 1 < len(body):
+                rest = self.body(body[i + 1:])
+                out.append("{% if not (" + flag + ".stop or " + flag + ".skip) %}" + rest + "{% endif %}")
+                break
+        return "".join(out)
+
+    def stmt(self, n: nodes.Node) -> str:
+        if isinstance(n, nodes.Output):
+            return "".join(text(c.data) if isinstance(c, nodes.TemplateData) else "".join(self.hoisted(
+                lambda c=c: self.output(c))) for c in n.nodes)
+        if isinstance(n, nodes.If):
+            pre, tests = self.hoisted(lambda: [self.cond(t) for t in [n.test, *(el.test for el in n.elif_)]])
+            s = pre + "{% if " + tests[0] + " %}" + self.body(n.body)
+            for el, t in zip(n.elif_, tests[1:]):
+                s += "{% elif " + t + " %}" + self.body(el.body)
+            if n.else_:
+                s += "{% else %}" + self.body(n.else_)
+            return s + "{% endif %}"
+        if isinstance(n, nodes.For):
+            if n.recursive:
+                raise Unprintable("recursive loop")
+            pre, it = self.hoisted(lambda: self.atom(n.iter))
+            if (isinstance(n.iter, nodes.Dict) and isinstance(n.target, nodes.Name)
+                    and all(isinstance(p.key, nodes.Const) and type(p.key.value) is str for p in n.iter.items)
+                    and self.on("mnn-jinja-unsupported-statement")):
+                it = "[" + ", ".join(self.expr(p.key) for p in n.iter.items) + "]"  # MNN sorts a mapping's keys
+            head = "{% for " + self.target(n.target) + " in " + it
+            if n.test is not None:
+                outer, self.pre = self.pre, None  # the test reads the loop variable: nothing hoisted
+                head += " if " + self.cond(n.test)
+                self.pre = outer
+            flag = None
+            if any(has_control(b) for b in n.body) and self.on("mnn-jinja-unsupported-statement"):
+                flag = self.fresh("loop")
+                pre += "{% set " + flag + " = namespace(stop=false, skip=false) %}"
+            self.loops.append(flag)
+            self.iters.append(it if n.test is None and pure(n.iter) and chainable(n.iter) else None)
+            try:
+                body = self.body(n.body)
+            finally:
+                self.loops.pop()
+                self.iters.pop()
+            if flag is not None:
+                body = "{% if not " + flag + ".stop %}{% set " + flag + ".skip = false %}" + body + "{% endif %}"
+            s = pre + head + " %}" + body
+            if n.else_:
+                if n.test is None and pure(n.iter) and self.on("mnn-jinja-unsupported-statement"):
+                    return s + "{% endfor %}{% if not " + self.atom(n.iter) + " %}" + self.body(n.else_) + "{% endif %}"
+                s += "{% else %}" + self.body(n.else_)
+            return s + "{% endfor %}"
+        if isinstance(n, nodes.Assign):
+            pre, value = self.hoisted(lambda: self.expr(n.node))
+            return pre + "{% set " + self.target(n.target) + " = " + value + " %}"
+        if isinstance(n, nodes.AssignBlock):
+            if n.filter is not None:
+                raise Unprintable("filtered set block")
+            if isinstance(n.target, nodes.Name) and self.on("mnn-jinja-unsupported-statement"):
+                block = self.fresh("block")  # a macro captures the body's output as the set block does
+                outer_pre, self.pre = self.pre, None
+                try:
+                    body = self.body(n.body)
+                finally:
+                    self.pre = outer_pre
+                return ("{% macro " + block + "() %}" + body + "{% endmacro %}{% set " + n.target.name + " = "
+                        + block + "() %}")
+            self.missed.add("mnn-jinja-unsupported-statement")
+            return "{% set " + self.target(n.target) + " %}" + self.body(n.body) + "{% endset %}"
+        if isinstance(n, nodes.Macro):
+            self.macros.add(n.name)
+            params = []
+            pro = ""
+            nd = len(n.defaults)
+            for i, a in enumerate(n.args):
+                d = n.defaults[i - (len(n.args) - nd)] if i >= len(n.args) - nd else None
+                if d is not None and self.on("mnn-jinja-macro-default"):
+                    params.append(a.name)
+                    pro += "{% if " + a.name + " is not defined %}{% set " + a.name + " = " + self.expr(d) + " %}{% endif %}"
+                else:
+                    params.append(a.name + ("" if d is None else "=" + self.expr(d)))
+            outer_loops, outer_iters, self.loops, self.iters = self.loops, self.iters, [], []
+            outer_pre, self.pre = self.pre, None
+            try:
+                body = self.body(n.body)
+            finally:
+                self.loops, self.iters, self.pre = outer_loops, outer_iters, outer_pre
+            return "{% macro " + n.name + "(" + ", ".join(params) + ") %}" + pro + body + "{% endmacro %}"
+        if isinstance(n, (nodes.Break, nodes.Continue)):
+            flag = self.loops[-1] if self.loops else None
+            if flag is None:
+                self.missed.add("mnn-jinja-unsupported-statement")
+                return "{% break %}" if isinstance(n, nodes.Break) else "{% continue %}"
+            return "{% set " + flag + (".stop" if isinstance(n, nodes.Break) else ".skip") + " = true %}"
+        if isinstance(n, nodes.ExprStmt):
+            return "{% do " + self.expr(n.node) + " %}"
+        raise Unprintable(type(n).__name__)
+
+    def target(self, t: nodes.Node) -> str:
+        if isinstance(t, nodes.Name):
+            return t.name
+        if isinstance(t, nodes.NSRef):
+            return f"{t.name}.{t.attr}"
+        if isinstance(t, nodes.Tuple):
+            return ", ".join(self.target(i) for i in t.items)
+        raise Unprintable(type(t).__name__)
+
+    def output(self, e: nodes.Expr) -> str:
+        if (isinstance(e, nodes.Call) and isinstance(e.node, nodes.Name) and e.node.name == "raise_exception"
+                and self.on("mnn-jinja-raise-noop")):
+            self.need_raise = True
+            msg = self.expr(e.args[0]) if e.args else "''"
+            return ("{% if raise_exception is defined %}{{ raise_exception(" + msg + ") }}{% endif %}"
+                    "{% if not " + _ERR + ".raised %}{% set " + _ERR + ".message = " + msg + " %}{% endif %}"
+                    "{% set " + _ERR + ".raised = true %}")
+        if isinstance(e, nodes.Call) and isinstance(e.node, nodes.Name) and e.node.name == "raise_exception":
+            self.missed.add("mnn-jinja-raise-noop")
+        if booleanish(e) and self.on("mnn-jinja-print-non-string"):
+            return "{{ 'True' if " + self.atom(e) + " else 'False' }}"
+        if not stringish(e, self.macros):
+            if pure(e) and self.on("mnn-jinja-print-non-string"):
+                a = self.atom(e)
+                self.need_repr = True
+                shown = f"({a} if {a} is string else {REPR}({a}))"
+                if a.endswith("]"):  # MNN's x[i] is never undefined ('' when missing)
+                    return "{{ " + shown + " }}"
+                return "{{ " + shown + " if " + a + " is defined else '' }}"
+            self.missed.add("mnn-jinja-print-non-string")
+        return "{{ " + self.expr(e) + " }}"
+
+    # expressions
+    def cond(self, e: nodes.Expr) -> str:
+        """An expression whose truthiness only counts (and/or may stay boolean)."""
+        return self.expr(e, in_cond=True)
+
+    def atom(self, e: nodes.Expr, in_cond: bool = False) -> str:
+        s = self.expr(e, in_cond)
+        if isinstance(e, (nodes.Name, nodes.Const, nodes.Getattr, nodes.Getitem, nodes.Call, nodes.List,
+                          nodes.Dict)) and not s.startswith("("):
+            return s
+        return s if s.startswith("(") and s.endswith(")") and _balanced_outer(s) else "(" + s + ")"
+
+    def const(self, v: Any) -> str:
+        if v is None:
+            return "none"
+        if type(v) is bool:
+            return "true" if v else "false"
+        if type(v) is int:
+            return str(v)
+        if type(v) is str:
+            return str_lit(v)
+        if type(v) in (list, tuple):
+            return "[" + ", ".join(self.const(x) for x in v) + "]"
+        if type(v) is dict and all(type(k) is str for k in v):
+            return "{ " + ", ".join(str_lit(k) + ": " + self.const(x) for k, x in v.items()) + " }"
+        if type(v) is float:
+            return repr(v)
+        raise Unprintable(f"constant {type(v).__name__}")
+
+    def expr(self, e: nodes.Expr, in_cond: bool = False) -> str:  # noqa: C901 - one case per node type
+        if isinstance(e, nodes.Const):
+            return self.const(e.value)
+        if isinstance(e, nodes.Name):
+            if e.name == "bos_token" and self.bos_empty is not False and self.on("mnn-jinja-special-token-undefined"):
+                return "(bos_token if bos_token is defined else '')"
+            if e.name in _CTX_DEFAULTS and self.on("mnn-jinja-context-undefined"):
+                return f"({e.name} if {e.name} is defined else {_CTX_DEFAULTS[e.name]})"
+            if e.name.endswith("_token") and e.name not in ("bos_token", "eos_token"):
+                self.missed.add("mnn-jinja-special-token-undefined")
+            return e.name
+        if isinstance(e, nodes.Getattr):
+            if (isinstance(e.node, nodes.Name) and e.node.name == "loop" and e.attr in ("revindex", "revindex0")
+                    and self.on("mnn-jinja-loop-attribute")):
+                return "(loop.length - loop.index" + (" + 1)" if e.attr == "revindex" else ")")
+            if (isinstance(e.node, nodes.Name) and e.node.name == "loop" and e.attr in ("previtem", "nextitem")
+                    and self.iters and self.iters[-1] is not None and self.on("mnn-jinja-loop-attribute")):
+                x = self.iters[-1]
+                if e.attr == "previtem":
+                    return f"({x}[loop.index0 - 1] if not loop.first else {_UNDEF})"
+                return f"({x}[loop.index] if not loop.last else {_UNDEF})"
+            return self.chain(e.node) + "." + e.attr
+        if isinstance(e, nodes.Getitem):
+            if (isinstance(e.arg, nodes.Const) and type(e.arg.value) is str and _IDENT.match(e.arg.value)
+                    and chainable(e.node) and self.on("mnn-jinja-missing-item-defined")):
+                return self.chain(e.node) + "." + e.arg.value
+            if isinstance(e.arg, nodes.Slice):
+                s = e.arg
+                parts = [self.expr(s.start) if s.start else "", self.expr(s.stop) if s.stop else ""]
+                if s.step:
+                    parts.append(self.expr(s.step))
+                return self.chain(e.node) + "[" + ":".join(parts) + "]"
+            return self.chain(e.node) + "[" + self.expr(e.arg) + "]"
+        if isinstance(e, nodes.Tuple):
+            return "[" + ", ".join(self.expr(i) for i in e.items) + "]"
+        if isinstance(e, nodes.List):
+            return "[" + ", ".join(self.expr(i) for i in e.items) + "]"
+        if isinstance(e, nodes.Dict):
+            return "{ " + ", ".join(self.expr(p.key) + ": " + self.expr(p.value) for p in e.items) + " }"
+        if isinstance(e, nodes.Concat):
+            parts = []
+            for c in e.nodes:
+                a = self.atom(c)
+                if isinstance(c, (nodes.Name, nodes.Getattr, nodes.Getitem)):
+                    if pure(c) and self.on("mnn-jinja-undefined-concat"):
+                        a = "(" + a + " if " + a + " is defined else '')"
+                    else:
+                        self.missed.add("mnn-jinja-undefined-concat")
+                parts.append(a)
+            return "(" + " ~ ".join(parts) + ")"
+        if isinstance(e, (nodes.And, nodes.Or)):
+            left, right = self.atom(e.left, in_cond), self.atom(e.right, in_cond)
+            if not in_cond and not pure(e.left):
+                self.missed.add("mnn-jinja-print-non-string")
+            if not in_cond and pure(e.left) and self.on("mnn-jinja-print-non-string"):
+                if isinstance(e, nodes.Or):
+                    return f"({left} if {left} else {right})"
+                return f"({right} if {left} else {left})"
+            return f"({left} {'and' if isinstance(e, nodes.And) else 'or'} {right})"
+        if isinstance(e, nodes.BinExpr):
+            return self.binexpr(e)
+        if isinstance(e, nodes.Not):
+            return "(not " + self.atom(e.node, True) + ")"
+        if isinstance(e, nodes.Neg):
+            if is_int_const(e.node):
+                return str(-e.node.value)
+            return "(-" + self.atom(e.node) + ")"
+        if isinstance(e, nodes.Pos):
+            return "(+" + self.atom(e.node) + ")"
+        if isinstance(e, nodes.Compare):
+            terms = []
+            left = e.expr
+            for op in e.ops:
+                terms.append("(" + self.atom(left) + " " + CMP[op.op] + " " + self.atom(op.expr) + ")")
+                left = op.expr
+            return terms[0] if len(terms) == 1 else "(" + " and ".join(terms) + ")"
+        if isinstance(e, nodes.CondExpr):
+            s = self.atom(e.expr1) + " if " + self.cond(e.test)
+            if e.expr2 is not None:
+                s += " else " + self.atom(e.expr2)
+            elif self.on("mnn-jinja-condexpr-no-else"):
+                s += " else " + _UNDEF
+            return "(" + s + ")"
+        if isinstance(e, nodes.Filter):
+            return self.filter(e)
+        if isinstance(e, nodes.Test):
+            return self.test(e)
+        if isinstance(e, nodes.Call):
+            return self.call(e)
+        raise Unprintable(type(e).__name__)
+
+    def chain(self, e: nodes.Expr) -> str:
+        if isinstance(e, nodes.Name):
+            return e.name
+        if (isinstance(e, nodes.Getattr) and isinstance(e.node, nodes.Name) and e.node.name == "loop"
+                and e.attr in ("previtem", "nextitem") and self.iters and self.iters[-1] is not None
+                and self.on("mnn-jinja-loop-attribute")):
+            # read through: transformers fails where there is no such item, so no guard is needed
+            return self.iters[-1] + ("[loop.index0 - 1]" if e.attr == "previtem" else "[loop.index]")
+        s = self.expr(e)
+        return s if chainable(e) else "(" + s + ")"
+
+    def args(self, args: list, kwargs: list) -> str:
+        return ", ".join([self.expr(a) for a in args] + [k.key + "=" + self.expr(k.value) for k in kwargs])
+
+    def binexpr(self, e: nodes.BinExpr) -> str:
+        op = BINOPS[type(e)]
+        try:
+            if op == "**" and not (is_int_const(e.right) and 0 <= e.right.value <= 64):
+                raise nodes.Impossible()
+            value = e.as_const()
+            if type(value) in (int, str) and (type(value) is str or abs(value) < 1 << 31):
+                if op in ("*", "/", "//", "%", "**") and self.on("mnn-jinja-unparsed-operator"):
+                    return self.const(value)
+        except nodes.Impossible:
+            pass
+        left, right = e.left, e.right
+        if op in ("%", "//") and is_int_const(right) and right.value > 0 and pure(left) \
+                and self.on("mnn-jinja-unparsed-operator"):
+            a, k = self.atom(left), right.value
+            if op == "//":
+                return f"(range({k}, {a} + 1, {k})|length)"
+            return f"({a} - range(0, {a} + 1, {k})[-1])"
+        if op == "*" and self.on("mnn-jinja-unparsed-operator"):
+            for x, k in ((left, right), (right, left)):
+                if is_int_const(k) and 1 <= k.value <= 16 and pure(x):
+                    a = self.atom(x)
+                    return "(" + " + ".join([a] * k.value) + ")"
+        return "(" + self.atom(left) + " " + op + " " + self.atom(right) + ")"
+
+    def filter(self, e: nodes.Filter) -> str:
+        base = e.node
+        name = e.name
+        if name in ("default", "d") and base is not None and pure(base) and self.on("mnn-jinja-unsupported-filter"):
+            a = self.atom(base)
+            dflt = self.expr(e.args[0]) if e.args else "''"
+            boolean = (len(e.args) > 1 and isinstance(e.args[1], nodes.Const) and e.args[1].value) or any(
+                k.key == "boolean" and isinstance(k.value, nodes.Const) and k.value.value for k in e.kwargs)
+            return f"({a} if {a} else {dflt})" if boolean else f"({a} if {a} is defined else {dflt})"
+        if name in ("first", "last") and not e.args and chainable(base) and self.on("mnn-jinja-unsupported-filter"):
+            return self.expr(base) + ("[0]" if name == "first" else "[-1]")
+        if name == "string" and not e.args and pure(base) and self.on("mnn-jinja-undefined-concat"):
+            a = self.atom(base)
+            if self.on("mnn-jinja-print-non-string"):
+                self.need_repr = True
+                return f"(({a} if {a} is string else {REPR}({a})) if {a} is defined else '')"
+            return f"({a}|string if {a} is defined else '')"
+        if name == "count" and self.on("mnn-jinja-unsupported-filter"):
+            name = "length"
+        if (name == "replace" and len(e.args) == 2 and not e.kwargs and chainable(base)
+                and self.on("mnn-jinja-unsupported-filter")):
+            return self.expr(base) + ".replace(" + self.args(e.args, []) + ")"
+        if name == "tojson":
+            if not e.args and not e.kwargs and self.on("mnn-jinja-tojson-order"):
+                self.need_tojson = True
+                return TOJSON + "(" + self.expr(base) + ")"
+            indent = e.args[0] if len(e.args) == 1 and not e.kwargs else (
+                e.kwargs[0].value if not e.args and len(e.kwargs) == 1 and e.kwargs[0].key == "indent" else None)
+            if is_int_const(indent) and 0 <= indent.value <= 64 and self.on("mnn-jinja-tojson-order"):
+                self.need_tojson_indent = True
+                return TOJSON_IND + "(" + self.expr(base) + ", " + str_lit(" " * indent.value) + ", '')"
+            self.missed.add("mnn-jinja-tojson-order")
+        if name in ("selectattr", "rejectattr", "select", "reject"):
+            hoisted = self.select(e)
+            if hoisted is not None:
+                return hoisted
+        if name == "list" and not e.args and not e.kwargs and (
+                (isinstance(base, nodes.Filter) and base.name in ("selectattr", "rejectattr", "select", "reject"))
+                or (isinstance(base, nodes.Call) and isinstance(base.node, nodes.Name) and base.node.name == "range")):
+            inner = self.expr(base)
+            if inner.startswith("mnn_kept") or inner.startswith("range("):
+                return inner  # already a list on MNN
+        s = self.atom(base) + "|" + name
+        if e.args or e.kwargs:
+            s += "(" + self.args(e.args, e.kwargs) + ")"
+        return s
+
+    def select(self, e: nodes.Filter) -> str | None:
+        """``select``/``reject``/``selectattr``/``rejectattr`` as a loop hoisted before the statement
+        that collects the kept items in a namespace; the expression reads that list."""
+        by_attr = e.name.endswith("attr")
+        args = list(e.args)
+        if (self.pre is None or e.kwargs or not pure(e.node) or (by_attr and not args)
+                or not all(pure(a) for a in args)):
+            return None
+        attr = None
+        if by_attr:
+            a = args.pop(0)
+            if not (isinstance(a, nodes.Const) and isinstance(a.value, str) and _IDENT.match(a.value)):
+                return None
+            attr = a.value
+        if args and not (isinstance(args[0], nodes.Const) and isinstance(args[0].value, str)):
+            return None
+        if not self.on("mnn-jinja-unsupported-filter"):
+            return None
+        item = self.fresh("item")
+        subject: nodes.Expr = nodes.Name(item, "load")
+        if attr is not None:
+            subject = nodes.Getattr(subject, attr, "load")
+        if args:
+            cond: nodes.Expr = nodes.Test(subject, args[0].value, args[1:], [], None, None)
+        else:
+            cond = subject
+        if e.name.startswith("reject"):
+            cond = nodes.Not(cond)
+        box = self.fresh("kept")
+        seq = self.atom(e.node)
+        self.pre.append("{% set " + box + " = namespace(items=[]) %}{% for " + item + " in (" + seq + " if " + seq
+                        + " else []) %}{% if " + self.cond(cond) + " %}{% set " + box + ".items = " + box
+                        + ".items + [" + item + "] %}{% endif %}{% endfor %}")
+        return box + ".items"
+
+    def test(self, e: nodes.Test) -> str:
+        node, name = e.node, e.name
+        a = self.atom(node)
+        if name in ("odd", "even", "divisibleby") and pure(node) and self.on("mnn-jinja-unsupported-test"):
+            k = 2 if name != "divisibleby" else (e.args[0].value if e.args and is_int_const(e.args[0]) else None)
+            if k is not None and k > 0:
+                rem = f"({a} - range(0, {a} + 1, {k})[-1])"
+                return f"({rem} == 1)" if name == "odd" else f"({rem} == 0)"
+        if name in ("in",) and e.args and self.on("mnn-jinja-unsupported-test"):
+            return "(" + a + " in " + self.atom(e.args[0]) + ")"
+        if name in ("eq", "equalto", "==") and e.args and self.on("mnn-jinja-unsupported-test"):
+            return "(" + a + " == " + self.atom(e.args[0]) + ")"
+        if name in ("ne", "!=") and e.args and self.on("mnn-jinja-unsupported-test"):
+            return "(" + a + " != " + self.atom(e.args[0]) + ")"
+        if name == "mapping" and pure(node) and self.on("mnn-jinja-unsupported-test"):
+            return f"({a} is defined and {a} is mapping)"
+        if name in ("iterable", "sequence") and pure(node) and self.on("mnn-jinja-unsupported-test"):
+            return f"({a} is sequence or ({a} is defined and {a} is mapping))"
+        if (isinstance(node, nodes.Getitem) and name in ("defined", "undefined") and is_int_const(node.arg)
+                and pure(node.node) and self.on("mnn-jinja-missing-item-defined")):
+            x, i = self.atom(node.node), node.arg.value
+            bound = f"(({x}|length) > {i})" if i >= 0 else f"(({x}|length) >= {-i})"
+            inside = f"({x} is sequence and {x} is not mapping and {bound})"
+            return inside if name == "defined" else "(not " + inside + ")"
+        if (isinstance(node, nodes.Getitem) and name in ("defined", "undefined") and isinstance(node.arg, nodes.Const)
+                and type(node.arg.value) is str and not _IDENT.match(node.arg.value) and pure(node.node)
+                and self.on("mnn-jinja-missing-item-defined")):
+            inside = "(" + str_lit(node.arg.value) + " in " + self.atom(node.node) + ")"
+            return inside if name == "defined" else "(not " + inside + ")"
+        if name not in _MNN_TESTS or name in ("mapping", "iterable", "sequence"):
+            self.missed.add("mnn-jinja-unsupported-test")
+        s = a + " is " + name
+        if e.args or e.kwargs:
+            s += "(" + self.args(e.args, e.kwargs) + ")"
+        return "(" + s + ")"
+
+    def call(self, e: nodes.Call) -> str:
+        f = e.node
+        if e.dyn_args is not None or e.dyn_kwargs is not None:
+            raise Unprintable("call with *args")
+        if isinstance(f, nodes.Name):
+            if f.name == "dict" and not e.args and self.on("mnn-jinja-unknown-function"):
+                return "{ " + ", ".join(str_lit(k.key) + ": " + self.expr(k.value) for k in e.kwargs) + " }"
+            if (f.name == "strftime_now" and len(e.args) == 1 and isinstance(e.args[0], nodes.Const)
+                    and isinstance(e.args[0].value, str) and re.search(r"%-[dm]", e.args[0].value)
+                    and self.on("mnn-jinja-strftime-flag")):
+                pieces = re.split(r"(%-[dm])", e.args[0].value)
+                out = []
+                for p in pieces:
+                    if p in ("%-d", "%-m"):
+                        out.append("strftime_now(" + str_lit("%" + p[2]) + ").lstrip('0')")
+                    elif p:
+                        out.append("strftime_now(" + str_lit(p) + ")")
+                return "(" + " ~ ".join(out) + ")"
+            return f.name + "(" + self.args(e.args, e.kwargs) + ")"
+        if isinstance(f, nodes.Getattr):
+            base, m = f.node, f.attr
+            if m == "get" and 1 <= len(e.args) <= 2 and not e.kwargs and isinstance(e.args[0], nodes.Const) \
+                    and isinstance(e.args[0].value, str) and _IDENT.match(e.args[0].value) and chainable(base) \
+                    and pure(base) and self.on("mnn-jinja-unsupported-method"):
+                v = self.chain(base) + "." + e.args[0].value
+                d = self.expr(e.args[1]) if len(e.args) == 2 else "none"
+                return f"({v} if {v} is defined else {d})"
+            if m == "items" and not e.args and not e.kwargs and self.on("mnn-jinja-unsupported-method"):
+                return self.atom(base) + "|items"
+            if m in ("upper", "lower") and not e.args and not e.kwargs and self.on("mnn-jinja-unsupported-method"):
+                return self.atom(base) + "|" + m
+            return self.chain(base) + "." + m + "(" + self.args(e.args, e.kwargs) + ")"
+        raise Unprintable("call of an expression")
+
+
+def _balanced_outer(s: str) -> bool:
+    """Whether the first '(' of ``s`` closes at its last character (string literals skipped)."""
+    depth = 0
+    quote = None
+    i = 0
+    while i < len(s):
+        c = s[i]
+        if quote:
+            if c == "\\":
+                i += 2
+                continue
+            if c == quote:
+                quote = None
+        elif c in "'\"":
+            quote = c
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0 and i != len(s) - 1:
+                return False
+        i += 1
+    return depth == 0
+
+
+_TOJSON_MACRO = (
+    "{% macro " + TOJSON + "(v) %}{% if v is string %}{{ v|tojson }}{% elif v is mapping %}{{ '{' }}"
+    "{% for k, x in v|items %}{% if not loop.first %}{{ ', ' }}{% endif %}{{ k|tojson }}{{ ': ' }}{{ "
+    + TOJSON + "(x) }}{% endfor %}{{ '}' }}{% elif v is sequence %}{{ '[' }}{% for x in v %}"
+    "{% if not loop.first %}{{ ', ' }}{% endif %}{{ " + TOJSON + "(x) }}{% endfor %}{{ ']' }}"
+    "{% else %}{{ v|tojson }}{% endif %}{% endmacro %}")
+
+
+_REPR_MACRO = (
+    "{% macro " + REPR + "(v) %}{% if v is string %}{% set r = [v]|string %}{{ r.strip('[]') }}"
+    "{% elif v is mapping %}{{ '{' }}{% for k, x in v|items %}{% if not loop.first %}{{ ', ' }}{% endif %}"
+    "{{ " + REPR + "(k) }}{{ ': ' }}{{ " + REPR + "(x) }}{% endfor %}{{ '}' }}{% elif v is sequence %}{{ '[' }}"
+    "{% for x in v %}{% if not loop.first %}{{ ', ' }}{% endif %}{{ " + REPR + "(x) }}{% endfor %}{{ ']' }}"
+    "{% else %}{{ v|string }}{% endif %}{% endmacro %}")
+_REPR_STUB = "{% macro " + REPR + "(v) %}{% endmacro %}"
+_TOJSON_IND_MACRO = (
+    "{% macro " + TOJSON_IND + "(v, pad, cur) %}{% if v is string %}{{ v|tojson }}{% elif v is mapping %}"
+    "{% if v|length == 0 %}{{ '{}' }}{% else %}{{ '{' }}{% for k, x in v|items %}{% if not loop.first %}{{ ',' }}"
+    "{% endif %}{{ '\\n' ~ cur ~ pad }}{{ k|tojson }}{{ ': ' }}{{ " + TOJSON_IND + "(x, pad, cur ~ pad) }}{% endfor %}"
+    "{{ '\\n' ~ cur ~ '}' }}{% endif %}{% elif v is sequence %}{% if v|length == 0 %}{{ '[]' }}{% else %}{{ '[' }}"
+    "{% for x in v %}{% if not loop.first %}{{ ',' }}{% endif %}{{ '\\n' ~ cur ~ pad }}{{ " + TOJSON_IND
+    + "(x, pad, cur ~ pad) }}{% endfor %}{{ '\\n' ~ cur ~ ']' }}{% endif %}{% else %}{{ v|tojson }}{% endif %}"
+    "{% endmacro %}")
+_TOJSON_IND_STUB = "{% macro " + TOJSON_IND + "(v, pad, cur) %}{% endmacro %}"
+#: What the lint reads in place of the macro (whose own tests and tojson are right by construction).
+_TOJSON_STUB = "{% macro " + TOJSON + "(v) %}{% endmacro %}"
+
+
+def print_template(ast: nodes.Template, groups: set[str], bos_empty: bool | None) -> tuple[str, set[str]]:
+    """The template printed with the rewrites of ``groups``, and the rules it rewrote fully."""
+    p = _Printer(groups, bos_empty)
+    body = p.body(ast.body)
+    head = ((_TOJSON_MACRO if p.need_tojson else "") + (_REPR_MACRO if p.need_repr else "")
+            + (_TOJSON_IND_MACRO if p.need_tojson_indent else ""))
+    if p.need_raise:
+        head += "{% set " + _ERR + " = namespace(raised=false, message='') %}"
+        body = ("{% macro " + _BODY + "() %}" + body + "{% endmacro %}{% set " + _BODY + "_out = " + _BODY + "() %}"
+                "{% if " + _ERR + ".raised %}{{ " + str_lit(RAISED) + " ~ " + _ERR + ".message }}"
+                "{% else %}{{ " + _BODY + "_out }}{% endif %}")
+    return head + body, p.applied - p.missed
+
+
+
+
+def stub_macros(template: str) -> str:
+    """The rewritten ``template`` with the printer's helper macros emptied (what the lint should not
+    read as the template's own constructs)."""
+    return (template.replace(_TOJSON_MACRO, _TOJSON_STUB).replace(_REPR_MACRO, _REPR_STUB)
+            .replace(_TOJSON_IND_MACRO, _TOJSON_IND_STUB))
