@@ -73,6 +73,7 @@ class BPE:
         keys = [a << 32 | b for a, b, _ in merges]
         self._rank = sorted_lookup(keys, i32_all([r for _, _, r in merges]))
         self._cache: dict[bytes, list[int]] = {}
+        self._joined: dict[int, int] = {}  # pair key -> the id of the two tokens' joined text (or -1)
 
     def id_to_token(self, i: int) -> bytes:
         token = self.vocab.token(i)
@@ -132,12 +133,18 @@ class BPE:
         heapq.heapify(heap)
         token = self.id_to_token
         find = self.vocab.token_to_id
+        joined = self._joined
         while heap:
             _, i, vi, j, vj = heapq.heappop(heap)
             # a stale entry: one side merged since, or no longer next to the other
             if not alive[i] or ver[i] != vi or nxt[i] != j or ver[j] != vj:
                 continue
-            nid = find(token(ids[i]) + token(ids[j]))
+            key = ids[i] << 32 | ids[j]
+            nid = joined.get(key)
+            if nid is None:
+                nid = find(token(ids[i]) + token(ids[j]))
+                if len(joined) < _CACHE_LIMIT:
+                    joined[key] = nid
             if nid == -1:
                 break
             ids[i] = nid
