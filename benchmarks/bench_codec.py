@@ -45,7 +45,7 @@ def best(fn, repeat: int) -> float:
 
 
 def byte_level_alphabet() -> list[str]:
-    from mtokspec.runtime.shared.byte_level import bytes_to_unicode
+    from mtokspec.format.byte_level import bytes_to_unicode
 
     return list(bytes_to_unicode().values())
 

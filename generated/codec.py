@@ -1594,7 +1594,7 @@ def _build_LegacyPostProcessor(obj, out, path):
         bad_value(path + ".ids", str(e), lst_ids)
 
 
-def ops_fit(b, p, end, n):
+def ops_fit(b: bytes, p: int, end: int, n: int) -> bool:
     """Do the bytes from p to end hold exactly n well-formed ops?"""
     try:
         for _ in range(n):

@@ -26,17 +26,15 @@ class MtokFlags(IntFlag):
 class Header:
     """The three text lines that open every MNN tokenizer file.
 
-    ``special_count``: count of special ids (line 2, first number)
-    ``stop_count``: count of stop ids (line 2, second number)
-    ``prefix_count``: count of prefix ids (line 2, third number)
-    ``ids``: line 3: special ids, then stop ids, then prefix ids
+    ``special``: special ids: split out of the text whole, left out of decode
+    ``stop``: stop ids: generation ends at any of them
+    ``prefix``: prefix ids: put before every encode(text)
     ``trailing_space``: line 3 ends every id with a space (legacy exporter) instead of joining with spaces
     """
 
-    special_count: int = 0
-    stop_count: int = 0
-    prefix_count: int = 0
-    ids: list[int] = field(default_factory=list)
+    special: list[int] = field(default_factory=list)
+    stop: list[int] = field(default_factory=list)
+    prefix: list[int] = field(default_factory=list)
     trailing_space: bool = False
 
 
@@ -502,7 +500,7 @@ class HuggingFaceTxtFile:
 
 # class name -> ((field, descriptor), ...)
 SCHEMA = {
-    'Header': (('special_count', ('int',)), ('stop_count', ('int',)), ('prefix_count', ('int',)), ('ids', ('list', ('int',))), ('trailing_space', ('bool',))),
+    'Header': (('special', ('list', ('int',))), ('stop', ('list', ('int',))), ('prefix', ('list', ('int',))), ('trailing_space', ('bool',))),
     'NoNormalizer': (),
     'LegacyNFKCNormalizer': (),
     'PrependNormalizer': (('prepend', ('str',)),),

@@ -11,21 +11,31 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from mtokspec.errors import ChatTemplateError, Error, MtokFormatError, TokenizerError, UndefinedInMnn
-from mtokspec.format import build, parse
-from mtokspec.format.tree import (
-    BertTxtFile,
-    HuggingFaceTxtFile,
-    MtokFile,
-    SentencePieceTxtFile,
-    TiktokenTxtFile,
-    TokenizerFile,
-    from_dict,
-    to_dict,
+from mtokspec.errors import (
+    ArgumentTypeError,
+    CasesError,
+    ChatTemplateError,
+    EditError,
+    Error,
+    MtokFormatError,
+    PathRefused,
+    TokenizerError,
+    UndefinedInMnn,
 )
-from mtokspec.format.validate import Finding, validate
 
 if TYPE_CHECKING:
+    from mtokspec.format import build, parse
+    from mtokspec.format.tree import (
+        BertTxtFile,
+        HuggingFaceTxtFile,
+        MtokFile,
+        SentencePieceTxtFile,
+        TiktokenTxtFile,
+        TokenizerFile,
+        from_dict,
+        to_dict,
+    )
+    from mtokspec.format.validate import Finding, validate
     from mtokspec import convert, divergences
     from mtokspec.convert.loss import ConversionError
     from mtokspec.divergences.lint import lint
@@ -37,13 +47,22 @@ __all__ = [
     "TokenizerFile", "MtokFile", "SentencePieceTxtFile", "TiktokenTxtFile", "BertTxtFile", "HuggingFaceTxtFile",
     "Tokenizer", "Semantics", "load",
     "Error", "MtokFormatError", "TokenizerError", "UndefinedInMnn", "ChatTemplateError", "ConversionError",
+    "EditError", "CasesError", "ArgumentTypeError", "PathRefused",
     "convert", "divergences", "strategies",
 ]
 __version__ = "0.1.0"
 
-# The runtime, the converter and the rest load only when asked for: `import mtokspec` stays cheap
-# for the codec and the CLI's start-up.
+# Everything but the errors loads when first asked for: `import mtokspec` (and the CLI's start-up,
+# `mtokspec --help`) stays cheap; the codec loads with the first parse or build.
 _LAZY = {
+    "parse": ("mtokspec.format", "parse"),
+    "build": ("mtokspec.format", "build"),
+    "validate": ("mtokspec.format.validate", "validate"),
+    "Finding": ("mtokspec.format.validate", "Finding"),
+    "to_dict": ("mtokspec.format.tree", "to_dict"),
+    "from_dict": ("mtokspec.format.tree", "from_dict"),
+    **{name: ("mtokspec.format.tree", name) for name in (
+        "TokenizerFile", "MtokFile", "SentencePieceTxtFile", "TiktokenTxtFile", "BertTxtFile", "HuggingFaceTxtFile")},
     "Tokenizer": ("mtokspec.tokenizer", "Tokenizer"),
     "Semantics": ("mtokspec.tokenizer", "Semantics"),
     "load": ("mtokspec.tokenizer", "load"),

@@ -10,8 +10,10 @@ HF ``tokenizers`` is imported only when :func:`compare` runs; without it a clear
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from mtokspec.reading import read_file
 from mtokspec.format import tree as t
@@ -20,6 +22,9 @@ from mtokspec.divergences import EXPORTER_LOSS
 from mtokspec.format import parse
 from mtokspec.runtime.shared.pickling import remember_source
 from mtokspec.tokenizer import Tokenizer
+
+TokenName = Callable[[int], "str | None"]
+"""A token's text by id (None: no such token)."""
 
 __all__ = ["compare", "compare_runtimes", "CompareReport", "Mismatch", "SAMPLE_TEXTS"]
 
@@ -44,8 +49,10 @@ class Mismatch:
     theirs: list[int]
     position: int  # first differing position
     ours_tokens: list[str | None] = field(default_factory=list)  # None: id not in the vocabulary
-    theirs_tokens: list[str] = field(default_factory=list)
+    theirs_tokens: list[str | None] = field(default_factory=list)
     rules: list[str] | None = None  # compare_runtimes: the divergence rules, [] = unexplained
+    set: str = ""  # the text set the case came from
+    window: list[str] = field(default_factory=list)  # ours, theirs: the tokens around the first difference
 
 
 @dataclass
@@ -57,12 +64,25 @@ class CompareReport:
     ours_name: str = "ours"
     theirs_name: str = "HF"
     unexplained: int = 0  # compare_runtimes: differing cases no rule explains (all of them counted)
+    sets: dict[str, list[int]] = field(default_factory=dict)  # text set -> [cases, identical]
+    differing: int = 0  # every differing case, kept in ``mismatches`` or not
 
     @property
     def match_rate(self) -> float:
         return self.matched / self.total if self.total else 1.0
 
-    def summary(self, limit: int = 5) -> str:
+    def rule_counts(self) -> dict[str, int]:
+        """Differing cases per divergence rule (``UNEXPLAINED`` for none), most first, over the
+        recorded mismatches."""
+        counts: dict[str, int] = {}
+        for m in self.mismatches:
+            for rule in (m.rules or ["UNEXPLAINED"]) if m.rules is not None else ():
+                counts[rule] = counts.get(rule, 0) + 1
+        return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+    def summary(self, limit: int | None = 5) -> str:
+        """The headline, a table per text set (when several) and per rule, then ``limit`` mismatches
+        (None: all), each as the tokens around its first difference."""
         lines = [f"{self.matched}/{self.total} texts encode identically "
                  f"({100 * self.match_rate:.2f}%)"
                  + (" with special tokens" if self.add_special_tokens else "")]
@@ -70,26 +90,38 @@ class CompareReport:
         if explained:
             lines[0] += f"; {self.total - self.matched - self.unexplained} differences explained, " \
                         f"{self.unexplained} unexplained"
+        if len(self.sets) > 1:
+            w = max(len("text set"), *map(len, self.sets))
+            lines.append(f"  {'text set':<{w}}  {'cases':>7}  {'same':>7}  rate")
+            for name, (n, same) in self.sets.items():
+                lines.append(f"  {name:<{w}}  {n:>7,}  {same:>7,}  {100 * same / n if n else 100:.2f}%")
+        rules = self.rule_counts()
+        if rules:
+            w = max(len("rule"), *map(len, rules))
+            lines.append(f"  {'rule':<{w}}  {'cases':>7}")
+            lines.extend(f"  {rule:<{w}}  {n:>7,}" for rule, n in rules.items())
         w = max(len(self.ours_name), len(self.theirs_name)) + 1
-        for m in self.mismatches[:limit]:
-            lines.append(f"- text {m.index} {m.text[:60]!r}: first difference at token {m.position}")
+        shown = self.mismatches if limit is None else self.mismatches[:limit]
+        for m in shown:
+            where = f" ({m.set})" if len(self.sets) > 1 else ""
+            lines.append(f"- text {m.index}{where} {m.text[:60]!r}: first difference at token {m.position}")
             if m.rules is not None:
                 lines.append(f"    because: {', '.join(m.rules) if m.rules else 'UNEXPLAINED'}")
-                lines.append(f"    {(self.ours_name + ':').ljust(w)} {m.ours}")
-                lines.append(f"    {(self.theirs_name + ':').ljust(w)} {m.theirs}")
-            lines.append(f"    {(self.ours_name + ':').ljust(w)} {m.ours_tokens}")
-            lines.append(f"    {(self.theirs_name + ':').ljust(w)} {m.theirs_tokens}")
-        if len(self.mismatches) > limit:
-            lines.append(f"... and {len(self.mismatches) - limit} more")
+            lines.append(f"    {(self.ours_name + ':').ljust(w)} {m.window[0]}")
+            lines.append(f"    {(self.theirs_name + ':').ljust(w)} {m.window[1]}")
+        if self.differing > len(shown):
+            lines.append(f"... and {self.differing - len(shown)} more (--show N, --all, --json, --jsonl)")
         return "\n".join(lines)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"total": self.total, "matched": self.matched, "match_rate": self.match_rate,
                 "ours": self.ours_name, "theirs": self.theirs_name, "unexplained": self.unexplained,
+                "sets": {k: {"cases": n, "same": s} for k, (n, s) in self.sets.items()},
+                "rules": self.rule_counts(), "differing": self.differing,
                 "mismatches": [m.__dict__ for m in self.mismatches]}
 
 
-def _hf():
+def _hf() -> Any:
     try:
         import tokenizers
     except ImportError:
@@ -101,23 +133,32 @@ def _hf():
 class _HfCase:
     """One text through the runtime and through HF ``tokenizers`` (picklable: runs in workers)."""
 
-    def __init__(self, ours, theirs, add_special_tokens: bool):
+    def __init__(self, ours: Any, theirs: Any, add_special_tokens: bool) -> None:
         self.ours, self.theirs, self.add_special_tokens = ours, theirs, add_special_tokens
 
-    def __call__(self, text: str) -> tuple[list[int], list[int]]:
+    def __call__(self, text: str) -> tuple[list[int], list[int], None]:
         return (self.ours.encode(text, add_special_tokens=self.add_special_tokens),
-                self.theirs.encode(text, add_special_tokens=self.add_special_tokens).ids)
+                self.theirs.encode(text, add_special_tokens=self.add_special_tokens).ids, None)
 
 
-def compare(mtok, tokenizer_json: str | os.PathLike, texts, *, add_special_tokens: bool = False,
-            max_mismatches: int = 20, context: int = 3, jobs: int = 1, progress=None) -> CompareReport:
-    """Encode each text with the runtime (``mtok``: a path or an :class:`MtokFile` tree) and with
-    HF ``tokenizers`` (``tokenizer.json``); report the match rate and the first mismatches, each
-    with the tokens around the first difference.  ``jobs`` processes share the texts
-    (:func:`mtokspec.parallel.ordered_map`; the report is the same for any ``jobs``);
-    ``progress(done, total)`` is called as texts finish."""
+def _results(case: Callable[[str], Any], texts: list[str], jobs: int,
+             progress: Callable[[int], None] | None) -> list[Any]:
+    """``case`` of each text in ``jobs`` processes (:func:`mtokspec.parallel.ordered_map`), in order."""
     from mtokspec.parallel import ordered_map
 
+    done = None if progress is None else (lambda n, _total: progress(n))
+    return ordered_map(case, texts, jobs=jobs, progress=done)
+
+
+def compare(mtok: Tokenizer | t.MtokFile | str | os.PathLike[str], tokenizer_json: str | os.PathLike[str],
+            texts: Iterable[str], *, add_special_tokens: bool = False, max_mismatches: int | None = None,
+            context: int = 3, sets: Sequence[str] | None = None,
+            progress: Callable[[int], None] | None = None, jobs: int = 1) -> CompareReport:
+    """Encode each text with the runtime (``mtok``: a path or an :class:`MtokFile` tree) and with
+    HF ``tokenizers`` (``tokenizer.json``); report the match rate and the mismatches (the first
+    ``max_mismatches``; None: all), each with the tokens around the first difference.  ``sets``
+    names the text set of each text (a table per set); ``progress(n)`` is called as texts finish.
+    ``jobs`` processes share the texts; the report is the same for any ``jobs``."""
     tokenizers = _hf()
     if isinstance(mtok, Tokenizer):
         ours = mtok
@@ -126,25 +167,69 @@ def compare(mtok, tokenizer_json: str | os.PathLike, texts, *, add_special_token
     else:
         ours = Tokenizer.from_file(mtok)
     theirs = tokenizers.Tokenizer.from_file(str(Path(tokenizer_json)))
-    matched = 0
-    mismatches: list[Mismatch] = []
     texts = list(texts)
-    results = ordered_map(_HfCase(ours, theirs, add_special_tokens), texts, jobs=jobs, progress=progress)
-    for i, (text, (a, b)) in enumerate(zip(texts, results)):
+    results = _results(_HfCase(ours, theirs, add_special_tokens), texts, jobs, progress)
+    run = _Run(texts, sets, add_special_tokens, max_mismatches, context, None)
+    for i, text in run:
+        a, b, _ = results[i]
+        run.record(i, text, a, b, ours.id_to_token, theirs.id_to_token)
+    return run.report()
+
+
+class _Run:
+    """The loop both comparisons share: texts with their set names, the counts, the mismatches kept."""
+
+    def __init__(self, texts: list[str], sets: Sequence[str] | None, add_special_tokens: bool,
+                 max_mismatches: int | None, context: int, progress: Callable[[int], None] | None) -> None:
+        self.texts = texts
+        self.set_of = list(sets) if sets is not None else ["texts"] * len(texts)
+        if len(self.set_of) != len(texts):
+            raise TokenizerError(f"{len(self.set_of)} set names for {len(texts)} texts")
+        self.sets: dict[str, list[int]] = {}
+        for name in self.set_of:
+            self.sets.setdefault(name, [0, 0])[0] += 1
+        self.add_special_tokens = add_special_tokens
+        self.max_mismatches = max_mismatches
+        self.context = context
+        self.progress = progress
+        self.matched = self.differing = self.unexplained = 0
+        self.mismatches: list[Mismatch] = []
+
+    def __iter__(self) -> Iterator[tuple[int, str]]:
+        for i, text in enumerate(self.texts):
+            if self.progress is not None:
+                self.progress(i)
+            yield i, text
+
+    def record(self, i: int, text: str, a: list[int], b: list[int], ours_token: TokenName,
+               theirs_token: TokenName, rules: list[str] | None = None) -> None:
         if a == b:
-            matched += 1
-            continue
-        if len(mismatches) >= max_mismatches:
-            continue
-        mismatches.append(_mismatch(i, text, a, b, ours.id_to_token, theirs.id_to_token, context))
-    return CompareReport(len(texts), matched, mismatches, add_special_tokens)
+            self.matched += 1
+            self.sets[self.set_of[i]][1] += 1
+            return
+        self.differing += 1
+        if rules is not None and not rules:
+            self.unexplained += 1
+        if self.max_mismatches is None or len(self.mismatches) < self.max_mismatches:
+            m = _mismatch(i, text, a, b, ours_token, theirs_token, self.context, rules)
+            m.set = self.set_of[i]
+            self.mismatches.append(m)
+
+    def report(self, ours_name: str = "ours", theirs_name: str = "HF") -> CompareReport:
+        return CompareReport(len(self.texts), self.matched, self.mismatches, self.add_special_tokens, ours_name,
+                             theirs_name, self.unexplained, {k: v for k, v in self.sets.items()}, self.differing)
 
 
-def _mismatch(i, text, a, b, ours_token, theirs_token, context, rules=None) -> Mismatch:
-    pos = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+def _mismatch(i: int, text: str, a: list[int], b: list[int], ours_token: TokenName, theirs_token: TokenName,
+              context: int, rules: list[str] | None = None) -> Mismatch:
+    from mtokspec.behaviour import first_difference, token_window
+
+    pos = first_difference(a, b)
+    assert pos is not None  # only differing lists are recorded
     lo = max(0, pos - context)
+    window = [token_window(a, pos, ours_token, 2), token_window(b, pos, theirs_token, 2)]
     return Mismatch(i, text, a, b, pos, [ours_token(x) for x in a[lo:pos + context + 1]],
-                    [theirs_token(x) for x in b[lo:pos + context + 1]], rules)
+                    [theirs_token(x) for x in b[lo:pos + context + 1]], rules, window=window)
 
 
 class _RuntimeCase:
@@ -152,7 +237,7 @@ class _RuntimeCase:
     (picklable: runs in workers).  ``theirs`` is HF ``tokenizers`` (``tokenizer.json``) or None
     (the file's own HF semantics)."""
 
-    def __init__(self, mnn, hf_file, theirs, add_special_tokens: bool):
+    def __init__(self, mnn: Any, hf_file: Any, theirs: Any, add_special_tokens: bool) -> None:
         self.mnn, self.hf_file, self.theirs, self.add_special_tokens = mnn, hf_file, theirs, add_special_tokens
 
     def __call__(self, text: str) -> tuple[list[int], list[int], list[str] | None]:
@@ -175,45 +260,54 @@ class _RuntimeCase:
         return a, b, rules
 
 
-def compare_runtimes(file, texts, *, against: str | os.PathLike | None = None, add_special_tokens: bool = True,
-                     max_mismatches: int = 20, context: int = 3, jobs: int = 1, progress=None) -> CompareReport:
+def _named(token: TokenName, names: dict[int, bytes]) -> TokenName:
+    """``token(id)``, or the file's own text for an id the runtime has no text for (added tokens)."""
+    from mtokspec.format.token_names import token_text
+
+    def name(i: int) -> str | None:
+        text = token(i)
+        return text if text is not None else token_text(names.get(i))
+
+    return name
+
+
+def compare_runtimes(file: t.TokenizerFile | str | os.PathLike[str], texts: Iterable[str], *,
+                     against: str | os.PathLike[str] | None = None, add_special_tokens: bool = True,
+                     max_mismatches: int | None = None, context: int = 3, sets: Sequence[str] | None = None,
+                     progress: Callable[[int], None] | None = None, jobs: int = 1) -> CompareReport:
     """Encode each text the way MNN's C++ runtime does (``semantics="mnn"``) and the way HF does:
     HF ``tokenizers`` loading ``against`` (a ``tokenizer.json``), or, without it, the file's own HF
     semantics.  Each differing case names the divergence rules that explain it
     (:mod:`mtokspec.divergences`); ``[]`` marks it unexplained.  Against a ``tokenizer.json``, a
     case where the file's HF semantics already differs from it is put down to the exporter
-    (:data:`mtokspec.divergences.EXPORTER_LOSS`) as well.  ``jobs`` and ``progress``: as
-    :func:`compare`."""
-    from mtokspec.parallel import ordered_map
+    (:data:`mtokspec.divergences.EXPORTER_LOSS`) as well.  ``max_mismatches``, ``sets``,
+    ``progress`` and ``jobs`` as :func:`compare`."""
+    from mtokspec.format.token_names import tokens_by_id
     from mtokspec.runtime.mnn import MnnTokenizer
 
-    tree = file if isinstance(file, t.TokenizerFile.__args__) else None  # type: ignore[attr-defined]
-    data = None
-    if tree is None:
+    data: bytes | None = None
+    if isinstance(file, (str, os.PathLike)):
         data = read_file(file)
         tree = parse(data)
+    else:
+        tree = file
     mnn = remember_source(MnnTokenizer.from_tree(tree), data)
     hf_file = Tokenizer.from_tree(tree)
     remember_source(hf_file, data if hf_file.tree is tree else None)
+    names = tokens_by_id(tree)
     if against is not None:
-        theirs = _hf().Tokenizer.from_file(str(Path(against)))
-        theirs_token = theirs.id_to_token
+        theirs: Any = _hf().Tokenizer.from_file(str(Path(against)))
+        theirs_token: TokenName = theirs.id_to_token
         theirs_name = "HF (tokenizer.json)"
     else:
         theirs = None
-        theirs_token = hf_file.id_to_token
+        theirs_token = _named(hf_file.id_to_token, names)
         theirs_name = "HF (this file)"
-    matched = unexplained = 0
-    mismatches: list[Mismatch] = []
+    ours_token = _named(mnn.id_to_token, names)
     texts = list(texts)
-    results = ordered_map(_RuntimeCase(mnn, hf_file, theirs, add_special_tokens), texts, jobs=jobs,
-                          progress=progress)
-    for i, (text, (a, b, rules)) in enumerate(zip(texts, results)):
-        if rules is None:
-            matched += 1
-            continue
-        if not rules:
-            unexplained += 1
-        if len(mismatches) < max_mismatches:
-            mismatches.append(_mismatch(i, text, a, b, mnn.id_to_token, theirs_token, context, rules))
-    return CompareReport(len(texts), matched, mismatches, add_special_tokens, "MNN", theirs_name, unexplained)
+    results = _results(_RuntimeCase(mnn, hf_file, theirs, add_special_tokens), texts, jobs, progress)
+    run = _Run(texts, sets, add_special_tokens, max_mismatches, context, None)
+    for i, text in run:
+        a, b, rules = results[i]
+        run.record(i, text, a, b, ours_token, theirs_token, rules)
+    return run.report("MNN", theirs_name)

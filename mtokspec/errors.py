@@ -2,8 +2,9 @@
 
 One ``except mtokspec.Error`` catches "mtokspec refused this input": :class:`MtokFormatError`
 (parse/build), :class:`TokenizerError` (a tree the runtime cannot run), :class:`UndefinedInMnn`,
-:class:`ChatTemplateError`, ``mtokspec.convert.ConversionError`` (which carries its losses) and
-:class:`PathRefused` (a file the CLI will not read or write).
+:class:`ChatTemplateError`, :class:`EditError`, :class:`CasesError`,
+``mtokspec.convert.ConversionError`` (which carries its losses) and :class:`PathRefused` (a file the
+CLI will not read or write).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ class MtokFormatError(Error, ValueError):
         where = f"at byte {offset}, " if offset is not None else ""
         super().__init__(f"{where}{path}: {message}")
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[MtokFormatError], tuple[str, int | None, str]]:
         return (type(self), (self.message, self.offset, self.path))
 
 
@@ -35,9 +36,24 @@ class TokenizerError(Error, ValueError):
     """A tree the runtime cannot run (bad pattern, pattern timeout, missing unk token, ...)."""
 
 
+class ArgumentTypeError(Error, TypeError):
+    """A public function or method given a value of the wrong Python type: a ``TypeError`` whose
+    message names the parameter, and an :class:`Error` like every refusal of mtokspec."""
+
+
 class UndefinedInMnn(TokenizerError):
     """MNN's C++ code would read or write out of bounds, never return, or throw on this file or
     input: there is no result to reproduce.  The message says where."""
+
+
+class EditError(Error, ValueError):
+    """An edit (``mtokspec set``, :mod:`mtokspec.format.edit`) that cannot be applied: an unknown
+    token, a section the file's format lacks, a malformed value."""
+
+
+class CasesError(Error, ValueError):
+    """A cases file (``--text``) that is neither a JSON list of strings, JSON Lines of strings nor
+    UTF-8 text."""
 
 
 class ChatTemplateError(Error):

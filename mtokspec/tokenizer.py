@@ -46,7 +46,7 @@ class _TokenizerType(_ProtocolMeta):
         """The tokenizer for the bytes of a ``.mtok`` or legacy ``tokenizer.txt`` file."""
         return load(data, semantics=semantics, **options)
 
-    def from_file(cls, path: str | os.PathLike, *, semantics: Semantics = "hf", **options: Any) -> "Tokenizer":
+    def from_file(cls, path: str | os.PathLike[str], *, semantics: Semantics = "hf", **options: Any) -> "Tokenizer":
         """The tokenizer for a ``.mtok`` or legacy ``tokenizer.txt`` file."""
         return load(Path(path), semantics=semantics, **options)
 
@@ -58,13 +58,17 @@ class Tokenizer(Protocol, metaclass=_TokenizerType):
     or :func:`load`."""
 
     semantics: str
-    tree: t.TokenizerFile
     special_ids: list[int]
     stop_ids: list[int]
     prefix_ids: list[int]
     chat_template: str | None
     bos_token: str | None
     eos_token: str | None
+
+    @property
+    def tree(self) -> t.TokenizerFile:
+        """The parsed file this tokenizer runs (read-only: a runtime may hold a narrower type)."""
+        ...
 
     def encode(self, text: str, add_special_tokens: bool = ...) -> list[int]:
         """The ids of ``text`` (HF: ``add_special_tokens`` defaults to False; MNN: to True, as
@@ -100,14 +104,14 @@ class Tokenizer(Protocol, metaclass=_TokenizerType):
 
     def is_stop(self, i: int) -> bool: ...
 
-    def apply_chat_template(self, messages: list[dict], add_generation_prompt: bool = ..., tools: Any = ...,
+    def apply_chat_template(self, messages: list[dict[str, Any]], add_generation_prompt: bool = ..., tools: Any = ...,
                             template: str | None = ..., **kwargs: Any) -> str:
         """The prompt the chat template makes for ``messages``, rendered as this semantics renders it."""
         ...
 
 
-def load(source: t.TokenizerFile | bytes | bytearray | memoryview | str | os.PathLike, *,
-         semantics: Semantics = "hf", upgrade_options: dict | None = None, **options: Any) -> Tokenizer:
+def load(source: t.TokenizerFile | bytes | bytearray | memoryview | str | os.PathLike[str], *,
+         semantics: Semantics = "hf", upgrade_options: dict[str, Any] | None = None, **options: Any) -> Tokenizer:
     """The tokenizer for a tree, the bytes of a file, or a file's path.
 
     ``semantics="hf"`` tokenizes as Hugging Face ``tokenizers`` (a legacy ``tokenizer.txt`` is first
@@ -122,7 +126,8 @@ def load(source: t.TokenizerFile | bytes | bytearray | memoryview | str | os.Pat
         return _load(source, semantics, upgrade_options, options)
 
 
-def _load(source: Any, semantics: Semantics, upgrade_options: dict | None, options: dict) -> Tokenizer:
+def _load(source: Any, semantics: Semantics, upgrade_options: dict[str, Any] | None,
+          options: dict[str, Any]) -> Tokenizer:
     from mtokspec.runtime.shared.pickling import remember_source
 
     if isinstance(source, (bytes, bytearray, memoryview)):
@@ -139,10 +144,12 @@ def _load(source: Any, semantics: Semantics, upgrade_options: dict | None, optio
         raise TypeError(f"source must be a tree, bytes or a path, got {type(source).__name__}")
     tok = _build(tree, semantics, upgrade_options, options)
     # the bytes a pickle carries: the file's own, unless it was upgraded (then its new tree's)
-    return remember_source(tok, data if tok.tree is tree else None)
+    remember_source(tok, data if tok.tree is tree else None)
+    return tok
 
 
-def _build(tree: t.TokenizerFile, semantics: Semantics, upgrade_options: dict | None, options: dict) -> Tokenizer:
+def _build(tree: t.TokenizerFile, semantics: Semantics, upgrade_options: dict[str, Any] | None,
+           options: dict[str, Any]) -> Tokenizer:
     if semantics == "mnn":
         bad = {k for k in options if k != "max_expansion"} | set(upgrade_options or ())
         if bad:

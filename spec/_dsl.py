@@ -364,21 +364,30 @@ class HeaderLines(c.Construct):
     """The three text lines that open every MNN tokenizer file.
 
     ``magic`` and ``file_type`` make line 1 (``"430 4\\n"``); line 2 holds three decimal counts
-    separated by one space; line 3 holds the ids separated by one space, either joined (the
-    ``.mtok`` exporter) or each followed by a space (the legacy exporter).  Every decimal of the
+    separated by one space, the lengths of the special, stop and prefix lists; line 3 holds the ids
+    of those lists one after the other, separated by one space, either joined (the ``.mtok`` exporter)
+    or each followed by a space (the legacy exporter).  A line 2 that does not count line 3's ids is
+    refused: the tree holds the lists, so the counts are always their lengths.  Every decimal of the
     text formats is canonical and has at most ``DIGITS`` (10) digits: MNN reads it into a 32-bit int.
     """
 
     kind = "header"
+    #: the roles of the header's ids, in the order of line 2's counts and of line 3
+    ROLES = (
+        ("special", "special ids: split out of the text whole, left out of decode"),
+        ("stop", "stop ids: generation ends at any of them"),
+        ("prefix", "prefix ids: put before every encode(text)"),
+    )
     #: the tree fields: (name, schema descriptor, doc)
     FIELDS = (
-        ("special_count", ("int",), "count of special ids (line 2, first number)"),
-        ("stop_count", ("int",), "count of stop ids (line 2, second number)"),
-        ("prefix_count", ("int",), "count of prefix ids (line 2, third number)"),
-        ("ids", ("list", ("int",)), "line 3: special ids, then stop ids, then prefix ids"),
+        *((name, ("list", ("int",)), doc) for name, doc in ROLES),
         ("trailing_space", ("bool",),
          "line 3 ends every id with a space (legacy exporter) instead of joining with spaces"),
     )
+    #: the raw lines' names (the Kaitai description reads the lines as they are): (name, doc)
+    COUNTS = tuple((f"{name}_count", f"count of {name} ids (line 2, {nth} number)")
+                   for (name, _), nth in zip(ROLES, ("first", "second", "third")))
+    IDS_DOC = "line 3: " + ", then ".join(f"{name} ids" for name, _ in ROLES)
 
     def __init__(self, magic: int, file_type: int, ref: tuple[str, ...] = ()):
         super().__init__()
@@ -401,30 +410,36 @@ class HeaderLines(c.Construct):
             raise c.ValidationError(f"malformed id line {ids_line[:80]!r}", path=path)
         body = ids_line[: len(ids_line) - 1 - len(m2.group(1))]
         ids = [int(x) for x in body.split(b" ")] if body else []
-        return {
-            "special_count": int(m.group(1)),
-            "stop_count": int(m.group(2)),
-            "prefix_count": int(m.group(3)),
-            "ids": ids,
-            "trailing_space": bool(m2.group(1)),
-        }
+        lists = split_roles([int(m.group(k)) for k in (1, 2, 3)], ids)
+        if lists is None:
+            raise c.ValidationError(f"line 2 counts {counts[:-1]!r} but line 3 holds {len(ids)} ids", path=path)
+        return {**lists, "trailing_space": bool(m2.group(1))}
 
     def _build(self, obj, stream, context, path):
         stream.write(self.magic_line)
-        counts = [obj["special_count"], obj["stop_count"], obj["prefix_count"]]
-        for n in counts:
-            if not _fits_decimal(n) or n < 0:
-                raise c.ValidationError(f"header count must be a non-negative int of at most {DIGITS} digits",
-                                        path=path)
-        stream.write(("%d %d %d\n" % tuple(counts)).encode())
-        ids = obj["ids"]
-        if not all(_fits_decimal(i) for i in ids):
-            raise c.ValidationError(f"header ids must be ints of at most {DIGITS} digits", path=path)
+        lists = [obj[name] for name, _ in self.ROLES]
+        for ids in lists:
+            if not isinstance(ids, list) or not all(_fits_decimal(i) for i in ids):
+                raise c.ValidationError(f"header ids must be lists of ints of at most {DIGITS} digits", path=path)
+        stream.write((" ".join(str(len(ids)) for ids in lists) + "\n").encode())
+        ids = [i for role in lists for i in role]
         if obj["trailing_space"] and not ids:
             raise c.ValidationError("trailing_space needs at least one id", path=path)
         sep_end = " " if obj["trailing_space"] else ""
         stream.write((" ".join(str(i) for i in ids) + sep_end + "\n").encode())
         return obj
+
+
+def split_roles(counts, ids) -> dict | None:
+    """Line 3's ``ids`` cut into the header's role lists by line 2's ``counts`` (None when they
+    do not count exactly those ids)."""
+    if sum(counts) != len(ids):
+        return None
+    out, p = {}, 0
+    for (name, _), n in zip(HeaderLines.ROLES, counts):
+        out[name] = ids[p:p + n]
+        p += n
+    return out
 
 
 def _read_line(stream, path) -> bytes:

@@ -246,11 +246,11 @@ def record(folders: list[Path], mnn_git: Path) -> None:
         data = exporter_bytes(llm_tokenizer, folder)
         header = mtokspec.parse(data).header
         expected = {"transformers_version": transformers.__version__, "mnn_commit": commit,
-                    "special_count": header.special_count, "stop_count": header.stop_count,
-                    "prefix_count": header.prefix_count, "ids": list(header.ids),
+                    "special_count": len(header.special), "stop_count": len(header.stop),
+                    "prefix_count": len(header.prefix), "ids": [*header.special, *header.stop, *header.prefix],
                     "mtok_sha256": hashlib.sha256(data).hexdigest()}
         (folder / "expected.json").write_text(json.dumps(expected, indent=1) + "\n", encoding="utf-8")
-        print(f"{folder.name}: {header.special_count} {header.stop_count} {header.prefix_count} {list(header.ids)}")
+        print(f"{folder.name}: special {header.special} stop {header.stop} prefix {header.prefix}")
 
 
 _CLASSES = [None, "LlamaTokenizerFast", "LlamaTokenizer", "CodeLlamaTokenizer", "GemmaTokenizer", "GPT2Tokenizer",

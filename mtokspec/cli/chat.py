@@ -7,13 +7,13 @@ import argparse
 import sys
 
 from mtokspec.cli._io import one_line, read_input
-from mtokspec.format import plainio
 from mtokspec.errors import MtokFormatError
 
 
 def cmd_chat(args) -> int:
     from mtokspec.errors import ChatTemplateError
     from mtokspec.errors import TokenizerError
+    from mtokspec.format import plainio
     from mtokspec.tokenizer import Tokenizer
 
     try:
@@ -61,6 +61,7 @@ def cmd_compare_chat(args) -> int:
     """``mtokspec compare FILE --chat conversations.json``."""
     from mtokspec.chat.compare import compare_chat, format_comparison, load_conversations
     from mtokspec.errors import TokenizerError
+    from mtokspec.format import plainio
     from mtokspec.tokenizer import Tokenizer
 
     try:

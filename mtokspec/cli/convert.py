@@ -24,12 +24,15 @@ def indent_width(text: str) -> int:
 
 def write_conversion(command: str, source: str, output: str, report: str, convert, what: str = "",
                      inputs=(), force: bool = False, **report_extra) -> int:
-    """Run ``convert() -> ConversionResult``, build and write the .mtok atomically, report the losses.
+    """Run ``convert() -> ConversionResult``, build the .mtok, validate it, write it atomically,
+    report the losses and end with a one-line verdict.
 
-    Exit 0 written; 1 a strict conversion refused losses (nothing written); 2 anything else failed
-    (an output that is one of ``inputs`` without ``force`` too, refused before converting).
+    Exit 0 written; 1 a strict conversion refused losses (nothing written); 2 an error-level
+    validate finding without ``force`` (nothing written) or anything else failed (an output that
+    is one of ``inputs`` without ``force`` too, refused before converting).
     Shared by ``convert`` and ``upgrade``.
     """
+    from mtokspec.cli._checked import refuse, verdict
     from mtokspec.convert import ConversionError, render_json, render_text
 
     def fail(message: str, losses=(), code: int = 2) -> int:
@@ -53,6 +56,9 @@ def write_conversion(command: str, source: str, output: str, report: str, conver
         return fail(str(e) if report != "json" else e.message, e.losses, 1 if e.losses else 2)
     except (OSError, MtokFormatError, ValueError) as e:
         return fail(str(e))
+    findings = mtokspec.validate(result.tree)
+    if refuse(command, output, findings, force):
+        return 2
     try:
         write_output(output, data, inputs, force)
     except OSError as e:
@@ -60,10 +66,13 @@ def write_conversion(command: str, source: str, output: str, report: str, conver
         return 2
     if report == "json":
         print(render_json(result.losses, source=source, output=output, size=len(data),
-                          unicode_version=result.unicode_version, **report_extra), file=sys.stderr)
+                          unicode_version=result.unicode_version, **report_extra,
+                          findings=[{"severity": f.severity, "path": f.path, "message": f.message, "code": f.code}
+                                    for f in findings]), file=sys.stderr)
     else:
         print(f"{output}: {len(data):,} bytes{what} (Unicode tables {result.unicode_version})", file=sys.stderr)
         print(render_text(result.losses), file=sys.stderr)
+        print(f"{output}: {verdict(findings, len(result.losses))}", file=sys.stderr)
     return 0
 
 
@@ -120,6 +129,8 @@ def cmd_export_hf(args) -> int:
 
 
 def register(subparsers) -> None:
+    from mtokspec.cli._checked import add_force
+
     p = subparsers.add_parser(
         "convert",
         help="convert a Hugging Face tokenizer folder to .mtok (no transformers needed)",
@@ -135,12 +146,12 @@ def register(subparsers) -> None:
                    help="where to write the .mtok (atomically: nothing is left behind on failure)")
     p.add_argument("--strict", action="store_true",
                    help="fail (exit 1, nothing written) when the conversion would lose anything")
-    p.add_argument("--force", action="store_true", help=FORCE_HELP)
     p.add_argument("--exact-whitespace", action="store_true",
                    help="write HF's Whitespace pre-tokenizer as an equivalent Split instead of dropping "
                         "it (differs from the reference exporter's bytes)")
     p.add_argument("--report", choices=("text", "json"), default="text",
                    help="format of the loss report printed to stderr")
+    add_force(p)
     p.set_defaults(func=cmd_convert)
 
     q = subparsers.add_parser(

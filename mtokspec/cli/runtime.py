@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from mtokspec.cli._io import read_input
@@ -46,6 +47,11 @@ def cmd_decode(args) -> int:
     from mtokspec.errors import TokenizerError
     try:
         tok = _load(args.file, args.runtime)
+        unknown = [i for i in args.ids if tok.id_to_token(i) is None]
+        if unknown and not args.allow_unknown:
+            shown = ", ".join(map(str, unknown[:10])) + (", ..." if len(unknown) > 10 else "")
+            raise TokenizerError(f"not a token of this file: id {shown} (--allow-unknown decodes them as the "
+                                 "runtime does: nothing, or the unknown token)")
         if args.runtime == "mnn":
             data = tok.decode_bytes(args.ids, stream=args.stream)
         else:
@@ -70,53 +76,51 @@ def cmd_compare(args) -> int:
     if args.chat:
         from mtokspec.cli.chat import cmd_compare_chat
         return cmd_compare_chat(args)
+    from mtokspec.cli.cases import read_cases
+    from mtokspec.cli.progress import Progress
     from mtokspec.compare import SAMPLE_TEXTS, compare
-    texts = SAMPLE_TEXTS
+    from mtokspec.errors import CasesError
+    texts, sets = list(SAMPLE_TEXTS), ["samples"] * len(SAMPLE_TEXTS)
     if args.text:
-        try:
-            texts = json.loads(read_input(args.text).decode("utf-8"))
-        except (OSError, ValueError, RecursionError) as e:
-            return _fail(args.text, e)
-        if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
-            return _fail(args.text, ValueError("expected a JSON list of strings"))
+        texts, sets = [], []
+        for path in args.text:
+            try:
+                cases = read_cases(path)
+            except (OSError, CasesError) as e:
+                return _fail(path, e)
+            texts += cases
+            sets += [os.path.basename(path)] * len(cases)
     special = args.special
     from mtokspec.parallel import default_jobs
 
     jobs = default_jobs() if args.jobs is None else args.jobs
     if jobs < 1:
         return _fail("--jobs", ValueError(f"expected a positive number of processes, got {jobs}"))
-    progress = _progress_line("compare") if sys.stderr.isatty() else None
     try:
-        if args.runtime == "mnn":
-            from mtokspec.compare import compare_runtimes
-            report = compare_runtimes(args.file, texts, against=args.against,
-                                      add_special_tokens=True if special is None else special,
-                                      jobs=jobs, progress=progress)
-        else:
-            if args.against is None:
-                return _fail("compare", ValueError("--against tokenizer.json is needed with --runtime hf"))
-            report = compare(args.file, args.against, texts, add_special_tokens=bool(special),
-                             jobs=jobs, progress=progress)
+        with Progress("compare", len(texts), quiet=args.quiet) as progress:
+            if args.runtime == "mnn":
+                from mtokspec.compare import compare_runtimes
+                report = compare_runtimes(args.file, texts, against=args.against,
+                                          add_special_tokens=True if special is None else special,
+                                          sets=sets, progress=progress.update, jobs=jobs)
+            else:
+                if args.against is None:
+                    return _fail("compare", ValueError("--against tokenizer.json is needed with --runtime hf"))
+                report = compare(args.file, args.against, texts, add_special_tokens=bool(special), sets=sets,
+                                 progress=progress.update, jobs=jobs)
     except (OSError, MtokFormatError, TokenizerError, Exception) as e:  # HF raises plain Exception
         return _fail(args.file, e)
-    finally:
-        if progress is not None:
-            sys.stderr.write("\r\x1b[K")
-            sys.stderr.flush()
     if args.json:
         print(json.dumps(report.to_dict(), ensure_ascii=False, indent=1, default=repr))
+    elif args.jsonl:
+        doc = report.to_dict()
+        mismatches = doc.pop("mismatches")
+        print(json.dumps({"summary": doc}, ensure_ascii=False, default=repr))
+        for m in mismatches:
+            print(json.dumps(m, ensure_ascii=False, default=repr))
     else:
-        print(report.summary(limit=args.show))
+        print(report.summary(limit=None if args.all else args.show))
     return 0 if report.matched == report.total else 1
-
-
-def _progress_line(what: str):
-    """``progress(done, total)`` writing one line that updates itself on standard error."""
-    def progress(done: int, total: int) -> None:
-        sys.stderr.write(f"\r{what}: {done}/{total} texts")
-        sys.stderr.flush()
-
-    return progress
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -148,6 +152,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--skip-special", action="store_true", help="leave out special tokens (hf)")
     p.add_argument("--stream", action="store_true",
                    help="with --runtime mnn: what the LLM engine prints, each id decoded alone")
+    p.add_argument("--allow-unknown", action="store_true",
+                   help="decode ids that are not tokens of the file (default: refuse them, exit 2)")
     p.set_defaults(func=cmd_decode)
 
     p = sub.add_parser(
@@ -168,19 +174,24 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the semantics to run the file with (default hf)")
     p.add_argument("--against", metavar="tokenizer.json",
                    help="the HF tokenizer.json to compare with (needed with --runtime hf)")
-    p.add_argument("--text", metavar="cases.json",
-                   help="a JSON list of strings (default: a few built-in sample strings)")
+    p.add_argument("--text", metavar="FILE", action="append",
+                   help="cases: a JSON list of strings, JSON Lines or plain text (one case per line); "
+                        "repeatable, each file a text set in the summary (default: a few built-in samples)")
     p.add_argument("--special", action=argparse.BooleanOptionalAction, default=None,
                    help="encode with special tokens (default: off for hf; on for mnn, as MNN's encode(text))")
     p.add_argument("--show", type=int, default=5, help="how many mismatches to print (default 5)")
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
                    help="encode the texts in N processes (default: every core this process may use; "
-                        "the report is the same for any N); a terminal shows progress")
+                        "the report is the same for any N)")
     p.add_argument("--chat", metavar="conversations.json",
                    help="compare chat prompts instead of encodings: a conversation (list of messages), a list "
                         "of them, or an object of named ones (each a list or {messages, add_generation_prompt})")
     p.add_argument("--no-generation-prompt", action="store_true",
                    help="with --chat: conversations without their own add_generation_prompt end without "
                         "the assistant prompt")
+    p.add_argument("--all", action="store_true", help="print every mismatch")
+    p.add_argument("--json", action="store_true", help="print the whole report as JSON (every mismatch)")
+    p.add_argument("--jsonl", action="store_true",
+                   help="print JSON Lines: a summary object, then one object per mismatch")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(func=cmd_compare)

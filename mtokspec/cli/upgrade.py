@@ -6,7 +6,7 @@ import argparse
 import sys
 
 import mtokspec
-from mtokspec.cli._io import FORCE_HELP, one_line, read_input
+from mtokspec.cli._io import one_line, read_input
 from mtokspec.errors import MtokFormatError
 
 _EPILOG = """\
@@ -17,7 +17,8 @@ what each type becomes (everything the file cannot hold is listed as a loss):
   type 3 HUGGINGFACE    GPT-2 byte-level BPE from the tokens and merge lines
 
 exit codes: 0 written; 1 --strict and the upgrade would lose information (nothing written);
-2 the input could not be read, parsed or upgraded, or the output could not be written."""
+2 the input could not be read, parsed or upgraded, the result has an error-level validate finding
+(nothing written; --force writes it), or the output could not be written."""
 
 
 def cmd_upgrade(args) -> int:
@@ -44,7 +45,8 @@ def cmd_upgrade(args) -> int:
 
 
 def register(subparsers) -> None:
-    from mtokspec.convert.upgrade import GPT2_PATTERN
+    from mtokspec.cli._checked import add_force
+    from mtokspec.runtime.shared.text import GPT2_PATTERN
 
     p = subparsers.add_parser(
         "upgrade",
@@ -71,7 +73,7 @@ def register(subparsers) -> None:
                         "collapses white space (T5) (default: %(default)s)")
     p.add_argument("--strict", action="store_true",
                    help="fail (exit 1, nothing written) when the upgrade would lose anything")
-    p.add_argument("--force", action="store_true", help=FORCE_HELP)
     p.add_argument("--report", choices=("text", "json"), default="text",
                    help="format of the loss report printed to stderr (default: %(default)s)")
+    add_force(p)
     p.set_defaults(func=cmd_upgrade)

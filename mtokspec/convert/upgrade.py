@@ -17,7 +17,7 @@ import regex
 
 from mtokspec.format import tree as t
 from mtokspec.convert import unicode_tables
-from mtokspec.runtime.shared.byte_level import bytes_to_unicode
+from mtokspec.format.byte_level import bytes_to_unicode
 from mtokspec.convert.result import ConversionResult
 from mtokspec.convert.loss import ConversionError, Loss
 from mtokspec.runtime.shared.text import GPT2_PATTERN, METASPACE
@@ -173,9 +173,6 @@ class _Upgrader:
         self.losses: list[Loss] = []
         h = src.header
         self.special, self.stop, self.prefix = t.header_roles(h)
-        if len(h.ids) != h.special_count + h.stop_count + h.prefix_count:
-            self.loss("header", f"line 3 holds {len(h.ids)} ids, line 2 counts "
-                      f"{h.special_count + h.stop_count + h.prefix_count}", "the ids the counts cover", False)
 
     def loss(self, path: str, what: str, replacement: str, may_change: bool) -> None:
         self.losses.append(Loss(path, what, replacement, may_change))
@@ -184,8 +181,7 @@ class _Upgrader:
 
     def header(self) -> t.Header:
         h = self.src.header
-        n = h.special_count + h.stop_count + h.prefix_count
-        return t.Header(h.special_count, h.stop_count, h.prefix_count, list(h.ids[:n]), False)
+        return t.make_header(h.special, h.stop, h.prefix)
 
     def token_text(self, tokens: list[bytes], i: int) -> str | None:
         if not 0 <= i < len(tokens) or not tokens[i]:

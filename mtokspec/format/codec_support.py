@@ -14,7 +14,7 @@ import struct
 import sys
 from operator import itemgetter
 
-from mtokspec._generated.tree import Header
+from mtokspec._generated.tree import SCHEMA, Header
 from mtokspec.errors import MtokFormatError
 from mtokspec.speedups import module as native  # noqa: F401  # the compiled string_table, or None (the codec imports it)
 
@@ -31,7 +31,7 @@ def invalid(offset, path, message):
     raise MtokFormatError(message, offset, where(path))
 
 
-def value_text(value):
+def value_text(value: object) -> str:
     """``repr(value)`` cut to 60 characters; an int too long for ``repr`` is told by its size."""
     if isinstance(value, int) and value.bit_length() > 1024:
         return "<an int of %d bits>" % value.bit_length()
@@ -221,6 +221,10 @@ def line_end(b, p, end, path):
     return q + 1
 
 
+#: the header's role lists, in the order of line 2's counts and line 3's ids
+HEADER_ROLES = tuple(name for name, d in SCHEMA["Header"] if d[0] == "list")
+
+
 def parse_header_lines(b, p, end, path, magic_line, counts_line, ids_line):
     q = p + len(magic_line)
     if b[p:q] != magic_line:
@@ -235,7 +239,11 @@ def parse_header_lines(b, p, end, path, magic_line, counts_line, ids_line):
         invalid(p, path + ".ids", "malformed id line %r" % bytes(b[p:min(q, p + 80)]))
     body = b[p:q - 1 - len(m2.group(1))]
     ids = [int(x) for x in body.split(b" ")] if body else []
-    header = Header(int(m.group(1)), int(m.group(2)), int(m.group(3)), ids, bool(m2.group(1)))
+    a, c = int(m.group(1)), int(m.group(2))
+    if a + c + int(m.group(3)) != len(ids):
+        invalid(p, path + ".ids", "line 2 counts %d ids (%s) but line 3 holds %d"
+                % (a + c + int(m.group(3)), bytes(m.group(0)[:-1]).decode().replace(" ", "+"), len(ids)))
+    header = Header(ids[:a], ids[a:a + c], ids[a + c:], bool(m2.group(1)))
     return header, q
 
 
@@ -295,18 +303,17 @@ def line_column(value, kind, path, bound=None):
 
 
 def build_header_lines(h, out, path, magic_line, bound):
-    """The three header lines; counts and ids are ints of magnitude below ``bound``."""
+    """The three header lines: the counts are the role lists' lengths, the ids ints of magnitude below ``bound``."""
     if h.__class__ is not Header:
         bad_value(path, "expected Header", h)
-    counts = (h.special_count, h.stop_count, h.prefix_count)
-    for n in counts:
-        if n.__class__ is not int or not 0 <= n < bound:
-            bad_value(path, "header counts must be non-negative ints below %d" % bound, n)
-    if not isinstance(h.ids, (list, tuple)) or any(i.__class__ is not int or not -bound < i < bound for i in h.ids):
-        bad_value(path + ".ids", "header ids must be ints of magnitude below %d" % bound, h.ids)
-    if h.trailing_space and not h.ids:
-        bad_value(path + ".trailing_space", "trailing_space needs at least one id", h.ids)
+    roles = (h.special, h.stop, h.prefix)
+    for name, role in zip(HEADER_ROLES, roles):
+        if not isinstance(role, (list, tuple)) or any(i.__class__ is not int or not -bound < i < bound for i in role):
+            bad_value(path + "." + name, "header ids must be a list of ints of magnitude below %d" % bound, role)
+    ids = [*h.special, *h.stop, *h.prefix]
+    if h.trailing_space and not ids:
+        bad_value(path + ".trailing_space", "trailing_space needs at least one id", ids)
     out.append(magic_line)
-    out.append(b"%d %d %d\n" % counts)
-    line = " ".join(map(str, h.ids)) + (" " if h.trailing_space else "")
+    out.append(b"%d %d %d\n" % tuple(map(len, roles)))
+    line = " ".join(map(str, ids)) + (" " if h.trailing_space else "")
     out.append(line.encode() + b"\n")

@@ -28,7 +28,8 @@ def parse(data: bytes | bytearray | memoryview) -> TokenizerFile:
         raise MtokFormatError(
             f"not an MNN tokenizer file: line 1 must be '430 <type>' with type 0-4, got {head!r}", 0, "header.magic"
         )
-    return _PARSE[cls](data)
+    tree: TokenizerFile = _PARSE[cls](data)
+    return tree
 
 
 def build(tree: TokenizerFile) -> bytes:
@@ -36,4 +37,5 @@ def build(tree: TokenizerFile) -> bytes:
     fn = _BUILD.get(type(tree))
     if fn is None:
         raise MtokFormatError(f"expected a tokenizer file tree (MtokFile, ...), got {type(tree).__name__}")
-    return fn(tree)
+    data: bytes = fn(tree)
+    return data

@@ -94,11 +94,28 @@ FORMAT_NAMES = {
 
 
 def _header_summary(h: t.Header) -> str:
-    return (f"special {h.special_count}, stop {h.stop_count}, prefix {h.prefix_count}"
+    return (", ".join(f"{role} {len(getattr(h, role))}" for role in t.HEADER_ROLES)
             + (" (ids end with a space)" if h.trailing_space else ""))
 
 
-def inspect_rows(tree) -> list[tuple[str, int | None, str]]:
+def labelled_roles(tree: t.TokenizerFile) -> dict[str, list[tuple[int, str | None]]]:
+    """The header's ids by role, each with its token text (None: the file has no such id)."""
+    from mtokspec.format.token_names import labelled
+
+    h = tree.header
+    ids = [i for role in t.HEADER_ROLES for i in getattr(h, role)]
+    names = dict(labelled(tree, ids))
+    return {role: [(i, names[i]) for i in getattr(h, role)] for role in t.HEADER_ROLES}
+
+
+def format_ids(pairs: list[tuple[int, str | None]], limit: int | None = None) -> str:
+    """``id 'token'`` pairs on one line (``limit``: at most that many, then how many more)."""
+    shown = pairs if limit is None else pairs[:limit]
+    text = ", ".join(f"{i} {'(not a token)' if s is None else repr(s)}" for i, s in shown)
+    return text + (f", ... {len(pairs) - len(shown)} more" if len(shown) < len(pairs) else "")
+
+
+def inspect_rows(tree: t.TokenizerFile) -> list[tuple[str, int | None, str]]:
     """(section, size in bytes or None when absent, description) for every top-level section."""
     sizes = getattr(_codec, f"section_sizes_{type(tree).__name__}")(tree)
     if not isinstance(tree, t.MtokFile):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from collections.abc import Iterator
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, NoReturn
 
 from mtokspec._generated import tree as _t
 from mtokspec._generated.tree import *  # noqa: F403
@@ -21,7 +21,7 @@ from mtokspec.format.codec_support import value_text
 from mtokspec.errors import MtokFormatError
 
 __all__ = [*CLASSES, *UNIONS, *ENUMS, "TokenizerFile", "FORMATS", "format_key", "to_dict", "from_dict", "make_header", "header_roles", "HeaderRoles",
-           "ROOT_TYPES", "LEGACY_ROOTS", "walk_stage", "OversizeNumber"]
+           "ROOT_TYPES", "LEGACY_ROOTS", "walk_stage", "OversizeNumber", "HEADER_ROLES"]
 
 #: the ``format`` key of the plain form -> root class
 FORMATS: dict[str, type] = {
@@ -33,7 +33,7 @@ FORMATS: dict[str, type] = {
 }
 _FORMAT_OF = {cls: name for name, cls in FORMATS.items()}
 
-ROOT_TYPES: dict[type, int] = _t.ROOT_TYPES
+ROOT_TYPES = _t.ROOT_TYPES
 """Each whole-file class -> its type number (line 1 is ``430 <type>``): ``MtokFile`` 4, legacy 0-3."""
 
 LEGACY_ROOTS: tuple[type, ...] = tuple(cls for cls in ROOT_TYPES if cls is not _t.MtokFile)
@@ -61,11 +61,8 @@ class HeaderRoles(NamedTuple):
 
 
 def header_roles(h: _t.Header) -> HeaderRoles:
-    """The header's id list cut by its three counts, in the file's order: special, stop, prefix
-    (ids past the counts have no role)."""
-    a, b, c = h.special_count, h.stop_count, h.prefix_count
-    ids = list(h.ids)
-    return HeaderRoles(ids[:a], ids[a:a + b], ids[a + b:a + b + c])
+    """The header's id lists (copies), in the file's order: special, stop, prefix."""
+    return HeaderRoles(list(h.special), list(h.stop), list(h.prefix))
 
 
 _SEQUENCE_FIELDS: dict[type, tuple[str, ...]] = {
@@ -86,10 +83,38 @@ def walk_stage(node: Any, path: str = "") -> Iterator[tuple[Any, str]]:
 
 def make_header(special: Iterable[int] = (), stop: Iterable[int] = (), prefix: Iterable[int] = (),
                 trailing_space: bool = False) -> _t.Header:
-    """A header whose counts match its id lists (what a hand-written tree usually wants)."""
-    ids = [list(special), list(stop), list(prefix)]
-    return _t.Header(len(ids[0]), len(ids[1]), len(ids[2]), ids[0] + ids[1] + ids[2],
-                     trailing_space and any(ids))
+    """A header of these id lists; ``trailing_space`` only when it holds an id (the format needs one)."""
+    a, b, c = list(special), list(stop), list(prefix)
+    return _t.Header(a, b, c, trailing_space=trailing_space and bool(a or b or c))
+
+
+#: the header's role lists, in the order of line 2's counts and line 3's ids
+HEADER_ROLES: tuple[str, ...] = tuple(name for name, d in SCHEMA["Header"] if d[0] == "list")
+_FLAT_HEADER = tuple(f"{name}_count" for name in HEADER_ROLES)
+
+
+def _header_from_flat(value: dict[str, Any], path: list[str]) -> dict[str, Any]:
+    """A header mapping in the flat layout older dumps used (three counts and one ``ids`` list)
+    as role lists; other mappings unchanged."""
+    if "ids" not in value and not any(k in value for k in _FLAT_HEADER):
+        return value
+    if any(name in value for name in HEADER_ROLES):
+        _fail(path, "a header holds either the role lists or the flat counts and ids, not both")
+    counts = []
+    for k in _FLAT_HEADER:
+        n = _from_plain(value.get(k, 0), ("int",), [*path, "." + k])
+        if n < 0:
+            _fail([*path, "." + k], f"flat header: a count must not be negative, got {n}")
+        counts.append(n)
+    ids = _from_plain(value.get("ids", []), ("list", ("int",)), [*path, ".ids"])
+    if sum(counts) != len(ids):
+        _fail([*path, ".ids"], f"flat header: the counts {'+'.join(map(str, counts))} do not count its "
+                               f"{len(ids)} ids")
+    out = {k: v for k, v in value.items() if k not in _FLAT_HEADER and k != "ids"}
+    p = 0
+    for name, n in zip(HEADER_ROLES, counts):
+        out[name], p = ids[p:p + n], p + n
+    return out
 
 
 def _bytes_to_plain(b: bytes) -> Any:
@@ -99,7 +124,7 @@ def _bytes_to_plain(b: bytes) -> Any:
         return {"hex": b.hex()}
 
 
-def _to_plain(value: Any, d: tuple) -> Any:
+def _to_plain(value: Any, d: tuple[Any, ...]) -> Any:
     k = d[0]
     if k == "bytes":
         return _bytes_to_plain(value)
@@ -119,7 +144,7 @@ def _to_plain(value: Any, d: tuple) -> Any:
     raise TypeError(d)
 
 
-def _record_to_plain(obj: Any) -> dict:
+def _record_to_plain(obj: Any) -> dict[str, Any]:
     name = type(obj).__name__
     out: dict[str, Any] = {}
     if name in VARIANTS:
@@ -129,7 +154,7 @@ def _record_to_plain(obj: Any) -> dict:
     return out
 
 
-def to_dict(tree: Any) -> dict:
+def to_dict(tree: Any) -> dict[str, Any]:
     """Plain data for a whole file tree (or any record or variant within it)."""
     out = _record_to_plain(tree)
     fmt = _FORMAT_OF.get(type(tree))
@@ -152,11 +177,11 @@ class OversizeNumber:
 _INT_BITS = 64  # the widest int field; each field's own range is checked when the tree is built
 
 
-def _fail(path: list[str], msg: str) -> None:
+def _fail(path: list[str], msg: str) -> NoReturn:
     raise MtokFormatError(msg, None, "".join(path).lstrip(".") or "<root>")
 
 
-def _from_plain(value: Any, d: tuple, path: list[str]) -> Any:
+def _from_plain(value: Any, d: tuple[Any, ...], path: list[str]) -> Any:
     k = d[0]
     if k == "bytes":
         if isinstance(value, str):
@@ -183,7 +208,7 @@ def _from_plain(value: Any, d: tuple, path: list[str]) -> Any:
         try:
             return float(value)
         except OverflowError:
-            _fail(path, f"integer of {value.bit_length()} bits is too large for a float")
+            _fail(path, f"integer of {int(value).bit_length()} bits is too large for a float")
     if k == "bool":
         if not isinstance(value, bool):
             _fail(path, f"expected true or false, got {value_text(value)}")
@@ -220,6 +245,8 @@ def _from_plain(value: Any, d: tuple, path: list[str]) -> Any:
 def _record_from_plain(value: Any, name: str, path: list[str]) -> Any:
     if not isinstance(value, dict):
         _fail(path, f"expected a mapping for {name}, got {type(value).__name__}")
+    if name == "Header":
+        value = _header_from_flat(value, path)
     fields = SCHEMA[name]
     known = {f for f, _ in fields} | {"type", "format"}
     extra = set(value) - known
@@ -234,7 +261,7 @@ def _record_from_plain(value: Any, name: str, path: list[str]) -> Any:
     return CLASSES[name](**kwargs)
 
 
-def from_dict(data: dict) -> Any:
+def from_dict(data: dict[str, Any]) -> Any:
     """The tree for plain data made by :func:`to_dict` (or written by hand); ``format`` picks the root
     class (``mtok`` when absent).
 

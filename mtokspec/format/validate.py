@@ -8,7 +8,9 @@ knowing), the field path and a message.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from mtokspec.format import tree as t
 from mtokspec.errors import MtokFormatError
@@ -33,7 +35,7 @@ class Finding:
 
 
 class _Checker:
-    def __init__(self):
+    def __init__(self) -> None:
         self.findings: list[Finding] = []
 
     def add(self, severity: str, path: str, code: str, message: str) -> None:
@@ -54,13 +56,13 @@ def validate(tree_or_bytes: t.TokenizerFile | bytes | bytearray | memoryview) ->
     ck = _Checker()
     if tree is tree_or_bytes:  # (a tree parsed from bytes always builds)
         _buildable(ck, tree)
-    if isinstance(tree, t.LEGACY_ROOTS):
+    if isinstance(tree, t.MtokFile):
+        _check_mtok(ck, tree)
+    else:
         try:
             _check_txt(ck, tree)
         except _BAD_FIELD as e:
             _section_failed(ck, e, "<root>")
-    else:
-        _check_mtok(ck, tree)
     order = {ERROR: 0, WARNING: 1, INFO: 2}
     return sorted(ck.findings, key=lambda f: order[f.severity])
 
@@ -69,7 +71,7 @@ def validate(tree_or_bytes: t.TokenizerFile | bytes | bytearray | memoryview) ->
 _BAD_FIELD = (TypeError, AttributeError, ValueError, KeyError, IndexError, OverflowError, RecursionError)
 
 
-def _buildable(ck: _Checker, tree) -> bool:
+def _buildable(ck: _Checker, tree: t.TokenizerFile) -> bool:
     """Whether the codec can write the tree; else its finding (the field's path) is added."""
     from mtokspec import build
 
@@ -91,7 +93,7 @@ def _section_failed(ck: _Checker, e: Exception, section: str) -> None:
 
 
 def _check_mtok(ck: _Checker, tree: t.MtokFile) -> None:
-    def section(path, fn, *args, default=None):
+    def section(path: str, fn: Callable[..., Any], *args: Any, default: Any = None) -> Any:
         try:
             return fn(ck, *args)
         except _BAD_FIELD as e:
@@ -102,6 +104,7 @@ def _check_mtok(ck: _Checker, tree: t.MtokFile) -> None:
     added_ids = section("added_tokens", _check_added, tree.added_tokens, known, default=set())
     all_ids = known | added_ids
     section("header", _check_header, tree.header, all_ids)
+    section("eos_token", _check_eos, tree)
     section("normalizer", _check_normalizer, tree.normalizer, "normalizer")
     section("pre_tokenizer", _check_pre_tokenizer, tree.pre_tokenizer, "pre_tokenizer")
     section("decoder", _check_decoder, tree.decoder, "decoder")
@@ -121,22 +124,33 @@ def _check_growth(ck: _Checker, tree: t.MtokFile) -> None:
 
 
 def _check_header(ck: _Checker, h: t.Header, ids: set[int]) -> None:
-    counted = h.special_count + h.stop_count + h.prefix_count
-    if counted != len(h.ids):
-        ck.add(ERROR, "header", "header-count",
-               f"line 2 counts {counted} ids ({h.special_count}+{h.stop_count}+{h.prefix_count}) "
-               f"but line 3 has {len(h.ids)}")
-    for i, v in enumerate(h.ids):
-        if v not in ids:
-            ck.add(WARNING, f"header.ids[{i}]", "header-unknown-id",
-                   f"id {v} is neither in the vocab nor an added token")
-    special = t.header_roles(h).special
-    if len(set(special)) != len(special):
-        ck.add(INFO, "header.ids", "header-duplicate-special",
+    for role in t.HEADER_ROLES:
+        for i, v in enumerate(getattr(h, role)):
+            if v not in ids:
+                ck.add(WARNING, f"header.{role}[{i}]", "header-unknown-id",
+                       f"id {v} is neither in the vocab nor an added token")
+    if len(set(h.special)) != len(h.special):
+        ck.add(INFO, "header.special", "header-duplicate-special",
                "special ids repeat (the reference exporter writes such files; harmless)")
+    if not h.stop:
+        ck.add(WARNING, "header.stop", "header-no-stop",
+               "no stop id: generation on a device never ends at a token (set one: mtokspec set --stop)")
 
 
-def _check_vocab(ck: _Checker, vocab: list, path: str) -> set[int]:
+def _check_eos(ck: _Checker, tree: t.MtokFile) -> None:
+    eos = tree.eos_token
+    if eos is None:
+        return
+    text = eos.encode("utf-8", "surrogatepass")
+    if any(a.content == eos for a in tree.added_tokens) or any(row[0] == text for row in tree.model.vocab):
+        return
+    what = "is empty" if not eos else f"{eos!r} is neither an added token nor a vocab token"
+    ck.add(WARNING, "eos_token", "eos-not-token",
+           f"eos_token {what}: chat templates end turns with it and MNN's engine knows no end of text "
+           "(set it: mtokspec set --eos)")
+
+
+def _check_vocab(ck: _Checker, vocab: Sequence[tuple[Any, ...]], path: str) -> set[int]:
     n = len(vocab)
     seen: set[int] = set()
     prev = None
@@ -213,7 +227,7 @@ def _check_added(ck: _Checker, added: list[t.AddedToken], vocab_ids: set[int]) -
     return ids
 
 
-def _check_table(ck: _Checker, table: list, path: str) -> None:
+def _check_table(ck: _Checker, table: Sequence[tuple[int, bytes]], path: str) -> None:
     prev = -1
     for i, (cp, norm) in enumerate(table):
         if cp <= prev:
@@ -228,7 +242,7 @@ def _check_table(ck: _Checker, table: list, path: str) -> None:
             ck.add(ERROR, f"{path}[{i}].normalized", "norm-utf8", f"normal form of U+{cp:04X} is not UTF-8")
 
 
-def _check_normalizer(ck: _Checker, n, path: str) -> None:
+def _check_normalizer(ck: _Checker, n: t.Normalizer, path: str) -> None:
     if isinstance(n, t.SequenceNormalizer):
         for i, child in enumerate(n.normalizers):
             if isinstance(child, t.NoNormalizer):
@@ -244,7 +258,7 @@ def _check_normalizer(ck: _Checker, n, path: str) -> None:
                "empty pattern: the reference exporter writes this for a Regex pattern it cannot store")
 
 
-def _check_pre_tokenizer(ck: _Checker, p, path: str) -> None:
+def _check_pre_tokenizer(ck: _Checker, p: t.PreTokenizer, path: str) -> None:
     if isinstance(p, t.SequencePreTokenizer):
         for i, child in enumerate(p.pretokenizers):
             _check_pre_tokenizer(ck, child, f"{path}.pretokenizers[{i}]")
@@ -263,7 +277,7 @@ def _check_pre_tokenizer(ck: _Checker, p, path: str) -> None:
                f"replacement {p.replacement!r} is not one character")
 
 
-def _check_decoder(ck: _Checker, d, path: str) -> None:
+def _check_decoder(ck: _Checker, d: t.Decoder, path: str) -> None:
     if isinstance(d, t.SequenceDecoder):
         for i, child in enumerate(d.decoders):
             _check_decoder(ck, child, f"{path}.decoders[{i}]")
@@ -306,7 +320,7 @@ def _check_tails(ck: _Checker, tree: t.MtokFile, ids: set[int]) -> None:
 _PIECE_TYPES = {1: "normal", 2: "unknown", 3: "control", 4: "user-defined", 5: "unused", 6: "byte"}
 
 
-def _check_txt(ck: _Checker, tree) -> None:
+def _check_txt(ck: _Checker, tree: t.SentencePieceTxtFile | t.TiktokenTxtFile | t.BertTxtFile | t.HuggingFaceTxtFile) -> None:
     if isinstance(tree, t.SentencePieceTxtFile):
         tokens = [row[0] for row in tree.pieces]
         for i, (_, score, kind) in enumerate(tree.pieces):

@@ -9,7 +9,7 @@
 
 Every strategy draws trees that ``mtokspec.build`` accepts.  With ``valid=True`` (the default) they
 also pass ``mtokspec.validate`` without errors: sorted vocabularies, ids ``0..n-1``, merges sorted and
-in range, sorted norm tables, consistent header counts.
+in range, sorted norm tables.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ from mtokspec.format import tree as t
 __all__ = [
     "texts", "token_bytes", "norm_tables", "headers", "normalizers", "pre_tokenizers", "models",
     "bpe_models", "wordpiece_models", "unigram_models", "decoders", "added_tokens",
-    "post_processors", "mtok_files", "mtok_bytes", "variants", "txt_files", "txt_bytes",
+    "post_processors", "mtok_files", "mtok_bytes", "variants", "txt_files", "txt_bytes", "runnable",
+    "SPLIT_PATTERNS",
 ]
 
 _U32 = st.integers(0, 2**32 - 1)
@@ -52,7 +53,7 @@ def norm_tables(max_size: int = 8) -> st.SearchStrategy[list[tuple[int, bytes]]]
 
 
 @st.composite
-def headers(draw, ids: st.SearchStrategy[int] = st.integers(0, 1000)) -> t.Header:
+def headers(draw: st.DrawFn, ids: st.SearchStrategy[int] = st.integers(0, 1000)) -> t.Header:
     special = draw(st.lists(ids, max_size=5))
     stop = draw(st.lists(ids, max_size=3))
     prefix = draw(st.lists(ids, max_size=2))
@@ -88,29 +89,42 @@ def normalizers(max_leaves: int = 6) -> st.SearchStrategy:
     )
 
 
-def _pre_tokenizer_leaves() -> dict[type, st.SearchStrategy]:
+#: Split patterns both runtimes compile (HF's ``regex`` and MNN's own engine)
+SPLIT_PATTERNS = (r"\s+", r"\d+", r"\p{L}+", r"[a-z]+", r" ?\p{L}+| ?\p{N}+|\s+", r"'s|'t|'re", r"\w+|[^\w\s]+")
+_LITERAL = st.text("abcxyz -_.,!?0123456789", min_size=1, max_size=4)
+
+
+def _one_char() -> st.SearchStrategy[str]:
+    return st.characters(codec="utf-8")
+
+
+def _pre_tokenizer_leaves(valid: bool = True) -> dict[type, st.SearchStrategy]:
+    """``valid``: a Metaspace replacement of one character and Split patterns both runtimes compile
+    (else any text)."""
     return {
         t.NoPreTokenizer: st.just(t.NoPreTokenizer()),
         t.ByteLevelPreTokenizer: st.booleans().map(t.ByteLevelPreTokenizer),
         t.DigitsPreTokenizer: st.booleans().map(t.DigitsPreTokenizer),
-        t.MetaspacePreTokenizer: st.builds(t.MetaspacePreTokenizer, replacement=texts(2), add_prefix_space=st.booleans()),
-        t.SplitPreTokenizer: st.builds(t.SplitPreTokenizer, pattern=texts(), invert=st.booleans(),
-                                       behavior=st.integers(0, 2)),
+        t.MetaspacePreTokenizer: st.builds(t.MetaspacePreTokenizer, replacement=_one_char() if valid else texts(2),
+                                           add_prefix_space=st.booleans()),
+        t.SplitPreTokenizer: st.builds(t.SplitPreTokenizer,
+                                       pattern=st.one_of(st.sampled_from(SPLIT_PATTERNS), _LITERAL) if valid else texts(),
+                                       invert=st.booleans(), behavior=st.integers(0, 2)),
         t.BertPreTokenizer: st.just(t.BertPreTokenizer()),
     }
 
 
-def pre_tokenizers(max_leaves: int = 6) -> st.SearchStrategy:
-    """Every pre-tokenizer variant, Sequences nested a few levels."""
+def pre_tokenizers(max_leaves: int = 6, valid: bool = True) -> st.SearchStrategy:
+    """Every pre-tokenizer variant, Sequences nested a few levels (``valid``: both runtimes load them)."""
     return st.recursive(
-        st.one_of(*_pre_tokenizer_leaves().values()),
+        st.one_of(*_pre_tokenizer_leaves(valid).values()),
         lambda children: st.lists(children, max_size=3).map(lambda xs: t.SequencePreTokenizer(xs)),
         max_leaves=max_leaves,
     )
 
 
 @st.composite
-def _vocab(draw, max_size: int, valid: bool):
+def _vocab(draw: st.DrawFn, max_size: int, valid: bool) -> tuple[list[bytes], list[int]]:
     """Unique tokens sorted by bytes, ids a permutation of 0..n-1."""
     tokens = sorted(draw(st.sets(token_bytes(), max_size=max_size)))
     ids = draw(st.permutations(range(len(tokens)))) if valid else draw(st.lists(_U32, min_size=len(tokens), max_size=len(tokens)))
@@ -118,7 +132,7 @@ def _vocab(draw, max_size: int, valid: bool):
 
 
 @st.composite
-def bpe_models(draw, max_vocab: int = 12, max_merges: int = 12, valid: bool = True) -> t.BPEModel:
+def bpe_models(draw: st.DrawFn, max_vocab: int = 12, max_merges: int = 12, valid: bool = True) -> t.BPEModel:
     tokens, ids = draw(_vocab(max_vocab, valid))
     n = len(tokens)
     merges: list[tuple[int, int, int]] = []
@@ -130,7 +144,7 @@ def bpe_models(draw, max_vocab: int = 12, max_merges: int = 12, valid: bool = Tr
 
 
 @st.composite
-def wordpiece_models(draw, max_vocab: int = 12, valid: bool = True) -> t.WordPieceModel:
+def wordpiece_models(draw: st.DrawFn, max_vocab: int = 12, valid: bool = True) -> t.WordPieceModel:
     tokens, ids = draw(_vocab(max_vocab, valid))
     unk = draw(texts(6))
     if valid and unk.encode() not in tokens:
@@ -143,7 +157,7 @@ _SCORES = st.floats(allow_nan=False, allow_infinity=False, width=64)
 
 
 @st.composite
-def unigram_models(draw, max_vocab: int = 12, valid: bool = True) -> t.UnigramModel:
+def unigram_models(draw: st.DrawFn, max_vocab: int = 12, valid: bool = True) -> t.UnigramModel:
     tokens, ids = draw(_vocab(max_vocab, valid))
     scores = draw(st.lists(_SCORES, min_size=len(tokens), max_size=len(tokens)))
     unk = draw(st.integers(0, max(len(tokens) - 1, 0))) if valid else draw(_U32)
@@ -155,22 +169,25 @@ def models(valid: bool = True) -> st.SearchStrategy:
     return st.one_of(bpe_models(valid=valid), wordpiece_models(valid=valid), unigram_models(valid=valid))
 
 
-def _decoder_leaves() -> dict[type, st.SearchStrategy]:
+def _decoder_leaves(valid: bool = True) -> dict[type, st.SearchStrategy]:
+    """``valid``: one-character Metaspace and Strip contents, non-empty Replace patterns (else any text)."""
+    one = _one_char() if valid else texts(2)
     return {
         t.ByteLevelDecoder: st.just(t.ByteLevelDecoder()),
         t.ByteFallbackDecoder: st.just(t.ByteFallbackDecoder()),
-        t.MetaspaceDecoder: st.builds(t.MetaspaceDecoder, replacement=texts(2), add_prefix_space=st.booleans()),
+        t.MetaspaceDecoder: st.builds(t.MetaspaceDecoder, replacement=one, add_prefix_space=st.booleans()),
         t.WordPieceDecoder: st.builds(t.WordPieceDecoder, prefix=texts(3), cleanup=st.booleans()),
         t.FuseDecoder: st.just(t.FuseDecoder()),
-        t.ReplaceDecoder: st.builds(t.ReplaceDecoder, pattern=texts(), content=texts()),
-        t.StripDecoder: st.builds(t.StripDecoder, content=texts(2), start=_U32, stop=_U32),
+        t.ReplaceDecoder: st.builds(t.ReplaceDecoder, pattern=texts().filter(bool) if valid else texts(),
+                                    content=texts()),
+        t.StripDecoder: st.builds(t.StripDecoder, content=one, start=_U32, stop=_U32),
     }
 
 
-def decoders(max_leaves: int = 6) -> st.SearchStrategy:
-    """Every decoder variant, Sequences nested a few levels."""
+def decoders(max_leaves: int = 6, valid: bool = True) -> st.SearchStrategy:
+    """Every decoder variant, Sequences nested a few levels (``valid``: both runtimes load them)."""
     return st.recursive(
-        st.one_of(*_decoder_leaves().values()),
+        st.one_of(*_decoder_leaves(valid).values()),
         lambda children: st.lists(children, max_size=3).map(lambda xs: t.SequenceDecoder(xs)),
         max_leaves=max_leaves,
     )
@@ -202,8 +219,10 @@ def post_processors(ids: st.SearchStrategy[int] = _U32) -> st.SearchStrategy:
 
 
 @st.composite
-def mtok_files(draw, valid: bool = True) -> t.MtokFile:
-    """Whole ``.mtok`` trees: every union variant, and every count of optional trailing sections."""
+def mtok_files(draw: st.DrawFn, valid: bool = True) -> t.MtokFile:
+    """Whole ``.mtok`` trees: every union variant, and every count of optional trailing sections.
+    ``valid=True``: no error-level validate finding, and both runtimes load them (``Tokenizer.from_tree``
+    with ``semantics="hf"`` and ``"mnn"``); encoding may still be refused (see :func:`runnable`)."""
     model = draw(models(valid))
     n = len(model.vocab)
     known = st.integers(0, n - 1) if (valid and n) else st.integers(0, 1000)
@@ -219,9 +238,9 @@ def mtok_files(draw, valid: bool = True) -> t.MtokFile:
     return t.MtokFile(
         header=draw(headers(known)),
         normalizer=draw(normalizers()),
-        pre_tokenizer=draw(pre_tokenizers()),
+        pre_tokenizer=draw(pre_tokenizers(valid=valid)),
         model=model,
-        decoder=draw(decoders()),
+        decoder=draw(decoders(valid=valid)),
         added_tokens=draw(added_tokens(known if valid and n else st.integers(0, 2**31 - 1))),
         chat_template=values[0],
         eos_token=values[1],
@@ -229,6 +248,30 @@ def mtok_files(draw, valid: bool = True) -> t.MtokFile:
         bos_token=values[3],
         post_processor=values[4],
     )
+
+
+@st.composite
+def runnable(draw: st.DrawFn, max_text: int = 24) -> tuple[t.MtokFile, str]:
+    """A valid ``.mtok`` tree and a text for it that both runtimes load, encode (with and without
+    special tokens) and decode without an error; the text is drawn mostly from the characters of
+    the vocabulary, so it tokenizes into real pieces."""
+    from hypothesis import assume
+
+    from mtokspec.errors import Error
+    from mtokspec.tokenizer import load
+
+    tree = draw(mtok_files())
+    assume(len(tree.model.vocab) > 0)  # else an unknown id that is no token
+    alphabet = sorted({c for row in tree.model.vocab for c in row[0].decode("utf-8", "ignore")} | {" "})
+    text = draw(st.one_of(st.text(st.sampled_from(alphabet), max_size=max_text), texts(max_text)))
+    try:
+        for semantics in ("hf", "mnn"):
+            tok = load(tree, semantics=semantics)
+            for special in (False, True):
+                tok.decode(tok.encode(text, add_special_tokens=special))
+    except Error:
+        assume(False)
+    return tree, text
 
 
 def mtok_bytes(valid: bool = True) -> st.SearchStrategy[bytes]:
@@ -263,7 +306,7 @@ _LINE = st.binary(max_size=10).filter(lambda b: b"\n" not in b)
 
 
 @st.composite
-def txt_files(draw, file_type: int | None = None, valid: bool = True):
+def txt_files(draw: st.DrawFn, file_type: int | None = None, valid: bool = True) -> t.TokenizerFile:
     """Legacy ``tokenizer.txt`` trees of type 0-3 (``file_type`` picks one)."""
     kind = draw(st.integers(0, 3)) if file_type is None else file_type
     if kind == 0:

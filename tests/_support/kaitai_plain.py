@@ -14,6 +14,7 @@ import functools
 import re
 import struct
 
+from mtokspec.format import tree as t
 from mtokspec.format.table import Table
 from spec import _dsl as dsl
 from spec import mtok, txt
@@ -86,9 +87,12 @@ def _scalar(sub):
 
 
 def _header(sub):
-    return lambda obj: {"type": "Header", "special_count": obj.special_count, "stop_count": obj.stop_count,
-                        "prefix_count": obj.prefix_count, "ids": [d.value for d in obj.ids],
-                        "trailing_space": bool(obj.trailing_space)}
+    def plain(obj):
+        ids, p, out = [d.value for d in obj.ids], 0, {"type": "Header"}
+        for name, n in zip(t.HEADER_ROLES, (obj.special_count, obj.stop_count, obj.prefix_count)):
+            out[name], p = ids[p:p + n], p + n
+        return {**out, "trailing_space": bool(obj.trailing_space)}
+    return plain
 
 
 def _optional(sub):

@@ -82,8 +82,10 @@ def test_build_failure_writes_nothing(tmp_path, capsys):
     # a tree that builds but breaks MNN's binary search is refused unless asked
     doc = mtokspec.to_dict(t.MtokFile(model=t.BPEModel(vocab=[(b"b", 0), (b"a", 1)])))
     src.write_text(json.dumps(doc), encoding="utf-8")
-    assert run("build", str(src), "-o", str(out)) == 1 and not out.exists()
-    assert run("build", str(src), "-o", str(out), "--no-validate") == 0 and out.exists()
+    assert run("build", str(src), "-o", str(out)) == 2 and not out.exists()
+    assert "not written: 1 error-level finding(s) (vocab-order); --force" in capsys.readouterr().err
+    assert run("build", str(src), "-o", str(out), "--force") == 0 and out.exists()
+    assert "1 error(s) written with --force (vocab-order)" in capsys.readouterr().err
 
 
 def test_existing_output_survives_a_failed_build(tmp_path):

@@ -45,11 +45,10 @@ def test_header_sets_and_body_exact(folder):
     got = from_hf(folder).tree
     ref = mtokspec.parse((folder / "mnn.mtok").read_bytes())
     gh, rh = got.header, ref.header
-    assert (gh.special_count, gh.stop_count, gh.prefix_count) == (rh.special_count, rh.stop_count, rh.prefix_count)
-    s, st = rh.special_count, rh.special_count + rh.stop_count
-    assert set(gh.ids[:s]) == set(rh.ids[:s])
-    assert set(gh.ids[s:st]) == set(rh.ids[s:st])
-    assert gh.ids[st:] == rh.ids[st:]  # prefix ids: a list, not a set
+    assert (len(gh.special), len(gh.stop), len(gh.prefix)) == (len(rh.special), len(rh.stop), len(rh.prefix))
+    assert set(gh.special) == set(rh.special)
+    assert set(gh.stop) == set(rh.stop)
+    assert gh.prefix == rh.prefix  # prefix ids: a list, not a set
     for name in ("normalizer", "pre_tokenizer", "model", "decoder", "added_tokens", "chat_template",
                  "eos_token", "flags", "bos_token", "post_processor"):
         assert getattr(got, name) == getattr(ref, name), name
@@ -71,8 +70,8 @@ def test_special_ids_follow_python_set_order():
     tree = from_hf_tree(corpus_folder("phi-3-mini"))
     # all_special_ids = bos <s>=1, eos <|endoftext|>=32000, unk <unk>=0 (pad repeats eos)
     expected = list(set([1, 32000, 0]))
-    assert tree.header.ids[:3] == expected == [32000, 1, 0]
-    assert tree.header.ids[3:13] == list(range(32001, 32011))  # added specials, file order
+    assert tree.header.special[:3] == expected == [32000, 1, 0]
+    assert tree.header.special[3:13] == list(range(32001, 32011))  # added specials, file order
 
 
 def test_tokenizer_json_path_accepted():
@@ -257,10 +256,10 @@ def test_stop_ids_rules(tmp_path):
     folder = _write_folder(tmp_path, tj, tokenizer_config={"eos_token": "</s>"},
                            generation_config={"eos_token_id": [1, 33, 20]})
     h = from_hf_tree(folder).header
-    stop = h.ids[h.special_count:h.special_count + h.stop_count]
+    stop = h.stop
     assert stop == list(set([1, 20, 1, 33, 20, 21]))
     h2 = from_hf_tree(folder, model_type="glm_ocr").header
-    assert set(h2.ids[h2.special_count:h2.special_count + h2.stop_count]) == {1, 20, 21, 22, 33}
+    assert set(h2.stop) == {1, 20, 21, 22, 33}
 
 
 @pytest.mark.parametrize("byte_tokens, changes", [(range(256), False), ([0x0A], True)])
@@ -288,8 +287,7 @@ def test_prefix_from_template_and_special_tokens_map(tmp_path):
     # as MNN's exporter writes it under transformers 5.24: eos from special_tokens_map wins (the
     # config has no added_tokens_decoder); "<turn|>" encodes to "▁" alone (no unknown token), a
     # stop id; encode("A") = <s> ▁ A, so the prefix is <s> ▁
-    assert (h.special_count, h.stop_count, h.prefix_count) == (2, 2, 2)
-    assert h.ids[2:] == [1, 6, 0, 6]
+    assert (len(h.special), h.stop, h.prefix) == (2, [1, 6], [0, 6])
     assert tree.eos_token == "<s>"  # the trailing EOS string comes from tokenizer_config only
     assert tree.post_processor == t.PostProcessorProgram([t.SpecialTokenOp(0), t.SequenceOp()])
 

@@ -147,7 +147,7 @@ def test_to_hf_rejects_what_tokenizer_json_cannot_hold():
 
 def test_byte_level_flag_maps_bytes_once():
     """A byte_level BPE under a ByteLevel pre-tokenizer: HF must map the bytes once, like the runtime."""
-    from mtokspec.runtime.shared.byte_level import BYTE_TO_CHAR
+    from mtokspec.format.byte_level import BYTE_TO_CHAR
     from mtokspec import Tokenizer as Ours
     from mtokspec.format import tree as t
 

@@ -19,14 +19,14 @@ corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"reference corpus not f
 
 EXPECTED = {
     "bert-base-cased-derived/mnn.mtok": {
-        ("warning", "mnn-special-split", "header.ids"),
+        ("warning", "mnn-special-split", "header.special"),
         ("warning", "mnn-bert-normalizer", "normalizer"),
         ("warning", "mnn-wordpiece-bytes", "model"),
         ("warning", "mnn-decoder-chain", "decoder"),
         ("warning", "mnn-stream-decode", "decoder"),
         ("info", "mnn-bert-pretokenizer", "pre_tokenizer"),
         ("info", "mnn-wordpiece-cleanup", "decoder"),
-        ("info", "mnn-decode-skips-special", "header.ids"),
+        ("info", "mnn-decode-skips-special", "header.special"),
     },
     "bert-base-cased-derived/mnn.txt": {
         ("error", "mnn-legacy-bert", "tokens"),
@@ -36,12 +36,12 @@ EXPECTED = {
         ("warning", "mnn-stream-decode", "decoder.decoders[2]"),
         ("info", "mnn-added-strip-ascii", "added_tokens[2]"),
         ("info", "mnn-decode-raw-bytes", "decoder.decoders[1]"),
-        ("info", "mnn-decode-skips-special", "header.ids"),
+        ("info", "mnn-decode-skips-special", "header.special"),
     },
     "roberta-base/mnn.mtok": {
         ("info", "mnn-added-strip-ascii", "added_tokens[4]"),
         ("info", "mnn-decode-raw-bytes", "decoder"),
-        ("info", "mnn-decode-skips-special", "header.ids"),
+        ("info", "mnn-decode-skips-special", "header.special"),
     },
     "roberta-base/mnn.txt": {
         ("warning", "mnn-legacy-gpt2-regex", "tokens"),
@@ -52,7 +52,7 @@ EXPECTED = {
         ("warning", "mnn-stream-decode", "decoder"),
         ("warning", "mnn-clean-up-spaces", "flags"),
         ("info", "mnn-metaspace-every-split", "pre_tokenizer.pretokenizers[1]"),
-        ("info", "mnn-decode-skips-special", "header.ids"),
+        ("info", "mnn-decode-skips-special", "header.special"),
     },
     "t5-small/mnn.txt": {
         ("error", "mnn-legacy-sentencepiece", "pieces"),
@@ -61,13 +61,13 @@ EXPECTED = {
     "tokenizer-wiki/mnn.mtok": {
         ("warning", "mnn-bpe-quadratic", "pre_tokenizer"),
         ("info", "mnn-decode-raw-bytes", "decoder"),
-        ("info", "mnn-decode-skips-special", "header.ids"),
+        ("info", "mnn-decode-skips-special", "header.special"),
     },
     "whisper.tiny/mnn.mtok": {
         ("error", "mnn-post-misread", "post_processor"),
         ("warning", "mnn-clean-up-spaces", "flags"),
         ("info", "mnn-decode-raw-bytes", "decoder"),
-        ("info", "mnn-decode-skips-special", "header.ids"),
+        ("info", "mnn-decode-skips-special", "header.special"),
     },
     "whisper.tiny/mnn.txt": {
         ("error", "mnn-legacy-tiktoken-greedy", "tokens"),

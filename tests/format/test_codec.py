@@ -311,7 +311,7 @@ def test_parse_refuses_non_bytes():
         (t.MtokFile(eos_token="x"), "eos_token"),
         (t.MtokFile(normalizer=t.BertNFDNormalizer(strip_accents=True)), "normalizer.nfd_table"),
         (t.MtokFile(chat_template="", post_processor=t.LegacyPostProcessor([])), "post_processor"),
-        (t.MtokFile(header=t.Header(special_count=-1)), "header"),
+        (t.MtokFile(header=t.Header(special=[True])), "header.special"),
     ],
 )
 def test_build_errors_name_the_field(tree, path):

@@ -13,7 +13,7 @@ from tests._support.golden import GOLDEN, de_hex
 pytestmark = pytest.mark.usefixtures("runtime_path")
 
 SMALL = t.MtokFile(
-    header=t.Header(special_count=1, stop_count=1, prefix_count=0, ids=[3, 3], trailing_space=False),
+    header=t.Header(special=[3], stop=[3], prefix=[], trailing_space=False),
     normalizer=t.SequenceNormalizer([t.PrependNormalizer("\u2581"), t.StripNormalizer(True, False)]),
     pre_tokenizer=t.SplitPreTokenizer(" ", False, t.SplitBehavior.MergedWithPrevious),
     model=t.BPEModel(byte_fallback=False, byte_level=False, vocab=[(b"a", 0), (b"ab", 2), (b"b", 1)],

@@ -687,7 +687,7 @@ class Emitter:
     def parse_postprocessor(self, u: UnionInfo):
         pp = u.custom
         cur, leg, op = pp.current.record_name, pp.legacy.record_name, pp.op_union.union_name
-        self.w(0, "def ops_fit(b, p, end, n):")
+        self.w(0, "def ops_fit(b: bytes, p: int, end: int, n: int) -> bool:")
         self.w(1, '"""Do the bytes from p to end hold exactly n well-formed ops?"""')
         self.w(1, "try:")
         self.w(2, "for _ in range(n):")

@@ -70,7 +70,7 @@ def record_section(m: Model, info) -> dict:
     section = {"title": title, "doc": info.doc, "refs": ref_links(info.ref)}
     if info.custom is not None:
         h = info.custom
-        return {**section, "kind": "header", "magic": h.magic,
+        return {**section, "kind": "header", "magic": h.magic, "roles": [name for name, _ in h.ROLES],
                 "text": inspect.cleandoc(h.__doc__).split("\n\n", 1)[1].replace("``", "`")}
     enums = []
     for f in info.fields:

@@ -37,8 +37,10 @@ KSY_LIMITS = (
     "**Type 3's last merge line** may lack its newline, so it is read with `eos-error: false`: a file "
     "cut right after a newline while merge lines are still due reads as an empty last line "
     "(mtokspec: truncated).",
-    "**Semantics** (`mtokspec.validate`): sorted vocabularies, ids in range, header counts against "
-    "line 3, and the rest of the findings are not layout and are not in the .ksy.",
+    "**Header counts** against line 3: mtokspec refuses a line 2 that does not count line 3's ids "
+    "(the tree holds the role lists); the .ksy reads both lines as they are.",
+    "**Semantics** (`mtokspec.validate`): sorted vocabularies, ids in range and the rest of the "
+    "findings are not layout and are not in the .ksy.",
 )
 
 
@@ -200,8 +202,9 @@ class KsyEmitter:
         if name in self.types:
             return {"type": name}
         self.types["decimal"] = DECIMAL
-        count_docs = {n: doc for n, _, doc in dsl.HeaderLines.FIELDS}
-        counts = [n for n, d, _ in dsl.HeaderLines.FIELDS if d == ("int",)]
+        count_docs = {**dict(dsl.HeaderLines.COUNTS), "ids": dsl.HeaderLines.IDS_DOC,
+                      **{n: doc for n, _, doc in dsl.HeaderLines.FIELDS}}
+        counts = [n for n, _ in dsl.HeaderLines.COUNTS]
         self.types["header_counts"] = {
             "doc": "line 2 without its newline: three decimal counts separated by one space",
             "seq": [attr(n, {"type": "decimal", **({"terminator": 32} if i < len(counts) - 1 else {"size-eos": True})},

@@ -53,7 +53,12 @@ def load_hf(path: str | os.PathLike) -> HFInputs:
     except (OSError, ValueError, RecursionError) as e:
         raise ConversionError(f"{tj_path}: cannot read: {e}") from e
     if not isinstance(tj, dict):
-        raise ConversionError(f"{tj_path}: not a JSON object")
+        raise ConversionError(f"{tj_path}: not a tokenizer.json: {json_kind(tj)}, not an object")
+    if not isinstance(tj.get("model"), dict):
+        keys = ", ".join(list(map(repr, tj))[:6]) + (", ..." if len(tj) > 6 else "")
+        got = "an empty object" if not tj else f"an object with {keys}"
+        hint = " (a tokenizer_config.json?)" if "tokenizer_class" in tj or "chat_template" in tj else ""
+        raise ConversionError(f"{tj_path}: not a tokenizer.json: no 'model' object; got {got}{hint}")
 
     def opt(name: str) -> Any:
         f = folder / name

@@ -10,7 +10,7 @@ from mtokspec.convert.hf.classes import CLASS_PIPELINES
 from mtokspec.convert.hf.inputs import as_list, int_field, metaspace_prepends_as_stored, pattern_kind
 from mtokspec.errors import Error
 from mtokspec.format import tree as t
-from mtokspec.runtime.shared.byte_level import bytes_to_unicode
+from mtokspec.format.byte_level import bytes_to_unicode
 
 
 class ProbeRules:

@@ -20,9 +20,9 @@ def _decoders(tree, *kinds: type) -> list[str]:
 
 def _predict_skips_special(ctx: LintContext) -> Iterator[Prediction]:
     h = ctx.tree.header
-    if isinstance(ctx.tree, t.MtokFile) and h.special_count:
-        yield (INFO, "header.ids",
-               f"MNN's decode(ids) always leaves out the {h.special_count} header special ids; the engine's "
+    if isinstance(ctx.tree, t.MtokFile) and h.special:
+        yield (INFO, "header.special",
+               f"MNN's decode(ids) always leaves out the {len(h.special)} header special ids; the engine's "
                "streaming decode prints them")
 
 

@@ -41,14 +41,14 @@ def _predict_misread(ctx: LintContext) -> Iterator[Prediction]:
 def _predict_bos_twice(ctx: LintContext) -> Iterator[Prediction]:
     tree = ctx.tree
     if not isinstance(tree, t.MtokFile):
-        if tree.header.prefix_count:
-            yield (INFO, "header.ids",
+        if tree.header.prefix:
+            yield (INFO, "header.prefix",
                    "legacy files have no post-processor: MNN's encode(text) adds only the prefix ids")
         return
     prefix, inserted = t.header_roles(tree.header).prefix, _inserted(tree)
     if prefix and inserted:
         twice = sorted(set(prefix) & set(inserted))
-        yield (ERROR, "header.ids",
+        yield (ERROR, "header.prefix",
                f"MNN puts the prefix ids {prefix} first and then applies the post-processor program, "
                f"which inserts {inserted}" + (f": id(s) {twice} appear twice" if twice else "")
                + " in every encode(text) (HF applies one of them)")
@@ -66,7 +66,7 @@ def _predict_special_split(ctx: LintContext) -> Iterator[Prediction]:
     odd = [(s, i) for s, i in specials if s not in contents]
     if odd:
         shown = ", ".join(f"{i}: {s.decode('utf-8', 'replace')!r}" for s, i in odd[:5])
-        yield (WARNING, "header.ids",
+        yield (WARNING, "header.special",
                f"MNN cuts the text at the per-id decoded text of every special id before tokenizing; "
                f"{len(odd)} of them are not an added token's content ({shown}{', ...' if len(odd) > 5 else ''}): "
                "text containing them is split where HF does not split it")

@@ -10,7 +10,7 @@ import re
 import regex
 
 from mtokspec.format import tree as t
-from mtokspec.runtime.shared.byte_level import BYTE_TO_CHAR, CHAR_TO_BYTE
+from mtokspec.format.byte_level import BYTE_TO_CHAR, CHAR_TO_BYTE
 from mtokspec.runtime.shared.registry import build_from_registry
 from mtokspec.runtime.hf.normalizers import WHITESPACE_STR
 from mtokspec.runtime.shared.bounds import current

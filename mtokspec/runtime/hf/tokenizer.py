@@ -10,7 +10,7 @@ from typing import Any, cast
 
 from mtokspec.reading import read_file
 from mtokspec.format import tree as t
-from mtokspec.errors import TokenizerError
+from mtokspec.errors import ArgumentTypeError, TokenizerError
 from mtokspec.format import parse
 from mtokspec.runtime.hf import decoders, models, normalizers, pre_tokenizers
 from mtokspec.runtime.hf.added_tokens import AddedVocabulary
@@ -155,7 +155,9 @@ class HfTokenizer:
     def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
         """The ids of ``text`` (HF ``Tokenizer.encode(text, add_special_tokens=...).ids``)."""
         if not isinstance(text, str):
-            raise TypeError(f"text: encode expects str, got {type(text).__name__}")
+            raise ArgumentTypeError(f"text: encode expects str, got {type(text).__name__}"
+                                    + (" (decode the bytes first, or use semantics='mnn', which runs on bytes)"
+                                       if isinstance(text, (bytes, bytearray)) else ""))
         with budget(len(text), self.max_expansion):
             return self._encode(text, add_special_tokens)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from mtokspec.format import tree as t
 from mtokspec.runtime.shared.registry import build_from_registry
 from mtokspec.runtime.mnn._text import utf8
-from mtokspec.runtime.shared.byte_level import BYTE_TO_CHAR
+from mtokspec.format.byte_level import BYTE_TO_CHAR
 from mtokspec.runtime.shared.bounds import current, grown
 from mtokspec.runtime.mnn import regex as R
 from mtokspec.runtime.mnn import unicode as U

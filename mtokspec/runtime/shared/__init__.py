@@ -1,1 +1,1 @@
-"""What both semantics of the runtime share: stage registries and the byte-level alphabet."""
+"""What both semantics of the runtime share: stage registries, per-call bounds, argument checks, text facts."""

@@ -251,7 +251,7 @@ def test_bpe_byte_level_words_merge_per_character_first_exactly():
     """Byte-level words with multi-byte characters merge each character on its own first when no
     merge across characters can come earlier; random merge tables (low-ranked merges across
     characters included) must give what merging the whole word gives."""
-    from mtokspec.runtime.shared.byte_level import BYTE_TO_CHAR
+    from mtokspec.format.byte_level import BYTE_TO_CHAR
 
     rnd = random.Random(5)
     chars = "aé中€😀"

@@ -257,7 +257,10 @@ def test_compare_cli(tmp_path, capsys):
     assert main(["compare", str(path), "--runtime", "mnn", "--text", str(cases)]) == 1
     out = capsys.readouterr().out
     assert "0/2 texts encode identically" in out and "2 differences explained, 0 unexplained" in out
-    assert "because: mnn-post-misread" in out and "[2, 769, 196864, 16777216, 3]" in out
+    assert "because: mnn-post-misread" in out
+    assert "  rule                cases\n  mnn-post-misread        2\n" in out  # the count per rule
+    # the first differing window, ids with their tokens (769: an id the misread invents, no token)
+    assert "    MNN:            [2:'ab'] 769:None 196864:None ...\n    HF (this file): [3:'<s>'] 3:'<s>' 2:'ab' ...\n" in out
     assert main(["compare", str(path), "--runtime", "mnn", "--no-special", "--text", str(cases)]) == 0
     assert main(["compare", str(path)]) == 2  # --runtime hf needs --against
 
