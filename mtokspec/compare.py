@@ -20,6 +20,7 @@ from mtokspec.format import tree as t
 from mtokspec.errors import TokenizerError
 from mtokspec.divergences import EXPORTER_LOSS
 from mtokspec.format import parse
+from mtokspec.runtime.shared.pickling import remember_source
 from mtokspec.tokenizer import Tokenizer
 
 TokenName = Callable[[int], "str | None"]
@@ -129,14 +130,35 @@ def _hf() -> Any:
     return tokenizers
 
 
+class _HfCase:
+    """One text through the runtime and through HF ``tokenizers`` (picklable: runs in workers)."""
+
+    def __init__(self, ours: Any, theirs: Any, add_special_tokens: bool) -> None:
+        self.ours, self.theirs, self.add_special_tokens = ours, theirs, add_special_tokens
+
+    def __call__(self, text: str) -> tuple[list[int], list[int], None]:
+        return (self.ours.encode(text, add_special_tokens=self.add_special_tokens),
+                self.theirs.encode(text, add_special_tokens=self.add_special_tokens).ids, None)
+
+
+def _results(case: Callable[[str], Any], texts: list[str], jobs: int,
+             progress: Callable[[int], None] | None) -> list[Any]:
+    """``case`` of each text in ``jobs`` processes (:func:`mtokspec.parallel.ordered_map`), in order."""
+    from mtokspec.parallel import ordered_map
+
+    done = None if progress is None else (lambda n, _total: progress(n))
+    return ordered_map(case, texts, jobs=jobs, progress=done)
+
+
 def compare(mtok: Tokenizer | t.MtokFile | str | os.PathLike[str], tokenizer_json: str | os.PathLike[str],
             texts: Iterable[str], *, add_special_tokens: bool = False, max_mismatches: int | None = None,
             context: int = 3, sets: Sequence[str] | None = None,
-            progress: Callable[[int], None] | None = None) -> CompareReport:
+            progress: Callable[[int], None] | None = None, jobs: int = 1) -> CompareReport:
     """Encode each text with the runtime (``mtok``: a path or an :class:`MtokFile` tree) and with
     HF ``tokenizers`` (``tokenizer.json``); report the match rate and the mismatches (the first
     ``max_mismatches``; None: all), each with the tokens around the first difference.  ``sets``
-    names the text set of each text (a table per set); ``progress(i)`` is called before each."""
+    names the text set of each text (a table per set); ``progress(n)`` is called as texts finish.
+    ``jobs`` processes share the texts; the report is the same for any ``jobs``."""
     tokenizers = _hf()
     if isinstance(mtok, Tokenizer):
         ours = mtok
@@ -145,10 +167,11 @@ def compare(mtok: Tokenizer | t.MtokFile | str | os.PathLike[str], tokenizer_jso
     else:
         ours = Tokenizer.from_file(mtok)
     theirs = tokenizers.Tokenizer.from_file(str(Path(tokenizer_json)))
-    run = _Run(list(texts), sets, add_special_tokens, max_mismatches, context, progress)
+    texts = list(texts)
+    results = _results(_HfCase(ours, theirs, add_special_tokens), texts, jobs, progress)
+    run = _Run(texts, sets, add_special_tokens, max_mismatches, context, None)
     for i, text in run:
-        a = ours.encode(text, add_special_tokens=add_special_tokens)
-        b = theirs.encode(text, add_special_tokens=add_special_tokens).ids
+        a, b, _ = results[i]
         run.record(i, text, a, b, ours.id_to_token, theirs.id_to_token)
     return run.report()
 
@@ -209,6 +232,34 @@ def _mismatch(i: int, text: str, a: list[int], b: list[int], ours_token: TokenNa
                     [theirs_token(x) for x in b[lo:pos + context + 1]], rules, window=window)
 
 
+class _RuntimeCase:
+    """One text the way MNN runs it and the way HF does, with the rules that explain a difference
+    (picklable: runs in workers).  ``theirs`` is HF ``tokenizers`` (``tokenizer.json``) or None
+    (the file's own HF semantics)."""
+
+    def __init__(self, mnn: Any, hf_file: Any, theirs: Any, add_special_tokens: bool) -> None:
+        self.mnn, self.hf_file, self.theirs, self.add_special_tokens = mnn, hf_file, theirs, add_special_tokens
+
+    def __call__(self, text: str) -> tuple[list[int], list[int], list[str] | None]:
+        from mtokspec.divergences.explain import explain_encode
+
+        special = self.add_special_tokens
+        a = self.mnn.encode(text, add_special_tokens=special)
+        if self.theirs is None:
+            b = self.hf_file.encode(text, add_special_tokens=special)
+        else:
+            b = self.theirs.encode(text, add_special_tokens=special).ids
+        if a == b:
+            return a, b, None
+        rules: list[str] = []
+        file_ids = b if self.theirs is None else self.hf_file.encode(text, add_special_tokens=special)
+        if file_ids != b:
+            rules.append(EXPORTER_LOSS)
+        if file_ids != a:
+            rules += explain_encode(self.hf_file, self.mnn, text, special)
+        return a, b, rules
+
+
 def _named(token: TokenName, names: dict[int, bytes]) -> TokenName:
     """``token(id)``, or the file's own text for an id the runtime has no text for (added tokens)."""
     from mtokspec.format.token_names import token_text
@@ -223,45 +274,40 @@ def _named(token: TokenName, names: dict[int, bytes]) -> TokenName:
 def compare_runtimes(file: t.TokenizerFile | str | os.PathLike[str], texts: Iterable[str], *,
                      against: str | os.PathLike[str] | None = None, add_special_tokens: bool = True,
                      max_mismatches: int | None = None, context: int = 3, sets: Sequence[str] | None = None,
-                     progress: Callable[[int], None] | None = None) -> CompareReport:
+                     progress: Callable[[int], None] | None = None, jobs: int = 1) -> CompareReport:
     """Encode each text the way MNN's C++ runtime does (``semantics="mnn"``) and the way HF does:
     HF ``tokenizers`` loading ``against`` (a ``tokenizer.json``), or, without it, the file's own HF
     semantics.  Each differing case names the divergence rules that explain it
     (:mod:`mtokspec.divergences`); ``[]`` marks it unexplained.  Against a ``tokenizer.json``, a
     case where the file's HF semantics already differs from it is put down to the exporter
-    (:data:`mtokspec.divergences.EXPORTER_LOSS`) as well.  ``max_mismatches``, ``sets`` and
-    ``progress`` as :func:`compare`."""
+    (:data:`mtokspec.divergences.EXPORTER_LOSS`) as well.  ``max_mismatches``, ``sets``,
+    ``progress`` and ``jobs`` as :func:`compare`."""
     from mtokspec.format.token_names import tokens_by_id
     from mtokspec.runtime.mnn import MnnTokenizer
-    from mtokspec.divergences.explain import explain_encode
 
-    tree = parse(read_file(file)) if isinstance(file, (str, os.PathLike)) else file
-    mnn = MnnTokenizer.from_tree(tree)
+    data: bytes | None = None
+    if isinstance(file, (str, os.PathLike)):
+        data = read_file(file)
+        tree = parse(data)
+    else:
+        tree = file
+    mnn = remember_source(MnnTokenizer.from_tree(tree), data)
     hf_file = Tokenizer.from_tree(tree)
+    remember_source(hf_file, data if hf_file.tree is tree else None)
     names = tokens_by_id(tree)
-    encode_theirs: Callable[[str], list[int]]
     if against is not None:
-        theirs = _hf().Tokenizer.from_file(str(Path(against)))
-        encode_theirs = lambda text: theirs.encode(text, add_special_tokens=add_special_tokens).ids  # noqa: E731
+        theirs: Any = _hf().Tokenizer.from_file(str(Path(against)))
         theirs_token: TokenName = theirs.id_to_token
         theirs_name = "HF (tokenizer.json)"
     else:
-        encode_theirs = lambda text: hf_file.encode(text, add_special_tokens=add_special_tokens)  # noqa: E731
+        theirs = None
         theirs_token = _named(hf_file.id_to_token, names)
         theirs_name = "HF (this file)"
     ours_token = _named(mnn.id_to_token, names)
-    run = _Run(list(texts), sets, add_special_tokens, max_mismatches, context, progress)
+    texts = list(texts)
+    results = _results(_RuntimeCase(mnn, hf_file, theirs, add_special_tokens), texts, jobs, progress)
+    run = _Run(texts, sets, add_special_tokens, max_mismatches, context, None)
     for i, text in run:
-        a = mnn.encode(text, add_special_tokens=add_special_tokens)
-        b = encode_theirs(text)
-        if a == b:
-            run.record(i, text, a, b, ours_token, theirs_token)
-            continue
-        rules: list[str] = []
-        file_ids = b if against is None else hf_file.encode(text, add_special_tokens=add_special_tokens)
-        if file_ids != b:
-            rules.append(EXPORTER_LOSS)
-        if file_ids != a:
-            rules += explain_encode(hf_file, mnn, text, add_special_tokens)
+        a, b, rules = results[i]
         run.record(i, text, a, b, ours_token, theirs_token, rules)
     return run.report("MNN", theirs_name)

@@ -128,14 +128,28 @@ def load(source: t.TokenizerFile | bytes | bytearray | memoryview | str | os.Pat
 
 def _load(source: Any, semantics: Semantics, upgrade_options: dict[str, Any] | None,
           options: dict[str, Any]) -> Tokenizer:
+    from mtokspec.runtime.shared.pickling import remember_source
+
     if isinstance(source, (bytes, bytearray, memoryview)):
-        tree = parse(source)
+        data = bytes(source)
     elif isinstance(source, (str, os.PathLike)):
-        tree = parse(read_file(source))
+        data = read_file(source)
+    else:
+        data = None
+    if data is not None:
+        tree = parse(data)
     elif isinstance(source, t.TokenizerFile):
         tree = source
     else:
         raise TypeError(f"source must be a tree, bytes or a path, got {type(source).__name__}")
+    tok = _build(tree, semantics, upgrade_options, options)
+    # the bytes a pickle carries: the file's own, unless it was upgraded (then its new tree's)
+    remember_source(tok, data if tok.tree is tree else None)
+    return tok
+
+
+def _build(tree: t.TokenizerFile, semantics: Semantics, upgrade_options: dict[str, Any] | None,
+           options: dict[str, Any]) -> Tokenizer:
     if semantics == "mnn":
         bad = {k for k in options if k != "max_expansion"} | set(upgrade_options or ())
         if bad:

@@ -34,7 +34,7 @@ def _load(name: str) -> dict:
 
 
 def speed_table(doc: dict) -> str:
-    sections = doc["sections"]
+    sections = {k: v for k, v in doc["sections"].items() if not k.startswith("mnn-")}
     rows: dict[str, dict[str, float]] = {}
     for section in sections.values():
         for tok, values in section["values"].items():
@@ -51,6 +51,30 @@ def speed_table(doc: dict) -> str:
     sources = sorted({s["source"] for s in sections.values() if "source" in s})
     return ("\n".join(lines) + f"\n\nGeometric mean of the encode columns: {gm:.2f}. Recorded runs ({runs})"
             + (f"; {' '.join(sources)}" if sources else "") + ".\n")
+
+
+MNN_COLUMNS = ("en", "zh", "code", "load")
+
+
+def mnn_speed_table(doc: dict) -> str:
+    """The ``mnn`` semantics against MNN's C++ tokenizer (``benchmarks/bench_mnn.py --record``):
+    one row per file, the compiled path's ratios with the pure path's after a slash."""
+    compiled = doc["sections"].get("mnn-cpp-compiled")
+    pure = doc["sections"].get("mnn-cpp-pure")
+    if compiled is None:
+        return "No run recorded yet (`MNN_TOK_BIN=... python benchmarks/bench_mnn.py --record`).\n"
+    lines = ["| file | " + " | ".join(MNN_COLUMNS) + " |", "|---" * (len(MNN_COLUMNS) + 1) + "|"]
+    for f, row in sorted(compiled["values"].items()):
+        if f == "geometric mean":
+            continue
+        other = pure["values"].get(f, {}) if pure else {}
+        cells = [f"{row[c]:.2f}" + (f" / {other[c]:.2f}" if c in other else "") for c in MNN_COLUMNS]
+        lines.append(f"| {f} | " + " | ".join(cells) + " |")
+    gm = compiled["values"].get("geometric mean", {}).get("encode")
+    gm_pure = pure["values"].get("geometric mean", {}).get("encode") if pure else None
+    runs = "; ".join(f"{s['date']}, commit {s['commit']}, {s['path']} path, {s['machine']}" for s in (compiled, pure) if s)
+    return ("\n".join(lines) + f"\n\nSpeed = MNN's time / ours (compiled path / pure path). Geometric mean of the "
+            f"encode columns: {gm:.2f}" + (f" / {gm_pure:.2f}" if gm_pure else "") + f". Recorded runs: {runs}.\n")
 
 
 def agreement_table(doc: dict) -> str:
@@ -77,6 +101,7 @@ def target_table(doc: dict) -> str:
 
 def render(readme: str) -> str:
     for name, body in (("speed", speed_table(_load("speed.json"))),
+                       ("mnn-speed", mnn_speed_table(_load("speed.json"))),
                        ("mnn-agreement", agreement_table(_load("mnn_agreement.json"))),
                        ("mnn-target", target_table(_load("mnn_target.json")))):
         readme = replace_section(readme, *_marker(name), body)

@@ -1,5 +1,5 @@
 /* mtokspec._speedups: the optional compiled hot loops of the hf runtime and the codec, one extension
- * built from the files of mtokspec/_csrc (bpe.c, unigram.c, tables.c, pieces.c; speedups.h).
+ * built from the files of mtokspec/_csrc (bpe.c, unigram.c, tables.c, pieces.c, mnn_regex.c; speedups.h).
  *
  * The pure-Python models (mtokspec/runtime/hf/models/bpe.py, unigram.py) are the reference; this
  * module redoes only their inner loops, with the same order of operations, and asks them (through
@@ -81,6 +81,10 @@ PyMODINIT_FUNC PyInit__speedups(void)
     Py_INCREF(&UnigramCoreType);
     if (PyModule_AddObject(m, "UnigramCore", (PyObject *)&UnigramCoreType) < 0) {
         Py_DECREF(&UnigramCoreType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    if (mnn_speedups_register(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -75,4 +75,7 @@ PyObject *dict_zip(PyObject *mod, PyObject *args);
 /* pieces.c */
 PyObject *encode_pieces(PyObject *mod, PyObject *args);
 
+/* mnn_regex.c: the mnn semantics' regex matcher, added to the module (0, or -1 with an exception set) */
+int mnn_speedups_register(PyObject *module);
+
 #endif

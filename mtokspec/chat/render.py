@@ -207,6 +207,8 @@ def render_file_template(file: Any, messages: list[dict], *, template: str | Non
     """:func:`render_chat_template` for a tokenizer file (anything with ``chat_template``,
     ``bos_token`` and ``eos_token``): its template unless ``template`` is given, its BOS/EOS strings
     unless passed (an empty one counts as absent, as the exporter writes absent ones)."""
+    if not isinstance(messages, list):
+        raise TypeError(f"messages: expected a list, got {type(messages).__name__}")
     source = template if template is not None else file.chat_template
     if not source:
         raise ChatTemplateError("the file has no chat template; pass template=...")

@@ -91,18 +91,23 @@ def cmd_compare(args) -> int:
             texts += cases
             sets += [os.path.basename(path)] * len(cases)
     special = args.special
+    from mtokspec.parallel import default_jobs
+
+    jobs = default_jobs() if args.jobs is None else args.jobs
+    if jobs < 1:
+        return _fail("--jobs", ValueError(f"expected a positive number of processes, got {jobs}"))
     try:
         with Progress("compare", len(texts), quiet=args.quiet) as progress:
             if args.runtime == "mnn":
                 from mtokspec.compare import compare_runtimes
                 report = compare_runtimes(args.file, texts, against=args.against,
                                           add_special_tokens=True if special is None else special,
-                                          sets=sets, progress=progress.update)
+                                          sets=sets, progress=progress.update, jobs=jobs)
             else:
                 if args.against is None:
                     return _fail("compare", ValueError("--against tokenizer.json is needed with --runtime hf"))
                 report = compare(args.file, args.against, texts, add_special_tokens=bool(special), sets=sets,
-                                 progress=progress.update)
+                                 progress=progress.update, jobs=jobs)
     except (OSError, MtokFormatError, TokenizerError, Exception) as e:  # HF raises plain Exception
         return _fail(args.file, e)
     if args.json:
@@ -175,6 +180,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--special", action=argparse.BooleanOptionalAction, default=None,
                    help="encode with special tokens (default: off for hf; on for mnn, as MNN's encode(text))")
     p.add_argument("--show", type=int, default=5, help="how many mismatches to print (default 5)")
+    p.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
+                   help="encode the texts in N processes (default: every core this process may use; "
+                        "the report is the same for any N)")
     p.add_argument("--chat", metavar="conversations.json",
                    help="compare chat prompts instead of encodings: a conversation (list of messages), a list "
                         "of them, or an object of named ones (each a list or {messages, add_generation_prompt})")

@@ -20,6 +20,7 @@ from mtokspec.runtime.shared.gc import paused_gc
 from mtokspec.runtime.shared.args import texts as _texts, token_id, token_ids, token_text
 from mtokspec.runtime.shared.args import token_id as _token_id
 from mtokspec.runtime.shared.bounds import MAX_EXPANSION, budget, budget_size, checked_max_expansion
+from mtokspec.runtime.shared.pickling import reduce_tokenizer
 
 __all__ = ["HfTokenizer", "HfDecodeStream"]
 
@@ -39,6 +40,7 @@ class HfTokenizer:
         if not isinstance(mtok, t.MtokFile):
             raise TypeError(f"mtok: expected an MtokFile tree, got {type(mtok).__name__}")
         self.max_expansion = checked_max_expansion(max_expansion)
+        self._serde_scores = serde_scores
         with paused_gc():
             self._build(mtok, serde_scores)
 
@@ -84,6 +86,9 @@ class HfTokenizer:
                 self._plan = "bpe"
         else:
             self._plan = "pieces"
+
+    def __reduce__(self):
+        return reduce_tokenizer(self, {"serde_scores": self._serde_scores, "max_expansion": self.max_expansion})
 
     # --- construction ---------------------------------------------------------------------------
     @classmethod

@@ -39,11 +39,9 @@ def sorted_lookup(keys: list, values: list):
     """``find(key)``: the value of the first row ``std::lower_bound`` finds equal to ``key``, or
     None.  Python's ``bisect_left`` probes exactly the rows ``std::lower_bound`` does, so this holds
     for rows in any order; rows in ascending order (the exporter's) take a dict."""
-    if all(a <= b for a, b in zip(keys, keys[1:])):
-        d: dict = {}
-        for k, v in zip(keys, values):
-            d.setdefault(k, v)
-        return d.get
+    if keys == sorted(keys):
+        # reversed, so that of equal keys the first row's value is the one kept
+        return dict(zip(reversed(keys), reversed(values))).get
 
     def find(key):
         i = bisect_left(keys, key)
@@ -52,6 +50,13 @@ def sorted_lookup(keys: list, values: list):
         return None
 
     return find
+
+
+def i32_all(values: list[int]) -> list[int]:
+    """:func:`i32` of each value (the list itself when none reaches 2^31)."""
+    if not values or max(values) < 1 << 31:
+        return values
+    return [i32(v) for v in values]
 
 
 META = METASPACE.encode()  # SentencePiece's word marker, as MNN spells it in its code

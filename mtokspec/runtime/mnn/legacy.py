@@ -305,6 +305,10 @@ _HF_SPLIT = re.compile(
 def wide(b: bytes) -> str:
     """``utf8_to_wstring`` of ``tokenizer.cpp``: lead bytes trusted, no checks, a truncated last
     character dropped."""
+    try:
+        return b.decode("utf-8")  # valid UTF-8 reads the same either way
+    except UnicodeDecodeError:
+        pass
     out = []
     p, n = 0, len(b)
     while p < n:

@@ -14,9 +14,21 @@ from mtokspec.runtime.shared.registry import build_from_registry
 from mtokspec.runtime.mnn import unicode as U
 from mtokspec.errors import UndefinedInMnn
 from mtokspec.runtime.mnn.pre_tokenizers import BYTE_MAP
-from mtokspec.runtime.mnn._text import BYTE_PIECES, i32, sorted_lookup, utf8
+from mtokspec.runtime.mnn._text import BYTE_PIECES, i32, i32_all, sorted_lookup, utf8
 
 _CACHE_LIMIT = 1 << 16  # MNN's cache is unbounded; ours only saves time, so it is capped
+
+
+def _cached(cache: dict[bytes, list[int]], text: bytes, tokenize) -> list[int]:
+    """``tokenize(text)``, kept in ``cache`` (a model's ids depend on the piece alone; a piece
+    that raises is not kept)."""
+    hit = cache.get(text)
+    if hit is not None:
+        return list(hit)
+    out = tokenize(text)
+    if len(cache) < _CACHE_LIMIT:
+        cache[text] = out
+    return list(out)
 
 
 class Vocab:
@@ -25,12 +37,13 @@ class Vocab:
     def __init__(self, rows, path: str):
         size = len(rows)
         tokens = [row[0] for row in rows]
-        ids = [i32(row[1]) for row in rows]
+        ids = i32_all([row[1] for row in rows])
+        if ids and (min(ids) < 0 or max(ids) >= size):
+            k = next(k for k, i in enumerate(ids) if not 0 <= i < size)
+            raise UndefinedInMnn(f"{path}[{k}]: id {ids[k]} is outside 0..{size - 1}: MNN's loader writes "
+                                 "past its id table")
         self.id_to_token: list[bytes] = [b""] * size
-        for k, (tok, i) in enumerate(zip(tokens, ids)):
-            if not 0 <= i < size:
-                raise UndefinedInMnn(f"{path}[{k}]: id {i} is outside 0..{size - 1}: MNN's loader writes "
-                                     "past its id table")
+        for tok, i in zip(tokens, ids):
             self.id_to_token[i] = tok
         self._find = sorted_lookup(tokens, ids)
 
@@ -58,8 +71,9 @@ class BPE:
         self.byte_level = node.byte_level
         merges = node.merges
         keys = [a << 32 | b for a, b, _ in merges]
-        self._rank = sorted_lookup(keys, [i32(r) for _, _, r in merges])
+        self._rank = sorted_lookup(keys, i32_all([r for _, _, r in merges]))
         self._cache: dict[bytes, list[int]] = {}
+        self._joined: dict[int, int] = {}  # pair key -> the id of the two tokens' joined text (or -1)
 
     def id_to_token(self, i: int) -> bytes:
         token = self.vocab.token(i)
@@ -119,12 +133,18 @@ class BPE:
         heapq.heapify(heap)
         token = self.id_to_token
         find = self.vocab.token_to_id
+        joined = self._joined
         while heap:
             _, i, vi, j, vj = heapq.heappop(heap)
             # a stale entry: one side merged since, or no longer next to the other
             if not alive[i] or ver[i] != vi or nxt[i] != j or ver[j] != vj:
                 continue
-            nid = find(token(ids[i]) + token(ids[j]))
+            key = ids[i] << 32 | ids[j]
+            nid = joined.get(key)
+            if nid is None:
+                nid = find(token(ids[i]) + token(ids[j]))
+                if len(joined) < _CACHE_LIMIT:
+                    joined[key] = nid
             if nid == -1:
                 break
             ids[i] = nid
@@ -169,12 +189,16 @@ class WordPiece:
         # no look-up of a key longer than every token can find one: candidates stop there (exact,
         # and a long word costs O(length x longest token) instead of O(length^2))
         self.longest = max(map(len, self.vocab.id_to_token), default=0)
+        self._cache: dict[bytes, list[int]] = {}
 
     def id_to_token(self, i: int) -> bytes:
         token = self.vocab.token(i)
         return self.unk_token if token is None else token
 
     def tokenize(self, text: bytes) -> list[int]:
+        return _cached(self._cache, text, self._tokenize)
+
+    def _tokenize(self, text: bytes) -> list[int]:
         if not text:
             return []
         unk = self.unk_id
@@ -225,6 +249,7 @@ class Unigram:
         self.max_len = max(map(len, tokens), default=0)
         self.lengths = _candidate_lengths({len(row[0]) for row in rows}, self.max_len)
         self.unk_token = tokens[self.unk_id] if 0 <= self.unk_id < len(tokens) else b""
+        self._cache: dict[bytes, list[int]] = {}
 
     def id_to_token(self, i: int) -> bytes:
         token = self.vocab.token(i)
@@ -239,6 +264,9 @@ class Unigram:
         return self._score(self.unk_id) if self.unk_id < len(self.scores) else -10.0
 
     def tokenize(self, text: bytes) -> list[int]:
+        return _cached(self._cache, text, self._tokenize)
+
+    def _tokenize(self, text: bytes) -> list[int]:
         if not text:
             return []
         n = len(text)

@@ -11,6 +11,9 @@ every WordPiece token that is not a continuation, and maps byte-level characters
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 from mtokspec.format import tree as t
 from mtokspec.runtime.shared.args import token_id, token_text
 from mtokspec.runtime.shared.bounds import budget
@@ -20,6 +23,9 @@ from mtokspec.runtime.mnn.decoders import byte_level_unmap, scan_hex_byte
 from mtokspec.runtime.mnn.tokenizer import MnnTokenizer, post_program_ops
 
 _SPACE = frozenset(b" \t\n\v\f\r")
+# the compiled searches of added-token contents, shared by tokenizers of one process (compiling an
+# alternation of a thousand contents takes a good part of a second, as a file is loaded again and again)
+_ADDED_SEARCHES: dict[bytes, Any] = {}
 _WORDPIECE_CLEANUP = ((b" .", b"."), (b" ?", b"?"), (b" !", b"!"), (b" ,", b","))
 _CLEANUP = ((b" ' ", b"'"), (b" n't", b"n't"), (b" 'm", b"'m"), (b" 's", b"'s"), (b" 've", b"'ve"),
             (b" 're", b"'re"))
@@ -48,32 +54,42 @@ class PipelineTokenizer(MnnTokenizer):
         self.eos_token = mtok.eos_token or None
         self.bos_token = mtok.bos_token or None
         self._post = post_program_ops(mtok.post_processor)
+        self._added_search = None  # built at the first encode: _find_added
+        self._added_by_content: dict[bytes, tuple] = {}
 
     # --- encoding ---------------------------------------------------------------------------------
-    def _find_added(self, text: bytes, start: int, found: dict[int, int]):
+    def _find_added(self, text: bytes, start: int):
         """``multi_string_find``: the earliest match of an added token's content, the longest at a
-        tie (the first listed among equals); ``(-1, None)`` when none.  ``found`` keeps each
-        token's last search result for this text (one still at or after ``start``, or -1, is the
-        answer again), so a text costs one pass per token, not one per match."""
-        best_pos, best = -1, None
-        for k, tok in enumerate(self.added):
-            content = tok[1]
-            if not content:
-                continue
-            pos = found.get(k)
-            if pos is None or start > pos != -1:  # no earlier answer, or one already passed
-                pos = found[k] = text.find(content, start)
-            if pos != -1 and (best_pos == -1 or pos < best_pos or (pos == best_pos and len(content) > len(best[1]))):
-                best_pos, best = pos, tok
-        return best_pos, best
+        tie (the first listed among equals); ``(-1, None)`` when none.
+
+        One search of an alternation of the contents, longest first: a leftmost match, and at its
+        place the longest content that matches there (two contents of one length cannot both)."""
+        search = self._added_search
+        if search is None:
+            first: dict[bytes, tuple] = {}
+            for tok in self.added:
+                if tok[1]:
+                    first.setdefault(tok[1], tok)
+            self._added_by_content = first
+            alternation = b"|".join(re.escape(c) for c in sorted(first, key=len, reverse=True)) or b"(?!)"
+            search = _ADDED_SEARCHES.get(alternation)
+            if search is None:
+                search = re.compile(alternation).search
+                if len(_ADDED_SEARCHES) >= 64:
+                    _ADDED_SEARCHES.clear()
+                _ADDED_SEARCHES[alternation] = search
+            self._added_search = search
+        m = search(text, start)
+        if m is None:
+            return -1, None
+        return m.start(), self._added_by_content[m.group()]
 
     def added_split(self, text: bytes) -> list[tuple[bytes, int | None]]:
         """``text`` cut at the added tokens: ``(piece, None)`` and ``(content, id)``."""
         units: list[tuple[bytes, int | None]] = []
         last, n = 0, len(text)
-        found: dict[int, int] = {}
         while last < n:
-            pos, tok = self._find_added(text, last, found) if self.added else (-1, None)
+            pos, tok = self._find_added(text, last) if self.added else (-1, None)
             if tok is None:
                 units.append((text[last:], None))
                 break
@@ -87,8 +103,8 @@ class PipelineTokenizer(MnnTokenizer):
                     nxt += 1
             if end > last:
                 units.append((text[last:end], None))
-            # the id of the first added token with this content (MNN looks it up again)
-            units.append((content, next(i for i, c, _, _ in self.added if c == content)))
+            # the id of the first added token with this content (MNN looks it up again): tok itself
+            units.append((content, tok[0]))
             last = nxt
         return units
 

@@ -19,11 +19,13 @@ matcher.  Its behaviour differs from a real regex engine in ways this module kee
 from __future__ import annotations
 
 import re
+from itertools import accumulate
 from dataclasses import dataclass, field
 from typing import Any
 
 import regex
 
+from mtokspec import speedups
 from mtokspec.runtime.shared.bounds import REGEX_STEPS, REGEX_STEPS_PER_BYTE, Budget, current
 from mtokspec.runtime.mnn import unicode as U
 from mtokspec.errors import UndefinedInMnn
@@ -367,11 +369,80 @@ def _try_at(text: bytes, n: int, pos: int, alts, pattern: bytes, st: Budget) -> 
     try:
         return _try(text, n, pos, alts, st)
     except (_TooSlow, RecursionError):
-        raise UndefinedInMnn(
-            f"pattern {pattern[:60]!r}: MNN's regex engine backtracks catastrophically here (more than "
-            f"{REGEX_STEPS + REGEX_STEPS_PER_BYTE * st.n} steps for an input of {st.n} bytes or {REGEX_STEPS} "
-            "at one place, or nested "
-            "deeper than Python follows); MNN would run for minutes or hours") from None
+        raise _refused(pattern, st) from None
+
+
+def _refused(pattern: bytes, st: Budget) -> UndefinedInMnn:
+    return UndefinedInMnn(
+        f"pattern {pattern[:60]!r}: MNN's regex engine backtracks catastrophically here (more than "
+        f"{REGEX_STEPS + REGEX_STEPS_PER_BYTE * st.n} steps for an input of {st.n} bytes or {REGEX_STEPS} "
+        "at one place, or nested "
+        "deeper than Python follows); MNN would run for minutes or hours")
+
+
+def _spans(folded: bytes, pattern: bytes, st: Budget) -> list[tuple[int, int]]:
+    """The matches MNN's scan finds in the folded text: at each position from the start, the first
+    alternative that matches; a match that does not advance moves one on.  ``(start, end)`` of each
+    match that advances, in order.  The compiled matcher runs the same steps when it is present."""
+    prog = _program(pattern)
+    if prog is not None:
+        found = prog[0].mnn_regex_matches(prog[1], folded, st.steps, REGEX_STEPS)
+        if found is None:
+            raise _refused(pattern, st)
+        spans, st.steps = found
+        return spans
+    alts = compile_pattern(pattern)
+    spans = []
+    pos, n = 0, len(folded)
+    while pos < n:
+        end = _try_at(folded, n, pos, alts, pattern, st)
+        if end > pos:
+            spans.append((pos, end))
+            pos = end
+        else:
+            pos += 1
+    return spans
+
+
+# The compiled matcher recurses as _match does; it takes a pattern only when that recursion stays
+# this many frames deep at most (the pure path's RecursionError, at Python's limit, is then out of
+# reach for both, so both refuse the same inputs).
+_MAX_FRAMES = 150
+_programs: dict[bytes, Any] = {}
+
+
+def _frames(alts) -> int:
+    """How many frames deep ``_try`` over ``alts`` recurses at most (itself included)."""
+    deepest = 0
+    for branch in alts:
+        d = len(branch) + 1
+        for k, node in enumerate(branch):
+            if node.kind != CS:
+                d = max(d, k + 1 + _frames(node.alts))
+        deepest = max(deepest, d)
+    return 1 + deepest
+
+
+def _as_tuples(alts) -> tuple:
+    return tuple(tuple((node.kind, node.cs.to_bytes(32, "little"), node.qmin, node.qmax,
+                        _as_tuples(node.alts) if node.kind != CS else ()) for node in branch) for branch in alts)
+
+
+def _program(pattern: bytes):
+    """``(module, program)`` of the compiled matcher for ``pattern``, or None (not built, turned
+    off, or a pattern that recurses too deep for it)."""
+    sp = speedups.module()
+    if sp is None:
+        return None
+    prog = _programs.get(pattern)
+    if prog is None:
+        alts = compile_pattern(pattern)
+        try:
+            prog = sp.mnn_regex_program(_as_tuples(alts)) if _frames(alts) <= _MAX_FRAMES else False
+        except RecursionError:
+            prog = False
+        _programs[pattern] = prog
+    return None if prog is False else (sp, prog)
 
 
 def _match(text: bytes, n: int, pos: int, nodes, idx: int, st: Budget) -> int:
@@ -419,16 +490,43 @@ def uses_wregex(pattern: bytes) -> bool:
     return not pattern.isascii() and b"\\p{" not in pattern and b"\\P{" not in pattern
 
 
+class _FoldTable(dict):
+    """``str.translate`` table: a character to its folded byte (as a one-character str)."""
+
+    def __missing__(self, cp: int) -> str:
+        f = self[cp] = chr(U.fold(cp))
+        return f
+
+
+class _LengthTable(dict):
+    """``str.translate`` table: a character to its UTF-8 length (as a one-character str)."""
+
+    def __missing__(self, cp: int) -> str:
+        n = self[cp] = chr(1 if cp < 0x80 else 2 if cp < 0x800 else 3 if cp < 0x10000 else 4)
+        return n
+
+
+_FOLD_TABLE = _FoldTable()
+_LENGTH_TABLE = _LengthTable()
+
+
 def _fold_text(text: bytes) -> tuple[bytes, list[int]]:
+    """The text folded to one byte per character as MNN reads its characters, and the byte offset
+    of each character (and the end)."""
     if text.isascii():
         return text, list(range(len(text) + 1))
-    folded = bytearray()
-    offsets = []
-    for off, _, cp in U.chars(text):
-        offsets.append(off)
-        folded.append(U.fold(cp))
-    offsets.append(len(text))
-    return bytes(folded), offsets
+    try:
+        s = text.decode("utf-8")  # valid UTF-8: MNN's decoder reads the same characters
+    except UnicodeDecodeError:
+        folded = bytearray()
+        offsets = []
+        for off, _, cp in U.chars(text):
+            offsets.append(off)
+            folded.append(U.fold(cp))
+        offsets.append(len(text))
+        return bytes(folded), offsets
+    lengths = s.translate(_LENGTH_TABLE).encode("latin-1")
+    return s.translate(_FOLD_TABLE).encode("latin-1"), list(accumulate(lengths, initial=0))
 
 
 _wregex_cache: dict[bytes, Any] = {}
@@ -490,16 +588,13 @@ def scan(text: bytes, pattern: bytes) -> list[bytes]:
             out.append(text[prev:prev + r])
             prev += r
         return out
-    alts = compile_pattern(pattern)
     folded, offsets = _fold_text(text)
-    st = current(len(text))
-    pos, n = 0, len(folded)
-    while pos < n:
-        end = _try_at(folded, n, pos, alts, pattern, st)
-        if end <= pos:
-            end = pos + 1
-        out.append(text[offsets[pos]:offsets[end]])
-        pos = end
+    prev = 0
+    for a, b in _spans(folded, pattern, current(len(text))):
+        out.extend(text[offsets[k]:offsets[k + 1]] for k in range(prev, a))
+        out.append(text[offsets[a]:offsets[b]])
+        prev = b
+    out.extend(text[offsets[k]:offsets[k + 1]] for k in range(prev, len(folded)))
     return out
 
 
@@ -518,20 +613,14 @@ def split(text: bytes, pattern: bytes, invert: bool, behavior: str) -> list[byte
         if prev < len(text):
             segs.append((text[prev:], False))
     else:
-        alts = compile_pattern(pattern)
         folded, offsets = _fold_text(text)
-        st = current(len(text))
-        pos, n, prev = 0, len(folded), 0
-        while pos < n:
-            end = _try_at(folded, n, pos, alts, pattern, st)
-            if end > pos:
-                if pos > prev:
-                    segs.append((text[offsets[prev]:offsets[pos]], False))
-                segs.append((text[offsets[pos]:offsets[end]], True))
-                prev = pos = end
-            else:
-                pos += 1
-        if prev < n:
+        prev = 0
+        for a, b in _spans(folded, pattern, current(len(text))):
+            if a > prev:
+                segs.append((text[offsets[prev]:offsets[a]], False))
+            segs.append((text[offsets[a]:offsets[b]], True))
+            prev = b
+        if prev < len(folded):
             segs.append((text[offsets[prev]:], False))
     if invert:
         segs = [(s, not m) for s, m in segs]

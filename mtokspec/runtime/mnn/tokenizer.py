@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import codecs
 import os
+import re
 from typing import Any, ClassVar
 
 from mtokspec.reading import read_file
@@ -23,6 +24,7 @@ from mtokspec._generated.codec import build_node
 from mtokspec.format import parse
 from mtokspec.runtime.shared.args import texts, token_id, token_ids, token_text
 from mtokspec.runtime.shared.bounds import MAX_EXPANSION, budget, budget_size, checked_max_expansion
+from mtokspec.runtime.shared.pickling import reduce_tokenizer
 from mtokspec.runtime.mnn._text import i32
 
 __all__ = ["MnnTokenizer", "MnnDecodeStream", "MNN_COMMIT"]
@@ -104,8 +106,11 @@ def strncmp_equal(text: bytes, at: int, token: bytes) -> bool:
     """``strncmp(text + at, token, len(token)) == 0``: equal up to the length, or up to a NUL byte
     both share."""
     n = len(token)
-    if text[at:at + n] == token:
-        return True
+    if at + n <= len(text):
+        k = token.find(b"\0")
+        if k == -1:
+            return text[at:at + n] == token
+        return text[at:at + k + 1] == token[:k + 1]
     for k in range(n):
         a = text[at + k] if at + k < len(text) else 0
         b = token[k]
@@ -138,8 +143,11 @@ class MnnTokenizer:
         self.bos_token: str | None = None
         self.eos_token: str | None = None
         self._special_cache: list[tuple[bytes, int]] | None = None
-        self._special_firsts: frozenset[int] = frozenset()  # first bytes of the cached texts
+        self._special_first_search: Any = None  # finds a first byte of the cached texts
         self._vocab: dict[str, int] | None = None
+
+    def __reduce__(self):
+        return reduce_tokenizer(self, {"max_expansion": self.max_expansion})
 
     # --- construction ----------------------------------------------------------------------------
     tree_type: ClassVar[type | None] = None
@@ -190,7 +198,9 @@ class MnnTokenizer:
                 if s:
                     cache.append((s, i))
             # the first bytes before the cache: a thread that sees the cache sees its first bytes
-            self._special_firsts = frozenset(text[0] for text, _ in cache)
+            firsts = sorted({text[0] for text, _ in cache})
+            self._special_first_search = re.compile(b"[" + b"".join(re.escape(bytes([c])) for c in firsts) + b"]"
+                                                    if firsts else b"(?!)").search
             self._special_cache = cache
         return self._special_cache
 
@@ -202,17 +212,20 @@ class MnnTokenizer:
         out: list[tuple[bytes, int | None]] = []
         start = 0
         i, n = 0, len(b)
-        firsts = self._special_firsts
+        find_first = self._special_first_search
         while i < n:
-            if b[i] in firsts:
-                for s, sid in specials:
-                    if i + len(s) <= n and strncmp_equal(b, i, s):
-                        if i > start:
-                            out.append((b[start:i], None))
-                        out.append((s, sid))
-                        start = i + len(s)
-                        i = start - 1
-                        break
+            m = find_first(b, i)  # the next byte that starts a special text (others are stepped over)
+            if m is None:
+                break
+            i = m.start()
+            for s, sid in specials:
+                if i + len(s) <= n and strncmp_equal(b, i, s):
+                    if i > start:
+                        out.append((b[start:i], None))
+                    out.append((s, sid))
+                    start = i + len(s)
+                    i = start - 1
+                    break
             i += 1
         if start < n:
             out.append((b[start:], None))

@@ -299,3 +299,11 @@ def test_encode_and_decode_cli_with_the_mnn_runtime(tmp_path, capsysbinary):
     assert main(["decode", str(path), "3", "2", "--runtime", "mnn"]) == 0
     assert capsysbinary.readouterr().out == b"<s>ab\nab\n"
     assert main(["decode", str(path), "2", "--stream"]) == 2
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=24) | st.text(max_size=16).map(lambda s: s.encode("utf-8", "surrogatepass")))
+def test_folded_text_is_mnn_characters_folded(text):
+    # the fast fold (valid UTF-8 through the decoder) reads the characters MNN's decoder reads
+    chars = U.chars(text)
+    assert R._fold_text(text) == (bytes(U.fold(cp) for _, _, cp in chars), [off for off, _, _ in chars] + [len(text)])
