@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Iterable, Literal, Protocol, _ProtocolMeta, runtime_checkable
 
 from mtokspec.reading import read_file
-from mtokspec.errors import TokenizerError
+from mtokspec.errors import ArgumentTypeError, TokenizerError
 from mtokspec.format import parse
 from mtokspec.format import tree as t
 from mtokspec.runtime.shared.gc import paused_gc
@@ -141,7 +141,7 @@ def _load(source: Any, semantics: Semantics, upgrade_options: dict[str, Any] | N
     elif isinstance(source, t.TokenizerFile):
         tree = source
     else:
-        raise TypeError(f"source must be a tree, bytes or a path, got {type(source).__name__}")
+        raise ArgumentTypeError(f"source must be a tree, bytes or a path, got {type(source).__name__}")
     tok = _build(tree, semantics, upgrade_options, options)
     # the bytes a pickle carries: the file's own, unless it was upgraded (then its new tree's)
     remember_source(tok, data if tok.tree is tree else None)

@@ -19,7 +19,7 @@ import jinja2.utils
 from jinja2.exceptions import TemplateSyntaxError
 
 from mtokspec.chat.sandbox import ENV, MAX_TEMPLATE_CHARS, MIN_VALUE_LIMIT, SSTI_NAMES, STATE, RenderState
-from mtokspec.errors import ChatTemplateError
+from mtokspec.errors import ArgumentTypeError, ChatTemplateError
 
 __all__ = ["ChatTemplateError", "render_chat_template", "render_file_template"]
 
@@ -53,7 +53,7 @@ def _to_datetime(value: datetime | str | None) -> datetime | None:
         return value
     if isinstance(value, str):
         return datetime.fromisoformat(value)
-    raise TypeError("strftime_now must be a datetime, an ISO-8601 string or None")
+    raise ArgumentTypeError("strftime_now must be a datetime, an ISO-8601 string or None")
 
 
 _CONTINUE_TAG = "CONTINUE_FINAL_MESSAGE_TAG "
@@ -100,19 +100,19 @@ def render_chat_template(
         TypeError / ValueError: invalid arguments (non-str template, non-dict tools/documents).
     """
     if not isinstance(template, str):
-        raise TypeError("template must be a str")
+        raise ArgumentTypeError("template must be a str")
     if len(template) > MAX_TEMPLATE_CHARS:
         raise ChatTemplateError(f"template too long (limit {MAX_TEMPLATE_CHARS} characters)")
     if tools is not None:
         for tool in tools:
             if not isinstance(tool, dict):
-                raise TypeError(
+                raise ArgumentTypeError(
                     "tools must be JSON schemas (dicts); converting Python callables is not supported"
                 )
     if documents is not None:
         for document in documents:
             if not isinstance(document, dict):
-                raise TypeError("Documents should be a list of dicts with 'title' and 'text' keys!")
+                raise ArgumentTypeError("Documents should be a list of dicts with 'title' and 'text' keys!")
     frozen = _to_datetime(strftime_now)
     if timeout_seconds is None:
         timeout_seconds = math.inf
@@ -208,7 +208,7 @@ def render_file_template(file: Any, messages: list[dict], *, template: str | Non
     ``bos_token`` and ``eos_token``): its template unless ``template`` is given, its BOS/EOS strings
     unless passed (an empty one counts as absent, as the exporter writes absent ones)."""
     if not isinstance(messages, list):
-        raise TypeError(f"messages: expected a list, got {type(messages).__name__}")
+        raise ArgumentTypeError(f"messages: expected a list, got {type(messages).__name__}")
     source = template if template is not None else file.chat_template
     if not source:
         raise ChatTemplateError("the file has no chat template; pass template=...")

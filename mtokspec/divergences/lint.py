@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from mtokspec.divergences import RULES
 from mtokspec.divergences.rule import LintContext
-from mtokspec.errors import Error
+from mtokspec.errors import ArgumentTypeError, Error
 from mtokspec.format import parse
 from mtokspec.format import tree as t
 from mtokspec.format.validate import ERROR, INFO, WARNING, Finding
@@ -31,7 +31,7 @@ def lint(tree_or_bytes: t.TokenizerFile | bytes | bytearray | memoryview, target
     Bytes that cannot be parsed raise :class:`MtokFormatError`, as :func:`mtokspec.validate` does.
     """
     if not isinstance(target, str):
-        raise TypeError(f"target: expected a str, got {type(target).__name__}")
+        raise ArgumentTypeError(f"target: expected a str, got {type(target).__name__}")
     if target not in TARGETS:
         raise LintTargetError(f"unknown lint target {target!r} (known: {', '.join(TARGETS)})")
     if isinstance(tree_or_bytes, (bytes, bytearray, memoryview)):
@@ -39,7 +39,7 @@ def lint(tree_or_bytes: t.TokenizerFile | bytes | bytearray | memoryview, target
     else:
         tree = tree_or_bytes
     if not isinstance(tree, t.TokenizerFile):
-        raise TypeError(f"tree_or_bytes: expected a tokenizer file tree or bytes, got {type(tree_or_bytes).__name__}")
+        raise ArgumentTypeError(f"tree_or_bytes: expected a tokenizer file tree or bytes, got {type(tree_or_bytes).__name__}")
     ctx = LintContext(tree)
     findings = [Finding(severity, path, message, rule.code)
                 for rule in RULES.values() if rule.predict is not None

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mtokspec.format import tree as t
-from mtokspec.errors import MtokFormatError
+from mtokspec.errors import ArgumentTypeError, MtokFormatError
 from mtokspec.format.files import parse
 
 __all__ = ["Finding", "validate", "ERROR", "WARNING", "INFO"]
@@ -52,7 +52,7 @@ def validate(tree_or_bytes: t.TokenizerFile | bytes | bytearray | memoryview) ->
     else:
         tree = tree_or_bytes
     if not isinstance(tree, (*t.LEGACY_ROOTS, t.MtokFile)):
-        raise TypeError(f"tree_or_bytes: expected a tokenizer file tree or bytes, got {type(tree_or_bytes).__name__}")
+        raise ArgumentTypeError(f"tree_or_bytes: expected a tokenizer file tree or bytes, got {type(tree_or_bytes).__name__}")
     ck = _Checker()
     if tree is tree_or_bytes:  # (a tree parsed from bytes always builds)
         _buildable(ck, tree)

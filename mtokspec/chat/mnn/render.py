@@ -27,7 +27,7 @@ from mtokspec.chat.mnn import parser as P
 from mtokspec.chat.mnn.lexer import tokenize
 from mtokspec.chat.mnn.values import (compare, dump, equal, from_python,
                                       is_undefined, py_str, size_of, truthy, undefined, wrap64)
-from mtokspec.errors import ChatTemplateError
+from mtokspec.errors import ArgumentTypeError, ChatTemplateError
 
 _PROBE = b"<__jinja_content_probe__>"
 _MAX_TEMPLATE_BYTES = 2_000_000
@@ -434,7 +434,7 @@ def render_mnn(template: str, messages: list[dict], *, add_generation_prompt: bo
     from mtokspec.chat.render import _to_datetime
 
     if not isinstance(template, str):
-        raise TypeError("template must be a str")
+        raise ArgumentTypeError("template must be a str")
     if timeout_seconds is None:
         timeout_seconds = math.inf
     if max_output_chars < 0 or not timeout_seconds > 0:

@@ -38,7 +38,7 @@ class HfTokenizer:
 
     def __init__(self, mtok: t.MtokFile, *, serde_scores: bool = True, max_expansion: int = MAX_EXPANSION):
         if not isinstance(mtok, t.MtokFile):
-            raise TypeError(f"mtok: expected an MtokFile tree, got {type(mtok).__name__}")
+            raise ArgumentTypeError(f"mtok: expected an MtokFile tree, got {type(mtok).__name__}")
         self.max_expansion = checked_max_expansion(max_expansion)
         self._serde_scores = serde_scores
         with paused_gc():

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 from mtokspec.reading import read_file
 from mtokspec.format import tree as t
-from mtokspec.errors import TokenizerError, UndefinedInMnn
+from mtokspec.errors import ArgumentTypeError, TokenizerError, UndefinedInMnn
 from mtokspec._generated.codec import build_node
 from mtokspec.format import parse
 from mtokspec.runtime.shared.args import texts, token_id, token_ids, token_text
@@ -40,7 +40,7 @@ def to_bytes(text: str | bytes) -> bytes:
     if isinstance(text, (bytes, bytearray, memoryview)):
         return bytes(text)
     if not isinstance(text, str):
-        raise TypeError(f"text: encode expects str or bytes, got {type(text).__name__}")
+        raise ArgumentTypeError(f"text: encode expects str or bytes, got {type(text).__name__}")
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:
@@ -168,7 +168,7 @@ class MnnTokenizer:
             raise TokenizerError(f"semantics='mnn' takes no options but max_expansion, got {sorted(bad)}")
         kind = MnnTokenizer._by_tree.get(type(tree))
         if kind is None:
-            raise TypeError(f"tree: expected a tokenizer file tree, got {type(tree).__name__}")
+            raise ArgumentTypeError(f"tree: expected a tokenizer file tree, got {type(tree).__name__}")
         return kind(tree, **options)
 
     @classmethod

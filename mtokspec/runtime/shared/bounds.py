@@ -25,7 +25,7 @@ from __future__ import annotations
 import time
 from contextvars import ContextVar
 
-from mtokspec.errors import TokenizerError
+from mtokspec.errors import ArgumentTypeError, TokenizerError
 from mtokspec.format.growth import MAX_EXPANSION
 
 __all__ = ["Budget", "budget", "budget_size", "current", "grown", "MAX_EXPANSION", "MIN_OUTPUT", "REGEX_SECONDS",
@@ -41,7 +41,7 @@ REGEX_STEPS_PER_BYTE = 10
 def checked_max_expansion(value) -> int:
     """``value`` as a ``max_expansion`` keyword: a positive int (``TypeError``/``ValueError`` else)."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"max_expansion must be an int, got {type(value).__name__}")
+        raise ArgumentTypeError(f"max_expansion must be an int, got {type(value).__name__}")
     if value < 1:
         raise ValueError(f"max_expansion must be at least 1, got {value}")
     return value
