@@ -124,6 +124,8 @@ CASES: dict[str, Case] = {
                             'Split("(a+)+é") (std::wregex path), 31 characters'),
     "split-(a|aa)+é$-5000": Case(lambda: _split("(a|aa)+é$", "a" * 4999 + "!"),
                                  'Split("(a|aa)+é$"), 5,000 characters'),
+    "split-[^é]+-30000": Case(lambda: _split("[^é]+", "b" * 30_000),
+                              'Split("[^é]+") (std::wregex path), one match of 30,000 characters'),
     "bpe-no-pre-tokenizer-1MB": Case(lambda: (_file(model=_bpe_aa()), _encode("a" * (1 << 20))),
                                      'BPE with merges, no pre-tokenizer, a 1 MB line of "a"'),
     # issue 26
@@ -148,8 +150,8 @@ CASES: dict[str, Case] = {
 # and the length-driven loops are for the table)
 QUICK = ["normalizer-replace-sequence", "normalizer-table-sequence", "normalizer-replace-huge",
          "pre-tokenizer-bytelevel-sequence", "decoder-replace-sequence", "split-(a+)+é-31",
-         "split-(a|aa)+é$-5000", "split-deadline-200-segments", "wordpiece-2^31-cap-10KB",
-         "added-lstrip-10KB-spaces"]
+         "split-(a|aa)+é$-5000", "split-[^é]+-30000", "split-deadline-200-segments",
+         "wordpiece-2^31-cap-10KB", "added-lstrip-10KB-spaces"]
 
 
 @st.composite

@@ -124,8 +124,9 @@ REGEX_BACKTRACKING = Rule(
     "mnn-regex-backtracking", "pre-tokenizer.Split",
     "MNN's own regex engine and std::wregex backtrack without bound: a pattern repeating a group "
     "that holds a quantifier or an alternation ((a+)+, (a|aa)*) can take hours on a short text that "
-    "almost matches (or overflow std::wregex's stack); mtokspec refuses within a second or two of "
-    "work (UndefinedInMnn)",
+    "almost matches, and std::wregex recurses once per character a match attempt consumes (a "
+    "match past about 26,000 characters overflows an 8 MiB stack); mtokspec refuses both within a "
+    "second or two of work (UndefinedInMnn)",
     'Split("(a+)+é"), 31 characters: MNN never returns', f"{UNI}:511", predict=_predict_backtracking)
 
 RULES: tuple[Rule, ...] = (DIGITS_NO_SPLIT, METASPACE_EVERY_SPLIT, REGEX_ENGINE, BERT_PRETOKENIZER,

@@ -12,7 +12,9 @@ matcher.  Its behaviour differs from a real regex engine in ways this module kee
 - lazy quantifiers are greedy; ``\\p{..}`` looks only at the first letter of the property; a
   non-ASCII literal stands for its whole class (``é`` matches any letter that is not ASCII);
 - a pattern holding non-ASCII bytes and no ``\\p{``/``\\P{`` goes to C++ ``std::wregex``
-  (ECMAScript) instead: :func:`uses_wregex`.  That engine is approximated with Python's ``re``
+  (ECMAScript) instead: :func:`uses_wregex`.  Its matches (empty ones too, which cut the text)
+  are Python's ``re``'s; the work libstdc++ would do is counted by :mod:`.wregex`, which refuses
+  where MNN would hang or crash.  The rest of that engine is approximated with Python's ``re``
   (ASCII classes, as in the C locale); the lint names such patterns.
 """
 
@@ -27,7 +29,7 @@ import regex
 
 from mtokspec import speedups
 from mtokspec.runtime.shared.bounds import REGEX_STEPS, REGEX_STEPS_PER_BYTE, Budget, current
-from mtokspec.runtime.mnn import unicode as U
+from mtokspec.runtime.mnn import unicode as U, wregex
 from mtokspec.errors import UndefinedInMnn
 from mtokspec.runtime.shared.text import GPT2_PATTERN
 
@@ -534,9 +536,10 @@ _wregex_cache: dict[bytes, Any] = {}
 
 def _wregex(pattern: bytes):
     """The pattern as ``std::wregex`` (ECMAScript, C locale) is approximated: Python's ``re``
-    grammar and matching, run by the ``regex`` module (the same matches) for its time-out."""
-    rx = _wregex_cache.get(pattern)
-    if rx is None:
+    grammar and matching, run by the ``regex`` module (the same matches) for its time-out; and
+    the automaton libstdc++ would search, whose work :func:`wregex.check` counts (or None)."""
+    found = _wregex_cache.get(pattern)
+    if found is None:
         source = pattern.decode("utf-8", "replace")
         try:
             rx = re.compile(source, re.ASCII)
@@ -546,16 +549,18 @@ def _wregex(pattern: bytes):
             rx = regex.compile(source, regex.ASCII | regex.VERSION0)
         except (regex.error, ValueError, OverflowError, RecursionError):
             pass  # re's own engine, which has no time-out
-        _wregex_cache[pattern] = rx
-    return rx
+        found = _wregex_cache[pattern] = (rx, wregex.compile(source))
+    return found
 
 
 def _wregex_matches(text: bytes, pattern: bytes) -> list[tuple[int, int]]:
     cps = U.chars(text)
     s = "".join(chr(cp) for _, _, cp in cps)
     offsets = [off for off, _, _ in cps] + [len(text)]
-    rx = _wregex(pattern)
+    rx, program = _wregex(pattern)
     b = current(len(text))
+    if program is not None:  # MNN's own search would hang or crash here: refused before ours runs
+        b.steps -= wregex.check(program, s, max(b.steps, 0), pattern)[0]
     try:
         if isinstance(rx, re.Pattern):
             found = list(rx.finditer(s))
@@ -566,7 +571,8 @@ def _wregex_matches(text: bytes, pattern: bytes) -> list[tuple[int, int]]:
             f"pattern {pattern[:60]!r}: std::wregex backtracks catastrophically here (over the call's "
             f"{b.regex_seconds():.1f} s of CPU for an input of {b.n} bytes); MNN would run for minutes or hours, "
             "or overflow its stack") from None
-    return [(offsets[m.start()], offsets[m.end()]) for m in found if m.end() > m.start()]
+    # empty matches too: MNN's split cuts the text there
+    return [(offsets[m.start()], offsets[m.end()]) for m in found]
 
 
 def scan(text: bytes, pattern: bytes) -> list[bytes]:
@@ -581,7 +587,7 @@ def scan(text: bytes, pattern: bytes) -> list[bytes]:
                 _, r = U.utf8_decode(text, prev)
                 out.append(text[prev:prev + r])
                 prev += r
-            out.append(text[a:b])
+            out.append(text[a:b])  # an empty match too, as MNN's scanner keeps it
             prev = b
         while prev < len(text):
             _, r = U.utf8_decode(text, prev)

@@ -1,0 +1,517 @@
+"""The work MNN's ``std::wregex`` path would do: libstdc++'s backtracking executor, emulated.
+
+MNN sends a pattern with non-ASCII bytes and no ``\\p{`` to ``std::wregex`` (ECMAScript), which
+libstdc++ runs with its depth-first executor: a recursive search over the pattern's automaton with
+no memory of what it tried, so a pattern that repeats a group holding a quantifier (``(a+)+é``)
+takes 2^n steps on ``n`` characters that almost match, and every character a match attempt consumes
+is one more level of recursion, so a long match overflows the stack.
+
+:func:`check` replays the searches ``std::wsregex_iterator`` makes over a text on an automaton
+built as libstdc++'s compiler builds it (``regex_compiler.tcc``: repeats with ``_M_rep_count``'s
+two-visit rule, alternatives left first, look-aheads as sub-searches) and counts the states it
+visits.  It raises :class:`~mtokspec.errors.UndefinedInMnn` when the count passes the call's step
+budget (where MNN would run for seconds to hours) or a match attempt consumes more than
+:data:`STACK_CHARACTERS` characters (where MNN's search crashes on an 8 MiB stack).  The matches
+themselves come from :mod:`mtokspec.runtime.mnn.regex`; a pattern this module cannot read
+(back-references, rare escapes) is not checked (:func:`compile` gives ``None``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from mtokspec.errors import UndefinedInMnn
+
+__all__ = ["Program", "compile", "check", "STACK_CHARACTERS"]
+
+# measured: MNN's mnn_tok (g++ -O2, libstdc++ 12) over "[^é]+" and "(?:a|b)*é" answers on 26,171
+# characters and crashes (SIGSEGV) from 26,523 on an 8 MiB stack; fewer on a smaller stack
+STACK_CHARACTERS = 26_000
+
+MATCH, ALT, REPEAT, DUMMY, LINE_BEGIN, LINE_END, WORD, LOOKAHEAD, ACCEPT = range(9)
+
+_DIGIT = [(0x30, 0x39)]
+_WORD = [(0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A)]
+_SPACE = [(0x09, 0x0D), (0x20, 0x20)]
+_CLASS_ESCAPES = {"d": (_DIGIT, False), "D": (_DIGIT, True), "w": (_WORD, False), "W": (_WORD, True),
+                  "s": (_SPACE, False), "S": (_SPACE, True)}
+_CONTROL_ESCAPES = {"n": 10, "r": 13, "t": 9, "f": 12, "v": 11, "0": 0}
+
+
+class _Unsupported(Exception):
+    pass
+
+
+@dataclass
+class _CharSet:
+    """A character class: ranges (and negated sub-classes such as ``\\W`` inside ``[...]``)."""
+
+    ranges: list[tuple[int, int]] = field(default_factory=list)
+    negated_parts: list[list[tuple[int, int]]] = field(default_factory=list)
+    negate: bool = False
+
+    def __contains__(self, cp: int) -> bool:
+        hit = any(lo <= cp <= hi for lo, hi in self.ranges) or any(
+            not any(lo <= cp <= hi for lo, hi in part) for part in self.negated_parts)
+        return hit != self.negate
+
+
+class Program:
+    """An automaton as libstdc++ compiles a pattern: parallel lists of op, next, alt and data."""
+
+    def __init__(self) -> None:
+        self.op: list[int] = []
+        self.next: list[int] = []
+        self.alt: list[int] = []
+        self.data: list = []
+        self.start = -1
+
+    def add(self, op: int, data=None, alt: int = -1) -> int:
+        self.op.append(op)
+        self.next.append(-1)
+        self.alt.append(alt)
+        self.data.append(data)
+        return len(self.op) - 1
+
+
+class _Parser:
+    """ECMAScript, as ``std::regex`` reads it, to a small tree of tuples."""
+
+    def __init__(self, pattern: str):
+        self.s = pattern
+        self.i = 0
+
+    def disjunction(self):
+        branches = [self.alternative()]
+        while self.i < len(self.s) and self.s[self.i] == "|":
+            self.i += 1
+            branches.append(self.alternative())
+        return branches[0] if len(branches) == 1 else ("alt", branches)
+
+    def alternative(self):
+        items = []
+        while self.i < len(self.s) and self.s[self.i] not in "|)":
+            items.append(self.term())
+        return ("seq", items)
+
+    def term(self):
+        s = self.s
+        c = s[self.i]
+        if c == "^":
+            self.i += 1
+            return ("bol",)
+        if c == "$":
+            self.i += 1
+            return ("eol",)
+        if c == "\\" and self.i + 1 < len(s) and s[self.i + 1] in "bB":
+            self.i += 2
+            return ("word", s[self.i - 1] == "B")
+        if s.startswith("(?=", self.i) or s.startswith("(?!", self.i):
+            neg = s[self.i + 2] == "!"
+            self.i += 3
+            inner = self.disjunction()
+            self._close()
+            return ("look", inner, neg)
+        node = self.atom()
+        while self.i < len(s) and s[self.i] in "*+?{":
+            node = self.quantifier(node)
+        return node
+
+    def _close(self) -> None:
+        if self.i >= len(self.s) or self.s[self.i] != ")":
+            raise _Unsupported("unbalanced parenthesis")
+        self.i += 1
+
+    def atom(self):
+        s = self.s
+        c = s[self.i]
+        if c == "(":
+            if s.startswith("(?:", self.i):
+                self.i += 3
+            elif s.startswith("(?", self.i):
+                raise _Unsupported("group kind")
+            else:
+                self.i += 1
+            inner = self.disjunction()
+            self._close()
+            return ("group", inner)
+        if c == ".":
+            self.i += 1
+            return ("char", _CharSet([(10, 10), (13, 13)], negate=True))
+        if c == "[":
+            return ("char", self.bracket())
+        if c == "\\":
+            return ("char", self.escape(in_class=False))
+        if c in "*+?{}]":
+            raise _Unsupported("a quantifier or bracket out of place")
+        self.i += 1
+        return ("char", ord(c))
+
+    def escape(self, in_class: bool):
+        s = self.s
+        if self.i + 1 >= len(s):
+            raise _Unsupported("trailing backslash")
+        e = s[self.i + 1]
+        self.i += 2
+        if e in _CLASS_ESCAPES:
+            ranges, neg = _CLASS_ESCAPES[e]
+            return _CharSet([], [ranges]) if neg else _CharSet(list(ranges))
+        if e in _CONTROL_ESCAPES:
+            if e == "0" and self.i < len(s) and s[self.i].isdigit():
+                raise _Unsupported("octal escape")
+            return _CONTROL_ESCAPES[e]
+        if e == "b" and in_class:
+            return 8
+        if e in "xu":
+            width = 2 if e == "x" else 4
+            digits = s[self.i:self.i + width]
+            if len(digits) != width or any(d not in "0123456789abcdefABCDEF" for d in digits):
+                raise _Unsupported("hex escape")
+            self.i += width
+            return int(digits, 16)
+        if e.isdigit() or e.isalpha():
+            raise _Unsupported(f"escape \\{e}")  # back-references, \c, and what std::regex rejects
+        return ord(e)
+
+    def bracket(self) -> _CharSet:
+        s = self.s
+        self.i += 1
+        cs = _CharSet()
+        if self.i < len(s) and s[self.i] == "^":
+            cs.negate = True
+            self.i += 1
+        first = True
+        while True:
+            if self.i >= len(s):
+                raise _Unsupported("unterminated class")
+            c = s[self.i]
+            if c == "]" and not first:
+                self.i += 1
+                return cs
+            first = False
+            if c == "[" and self.i + 1 < len(s) and s[self.i + 1] in ":.=":
+                raise _Unsupported("class name")
+            lo = self.escape(in_class=True) if c == "\\" else self._take()
+            if isinstance(lo, _CharSet):
+                cs.ranges += lo.ranges
+                cs.negated_parts += lo.negated_parts
+                continue
+            if self.i + 1 < len(s) and s[self.i] == "-" and s[self.i + 1] != "]":
+                self.i += 1
+                hi = self.escape(in_class=True) if s[self.i] == "\\" else self._take()
+                if isinstance(hi, _CharSet) or hi < lo:
+                    raise _Unsupported("range")
+                cs.ranges.append((lo, hi))
+            else:
+                cs.ranges.append((lo, lo))
+
+    def _take(self) -> int:
+        self.i += 1
+        return ord(self.s[self.i - 1])
+
+    def quantifier(self, node):
+        s = self.s
+        c = s[self.i]
+        self.i += 1
+        if c == "{":
+            close = s.find("}", self.i)
+            if close == -1:
+                raise _Unsupported("interval")
+            lo_s, comma, hi_s = s[self.i:close].partition(",")
+            if not lo_s.isdigit() or (hi_s and not hi_s.isdigit()):
+                raise _Unsupported("interval")
+            self.i = close + 1
+            low = int(lo_s)
+            high = None if comma and not hi_s else int(hi_s) if hi_s else low
+            if low > 1000 or (high is not None and not low <= high <= 1000):
+                raise _Unsupported("interval")
+        else:
+            low, high = {"*": (0, None), "+": (1, None), "?": (0, 1)}[c]
+        lazy = self.i < len(s) and s[self.i] == "?"
+        self.i += lazy
+        return ("rep", node, low, high, lazy, c)
+
+
+class _Compiler:
+    """The automaton, state by state as libstdc++'s ``_Compiler`` inserts them."""
+
+    def __init__(self, prog: Program):
+        self.prog = prog
+
+    def _patch(self, ends: list[int], target: int) -> None:
+        for e in ends:
+            self.prog.next[e] = target
+
+    def _seq(self, a, b):
+        self._patch(a[1], b[0])
+        return a[0], b[1]
+
+    def _dummy(self):
+        d = self.prog.add(DUMMY)
+        return d, [d]
+
+    def _repeat(self, body, lazy: bool) -> int:
+        return self.prog.add(REPEAT, lazy, alt=body[0])
+
+    def emit(self, node):
+        kind = node[0]
+        add = self.prog.add
+        if kind == "char":
+            n = add(MATCH, node[1])
+            return n, [n]
+        if kind == "seq":
+            frag = self._dummy()
+            for item in node[1]:
+                frag = self._seq(frag, self.emit(item))
+            return frag
+        if kind == "alt":
+            frag = self.emit(node[1][0])
+            for branch in node[1][1:]:
+                right = self.emit(branch)
+                end = add(DUMMY)
+                self._patch(frag[1], end)
+                self._patch(right[1], end)
+                alt = add(ALT, alt=frag[0])  # the left branch (alt) first, then the right (next)
+                self.prog.next[alt] = right[0]
+                frag = (alt, [end])
+            return frag
+        if kind == "group":  # _M_insert_subexpr_begin/_end: epsilon moves for the search
+            return self._seq(self._seq(self._dummy(), self.emit(node[1])), self._dummy())
+        if kind in ("bol", "eol"):
+            n = add(LINE_BEGIN if kind == "bol" else LINE_END)
+            return n, [n]
+        if kind == "word":
+            n = add(WORD, node[1])
+            return n, [n]
+        if kind == "look":
+            inner = self.emit(node[1])
+            self._patch(inner[1], add(ACCEPT))
+            n = add(LOOKAHEAD, (inner[0], node[2]))
+            return n, [n]
+        return self._rep(node)
+
+    def _rep(self, node):
+        _, operand, low, high, lazy, sign = node
+        if sign == "*":
+            body = self.emit(operand)
+            r = self._repeat(body, lazy)
+            self._patch(body[1], r)
+            return r, [r]
+        if sign == "+":
+            body = self.emit(operand)
+            r = self._repeat(body, lazy)
+            self._patch(body[1], r)
+            return body[0], [r]
+        if sign == "?":
+            body = self.emit(operand)
+            end = self.prog.add(DUMMY)
+            r = self._repeat(body, lazy)
+            self.prog.next[r] = end
+            self._patch(body[1], end)
+            return r, [end]
+        frag = self._dummy()  # an interval: the operand cloned
+        for _ in range(low):
+            frag = self._seq(frag, self.emit(operand))
+        if high is None:
+            body = self.emit(operand)
+            r = self._repeat(body, lazy)
+            self._patch(body[1], r)
+            return self._seq(frag, (r, [r]))
+        end = self.prog.add(DUMMY)
+        for _ in range(high - low):
+            body = self.emit(operand)
+            r = self._repeat(body, lazy)
+            self.prog.next[r] = end
+            frag = self._seq(frag, (r, body[1]))
+        self._patch(frag[1], end)
+        return frag[0], [end]
+
+
+def compile(pattern: str) -> Program | None:
+    """The automaton libstdc++ builds for ``pattern``, or ``None`` when this module cannot read it."""
+    prog = Program()
+    p = _Parser(pattern)
+    try:
+        tree = p.disjunction()
+        if p.i != len(pattern):
+            return None
+        frag = _Compiler(prog).emit(tree)
+    except (_Unsupported, IndexError, RecursionError):
+        return None
+    acc = prog.add(ACCEPT)
+    for e in frag[1]:
+        prog.next[e] = acc
+    prog.start = frag[0]
+    return prog
+
+
+def _is_word(cp: int) -> bool:
+    return cp == 0x5F or 0x30 <= cp <= 0x39 or 0x41 <= cp <= 0x5A or 0x61 <= cp <= 0x7A
+
+
+class _Search:
+    """libstdc++'s ``_Executor`` in DFS mode (``_M_dfs``), as a loop with an explicit stack.
+
+    ``steps`` counts the states visited (every ``_M_dfs`` call); ``limit`` is where it stops."""
+
+    __slots__ = ("prog", "text", "n", "steps", "limit", "rep", "memo")
+
+    def __init__(self, prog: Program, text: list[int], limit: int):
+        self.prog = prog
+        self.text = text
+        self.n = len(text)
+        self.steps = 0
+        self.limit = limit
+        self.rep: dict[int, tuple[int, int]] = {}
+        self.memo: list[dict[int, bool] | None] = [None] * len(prog.op)
+
+    def _matches(self, s: int, cp: int) -> bool:
+        pred = self.prog.data[s]
+        if isinstance(pred, int):
+            return cp == pred
+        memo = self.memo[s]
+        if memo is None:
+            memo = self.memo[s] = {}
+        hit = memo.get(cp)
+        if hit is None:
+            hit = memo[cp] = cp in pred
+        return hit
+
+    def run(self, start_state: int, pos: int, not_null: bool) -> int:
+        """A prefix search from ``pos``: the end of the first match the executor accepts, or -1."""
+        prog = self.prog
+        op, nxt, alt = prog.op, prog.next, prog.alt
+        text, n = self.text, self.n
+        rep = self.rep
+        origin = pos
+        stack: list[tuple] = [(0, start_state, pos)]
+        while stack:
+            entry = stack.pop()
+            if entry[0] == 1:  # leaving a repeat's body: _M_rep_count restored
+                if entry[2] is None:
+                    rep.pop(entry[1], None)
+                else:
+                    rep[entry[1]] = entry[2]
+                continue
+            if entry[0] == 2:  # a lazy repeat's "once more", after its exit failed
+                s, pos = entry[1], entry[2]
+                if not self._once_more(stack, s, pos):
+                    continue
+                s = alt[s]
+            else:
+                s, pos = entry[1], entry[2]
+            while True:
+                self.steps += 1
+                if self.steps > self.limit:
+                    raise _OverBudget
+                o = op[s]
+                if o == MATCH:
+                    if pos < n and self._matches(s, text[pos]):
+                        pos += 1
+                        if pos - origin > STACK_CHARACTERS:
+                            raise _TooDeep
+                        s = nxt[s]
+                        continue
+                    break
+                if o == DUMMY:
+                    s = nxt[s]
+                elif o == ALT:
+                    stack.append((0, nxt[s], pos))
+                    s = alt[s]
+                elif o == REPEAT:
+                    if prog.data[s]:  # lazy: the exit first
+                        stack.append((2, s, pos))
+                        s = nxt[s]
+                    else:
+                        stack.append((0, nxt[s], pos))
+                        if self._once_more(stack, s, pos):
+                            s = alt[s]
+                        else:
+                            break
+                elif o == ACCEPT:
+                    if not_null and pos == origin:
+                        break
+                    return pos
+                elif o == LINE_BEGIN:
+                    if pos != 0:
+                        break
+                    s = nxt[s]
+                elif o == LINE_END:
+                    if pos != n:
+                        break
+                    s = nxt[s]
+                elif o == WORD:
+                    before = pos > 0 and _is_word(text[pos - 1])
+                    after = pos < n and _is_word(text[pos])
+                    if (before != after) == prog.data[s]:
+                        break
+                    s = nxt[s]
+                else:  # LOOKAHEAD: a sub-executor from here, with its own repeat counts
+                    sub_start, neg = prog.data[s]
+                    saved, self.rep = self.rep, {}
+                    found = self.run(sub_start, pos, False) != -1
+                    self.rep = rep = saved
+                    if found == neg:
+                        break
+                    s = nxt[s]
+        return -1
+
+    def _once_more(self, stack: list, s: int, pos: int) -> bool:
+        """``_M_rep_once_more``: enter the body at most twice at one position."""
+        count = self.rep.get(s)
+        if count is None or count[0] != pos:
+            stack.append((1, s, count))
+            self.rep[s] = (pos, 1)
+            return True
+        if count[1] < 2:
+            stack.append((1, s, count))
+            self.rep[s] = (pos, 2)
+            return True
+        return False
+
+
+class _OverBudget(Exception):
+    pass
+
+
+class _TooDeep(Exception):
+    pass
+
+
+def check(prog: Program, text: str, steps: int, pattern: bytes) -> tuple[int, list[tuple[int, int]]]:
+    """Replay ``std::wsregex_iterator``'s searches of ``text``: the steps they took (at most
+    ``steps``) and the matches found (character offsets).  ``UndefinedInMnn`` where MNN would need
+    more steps or overflow its stack."""
+    cps = [ord(c) for c in text]
+    spans: list[tuple[int, int]] = []
+    search = _Search(prog, cps, steps)
+    n = len(cps)
+    pos = 0
+    not_null = False
+    try:
+        while pos <= n:
+            end = -1
+            start = pos
+            while start <= n:
+                end = search.run(prog.start, start, not_null)
+                if end != -1 or not_null:
+                    break
+                start += 1
+            if not_null and end == -1:  # after an empty match: the same place, then one on
+                not_null = False
+                pos += 1
+                continue
+            if end == -1:
+                break
+            spans.append((start, end))
+            not_null = end == start
+            pos = end
+    except _OverBudget:
+        raise UndefinedInMnn(
+            f"pattern {pattern[:60]!r}: std::wregex backtracks catastrophically here (past {steps} steps of "
+            "libstdc++'s depth-first search for this call); MNN would run for seconds to hours") from None
+    except _TooDeep:
+        raise UndefinedInMnn(
+            f"pattern {pattern[:60]!r}: a std::wregex match attempt here runs past {STACK_CHARACTERS} characters, "
+            "one level of recursion each: MNN's search overflows an 8 MiB stack (SIGSEGV)") from None
+    return search.steps, spans
