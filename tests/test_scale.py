@@ -101,3 +101,17 @@ def test_dask_runs_the_same_cases():
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
             distributed.Client(cluster) as client:
         assert dask_map(tok.encode, texts, client=client) == expected
+
+
+def test_goldens_jobs_gives_the_one_process_file(tmp_path):
+    cases = tmp_path / "texts.json"
+    cases.write_text(json.dumps(_texts(40)), encoding="utf-8")
+    folder = str(CORPUS / "tok" / "roberta-base")
+    outs = []
+    for jobs in ("1", "2"):
+        out = tmp_path / f"cases{jobs}.jsonl"
+        assert main(["goldens", folder, "--text", str(cases), "-o", str(out), "--jobs", jobs, "-q"]) == 0
+        outs.append(out.read_text(encoding="utf-8"))
+    assert outs[0] == outs[1] and outs[0].count('"type": "basic"') >= 40
+    assert main(["goldens", folder, "-o", str(tmp_path / "x.jsonl"), "--jobs", "0"]) == 2
+    assert not (tmp_path / "x.jsonl").exists()

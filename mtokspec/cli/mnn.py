@@ -8,6 +8,7 @@ import sys
 
 from mtokspec.cli._io import FORCE_HELP, one_line, read_input, write_output
 from mtokspec.cli.convert import hf_inputs, write_conversion
+from mtokspec.cli.progress import Progress
 
 
 def cmd_fix(args) -> int:
@@ -30,6 +31,7 @@ def cmd_goldens(args) -> int:
     from mtokspec.convert.mnn_target.goldens import goldens, jsonl
     from mtokspec.convert.mnn_target.reference import read_texts
     from mtokspec.errors import Error
+    from mtokspec.parallel import default_jobs
 
     try:
         texts = read_texts(args.text) if args.text else None
@@ -42,7 +44,12 @@ def cmd_goldens(args) -> int:
                 print(f"mtokspec goldens: {args.chat}: expected a JSON list of "
                       '{"name", "messages", "add_generation_prompt"} objects', file=sys.stderr)
                 return 2
-        lines, notes = goldens(args.model_dir, texts, conversations)
+        jobs = default_jobs() if args.jobs is None else args.jobs
+        if jobs < 1:
+            raise ValueError(f"--jobs: expected a positive number of processes, got {jobs}")
+        with Progress("goldens: HF's answers", quiet=args.quiet) as progress:
+            lines, notes = goldens(args.model_dir, texts, conversations, jobs=jobs,
+                                   progress=lambda done, total: progress.update(done))
         write_output(args.output, jsonl(lines), hf_inputs(args.model_dir), args.force)
     except (Error, OSError, ValueError) as e:
         print(f"mtokspec goldens: {args.model_dir}: {one_line(e)}", file=sys.stderr)
@@ -102,5 +109,9 @@ def register(subparsers) -> None:
     g.add_argument("--chat", metavar="FILE",
                    help="conversations instead of the built-in ones: a JSON list of "
                         '{"name", "messages", "add_generation_prompt"}')
+    g.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
+                   help="HF's answers in N processes (default: every core this process may use; the file is "
+                        "the same for any N)")
+    g.add_argument("--quiet", "-q", action="store_true", help="no progress line on a terminal")
     g.add_argument("--force", action="store_true", help=FORCE_HELP)
     g.set_defaults(func=cmd_goldens)

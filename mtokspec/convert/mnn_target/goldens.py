@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from mtokspec.convert.loss import ConversionError
+from mtokspec.parallel import ordered_map
 
 __all__ = ["CONVERSATIONS", "goldens", "jsonl", "chat_template_of", "reference_for_folder"]
 
@@ -85,10 +87,24 @@ def reference_for_folder(path: str | os.PathLike):
     return HFReference(inputs.tokenizer_json, fallback)
 
 
+class _BasicCase:
+    """The ``basic`` line of one text (a picklable callable: the reference reaches each worker once)."""
+
+    def __init__(self, ref):
+        self.ref = ref
+
+    def __call__(self, text: str) -> dict:
+        raw = self.ref.encode(text, False)
+        return {"type": "basic", "input": text, "ids_raw": raw, "ids_full": self.ref.encode(text, True),
+                "decoded_full": self.ref.decode(raw)}
+
+
 def goldens(path: str | os.PathLike, texts: list[str] | None = None, conversations: list[dict] | None = None,
-            *, strftime_now: str | None = None) -> tuple[list[dict], list[str]]:
+            *, strftime_now: str | None = None, jobs: int = 1,
+            progress: Callable[[int, int], None] | None = None) -> tuple[list[dict], list[str]]:
     """``(lines, notes)``: the test cases for a model folder, and what could not be made (a
-    conversation the template refuses)."""
+    conversation the template refuses).  ``jobs`` processes share the texts (the lines are the
+    same for any ``jobs``); ``progress(done, total)`` as they finish."""
     from mtokspec.chat.render import render_chat_template
     from mtokspec.convert.hf import load_hf
     from mtokspec.convert.mnn_target.reference import BASE_TEXTS
@@ -100,11 +116,7 @@ def goldens(path: str | os.PathLike, texts: list[str] | None = None, conversatio
     specials = [a["content"] for a in tj.get("added_tokens") or []
                 if isinstance(a, dict) and a.get("special") and isinstance(a.get("content"), str)][:32]
     all_texts = list(BASE_TEXTS) + [x for c in specials for x in (c, f"Hi {c} there")] + list(texts or [])
-    lines: list[dict] = []
-    for text in dict.fromkeys(all_texts):
-        raw = ref.encode(text, False)
-        lines.append({"type": "basic", "input": text, "ids_raw": raw, "ids_full": ref.encode(text, True),
-                      "decoded_full": ref.decode(raw)})
+    lines = ordered_map(_BasicCase(ref), list(dict.fromkeys(all_texts)), jobs=jobs, progress=progress)
     notes: list[str] = []
     template, bos, eos = chat_template_of(folder)
     convs = list(CONVERSATIONS) if conversations is None else conversations
