@@ -31,3 +31,22 @@ def test_readme_table_is_generated_from_the_registry():
     for code in RULES:
         assert f"`{code}`" in text
     assert markdown_table().count("\n") == len(RULES) + 2
+
+
+def test_metaspace_never_splits_on_mnn():
+    # recorded from MNN's own runtime (mnn_tok encode-raw): "a b" -> [5], "b a b" -> [4, 5]
+    from mtokspec import Tokenizer, lint
+    from mtokspec.divergences.explain import explain_encode
+    from mtokspec.format import tree as t
+    from tools import hostile
+
+    toks = ["▁", "a", "b", "▁a", "▁b", "▁a▁b"]
+    model = t.BPEModel(False, False, sorted((s.encode(), i) for i, s in enumerate(toks)), [(0, 1, 0), (0, 2, 1), (3, 4, 2)])
+    tree = hostile._file(pre=t.MetaspacePreTokenizer("▁", True), model=model)
+    hf, mnn = Tokenizer.from_tree(tree), Tokenizer.from_tree(tree, semantics="mnn")
+    assert (hf.encode("a b"), mnn.encode("a b"), mnn.encode("b a b")) == ([3, 4], [5], [4, 5])
+    assert explain_encode(hf, mnn, "a b", False) == ["mnn-metaspace-no-split"]
+    found = {(f.severity, f.code) for f in lint(tree)}
+    assert ("warning", "mnn-metaspace-no-split") in found and not any(c == "mnn-metaspace-every-split" for _, c in found)
+    tree.model = t.BPEModel(False, False, sorted((s.encode(), i) for i, s in enumerate(toks[:5])), [(0, 1, 0), (0, 2, 1)])
+    assert ("info", "mnn-metaspace-no-split") in {(f.severity, f.code) for f in lint(tree)}

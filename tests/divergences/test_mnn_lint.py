@@ -52,6 +52,7 @@ EXPECTED = {
         ("warning", "mnn-stream-decode", "decoder"),
         ("warning", "mnn-clean-up-spaces", "flags"),
         ("info", "mnn-metaspace-every-split", "pre_tokenizer.pretokenizers[1]"),
+        ("info", "mnn-metaspace-no-split", "pre_tokenizer.pretokenizers[1]"),
         ("info", "mnn-decode-skips-special", "header.special"),
     },
     "t5-small/mnn.txt": {

@@ -37,14 +37,46 @@ def _predict_digits(ctx: LintContext) -> Iterator[Prediction]:
                 yield INFO, path, "MNN isolates ASCII digits only (HF: every numeric character)"
 
 
-def _predict_metaspace(ctx: LintContext) -> Iterator[Prediction]:
+def _prepending_metaspaces(tree) -> Iterator[tuple[object, str]]:
+    """Metaspaces with ``add_prefix_space`` after a pre-tokenizer that splits (each split prepended)."""
     splitting_before = False
-    for node, path in _nodes(ctx.tree):
+    for node, path in _nodes(tree):
         if isinstance(node, t.MetaspacePreTokenizer) and node.add_prefix_space and splitting_before:
-            yield (INFO, path,
-                   "MNN prepends the replacement to every split that does not start with a space; HF "
-                   "does so only with prepend_scheme 'always' (the file does not record the scheme)")
+            yield node, path
         splitting_before = splitting_before or _splits(node)
+
+
+def _predict_metaspace(ctx: LintContext) -> Iterator[Prediction]:
+    for _, path in _prepending_metaspaces(ctx.tree):
+        yield (INFO, path,
+               "MNN prepends the replacement to every split that does not start with a space; HF "
+               "does so only with prepend_scheme 'always' (the file does not record the scheme)")
+
+
+def _joining_tokens(tree, replacement: str) -> list[str]:
+    """Tokens of the model holding ``replacement`` after their first character (they can join words
+    when nothing cuts the text before each replacement)."""
+    rep = replacement.encode("utf-8", "surrogatepass")
+    if not rep:
+        return []
+    vocab = getattr(tree.model, "vocab", None) or []
+    return [row[0].decode("utf-8", "replace") for row in vocab if rep in row[0][1:]]
+
+
+def _predict_metaspace_no_split(ctx: LintContext) -> Iterator[Prediction]:
+    for node, path in _nodes(ctx.tree):
+        if not isinstance(node, t.MetaspacePreTokenizer):
+            continue
+        joining = _joining_tokens(ctx.tree, node.replacement)
+        if joining:
+            yield (WARNING, path,
+                   f"MNN's Metaspace does not cut the text before each {node.replacement!r} (HF's does): the model "
+                   f"sees whole runs of words, and {len(joining)} token(s) such as {joining[0]!r} can join words "
+                   "there that HF keeps apart")
+        else:
+            yield (INFO, path,
+                   f"MNN's Metaspace does not cut the text before each {node.replacement!r} (HF's does); no token "
+                   "of the model spans a cut, so the ids agree")
 
 
 def _predict_regex(ctx: LintContext) -> Iterator[Prediction]:
@@ -93,8 +125,15 @@ METASPACE_EVERY_SPLIT = Rule(
     "Metaspace prepends the replacement to every split that does not start with a space (HF: "
     "only the first, with prepend_scheme first)",
     'Split then Metaspace on "a-b": HF ["▁a", "-", "b"], MNN ["▁a", "▁-", "▁b"]', f"{TOK}:1424",
-    stage="pre-tokenizer", applies=_has(lambda n: isinstance(n, t.MetaspacePreTokenizer)),
-    predict=_predict_metaspace)
+    stage="pre-tokenizer", applies=lambda tree: any(_prepending_metaspaces(tree)), predict=_predict_metaspace)
+METASPACE_NO_SPLIT = Rule(
+    "mnn-metaspace-no-split", "pre-tokenizer.Metaspace",
+    "Metaspace replaces spaces but never cuts the text before each replacement (HF: split=true, a "
+    "split per word), so the model sees a run of words at once and a token holding the replacement "
+    "inside it joins words",
+    'Metaspace, BPE with "▁a▁b", on "a b": HF ["▁a", "▁b"] (ids [3, 4]), MNN ["▁a▁b"] ([5])',
+    f"{TOK}:1429", stage="pre-tokenizer", applies=_has(lambda n: isinstance(n, t.MetaspacePreTokenizer)),
+    predict=_predict_metaspace_no_split)
 REGEX_ENGINE = Rule(
     "mnn-regex-engine", "pre-tokenizer.Split/ByteLevel",
     "split patterns run on text folded to one byte per character class: a non-ASCII literal "
@@ -129,5 +168,5 @@ REGEX_BACKTRACKING = Rule(
     "second or two of work (UndefinedInMnn)",
     'Split("(a+)+é"), 31 characters: MNN never returns', f"{UNI}:511", predict=_predict_backtracking)
 
-RULES: tuple[Rule, ...] = (DIGITS_NO_SPLIT, METASPACE_EVERY_SPLIT, REGEX_ENGINE, BERT_PRETOKENIZER,
-                           REGEX_BACKTRACKING)
+RULES: tuple[Rule, ...] = (DIGITS_NO_SPLIT, METASPACE_EVERY_SPLIT, METASPACE_NO_SPLIT, REGEX_ENGINE,
+                           BERT_PRETOKENIZER, REGEX_BACKTRACKING)
