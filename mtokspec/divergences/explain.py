@@ -46,6 +46,8 @@ def explain_encode(hf, mnn: MnnTokenizer, text: str, add_special_tokens: bool = 
         rules += _at((H.POST_MISREAD, H.BOS_TWICE), tree)
     if raw_h == raw_m:
         return rules
+    if not raw_h and H.POST_NO_SEQUENCE.explains(tree):
+        return rules + [H.POST_NO_SEQUENCE.code]
     b = to_bytes(text)
     units_m: list[tuple[bytes, int | None]] = []
     for piece, sid in mnn.split_specials(b):

@@ -50,3 +50,22 @@ def test_metaspace_never_splits_on_mnn():
     assert ("warning", "mnn-metaspace-no-split") in found and not any(c == "mnn-metaspace-every-split" for _, c in found)
     tree.model = t.BPEModel(False, False, sorted((s.encode(), i) for i, s in enumerate(toks[:5])), [(0, 1, 0), (0, 2, 1)])
     assert ("info", "mnn-metaspace-no-split") in {(f.severity, f.code) for f in lint(tree)}
+
+
+def test_post_processor_without_a_sequence_op():
+    # recorded from MNN's own runtime (mnn_tok): encode "aab" -> [3], encode-raw -> [1, 2]
+    from mtokspec import Tokenizer, lint
+    from mtokspec.divergences.explain import explain_encode
+    from mtokspec.format import tree as t
+    from tools import hostile
+
+    tree = hostile._file()
+    tree.chat_template, tree.eos_token, tree.flags, tree.bos_token = "", "", 0, ""
+    tree.post_processor = t.PostProcessorProgram([t.SpecialTokenOp(3)])
+    hf, mnn = Tokenizer.from_tree(tree), Tokenizer.from_tree(tree, semantics="mnn")
+    assert (hf.encode("aab", False), mnn.encode("aab", False)) == ([], [1, 2])
+    assert hf.encode("aab", True) == mnn.encode("aab", True) == [3]
+    assert explain_encode(hf, mnn, "aab", False) == ["mnn-post-no-sequence"]
+    assert ("warning", "mnn-post-no-sequence") in {(f.severity, f.code) for f in lint(tree)}
+    tree.post_processor = t.PostProcessorProgram([t.SpecialTokenOp(3), t.SequenceOp()])
+    assert not any(f.code == "mnn-post-no-sequence" for f in lint(tree))

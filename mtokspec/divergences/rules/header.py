@@ -27,6 +27,20 @@ def _bos_twice_applies(tree) -> bool:
     return isinstance(tree, t.MtokFile) and bool(t.header_roles(tree.header).prefix) and bool(_inserted(tree))
 
 
+def _no_sequence(tree) -> bool:
+    """A post-processor program (as written) with ops but no sequence op: HF's encode keeps no text."""
+    pp = getattr(tree, "post_processor", None)
+    return isinstance(pp, t.PostProcessorProgram) and bool(pp.ops) and None not in written_ops(pp)
+
+
+def _predict_no_sequence(ctx: LintContext) -> Iterator[Prediction]:
+    if isinstance(ctx.tree, t.MtokFile) and _no_sequence(ctx.tree):
+        yield (WARNING, "post_processor",
+               "this program has no sequence op: HF's encode drops the text (only the program's ids with "
+               "special tokens, nothing without them), while MNN's encode(text, false) skips the program "
+               "and keeps the text's ids")
+
+
 def _predict_misread(ctx: LintContext) -> Iterator[Prediction]:
     tree = ctx.tree
     if isinstance(tree, t.MtokFile) and _misread(tree):
@@ -96,6 +110,13 @@ POST_MISREAD = Rule(
     "whisper's [50258, 50363, A, 50257]: HF adds those ids, MNN appends 3 garbage ids and drops the "
     "prefix", f"{TOK}:2498",
     stage="post-processor", applies=_misread, predict=_predict_misread)
+POST_NO_SEQUENCE = Rule(
+    "mnn-post-no-sequence", "post-processor",
+    "a program without a sequence op: HF's encode keeps no text even without special tokens "
+    "(encode(text, add_special_tokens=False) is []), MNN's encode(text, false) skips the program "
+    "and keeps the ids (with the program both give its ids alone)",
+    'program [3], "aab" = [1, 2]: HF encode(add_special_tokens=False) [], MNN encode(text, false) [1, 2]',
+    f"{TOK}:225", stage="post-processor", applies=_no_sequence, predict=_predict_no_sequence)
 SPECIAL_SPLIT = Rule(
     "mnn-special-split", "added tokens",
     "before the pipeline, the text is cut at every header special id's per-id decoded text "
@@ -110,4 +131,4 @@ ADDED_STRIP_ASCII = Rule(
     'rstrip token "<m>" on "<m>\\u3000x": HF eats U+3000, MNN keeps it', f"{TOK}:1989",
     predict=_predict_added_strip)
 
-RULES: tuple[Rule, ...] = (BOS_TWICE, POST_MISREAD, SPECIAL_SPLIT, ADDED_STRIP_ASCII)
+RULES: tuple[Rule, ...] = (BOS_TWICE, POST_MISREAD, POST_NO_SEQUENCE, SPECIAL_SPLIT, ADDED_STRIP_ASCII)
