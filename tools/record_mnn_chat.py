@@ -128,6 +128,9 @@ TEMPLATES: list[tuple[str, str, str, str]] = [
                "{% for m in messages %}{{ show(m) }}{{ show(m=m)|length }}{% endfor %}", "", ""),
     ("engine", "{% set x = 'str' %}{% set x.a = 1 %}{{ x }}|{% set u.k = 2 %}{{ u.k }}|{{ u is defined }}|"
                "{% set n = none %}{% set n.k = 1 %}{{ n }}", "", ""),
+    ("mnn-jinja-for-string", "{% for c in 'xy' %}{{ c }}{% endfor %}|{% for c in messages[0].role ~ '!' %}{{ c }}{% endfor %}",
+     "", ""),
+    ("mnn-jinja-for-mapping-sorted", "{% for k in {'b': 1, 'a': 2, 'B': 3} %}{{ k }}{% endfor %}", "", ""),
 ]
 
 

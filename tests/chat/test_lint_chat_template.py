@@ -260,6 +260,9 @@ POSITIVE = [
     ("{% if messages[0]['content'] is string %}S{% else %}{{ messages[0]['content'][0]['text'] }}{% endif %}", "",
      "mnn-jinja-typed-content", "warning"),
     ("{{ messages[0].content|join(',') }}", "", "mnn-jinja-unsupported-filter", "error"),
+    ("{% for c in 'xy' %}{{ c }}{% endfor %}", "", "mnn-jinja-for-string", "error"),
+    ("{% for c in 'x' ~ 'y' %}{{ c }}{% endfor %}", "", "mnn-jinja-for-string", "error"),
+    ("{% for k in {'b': 1, 'a': 2, 'B': 3} %}{{ k }}{% endfor %}", "", "mnn-jinja-for-mapping-sorted", "error"),
     ("{{ range(3) }}", "", "mnn-jinja-print-non-string", "error"),
     ("{% set d = {'b': 1, 'a': 2} %}{{ d|string }}", "", "mnn-jinja-print-non-string", "error"),
     ("{% for m in messages %}{% set y = m.content.startswith('S') %}{{ y }}{% endfor %}", "",
@@ -279,6 +282,8 @@ POSITIVE = [
 
 # (template, bos_token, code): MNN renders these as transformers does; the rule must stay quiet.
 NEGATIVE = [
+    ("{% for c in '' %}{{ c }}{% endfor %}", "", "mnn-jinja-for-string"),
+    ("{% for k in {'B': 1, 'a': 2} %}{{ k }}{% endfor %}", "", "mnn-jinja-for-mapping-sorted"),
     ("{% for m in messages %}{% if m.tool_calls is defined %}T{% else %}N{% endif %}{% endfor %}", "",
      "mnn-jinja-missing-item-defined"),
     ("{% for m in messages %}{% if m['content'] is defined %}C{% endif %}{% endfor %}", "",

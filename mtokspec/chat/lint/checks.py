@@ -280,6 +280,7 @@ class TemplateLint:
         if node.recursive:
             self.add("mnn-jinja-unsupported-statement", "error", node.lineno,
                      "recursive loops are unknown to MNN", reach)
+        self.for_iterable(node, reach)
         body_reach = reach
         it = self.value(node.iter, scope)
         if it[0] in (UNDEF, EMPTY, NONE):
@@ -289,6 +290,20 @@ class TemplateLint:
             inner.message_vars.add(node.target.name)
         self.stmts(node.body, body_reach, inner)
         self.stmts(node.else_, reach, scope)
+
+    def for_iterable(self, node: nodes.For, reach: int) -> None:
+        """A loop over a string (MNN: no iteration) or over a mapping (MNN: keys sorted bytewise)."""
+        it = node.iter
+        if (isinstance(it, nodes.Const) and isinstance(it.value, str) and it.value) or isinstance(it, nodes.Concat) \
+                or (isinstance(it, nodes.Filter) and it.name == "string"):
+            self.add("mnn-jinja-for-string", "error", node.lineno,
+                     "a for loop over a string: transformers visits its characters, MNN visits nothing", reach)
+        elif isinstance(it, nodes.Dict) and it.items:
+            keys = [k.key.value if isinstance(k.key, nodes.Const) else None for k in it.items]
+            if any(not isinstance(k, str) for k in keys) or keys != sorted(keys, key=lambda k: k.encode()):
+                self.add("mnn-jinja-for-mapping-sorted", "error", node.lineno,
+                         "a for loop over a mapping: transformers visits its keys in order, MNN sorted bytewise",
+                         reach)
 
     def assign(self, node: nodes.Assign, reach: int, scope: Scope, top: bool) -> None:
         if isinstance(node.target, nodes.Tuple):
