@@ -300,3 +300,32 @@ def test_unigram_long_pieces_found_in_the_text_give_the_table_lattice(monkeypatc
         monkeypatch.setattr(U, "LONG_PIECE", 1 << 30)  # every piece through the prefix table
         assert U.Unigram.from_tree(node).segment(text) == cut, text
         monkeypatch.undo()
+
+
+def test_compiled_unigram_leaves_long_words_to_the_lattice_when_pieces_are_long():
+    # the compiled trie walk follows the text as far as a piece does from every start: quadratic
+    # in a long word when pieces are long (12.8 s on the hostile 64 KB case); the pure lattice finds
+    # long pieces in the text instead
+    from mtokspec import speedups
+    from mtokspec.runtime.hf.models import unigram as U
+
+    if speedups.module() is None:
+        pytest.skip("the compiled module is not built")
+    rows = sorted([(b"<unk>", 0, 0.0), (b"a", 1, -1.0), (b"b", 2, -1.5), (b"a" * 300, 3, -2.0)])
+    model = U.Unigram.from_tree(t.UnigramModel(0, False, rows))
+    calls: list[int] = []
+
+    class Spy:
+        def __init__(self, core):
+            self.core = core
+
+        def word(self, w):
+            calls.append(len(w))
+            return self.core.word(w)
+
+    model._core = Spy(model._accel())
+    long_word = "a" * 700 + "b"
+    pure = U.Unigram.from_tree(t.UnigramModel(0, False, rows))
+    pure._core = False  # the pure lattice
+    assert model.tokenize(long_word) == pure.tokenize(long_word) == (1,) * 100 + (3, 3, 2)
+    assert model.tokenize("ab") and calls == [2]

@@ -103,7 +103,7 @@ def serde_f64_min(xs: Collection[float]) -> float:
 
 class Unigram(CompiledCore, ByteKeyedVocab):
     __slots__ = ("_rows", "unk_id", "byte_fallback", "serde_scores", "_brow", "_ids", "_scores", "_bvocab",
-                 "_pref", "_sorted", "_long", "_unk_score", "_cache", "_core")
+                 "_pref", "_sorted", "_long", "_unk_score", "_cache", "_core", "_core_long")
 
     # built on first use: str -> [id, score or None until read, row], None (a prefix only) or _Unloaded
     _pref: dict[str, Any] | None
@@ -243,6 +243,7 @@ class Unigram(CompiledCore, ByteKeyedVocab):
     def _make_core(self, sp) -> Any:
         brow = self._brow
         keys = sorted(brow)  # the core's trie is runs of this list
+        self._core_long = max(map(len, keys), default=0) > LONG_PIECE
         return sp.UnigramCore(keys, list(map(brow.__getitem__, keys)), list(self._ids), self.unk_id,
                               self._row_score, self._lowest, self._piece_ids)
 
@@ -253,7 +254,9 @@ class Unigram(CompiledCore, ByteKeyedVocab):
         core = self._core
         if core is None:
             core = self._accel()
-        if core:
+        # the core walks its trie as far as the text follows a piece from each start: with pieces
+        # longer than LONG_PIECE that is quadratic in a long word, which the pure lattice is not
+        if core and not (self._core_long and len(word) > LONG_PIECE):
             r = core.word(word)  # None: not UTF-8 (lone surrogates), left to the pure path
         if r is None:
             r = tuple(self._encode(word))
