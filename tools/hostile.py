@@ -151,7 +151,7 @@ CASES: dict[str, Case] = {
 QUICK = ["normalizer-replace-sequence", "normalizer-table-sequence", "normalizer-replace-huge",
          "pre-tokenizer-bytelevel-sequence", "decoder-replace-sequence", "split-(a+)+é-31",
          "split-(a|aa)+é$-5000", "split-[^é]+-30000", "split-deadline-200-segments",
-         "wordpiece-2^31-cap-10KB", "added-lstrip-10KB-spaces"]
+         "wordpiece-2^31-cap-10KB", "added-lstrip-10KB-spaces", "unigram-64KB-piece"]
 
 
 @st.composite
