@@ -47,6 +47,7 @@ from mtokspec.chat.mnn import render_mnn
 from mtokspec.chat.render import render_chat_template
 from mtokspec.chat.rewrite.printer import RAISED, Unprintable, print_template, stub_macros
 from mtokspec.errors import ChatTemplateError
+from mtokspec.runtime.shared.args import items, optional_text, token_text
 
 __all__ = ["rewrite_for_mnn", "Rewrite", "Loss", "RAISED", "PROBE_CONVERSATIONS", "matches", "transformers_prompt",
            "mnn_prompt"]
@@ -182,8 +183,15 @@ def rewrite_for_mnn(template: str, *, bos_token: str | None = None, eos_token: s
 
     from mtokspec.chat.environment import parsing_environment
     from mtokspec.chat.lint import lint_chat_template
+    from mtokspec.chat.render import _to_datetime
 
-    now = strftime_now if strftime_now is not None else datetime(2024, 7, 26)
+    token_text("template", template)
+    optional_text("bos_token", bos_token)
+    optional_text("eos_token", eos_token)
+    for conversation in items("conversations", conversations, (list, tuple), "conversations (lists of messages)",
+                              optional=True) or ():
+        items("conversations", conversation, dict, "conversations of dicts (messages)")
+    now = _to_datetime(strftime_now) if strftime_now is not None else datetime(2024, 7, 26)
     try:
         ast = parsing_environment().parse(template)
     except jinja2.TemplateSyntaxError:
