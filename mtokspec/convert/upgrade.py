@@ -18,6 +18,7 @@ import regex
 from mtokspec.format import tree as t
 from mtokspec.convert import unicode_tables
 from mtokspec.format.byte_level import bytes_to_unicode
+from mtokspec.runtime.shared.args import instance, token_text
 from mtokspec.convert.result import ConversionResult
 from mtokspec.convert.loss import ConversionError, Loss
 from mtokspec.runtime.shared.text import GPT2_PATTERN, METASPACE
@@ -51,6 +52,10 @@ def upgrade(txt_tree, *, split_pattern: str = GPT2_PATTERN, lowercase: bool = Fa
     ``"identity"`` rule (dummy ``▁`` prefix, every space escaped: Llama) or ``"nmt_nfkc"`` (its
     default: NFKC, white-space runs collapsed, ``▁`` before every word: T5).  ``strict=True`` raises :class:`ConversionError` listing the losses.
     """
+    instance("txt_tree", txt_tree, t.TokenizerFile, "a legacy tokenizer.txt tree")
+    token_text("split_pattern", split_pattern)
+    token_text("sentencepiece_model", sentencepiece_model)
+    token_text("sentencepiece_normalization", sentencepiece_normalization)
     if isinstance(txt_tree, t.MtokFile):
         raise ConversionError("already a .mtok tree: nothing to upgrade")
     if sentencepiece_model not in ("bpe", "unigram"):
