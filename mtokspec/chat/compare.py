@@ -18,7 +18,7 @@ from typing import Any
 from mtokspec.chat import rewrite as _rw
 from mtokspec.chat.rewrite.printer import Unprintable, print_template
 from mtokspec.errors import ArgumentTypeError, ConversationsError
-from mtokspec.runtime.shared.args import items, optional_text, token_text
+from mtokspec.runtime.shared.args import instance, items, number, optional_text, token_text
 
 __all__ = ["ChatComparison", "compare_chat", "load_conversations", "format_comparison"]
 
@@ -149,6 +149,8 @@ def _show(s: str) -> str:
 def format_comparison(c: ChatComparison, width: int | None = None) -> str:
     """A conversation's two prompts side by side (lines marked ``*`` from the first difference on),
     then the first difference and the rules."""
+    instance("c", c, ChatComparison, "a ChatComparison")
+    number("width", width, optional=True, integral=True)
     if width is None:
         width = max(30, (shutil.get_terminal_size((160, 24)).columns - 5) // 2)
     head = f"== {c.name} (add_generation_prompt={str(c.add_generation_prompt).lower()}): "

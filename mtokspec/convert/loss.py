@@ -48,6 +48,7 @@ class ConversionError(Error, ValueError):
 
 def losses_to_plain(losses: list[Loss]) -> list[dict]:
     """The records as plain dicts (for JSON)."""
+    items("losses", losses, Loss, "Loss records")
     return [asdict(loss) for loss in losses]
 
 

@@ -26,7 +26,7 @@ from mtokspec.chat.mnn import parser as P
 from mtokspec.chat.mnn.lexer import tokenize
 from mtokspec.chat.mnn.values import (compare, dump, equal, from_python,
                                       is_undefined, py_str, size_of, truthy, undefined, wrap64)
-from mtokspec.errors import ChatTemplateError
+from mtokspec.errors import ArgumentTypeError, ChatTemplateError
 from mtokspec.runtime.shared.args import mapping, optional_text, token_text
 
 _PROBE = b"<__jinja_content_probe__>"
@@ -356,7 +356,14 @@ class MnnTemplate:
     context (which, as in MNN, persists across its renders)."""
 
     def __init__(self, source: str | bytes, *, eos_token: str = "", bos_token: str = ""):
-        src = source.encode("utf-8", "surrogateescape") if isinstance(source, str) else bytes(source)
+        if not isinstance(source, (str, bytes, bytearray)):
+            raise ArgumentTypeError(f"source: expected a str or bytes, got {type(source).__name__}")
+        optional_text("eos_token", eos_token)
+        optional_text("bos_token", bos_token)
+        try:
+            src = source.encode("utf-8", "surrogateescape") if isinstance(source, str) else bytes(source)
+        except UnicodeEncodeError:
+            raise ChatTemplateError("source: a lone surrogate is not UTF-8 text (MNN's engine takes UTF-8)") from None
         if len(src) > _MAX_TEMPLATE_BYTES:
             raise ChatTemplateError(f"template too long (limit {_MAX_TEMPLATE_BYTES} bytes)")
         self.default: dict = {b"eos_token": from_python(eos_token or "")}

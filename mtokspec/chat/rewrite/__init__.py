@@ -118,12 +118,14 @@ def _raise(message: Any) -> None:
     raise _Raised(str(message))
 
 
-def transformers_prompt(template: str, messages, agp: bool, bos, eos, now) -> str:
+def transformers_prompt(template: str, messages, add_generation_prompt: bool, bos_token, eos_token,
+                        strftime_now) -> str:
     """transformers' rendering; where it raises, ``"\0raise:" + message`` for the template's
     ``raise_exception`` and ``"\0error:" + message`` for any other error (input it refuses)."""
     try:
-        return render_chat_template(template, messages, add_generation_prompt=agp, bos_token=bos, eos_token=eos,
-                                    strftime_now=now, raise_exception=_raise)
+        return render_chat_template(template, messages, add_generation_prompt=add_generation_prompt,
+                                    bos_token=bos_token, eos_token=eos_token, strftime_now=strftime_now,
+                                    raise_exception=_raise)
     except _Raised as e:
         return "\0raise:" + str(e)
     except ChatTemplateError as e:
@@ -133,11 +135,11 @@ def transformers_prompt(template: str, messages, agp: bool, bos, eos, now) -> st
 _hf = transformers_prompt
 
 
-def mnn_prompt(template: str, messages, agp: bool, bos, eos, now) -> str:
+def mnn_prompt(template: str, messages, add_generation_prompt: bool, bos_token, eos_token, strftime_now) -> str:
     """MNN's rendering (the emulation); ``"\0mnn-error:" + message`` where its engine fails."""
     try:
-        return render_mnn(template, messages, add_generation_prompt=agp, bos_token=bos, eos_token=eos,
-                          strftime_now=now)
+        return render_mnn(template, messages, add_generation_prompt=add_generation_prompt, bos_token=bos_token,
+                          eos_token=eos_token, strftime_now=strftime_now)
     except ChatTemplateError as e:
         return "\0mnn-error:" + str(e)
 
@@ -149,6 +151,8 @@ def matches(hf: str, mnn: str) -> bool:
     """Whether MNN's rendering is transformers' (:func:`transformers_prompt`): the same text, or,
     where the template raised, :data:`RAISED` and the message.  Input transformers refuses with
     another error never matches: MNN's engine renders it anyway."""
+    token_text("hf", hf)
+    token_text("mnn", mnn)
     if hf.startswith("\0raise:"):
         return mnn == RAISED + hf[len("\0raise:"):]
     if hf.startswith("\0error:"):

@@ -52,6 +52,9 @@ def _token_text(v) -> str | None:
 def chat_template_of(folder: Path) -> tuple[str | None, str | None, str | None]:
     """``(template, bos_token, eos_token)`` of a model folder (``tokenizer_config.json``'s
     ``chat_template`` -- the ``default`` one of a list -- or ``chat_template.jinja``)."""
+    from mtokspec.runtime.shared.args import path
+
+    folder = Path(path("folder", folder))
     tc: dict = {}
     p = folder / "tokenizer_config.json"
     if p.is_file():
@@ -77,7 +80,7 @@ def reference_for_folder(path: str | os.PathLike):
     from mtokspec.convert.hf import from_hf_inputs, load_hf
     from mtokspec.convert.mnn_target.reference import HFReference
 
-    inputs = load_hf(path)
+    inputs = load_hf(path)  # (checks the path)
     try:
         import tokenizers  # noqa: F401
         fallback = None
