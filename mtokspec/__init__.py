@@ -15,6 +15,7 @@ from mtokspec.errors import (
     ArgumentTypeError,
     CasesError,
     ChatTemplateError,
+    ConversationsError,
     EditError,
     Error,
     MtokFormatError,
@@ -47,7 +48,7 @@ __all__ = [
     "TokenizerFile", "MtokFile", "SentencePieceTxtFile", "TiktokenTxtFile", "BertTxtFile", "HuggingFaceTxtFile",
     "Tokenizer", "Semantics", "load",
     "Error", "MtokFormatError", "TokenizerError", "UndefinedInMnn", "ChatTemplateError", "ConversionError",
-    "EditError", "CasesError", "ArgumentTypeError", "PathRefused",
+    "EditError", "CasesError", "ConversationsError", "ArgumentTypeError", "PathRefused",
     "convert", "divergences", "strategies",
 ]
 __version__ = "0.1.0"

@@ -2,7 +2,7 @@
 
 One ``except mtokspec.Error`` catches "mtokspec refused this input": :class:`MtokFormatError`
 (parse/build), :class:`TokenizerError` (a tree the runtime cannot run), :class:`UndefinedInMnn`,
-:class:`ChatTemplateError`, :class:`EditError`, :class:`CasesError`,
+:class:`ChatTemplateError`, :class:`ConversationsError`, :class:`EditError`, :class:`CasesError`,
 ``mtokspec.convert.ConversionError`` (which carries its losses) and :class:`PathRefused` (a file the
 CLI will not read or write).
 """
@@ -64,6 +64,11 @@ class ChatTemplateError(Error):
     recursion) and any other error raised while rendering (message prefixed with the original
     exception type; the original exception is chained as ``__cause__``).
     """
+
+
+class ConversationsError(Error, ValueError):
+    """A conversations document (``mtokspec.chat.compare.load_conversations``, ``--chat``) that holds
+    no conversations: not a list of messages, a list of conversations nor an object of named ones."""
 
 
 class PathRefused(Error, OSError):

@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Any, TypeVar
 
+from mtokspec.errors import ArgumentTypeError
+
 __all__ = ["default_jobs", "ordered_map", "dask_map"]
 
 T = TypeVar("T")
@@ -54,7 +56,9 @@ def ordered_map(fn: Callable[[T], R], items: Iterable[T], *, jobs: int | None = 
     finish.  An exception in ``fn`` is raised here."""
     items = list(items)
     jobs = default_jobs() if jobs is None else jobs
-    if not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 1:
+    if not isinstance(jobs, int) or isinstance(jobs, bool):
+        raise ArgumentTypeError(f"jobs: expected an int, got {type(jobs).__name__}")
+    if jobs < 1:
         raise ValueError(f"jobs must be a positive int, got {jobs!r}")
     chunks = _chunks(items, jobs, chunk_size)
     if jobs == 1 or len(chunks) < 2:

@@ -17,6 +17,8 @@ from typing import Any
 
 from mtokspec.chat import rewrite as _rw
 from mtokspec.chat.rewrite.printer import Unprintable, print_template
+from mtokspec.errors import ArgumentTypeError, ConversationsError
+from mtokspec.runtime.shared.args import instance, items, number, optional_text, token_text
 
 __all__ = ["ChatComparison", "compare_chat", "load_conversations", "format_comparison"]
 
@@ -50,17 +52,18 @@ def load_conversations(data: Any) -> list[tuple[str, list[dict], bool | None]]:
     """``(name, messages, add_generation_prompt or None)`` from a conversations document: a list of
     messages (one conversation), a list of conversations, or an object of named conversations; a
     conversation is a list of messages or an object with ``messages`` (and optionally ``name``,
-    ``add_generation_prompt``)."""
+    ``add_generation_prompt``).  Anything else is a :class:`~mtokspec.errors.ConversationsError`
+    (data, as from a JSON file: also a ``ValueError``)."""
     def one(name: str, conv: Any) -> tuple[str, list[dict], bool | None]:
         agp = None
         if isinstance(conv, dict) and "messages" in conv:
             name = str(conv.get("name", name))
             agp = conv.get("add_generation_prompt")
             if agp is not None and not isinstance(agp, bool):
-                raise ValueError(f"{name}: add_generation_prompt must be true or false")
+                raise ConversationsError(f"{name}: add_generation_prompt must be true or false")
             conv = conv["messages"]
         if not isinstance(conv, list) or not all(isinstance(m, dict) for m in conv):
-            raise ValueError(f"{name}: expected a list of messages ({{'role': ..., 'content': ...}})")
+            raise ConversationsError(f"{name}: expected a list of messages ({{'role': ..., 'content': ...}})")
         return name, conv, agp
 
     if isinstance(data, list) and data and all(isinstance(m, dict) and "role" in m for m in data):
@@ -71,7 +74,7 @@ def load_conversations(data: Any) -> list[tuple[str, list[dict], bool | None]]:
         return [one("conversation", data)]
     if isinstance(data, dict):
         return [one(str(k), v) for k, v in data.items()]
-    raise ValueError("expected a list of messages, a list of conversations or an object of named conversations")
+    raise ConversationsError("expected a list of messages, a list of conversations or an object of named conversations")
 
 
 def _explain(template: str, messages, agp: bool, bos, eos, now, mnn_text: str) -> list[str]:
@@ -101,8 +104,17 @@ def compare_chat(template: str, conversations: list[tuple[str, list[dict], bool 
                  add_generation_prompt: bool = True, strftime_now: datetime | None = None) -> list[ChatComparison]:
     """Compare transformers' and MNN's prompts for each conversation (see the module)."""
     from mtokspec.chat.lint import lint_chat_template
+    from mtokspec.chat.render import _to_datetime
 
-    now = strftime_now or datetime.now()
+    token_text("template", template)
+    optional_text("bos_token", bos_token)
+    optional_text("eos_token", eos_token)
+    for i, conv in enumerate(items("conversations", conversations, (list, tuple),
+                                   "(name, messages, add_generation_prompt) triples")):
+        if len(conv) != 3 or not isinstance(conv[0], str):
+            raise ArgumentTypeError(f"conversations: item {i} is not a (name, messages, add_generation_prompt) triple")
+        items("conversations", conv[1], dict, "triples whose messages are dicts")
+    now = _to_datetime(strftime_now) or datetime.now()
     lint_codes = sorted({f.code for f in lint_chat_template(template, bos_token=bos_token)})
     out = []
     for name, messages, agp in conversations:
@@ -137,6 +149,8 @@ def _show(s: str) -> str:
 def format_comparison(c: ChatComparison, width: int | None = None) -> str:
     """A conversation's two prompts side by side (lines marked ``*`` from the first difference on),
     then the first difference and the rules."""
+    instance("c", c, ChatComparison, "a ChatComparison")
+    number("width", width, optional=True, integral=True)
     if width is None:
         width = max(30, (shutil.get_terminal_size((160, 24)).columns - 5) // 2)
     head = f"== {c.name} (add_generation_prompt={str(c.add_generation_prompt).lower()}): "

@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import functools
 import math
+from collections.abc import Mapping
 import time
 from datetime import datetime
 from typing import Any, Generator, cast
@@ -20,6 +21,7 @@ from jinja2.exceptions import TemplateSyntaxError
 
 from mtokspec.chat.sandbox import ENV, MAX_TEMPLATE_CHARS, MIN_VALUE_LIMIT, SSTI_NAMES, STATE, RenderState
 from mtokspec.errors import ArgumentTypeError, ChatTemplateError
+from mtokspec.runtime.shared.args import items, number, optional_text, token_text
 
 __all__ = ["ChatTemplateError", "render_chat_template", "render_file_template"]
 
@@ -52,8 +54,38 @@ def _to_datetime(value: datetime | str | None) -> datetime | None:
     if value is None or isinstance(value, datetime):
         return value
     if isinstance(value, str):
-        return datetime.fromisoformat(value)
-    raise ArgumentTypeError("strftime_now must be a datetime, an ISO-8601 string or None")
+        try:
+            return datetime.fromisoformat(value)
+        except ValueError:
+            raise ChatTemplateError(f"strftime_now: not an ISO-8601 date and time: {value!r}") from None
+    raise ArgumentTypeError(f"strftime_now: expected a datetime, an ISO-8601 string or None, got {type(value).__name__}")
+
+
+def checked_limits(max_output_chars: Any, timeout_seconds: Any) -> tuple[int, float]:
+    """The renderers' bounds: ``max_output_chars`` an int >= 0, ``timeout_seconds`` a number > 0 or
+    ``None`` (no time limit); a wrong type is :class:`ArgumentTypeError`, a wrong value
+    :class:`ChatTemplateError`."""
+    number("max_output_chars", max_output_chars, integral=True)
+    number("timeout_seconds", timeout_seconds, optional=True)
+    if timeout_seconds is None:
+        timeout_seconds = math.inf
+    if max_output_chars < 0 or not timeout_seconds > 0:
+        raise ChatTemplateError("max_output_chars must be >= 0 and timeout_seconds > 0")
+    return max_output_chars, timeout_seconds
+
+
+def checked_messages(messages: Any) -> list:
+    """``messages``: a list (or tuple) of dicts, as a list (the same check in both semantics)."""
+    return list(items("messages", messages, dict, "dicts (messages)"))
+
+
+def checked_file(file: Any) -> Any:
+    """``file`` of ``render_file_*``: a tokenizer file tree or a tokenizer (anything with
+    ``chat_template``, ``bos_token`` and ``eos_token``)."""
+    if not all(hasattr(file, a) for a in ("chat_template", "bos_token", "eos_token")):
+        raise ArgumentTypeError("file: expected a tokenizer file (chat_template, bos_token, eos_token), "
+                                f"got {type(file).__name__}")
+    return file
 
 
 _CONTINUE_TAG = "CONTINUE_FINAL_MESSAGE_TAG "
@@ -97,49 +129,45 @@ def render_chat_template(
 
     Raises:
         ChatTemplateError: any failure while compiling or rendering the template.
-        TypeError / ValueError: invalid arguments (non-str template, non-dict tools/documents).
+        ArgumentTypeError: an argument of the wrong type (a non-str template, messages, tools or
+            documents that are not lists of dicts), naming the parameter.
     """
-    if not isinstance(template, str):
-        raise ArgumentTypeError("template must be a str")
+    token_text("template", template)
     if len(template) > MAX_TEMPLATE_CHARS:
         raise ChatTemplateError(f"template too long (limit {MAX_TEMPLATE_CHARS} characters)")
-    if tools is not None:
-        for tool in tools:
-            if not isinstance(tool, dict):
-                raise ArgumentTypeError(
-                    "tools must be JSON schemas (dicts); converting Python callables is not supported"
-                )
-    if documents is not None:
-        for document in documents:
-            if not isinstance(document, dict):
-                raise ArgumentTypeError("Documents should be a list of dicts with 'title' and 'text' keys!")
+    messages = checked_messages(messages)
+    optional_text("bos_token", bos_token)
+    optional_text("eos_token", eos_token)
+    # JSON schemas (dicts): converting Python callables is not supported
+    items("tools", tools, dict, "dicts (JSON schemas)", optional=True)
+    items("documents", documents, dict, "dicts with 'title' and 'text' keys", optional=True)
     frozen = _to_datetime(strftime_now)
-    if timeout_seconds is None:
-        timeout_seconds = math.inf
-    if max_output_chars < 0 or not timeout_seconds > 0:
-        raise ValueError("max_output_chars must be >= 0 and timeout_seconds > 0")
+    max_output_chars, timeout_seconds = checked_limits(max_output_chars, timeout_seconds)
 
     final_message: Any = None
     if continue_final_message:
         messages = copy.deepcopy(messages)
         if not messages:
-            raise ValueError("continue_final_message is set but there are no messages")
+            raise ChatTemplateError("continue_final_message is set but there are no messages")
         content = messages[-1].get("content")
         if content is None:
-            raise ValueError("continue_final_message is set but the final message has no content to continue!")
+            raise ChatTemplateError("continue_final_message is set but the final message has no content to continue!")
         if isinstance(content, (list, tuple)):
             for block in reversed(content):
-                if "text" in block:
+                if isinstance(block, Mapping) and isinstance(block.get("text"), str):
                     final_message = block["text"]
                     block["text"] = block["text"] + _CONTINUE_TAG
                     break
             else:
-                raise ValueError(
+                raise ChatTemplateError(
                     "continue_final_message is set but we could not find any text to continue in the final message!"
                 )
-        else:
+        elif isinstance(content, str):
             final_message = content
             messages[-1]["content"] = content + _CONTINUE_TAG
+        else:
+            raise ChatTemplateError("continue_final_message is set but the final message's content is a "
+                                    f"{type(content).__name__}, not text to continue")
 
     compiled, free_names = _compile(template)
 
@@ -207,8 +235,9 @@ def render_file_template(file: Any, messages: list[dict], *, template: str | Non
     """:func:`render_chat_template` for a tokenizer file (anything with ``chat_template``,
     ``bos_token`` and ``eos_token``): its template unless ``template`` is given, its BOS/EOS strings
     unless passed (an empty one counts as absent, as the exporter writes absent ones)."""
-    if not isinstance(messages, list):
-        raise ArgumentTypeError(f"messages: expected a list, got {type(messages).__name__}")
+    checked_file(file)
+    messages = checked_messages(messages)
+    optional_text("template", template)
     source = template if template is not None else file.chat_template
     if not source:
         raise ChatTemplateError("the file has no chat template; pass template=...")

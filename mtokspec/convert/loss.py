@@ -12,6 +12,7 @@ import json
 from dataclasses import asdict, dataclass
 
 from mtokspec.errors import Error
+from mtokspec.runtime.shared.args import items
 
 __all__ = ["Loss", "ConversionError", "render_text", "render_json", "losses_to_plain"]
 
@@ -47,16 +48,19 @@ class ConversionError(Error, ValueError):
 
 def losses_to_plain(losses: list[Loss]) -> list[dict]:
     """The records as plain dicts (for JSON)."""
+    items("losses", losses, Loss, "Loss records")
     return [asdict(loss) for loss in losses]
 
 
 def render_json(losses: list[Loss], **extra) -> str:
     """A JSON document ``{"losses": [...], **extra}``."""
+    items("losses", losses, Loss, "Loss records")
     return json.dumps({**extra, "losses": losses_to_plain(losses)}, ensure_ascii=False, indent=1)
 
 
 def render_text(losses: list[Loss]) -> str:
     """One line per loss, ids-changing ones marked; a summary line when there are none."""
+    items("losses", losses, Loss, "Loss records")
     if not losses:
         return "no losses: the .mtok holds everything the conversion reads"
     n = sum(1 for loss in losses if loss.may_change_tokenization)

@@ -10,6 +10,7 @@ from typing import Any
 from mtokspec.format import tree as t
 from mtokspec.convert import unicode_tables
 from mtokspec.convert.loss import ConversionError
+from mtokspec.runtime.shared.args import instance
 from mtokspec.runtime.shared.text import REGEX_META
 
 __all__ = ["to_hf", "to_hf_with_notes"]
@@ -24,6 +25,7 @@ def to_hf(tree: t.MtokFile) -> dict:
 
 def to_hf_with_notes(tree: t.MtokFile) -> tuple[dict, list[str]]:
     """``(document, notes)``: notes say where the mapping had to choose (e.g. table not identical)."""
+    instance("tree", tree, t.TokenizerFile, "a tokenizer file tree")
     if not isinstance(tree, t.MtokFile):
         raise ConversionError(f"to_hf takes an MtokFile tree, got {type(tree).__name__} "
                               "(a legacy tokenizer.txt tree: mtokspec.convert.upgrade(tree).tree first)")

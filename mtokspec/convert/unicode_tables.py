@@ -16,6 +16,9 @@ import unicodedata
 from functools import lru_cache
 from typing import Callable, cast
 
+from mtokspec.errors import ArgumentTypeError
+from mtokspec.runtime.shared.args import texts, token_text
+
 __all__ = ["UNIDATA_VERSION", "FORMS", "normalization_table", "nfkc_table", "nfc_table",
            "nfd_table", "identify_table", "closest_form"]
 
@@ -28,7 +31,9 @@ FORMS = ("NFKC", "NFC", "NFD", "NFKD")
 @lru_cache(maxsize=None)
 def _table(form: str) -> tuple[tuple[int, bytes], ...]:
     if form not in FORMS:
-        raise ValueError(f"unknown normalization form {form!r}")
+        from mtokspec.convert.loss import ConversionError
+
+        raise ConversionError(f"unknown normalization form {form!r} (known: {', '.join(FORMS)})")
     # typed for any str: ``form`` was checked against FORMS above
     is_normalized = cast(Callable[[str, str], bool], unicodedata.is_normalized)
     normalize = cast(Callable[[str, str], str], unicodedata.normalize)
@@ -47,6 +52,7 @@ def _table(form: str) -> tuple[tuple[int, bytes], ...]:
 
 def normalization_table(form: str) -> list[tuple[int, bytes]]:
     """The exporter's table for ``form`` (one of NFKC, NFC, NFD, NFKD); a fresh list each call."""
+    token_text("form", form)
     return list(_table(form))
 
 
@@ -65,9 +71,20 @@ def nfd_table() -> list[tuple[int, bytes]]:
     return normalization_table("NFD")
 
 
+def _rows(table) -> list[tuple[int, bytes]]:
+    """``table`` as ``(code point, bytes)`` rows: any iterable of pairs of an int and bytes."""
+    rows = []
+    for i, row in enumerate(texts("table", table)):
+        if not (isinstance(row, (tuple, list)) and len(row) == 2 and isinstance(row[0], int)
+                and not isinstance(row[0], bool) and isinstance(row[1], (bytes, bytearray, memoryview))):
+            raise ArgumentTypeError(f"table: expected (code point, bytes) rows, row {i} is a {type(row).__name__}")
+        rows.append((int(row[0]), bytes(row[1])))
+    return rows
+
+
 def identify_table(table) -> str | None:
     """The form whose table (from this Python's Unicode data) equals ``table`` exactly, else None."""
-    rows = tuple((int(cp), bytes(b)) for cp, b in table)
+    rows = tuple(_rows(table))
     for form in FORMS:
         if rows == _table(form):
             return form
@@ -83,7 +100,7 @@ def closest_form(table) -> tuple[str, bool]:
     exact = identify_table(table)
     if exact is not None:
         return exact, True
-    rows = {(int(cp), bytes(b)) for cp, b in table}
+    rows = set(_rows(table))
     best, best_score = "NFKC", -1.0
     for form in FORMS:
         ref = set(_table(form))

@@ -18,6 +18,8 @@ import regex
 from mtokspec.format import tree as t
 from mtokspec.convert import unicode_tables
 from mtokspec.format.byte_level import bytes_to_unicode
+from mtokspec.errors import ArgumentTypeError
+from mtokspec.runtime.shared.args import instance, items, mapping, texts, token_text
 from mtokspec.convert.result import ConversionResult
 from mtokspec.convert.loss import ConversionError, Loss
 from mtokspec.runtime.shared.text import GPT2_PATTERN, METASPACE
@@ -35,6 +37,7 @@ _SP_NORMAL, _SP_UNKNOWN, _SP_CONTROL, _SP_USER, _SP_UNUSED, _SP_BYTE = 1, 2, 3, 
 
 def byte_level_spelling(token: bytes) -> bytes:
     """``token``'s bytes spelled with GPT-2's byte-to-unicode characters, as UTF-8."""
+    instance("token", token, (bytes, bytearray, memoryview), "bytes")
     m = bytes_to_unicode()
     return "".join(m[b] for b in token).encode("utf-8")
 
@@ -51,6 +54,10 @@ def upgrade(txt_tree, *, split_pattern: str = GPT2_PATTERN, lowercase: bool = Fa
     ``"identity"`` rule (dummy ``▁`` prefix, every space escaped: Llama) or ``"nmt_nfkc"`` (its
     default: NFKC, white-space runs collapsed, ``▁`` before every word: T5).  ``strict=True`` raises :class:`ConversionError` listing the losses.
     """
+    instance("txt_tree", txt_tree, t.TokenizerFile, "a legacy tokenizer.txt tree")
+    token_text("split_pattern", split_pattern)
+    token_text("sentencepiece_model", sentencepiece_model)
+    token_text("sentencepiece_normalization", sentencepiece_normalization)
     if isinstance(txt_tree, t.MtokFile):
         raise ConversionError("already a .mtok tree: nothing to upgrade")
     if sentencepiece_model not in ("bpe", "unigram"):
@@ -106,8 +113,8 @@ def tiktoken_merges(tokens: Iterable[bytes], skip: Iterable[int] = ()) -> tuple[
     repeated token keeps its first rank.  Ranks of the result are 0, 1, ... in the order of the
     merged tokens' ranks.
     """
-    tokens = list(tokens)
-    skip = set(skip)
+    tokens = items("tokens", texts("tokens", tokens), (bytes, bytearray), "bytes")
+    skip = set(items("skip", texts("skip", skip), int, "ints"))
     ranks: dict[bytes, int] = {}
     for i, tok in enumerate(tokens):
         if i not in skip and tok and tok not in ranks:
@@ -128,6 +135,21 @@ def tiktoken_merges(tokens: Iterable[bytes], skip: Iterable[int] = ()) -> tuple[
     return merges, unreachable
 
 
+def _sentencepiece_arguments(pieces, vocab, mergeable) -> list[int]:
+    items("pieces", pieces, (tuple, list), "(text, score, type) triples")
+    for i, p in enumerate(pieces):
+        if len(p) != 3 or not isinstance(p[0], str) or isinstance(p[1], bool) or not isinstance(p[1], (int, float)):
+            raise ArgumentTypeError(f"pieces: expected (text, score, type) triples, item {i} is not one")
+    mapping("vocab", vocab)
+    if not all(isinstance(k, str) for k in vocab):
+        raise ArgumentTypeError("vocab: expected a dict of str keys")
+    ids = items("mergeable", texts("mergeable", mergeable), int, "ints")
+    for pid in ids:
+        if not 0 <= pid < len(pieces):
+            raise ConversionError(f"mergeable: piece id {pid} is not in pieces (0 to {len(pieces) - 1})")
+    return ids
+
+
 def sentencepiece_merges(pieces: list[tuple[str, float, int]], vocab: dict[str, int],
                          mergeable: Iterable[int]) -> list[tuple[int, int, int]]:
     """SentencePiece BPE as merges: every split ``l + r`` of a mergeable piece into vocab pieces.
@@ -138,6 +160,7 @@ def sentencepiece_merges(pieces: list[tuple[str, float, int]], vocab: dict[str, 
     some vocab entry are looked up: a long piece costs its length times the number of distinct
     lengths, not its length squared.
     """
+    mergeable = _sentencepiece_arguments(pieces, vocab, mergeable)
     found: list[tuple[float, int, int, int]] = []
     lengths = sorted({len(v) for v in vocab})
     length_set = frozenset(lengths)

@@ -23,7 +23,7 @@ from mtokspec.chat.mnn import MnnEngineFailure, render_mnn
 from mtokspec.chat.mnn.builtins import strftime
 from mtokspec.chat.mnn.values import format_double, json_str
 from mtokspec.divergences.rules.chat_template import RULES as CHAT_TEMPLATE_RULES
-from mtokspec.errors import ChatTemplateError
+from mtokspec.errors import ArgumentTypeError, ChatTemplateError
 
 CHAT_DIR = CORPUS / "chat"
 RULES_DATA = json.loads((Path(__file__).parent / "data" / "mnn_rules.json").read_text(encoding="utf-8"))
@@ -144,7 +144,10 @@ def test_messages_reach_the_engine_as_mnn_callers_pass_them():
 
 
 def test_messages_that_are_not_json_objects_are_refused():
-    for messages in ({"role": "u"}, ["text"], [{"role": "u", "content": object()}], [{1: "x"}]):
+    for messages in ({"role": "u"}, ["text"]):  # not a list of dicts: the type (as in the hf semantics)
+        with pytest.raises(ArgumentTypeError, match="^messages: "):
+            render_mnn("{{ messages }}", messages)
+    for messages in ([{"role": "u", "content": object()}], [{1: "x"}], [{"role": "u", "content": "\ud800"}]):
         with pytest.raises(ChatTemplateError):
             render_mnn("{{ messages }}", messages)
 

@@ -15,6 +15,7 @@ from mtokspec.chat.lint.expressions import free_names, target_key
 from mtokspec.chat.sandbox import MAX_TEMPLATE_CHARS
 from mtokspec.errors import ChatTemplateError
 from mtokspec.format.validate import Finding
+from mtokspec.runtime.shared.args import optional_text, token_text
 
 __all__ = ["lint_chat_template"]
 
@@ -30,6 +31,9 @@ def lint_chat_template(template: str, path: str = "chat_template", *,
     ``MAX_TEMPLATE_CHARS``, or nested deeper than jinja2's parser or ``MAX_LINT_DEPTH`` levels of
     expressions and statements.  The time is linear in the template's length.
     """
+    token_text("template", template)
+    token_text("path", path)
+    optional_text("bos_token", bos_token)
     if len(template) > MAX_TEMPLATE_CHARS:
         raise ChatTemplateError(f"template too long to lint (limit {MAX_TEMPLATE_CHARS} characters, "
                                 "as the renderer's)")

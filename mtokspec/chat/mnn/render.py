@@ -17,7 +17,6 @@ or crash, :class:`~mtokspec.chat.mnn.values.MnnEngineFailure` names the divergen
 from __future__ import annotations
 
 import copy
-import math
 import time
 from datetime import datetime
 from typing import Any
@@ -28,6 +27,7 @@ from mtokspec.chat.mnn.lexer import tokenize
 from mtokspec.chat.mnn.values import (compare, dump, equal, from_python,
                                       is_undefined, py_str, size_of, truthy, undefined, wrap64)
 from mtokspec.errors import ArgumentTypeError, ChatTemplateError
+from mtokspec.runtime.shared.args import mapping, optional_text, token_text
 
 _PROBE = b"<__jinja_content_probe__>"
 _MAX_TEMPLATE_BYTES = 2_000_000
@@ -356,7 +356,14 @@ class MnnTemplate:
     context (which, as in MNN, persists across its renders)."""
 
     def __init__(self, source: str | bytes, *, eos_token: str = "", bos_token: str = ""):
-        src = source.encode("utf-8", "surrogateescape") if isinstance(source, str) else bytes(source)
+        if not isinstance(source, (str, bytes, bytearray)):
+            raise ArgumentTypeError(f"source: expected a str or bytes, got {type(source).__name__}")
+        optional_text("eos_token", eos_token)
+        optional_text("bos_token", bos_token)
+        try:
+            src = source.encode("utf-8", "surrogateescape") if isinstance(source, str) else bytes(source)
+        except UnicodeEncodeError:
+            raise ChatTemplateError("source: a lone surrogate is not UTF-8 text (MNN's engine takes UTF-8)") from None
         if len(src) > _MAX_TEMPLATE_BYTES:
             raise ChatTemplateError(f"template too long (limit {_MAX_TEMPLATE_BYTES} bytes)")
         self.default: dict = {b"eos_token": from_python(eos_token or "")}
@@ -401,12 +408,13 @@ class MnnTemplate:
 def engine_messages(messages: list[dict]) -> list:
     """Messages as MNN's callers hand them to the engine: a message of exactly a string ``role``
     and a string ``content`` as that pair (role first); any other as its whole JSON object."""
+    from mtokspec.chat.render import checked_messages
+
     out = []
-    for i, m in enumerate(messages):
-        if not isinstance(m, dict):
-            raise ChatTemplateError(f"messages[{i}] must be a dict: MNN takes messages as JSON objects")
+    for i, m in enumerate(checked_messages(messages)):
         if len(m) == 2 and isinstance(m.get("role"), str) and isinstance(m.get("content"), str):
-            out.append({b"role": from_python(m["role"]), b"content": from_python(m["content"])})
+            out.append({b"role": from_python(m["role"], f"messages[{i}].role"),
+                        b"content": from_python(m["content"], f"messages[{i}].content")})
         else:
             out.append(from_python(m, f"messages[{i}]"))
     return out
@@ -431,26 +439,27 @@ def render_mnn(template: str, messages: list[dict], *, add_generation_prompt: bo
             :class:`~mtokspec.chat.mnn.values.MnnEngineFailure` (a subclass) where MNN's engine
             itself would never return, run out of memory or crash.
     """
-    from mtokspec.chat.render import _to_datetime
+    from mtokspec.chat.render import _to_datetime, checked_limits
 
-    if not isinstance(template, str):
-        raise ArgumentTypeError("template must be a str")
-    if timeout_seconds is None:
-        timeout_seconds = math.inf
-    if max_output_chars < 0 or not timeout_seconds > 0:
-        raise ValueError("max_output_chars must be >= 0 and timeout_seconds > 0")
-    if not isinstance(messages, list):
-        raise ChatTemplateError("messages must be a list of dicts")
+    token_text("template", template)
+    optional_text("bos_token", bos_token)
+    optional_text("eos_token", eos_token)
+    max_output_chars, timeout_seconds = checked_limits(max_output_chars, timeout_seconds)
+    mapping("context", context, optional=True)  # MNN's jinja.context is a JSON object
+    now = _to_datetime(strftime_now)
     try:
-        extra = from_python(context or {}, "context")
-        messages_in = engine_messages(messages)
-    except RecursionError:
-        raise ChatTemplateError("messages or context nest too deeply") from None
-    if type(extra) is not dict:
-        raise ChatTemplateError("context must be a dict (MNN's jinja.context is a JSON object)")
-    limits = _Limits(timeout_seconds, max_output_chars, _to_datetime(strftime_now))
-    tpl = MnnTemplate(template, eos_token=eos_token or "", bos_token=bos_token or "")
-    out = tpl.apply(messages_in, bool(add_generation_prompt), extra, limits)
+        try:
+            extra = from_python(context or {}, "context")
+            messages_in = engine_messages(messages)
+        except RecursionError:
+            raise ChatTemplateError("messages or context nest too deeply") from None
+        if type(extra) is not dict:
+            raise ChatTemplateError("context must be a JSON object (MNN's jinja.context is one)")
+        limits = _Limits(timeout_seconds, max_output_chars, now)
+        tpl = MnnTemplate(template, eos_token=eos_token or "", bos_token=bos_token or "")
+        out = tpl.apply(messages_in, bool(add_generation_prompt), extra, limits)
+    except UnicodeEncodeError as e:  # a lone surrogate: no UTF-8 text, and MNN takes nothing else
+        raise ChatTemplateError(f"not UTF-8 text (MNN's engine reads bytes): {e}") from None
     return out.decode("utf-8", "surrogateescape")
 
 
@@ -462,6 +471,12 @@ def render_file_mnn(file: Any, messages: list[dict], *, template: str | None = N
     MNN's API takes no ``tools`` nor template variables: a device app hands them over through
     ``llm_config.json``'s ``jinja.context``, which is where ``tools`` and every keyword other than
     ``strftime_now``, ``max_output_chars`` and ``timeout_seconds`` go (``context`` is that object)."""
+    from mtokspec.chat.render import checked_file, checked_messages
+
+    checked_file(file)
+    messages = checked_messages(messages)
+    optional_text("template", template)
+    mapping("context", context, optional=True)
     source = template if template is not None else file.chat_template
     if not source:
         raise ChatTemplateError("the file has no chat template; pass template=...")

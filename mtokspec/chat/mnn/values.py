@@ -278,6 +278,13 @@ def json_str(v: Any, indent: int = -1, level: int = 0) -> bytes:
 
 # --- conversion from Python -------------------------------------------------------------------------
 
+def _utf8(s: str, path: str) -> bytes:
+    try:
+        return s.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a lone surrogate that is no escaped byte
+        raise ChatTemplateError(f"{path}: a lone surrogate is not UTF-8 text (MNN's engine takes UTF-8)") from None
+
+
 def from_python(v: Any, path: str = "value") -> Any:
     """A JSON-like Python value as the engine holds it (strings as UTF-8 bytes).
 
@@ -291,7 +298,7 @@ def from_python(v: Any, path: str = "value") -> Any:
     if isinstance(v, float):
         return float(v)
     if isinstance(v, str):
-        return v.encode("utf-8", "surrogateescape")
+        return _utf8(v, path)
     if isinstance(v, (bytes, bytearray)):
         return bytes(v)
     if isinstance(v, (list, tuple)):
@@ -301,7 +308,7 @@ def from_python(v: Any, path: str = "value") -> Any:
         for k, e in v.items():
             if not isinstance(k, str):
                 raise ChatTemplateError(f"{path}: keys must be strings, got {type(k).__name__}")
-            out[k.encode("utf-8", "surrogateescape")] = from_python(e, f"{path}.{k}")
+            out[_utf8(k, path)] = from_python(e, f"{path}.{k}")
         return out
     raise ChatTemplateError(f"{path}: {type(v).__name__} is not JSON (MNN's engine takes JSON values)")
 

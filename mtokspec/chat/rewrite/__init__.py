@@ -47,6 +47,7 @@ from mtokspec.chat.mnn import render_mnn
 from mtokspec.chat.render import render_chat_template
 from mtokspec.chat.rewrite.printer import RAISED, Unprintable, print_template, stub_macros
 from mtokspec.errors import ChatTemplateError
+from mtokspec.runtime.shared.args import items, optional_text, token_text
 
 __all__ = ["rewrite_for_mnn", "Rewrite", "Loss", "RAISED", "PROBE_CONVERSATIONS", "matches", "transformers_prompt",
            "mnn_prompt"]
@@ -117,12 +118,14 @@ def _raise(message: Any) -> None:
     raise _Raised(str(message))
 
 
-def transformers_prompt(template: str, messages, agp: bool, bos, eos, now) -> str:
+def transformers_prompt(template: str, messages, add_generation_prompt: bool, bos_token, eos_token,
+                        strftime_now) -> str:
     """transformers' rendering; where it raises, ``"\0raise:" + message`` for the template's
     ``raise_exception`` and ``"\0error:" + message`` for any other error (input it refuses)."""
     try:
-        return render_chat_template(template, messages, add_generation_prompt=agp, bos_token=bos, eos_token=eos,
-                                    strftime_now=now, raise_exception=_raise)
+        return render_chat_template(template, messages, add_generation_prompt=add_generation_prompt,
+                                    bos_token=bos_token, eos_token=eos_token, strftime_now=strftime_now,
+                                    raise_exception=_raise)
     except _Raised as e:
         return "\0raise:" + str(e)
     except ChatTemplateError as e:
@@ -132,11 +135,11 @@ def transformers_prompt(template: str, messages, agp: bool, bos, eos, now) -> st
 _hf = transformers_prompt
 
 
-def mnn_prompt(template: str, messages, agp: bool, bos, eos, now) -> str:
+def mnn_prompt(template: str, messages, add_generation_prompt: bool, bos_token, eos_token, strftime_now) -> str:
     """MNN's rendering (the emulation); ``"\0mnn-error:" + message`` where its engine fails."""
     try:
-        return render_mnn(template, messages, add_generation_prompt=agp, bos_token=bos, eos_token=eos,
-                          strftime_now=now)
+        return render_mnn(template, messages, add_generation_prompt=add_generation_prompt, bos_token=bos_token,
+                          eos_token=eos_token, strftime_now=strftime_now)
     except ChatTemplateError as e:
         return "\0mnn-error:" + str(e)
 
@@ -148,6 +151,8 @@ def matches(hf: str, mnn: str) -> bool:
     """Whether MNN's rendering is transformers' (:func:`transformers_prompt`): the same text, or,
     where the template raised, :data:`RAISED` and the message.  Input transformers refuses with
     another error never matches: MNN's engine renders it anyway."""
+    token_text("hf", hf)
+    token_text("mnn", mnn)
     if hf.startswith("\0raise:"):
         return mnn == RAISED + hf[len("\0raise:"):]
     if hf.startswith("\0error:"):
@@ -182,8 +187,15 @@ def rewrite_for_mnn(template: str, *, bos_token: str | None = None, eos_token: s
 
     from mtokspec.chat.environment import parsing_environment
     from mtokspec.chat.lint import lint_chat_template
+    from mtokspec.chat.render import _to_datetime
 
-    now = strftime_now if strftime_now is not None else datetime(2024, 7, 26)
+    token_text("template", template)
+    optional_text("bos_token", bos_token)
+    optional_text("eos_token", eos_token)
+    for conversation in items("conversations", conversations, (list, tuple), "conversations (lists of messages)",
+                              optional=True) or ():
+        items("conversations", conversation, dict, "conversations of dicts (messages)")
+    now = _to_datetime(strftime_now) if strftime_now is not None else datetime(2024, 7, 26)
     try:
         ast = parsing_environment().parse(template)
     except jinja2.TemplateSyntaxError:

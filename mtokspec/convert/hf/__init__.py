@@ -23,6 +23,7 @@ from mtokspec.convert.hf.probe import ProbeRules
 from mtokspec.convert.loss import ConversionError, Loss
 from mtokspec.convert.result import ConversionResult
 from mtokspec.format import tree as t
+from mtokspec.runtime.shared.args import instance, optional_text, token_text
 
 __all__ = ["ConversionResult", "HFInputs", "from_hf", "from_hf_tree", "from_hf_inputs",
            "load_hf", "WHITESPACE_SPLIT", "CLASS_DEFAULTS", "TEMPLATE_FROM_FLAGS", "CLASS_PIPELINES"]
@@ -53,6 +54,9 @@ def from_hf_tree(path: str | os.PathLike, **kwargs) -> t.MtokFile:
 def from_hf_inputs(inputs: HFInputs, *, strict: bool = False, exact_whitespace: bool = False,
                    model_type: str | None = None, target: str = "exporter") -> ConversionResult:
     """Convert already-loaded files (see :func:`load_hf`)."""
+    instance("inputs", inputs, HFInputs, "HFInputs (load_hf's)")
+    token_text("target", target)
+    optional_text("model_type", model_type)
     if target not in ("exporter", "mnn"):
         raise ConversionError(f"target {target!r}: expected 'exporter' (MNN's exporter's bytes) or 'mnn'")
     try:

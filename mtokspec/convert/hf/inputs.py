@@ -40,8 +40,17 @@ def read_json(path: Path) -> Any:
 
 
 def load_hf(path: str | os.PathLike) -> HFInputs:
-    """Read a model folder (or a ``tokenizer.json`` file and its siblings)."""
-    p = Path(path)
+    """Read a model folder (or a ``tokenizer.json`` file and its siblings); a path that does not
+    exist is ``FileNotFoundError``, as ``open`` raises it."""
+    from mtokspec.runtime.shared.args import path as path_arg
+
+    p = Path(path_arg("path", path))
+    try:
+        os.stat(p)
+    except FileNotFoundError:
+        raise
+    except (OSError, ValueError):  # a NUL, a lone surrogate, a name too long ...: the checks below refuse it
+        pass
     if p.is_dir():
         folder, tj_path = p, p / "tokenizer.json"
     else:

@@ -21,6 +21,7 @@ from dataclasses import replace
 
 from mtokspec.format import tree as t
 from mtokspec.convert.loss import Loss
+from mtokspec.runtime.shared.args import instance, items, path
 
 __all__ = ["fix"]
 
@@ -68,6 +69,10 @@ def fix(tree, against: str | os.PathLike | None = None, texts: list[str] | None 
     from mtokspec.convert.mnn_target.reference import FileReference, HFReference, probe_texts
     from mtokspec.convert.mnn_target.report import mnn_losses
 
+    instance("tree", tree, t.TokenizerFile, "a tokenizer file tree")
+    if against is not None:
+        path("against", against)
+    items("texts", texts, str, "strs", optional=True)
     losses: list[Loss] = []
     if not isinstance(tree, t.MtokFile):
         from mtokspec.convert.upgrade import upgrade

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 
 from mtokspec.convert.loss import ConversionError
@@ -53,6 +54,9 @@ def _token_text(v) -> str | None:
 def chat_template_of(folder: Path) -> tuple[str | None, str | None, str | None]:
     """``(template, bos_token, eos_token)`` of a model folder (``tokenizer_config.json``'s
     ``chat_template`` -- the ``default`` one of a list -- or ``chat_template.jinja``)."""
+    from mtokspec.runtime.shared.args import path
+
+    folder = Path(path("folder", folder))
     tc: dict = {}
     p = folder / "tokenizer_config.json"
     if p.is_file():
@@ -78,7 +82,7 @@ def reference_for_folder(path: str | os.PathLike):
     from mtokspec.convert.hf import from_hf_inputs, load_hf
     from mtokspec.convert.mnn_target.reference import HFReference
 
-    inputs = load_hf(path)
+    inputs = load_hf(path)  # (checks the path)
     try:
         import tokenizers  # noqa: F401
         fallback = None
@@ -108,8 +112,18 @@ def goldens(path: str | os.PathLike, texts: list[str] | None = None, conversatio
     from mtokspec.chat.render import render_chat_template
     from mtokspec.convert.hf import load_hf
     from mtokspec.convert.mnn_target.reference import BASE_TEXTS
-    from mtokspec.errors import Error
+    from mtokspec.errors import ArgumentTypeError, Error
+    from mtokspec.runtime.shared.args import items, path as path_arg
 
+    path_arg("path", path)
+    for i, text in enumerate(items("texts", texts, str, "strs", optional=True) or ()):
+        if not _utf8(text):
+            raise ConversionError(f"texts[{i}]: a lone surrogate: not text a test case can hold (UTF-8)")
+    for i, conv in enumerate(items("conversations", conversations, dict, "dicts", optional=True) or ()):
+        if not isinstance(conv.get("messages"), list):
+            raise ArgumentTypeError(f"conversations: item {i} has no 'messages' list")
+    if strftime_now is not None and not isinstance(strftime_now, (str, datetime)):
+        raise ArgumentTypeError(f"strftime_now: expected an ISO-8601 string or None, got {type(strftime_now).__name__}")
     folder = Path(path) if Path(path).is_dir() else Path(path).parent
     ref = reference_for_folder(path)
     tj = load_hf(path).tokenizer_json
@@ -138,7 +152,18 @@ def goldens(path: str | os.PathLike, texts: list[str] | None = None, conversatio
     return lines, notes
 
 
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def jsonl(lines: list[dict]) -> str:
     """The cases as ``test_cases.jsonl`` text: one JSON object a line (text as UTF-8; JSON escapes
     keep U+2028 and U+0085 inside their line, lines end at ``\n`` only)."""
+    from mtokspec.runtime.shared.args import items
+
+    items("lines", lines, dict, "dicts")
     return "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines)

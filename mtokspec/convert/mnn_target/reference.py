@@ -13,6 +13,9 @@ import os
 from pathlib import Path
 
 from mtokspec.convert.loss import ConversionError
+from mtokspec.format import tree as t
+from mtokspec.runtime.shared.args import instance, items, mapping, number, token_text
+from mtokspec.runtime.shared.args import path as path_arg
 
 __all__ = ["HFReference", "FileReference", "probe_texts", "random_texts", "read_texts", "BASE_TEXTS", "PIECES"]
 
@@ -74,6 +77,9 @@ def random_texts(added_contents: list[str], n: int = 400, seed: int = 0) -> list
     the same texts every run)."""
     import random
 
+    items("added_contents", added_contents, str, "strs")
+    number("n", n, integral=True)
+    number("seed", seed, integral=True)
     rng = random.Random(seed)
     pool = list(PIECES) + [c for c in added_contents[:10] if c]
     return ["".join(rng.choice(pool) for _ in range(rng.randrange(1, 9))) for _ in range(n)]
@@ -82,6 +88,9 @@ def random_texts(added_contents: list[str], n: int = 400, seed: int = 0) -> list
 def probe_texts(added_contents: list[str], extra: list[str] | None = None, limit: int = 64) -> list[str]:
     """:data:`BASE_TEXTS`, each added token spelled out in context (the first ``limit``; the
     specials first, so the rest is left out of a long list), :func:`random_texts`, then ``extra``."""
+    items("added_contents", added_contents, str, "strs")
+    items("extra", extra, str, "strs", optional=True)
+    number("limit", limit, integral=True)
     out = list(BASE_TEXTS)
     for c in added_contents[:limit]:
         out += [c, f"a{c}b", f"Hi {c} there", f"{c}{c} \n{c}", f"x\u3000{c}\u00a0y\x85"]
@@ -92,10 +101,12 @@ def probe_texts(added_contents: list[str], extra: list[str] | None = None, limit
 
 def read_texts(path: str | os.PathLike) -> list[str]:
     """Texts from a file: a JSON list of strings, or one text per line."""
-    p = Path(path)
+    p = Path(path_arg("path", path))
     try:
         data = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
+    except FileNotFoundError:
+        raise
+    except (OSError, ValueError) as e:  # not UTF-8; a NUL or a lone surrogate in the path
         raise ConversionError(f"{p}: cannot read texts: {e}") from e
     if p.suffix == ".json":
         try:
@@ -108,11 +119,22 @@ def read_texts(path: str | os.PathLike) -> list[str]:
     return data.splitlines()
 
 
+def _utf8(name: str, text: object) -> None:
+    """``text`` as HF ``tokenizers`` takes it: a ``str`` of UTF-8 text (no lone surrogate)."""
+    try:
+        token_text(name, text).encode("utf-8")
+    except UnicodeEncodeError:
+        raise ConversionError(f"{name}: a lone surrogate: HF tokenizers takes UTF-8 text only") from None
+
+
 class HFReference:
     """HF's ``encode`` / ``decode`` for a parsed ``tokenizer.json`` (see the module doc);
     ``fallback_tree`` is run with mtokspec's HF semantics when HF ``tokenizers`` is missing."""
 
     def __init__(self, tokenizer_json: dict, fallback_tree=None):
+        mapping("tokenizer_json", tokenizer_json)
+        if fallback_tree is not None:
+            instance("fallback_tree", fallback_tree, t.MtokFile, "an MtokFile tree or None")
         try:
             import tokenizers
         except ImportError:
@@ -134,6 +156,7 @@ class HFReference:
 
     def encode(self, text: str, add_special_tokens: bool) -> list[int]:
         if self._hf is not None:
+            _utf8("text", text)
             return self._hf.encode(text, add_special_tokens=add_special_tokens).ids
         return self._ours.encode(text, add_special_tokens=add_special_tokens)
 
@@ -141,6 +164,7 @@ class HFReference:
         """HF's normalizer on ``text`` (None without HF ``tokenizers`` or a normalizer)."""
         if self._hf is None or self._hf.normalizer is None:
             return None
+        _utf8("text", text)
         return self._hf.normalizer.normalize_str(text)
 
     def decode(self, ids: list[int]) -> str:
@@ -157,6 +181,7 @@ class FileReference:
     def __init__(self, tree):
         from mtokspec.runtime.hf import HfTokenizer as Tokenizer
 
+        instance("tree", tree, t.MtokFile, "an MtokFile tree")
         self._tok = Tokenizer.from_tree(tree)
 
     def encode(self, text: str, add_special_tokens: bool) -> list[int]:

@@ -156,8 +156,13 @@ class _Prober:
 def mnn_losses(tree: t.MtokFile, ref, texts: list[str]) -> list[MnnLoss]:
     """The differences MNN keeps on ``tree`` over ``texts``, one :class:`MnnLoss` per output and rule."""
     from mtokspec.divergences import RULES
-    from mtokspec.errors import UndefinedInMnn
+    from mtokspec.errors import ArgumentTypeError, UndefinedInMnn
+    from mtokspec.runtime.shared.args import instance, items
 
+    instance("tree", tree, t.MtokFile, "an MtokFile tree")
+    if not all(callable(getattr(ref, m, None)) for m in ("encode", "decode", "normalize")):
+        raise ArgumentTypeError(f"ref: expected a reference (HFReference, FileReference), got {type(ref).__name__}")
+    items("texts", texts, str, "strs")
     try:
         pr = _Prober(tree, ref)
     except UndefinedInMnn as e:  # MNN cannot even load the file

@@ -10,12 +10,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from mtokspec.convert.loss import Loss
+from mtokspec.convert.loss import ConversionError, Loss
 from mtokspec.convert.mnn_target.chat import with_chat_template_for_mnn
 from mtokspec.convert.mnn_target.choices import retarget
 from mtokspec.convert.mnn_target.reference import HFReference, probe_texts
 from mtokspec.convert.mnn_target.report import mnn_losses
 from mtokspec.format import tree as t
+from mtokspec.runtime.shared.args import instance, items
 
 __all__ = ["retarget_conversion"]
 
@@ -53,6 +54,17 @@ def retarget_conversion(inputs, tree: t.MtokFile, losses: list[Loss], template: 
                         texts: list[str] | None = None) -> tuple[t.MtokFile, list[Loss]]:
     """The exporter's conversion (tree and losses) made for MNN's runtime; ``texts`` are probed
     besides the built-in ones."""
+    from mtokspec.convert.hf.inputs import HFInputs
+
+    instance("inputs", inputs, HFInputs, "HFInputs (load_hf's)")
+    instance("tree", tree, t.MtokFile, "an MtokFile tree")
+    items("losses", losses, Loss, "Loss records")
+    from mtokspec.convert.hf.inputs import SEQ_A
+
+    for x in items("template", template, (int, str), "ids and SEQ_A (a post-processor template)", optional=True) or ():
+        if isinstance(x, str) and x != SEQ_A:
+            raise ConversionError(f"template: {x!r} is neither an id nor SEQ_A ({SEQ_A!r})")
+    items("texts", texts, str, "strs", optional=True)
     new, chat_losses = with_chat_template_for_mnn(retarget(tree, inputs.tokenizer_json, template))
     kept = [loss for loss in losses if not _fixed(loss, tree, new, template)]
     kept += [replace(loss, replacement="left out (MNN's decode never returns from the empty pattern the "
