@@ -122,13 +122,13 @@ EDGE: dict[str, list[Any]] = {
     "pieces": [[], [("a", 2**70, 1), ("b", -1.5, 1), ("ab", float("nan"), 1)]],
     "vocab": [{}, {"\ud800": 0, "": 2**70}],
     "table": [[], [(2**70, b"")], [(-1, b"\0")], ((0x41, bytearray(b"a")),)],
-    "count": [0, -1, 3],  # (a count of 2**70 asks for that many texts: the caller's choice, not swept)
+    "count": [0, -1, 3, 2**70],
     "reference": [reference.FileReference(TREE)],
     "json_object": [{}, {"model": {}}, {"model": {"type": "BPE", "vocab": {"\ud800": 0}, "merges": []}}],
     "opt_mtok": [None, TREE, t.MtokFile(header=t.make_header())],
     "template_items": [None, [], ["A"], ["B"], [2**70], [-1], ["A", 0, "A"]],
     "comparison": [COMPARISON, compare.ChatComparison("\ud800", True, None, "\0", "x", "y", 2**70)],
-    "opt_int": [None, 0, -1, 30],  # (a width of 2**70 asks for rules that long: not swept)
+    "opt_int": [None, 0, -1, 30, 2**70],
     "source": ["", b"", "\ud800", b"\xff", "{{", "{% for %}"],
 }
 

@@ -147,12 +147,13 @@ def _show(s: str) -> str:
 
 
 def format_comparison(c: ChatComparison, width: int | None = None) -> str:
-    """A conversation's two prompts side by side (lines marked ``*`` from the first difference on),
-    then the first difference and the rules."""
+    """A conversation's two prompts side by side, ``width`` columns each (1-1,000; default: half the
+    terminal), lines marked ``*`` from the first difference on, then the first difference and the rules."""
     instance("c", c, ChatComparison, "a ChatComparison")
     number("width", width, optional=True, integral=True)
     if width is None:
         width = max(30, (shutil.get_terminal_size((160, 24)).columns - 5) // 2)
+    width = min(max(width, 1), 1000)  # columns per side
     head = f"== {c.name} (add_generation_prompt={str(c.add_generation_prompt).lower()}): "
     if c.same:
         return head + "same prompt\n"

@@ -72,6 +72,9 @@ differently (white space of each kind, format and control characters, marks, num
 not digits, compatibility characters) and strings tokenizers give meaning to."""
 
 
+MAX_RANDOM_TEXTS = 1_000_000
+
+
 def random_texts(added_contents: list[str], n: int = 400, seed: int = 0) -> list[str]:
     """``n`` texts of 1-8 pieces of :data:`PIECES` and the added tokens' contents (a fixed seed:
     the same texts every run)."""
@@ -80,6 +83,8 @@ def random_texts(added_contents: list[str], n: int = 400, seed: int = 0) -> list
     items("added_contents", added_contents, str, "strs")
     number("n", n, integral=True)
     number("seed", seed, integral=True)
+    if n > MAX_RANDOM_TEXTS:
+        raise ConversionError(f"n: at most {MAX_RANDOM_TEXTS:,} random texts, got {n:,}")
     rng = random.Random(seed)
     pool = list(PIECES) + [c for c in added_contents[:10] if c]
     return ["".join(rng.choice(pool) for _ in range(rng.randrange(1, 9))) for _ in range(n)]
