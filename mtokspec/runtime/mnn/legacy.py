@@ -13,6 +13,7 @@ import struct
 
 from mtokspec.format import tree as t
 from mtokspec.runtime.shared.args import token_id
+from mtokspec.runtime.shared.merge import merge_lowest_pairs
 from mtokspec.runtime.mnn._text import BYTE_PIECES, META
 from mtokspec.errors import UndefinedInMnn
 from mtokspec.runtime.mnn.decoders import UNBYTE
@@ -405,41 +406,15 @@ class HuggingFace(_TokenLines):
 
     def _bpe_long(self, token: str) -> list[str]:
         """:meth:`_bpe`'s result in O(n log n): MNN's loop merges the lowest-ranked pair of the
-        current pairs, the leftmost among equals -- a heap of ``(rank, position)`` over a linked
-        list of the symbols gives the same merges."""
+        current pairs, the leftmost among equals -- :func:`merge_lowest_pairs` gives the same merges."""
         ranks = self.ranks
         big = 2**31 - 1
-        syms = list(token)
-        n = len(syms)
-        nxt = list(range(1, n)) + [-1]
-        prv = list(range(-1, n - 1))
-        dead = [False] * n
-        heap = [(r, i) for i in range(n - 1) if (r := ranks.get((syms[i], syms[i + 1]), big)) < big]
-        heapq.heapify(heap)
-        while heap:
-            rank, p = heapq.heappop(heap)
-            q = nxt[p]
-            if dead[p] or q < 0 or ranks.get((syms[p], syms[q]), big) != rank:
-                continue
-            syms[p] += syms[q]
-            dead[q] = True
-            r = nxt[p] = nxt[q]
-            if r >= 0:
-                prv[r] = p
-                k = ranks.get((syms[p], syms[r]), big)
-                if k < big:
-                    heapq.heappush(heap, (k, p))
-            left = prv[p]
-            if left >= 0:
-                k = ranks.get((syms[left], syms[p]), big)
-                if k < big:
-                    heapq.heappush(heap, (k, left))
-        out = []
-        i = 0
-        while i >= 0:
-            out.append(syms[i])
-            i = nxt[i]
-        return out
+
+        def rank(a: str, b: str) -> int | None:
+            r = ranks.get((a, b), big)
+            return r if r < big else None
+
+        return merge_lowest_pairs(list(token), rank, str.__add__)
 
     def _encode_piece(self, text: bytes, ids: list[int]) -> None:
         s = text.decode("latin-1")

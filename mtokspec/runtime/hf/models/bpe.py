@@ -6,7 +6,6 @@ Design record: ``docs/design/runtime-hf.md``.
 from __future__ import annotations
 
 import sys
-from heapq import heapify, heappop, heappush
 from itertools import chain, compress, repeat
 from operator import and_, contains, itemgetter, lshift, not_, or_, rshift
 from typing import Any
@@ -18,6 +17,7 @@ from mtokspec.runtime.hf.models._vocab import ByteKeyedVocab, bytes_vocab, decod
 from mtokspec import speedups
 from mtokspec.runtime.hf.models._compiled import CompiledCore, extend_pieces
 from mtokspec.runtime.hf.pre_tokenizers import BYTES_TO_UNICODE, byte_level_map
+from mtokspec.runtime.shared.merge import merge_lowest_pairs
 from mtokspec.runtime.shared.text import METASPACE
 
 __all__ = ["BPE", "CACHE_MAX", "pair_ranks"]
@@ -413,47 +413,15 @@ class BPE(CompiledCore, ByteKeyedVocab):
         return syms
 
     def _merge_long(self, syms: list[int]) -> list[int]:
-        """HF ``word.rs``'s merge loop, O(n log n): a heap of ``(rank, position)``, the symbols in a
-        linked list; an entry whose pair has changed since it was pushed is skipped."""
+        """HF ``word.rs``'s merge loop, O(n log n) (:func:`merge_lowest_pairs`)."""
         get = self._ranks.get
         mid = self._mids.get
-        n = len(syms)
-        nxt = list(range(1, n)) + [-1]
-        prv = list(range(-1, n - 1))
-        dead = [False] * n
-        heap = [(r, i) for i, r in enumerate(map(get, map(or_, syms, map(lshift, syms[1:], repeat(32)))))
-                if r is not None]
-        heapify(heap)
-        while heap:
-            rank, p = heappop(heap)
-            q = nxt[p]
-            if dead[p] or q < 0:
-                continue
-            key = syms[p] | syms[q] << 32
-            if get(key) != rank:
-                continue  # stale: the pair there has changed
-            m = mid(key)
-            if m is None:
-                m = self._resolve(key)
-            syms[p] = m
-            dead[q] = True
-            r = nxt[p] = nxt[q]
-            if r >= 0:
-                prv[r] = p
-                k = get(m | syms[r] << 32)
-                if k is not None:
-                    heappush(heap, (k, p))
-            left = prv[p]
-            if left >= 0:
-                k = get(syms[left] | m << 32)
-                if k is not None:
-                    heappush(heap, (k, left))
-        out = []
-        i = 0
-        while i >= 0:
-            out.append(syms[i])
-            i = nxt[i]
-        return out
+
+        def join(a: int, b: int) -> int:
+            m = mid(a | b << 32)
+            return self._resolve(a | b << 32) if m is None else m
+
+        return merge_lowest_pairs(syms, lambda a, b: get(a | b << 32), join)
 
     # --- byte-level words, one character at a time --------------------------------------------
     # A character of a byte-level word is 1-4 byte symbols, and merging a word mostly merges inside
