@@ -329,3 +329,17 @@ def test_compiled_unigram_leaves_long_words_to_the_lattice_when_pieces_are_long(
     pure._core = False  # the pure lattice
     assert model.tokenize(long_word) == pure.tokenize(long_word) == (1,) * 100 + (3, 3, 2)
     assert model.tokenize("ab") and calls == [2]
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason=f"reference corpus not found at {CORPUS}")
+def test_legacy_bpe_heap_merge_is_mnn_list_merge(monkeypatch):
+    # type 3 (roberta's tokenizer.txt): the shared heap loop gives MNN's quadratic loop's merges
+    from mtokspec.runtime.mnn import legacy
+
+    tok = Tokenizer.from_file(CORPUS / "tok" / "roberta-base" / "mnn.txt", semantics="mnn")
+    rng = random.Random(3)
+    alphabet = sorted({c for s, _ in list(tok.ranks)[:3000] for c in s})
+    words = ["".join(rng.choice(alphabet) for _ in range(rng.randint(2, 90))) for _ in range(300)]
+    long_merges = [tok._bpe_long(w) for w in words]
+    monkeypatch.setattr(legacy, "_LONG_TOKEN", 1 << 30)  # every token through MNN's own loop
+    assert [tok._bpe(w) for w in words] == long_merges
