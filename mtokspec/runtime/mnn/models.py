@@ -48,6 +48,7 @@ def _columns(rows, width: int) -> tuple:
 def _compiled(model, core) -> None:
     """From now on ``model.tokenize`` and ``model.tokenize_pieces`` are ``core``'s (its compiled
     twin, which gives the same ids, and hands back to the pure ``tokenize`` a piece it raises on)."""
+    model.core = core
     model.tokenize = core.tokenize
     model.tokenize_pieces = core.tokenize_pieces
 
@@ -108,6 +109,7 @@ class BPE:
     def __init__(self, node: t.BPEModel):
         self.vocab = Vocab(node.vocab, "model.vocab")
         self.byte_level = node.byte_level
+        self.core = None
         merges = node.merges
         core = self._core(merges)
         if core is not None:
