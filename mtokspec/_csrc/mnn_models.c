@@ -65,16 +65,24 @@ static inline int bytes_cmp(const unsigned char *a, Py_ssize_t na, const unsigne
 /* MnnVocab                                                                                        */
 
 typedef struct {
+    const unsigned char *p;      /* the token's bytes */
+    Py_ssize_t n;
+    int32_t id;
+} VRow;
+
+typedef struct {
+    int32_t row;
+    uint32_t hash;               /* the high half of the key's hash */
+} VSlot;
+
+typedef struct {
     PyObject_HEAD
     PyObject *tokens;            /* tuple of bytes, rows in file order (owns the bytes below) */
     Py_ssize_t nrows;
-    const unsigned char **tp;    /* row -> token bytes */
-    Py_ssize_t *tn;              /* row -> token length */
-    int32_t *rowid;              /* row -> id */
+    VRow *rows;                  /* in file order */
     int32_t *id_row;             /* id -> the last row with that id, or -1 (a hole) */
     int sorted;
-    int32_t *slots;              /* sorted: open addressing over rows (-1 empty) */
-    uint32_t *slot_hash;
+    VSlot *slots;                /* sorted: open addressing over rows (row -1: empty) */
     size_t cap;
 } MnnVocab;
 
@@ -89,10 +97,10 @@ static int32_t vocab_find(const MnnVocab *v, const unsigned char *key, Py_ssize_
             return -1;
         h = bytes_hash(key, n);
         j = (size_t)h & mask;
-        while (v->slots[j] != -1) {
-            int32_t r = v->slots[j];
-            if (v->slot_hash[j] == (uint32_t)(h >> 32) && v->tn[r] == n && memcmp(v->tp[r], key, (size_t)n) == 0)
-                return v->rowid[r];
+        while (v->slots[j].row != -1) {
+            const VRow *r = &v->rows[v->slots[j].row];
+            if (v->slots[j].hash == (uint32_t)(h >> 32) && r->n == n && memcmp(r->p, key, (size_t)n) == 0)
+                return r->id;
             j = (j + 1) & mask;
         }
         return -1;
@@ -100,13 +108,13 @@ static int32_t vocab_find(const MnnVocab *v, const unsigned char *key, Py_ssize_
         Py_ssize_t lo = 0, hi = v->nrows, mid;
         while (lo < hi) {
             mid = (lo + hi) / 2;
-            if (bytes_cmp(v->tp[mid], v->tn[mid], key, n) < 0)
+            if (bytes_cmp(v->rows[mid].p, v->rows[mid].n, key, n) < 0)
                 lo = mid + 1;
             else
                 hi = mid;
         }
-        if (lo < v->nrows && v->tn[lo] == n && memcmp(v->tp[lo], key, (size_t)n) == 0)
-            return v->rowid[lo];
+        if (lo < v->nrows && v->rows[lo].n == n && memcmp(v->rows[lo].p, key, (size_t)n) == 0)
+            return v->rows[lo].id;
         return -1;
     }
 }
@@ -119,8 +127,8 @@ static inline void vocab_token(const MnnVocab *v, int32_t i, const unsigned char
         *p = (const unsigned char *)"";
         *n = 0;
     } else {
-        *p = v->tp[r];
-        *n = v->tn[r];
+        *p = v->rows[r].p;
+        *n = v->rows[r].n;
     }
 }
 
@@ -152,11 +160,9 @@ static int MnnVocab_init(MnnVocab *self, PyObject *args, PyObject *kw)
         goto fail;
     }
     self->nrows = n;
-    self->tp = PyMem_Malloc(sizeof(*self->tp) * (size_t)(n + 1));
-    self->tn = PyMem_Malloc(sizeof(*self->tn) * (size_t)(n + 1));
-    self->rowid = PyMem_Malloc(sizeof(int32_t) * (size_t)(n + 1));
+    self->rows = PyMem_Malloc(sizeof(VRow) * (size_t)(n + 1));
     self->id_row = PyMem_Malloc(sizeof(int32_t) * (size_t)(n + 1));
-    if (!self->tp || !self->tn || !self->rowid || !self->id_row) {
+    if (!self->rows || !self->id_row) {
         PyErr_NoMemory();
         goto fail;
     }
@@ -170,8 +176,8 @@ static int MnnVocab_init(MnnVocab *self, PyObject *args, PyObject *kw)
             PyErr_SetString(PyExc_TypeError, "tokens must be bytes");
             goto fail;
         }
-        self->tp[k] = (const unsigned char *)PyBytes_AS_STRING(t);
-        self->tn[k] = PyBytes_GET_SIZE(t);
+        self->rows[k].p = (const unsigned char *)PyBytes_AS_STRING(t);
+        self->rows[k].n = PyBytes_GET_SIZE(t);
         id = read_id(PySequence_Fast_GET_ITEM(idt, k));
         if (id < 0)
             goto fail;
@@ -179,9 +185,9 @@ static int MnnVocab_init(MnnVocab *self, PyObject *args, PyObject *kw)
             PyErr_SetString(PyExc_ValueError, "an id outside the table");
             goto fail;
         }
-        self->rowid[k] = (int32_t)id;
+        self->rows[k].id = (int32_t)id;
         self->id_row[id] = (int32_t)k;
-        if (k > 0 && self->sorted && bytes_cmp(self->tp[k - 1], self->tn[k - 1], self->tp[k], self->tn[k]) > 0)
+        if (k > 0 && self->sorted && bytes_cmp(self->rows[k - 1].p, self->rows[k - 1].n, self->rows[k].p, self->rows[k].n) > 0)
             self->sorted = 0;
     }
     Py_CLEAR(idt);
@@ -189,29 +195,28 @@ static int MnnVocab_init(MnnVocab *self, PyObject *args, PyObject *kw)
         size_t mask;
         self->cap = pow2_at_least((size_t)n * 2 + 1);
         mask = self->cap - 1;
-        self->slots = PyMem_Malloc(sizeof(int32_t) * self->cap);
-        self->slot_hash = PyMem_Malloc(sizeof(uint32_t) * self->cap);
-        if (!self->slots || !self->slot_hash) {
+        self->slots = PyMem_Malloc(sizeof(VSlot) * self->cap);
+        if (!self->slots) {
             PyErr_NoMemory();
             return -1;
         }
-        memset(self->slots, 0xFF, sizeof(int32_t) * self->cap);
+        memset(self->slots, 0xFF, sizeof(VSlot) * self->cap);
         for (k = 0; k < n; k++) {
-            uint64_t h = bytes_hash(self->tp[k], self->tn[k]);
+            uint64_t h = bytes_hash(self->rows[k].p, self->rows[k].n);
             size_t j = (size_t)h & mask;
             int dup = 0;
-            while (self->slots[j] != -1) {
-                int32_t r = self->slots[j];
-                if (self->slot_hash[j] == (uint32_t)(h >> 32) && self->tn[r] == self->tn[k]
-                    && memcmp(self->tp[r], self->tp[k], (size_t)self->tn[k]) == 0) {
+            while (self->slots[j].row != -1) {
+                int32_t r = self->slots[j].row;
+                if (self->slots[j].hash == (uint32_t)(h >> 32) && self->rows[r].n == self->rows[k].n
+                    && memcmp(self->rows[r].p, self->rows[k].p, (size_t)self->rows[k].n) == 0) {
                     dup = 1;  /* the first row of equal keys is the one lower_bound finds */
                     break;
                 }
                 j = (j + 1) & mask;
             }
             if (!dup) {
-                self->slots[j] = (int32_t)k;
-                self->slot_hash[j] = (uint32_t)(h >> 32);
+                self->slots[j].row = (int32_t)k;
+                self->slots[j].hash = (uint32_t)(h >> 32);
             }
         }
     }
@@ -224,18 +229,15 @@ fail:
 static void MnnVocab_dealloc(MnnVocab *self)
 {
     Py_CLEAR(self->tokens);
-    PyMem_Free(self->tp);
-    PyMem_Free(self->tn);
-    PyMem_Free(self->rowid);
+    PyMem_Free(self->rows);
     PyMem_Free(self->id_row);
     PyMem_Free(self->slots);
-    PyMem_Free(self->slot_hash);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
 static int vocab_ready(const MnnVocab *v)
 {
-    if (v->tokens == NULL || v->tp == NULL) {
+    if (v->tokens == NULL || v->rows == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "MnnVocab is not initialised");
         return 0;
     }
@@ -282,8 +284,8 @@ static PyObject *MnnVocab_max_len(MnnVocab *self, PyObject *unused)
     if (!vocab_ready(self))
         return NULL;
     for (i = 0; i < self->nrows; i++)
-        if (self->id_row[i] >= 0 && self->tn[self->id_row[i]] > m)
-            m = self->tn[self->id_row[i]];
+        if (self->id_row[i] >= 0 && self->rows[self->id_row[i]].n > m)
+            m = self->rows[self->id_row[i]].n;
     return PyLong_FromSsize_t(m);
 }
 
@@ -293,30 +295,44 @@ static int cmp_ssize(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+static int append_ssize(PyObject *list, Py_ssize_t v)
+{
+    PyObject *x = PyLong_FromSsize_t(v);
+    int rc;
+    if (x == NULL)
+        return -1;
+    rc = PyList_Append(list, x);
+    Py_DECREF(x);
+    return rc;
+}
+
 static PyObject *MnnVocab_row_lengths(MnnVocab *self, PyObject *unused)
 {
-    Py_ssize_t *ls, i, m = 0;
+    char seen[1024];  /* the short lengths marked, the few long ones sorted */
+    Py_ssize_t *lng, nlong = 0, i;
     PyObject *out;
     if (!vocab_ready(self))
         return NULL;
-    ls = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(self->nrows + 1));
-    if (ls == NULL)
+    lng = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(self->nrows + 1));
+    if (lng == NULL)
         return PyErr_NoMemory();
-    memcpy(ls, self->tn, sizeof(Py_ssize_t) * (size_t)self->nrows);
-    qsort(ls, (size_t)self->nrows, sizeof(Py_ssize_t), cmp_ssize);
-    for (i = 0; i < self->nrows; i++)
-        if (m == 0 || ls[m - 1] != ls[i])
-            ls[m++] = ls[i];
-    out = PyList_New(m);
-    for (i = 0; out != NULL && i < m; i++) {
-        PyObject *x = PyLong_FromSsize_t(ls[i]);
-        if (x == NULL) {
-            Py_CLEAR(out);
-            break;
-        }
-        PyList_SET_ITEM(out, i, x);
+    memset(seen, 0, sizeof(seen));
+    for (i = 0; i < self->nrows; i++) {
+        Py_ssize_t len = self->rows[i].n;
+        if (len < (Py_ssize_t)sizeof(seen))
+            seen[len] = 1;
+        else
+            lng[nlong++] = len;
     }
-    PyMem_Free(ls);
+    qsort(lng, (size_t)nlong, sizeof(Py_ssize_t), cmp_ssize);
+    out = PyList_New(0);
+    for (i = 0; out != NULL && i < (Py_ssize_t)sizeof(seen); i++)
+        if (seen[i] && append_ssize(out, i) < 0)
+            Py_CLEAR(out);
+    for (i = 0; out != NULL && i < nlong; i++)
+        if ((i == 0 || lng[i] != lng[i - 1]) && append_ssize(out, lng[i]) < 0)
+            Py_CLEAR(out);
+    PyMem_Free(lng);
     return out;
 }
 
@@ -466,27 +482,61 @@ static int byte_ids(const MnnVocab *v, PyObject *keys, int32_t *out)
  * to the pure code, -1 error. */
 typedef int (*tokenize_fn)(PyObject *self, const unsigned char *u, Py_ssize_t n, IdBuf *out);
 
-static PyObject *tokenize_one(PyObject *self, PyObject *text, tokenize_fn fn, PyObject *fallback)
+#define MNN_CACHE_LIMIT (1 << 16)  /* as the pure models' caches: a model's ids depend on the piece alone */
+
+/* The ids of piece p as a tuple, from the cache (a dict: bytes -> tuple) or fn (then kept while the
+ * cache is not full); NULL with an error set, or NULL with *handed_back set (fn said 0). */
+static PyObject *cached_ids(PyObject *self, PyObject *p, tokenize_fn fn, PyObject *cache, IdBuf *buf,
+                            int *handed_back)
+{
+    PyObject *ids = PyDict_GetItemWithError(cache, p), *x;
+    Py_ssize_t k;
+    int rc;
+    *handed_back = 0;
+    if (ids != NULL) {
+        Py_INCREF(ids);
+        return ids;
+    }
+    if (PyErr_Occurred())
+        return NULL;
+    buf->n = 0;
+    rc = fn(self, (const unsigned char *)PyBytes_AS_STRING(p), PyBytes_GET_SIZE(p), buf);
+    if (rc <= 0) {
+        *handed_back = rc == 0;
+        return NULL;
+    }
+    ids = PyTuple_New(buf->n);
+    for (k = 0; ids != NULL && k < buf->n; k++) {
+        if ((x = PyLong_FromLong(buf->p[k])) == NULL) {
+            Py_CLEAR(ids);
+            break;
+        }
+        PyTuple_SET_ITEM(ids, k, x);
+    }
+    if (ids != NULL && PyDict_GET_SIZE(cache) < MNN_CACHE_LIMIT && PyDict_SetItem(cache, p, ids) < 0)
+        Py_CLEAR(ids);
+    return ids;
+}
+
+static PyObject *tokenize_one(PyObject *self, PyObject *text, tokenize_fn fn, PyObject *cache, PyObject *fallback)
 {
     IdBuf buf = {NULL, 0, 0};
-    PyObject *res;
-    int rc;
+    PyObject *ids, *res;
+    int handed_back;
     if (!PyBytes_Check(text)) {
         PyErr_SetString(PyExc_TypeError, "tokenize() expects bytes");
         return NULL;
     }
-    rc = fn(self, (const unsigned char *)PyBytes_AS_STRING(text), PyBytes_GET_SIZE(text), &buf);
-    if (rc < 0)
-        res = NULL;
-    else if (rc == 0)
-        res = PyObject_CallOneArg(fallback, text);
-    else
-        res = ids_out(NULL, buf.p, buf.n);
+    ids = cached_ids(self, text, fn, cache, &buf, &handed_back);
     PyMem_Free(buf.p);
+    if (ids == NULL)
+        return handed_back ? PyObject_CallOneArg(fallback, text) : NULL;
+    res = PySequence_List(ids);
+    Py_DECREF(ids);
     return res;
 }
 
-static PyObject *tokenize_many(PyObject *self, PyObject *args, tokenize_fn fn, PyObject *fallback)
+static PyObject *tokenize_many(PyObject *self, PyObject *args, tokenize_fn fn, PyObject *cache, PyObject *fallback)
 {
     PyObject *pieces, *out, *fast;
     IdBuf buf = {NULL, 0, 0};
@@ -498,31 +548,28 @@ static PyObject *tokenize_many(PyObject *self, PyObject *args, tokenize_fn fn, P
         return NULL;
     n = PySequence_Fast_GET_SIZE(fast);
     for (k = 0; k < n; k++) {
-        PyObject *p = PySequence_Fast_GET_ITEM(fast, k);
-        int rc;
+        PyObject *p = PySequence_Fast_GET_ITEM(fast, k), *ids;
+        Py_ssize_t end;
+        int handed_back, rc;
         if (!PyBytes_Check(p)) {
             PyErr_SetString(PyExc_TypeError, "pieces must be bytes");
             goto fail;
         }
-        buf.n = 0;
-        rc = fn(self, (const unsigned char *)PyBytes_AS_STRING(p), PyBytes_GET_SIZE(p), &buf);
-        if (rc < 0)
+        ids = cached_ids(self, p, fn, cache, &buf, &handed_back);
+        if (ids == NULL && !handed_back)
             goto fail;
-        if (rc == 0) {
-            PyObject *ids = PyObject_CallOneArg(fallback, p);
-            int e;
+        if (ids == NULL) {
+            ids = PyObject_CallOneArg(fallback, p);
             if (ids == NULL)
                 goto fail;
-            e = extend_ids(out, ids, "the fallback returns a sequence of ids");
-            Py_DECREF(ids);
-            if (e < 0)
-                goto fail;
+            rc = extend_ids(out, ids, "the fallback returns a sequence of ids");
         } else {
-            PyObject *r = ids_out(out, buf.p, buf.n);
-            if (r == NULL)
-                goto fail;
-            Py_DECREF(r);
+            end = PyList_GET_SIZE(out);
+            rc = PyList_SetSlice(out, end, end, ids);
         }
+        Py_DECREF(ids);
+        if (rc < 0)
+            goto fail;
     }
     Py_DECREF(fast);
     PyMem_Free(buf.p);
@@ -536,6 +583,16 @@ fail:
 /* ---------------------------------------------------------------------------------------------- */
 /* MnnBPE                                                                                          */
 
+#define MSLOT_EMPTY INT32_MIN
+#define JOINED_UNKNOWN (-2)
+
+typedef struct {
+    uint64_t key;
+    int32_t rank;
+    int32_t joined;               /* the id of the pair's joined text, -1 none, JOINED_UNKNOWN not yet
+                                   * looked up, MSLOT_EMPTY an empty slot */
+} MSlot;
+
 typedef struct {
     PyObject_HEAD
     MnnVocab *vocab;
@@ -546,22 +603,26 @@ typedef struct {
     uint64_t *keys;               /* rows in file order */
     int32_t *ranks;
     int sorted;
-    int32_t *mslots;              /* sorted: open addressing over rows (-1 empty) */
+    MSlot *mslots;                /* sorted: open addressing, the first row of each key */
     size_t mcap;
+    PyObject *cache;              /* dict: piece -> tuple of ids */
 } MnnBPE;
 
-/* The rank MNN's look-up finds for key, or -1 when none or one that never applies. */
-static inline int32_t bpe_rank(const MnnBPE *b, uint64_t key)
+/* The rank MNN's look-up finds for key, or -1 when none or one that never applies; *slot: where
+ * the sorted table keeps the key (NULL: not sorted). */
+static inline int32_t bpe_rank(MnnBPE *b, uint64_t key, MSlot **slot)
 {
     int32_t r = -1;
+    *slot = NULL;
     if (b->sorted) {
         size_t mask = b->mcap - 1, j;
         if (b->mcap == 0)
             return -1;
         j = (size_t)mix64(key) & mask;
-        while (b->mslots[j] != -1) {
-            if (b->keys[b->mslots[j]] == key) {
-                r = b->ranks[b->mslots[j]];
+        while (b->mslots[j].joined != MSLOT_EMPTY) {
+            if (b->mslots[j].key == key) {
+                r = b->mslots[j].rank;
+                *slot = &b->mslots[j];
                 break;
             }
             j = (j + 1) & mask;
@@ -586,6 +647,7 @@ typedef struct {
     uint32_t vi;
     int32_t j;
     uint32_t vj;
+    MSlot *slot;                  /* the pair's slot in the sorted table (its joined id), or NULL */
 } MItem;
 
 /* Python's order of the pure loop's heap tuples (r, i, vi, j, vj). */
@@ -635,66 +697,79 @@ static MItem mheap_pop(MItem *h, Py_ssize_t *n)
     return top;
 }
 
-/* BPE._merge over ids[0..n): the merged ids written back from ids[0]; the count, or -1 (no memory). */
-static Py_ssize_t bpe_merge(const MnnBPE *self, int32_t *ids, Py_ssize_t n)
+/* The id of the joined text of tokens a and b (MNN looks it up), or -1. */
+static int32_t bpe_joined(const MnnVocab *v, int32_t a, int32_t b)
 {
-    int32_t *nxt, *prv;
-    uint32_t *ver;
-    char *alive;
-    MItem *heap;
-    Py_ssize_t hn = 0, hcap, i, m;
+    const unsigned char *pa, *pb;
+    Py_ssize_t na, nb;
     unsigned char sbuf[256], *buf = sbuf;
-    Py_ssize_t bufcap = sizeof(sbuf);
-    const MnnVocab *v = self->vocab;
+    int32_t nid;
+    vocab_token(v, a, &pa, &na);
+    vocab_token(v, b, &pb, &nb);
+    if (na + nb > (Py_ssize_t)sizeof(sbuf) && (buf = PyMem_Malloc((size_t)(na + nb))) == NULL)
+        return -2;
+    memcpy(buf, pa, (size_t)na);
+    memcpy(buf + na, pb, (size_t)nb);
+    nid = vocab_find(v, buf, na + nb);
+    if (buf != sbuf)
+        PyMem_Free(buf);
+    return nid;
+}
+
+#define MERGE_STACK 64
+
+/* BPE._merge over ids[0..n): the merged ids written back from ids[0]; the count, or -1 (no memory). */
+static Py_ssize_t bpe_merge(MnnBPE *self, int32_t *ids, Py_ssize_t n)
+{
+    int32_t snxt[MERGE_STACK], sprv[MERGE_STACK], *nxt = snxt, *prv = sprv;
+    uint32_t sver[MERGE_STACK], *ver = sver;
+    char salive[MERGE_STACK], *alive = salive;
+    MItem sheap[3 * MERGE_STACK + 4], *heap = sheap;
+    Py_ssize_t hn = 0, i, m;
+    MSlot *slot;
     if (n < 2)
         return n;
-    hcap = 3 * n + 4;  /* n - 1 pairs, then at most two pushes per merge */
-    nxt = PyMem_Malloc(sizeof(int32_t) * (size_t)n);
-    prv = PyMem_Malloc(sizeof(int32_t) * (size_t)n);
-    ver = PyMem_Calloc((size_t)n, sizeof(uint32_t));
-    alive = PyMem_Malloc((size_t)n);
-    heap = PyMem_Malloc(sizeof(MItem) * (size_t)hcap);
-    if (!nxt || !prv || !ver || !alive || !heap) {
-        m = -1;
-        PyErr_NoMemory();
-        goto done;
+    if (n > MERGE_STACK) {
+        nxt = PyMem_Malloc(sizeof(int32_t) * (size_t)n);
+        prv = PyMem_Malloc(sizeof(int32_t) * (size_t)n);
+        ver = PyMem_Malloc(sizeof(uint32_t) * (size_t)n);
+        alive = PyMem_Malloc((size_t)n);
+        heap = PyMem_Malloc(sizeof(MItem) * (size_t)(3 * n + 4));  /* n - 1 pairs, two pushes a merge */
+        if (!nxt || !prv || !ver || !alive || !heap) {
+            m = -1;
+            PyErr_NoMemory();
+            goto done;
+        }
     }
     for (i = 0; i < n; i++) {
         nxt[i] = (int32_t)(i + 1 < n ? i + 1 : -1);
         prv[i] = (int32_t)(i - 1);
+        ver[i] = 0;
         alive[i] = 1;
     }
     for (i = 0; i + 1 < n; i++) {
-        int32_t r = bpe_rank(self, (uint64_t)(uint32_t)ids[i] << 32 | (uint32_t)ids[i + 1]);
+        int32_t r = bpe_rank(self, (uint64_t)(uint32_t)ids[i] << 32 | (uint32_t)ids[i + 1], &slot);
         if (r >= 0) {
-            MItem it = {r, (int32_t)i, 0, (int32_t)(i + 1), 0};
+            MItem it = {r, (int32_t)i, 0, (int32_t)(i + 1), 0, slot};
             mheap_push(heap, &hn, it);
         }
     }
     while (hn > 0) {
         MItem it = mheap_pop(heap, &hn);
         int32_t a = it.i, b = it.j, h, k, nid;
-        const unsigned char *pa, *pb;
-        Py_ssize_t na, nb;
         if (!alive[a] || ver[a] != it.vi || nxt[a] != b || ver[b] != it.vj)
             continue;  /* stale: one side merged since, or no longer next to the other */
-        vocab_token(v, ids[a], &pa, &na);
-        vocab_token(v, ids[b], &pb, &nb);
-        if (na + nb > bufcap) {
-            unsigned char *nbuf = PyMem_Malloc((size_t)(na + nb));
-            if (nbuf == NULL) {
+        nid = it.slot != NULL ? it.slot->joined : JOINED_UNKNOWN;
+        if (nid == JOINED_UNKNOWN) {
+            nid = bpe_joined(self->vocab, ids[a], ids[b]);
+            if (nid == -2) {
                 m = -1;
                 PyErr_NoMemory();
                 goto done;
             }
-            if (buf != sbuf)
-                PyMem_Free(buf);
-            buf = nbuf;
-            bufcap = na + nb;
+            if (it.slot != NULL)
+                it.slot->joined = nid;
         }
-        memcpy(buf, pa, (size_t)na);
-        memcpy(buf + na, pb, (size_t)nb);
-        nid = vocab_find(v, buf, na + nb);
         if (nid == -1)
             break;  /* a joined text not in the vocabulary ends merging */
         ids[a] = nid;
@@ -706,16 +781,16 @@ static Py_ssize_t bpe_merge(const MnnBPE *self, int32_t *ids, Py_ssize_t n)
             prv[k] = a;
         h = prv[a];
         if (h != -1) {
-            int32_t r = bpe_rank(self, (uint64_t)(uint32_t)ids[h] << 32 | (uint32_t)ids[a]);
+            int32_t r = bpe_rank(self, (uint64_t)(uint32_t)ids[h] << 32 | (uint32_t)ids[a], &slot);
             if (r >= 0) {
-                MItem e = {r, h, ver[h], a, ver[a]};
+                MItem e = {r, h, ver[h], a, ver[a], slot};
                 mheap_push(heap, &hn, e);
             }
         }
         if (k != -1) {
-            int32_t r = bpe_rank(self, (uint64_t)(uint32_t)ids[a] << 32 | (uint32_t)ids[k]);
+            int32_t r = bpe_rank(self, (uint64_t)(uint32_t)ids[a] << 32 | (uint32_t)ids[k], &slot);
             if (r >= 0) {
-                MItem e = {r, a, ver[a], k, ver[k]};
+                MItem e = {r, a, ver[a], k, ver[k], slot};
                 mheap_push(heap, &hn, e);
             }
         }
@@ -724,13 +799,13 @@ static Py_ssize_t bpe_merge(const MnnBPE *self, int32_t *ids, Py_ssize_t n)
     for (i = 0; i != -1; i = nxt[i])
         ids[m++] = ids[i];
 done:
-    if (buf != sbuf)
-        PyMem_Free(buf);
-    PyMem_Free(nxt);
-    PyMem_Free(prv);
-    PyMem_Free(ver);
-    PyMem_Free(alive);
-    PyMem_Free(heap);
+    if (n > MERGE_STACK) {
+        PyMem_Free(nxt);
+        PyMem_Free(prv);
+        PyMem_Free(ver);
+        PyMem_Free(alive);
+        PyMem_Free(heap);
+    }
     return m;
 }
 
@@ -883,21 +958,27 @@ read:
         size_t mask;
         self->mcap = pow2_at_least((size_t)n * 2 + 1);
         mask = self->mcap - 1;
-        self->mslots = PyMem_Malloc(sizeof(int32_t) * self->mcap);
+        self->mslots = PyMem_Malloc(sizeof(MSlot) * self->mcap);
         if (self->mslots == NULL) {
             PyErr_NoMemory();
             return -1;
         }
-        memset(self->mslots, 0xFF, sizeof(int32_t) * self->mcap);
+        for (k = 0; k < (Py_ssize_t)self->mcap; k++)
+            self->mslots[k].joined = MSLOT_EMPTY;
         for (k = 0; k < n; k++) {
             size_t j = (size_t)mix64(self->keys[k]) & mask;
-            while (self->mslots[j] != -1 && self->keys[self->mslots[j]] != self->keys[k])
+            while (self->mslots[j].joined != MSLOT_EMPTY && self->mslots[j].key != self->keys[k])
                 j = (j + 1) & mask;
-            if (self->mslots[j] == -1)  /* the first row of equal keys is the one lower_bound finds */
-                self->mslots[j] = (int32_t)k;
+            if (self->mslots[j].joined == MSLOT_EMPTY) {  /* the first row of equal keys: lower_bound's */
+                self->mslots[j].key = self->keys[k];
+                self->mslots[j].rank = self->ranks[k];
+                self->mslots[j].joined = JOINED_UNKNOWN;
+            }
         }
     }
     self->byte_level = byte_level;
+    if ((self->cache = PyDict_New()) == NULL)
+        return -1;
     Py_INCREF(v);
     self->vocab = v;
     return 0;
@@ -906,6 +987,7 @@ read:
 static void MnnBPE_dealloc(MnnBPE *self)
 {
     Py_CLEAR(self->vocab);
+    Py_CLEAR(self->cache);
     PyMem_Free(self->keys);
     PyMem_Free(self->ranks);
     PyMem_Free(self->mslots);
@@ -923,12 +1005,12 @@ static int bpe_ready(MnnBPE *self)
 
 static PyObject *MnnBPE_tokenize(MnnBPE *self, PyObject *text)
 {
-    return bpe_ready(self) ? tokenize_one((PyObject *)self, text, bpe_tokenize, NULL) : NULL;
+    return bpe_ready(self) ? tokenize_one((PyObject *)self, text, bpe_tokenize, self->cache, NULL) : NULL;
 }
 
 static PyObject *MnnBPE_tokenize_pieces(MnnBPE *self, PyObject *args)
 {
-    return bpe_ready(self) ? tokenize_many((PyObject *)self, args, bpe_tokenize, NULL) : NULL;
+    return bpe_ready(self) ? tokenize_many((PyObject *)self, args, bpe_tokenize, self->cache, NULL) : NULL;
 }
 
 /* merge(ids) -> list: BPE._merge of a list of ids of the vocabulary. */
@@ -993,6 +1075,7 @@ typedef struct {
     long long max_chars;
     int32_t unk;
     Py_ssize_t longest;
+    PyObject *cache;
 } MnnWordPiece;
 
 static int wordpiece_tokenize(PyObject *obj, const unsigned char *u, Py_ssize_t n, IdBuf *out)
@@ -1065,6 +1148,8 @@ static int MnnWordPiece_init(MnnWordPiece *self, PyObject *args, PyObject *kw)
         PyErr_SetString(PyExc_ValueError, "unk_id must be -1 or an id of the vocabulary");
         return -1;
     }
+    if ((self->cache = PyDict_New()) == NULL)
+        return -1;
     Py_INCREF(v);
     self->vocab = v;
     Py_INCREF(prefix);
@@ -1079,6 +1164,7 @@ static void MnnWordPiece_dealloc(MnnWordPiece *self)
 {
     Py_CLEAR(self->vocab);
     Py_CLEAR(self->prefix);
+    Py_CLEAR(self->cache);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -1093,12 +1179,12 @@ static int wordpiece_ready(MnnWordPiece *self)
 
 static PyObject *MnnWordPiece_tokenize(MnnWordPiece *self, PyObject *text)
 {
-    return wordpiece_ready(self) ? tokenize_one((PyObject *)self, text, wordpiece_tokenize, NULL) : NULL;
+    return wordpiece_ready(self) ? tokenize_one((PyObject *)self, text, wordpiece_tokenize, self->cache, NULL) : NULL;
 }
 
 static PyObject *MnnWordPiece_tokenize_pieces(MnnWordPiece *self, PyObject *args)
 {
-    return wordpiece_ready(self) ? tokenize_many((PyObject *)self, args, wordpiece_tokenize, NULL) : NULL;
+    return wordpiece_ready(self) ? tokenize_many((PyObject *)self, args, wordpiece_tokenize, self->cache, NULL) : NULL;
 }
 
 static PyMethodDef MnnWordPiece_methods[] = {
@@ -1134,6 +1220,7 @@ typedef struct {
     double unk_score;
     int32_t byte_piece_id[256];
     Py_ssize_t *lengths, nlengths;
+    PyObject *cache;
 } MnnUnigram;
 
 #define U_NEG (-1e18)
@@ -1298,7 +1385,7 @@ static int MnnUnigram_init(MnnUnigram *self, PyObject *args, PyObject *kw)
         double s = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(fs, k));
         if (s == -1.0 && PyErr_Occurred())
             goto fail;
-        self->scores[v->rowid[k]] = s;  /* rows in order: the last row of an id wins */
+        self->scores[v->rows[k].id] = s;  /* rows in order: the last row of an id wins */
     }
     Py_CLEAR(fs);
     fl = PySequence_Fast(lengths, "lengths must be a sequence");
@@ -1326,6 +1413,8 @@ static int MnnUnigram_init(MnnUnigram *self, PyObject *args, PyObject *kw)
     /* Unigram._unk_score: scores[unk_id] when unk_id < len(scores) (raising below 0), else -10 */
     self->unk_score_raises = unk < 0;
     self->unk_score = unk >= n ? -10.0 : unk >= 0 ? self->scores[unk] : 0.0;
+    if ((self->cache = PyDict_New()) == NULL)
+        return -1;
     Py_INCREF(v);
     self->vocab = v;
     Py_INCREF(fallback);
@@ -1354,6 +1443,7 @@ static void MnnUnigram_dealloc(MnnUnigram *self)
     PyObject_GC_UnTrack(self);
     MnnUnigram_clear(self);
     Py_CLEAR(self->vocab);
+    Py_CLEAR(self->cache);
     PyMem_Free(self->scores);
     PyMem_Free(self->lengths);
     Py_TYPE(self)->tp_free((PyObject *)self);
@@ -1370,12 +1460,12 @@ static int unigram_ready(MnnUnigram *self)
 
 static PyObject *MnnUnigram_tokenize(MnnUnigram *self, PyObject *text)
 {
-    return unigram_ready(self) ? tokenize_one((PyObject *)self, text, unigram_tokenize, self->fallback) : NULL;
+    return unigram_ready(self) ? tokenize_one((PyObject *)self, text, unigram_tokenize, self->cache, self->fallback) : NULL;
 }
 
 static PyObject *MnnUnigram_tokenize_pieces(MnnUnigram *self, PyObject *args)
 {
-    return unigram_ready(self) ? tokenize_many((PyObject *)self, args, unigram_tokenize, self->fallback) : NULL;
+    return unigram_ready(self) ? tokenize_many((PyObject *)self, args, unigram_tokenize, self->cache, self->fallback) : NULL;
 }
 
 static PyObject *MnnUnigram_scores(MnnUnigram *self, PyObject *unused)
