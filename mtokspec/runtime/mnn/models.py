@@ -338,12 +338,18 @@ class Unigram:
         self._cache = {}
         try:
             core = speedups.module().MnnUnigram(vcore, _columns(rows, 3)[2], self.unk_id, self.byte_fallback,
-                                                self.lengths, BYTE_PIECES, self.tokenize)
+                                                self.lengths, BYTE_PIECES, self._handed_back)
         except (TypeError, ValueError, OverflowError):
             return False
-        self.scores = core.scores()
+        self.scores = None  # read from the core when the pure code first needs them
         _compiled(self, core)
         return True
+
+    def _handed_back(self, text: bytes) -> list[int]:
+        """The pure ``tokenize`` of a piece the compiled lattice hands back (it raises there)."""
+        if self.scores is None:
+            self.scores = self.core.scores()
+        return Unigram.tokenize(self, text)
 
     def id_to_token(self, i: int) -> bytes:
         token = self.vocab.token(i)
