@@ -250,7 +250,10 @@ class WordPiece:
         self.unk_id = self.vocab.token_to_id(self.unk_token)
         # no look-up of a key longer than every token can find one: candidates stop there (exact,
         # and a long word costs O(length x longest token) instead of O(length^2))
-        self.longest = max(map(len, self.vocab.id_to_token), default=0)
+        if self.vocab.core is None:
+            self.longest = max(map(len, self.vocab.id_to_token), default=0)
+        else:
+            self.longest = self.vocab.core.max_len()  # (the same, read by the compiled vocabulary)
         self._cache: dict[bytes, list[int]] = {}
         if self.vocab.core is not None:
             _compiled(self, speedups.module().MnnWordPiece(self.vocab.core, self.prefix, self.max_chars, self.unk_id,
