@@ -14,7 +14,9 @@ from hypothesis import strategies as st
 import mtokspec
 from mtokspec import speedups
 from mtokspec.errors import Error
+from mtokspec.format import build, parse
 from mtokspec.format import tree as t
+from mtokspec.format.table import Table
 from mtokspec.runtime.mnn import models as M
 from mtokspec.runtime.mnn import regex as R
 from mtokspec.runtime.mnn.pre_tokenizers import BYTE_MAP
@@ -200,3 +202,16 @@ def test_long_keys_are_cut(paths, kind):
     pure, compiled = paths(lambda: _run_model(node, texts))
     assert pure[0] == "ok" and pure == compiled
     assert pure[1][2][0] == 1  # the long key found "aa"
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(node=st.one_of(_bpe(), _wordpiece(), _unigram()), texts=st.lists(_TEXT, max_size=4))
+def test_models_read_from_file_bytes_same(paths, node, texts):
+    """The same through a file's bytes: the tables are then the codec's (columns, raw merge rows)."""
+    try:
+        data = build(t.MtokFile(model=node))
+    except Error:  # a model the format cannot hold (a unk_token not UTF-8...)
+        return
+    assert isinstance(parse(data).model.vocab, Table)
+    pure, compiled = paths(lambda: _run_model(parse(data).model, texts))
+    assert pure == compiled
