@@ -255,6 +255,7 @@ class WordPiece:
         else:
             self.longest = self.vocab.core.max_len()  # (the same, read by the compiled vocabulary)
         self._cache: dict[bytes, list[int]] = {}
+        self.core = None
         if self.vocab.core is not None:
             _compiled(self, speedups.module().MnnWordPiece(self.vocab.core, self.prefix, self.max_chars, self.unk_id,
                                                            self.longest))
@@ -312,38 +313,33 @@ class Unigram:
     def __init__(self, node: t.UnigramModel):
         rows = node.vocab
         self.vocab = Vocab(rows, "model.vocab")  # (token, id, score) rows: it reads token and id
-        if self._compile(rows, node):
+        self.unk_id = i32(node.unk_id)
+        self.byte_fallback = node.byte_fallback
+        tokens = self.vocab.id_to_token
+        self.unk_token = tokens[self.unk_id] if 0 <= self.unk_id < len(tokens) else b""
+        self._cache: dict[bytes, list[int]] = {}
+        self.core = None
+        if self.vocab.core is not None and self._compile(rows):
             return
         scores = [0.0] * len(rows)
         for tok, i, s in rows:
             scores[i32(i)] = s
         self.scores = scores
-        self.unk_id = i32(node.unk_id)
-        self.byte_fallback = node.byte_fallback
-        tokens = self.vocab.id_to_token
         self.max_len = max(map(len, tokens), default=0)
         self.lengths = _candidate_lengths({len(row[0]) for row in rows}, self.max_len)
-        self.unk_token = tokens[self.unk_id] if 0 <= self.unk_id < len(tokens) else b""
-        self._cache: dict[bytes, list[int]] = {}
 
-    def _compile(self, rows, node: t.UnigramModel) -> bool:
-        """The same state as ``__init__``'s, read by the compiled vocabulary, and the compiled
-        lattice (False: not built, or rows it cannot hold)."""
+    def _compile(self, rows) -> bool:
+        """``max_len`` and ``lengths`` read by the compiled vocabulary, and the compiled lattice
+        (False: rows it cannot hold)."""
         vcore = self.vocab.core
-        if vcore is None:
-            return False
-        self.unk_id = i32(node.unk_id)
-        self.byte_fallback = node.byte_fallback
-        self.max_len = vcore.max_len()
-        self.lengths = _candidate_lengths(set(vcore.row_lengths()), self.max_len)
-        tokens = self.vocab.id_to_token
-        self.unk_token = tokens[self.unk_id] if 0 <= self.unk_id < len(tokens) else b""
-        self._cache = {}
+        max_len = vcore.max_len()
+        lengths = _candidate_lengths(set(vcore.row_lengths()), max_len)
         try:
             core = speedups.module().MnnUnigram(vcore, _columns(rows, 3)[2], self.unk_id, self.byte_fallback,
-                                                self.lengths, BYTE_PIECES, self._handed_back)
+                                                lengths, BYTE_PIECES, self._handed_back)
         except (TypeError, ValueError, OverflowError):
             return False
+        self.max_len, self.lengths = max_len, lengths
         self.scores = None  # read from the core when the pure code first needs them
         _compiled(self, core)
         return True
