@@ -34,6 +34,14 @@
 
 #define MNN_KEY_CUT 0xFFFF
 
+/* building a hash table: the slot of the row PREFETCH_AHEAD rows on is fetched while this one goes in */
+#define PREFETCH_AHEAD 8
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH(p) __builtin_prefetch((p), 1)
+#else
+#define PREFETCH(p) ((void)(p))
+#endif
+
 /* ---------------------------------------------------------------------------------------------- */
 /* byte strings                                                                                    */
 
@@ -135,6 +143,7 @@ static inline void vocab_token(const MnnVocab *v, int32_t i, const unsigned char
 static int MnnVocab_init(MnnVocab *self, PyObject *args, PyObject *kw)
 {
     PyObject *tokens, *ids, *idt = NULL;
+    uint64_t *hashes;
     Py_ssize_t n, k;
     static char *names[] = {"tokens", "ids", NULL};
     if (!PyArg_ParseTupleAndKeywords(args, kw, "OO", names, &tokens, &ids))
@@ -201,10 +210,19 @@ static int MnnVocab_init(MnnVocab *self, PyObject *args, PyObject *kw)
             return -1;
         }
         memset(self->slots, 0xFF, sizeof(VSlot) * self->cap);
+        hashes = PyMem_Malloc(sizeof(uint64_t) * (size_t)n);
+        if (hashes == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        for (k = 0; k < n; k++)
+            hashes[k] = bytes_hash(self->rows[k].p, self->rows[k].n);
         for (k = 0; k < n; k++) {
-            uint64_t h = bytes_hash(self->rows[k].p, self->rows[k].n);
+            uint64_t h = hashes[k];
             size_t j = (size_t)h & mask;
             int dup = 0;
+            if (k + PREFETCH_AHEAD < n)
+                PREFETCH(&self->slots[(size_t)hashes[k + PREFETCH_AHEAD] & mask]);
             while (self->slots[j].row != -1) {
                 int32_t r = self->slots[j].row;
                 if (self->slots[j].hash == (uint32_t)(h >> 32) && self->rows[r].n == self->rows[k].n
@@ -219,6 +237,7 @@ static int MnnVocab_init(MnnVocab *self, PyObject *args, PyObject *kw)
                 self->slots[j].hash = (uint32_t)(h >> 32);
             }
         }
+        PyMem_Free(hashes);
     }
     return 0;
 fail:
@@ -967,6 +986,8 @@ read:
             self->mslots[k].joined = MSLOT_EMPTY;
         for (k = 0; k < n; k++) {
             size_t j = (size_t)mix64(self->keys[k]) & mask;
+            if (k + PREFETCH_AHEAD < n)
+                PREFETCH(&self->mslots[(size_t)mix64(self->keys[k + PREFETCH_AHEAD]) & mask]);
             while (self->mslots[j].joined != MSLOT_EMPTY && self->mslots[j].key != self->keys[k])
                 j = (j + 1) & mask;
             if (self->mslots[j].joined == MSLOT_EMPTY) {  /* the first row of equal keys: lower_bound's */
