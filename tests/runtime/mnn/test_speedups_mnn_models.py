@@ -73,9 +73,9 @@ def test_corpus_files_same_ids(paths, name):
 
     def encode():
         tok = mtokspec.Tokenizer.from_file(CORPUS / "tok" / name, semantics="mnn")
-        uses_core = getattr(getattr(tok, "model", None), "vocab", None)
+        vocab = getattr(getattr(tok, "model", None), "vocab", None)  # (legacy files have no model)
         return ([tok.encode(x) for x in texts], [tok.encode(x, add_special_tokens=False) for x in texts[:50]],
-                None if uses_core is None else type(uses_core.core).__name__)
+                None if vocab is None else type(vocab.core).__name__)
 
     pure, compiled = paths(encode)
     assert pure[0] == "ok" and compiled[0] == "ok"
