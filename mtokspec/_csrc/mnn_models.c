@@ -532,6 +532,8 @@ static PyObject *cached_ids(PyObject *self, PyObject *p, tokenize_fn fn, PyObjec
         }
         PyTuple_SET_ITEM(ids, k, x);
     }
+    if (ids != NULL && PyObject_GC_IsTracked(ids))
+        PyObject_GC_UnTrack(ids);  /* ints only: no cycle through it (the collector would untrack it too) */
     if (ids != NULL && PyDict_GET_SIZE(cache) < MNN_CACHE_LIMIT && PyDict_SetItem(cache, p, ids) < 0)
         Py_CLEAR(ids);
     return ids;
