@@ -7,7 +7,10 @@ and the legacy formats' line tables (``codec_support``; on any doubt they hand b
 loop, which reports errors); BPE's merge loop, ``▁`` chunking and piece loop, Unigram's lattice, the
 loop over pre-tokenized pieces and the building of vocabularies (``runtime/models``; the cores ask
 the model for symbols, merge outputs, scores and unknown runs).  ``tests/runtime/hf/test_speedups.py`` checks that both
-paths give the same trees, ids and errors on the corpus and on generated input.
+paths give the same trees, ids and errors on the corpus and on generated input.  For the mnn semantics:
+MNN's regex matcher (``runtime/mnn/regex``) and MNN's models (``runtime/mnn/models``: the vocabulary
+look-up, BPE, WordPiece and Unigram over bytes, built from the tables' columns; a piece on which the
+pure code raises goes back to it); ``tests/runtime/mnn/test_speedups_mnn*.py`` check those.
 ``MTOKSPEC_PURE=1`` in the environment turns the compiled parts off.
 """
 

@@ -77,5 +77,7 @@ PyObject *encode_pieces(PyObject *mod, PyObject *args);
 
 /* mnn_regex.c: the mnn semantics' regex matcher, added to the module (0, or -1 with an exception set) */
 int mnn_speedups_register(PyObject *module);
+/* mnn_models.c: the mnn semantics' models (MnnVocab, MnnBPE, MnnWordPiece, MnnUnigram), added to the module */
+int mnn_models_register(PyObject *module);
 
 #endif

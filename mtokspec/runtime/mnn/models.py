@@ -3,13 +3,20 @@
 
 Vocabulary look-ups are MNN's binary searches over the rows in file order (exact for any order);
 every id a look-up can produce is the id MNN's would.
+
+These classes are the reference.  When the compiled module is there (``mtokspec/speedups.py``) each
+model, once built, hands its look-ups and its ``tokenize`` / ``tokenize_pieces`` to its compiled
+twin (``_csrc/mnn_models.c``: the same loops in the same order, built from the table's columns);
+:func:`_compiled` is the one place that switches.  A piece where the pure code raises goes back to it.
 """
 
 from __future__ import annotations
 
 import heapq
 
+from mtokspec import speedups
 from mtokspec.format import tree as t
+from mtokspec.format.table import Table
 from mtokspec.runtime.shared.registry import build_from_registry
 from mtokspec.runtime.mnn import unicode as U
 from mtokspec.errors import UndefinedInMnn
@@ -31,10 +38,43 @@ def _cached(cache: dict[bytes, list[int]], text: bytes, tokenize) -> list[int]:
     return list(out)
 
 
+def _columns(rows, width: int) -> tuple:
+    """The rows' first ``width`` columns (a file's table gives them without a tuple per row)."""
+    if isinstance(rows, Table):
+        return rows.columns()[:width]
+    return tuple(zip(*rows))[:width] if rows else ((),) * width
+
+
+def _compiled(model, core) -> None:
+    """From now on ``model.tokenize`` and ``model.tokenize_pieces`` are ``core``'s (its compiled
+    twin, which gives the same ids, and hands back to the pure ``tokenize`` a piece it raises on)."""
+    model.core = core
+    model.tokenize = core.tokenize
+    model.tokenize_pieces = core.tokenize_pieces
+
+
+def _vocab_core(rows):
+    """The compiled look-up over ``rows`` (token, id, ...), or None: not built, or rows it cannot
+    hold (an id outside the table, a token not bytes...: the pure code then reports or reads them)."""
+    sp = speedups.module()
+    if sp is None:
+        return None
+    tokens, ids = _columns(rows, 2)
+    try:
+        return sp.MnnVocab(tokens, ids)
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
 class Vocab:
     """``id_to_token`` (a hole reads as the empty string) and MNN's ``vocab_find``."""
 
     def __init__(self, rows, path: str):
+        self.core = _vocab_core(rows)
+        if self.core is not None:
+            self.id_to_token: list[bytes] = self.core.id_to_token()
+            self.token_to_id = self.core.find  # type: ignore[method-assign]
+            return
         size = len(rows)
         tokens = [row[0] for row in rows]
         ids = i32_all([row[1] for row in rows])
@@ -42,7 +82,7 @@ class Vocab:
             k = next(k for k, i in enumerate(ids) if not 0 <= i < size)
             raise UndefinedInMnn(f"{path}[{k}]: id {ids[k]} is outside 0..{size - 1}: MNN's loader writes "
                                  "past its id table")
-        self.id_to_token: list[bytes] = [b""] * size
+        self.id_to_token = [b""] * size
         for tok, i in zip(tokens, ids):
             self.id_to_token[i] = tok
         self._find = sorted_lookup(tokens, ids)
@@ -69,11 +109,33 @@ class BPE:
     def __init__(self, node: t.BPEModel):
         self.vocab = Vocab(node.vocab, "model.vocab")
         self.byte_level = node.byte_level
+        self.core = None
         merges = node.merges
+        core = self._core(merges)
+        if core is not None:
+            _compiled(self, core)
+            return
         keys = [a << 32 | b for a, b, _ in merges]
         self._rank = sorted_lookup(keys, i32_all([r for _, _, r in merges]))
         self._cache: dict[bytes, list[int]] = {}
         self._joined: dict[int, int] = {}  # pair key -> the id of the two tokens' joined text (or -1)
+
+    def _core(self, merges):
+        if self.vocab.core is None:
+            return None
+        rows = merges.fixed_rows() if isinstance(merges, Table) else None
+        if rows is None:
+            left, right, ranks = _columns(merges, 3)
+            rows = ([a << 32 | b for a, b in zip(left, right)], ranks)
+        try:
+            return speedups.module().MnnBPE(self.vocab.core, rows, self.byte_level, BYTE_MAP, BYTE_PIECES)
+        except (TypeError, ValueError, OverflowError):
+            return None  # (a merge the core cannot hold: a rank or an id outside u32)
+
+    def tokenize_pieces(self, pieces: list[bytes], out: list[int]) -> None:
+        """``out += tokenize(piece)`` for each piece."""
+        for s in pieces:
+            out.extend(self.tokenize(s))
 
     def id_to_token(self, i: int) -> bytes:
         token = self.vocab.token(i)
@@ -188,8 +250,15 @@ class WordPiece:
         self.unk_id = self.vocab.token_to_id(self.unk_token)
         # no look-up of a key longer than every token can find one: candidates stop there (exact,
         # and a long word costs O(length x longest token) instead of O(length^2))
-        self.longest = max(map(len, self.vocab.id_to_token), default=0)
+        if self.vocab.core is None:
+            self.longest = max(map(len, self.vocab.id_to_token), default=0)
+        else:
+            self.longest = self.vocab.core.max_len()  # (the same, read by the compiled vocabulary)
         self._cache: dict[bytes, list[int]] = {}
+        self.core = None
+        if self.vocab.core is not None:
+            _compiled(self, speedups.module().MnnWordPiece(self.vocab.core, self.prefix, self.max_chars, self.unk_id,
+                                                           self.longest))
 
     def id_to_token(self, i: int) -> bytes:
         token = self.vocab.token(i)
@@ -197,6 +266,11 @@ class WordPiece:
 
     def tokenize(self, text: bytes) -> list[int]:
         return _cached(self._cache, text, self._tokenize)
+
+    def tokenize_pieces(self, pieces: list[bytes], out: list[int]) -> None:
+        """``out += tokenize(piece)`` for each piece."""
+        for s in pieces:
+            out.extend(self.tokenize(s))
 
     def _tokenize(self, text: bytes) -> list[int]:
         if not text:
@@ -238,18 +312,43 @@ class Unigram:
 
     def __init__(self, node: t.UnigramModel):
         rows = node.vocab
-        self.vocab = Vocab([(tok, i) for tok, i, _ in rows], "model.vocab")
+        self.vocab = Vocab(rows, "model.vocab")  # (token, id, score) rows: it reads token and id
+        self.unk_id = i32(node.unk_id)
+        self.byte_fallback = node.byte_fallback
+        tokens = self.vocab.id_to_token
+        self.unk_token = tokens[self.unk_id] if 0 <= self.unk_id < len(tokens) else b""
+        self._cache: dict[bytes, list[int]] = {}
+        self.core = None
+        if self.vocab.core is not None and self._compile(rows):
+            return
         scores = [0.0] * len(rows)
         for tok, i, s in rows:
             scores[i32(i)] = s
         self.scores = scores
-        self.unk_id = i32(node.unk_id)
-        self.byte_fallback = node.byte_fallback
-        tokens = self.vocab.id_to_token
         self.max_len = max(map(len, tokens), default=0)
         self.lengths = _candidate_lengths({len(row[0]) for row in rows}, self.max_len)
-        self.unk_token = tokens[self.unk_id] if 0 <= self.unk_id < len(tokens) else b""
-        self._cache: dict[bytes, list[int]] = {}
+
+    def _compile(self, rows) -> bool:
+        """``max_len`` and ``lengths`` read by the compiled vocabulary, and the compiled lattice
+        (False: rows it cannot hold)."""
+        vcore = self.vocab.core
+        max_len = vcore.max_len()
+        lengths = _candidate_lengths(set(vcore.row_lengths()), max_len)
+        try:
+            core = speedups.module().MnnUnigram(vcore, _columns(rows, 3)[2], self.unk_id, self.byte_fallback,
+                                                lengths, BYTE_PIECES, self._handed_back)
+        except (TypeError, ValueError, OverflowError):
+            return False
+        self.max_len, self.lengths = max_len, lengths
+        self.scores = None  # read from the core when the pure code first needs them
+        _compiled(self, core)
+        return True
+
+    def _handed_back(self, text: bytes) -> list[int]:
+        """The pure ``tokenize`` of a piece the compiled lattice hands back (it raises there)."""
+        if self.scores is None:
+            self.scores = self.core.scores()
+        return Unigram.tokenize(self, text)
 
     def id_to_token(self, i: int) -> bytes:
         token = self.vocab.token(i)
@@ -265,6 +364,11 @@ class Unigram:
 
     def tokenize(self, text: bytes) -> list[int]:
         return _cached(self._cache, text, self._tokenize)
+
+    def tokenize_pieces(self, pieces: list[bytes], out: list[int]) -> None:
+        """``out += tokenize(piece)`` for each piece."""
+        for s in pieces:
+            out.extend(self.tokenize(s))
 
     def _tokenize(self, text: bytes) -> list[int]:
         if not text:

@@ -117,15 +117,14 @@ class PipelineTokenizer(MnnTokenizer):
     def _encode_piece(self, text: bytes, ids: list[int]) -> None:
         if not text:
             return
-        tokenize = self.model.tokenize
+        tokenize_pieces = self.model.tokenize_pieces
         for unit, tid in self.added_split(text):
             if tid is not None:
                 ids.append(tid)
                 continue
             unit = self.normalize(unit)
             if unit:
-                for s in self.pre_tokenize(unit):
-                    ids.extend(tokenize(s))
+                tokenize_pieces(self.pre_tokenize(unit), ids)
 
     # --- decoding ---------------------------------------------------------------------------------
     def _decode_seq(self, ids: list[int]) -> bytes:
