@@ -7,7 +7,10 @@ and the legacy formats' line tables (``codec_support``; on any doubt they hand b
 loop, which reports errors); BPE's merge loop, ``▁`` chunking and piece loop, Unigram's lattice, the
 loop over pre-tokenized pieces and the building of vocabularies (``runtime/models``; the cores ask
 the model for symbols, merge outputs, scores and unknown runs).  ``tests/runtime/hf/test_speedups.py`` checks that both
-paths give the same trees, ids and errors on the corpus and on generated input.
+paths give the same trees, ids and errors on the corpus and on generated input.  The ``mnn``
+semantics has its regex matcher and the loops of its Bert and table normalizers, Bert and ByteLevel
+pre-tokenizers and special-token split compiled (``runtime/mnn/regex.py``, ``runtime/mnn/_compiled.py``;
+``tests/runtime/mnn/test_speedups_mnn*.py``).
 ``MTOKSPEC_PURE=1`` in the environment turns the compiled parts off.
 """
 

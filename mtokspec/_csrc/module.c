@@ -1,5 +1,6 @@
 /* mtokspec._speedups: the optional compiled hot loops of the hf runtime and the codec, one extension
- * built from the files of mtokspec/_csrc (bpe.c, unigram.c, tables.c, pieces.c, mnn_regex.c; speedups.h).
+ * built from the files of mtokspec/_csrc (bpe.c, unigram.c, tables.c, pieces.c, mnn_regex.c, mnn_stages.c;
+ * speedups.h).
  *
  * The pure-Python models (mtokspec/runtime/hf/models/bpe.py, unigram.py) are the reference; this
  * module redoes only their inner loops, with the same order of operations, and asks them (through
@@ -36,6 +37,9 @@
  *   sp_crossing(tokens)      BPE._sp_crossing over the vocabulary's bytes
  *   encode_pieces(pieces, cache, tokenize, out)   the tokenizer's loop over pre-tokenized pieces
  *   line_table(b, p, end, n, kinds, open_end)   the legacy text formats' line tables (the codec)
+ *
+ * The mnn semantics' parts add their own functions: MNN's regex matcher (mnn_regex.c) and the loops
+ * of its normalizers, pre-tokenizers and special-token split (mnn_stages.c); see those files.
  */
 #include "speedups.h"
 
@@ -84,7 +88,7 @@ PyMODINIT_FUNC PyInit__speedups(void)
         Py_DECREF(m);
         return NULL;
     }
-    if (mnn_speedups_register(m) < 0) {
+    if (mnn_speedups_register(m) < 0 || mnn_stages_register(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

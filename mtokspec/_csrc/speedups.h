@@ -77,5 +77,7 @@ PyObject *encode_pieces(PyObject *mod, PyObject *args);
 
 /* mnn_regex.c: the mnn semantics' regex matcher, added to the module (0, or -1 with an exception set) */
 int mnn_speedups_register(PyObject *module);
+/* mnn_stages.c: the mnn semantics' normalizer, pre-tokenizer and special-split loops (0, or -1 with an exception set) */
+int mnn_stages_register(PyObject *module);
 
 #endif

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from mtokspec.format import tree as t
 from mtokspec.runtime.shared.registry import build_from_registry
+from mtokspec.runtime.mnn._compiled import stages
 from mtokspec.runtime.mnn._text import utf8
 from mtokspec.format.byte_level import BYTE_TO_CHAR
 from mtokspec.runtime.shared.bounds import current, grown
@@ -29,10 +30,14 @@ class ByteLevel:
 
     def __init__(self, use_regex: bool):
         self.use_regex = use_regex
+        sp = stages()  # the compiled map (mnn_stages.c), or None: byte_level_map
+        self._compiled = None if sp is None else sp.mnn_byte_level_map
 
     def pre_tokenize(self, splits: list[bytes]) -> list[bytes]:
         if self.use_regex:
             splits = [piece for s in splits if s for piece in R.scan(s, _GPT2)]
+        if self._compiled is not None:
+            return self._compiled(splits)
         return [byte_level_map(s) for s in splits]
 
 
@@ -115,7 +120,13 @@ class Bert:
     def from_tree(cls, n) -> "Bert":
         return cls()
 
+    def __init__(self):
+        sp = stages()  # the compiled loop (mnn_stages.c), or None: the loop below
+        self._compiled = None if sp is None else sp.mnn_bert_pre_tokenize
+
     def pre_tokenize(self, splits: list[bytes]) -> list[bytes]:
+        if self._compiled is not None:
+            return self._compiled(splits)
         out = []
         for s in splits:
             cur = bytearray()
