@@ -9,8 +9,9 @@
  * never restated here.  The size bounds stay in Python: it checks them before it calls in, as the
  * pure path does.
  *
- *   mnn_stages_init(starts, categories, lower, space, punct, chinese, to_space, byte_map)
- *       starts/categories: CATEGORY_STARTS and CATEGORIES (two-letter str); lower: sorted
+ *   mnn_stages_init(starts, categories, folds, lower, space, punct, chinese, to_space, byte_map)
+ *       starts/categories: CATEGORY_STARTS and CATEGORIES (two-letter str); folds: bytes, the byte
+ *       the regex engine folds the range's characters from U+0080 on to (unicode.fold); lower: sorted
  *       (cp, lower cp) pairs; space/punct: bytes, the ASCII sets; chinese: ((lo, hi), ...) inclusive;
  *       to_space: sorted code points; byte_map: 256 bytes objects (the GPT-2 character of each byte)
  *   mnn_table(rows) -> capsule      rows: (cp, bytes) in the file's order (MNN's binary search)
@@ -20,6 +21,12 @@
  *   mnn_byte_level_map(splits) -> list
  *   mnn_split_specials(b, specials, firsts) -> list of (piece, id or None)
  *       specials: list of (text, id) tried in order; firsts: 256 bytes, non-zero at a first byte
+ *   mnn_fold(text) -> bytes          regex._fold_text's folded text (one byte per character)
+ *   mnn_scan_pieces(text, spans) -> list        regex.scan's pieces for the matches' spans
+ *   mnn_split_pieces(text, spans, invert, behavior) -> list   regex.split's (behavior 0 Removed,
+ *       1 MergedWithPrevious, 2 Isolated); spans: (start, end) character indices, as _spans gives
+ *   mnn_metaspace_size(splits, replacement) -> int   the bound pre_tokenizers.Metaspace checks
+ *   mnn_metaspace(splits, replacement, add_prefix_space) -> list
  */
 #include "speedups.h"
 
@@ -30,6 +37,7 @@
 
 static uint8_t *cat_of;          /* MAX_CP entries: an index into cat_name */
 static char cat_name[64][2];
+static uint8_t cat_fold[64];     /* the folded byte of a category's characters from U+0080 on */
 static uint32_t *lower_key, *lower_val;
 static Py_ssize_t n_lower;
 static uint8_t ascii_space[128], ascii_punct[128];
@@ -286,12 +294,12 @@ static void free_tables(void)
 
 static PyObject *mnn_stages_init(PyObject *mod, PyObject *args)
 {
-    PyObject *starts, *cats, *lower, *space, *punct, *chin, *tospace, *bmap;
+    PyObject *starts, *cats, *folds, *lower, *space, *punct, *chin, *tospace, *bmap;
     PyObject *fs = NULL, *fc = NULL, *fl = NULL, *fch = NULL, *fb = NULL;
     Py_ssize_t n, k;
     int nnames = 0;
     (void)mod;
-    if (!PyArg_ParseTuple(args, "OOOOOOOO", &starts, &cats, &lower, &space, &punct, &chin, &tospace, &bmap))
+    if (!PyArg_ParseTuple(args, "OOSOOOOOO", &starts, &cats, &folds, &lower, &space, &punct, &chin, &tospace, &bmap))
         return NULL;
     free_tables();
     if (read_set128(space, ascii_space) < 0 || read_set128(punct, ascii_punct) < 0)
@@ -301,8 +309,8 @@ static PyObject *mnn_stages_init(PyObject *mod, PyObject *args)
     if (fs == NULL || fc == NULL)
         goto fail;
     n = PySequence_Fast_GET_SIZE(fs);
-    if (n != PySequence_Fast_GET_SIZE(fc) || n == 0) {
-        PyErr_SetString(PyExc_ValueError, "starts and categories differ in length");
+    if (n != PySequence_Fast_GET_SIZE(fc) || n != PyBytes_GET_SIZE(folds) || n == 0) {
+        PyErr_SetString(PyExc_ValueError, "starts, categories and folds differ in length");
         goto fail;
     }
     cat_of = PyMem_Malloc(MAX_CP);
@@ -313,6 +321,7 @@ static PyObject *mnn_stages_init(PyObject *mod, PyObject *args)
     {
         uint32_t prev = 0;
         int prev_code = -1;
+        uint8_t fold_set[64] = {0};
         for (k = 0; k <= n; k++) {
             uint32_t start = MAX_CP;
             int code = 0;
@@ -345,8 +354,18 @@ static PyObject *mnn_stages_init(PyObject *mod, PyObject *args)
                     goto fail;
                 }
             }
-            if (k > 0)
+            if (k > 0) {
                 memset(cat_of + prev, prev_code, start - prev);
+                if (start > 0x80) {  /* the range folds characters from U+0080 on: its category's byte */
+                    uint8_t f = (uint8_t)PyBytes_AS_STRING(folds)[k - 1];
+                    if (fold_set[prev_code] && cat_fold[prev_code] != f) {
+                        PyErr_SetString(PyExc_ValueError, "a category folds to two bytes");
+                        goto fail;
+                    }
+                    cat_fold[prev_code] = f;
+                    fold_set[prev_code] = 1;
+                }
+            }
             prev = start;
             prev_code = code;
             if (start == MAX_CP)
@@ -865,6 +884,296 @@ fail:
     return NULL;
 }
 
+/* --- the regex scan's and split's pieces (regex.py scan, split) ------------------------------------- */
+
+static inline uint8_t fold(uint32_t cp) { return cp < 0x80 ? (uint8_t)cp : cat_fold[cat_of[cp]]; }
+
+static PyObject *mnn_fold(PyObject *mod, PyObject *text)
+{
+    const uint8_t *s;
+    Py_ssize_t n, i, r;
+    Buf out;
+    (void)mod;
+    if (!PyBytes_Check(text)) {
+        PyErr_SetString(PyExc_TypeError, "mnn_fold(text: bytes)");
+        return NULL;
+    }
+    if (check_ready() < 0)
+        return NULL;
+    s = (const uint8_t *)PyBytes_AS_STRING(text);
+    n = PyBytes_GET_SIZE(text);
+    buf_init(&out);
+    for (i = 0; i < n; i += r)
+        if (buf_byte(&out, fold(decode(s, n, i, &r))) < 0) {
+            buf_free(&out);
+            return NULL;
+        }
+    return buf_bytes(&out);
+}
+
+/* the byte offset of each character of text (and its end): a new array of *count + 1 entries */
+static Py_ssize_t *char_offsets(const uint8_t *s, Py_ssize_t n, Py_ssize_t *count)
+{
+    Py_ssize_t *offs = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(n + 1)), i, r, k = 0;
+    if (offs == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    for (i = 0; i < n; i += r) {
+        decode(s, n, i, &r);
+        offs[k++] = i;
+    }
+    offs[k] = n;
+    *count = k;
+    return offs;
+}
+
+/* the spans as a new array of 2 * *count indices, checked: 0 <= a <= b <= chars, ascending */
+static Py_ssize_t *read_spans(PyObject *spans, Py_ssize_t chars, Py_ssize_t *count)
+{
+    PyObject *fast = PySequence_Fast(spans, "spans");
+    Py_ssize_t m, k, prev = 0, *out;
+    if (fast == NULL)
+        return NULL;
+    m = PySequence_Fast_GET_SIZE(fast);
+    out = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(2 * m + 1));
+    if (out == NULL) {
+        Py_DECREF(fast);
+        PyErr_NoMemory();
+        return NULL;
+    }
+    for (k = 0; k < m; k++) {
+        PyObject *t = PySequence_Fast_GET_ITEM(fast, k);
+        Py_ssize_t a, b;
+        if (!PyTuple_Check(t) || !PyArg_ParseTuple(t, "nn", &a, &b) || a < prev || b < a || b > chars) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "spans: ascending (start, end) within the text");
+            PyMem_Free(out);
+            Py_DECREF(fast);
+            return NULL;
+        }
+        out[2 * k] = a;
+        out[2 * k + 1] = b;
+        prev = b;
+    }
+    Py_DECREF(fast);
+    *count = m;
+    return out;
+}
+
+static PyObject *mnn_scan_pieces(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    const uint8_t *s;
+    Py_ssize_t n, chars, m, k, j, prev = 0, *offs, *spans = NULL;
+    PyObject *out = NULL;
+    (void)mod;
+    if (nargs != 2 || !PyBytes_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "mnn_scan_pieces(text: bytes, spans)");
+        return NULL;
+    }
+    s = (const uint8_t *)PyBytes_AS_STRING(args[0]);
+    n = PyBytes_GET_SIZE(args[0]);
+    offs = char_offsets(s, n, &chars);
+    if (offs == NULL || (spans = read_spans(args[1], chars, &m)) == NULL || (out = PyList_New(0)) == NULL)
+        goto done;
+    for (k = 0; k <= m; k++) {
+        Py_ssize_t a = k < m ? spans[2 * k] : chars;
+        for (j = prev; j < a; j++)
+            if (append_slice(out, s + offs[j], offs[j + 1] - offs[j]) < 0)
+                goto fail;
+        if (k < m) {
+            Py_ssize_t b = spans[2 * k + 1];
+            if (append_slice(out, s + offs[a], offs[b] - offs[a]) < 0)
+                goto fail;
+            prev = b;
+        }
+    }
+    goto done;
+fail:
+    Py_CLEAR(out);
+done:
+    PyMem_Free(offs);
+    PyMem_Free(spans);
+    return out;
+}
+
+static PyObject *mnn_split_pieces(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    const uint8_t *s;
+    Py_ssize_t n, chars, m, k, prev = 0, *offs, *spans = NULL, nseg = 0, *seg = NULL;
+    PyObject *out = NULL;
+    int invert, behavior;
+    (void)mod;
+    if (nargs != 4 || !PyBytes_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "mnn_split_pieces(text: bytes, spans, invert, behavior)");
+        return NULL;
+    }
+    if ((invert = PyObject_IsTrue(args[2])) < 0)
+        return NULL;
+    behavior = (int)PyLong_AsLong(args[3]);
+    if (behavior == -1 && PyErr_Occurred())
+        return NULL;
+    s = (const uint8_t *)PyBytes_AS_STRING(args[0]);
+    n = PyBytes_GET_SIZE(args[0]);
+    offs = char_offsets(s, n, &chars);
+    if (offs == NULL || (spans = read_spans(args[1], chars, &m)) == NULL)
+        goto done;
+    /* the segments (byte start, byte end, matched) as regex.split makes them */
+    seg = PyMem_Malloc(sizeof(Py_ssize_t) * 3 * (size_t)(2 * m + 1));
+    if (seg == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (k = 0; k < m; k++) {
+        Py_ssize_t a = spans[2 * k], b = spans[2 * k + 1];
+        if (a > prev) {
+            seg[3 * nseg] = offs[prev], seg[3 * nseg + 1] = offs[a], seg[3 * nseg + 2] = 0;
+            nseg++;
+        }
+        seg[3 * nseg] = offs[a], seg[3 * nseg + 1] = offs[b], seg[3 * nseg + 2] = 1;
+        nseg++;
+        prev = b;
+    }
+    if (prev < chars) {
+        seg[3 * nseg] = offs[prev], seg[3 * nseg + 1] = n, seg[3 * nseg + 2] = 0;
+        nseg++;
+    }
+    if ((out = PyList_New(0)) == NULL)
+        goto done;
+    for (k = 0; k < nseg; k++) {
+        Py_ssize_t a = seg[3 * k], b = seg[3 * k + 1];
+        int matched = (int)seg[3 * k + 2] ^ invert;
+        if (behavior == 0) {                      /* Removed */
+            if (matched || b == a)
+                continue;
+        } else if (behavior == 1 && matched && PyList_GET_SIZE(out) > 0) {   /* MergedWithPrevious */
+            Py_ssize_t last = PyList_GET_SIZE(out) - 1;
+            PyObject *prev_piece = PyList_GET_ITEM(out, last), *joined;
+            Py_ssize_t pn = PyBytes_GET_SIZE(prev_piece);
+            joined = PyBytes_FromStringAndSize(NULL, pn + (b - a));
+            if (joined == NULL)
+                goto fail;
+            memcpy(PyBytes_AS_STRING(joined), PyBytes_AS_STRING(prev_piece), (size_t)pn);
+            memcpy(PyBytes_AS_STRING(joined) + pn, s + a, (size_t)(b - a));
+            if (PyList_SetItem(out, last, joined) < 0)
+                goto fail;
+            continue;
+        } else if (b == a) {
+            continue;
+        }
+        if (append_slice(out, s + a, b - a) < 0)
+            goto fail;
+    }
+    goto done;
+fail:
+    Py_CLEAR(out);
+done:
+    PyMem_Free(offs);
+    PyMem_Free(spans);
+    PyMem_Free(seg);
+    return out;
+}
+
+/* --- Metaspace (pre_tokenizers.Metaspace) ---------------------------------------------------------- */
+
+static PyObject *mnn_metaspace_size(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *fast;
+    Py_ssize_t k, m, rep, total = 0;
+    (void)mod;
+    if (nargs != 2 || !PyBytes_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "mnn_metaspace_size(splits, replacement: bytes)");
+        return NULL;
+    }
+    rep = PyBytes_GET_SIZE(args[1]);
+    fast = PySequence_Fast(args[0], "splits");
+    if (fast == NULL)
+        return NULL;
+    m = PySequence_Fast_GET_SIZE(fast);
+    /* n + len(splits) * len(rep) + sum(grown(s, b" ", rep) - len(s)) */
+    for (k = 0; k < m; k++) {
+        PyObject *o = PySequence_Fast_GET_ITEM(fast, k);
+        const char *p;
+        Py_ssize_t n, i, spaces = 0;
+        if (!PyBytes_Check(o)) {
+            Py_DECREF(fast);
+            PyErr_SetString(PyExc_TypeError, "splits are bytes");
+            return NULL;
+        }
+        p = PyBytes_AS_STRING(o);
+        n = PyBytes_GET_SIZE(o);
+        for (i = 0; i < n; i++)
+            spaces += p[i] == ' ';
+        total += n + rep + (rep > 1 ? spaces * (rep - 1) : 0);
+    }
+    Py_DECREF(fast);
+    return PyLong_FromSsize_t(total);
+}
+
+static PyObject *mnn_metaspace(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *fast, *out;
+    const char *rep;
+    Py_ssize_t k, m, nrep;
+    int prefix;
+    (void)mod;
+    if (nargs != 3 || !PyBytes_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "mnn_metaspace(splits, replacement: bytes, add_prefix_space)");
+        return NULL;
+    }
+    if ((prefix = PyObject_IsTrue(args[2])) < 0)
+        return NULL;
+    rep = PyBytes_AS_STRING(args[1]);
+    nrep = PyBytes_GET_SIZE(args[1]);
+    fast = PySequence_Fast(args[0], "splits");
+    if (fast == NULL)
+        return NULL;
+    m = PySequence_Fast_GET_SIZE(fast);
+    out = PyList_New(m);
+    if (out == NULL)
+        goto fail;
+    for (k = 0; k < m; k++) {
+        PyObject *o = PySequence_Fast_GET_ITEM(fast, k), *b;
+        const char *p;
+        Py_ssize_t n, i, spaces = 0, size;
+        int add;
+        char *w;
+        if (!PyBytes_Check(o)) {
+            PyErr_SetString(PyExc_TypeError, "splits are bytes");
+            goto fail;
+        }
+        p = PyBytes_AS_STRING(o);
+        n = PyBytes_GET_SIZE(o);
+        add = prefix && n > 0 && p[0] != ' ';
+        for (i = 0; i < n; i++)
+            spaces += p[i] == ' ';
+        size = n - spaces + (spaces + add) * nrep;
+        b = PyBytes_FromStringAndSize(NULL, size);
+        if (b == NULL)
+            goto fail;
+        w = PyBytes_AS_STRING(b);
+        if (add) {
+            memcpy(w, rep, (size_t)nrep);
+            w += nrep;
+        }
+        for (i = 0; i < n; i++) {
+            if (p[i] == ' ') {
+                memcpy(w, rep, (size_t)nrep);
+                w += nrep;
+            } else {
+                *w++ = p[i];
+            }
+        }
+        PyList_SET_ITEM(out, k, b);
+    }
+    Py_DECREF(fast);
+    return out;
+fail:
+    Py_DECREF(fast);
+    Py_XDECREF(out);
+    return NULL;
+}
+
 static PyMethodDef stage_methods[] = {
     {"mnn_stages_init", mnn_stages_init, METH_VARARGS,
      "mnn_stages_init(starts, categories, lower, space, punct, chinese, to_space, byte_map): MNN's tables, once."},
@@ -879,6 +1188,15 @@ static PyMethodDef stage_methods[] = {
      "mnn_byte_level_map(splits) -> list: each split's bytes as GPT-2 characters."},
     {"mnn_split_specials", (PyCFunction)(void (*)(void))mnn_split_specials, METH_FASTCALL,
      "mnn_split_specials(b, specials, firsts) -> list of (piece, id or None) (tokenizer.split_specials)."},
+    {"mnn_fold", mnn_fold, METH_O, "mnn_fold(text) -> bytes: one folded byte per character (regex._fold_text)."},
+    {"mnn_scan_pieces", (PyCFunction)(void (*)(void))mnn_scan_pieces, METH_FASTCALL,
+     "mnn_scan_pieces(text, spans) -> list (regex.scan's pieces)."},
+    {"mnn_split_pieces", (PyCFunction)(void (*)(void))mnn_split_pieces, METH_FASTCALL,
+     "mnn_split_pieces(text, spans, invert, behavior) -> list (regex.split's pieces)."},
+    {"mnn_metaspace_size", (PyCFunction)(void (*)(void))mnn_metaspace_size, METH_FASTCALL,
+     "mnn_metaspace_size(splits, replacement) -> int: the size pre_tokenizers.Metaspace checks."},
+    {"mnn_metaspace", (PyCFunction)(void (*)(void))mnn_metaspace, METH_FASTCALL,
+     "mnn_metaspace(splits, replacement, add_prefix_space) -> list (pre_tokenizers.Metaspace)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -80,10 +80,17 @@ class Metaspace:
 
     def __init__(self, replacement: bytes, add_prefix_space: bool):
         self.replacement, self.add_prefix_space = replacement, add_prefix_space
+        sp = stages()  # the compiled loops (mnn_stages.c), or None: the loops below
+        self._compiled = None if sp is None else (sp.mnn_metaspace_size, sp.mnn_metaspace)
 
     def pre_tokenize(self, splits: list[bytes]) -> list[bytes]:
         out = []
         rep = self.replacement
+        if self._compiled is not None:
+            size, run = self._compiled
+            if len(rep) > 1:
+                current(sum(map(len, splits))).size("pre-tokenizer Metaspace", size(splits, rep))
+            return run(splits, rep, self.add_prefix_space)
         if len(rep) > 1:
             n = sum(map(len, splits))
             current(n).size("pre-tokenizer Metaspace", n + len(splits) * len(rep) +

@@ -1,5 +1,5 @@
 """The mnn semantics' compiled stages (``_csrc/mnn_stages.c``: the Bert and table normalizers, the
-Bert and ByteLevel pre-tokenizers, the special-token split) give what the pure stages give: the same
+Bert, ByteLevel and Metaspace pre-tokenizers, the regex scan's fold and cut, the special-token split) give what the pure stages give: the same
 bytes and the same refusals on generated stage trees and bytes (any bytes: invalid UTF-8 included),
 and the same ids on every corpus file and text."""
 
@@ -20,7 +20,7 @@ from mtokspec.runtime.mnn import pre_tokenizers as P
 from mtokspec.runtime.mnn import regex as R
 from mtokspec.runtime.mnn._compiled import stages
 from mtokspec.runtime.mnn.pipeline import PipelineTokenizer
-from mtokspec.testing.strategies import mtok_files, normalizers, pre_tokenizers
+from mtokspec.testing.strategies import SPLIT_PATTERNS, mtok_files, normalizers, pre_tokenizers
 from tests._support import CORPUS
 
 COMPILED = speedups.module()
@@ -112,6 +112,19 @@ def _pre_tokenize(node, splits: list[bytes]) -> list[bytes]:
        splits=st.lists(_BYTES, max_size=4))
 def test_pre_tokenizers(paths, node, splits):
     pure, compiled = paths(lambda: _pre_tokenize(node, splits))
+    assert pure == compiled
+
+
+_PATTERNS = st.sampled_from([*SPLIT_PATTERNS, R.GPT2_PATTERN, r"\p{P}+|\p{M}|\p{S}", r"[^\p{L}\p{N}\s]+", "-", "a"])
+
+
+@SETTINGS
+@given(pattern=_PATTERNS, text=_BYTES, invert=st.booleans(),
+       behavior=st.sampled_from(["Removed", "MergedWithPrevious", "Isolated", "Contiguous"]))
+def test_regex_scan_and_split(paths, pattern, text, invert, behavior):
+    """MNN's regex scan and split: the folded text and the cut at the matches."""
+    p = pattern.encode()
+    pure, compiled = paths(lambda: (R.scan(text, p), R.split(text, p, invert, behavior)))
     assert pure == compiled
 
 
