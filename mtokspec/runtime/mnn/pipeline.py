@@ -118,13 +118,15 @@ class PipelineTokenizer(MnnTokenizer):
         if not text:
             return
         tokenize = self.model.tokenize
+        normalizer, pre_tokenizer = self.normalizer, self.pre_tokenizer  # self.normalize, self.pre_tokenize
         for unit, tid in self.added_split(text):
             if tid is not None:
                 ids.append(tid)
                 continue
-            unit = self.normalize(unit)
+            if normalizer is not None:
+                unit = normalizer.normalize(unit)
             if unit:
-                for s in self.pre_tokenize(unit):
+                for s in [unit] if pre_tokenizer is None else pre_tokenizer.pre_tokenize([unit]):
                     ids.extend(tokenize(s))
 
     # --- decoding ---------------------------------------------------------------------------------

@@ -23,7 +23,8 @@ from mtokspec.errors import ArgumentTypeError, TokenizerError, UndefinedInMnn
 from mtokspec._generated.codec import build_node
 from mtokspec.format import parse
 from mtokspec.runtime.shared.args import texts, token_id, token_ids, token_text
-from mtokspec.runtime.shared.bounds import MAX_EXPANSION, budget, budget_size, checked_max_expansion
+from mtokspec.runtime.shared.bounds import (MAX_EXPANSION, budget_size, checked_max_expansion, enter_budget,
+                                             exit_budget)
 from mtokspec.runtime.shared.pickling import reduce_tokenizer
 from mtokspec.runtime.mnn._compiled import stages
 from mtokspec.runtime.mnn._text import i32
@@ -242,7 +243,8 @@ class MnnTokenizer:
         """MNN's ``encode(text)``; ``add_special_tokens=False``: ``encode(text, false)`` without
         the prefix ids."""
         data = to_bytes(text)
-        with budget(len(data), self.max_expansion):
+        token = enter_budget(len(data), self.max_expansion)  # with budget(...), spelled out: once per call
+        try:
             ids: list[int] = list(self.prefix_ids) if add_special_tokens else []
             for piece, sid in self.split_specials(data):
                 if sid is None:
@@ -252,6 +254,8 @@ class MnnTokenizer:
             if add_special_tokens:
                 ids = self.add_special(ids)
             return ids
+        finally:
+            exit_budget(token)
 
     def add_special(self, ids: list[int]) -> list[int]:
         """MNN's ``apply_post_processor``: the program's ops in turn (negative ids skipped)."""
