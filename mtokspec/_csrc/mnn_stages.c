@@ -21,6 +21,10 @@
  *   mnn_byte_level_map(splits) -> list
  *   mnn_split_specials(b, specials, firsts) -> list of (piece, id or None)
  *       specials: list of (text, id) tried in order; firsts: 256 bytes, non-zero at a first byte
+ *   mnn_added_matcher(tokens, space) -> capsule
+ *       tokens: (content, id, lstrip, rstrip) of the added tokens, the first of each content, in
+ *       order, contents not empty; space: bytes, the ASCII white space lstrip/rstrip eat
+ *   mnn_added_split(text, matcher) -> list of (piece, id or None)   (pipeline.added_split)
  *   mnn_fold(text) -> bytes          regex._fold_text's folded text (one byte per character)
  *   mnn_scan_pieces(text, spans) -> list        regex.scan's pieces for the matches' spans
  *   mnn_split_pieces(text, spans, invert, behavior) -> list   regex.split's (behavior 0 Removed,
@@ -884,6 +888,176 @@ fail:
     return NULL;
 }
 
+/* --- the added-token split (pipeline.py added_split) ----------------------------------------------- */
+
+typedef struct {
+    Py_ssize_t n;
+    PyObject **content;     /* bytes */
+    PyObject **id;
+    uint8_t *lstrip, *rstrip;
+    Py_ssize_t *order;      /* the tokens by first byte, longest first within one first byte */
+    Py_ssize_t bucket[257]; /* order[bucket[c]:bucket[c + 1]]: the tokens starting with byte c */
+    uint8_t space[256];
+} Added;
+
+static void added_free(PyObject *cap)
+{
+    Added *a = PyCapsule_GetPointer(cap, "mnn_added");
+    if (a == NULL)
+        return;
+    for (Py_ssize_t k = 0; k < a->n; k++) {
+        Py_XDECREF(a->content[k]);
+        Py_XDECREF(a->id[k]);
+    }
+    PyMem_Free(a->content);
+    PyMem_Free(a->id);
+    PyMem_Free(a->lstrip);
+    PyMem_Free(a->rstrip);
+    PyMem_Free(a->order);
+    PyMem_Free(a);
+}
+
+static PyObject *mnn_added_matcher(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *fast, *cap;
+    Added *a;
+    Py_ssize_t n, k, j, c;
+    (void)mod;
+    if (nargs != 2 || !PyBytes_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "mnn_added_matcher(tokens, space: bytes)");
+        return NULL;
+    }
+    fast = PySequence_Fast(args[0], "tokens");
+    if (fast == NULL)
+        return NULL;
+    n = PySequence_Fast_GET_SIZE(fast);
+    a = PyMem_Calloc(1, sizeof(Added));
+    if (a == NULL) {
+        Py_DECREF(fast);
+        return PyErr_NoMemory();
+    }
+    cap = PyCapsule_New(a, "mnn_added", added_free);
+    if (cap == NULL) {
+        PyMem_Free(a);
+        Py_DECREF(fast);
+        return NULL;
+    }
+    a->content = PyMem_Calloc((size_t)(n + 1), sizeof(PyObject *));
+    a->id = PyMem_Calloc((size_t)(n + 1), sizeof(PyObject *));
+    a->lstrip = PyMem_Calloc((size_t)(n + 1), 1);
+    a->rstrip = PyMem_Calloc((size_t)(n + 1), 1);
+    a->order = PyMem_Calloc((size_t)(n + 1), sizeof(Py_ssize_t));
+    if (a->content == NULL || a->id == NULL || a->lstrip == NULL || a->rstrip == NULL || a->order == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    for (k = 0; k < n; k++) {
+        PyObject *t = PySequence_Fast_GET_ITEM(fast, k), *content, *id;
+        int l, r;
+        if (!PyTuple_Check(t) || !PyArg_ParseTuple(t, "SOpp", &content, &id, &l, &r) || PyBytes_GET_SIZE(content) == 0) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "a token is (content: non-empty bytes, id, lstrip, rstrip)");
+            goto fail;
+        }
+        Py_INCREF(content);
+        Py_INCREF(id);
+        a->content[k] = content;
+        a->id[k] = id;
+        a->lstrip[k] = (uint8_t)l;
+        a->rstrip[k] = (uint8_t)r;
+        a->n = k + 1;
+    }
+    /* counting sort by first byte, then each bucket by length, longest first (insertion sort) */
+    for (k = 0; k < n; k++)
+        a->bucket[(uint8_t)PyBytes_AS_STRING(a->content[k])[0] + 1]++;
+    for (c = 0; c < 256; c++)
+        a->bucket[c + 1] += a->bucket[c];
+    {
+        Py_ssize_t fill[256];
+        memcpy(fill, a->bucket, sizeof fill);
+        for (k = 0; k < n; k++)
+            a->order[fill[(uint8_t)PyBytes_AS_STRING(a->content[k])[0]]++] = k;
+    }
+    for (c = 0; c < 256; c++)
+        for (k = a->bucket[c] + 1; k < a->bucket[c + 1]; k++) {
+            Py_ssize_t v = a->order[k], len = PyBytes_GET_SIZE(a->content[v]);
+            for (j = k; j > a->bucket[c] && PyBytes_GET_SIZE(a->content[a->order[j - 1]]) < len; j--)
+                a->order[j] = a->order[j - 1];
+            a->order[j] = v;
+        }
+    for (k = 0; k < PyBytes_GET_SIZE(args[1]); k++)
+        a->space[(uint8_t)PyBytes_AS_STRING(args[1])[k]] = 1;
+    Py_DECREF(fast);
+    return cap;
+fail:
+    Py_DECREF(fast);
+    Py_DECREF(cap);
+    return NULL;
+}
+
+/* the earliest place from start where a content matches and the longest content there: its index
+ * (the place in *pos), or -1 */
+static Py_ssize_t added_find(const Added *a, const uint8_t *s, Py_ssize_t n, Py_ssize_t start, Py_ssize_t *pos)
+{
+    for (Py_ssize_t i = start; i < n; i++) {
+        uint8_t c = s[i];
+        for (Py_ssize_t k = a->bucket[c]; k < a->bucket[c + 1]; k++) {
+            PyObject *t = a->content[a->order[k]];
+            Py_ssize_t len = PyBytes_GET_SIZE(t);
+            if (len <= n - i && memcmp(s + i, PyBytes_AS_STRING(t), (size_t)len) == 0) {
+                *pos = i;
+                return a->order[k];
+            }
+        }
+    }
+    return -1;
+}
+
+static PyObject *mnn_added_split(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    const uint8_t *s;
+    Py_ssize_t n, last = 0;
+    Added *a;
+    PyObject *out;
+    (void)mod;
+    if (nargs != 2 || !PyBytes_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "mnn_added_split(text: bytes, matcher)");
+        return NULL;
+    }
+    if ((a = PyCapsule_GetPointer(args[1], "mnn_added")) == NULL)
+        return NULL;
+    s = (const uint8_t *)PyBytes_AS_STRING(args[0]);
+    n = PyBytes_GET_SIZE(args[0]);
+    out = PyList_New(0);
+    if (out == NULL)
+        return NULL;
+    while (last < n) {
+        Py_ssize_t pos = 0, k = added_find(a, s, n, last, &pos), end, nxt;
+        if (k < 0) {
+            if ((last == 0 ? append_pair(out, args[0], Py_None) : append_piece(out, s + last, n - last)) < 0)
+                goto fail;
+            break;
+        }
+        end = pos;
+        nxt = pos + PyBytes_GET_SIZE(a->content[k]);
+        if (a->lstrip[k])
+            while (end > last && a->space[s[end - 1]])
+                end--;
+        if (a->rstrip[k])
+            while (nxt < n && a->space[s[nxt]])
+                nxt++;
+        if (end > last && append_piece(out, s + last, end - last) < 0)
+            goto fail;
+        if (append_pair(out, a->content[k], a->id[k]) < 0)
+            goto fail;
+        last = nxt;
+    }
+    return out;
+fail:
+    Py_DECREF(out);
+    return NULL;
+}
+
 /* --- the regex scan's and split's pieces (regex.py scan, split) ------------------------------------- */
 
 static inline uint8_t fold(uint32_t cp) { return cp < 0x80 ? (uint8_t)cp : cat_fold[cat_of[cp]]; }
@@ -1188,6 +1362,10 @@ static PyMethodDef stage_methods[] = {
      "mnn_byte_level_map(splits) -> list: each split's bytes as GPT-2 characters."},
     {"mnn_split_specials", (PyCFunction)(void (*)(void))mnn_split_specials, METH_FASTCALL,
      "mnn_split_specials(b, specials, firsts) -> list of (piece, id or None) (tokenizer.split_specials)."},
+    {"mnn_added_matcher", (PyCFunction)(void (*)(void))mnn_added_matcher, METH_FASTCALL,
+     "mnn_added_matcher(tokens, space) -> capsule: the added tokens' contents, found as added_split finds them."},
+    {"mnn_added_split", (PyCFunction)(void (*)(void))mnn_added_split, METH_FASTCALL,
+     "mnn_added_split(text, matcher) -> list of (piece, id or None) (pipeline.added_split)."},
     {"mnn_fold", mnn_fold, METH_O, "mnn_fold(text) -> bytes: one folded byte per character (regex._fold_text)."},
     {"mnn_scan_pieces", (PyCFunction)(void (*)(void))mnn_scan_pieces, METH_FASTCALL,
      "mnn_scan_pieces(text, spans) -> list (regex.scan's pieces)."},

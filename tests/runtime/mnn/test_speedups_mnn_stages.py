@@ -1,5 +1,6 @@
 """The mnn semantics' compiled stages (``_csrc/mnn_stages.c``: the Bert and table normalizers, the
-Bert, ByteLevel and Metaspace pre-tokenizers, the regex scan's fold and cut, the special-token split) give what the pure stages give: the same
+Bert, ByteLevel and Metaspace pre-tokenizers, the regex scan's fold and cut, the special-token and
+added-token splits) give what the pure stages give: the same
 bytes and the same refusals on generated stage trees and bytes (any bytes: invalid UTF-8 included),
 and the same ids on every corpus file and text."""
 
@@ -144,6 +145,25 @@ def test_split_specials(paths, specials, text):
         return tok.split_specials(text)
 
     pure, compiled = paths(split)
+    assert pure == compiled
+
+
+_ADDED_ALPHABET_CHARS = ["a", "b", "ab", "<", "|>", " ", "\t", "\n", "中", "é", "\x00"]
+_ADDED_ALPHABET = st.sampled_from(_ADDED_ALPHABET_CHARS)
+_ADDED = st.lists(st.builds(t.AddedToken, id=st.integers(-5, 2**32 - 1), special=st.booleans(), lstrip=st.booleans(),
+                            rstrip=st.booleans(), content=st.lists(_ADDED_ALPHABET, max_size=3).map("".join)),
+                  max_size=8)
+
+
+@SETTINGS
+@given(added=_ADDED, data=st.data())
+def test_added_split(paths, added, data):
+    """The cut at added tokens: earliest, then longest, the first token of a content, white space
+    eaten by lstrip/rstrip; empty and repeated contents too."""
+    pieces = [a.content.encode() for a in added if a.content] + [c.encode() for c in _ADDED_ALPHABET_CHARS]
+    text = data.draw(st.one_of(st.lists(st.sampled_from(pieces), max_size=12).map(b"".join), _BYTES))
+    tree = t.MtokFile(model=_WORDPIECE.model, added_tokens=added)
+    pure, compiled = paths(lambda: PipelineTokenizer(tree).added_split(text))
     assert pure == compiled
 
 
