@@ -34,6 +34,8 @@
  */
 #include "speedups.h"
 
+#include <limits.h>
+
 #define MAX_CP 0x110000
 #define REPLACEMENT 0xFFFD
 
@@ -512,13 +514,17 @@ static PyObject *mnn_table(PyObject *mod, PyObject *rows)
     for (k = 0; k < n; k++) {
         PyObject *row = PySequence_Fast_GET_ITEM(fast, k), *rep;
         long long key;
+        int overflow;
         if (!PyTuple_Check(row) || PyTuple_GET_SIZE(row) != 2 || !PyBytes_Check(PyTuple_GET_ITEM(row, 1))) {
             PyErr_SetString(PyExc_TypeError, "a table row is (int, bytes)");
             goto fail;
         }
-        key = PyLong_AsLongLong(PyTuple_GET_ITEM(row, 0));
+        /* a key past int64 compares with every code point as the bound it is clamped to */
+        key = PyLong_AsLongLongAndOverflow(PyTuple_GET_ITEM(row, 0), &overflow);
         if (key == -1 && PyErr_Occurred())
             goto fail;
+        if (overflow)
+            key = overflow > 0 ? LLONG_MAX : LLONG_MIN;
         rep = PyTuple_GET_ITEM(row, 1);
         Py_INCREF(rep);
         t->keys[k] = key;

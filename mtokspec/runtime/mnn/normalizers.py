@@ -2,6 +2,10 @@
 
 ``from_tree`` gives ``None`` where MNN's loader gives a null normalizer (type 0); a null child of a
 sequence is skipped, as MNN skips it.
+
+With the compiled module built, ``Bert`` and ``Table`` run their per-character loops in
+``_csrc/mnn_stages.c`` (chosen at construction: :func:`._compiled.stages`); the loops here are the
+reference, and the size checks before them are the same for both.
 """
 
 from __future__ import annotations

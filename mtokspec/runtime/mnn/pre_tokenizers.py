@@ -1,4 +1,9 @@
-"""Pre-tokenizers as MNN's C++ ``PipelineTokenizer`` runs them: a list of byte strings in, out."""
+"""Pre-tokenizers as MNN's C++ ``PipelineTokenizer`` runs them: a list of byte strings in, out.
+
+With the compiled module built, ``Bert``, ``ByteLevel`` (its byte map) and ``Metaspace`` run their
+loops in ``_csrc/mnn_stages.c`` (chosen at construction: :func:`._compiled.stages`); the loops here
+are the reference.
+"""
 
 from __future__ import annotations
 

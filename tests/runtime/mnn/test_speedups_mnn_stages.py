@@ -69,7 +69,8 @@ _BYTES = st.one_of(
                        st.sampled_from([b"\xed\xa0\x80", b"\xc0\xaf", b"\xf4\x90\x80\x80", b"\xe4\xb8", b"\xf0\x9f"])),
              max_size=6).map(b"".join),
 )
-_CP = st.one_of(st.sampled_from([ord(c) for c in _SPECIAL]), st.integers(0, 0x10FFFF), st.integers(-3, 2**32 - 1))
+_CP = st.one_of(st.sampled_from([ord(c) for c in _SPECIAL]), st.integers(0, 0x10FFFF), st.integers(-3, 2**32 - 1),
+                st.sampled_from([-2**70, 2**64, 2**100]))
 # rows in any order, repeated code points and bytes that are not UTF-8 included (MNN's binary search
 # gives its answer whatever the order)
 _ROWS = st.lists(st.tuples(_CP, st.one_of(_TEXT.map(lambda s: s.encode()[:8]), st.binary(max_size=6))), max_size=12)
