@@ -29,7 +29,10 @@ _CHINESE = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x
 
 
 def _chinese(cp: int) -> bool:
-    return any(lo <= cp <= hi for lo, hi in _CHINESE)
+    for lo, hi in _CHINESE:
+        if lo <= cp <= hi:
+            return True
+    return False
 
 
 class Table:
