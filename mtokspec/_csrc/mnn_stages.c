@@ -849,13 +849,6 @@ static PyObject *mnn_split_specials(PyObject *mod, PyObject *const *args, Py_ssi
     }
     specials = args[1];
     m = PyList_GET_SIZE(specials);
-    for (k = 0; k < m; k++) {
-        PyObject *e = PyList_GET_ITEM(specials, k);
-        if (!PyTuple_Check(e) || PyTuple_GET_SIZE(e) != 2 || !PyBytes_Check(PyTuple_GET_ITEM(e, 0))) {
-            PyErr_SetString(PyExc_TypeError, "specials are (bytes, id) tuples");
-            return NULL;
-        }
-    }
     s = (const uint8_t *)PyBytes_AS_STRING(args[0]);
     n = PyBytes_GET_SIZE(args[0]);
     firsts = (const uint8_t *)PyBytes_AS_STRING(args[2]);
@@ -871,8 +864,14 @@ static PyObject *mnn_split_specials(PyObject *mod, PyObject *const *args, Py_ssi
         if (!firsts[s[i]])
             continue;
         for (k = 0; k < m; k++) {
-            PyObject *e = PyList_GET_ITEM(specials, k), *tok = PyTuple_GET_ITEM(e, 0);
-            Py_ssize_t len = PyBytes_GET_SIZE(tok);
+            PyObject *e = PyList_GET_ITEM(specials, k), *tok;
+            Py_ssize_t len;
+            if (!PyTuple_Check(e) || PyTuple_GET_SIZE(e) != 2 || !PyBytes_Check(PyTuple_GET_ITEM(e, 0))) {
+                PyErr_SetString(PyExc_TypeError, "specials are (bytes, id) tuples");
+                goto fail;
+            }
+            tok = PyTuple_GET_ITEM(e, 0);
+            len = PyBytes_GET_SIZE(tok);
             if (i + len <= n && strncmp_equal(s + i, (const uint8_t *)PyBytes_AS_STRING(tok), len)) {
                 if (i > start && append_piece(out, s + start, i - start) < 0)
                     goto fail;
