@@ -28,7 +28,12 @@ _CHINESE = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x
             (0x2B820, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F))
 
 
+_CHINESE_FROM = min(lo for lo, _ in _CHINESE)
+
+
 def _chinese(cp: int) -> bool:
+    if cp < _CHINESE_FROM:
+        return False
     for lo, hi in _CHINESE:
         if lo <= cp <= hi:
             return True
