@@ -1,6 +1,6 @@
 /* mtokspec._speedups: the optional compiled hot loops of the hf runtime and the codec, one extension
  * built from the files of mtokspec/_csrc (bpe.c, unigram.c, tables.c, pieces.c, mnn_regex.c,
- * mnn_models.c; speedups.h).
+ * mnn_models.c, mnn_stages.c; speedups.h).
  *
  * The pure-Python models (mtokspec/runtime/hf/models/bpe.py, unigram.py) are the reference; this
  * module redoes only their inner loops, with the same order of operations, and asks them (through
@@ -38,8 +38,9 @@
  *   encode_pieces(pieces, cache, tokenize, out)   the tokenizer's loop over pre-tokenized pieces
  *   line_table(b, p, end, n, kinds, open_end)   the legacy text formats' line tables (the codec)
  *
- * The mnn semantics' parts are documented in their files: mnn_regex.c (MNN's regex matcher) and
- * mnn_models.c (MnnVocab, MnnBPE, MnnWordPiece, MnnUnigram: MNN's models over bytes).
+ * The mnn semantics' parts are documented in their files: mnn_regex.c (MNN's regex matcher),
+ * mnn_models.c (MnnVocab, MnnBPE, MnnWordPiece, MnnUnigram: MNN's models over bytes) and
+ * mnn_stages.c (the loops of its normalizers, pre-tokenizers and special-token split).
  */
 #include "speedups.h"
 
@@ -88,7 +89,7 @@ PyMODINIT_FUNC PyInit__speedups(void)
         Py_DECREF(m);
         return NULL;
     }
-    if (mnn_speedups_register(m) < 0 || mnn_models_register(m) < 0) {
+    if (mnn_speedups_register(m) < 0 || mnn_models_register(m) < 0 || mnn_stages_register(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

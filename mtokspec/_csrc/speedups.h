@@ -79,5 +79,7 @@ PyObject *encode_pieces(PyObject *mod, PyObject *args);
 int mnn_speedups_register(PyObject *module);
 /* mnn_models.c: the mnn semantics' models (MnnVocab, MnnBPE, MnnWordPiece, MnnUnigram), added to the module */
 int mnn_models_register(PyObject *module);
+/* mnn_stages.c: the mnn semantics' normalizer, pre-tokenizer and special-split loops (0, or -1 with an exception set) */
+int mnn_stages_register(PyObject *module);
 
 #endif

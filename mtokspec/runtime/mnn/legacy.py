@@ -14,6 +14,7 @@ import struct
 from mtokspec.format import tree as t
 from mtokspec.runtime.shared.args import token_id
 from mtokspec.runtime.shared.merge import merge_lowest_pairs
+from mtokspec.runtime.mnn._compiled import stages
 from mtokspec.runtime.mnn._text import BYTE_PIECES, META
 from mtokspec.errors import UndefinedInMnn
 from mtokspec.runtime.mnn.decoders import UNBYTE
@@ -222,6 +223,8 @@ class Tiktoken(_TokenLines):
 _C_ALNUM = frozenset(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 _C_PUNCT = frozenset(range(33, 127)) - _C_ALNUM
 _C_SPACE = frozenset(b" \t\n\v\f\r")
+_C_ALNUM_BYTES, _C_SPACE_BYTES = bytes(sorted(_C_ALNUM)), bytes(sorted(_C_SPACE))  # for the compiled loop
+_CONTINUATION = b"##"  # the prefix of a WordPiece continuation
 
 
 class Bert(_TokenLines):
@@ -241,6 +244,8 @@ class Bert(_TokenLines):
         # no candidate longer than every token can match: the loop stops there (exact, and a long
         # word costs O(length x longest token))
         self.longest = max(map(len, self.encoder), default=0)
+        sp = stages()  # the compiled loops (mnn_stages.c), or None: _words and _word_piece
+        self._compiled = None if sp is None else sp.mnn_legacy_bert
 
     def _words(self, s: bytes) -> list[bytes]:
         words = []
@@ -278,7 +283,7 @@ class Bert(_TokenLines):
         while start < n:
             match, at = -1, 0
             for k in range(min(n - start, longest), 0, -1):
-                cand = word[start:start + k] if start == 0 else b"##" + word[start:start + k]
+                cand = word[start:start + k] if start == 0 else _CONTINUATION + word[start:start + k]
                 j = enc.get(cand)
                 if j is not None:
                     match, at = j, k
@@ -291,6 +296,9 @@ class Bert(_TokenLines):
         return ids
 
     def _encode_piece(self, text: bytes, ids: list[int]) -> None:
+        if self._compiled is not None:
+            self._compiled(text, self.encoder, self.longest, self.unk, _C_ALNUM_BYTES, _C_SPACE_BYTES, _CONTINUATION, ids)
+            return
         for w in self._words(text):
             ids.extend(self._word_piece(w))
 

@@ -2,6 +2,10 @@
 
 ``from_tree`` gives ``None`` where MNN's loader gives a null normalizer (type 0); a null child of a
 sequence is skipped, as MNN skips it.
+
+With the compiled module built, ``Bert`` and ``Table`` run their per-character loops in
+``_csrc/mnn_stages.c`` (chosen at construction: :func:`._compiled.stages`); the loops here are the
+reference, and the size checks before them are the same for both.
 """
 
 from __future__ import annotations
@@ -9,6 +13,7 @@ from __future__ import annotations
 from mtokspec.format import tree as t
 from mtokspec.runtime.shared.registry import build_from_registry
 from mtokspec.runtime.mnn import unicode as U
+from mtokspec.runtime.mnn._compiled import stages
 from mtokspec.runtime.mnn._text import table_lookup, utf8
 from mtokspec.runtime.shared.bounds import current, grown
 
@@ -18,10 +23,21 @@ _TO_SPACE = frozenset([*range(1, 0x20), 0x7F, *range(0x80, 0xA0), 0x200D, 0x200C
                        0x200F, *range(0x202A, 0x202F), *range(0x2060, 0x206A), *range(0xFFF0, 0xFFF9)]) - {9, 10, 13}
 
 
+# The code points MNN's Bert normalizer pads with spaces (inclusive ranges)
+_CHINESE = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F), (0x2B740, 0x2B81F),
+            (0x2B820, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F))
+
+
+_CHINESE_FROM = min(lo for lo, _ in _CHINESE)
+
+
 def _chinese(cp: int) -> bool:
-    return (0x4E00 <= cp <= 0x9FFF or 0x3400 <= cp <= 0x4DBF or 0x20000 <= cp <= 0x2A6DF
-            or 0x2A700 <= cp <= 0x2B73F or 0x2B740 <= cp <= 0x2B81F or 0x2B820 <= cp <= 0x2CEAF
-            or 0xF900 <= cp <= 0xFAFF or 0x2F800 <= cp <= 0x2FA1F)
+    if cp < _CHINESE_FROM:
+        return False
+    for lo, hi in _CHINESE:
+        if lo <= cp <= hi:
+            return True
+    return False
 
 
 class Table:
@@ -35,6 +51,8 @@ class Table:
         self.find = table_lookup(table)
         self.empty = not table
         self.longest = _longest(table)
+        sp = stages()  # the compiled loop (mnn_stages.c), or None: the loop below
+        self._compiled = None if sp is None or self.empty else (sp.mnn_table_normalize, sp.mnn_table(table))
 
     def normalize(self, text: bytes) -> bytes:
         if self.empty:
@@ -42,6 +60,9 @@ class Table:
         find = self.find
         _check_table(text, self.longest, lambda off, r, cp: 1 if cp in _TO_SPACE else len(find(cp) or b"x" * r),
                      "normalizer table")
+        if self._compiled is not None:
+            run, table = self._compiled
+            return run(text, table)
         out = bytearray()
         for off, r, cp in U.chars(text):
             if cp in _TO_SPACE:
@@ -137,12 +158,17 @@ class Bert:
         self.strip = strip_accents and bool(nfd)
         self.nfd = table_lookup(nfd or [])
         self.longest = _longest(nfd or [])
+        sp = stages()  # the compiled loop (mnn_stages.c), or None: the loop below
+        self._compiled = None if sp is None else (sp.mnn_bert_normalize, sp.mnn_table(nfd) if self.strip else None)
 
     def normalize(self, text: bytes) -> bytes:
         if self.strip:  # an upper bound: every character its NFD entry, padded as a Chinese one
             find = self.nfd
             _check_table(text, self.longest + 2, lambda off, r, cp: len(find(cp) or b"x" * r) + 2,
                          "normalizer BertNormalizer")
+        if self._compiled is not None:
+            run, nfd = self._compiled
+            return run(text, self.clean, self.chinese, self.lowercase, nfd)
         out = bytearray()
         for off, r, cp in U.chars(text):
             ch = text[off:off + r]

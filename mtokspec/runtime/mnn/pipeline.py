@@ -18,6 +18,7 @@ from mtokspec.format import tree as t
 from mtokspec.runtime.shared.args import token_id, token_text
 from mtokspec.runtime.shared.bounds import budget
 from mtokspec.runtime.mnn import decoders, models, normalizers, pre_tokenizers
+from mtokspec.runtime.mnn._compiled import stages
 from mtokspec.runtime.mnn._text import META, i32, utf8
 from mtokspec.runtime.mnn.decoders import byte_level_unmap, scan_hex_byte
 from mtokspec.runtime.mnn.tokenizer import MnnTokenizer, post_program_ops
@@ -29,6 +30,15 @@ _ADDED_SEARCHES: dict[bytes, Any] = {}
 _WORDPIECE_CLEANUP = ((b" .", b"."), (b" ?", b"?"), (b" !", b"!"), (b" ,", b","))
 _CLEANUP = ((b" ' ", b"'"), (b" n't", b"n't"), (b" 'm", b"'m"), (b" 's", b"'s"), (b" 've", b"'ve"),
             (b" 're", b"'re"))
+
+
+def _first_of_each_content(added) -> dict[bytes, tuple]:
+    """Content -> the first added token ``(id, content, lstrip, rstrip)`` with it (empty ones left out)."""
+    first: dict[bytes, tuple] = {}
+    for tok in added:
+        if tok[1]:
+            first.setdefault(tok[1], tok)
+    return first
 
 
 class PipelineTokenizer(MnnTokenizer):
@@ -56,6 +66,10 @@ class PipelineTokenizer(MnnTokenizer):
         self._post = post_program_ops(mtok.post_processor)
         self._added_search = None  # built at the first encode: _find_added
         self._added_by_content: dict[bytes, tuple] = {}
+        sp = stages()  # the compiled split (mnn_stages.c), or None: the loop of added_split
+        self._added_compiled = None if sp is None else (
+            sp.mnn_added_split, sp.mnn_added_matcher([(content, i, lstrip, rstrip) for i, content, lstrip, rstrip in
+                                 _first_of_each_content(self.added).values()], bytes(sorted(_SPACE))))
 
     # --- encoding ---------------------------------------------------------------------------------
     def _find_added(self, text: bytes, start: int):
@@ -66,10 +80,7 @@ class PipelineTokenizer(MnnTokenizer):
         place the longest content that matches there (two contents of one length cannot both)."""
         search = self._added_search
         if search is None:
-            first: dict[bytes, tuple] = {}
-            for tok in self.added:
-                if tok[1]:
-                    first.setdefault(tok[1], tok)
+            first = _first_of_each_content(self.added)
             self._added_by_content = first
             alternation = b"|".join(re.escape(c) for c in sorted(first, key=len, reverse=True)) or b"(?!)"
             search = _ADDED_SEARCHES.get(alternation)
@@ -86,6 +97,9 @@ class PipelineTokenizer(MnnTokenizer):
 
     def added_split(self, text: bytes) -> list[tuple[bytes, int | None]]:
         """``text`` cut at the added tokens: ``(piece, None)`` and ``(content, id)``."""
+        if self._added_compiled is not None:
+            run, matcher = self._added_compiled
+            return run(text, matcher)
         units: list[tuple[bytes, int | None]] = []
         last, n = 0, len(text)
         while last < n:
@@ -118,13 +132,15 @@ class PipelineTokenizer(MnnTokenizer):
         if not text:
             return
         tokenize_pieces = self.model.tokenize_pieces
+        normalizer, pre_tokenizer = self.normalizer, self.pre_tokenizer  # self.normalize, self.pre_tokenize
         for unit, tid in self.added_split(text):
             if tid is not None:
                 ids.append(tid)
                 continue
-            unit = self.normalize(unit)
+            if normalizer is not None:
+                unit = normalizer.normalize(unit)
             if unit:
-                tokenize_pieces(self.pre_tokenize(unit), ids)
+                tokenize_pieces([unit] if pre_tokenizer is None else pre_tokenizer.pre_tokenize([unit]), ids)
 
     # --- decoding ---------------------------------------------------------------------------------
     def _decode_seq(self, ids: list[int]) -> bytes:

@@ -1,9 +1,15 @@
-"""Pre-tokenizers as MNN's C++ ``PipelineTokenizer`` runs them: a list of byte strings in, out."""
+"""Pre-tokenizers as MNN's C++ ``PipelineTokenizer`` runs them: a list of byte strings in, out.
+
+With the compiled module built, ``Bert``, ``ByteLevel`` (its byte map) and ``Metaspace`` run their
+loops in ``_csrc/mnn_stages.c`` (chosen at construction: :func:`._compiled.stages`); the loops here
+are the reference.
+"""
 
 from __future__ import annotations
 
 from mtokspec.format import tree as t
 from mtokspec.runtime.shared.registry import build_from_registry
+from mtokspec.runtime.mnn._compiled import stages
 from mtokspec.runtime.mnn._text import utf8
 from mtokspec.format.byte_level import BYTE_TO_CHAR
 from mtokspec.runtime.shared.bounds import current, grown
@@ -29,10 +35,14 @@ class ByteLevel:
 
     def __init__(self, use_regex: bool):
         self.use_regex = use_regex
+        sp = stages()  # the compiled map (mnn_stages.c), or None: byte_level_map
+        self._compiled = None if sp is None else sp.mnn_byte_level_map
 
     def pre_tokenize(self, splits: list[bytes]) -> list[bytes]:
         if self.use_regex:
             splits = [piece for s in splits if s for piece in R.scan(s, _GPT2)]
+        if self._compiled is not None:
+            return self._compiled(splits)
         return [byte_level_map(s) for s in splits]
 
 
@@ -75,10 +85,17 @@ class Metaspace:
 
     def __init__(self, replacement: bytes, add_prefix_space: bool):
         self.replacement, self.add_prefix_space = replacement, add_prefix_space
+        sp = stages()  # the compiled loops (mnn_stages.c), or None: the loops below
+        self._compiled = None if sp is None else (sp.mnn_metaspace_size, sp.mnn_metaspace)
 
     def pre_tokenize(self, splits: list[bytes]) -> list[bytes]:
         out = []
         rep = self.replacement
+        if self._compiled is not None:
+            size, run = self._compiled
+            if len(rep) > 1:
+                current(sum(map(len, splits))).size("pre-tokenizer Metaspace", size(splits, rep))
+            return run(splits, rep, self.add_prefix_space)
         if len(rep) > 1:
             n = sum(map(len, splits))
             current(n).size("pre-tokenizer Metaspace", n + len(splits) * len(rep) +
@@ -115,7 +132,13 @@ class Bert:
     def from_tree(cls, n) -> "Bert":
         return cls()
 
+    def __init__(self):
+        sp = stages()  # the compiled loop (mnn_stages.c), or None: the loop below
+        self._compiled = None if sp is None else sp.mnn_bert_pre_tokenize
+
     def pre_tokenize(self, splits: list[bytes]) -> list[bytes]:
+        if self._compiled is not None:
+            return self._compiled(splits)
         out = []
         for s in splits:
             cur = bytearray()

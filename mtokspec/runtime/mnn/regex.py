@@ -30,6 +30,7 @@ import regex
 from mtokspec import speedups
 from mtokspec.runtime.shared.bounds import REGEX_STEPS, REGEX_STEPS_PER_BYTE, Budget, current
 from mtokspec.runtime.mnn import unicode as U, wregex
+from mtokspec.runtime.mnn._compiled import stages
 from mtokspec.errors import UndefinedInMnn
 from mtokspec.runtime.shared.text import GPT2_PATTERN
 
@@ -594,6 +595,9 @@ def scan(text: bytes, pattern: bytes) -> list[bytes]:
             out.append(text[prev:prev + r])
             prev += r
         return out
+    sp = stages()
+    if sp is not None:  # the compiled fold and cut (mnn_stages.c): the loop below
+        return sp.mnn_scan_pieces(text, _spans(sp.mnn_fold(text), pattern, current(len(text))))
     folded, offsets = _fold_text(text)
     prev = 0
     for a, b in _spans(folded, pattern, current(len(text))):
@@ -602,6 +606,9 @@ def scan(text: bytes, pattern: bytes) -> list[bytes]:
         prev = b
     out.extend(text[offsets[k]:offsets[k + 1]] for k in range(prev, len(folded)))
     return out
+
+
+_BEHAVIORS = {"Removed": 0, "MergedWithPrevious": 1, "Isolated": 2}  # mnn_split_pieces's codes (else Isolated)
 
 
 def split(text: bytes, pattern: bytes, invert: bool, behavior: str) -> list[bytes]:
@@ -619,6 +626,10 @@ def split(text: bytes, pattern: bytes, invert: bool, behavior: str) -> list[byte
         if prev < len(text):
             segs.append((text[prev:], False))
     else:
+        sp = stages()
+        if sp is not None:  # the compiled fold and cut (mnn_stages.c): the loop below
+            spans = _spans(sp.mnn_fold(text), pattern, current(len(text)))
+            return sp.mnn_split_pieces(text, spans, invert, _BEHAVIORS.get(behavior, 2))
         folded, offsets = _fold_text(text)
         prev = 0
         for a, b in _spans(folded, pattern, current(len(text))):

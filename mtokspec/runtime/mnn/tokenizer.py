@@ -23,8 +23,10 @@ from mtokspec.errors import ArgumentTypeError, TokenizerError, UndefinedInMnn
 from mtokspec._generated.codec import build_node
 from mtokspec.format import parse
 from mtokspec.runtime.shared.args import texts, token_id, token_ids, token_text
-from mtokspec.runtime.shared.bounds import MAX_EXPANSION, budget, budget_size, checked_max_expansion
+from mtokspec.runtime.shared.bounds import (MAX_EXPANSION, budget_size, checked_max_expansion, enter_budget,
+                                             exit_budget)
 from mtokspec.runtime.shared.pickling import reduce_tokenizer
+from mtokspec.runtime.mnn._compiled import stages
 from mtokspec.runtime.mnn._text import i32
 
 __all__ = ["MnnTokenizer", "MnnDecodeStream", "MNN_COMMIT"]
@@ -144,6 +146,9 @@ class MnnTokenizer:
         self.eos_token: str | None = None
         self._special_cache: list[tuple[bytes, int]] | None = None
         self._special_first_search: Any = None  # finds a first byte of the cached texts
+        self._special_firsts = b""  # 256 bytes, non-zero at a first byte of the cached texts
+        sp = stages()  # the compiled split (mnn_stages.c), or None: the loop of split_specials
+        self._split_compiled = None if sp is None else sp.mnn_split_specials
         self._vocab: dict[str, int] | None = None
 
     def __reduce__(self):
@@ -201,12 +206,15 @@ class MnnTokenizer:
             firsts = sorted({text[0] for text, _ in cache})
             self._special_first_search = re.compile(b"[" + b"".join(re.escape(bytes([c])) for c in firsts) + b"]"
                                                     if firsts else b"(?!)").search
+            self._special_firsts = bytes(c in firsts for c in range(256))
             self._special_cache = cache
         return self._special_cache
 
     def split_specials(self, b: bytes) -> list[tuple[bytes, int | None]]:
         """``b`` cut at the special ids' decoded texts: ``(piece, None)`` and ``(text, id)``."""
         specials = self._specials()
+        if self._split_compiled is not None:
+            return self._split_compiled(b, specials, self._special_firsts)
         if not specials:  # the whole text goes to the model, even when empty (type 0 encodes "▁")
             return [(b, None)]
         out: list[tuple[bytes, int | None]] = []
@@ -235,7 +243,8 @@ class MnnTokenizer:
         """MNN's ``encode(text)``; ``add_special_tokens=False``: ``encode(text, false)`` without
         the prefix ids."""
         data = to_bytes(text)
-        with budget(len(data), self.max_expansion):
+        token = enter_budget(len(data), self.max_expansion)  # with budget(...), spelled out: once per call
+        try:
             ids: list[int] = list(self.prefix_ids) if add_special_tokens else []
             for piece, sid in self.split_specials(data):
                 if sid is None:
@@ -245,6 +254,8 @@ class MnnTokenizer:
             if add_special_tokens:
                 ids = self.add_special(ids)
             return ids
+        finally:
+            exit_budget(token)
 
     def add_special(self, ids: list[int]) -> list[int]:
         """MNN's ``apply_post_processor``: the program's ops in turn (negative ids skipped)."""

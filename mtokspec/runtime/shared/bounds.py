@@ -28,7 +28,7 @@ from contextvars import ContextVar
 from mtokspec.errors import ArgumentTypeError, TokenizerError
 from mtokspec.format.growth import MAX_EXPANSION
 
-__all__ = ["Budget", "budget", "budget_size", "current", "grown", "MAX_EXPANSION", "MIN_OUTPUT", "REGEX_SECONDS",
+__all__ = ["Budget", "budget", "budget_size", "current", "enter_budget", "exit_budget", "grown", "MAX_EXPANSION", "MIN_OUTPUT", "REGEX_SECONDS",
            "REGEX_SECONDS_PER_CHAR", "REGEX_STEPS", "REGEX_STEPS_PER_BYTE", "checked_max_expansion"]
 
 MIN_OUTPUT = 1 << 20
@@ -106,27 +106,37 @@ def current(n: int) -> Budget:
     return Budget(n) if b is None else b
 
 
+def enter_budget(n: int, max_expansion: int = MAX_EXPANSION):
+    """A call's budget made the current one, unless a call is running (an inner call keeps the
+    outer budget: one call, one budget): the token :func:`exit_budget` takes (None: nothing set).
+    The two halves of :class:`budget`, for a hot path's ``try``/``finally``."""
+    if _CURRENT.get() is not None:
+        return None
+    return _CURRENT.set(Budget(n, max_expansion))
+
+
+def exit_budget(token) -> None:
+    if token is not None:
+        _CURRENT.reset(token)
+
+
 class budget:
     """``with budget(n, max_expansion):`` runs a call under a budget of its own (an inner call
     keeps the outer budget: one call, one budget)."""
 
-    __slots__ = ("b", "token")
+    __slots__ = ("n", "max_expansion", "token")
 
     def __init__(self, n: int, max_expansion: int = MAX_EXPANSION):
-        self.b = Budget(n, max_expansion)
+        self.n, self.max_expansion = n, max_expansion
         self.token = None
 
     def __enter__(self) -> Budget:
-        outer = _CURRENT.get()
-        if outer is not None:
-            return outer
-        self.token = _CURRENT.set(self.b)
-        return self.b
+        self.token = enter_budget(self.n, self.max_expansion)
+        return current(self.n)
 
     def __exit__(self, *exc) -> None:
-        if self.token is not None:
-            _CURRENT.reset(self.token)
-            self.token = None
+        exit_budget(self.token)
+        self.token = None
 
 
 def budget_size(stage: str, n: int, input_len: int) -> None:
