@@ -345,6 +345,7 @@ def wide(b: bytes) -> str:
 
 
 _LONG_TOKEN = 64  # characters: from here type 3's merge loop is the heap's (MNN's own is quadratic)
+_CACHE_LIMIT = 1 << 16  # words kept per tokenizer (MNN keeps none; ours only saves time)
 
 
 class HuggingFace(_TokenLines):
@@ -359,6 +360,7 @@ class HuggingFace(_TokenLines):
         self.encoder: dict[str, int] = {}
         for i, tok in enumerate(self.tokens):
             self.encoder.setdefault(tok.decode("utf-8", "surrogateescape"), i)
+        self._word_ids: dict[str, tuple[int, ...]] = {}
         self.ranks: dict[tuple[str, str], int] = {}
         for i, line in enumerate(tree.merges):
             d = line.find(b" ")
@@ -426,16 +428,29 @@ class HuggingFace(_TokenLines):
 
     def _encode_piece(self, text: bytes, ids: list[int]) -> None:
         s = text.decode("latin-1")
+        cache = self._word_ids
         for m in _HF_SPLIT.finditer(s):
-            word = "".join(BYTE_MAP[ord(c)].decode() for c in m.group(0))
-            for piece in self._bpe(word):
-                # wstring_to_utf8 then encoder_.at(): a piece the vocabulary lacks throws
-                key = piece.encode("utf-8", "surrogatepass").decode("utf-8", "surrogateescape")
-                i = self.encoder.get(key)
-                if i is None:
-                    raise UndefinedInMnn(f"legacy type 3: {piece!r} is not in the vocabulary: MNN's "
-                                         "encoder_.at() throws std::out_of_range")
-                ids.append(i)
+            split = m.group(0)
+            hit = cache.get(split)
+            if hit is None:
+                hit = self._word(split)
+                if len(cache) < _CACHE_LIMIT:
+                    cache[split] = hit
+            ids.extend(hit)
+
+    def _word(self, split: str) -> tuple[int, ...]:
+        """The ids of one split of the regex (a word's ids depend on it alone; one that raises is
+        not kept)."""
+        out = []
+        for piece in self._bpe("".join(BYTE_MAP[ord(c)].decode() for c in split)):
+            # wstring_to_utf8 then encoder_.at(): a piece the vocabulary lacks throws
+            key = piece.encode("utf-8", "surrogatepass").decode("utf-8", "surrogateescape")
+            i = self.encoder.get(key)
+            if i is None:
+                raise UndefinedInMnn(f"legacy type 3: {piece!r} is not in the vocabulary: MNN's "
+                                     "encoder_.at() throws std::out_of_range")
+            out.append(i)
+        return tuple(out)
 
     def _decode_one(self, i: int) -> bytes:
         if not 0 <= i < len(self.tokens):
