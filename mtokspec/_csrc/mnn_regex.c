@@ -263,56 +263,85 @@ done:
     return st->too_slow ? -1 : result;
 }
 
-static PyObject *mnn_regex_matches(PyObject *self, PyObject *args)
+int mnn_regex_spans(PyObject *capsule, const unsigned char *folded, Py_ssize_t n, long long *steps,
+                    long long window, Py_ssize_t **spans, Py_ssize_t *count)
 {
-    PyObject *capsule;
-    Py_buffer text;
-    long long steps, window;
-    if (!PyArg_ParseTuple(args, "Oy*LL", &capsule, &text, &steps, &window))
-        return NULL;
     Program *prog = PyCapsule_GetPointer(capsule, "mtokspec.mnn_regex");
-    if (prog == NULL) {
-        PyBuffer_Release(&text);
-        return NULL;
+    Py_ssize_t cap = 16, m = 0, *out;
+    if (prog == NULL)
+        return -1;
+    out = PyMem_Malloc(sizeof(Py_ssize_t) * 2 * (size_t)cap);
+    if (out == NULL) {
+        PyErr_NoMemory();
+        return -1;
     }
-    PyObject *spans = PyList_New(0);
-    if (spans == NULL) {
-        PyBuffer_Release(&text);
-        return NULL;
-    }
-    State st = {.text = text.buf, .n = text.len, .steps = steps, .floor = 0, .too_slow = 0, .no_memory = 0};
+    State st = {.text = folded, .n = n, .steps = *steps, .floor = 0, .too_slow = 0, .no_memory = 0};
     Py_ssize_t pos = 0;
     while (pos < st.n) {
         st.floor = st.steps - window > 0 ? st.steps - window : 0;
         Py_ssize_t end = try_alts(&st, pos, prog->alts, prog->nalts);
-        if (st.too_slow)
+        if (st.too_slow || st.no_memory)
             break;
         if (end > pos) {
-            PyObject *span = Py_BuildValue("(nn)", pos, end);
-            if (span == NULL || PyList_Append(spans, span) < 0) {
-                Py_XDECREF(span);
-                Py_DECREF(spans);
-                PyBuffer_Release(&text);
-                return NULL;
+            if (m == cap) {
+                Py_ssize_t *grown = PyMem_Realloc(out, sizeof(Py_ssize_t) * 4 * (size_t)cap);
+                if (grown == NULL) {
+                    st.no_memory = 1;
+                    break;
+                }
+                out = grown;
+                cap *= 2;
             }
-            Py_DECREF(span);
+            out[2 * m] = pos;
+            out[2 * m + 1] = end;
+            m++;
             pos = end;
         }
         else {
             pos++;
         }
     }
-    PyBuffer_Release(&text);
     if (st.no_memory) {
-        Py_DECREF(spans);
-        return PyErr_NoMemory();
+        PyMem_Free(out);
+        PyErr_NoMemory();
+        return -1;
     }
     if (st.too_slow) {
-        Py_DECREF(spans);
-        Py_RETURN_NONE;
+        PyMem_Free(out);
+        return 1;
     }
-    PyObject *out = Py_BuildValue("(NL)", spans, st.steps);
-    return out;
+    *steps = st.steps;
+    *spans = out;
+    *count = m;
+    return 0;
+}
+
+static PyObject *mnn_regex_matches(PyObject *self, PyObject *args)
+{
+    PyObject *capsule, *list = NULL;
+    Py_buffer text;
+    long long steps, window;
+    Py_ssize_t *spans, m, k;
+    int rc;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "Oy*LL", &capsule, &text, &steps, &window))
+        return NULL;
+    rc = mnn_regex_spans(capsule, text.buf, text.len, &steps, window, &spans, &m);
+    PyBuffer_Release(&text);
+    if (rc < 0)
+        return NULL;
+    if (rc > 0)
+        Py_RETURN_NONE;
+    list = PyList_New(m);
+    for (k = 0; list != NULL && k < m; k++) {
+        PyObject *span = Py_BuildValue("(nn)", spans[2 * k], spans[2 * k + 1]);
+        if (span == NULL)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, k, span);
+    }
+    PyMem_Free(spans);
+    return list == NULL ? NULL : Py_BuildValue("(NL)", list, steps);
 }
 
 static PyMethodDef mnn_methods[] = {

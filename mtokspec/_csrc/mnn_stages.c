@@ -31,6 +31,8 @@
  *       appended to the list out
  *   mnn_fold(text) -> bytes          regex._fold_text's folded text (one byte per character)
  *   mnn_scan_pieces(text, spans) -> list        regex.scan's pieces for the matches' spans
+ *   mnn_scan_byte_level(text, program, steps, window) -> (pieces, steps) or None
+ *       ByteLevel with use_regex on one split: fold, MNN's matcher (mnn_regex.c), cut, byte map
  *   mnn_split_pieces(text, spans, invert, behavior) -> list   regex.split's (behavior 0 Removed,
  *       1 MergedWithPrevious, 2 Isolated); spans: (start, end) character indices, as _spans gives
  *   mnn_metaspace_size(splits, replacement) -> int   the bound pre_tokenizers.Metaspace checks
@@ -1295,6 +1297,96 @@ done:
     return out;
 }
 
+/* one piece's bytes as GPT-2 characters (pre_tokenizers.byte_level_map), appended to out */
+static int append_mapped(PyObject *out, const uint8_t *p, Py_ssize_t n)
+{
+    Py_ssize_t size = 0, i;
+    PyObject *b;
+    char *w;
+    for (i = 0; i < n; i++)
+        size += PyBytes_GET_SIZE(byte_map[p[i]]);
+    b = PyBytes_FromStringAndSize(NULL, size);
+    if (b == NULL)
+        return -1;
+    w = PyBytes_AS_STRING(b);
+    for (i = 0; i < n; i++) {
+        PyObject *c = byte_map[p[i]];
+        memcpy(w, PyBytes_AS_STRING(c), (size_t)PyBytes_GET_SIZE(c));
+        w += PyBytes_GET_SIZE(c);
+    }
+    if (PyList_Append(out, b) < 0) {
+        Py_DECREF(b);
+        return -1;
+    }
+    Py_DECREF(b);
+    return 0;
+}
+
+/* ByteLevel with use_regex on one split: regex.scan's pieces of text under the compiled pattern
+ * (fold, MNN's matcher, cut), each mapped by byte_level_map -- (pieces, steps left), or None when
+ * the budget ran out (the pure path then refuses the same input) */
+static PyObject *mnn_scan_byte_level(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    const uint8_t *s;
+    Py_ssize_t n, i, r, chars = 0, m = 0, k, j, prev = 0, *offs = NULL, *spans = NULL;
+    long long steps, window;
+    uint8_t *folded = NULL;
+    PyObject *out = NULL;
+    int rc;
+    (void)mod;
+    if (nargs != 4 || !PyBytes_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "mnn_scan_byte_level(text: bytes, program, steps, window)");
+        return NULL;
+    }
+    steps = PyLong_AsLongLong(args[2]);
+    window = PyLong_AsLongLong(args[3]);
+    if (PyErr_Occurred() || check_ready() < 0)
+        return NULL;
+    s = (const uint8_t *)PyBytes_AS_STRING(args[0]);
+    n = PyBytes_GET_SIZE(args[0]);
+    offs = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(n + 1));
+    folded = PyMem_Malloc((size_t)n + 1);
+    if (offs == NULL || folded == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (i = 0; i < n; i += r) {
+        folded[chars] = fold(decode(s, n, i, &r));
+        offs[chars++] = i;
+    }
+    offs[chars] = n;
+    rc = mnn_regex_spans(args[1], folded, chars, &steps, window, &spans, &m);
+    if (rc < 0)
+        goto done;
+    if (rc > 0) {
+        out = Py_NewRef(Py_None);
+        goto done;
+    }
+    if ((out = PyList_New(0)) == NULL)
+        goto done;
+    for (k = 0; k <= m; k++) {
+        Py_ssize_t a = k < m ? spans[2 * k] : chars;
+        for (j = prev; j < a; j++)  /* a character no alternative matches: a piece of its own */
+            if (append_mapped(out, s + offs[j], offs[j + 1] - offs[j]) < 0)
+                goto fail;
+        if (k < m) {
+            Py_ssize_t b = spans[2 * k + 1];
+            if (append_mapped(out, s + offs[a], offs[b] - offs[a]) < 0)
+                goto fail;
+            prev = b;
+        }
+    }
+    Py_SETREF(out, Py_BuildValue("(OL)", out, steps));
+    goto done;
+fail:
+    Py_CLEAR(out);
+done:
+    PyMem_Free(offs);
+    PyMem_Free(folded);
+    PyMem_Free(spans);
+    return out;
+}
+
 static PyObject *mnn_split_pieces(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
 {
     const uint8_t *s;
@@ -1493,6 +1585,9 @@ static PyMethodDef stage_methods[] = {
     {"mnn_legacy_bert", (PyCFunction)(void (*)(void))mnn_legacy_bert, METH_FASTCALL,
      "mnn_legacy_bert(text, encoder, longest, unk, alnum, space, prefix, out): legacy.Bert's encode of a piece."},
     {"mnn_fold", mnn_fold, METH_O, "mnn_fold(text) -> bytes: one folded byte per character (regex._fold_text)."},
+    {"mnn_scan_byte_level", (PyCFunction)(void (*)(void))mnn_scan_byte_level, METH_FASTCALL,
+     "mnn_scan_byte_level(text, program, steps, window) -> (pieces, steps) or None: ByteLevel's regex scan "
+     "and byte map of one split."},
     {"mnn_scan_pieces", (PyCFunction)(void (*)(void))mnn_scan_pieces, METH_FASTCALL,
      "mnn_scan_pieces(text, spans) -> list (regex.scan's pieces)."},
     {"mnn_split_pieces", (PyCFunction)(void (*)(void))mnn_split_pieces, METH_FASTCALL,

@@ -77,6 +77,11 @@ PyObject *encode_pieces(PyObject *mod, PyObject *args);
 
 /* mnn_regex.c: the mnn semantics' regex matcher, added to the module (0, or -1 with an exception set) */
 int mnn_speedups_register(PyObject *module);
+/* MNN's scan over folded text with the compiled pattern (a mnn_regex_program capsule): 0 with the
+ * advancing matches as *count (start, end) pairs in *spans (PyMem, the caller frees) and *steps
+ * counted down; 1 when the budget ran out; -1 with an exception set */
+int mnn_regex_spans(PyObject *capsule, const unsigned char *folded, Py_ssize_t n, long long *steps,
+                    long long window, Py_ssize_t **spans, Py_ssize_t *count);
 /* mnn_models.c: the mnn semantics' models (MnnVocab, MnnBPE, MnnWordPiece, MnnUnigram), added to the module */
 int mnn_models_register(PyObject *module);
 /* mnn_stages.c: the mnn semantics' normalizer, pre-tokenizer and special-split loops (0, or -1 with an exception set) */

@@ -37,8 +37,15 @@ class ByteLevel:
         self.use_regex = use_regex
         sp = stages()  # the compiled map (mnn_stages.c), or None: byte_level_map
         self._compiled = None if sp is None else sp.mnn_byte_level_map
+        # the scan and the map of a split in one compiled call, or None: R.scan, then the map
+        self._scan_mapped = R.scan_compiled(_GPT2) if use_regex else None
 
     def pre_tokenize(self, splits: list[bytes]) -> list[bytes]:
+        scan_mapped = self._scan_mapped
+        if scan_mapped is not None:
+            if len(splits) == 1:
+                return scan_mapped(splits[0]) if splits[0] else []
+            return [piece for s in splits if s for piece in scan_mapped(s)]
         if self.use_regex:
             splits = [piece for s in splits if s for piece in R.scan(s, _GPT2)]
         if self._compiled is not None:

@@ -611,6 +611,27 @@ def scan(text: bytes, pattern: bytes) -> list[bytes]:
 _BEHAVIORS = {"Removed": 0, "MergedWithPrevious": 1, "Isolated": 2}  # mnn_split_pieces's codes (else Isolated)
 
 
+def scan_compiled(pattern: bytes):
+    """``scan_mapped(text)``: :func:`scan` of ``text`` under ``pattern`` with each piece
+    byte-level mapped, in one compiled call (fold, matcher, cut and map); None when the compiled
+    module does not run this pattern (then map :func:`scan`'s pieces)."""
+    sp = stages()
+    prog = None if sp is None or uses_wregex(pattern) else _program(pattern)
+    if prog is None:
+        return None
+    fused, program = sp.mnn_scan_byte_level, prog[1]
+
+    def scan_mapped(text: bytes) -> list[bytes]:
+        st = current(len(text))
+        found = fused(text, program, st.steps, REGEX_STEPS)
+        if found is None:
+            raise _refused(pattern, st)
+        pieces, st.steps = found
+        return pieces
+
+    return scan_mapped
+
+
 def split(text: bytes, pattern: bytes, invert: bool, behavior: str) -> list[bytes]:
     """``regex_split``: the text cut at the matches, then ``behavior`` applied."""
     if not text:

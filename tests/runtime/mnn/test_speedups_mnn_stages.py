@@ -130,6 +130,27 @@ def test_regex_scan_and_split(paths, pattern, text, invert, behavior):
     assert pure == compiled
 
 
+@SETTINGS
+@given(pattern=_PATTERNS, text=_BYTES)
+def test_byte_level_scan_in_one_call(paths, pattern, text):
+    """ByteLevel's fused call (fold, matcher, cut, map): the pure scan's pieces, mapped."""
+    p = pattern.encode()
+
+    def fused_or_pure():
+        scan_mapped = R.scan_compiled(p)
+        if scan_mapped is None:
+            return [P.byte_level_map(x) for x in R.scan(text, p)]
+        return scan_mapped(text) if text else []
+    pure, compiled = paths(fused_or_pure)
+    assert pure == compiled
+
+
+def test_byte_level_scan_in_one_call_refuses_as_the_pure_scan(paths):
+    p, text = b"a*a*a*a*a*a*b", b"a" * 200 + b"!"
+    pure, compiled = paths(lambda: R.scan_compiled(p)(text) if R.scan_compiled(p) else R.scan(text, p))
+    assert pure == compiled and pure[0] == "refused"
+
+
 _WORDPIECE = t.MtokFile(model=t.WordPieceModel("[UNK]", "##", 100, [(b"[UNK]", 0)]))
 _SPECIAL_ALPHABET = st.sampled_from([b"\0", b"<", b">", b"a", b"ab", b"\xe4\xb8\xad", b"\xff", b" "])
 
