@@ -81,5 +81,7 @@ int mnn_speedups_register(PyObject *module);
 int mnn_models_register(PyObject *module);
 /* mnn_stages.c: the mnn semantics' normalizer, pre-tokenizer and special-split loops (0, or -1 with an exception set) */
 int mnn_stages_register(PyObject *module);
+/* mnn_legacy.c: the legacy tokenizer.txt types 0 and 3 (mnn_legacy_sp, MnnLegacyHF), added to the module */
+int mnn_legacy_register(PyObject *module);
 
 #endif
