@@ -3,6 +3,10 @@
 
 None of them has a normalizer or decoder of its own, and their per-id decode is also their
 sequence decode (joined, special ids included).
+
+Types 0, 2 and 3 hand their loops to the compiled module when it is built (``_csrc/mnn_legacy.c``
+for 0 and 3, ``_csrc/mnn_stages.c`` for 2), chosen once at construction; the code here is the
+reference, and runs wherever it raises.
 """
 
 from __future__ import annotations
