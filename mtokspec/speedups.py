@@ -11,7 +11,9 @@ paths give the same trees, ids and errors on the corpus and on generated input. 
 MNN's regex matcher (``runtime/mnn/regex``), MNN's models (``runtime/mnn/models``: the vocabulary
 look-up, BPE, WordPiece and Unigram over bytes, built from the tables' columns; a piece on which the
 pure code raises goes back to it) and the loops of its Bert and table normalizers, Bert, ByteLevel
-and Metaspace pre-tokenizers and special-token and added-token splits (``runtime/mnn/_compiled.py``);
+and Metaspace pre-tokenizers and special-token and added-token splits (``runtime/mnn/_compiled.py``),
+and the legacy ``tokenizer.txt`` types 0 and 3 (``runtime/mnn/legacy``: type 0's tables and score
+merge, type 3's merges as ints and its split loop; where the pure classes raise they run);
 ``tests/runtime/mnn/test_speedups_mnn*.py`` check those.
 ``MTOKSPEC_PURE=1`` in the environment turns the compiled parts off.
 """

@@ -1,6 +1,6 @@
 /* mtokspec._speedups: the optional compiled hot loops of the hf runtime and the codec, one extension
  * built from the files of mtokspec/_csrc (bpe.c, unigram.c, tables.c, pieces.c, mnn_regex.c,
- * mnn_models.c, mnn_stages.c; speedups.h).
+ * mnn_models.c, mnn_stages.c, mnn_legacy.c; speedups.h).
  *
  * The pure-Python models (mtokspec/runtime/hf/models/bpe.py, unigram.py) are the reference; this
  * module redoes only their inner loops, with the same order of operations, and asks them (through
@@ -40,7 +40,8 @@
  *
  * The mnn semantics' parts are documented in their files: mnn_regex.c (MNN's regex matcher),
  * mnn_models.c (MnnVocab, MnnBPE, MnnWordPiece, MnnUnigram: MNN's models over bytes) and
- * mnn_stages.c (the loops of its normalizers, pre-tokenizers and special-token split).
+ * mnn_stages.c (the loops of its normalizers, pre-tokenizers and special-token split) and
+ * mnn_legacy.c (the legacy tokenizer.txt types 0 and 3: SentencePiece's score merge, type 3's merges).
  */
 #include "speedups.h"
 
@@ -89,7 +90,8 @@ PyMODINIT_FUNC PyInit__speedups(void)
         Py_DECREF(m);
         return NULL;
     }
-    if (mnn_speedups_register(m) < 0 || mnn_models_register(m) < 0 || mnn_stages_register(m) < 0) {
+    if (mnn_speedups_register(m) < 0 || mnn_models_register(m) < 0 || mnn_stages_register(m) < 0 ||
+        mnn_legacy_register(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -86,5 +86,7 @@ int mnn_regex_spans(PyObject *capsule, const unsigned char *folded, Py_ssize_t n
 int mnn_models_register(PyObject *module);
 /* mnn_stages.c: the mnn semantics' normalizer, pre-tokenizer and special-split loops (0, or -1 with an exception set) */
 int mnn_stages_register(PyObject *module);
+/* mnn_legacy.c: the legacy tokenizer.txt types 0 and 3 (mnn_legacy_sp, MnnLegacyHF), added to the module */
+int mnn_legacy_register(PyObject *module);
 
 #endif

@@ -3,6 +3,10 @@
 
 None of them has a normalizer or decoder of its own, and their per-id decode is also their
 sequence decode (joined, special ids included).
+
+Types 0, 2 and 3 hand their loops to the compiled module when it is built (``_csrc/mnn_legacy.c``
+for 0 and 3, ``_csrc/mnn_stages.c`` for 2), chosen once at construction; the code here is the
+reference, and runs wherever it raises.
 """
 
 from __future__ import annotations
@@ -10,6 +14,8 @@ from __future__ import annotations
 import heapq
 import re
 import struct
+from collections.abc import Iterable
+from functools import cached_property
 
 from mtokspec.format import tree as t
 from mtokspec.runtime.shared.args import token_id
@@ -48,6 +54,12 @@ class Sentencepiece(MnnTokenizer):
 
     def __init__(self, tree: t.SentencePieceTxtFile, **kw):
         super().__init__(tree, **kw)
+        sp = stages()  # the compiled tables and loop (mnn_legacy.c), or None: the code below
+        built = None if sp is None else sp.mnn_legacy_sp(tree.pieces)  # None too when a score is NaN
+        self._compiled = None
+        if built is not None:
+            self.pieces, self.normal, self.reserved, self.unk_id, self._compiled = built
+            return
         self.pieces = [(tok, strtof(score), kind) for tok, score, kind in tree.pieces]
         self.normal: dict[bytes, int] = {}
         self.reserved: dict[bytes, int] = {}
@@ -120,6 +132,8 @@ class Sentencepiece(MnnTokenizer):
         return out
 
     def _encode_piece(self, text: bytes, ids: list[int]) -> None:
+        if self._compiled is not None and self._compiled.encode(text, ids):
+            return  # (not done where the code below raises)
         normalized = META + text.replace(b" ", META)
         for w in self._bpe(normalized):
             i = self.piece_to_id(w)
@@ -309,6 +323,7 @@ class Bert(_TokenLines):
 _HF_SPLIT = re.compile(
     r"('s|'t|'re|'ve|'m|'ll|'d)|[^\r\nA-Za-z0-9]?[A-Za-z]+|[0-9]| ?[^\sA-Za-z0-9]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",
     re.ASCII | re.IGNORECASE)
+_HF_SPLIT_WHOLE = re.compile(_HF_SPLIT.pattern.replace("('s", "(?:'s", 1), _HF_SPLIT.flags)  # findall: whole matches
 
 
 def wide(b: bytes) -> str:
@@ -357,15 +372,28 @@ class HuggingFace(_TokenLines):
     def __init__(self, tree: t.HuggingFaceTxtFile, **kw):
         super().__init__(tree, **kw)
         self.tokens = list(tree.tokens)
-        self.encoder: dict[str, int] = {}
-        for i, tok in enumerate(self.tokens):
-            self.encoder.setdefault(tok.decode("utf-8", "surrogateescape"), i)
+        self._merges = tree.merges
         self._word_ids: dict[str, tuple[int, ...]] = {}
-        self.ranks: dict[tuple[str, str], int] = {}
-        for i, line in enumerate(tree.merges):
+        sp = stages()  # the compiled merges and loop (mnn_legacy.c), or None: the code below
+        self._compiled = None if sp is None else sp.MnnLegacyHF(self.tokens, list(tree.merges), BYTE_MAP)
+        if self._compiled is None:
+            self.encoder, self.ranks  # noqa: B018 (built now, not at the first encode)
+
+    @cached_property
+    def encoder(self) -> dict[str, int]:
+        encoder: dict[str, int] = {}
+        for i, tok in enumerate(self.tokens):
+            encoder.setdefault(tok.decode("utf-8", "surrogateescape"), i)
+        return encoder
+
+    @cached_property
+    def ranks(self) -> dict[tuple[str, str], int]:
+        ranks: dict[tuple[str, str], int] = {}
+        for i, line in enumerate(self._merges):
             d = line.find(b" ")
             if d != -1:
-                self.ranks.setdefault((wide(line[:d]), wide(line[d + 1:])), i)
+                ranks.setdefault((wide(line[:d]), wide(line[d + 1:])), i)
+        return ranks
 
     def _bpe(self, token: str) -> list[str]:
         if len(token) > _LONG_TOKEN:
@@ -429,8 +457,16 @@ class HuggingFace(_TokenLines):
     def _encode_piece(self, text: bytes, ids: list[int]) -> None:
         s = text.decode("latin-1")
         cache = self._word_ids
-        for m in _HF_SPLIT.finditer(s):
-            split = m.group(0)
+        splits: Iterable[str]
+        if self._compiled is not None:
+            splits = _HF_SPLIT_WHOLE.findall(s)
+            done = self._compiled.encode(splits, cache, _CACHE_LIMIT, ids)
+            if done == -1:
+                return
+            splits = splits[done:]  # from the first split the compiled loop did not do (it raises below)
+        else:
+            splits = (m.group(0) for m in _HF_SPLIT.finditer(s))
+        for split in splits:
             hit = cache.get(split)
             if hit is None:
                 hit = self._word(split)
