@@ -10,6 +10,9 @@ from __future__ import annotations
 import heapq
 import re
 import struct
+from array import array
+from itertools import compress, repeat
+from operator import eq
 
 from mtokspec.format import tree as t
 from mtokspec.runtime.shared.args import token_id
@@ -34,6 +37,27 @@ def strtof(text: str) -> float:
         return float("inf") if v > 0 else float("-inf")
 
 
+# one number strtof reads whole: [strtof(s) for s in a list of these] is [float(s) for s ...] rounded
+_PLAIN = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+_PLAIN_LINES = re.compile(rf"(?:{_PLAIN}\n)*{_PLAIN}", re.ASCII)
+
+
+def strtof_all(texts: list[str]) -> list[float]:
+    """``[strtof(s) for s in texts]``, at once when every text is one plain number (what exporters
+    write): then each is ``float(s)`` rounded to float32 as C's cast rounds it -- the cast
+    :func:`strtof`'s ``struct.pack`` makes, and its overflow to infinity."""
+    joined = "\n".join(texts)
+    if texts and _PLAIN_LINES.fullmatch(joined) and joined.count("\n") == len(texts) - 1:
+        return array("f", map(float, texts)).tolist()
+    return [strtof(x) for x in texts]
+
+
+def first_ids(keys, ids) -> dict:
+    """``{key: the id of its first row}``: a ``setdefault`` loop over the rows, made at C speed
+    (the rows inserted last to first, so the first of equal keys is the one kept)."""
+    return dict(zip(reversed(keys), reversed(ids)))
+
+
 def _char_len(lead: int) -> int:
     """SentencePiece's ``one_char_len``: the length a lead byte announces (1 for a continuation)."""
     return (1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 3, 4)[lead >> 4]
@@ -47,17 +71,17 @@ class Sentencepiece(MnnTokenizer):
 
     def __init__(self, tree: t.SentencePieceTxtFile, **kw):
         super().__init__(tree, **kw)
-        self.pieces = [(tok, strtof(score), kind) for tok, score, kind in tree.pieces]
-        self.normal: dict[bytes, int] = {}
-        self.reserved: dict[bytes, int] = {}
-        self.unk_id = 0
-        for i, (tok, _, kind) in enumerate(self.pieces):
-            if kind == _NORMAL:
-                self.normal.setdefault(tok, i)
-            else:
-                self.reserved.setdefault(tok, i)
-                if kind == _UNKNOWN:
-                    self.unk_id = i
+        toks, scores, kinds = (list(c) for c in zip(*tree.pieces)) if tree.pieces else ([], [], [])
+        self.pieces = list(zip(toks, strtof_all(scores), kinds))
+        # the first piece of each text among the normal pieces, and among the others; the last
+        # unknown piece is the unknown id (0 without one)
+        ids = range(len(toks))
+        normal = [k == _NORMAL for k in kinds]
+        reserved = [not x for x in normal]
+        self.normal: dict[bytes, int] = first_ids(list(compress(toks, normal)), list(compress(ids, normal)))
+        self.reserved: dict[bytes, int] = first_ids(list(compress(toks, reserved)), list(compress(ids, reserved)))
+        unknown = list(compress(ids, map(eq, kinds, repeat(_UNKNOWN))))
+        self.unk_id = unknown[-1] if unknown else 0
 
     def piece_to_id(self, piece: bytes) -> int:
         i = self.reserved.get(piece)
@@ -234,9 +258,7 @@ class Bert(_TokenLines):
     def __init__(self, tree: t.BertTxtFile, **kw):
         super().__init__(tree, **kw)
         self.tokens = list(tree.tokens)
-        self.encoder: dict[bytes, int] = {}
-        for i, tok in enumerate(self.tokens):
-            self.encoder.setdefault(tok, i)
+        self.encoder: dict[bytes, int] = first_ids(self.tokens, range(len(self.tokens)))
         self.unk = self.encoder.get(b"[UNK]", 100)
         # no candidate longer than every token can match: the loop stops there (exact, and a long
         # word costs O(length x longest token))
@@ -336,6 +358,36 @@ def wide(b: bytes) -> str:
     return "".join(chr(c) if c <= 0x10FFFF else "\uffff" for c in out)
 
 
+def _lines_text(lines: list[bytes], errors: str | None) -> list[str] | None:
+    """``[x.decode("utf-8", errors) for x in lines]``, decoded at once when all are valid UTF-8 and
+    none holds a newline (then each line reads the same alone); else one by one (None when
+    ``errors`` is None: the caller reads them its own way)."""
+    joined = b"\n".join(lines)
+    if joined.count(b"\n") == len(lines) - 1:
+        try:
+            return joined.decode("utf-8").split("\n") if lines else []
+        except UnicodeDecodeError:
+            pass
+    return None if errors is None else [x.decode("utf-8", errors) for x in lines]
+
+
+_FIRST_SPACE = re.compile(r"^([^ \n]*) ([^\n]*)$", re.M)
+
+
+def _first_space_pairs(lines: list[bytes]) -> list[tuple[str, str]] | None:
+    """``[(wide(x[:d]), wide(x[d + 1:]))]`` with d each line's first space, in one pass, when every
+    line is valid UTF-8 (``wide`` is then the decode), holds a space and no newline; else None."""
+    joined = b"\n".join(lines)
+    if not lines or joined.count(b"\n") != len(lines) - 1:
+        return None
+    try:
+        text = joined.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    pairs = _FIRST_SPACE.findall(text)  # one per line with a space
+    return pairs if len(pairs) == len(lines) else None
+
+
 _LONG_TOKEN = 64  # characters: from here type 3's merge loop is the heap's (MNN's own is quadratic)
 
 
@@ -348,14 +400,17 @@ class HuggingFace(_TokenLines):
     def __init__(self, tree: t.HuggingFaceTxtFile, **kw):
         super().__init__(tree, **kw)
         self.tokens = list(tree.tokens)
-        self.encoder: dict[str, int] = {}
-        for i, tok in enumerate(self.tokens):
-            self.encoder.setdefault(tok.decode("utf-8", "surrogateescape"), i)
-        self.ranks: dict[tuple[str, str], int] = {}
-        for i, line in enumerate(tree.merges):
-            d = line.find(b" ")
-            if d != -1:
-                self.ranks.setdefault((wide(line[:d]), wide(line[d + 1:])), i)
+        self.encoder: dict[str, int] = first_ids(_lines_text(self.tokens, "surrogateescape"), range(len(self.tokens)))
+        # each merge line with a space: (left, right) of its first space -> its first line number
+        pairs = _first_space_pairs(tree.merges)
+        if pairs is not None:
+            self.ranks: dict[tuple[str, str], int] = first_ids(pairs, range(len(pairs)))
+        else:
+            self.ranks = {}
+            for i, line in enumerate(tree.merges):
+                d = line.find(b" ")
+                if d != -1:
+                    self.ranks.setdefault((wide(line[:d]), wide(line[d + 1:])), i)
 
     def _bpe(self, token: str) -> list[str]:
         if len(token) > _LONG_TOKEN:
