@@ -72,7 +72,8 @@ class Sentencepiece(MnnTokenizer):
     def __init__(self, tree: t.SentencePieceTxtFile, **kw):
         super().__init__(tree, **kw)
         toks, scores, kinds = (list(c) for c in zip(*tree.pieces)) if tree.pieces else ([], [], [])
-        self.pieces = list(zip(toks, strtof_all(scores), kinds))
+        self.pieces: list[bytes] = toks  # by id: the piece's text, its score (strtof), its type
+        self.scores = strtof_all(scores)
         # the first piece of each text among the normal pieces, and among the others; the last
         # unknown piece is the unknown id (0 without one)
         ids = range(len(toks))
@@ -103,7 +104,7 @@ class Sentencepiece(MnnTokenizer):
         nxt = list(range(1, m)) + [-1]
         prv = list(range(-1, m - 1))
         normal = self.normal
-        pieces = self.pieces
+        scores = self.scores
         agenda: list = []
         counter = 0
 
@@ -117,7 +118,7 @@ class Sentencepiece(MnnTokenizer):
             if i is None:
                 return
             counter += 1
-            heapq.heappush(agenda, (-pieces[i][1], left, counter, right, len(piece)))
+            heapq.heappush(agenda, (-scores[i], left, counter, right, len(piece)))
 
         for k in range(1, m):
             add(k - 1, k)
@@ -157,7 +158,7 @@ class Sentencepiece(MnnTokenizer):
     def _decode_one(self, i: int) -> bytes:
         if not 0 <= i < len(self.pieces):
             return b""
-        piece = self.pieces[i][0]
+        piece = self.pieces[i]
         pos = piece.find(META)
         if pos != -1:  # std::string::replace(pos, pos + 3, " "): pos + 3 bytes go, not 3
             piece = piece[:pos] + b" " + piece[pos + pos + 3:]
@@ -165,7 +166,7 @@ class Sentencepiece(MnnTokenizer):
 
     def id_to_token(self, i: int) -> str | None:
         i = token_id("i", i)
-        return self.pieces[i][0].decode("utf-8", "replace") if 0 <= i < len(self.pieces) else None
+        return self.pieces[i].decode("utf-8", "replace") if 0 <= i < len(self.pieces) else None
 
     @property
     def vocab_size(self) -> int:
