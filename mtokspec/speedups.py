@@ -9,8 +9,9 @@ loop over pre-tokenized pieces and the building of vocabularies (``runtime/model
 the model for symbols, merge outputs, scores and unknown runs).  ``tests/runtime/hf/test_speedups.py`` checks that both
 paths give the same trees, ids and errors on the corpus and on generated input.  For the mnn semantics:
 MNN's regex matcher (``runtime/mnn/regex``) and MNN's models (``runtime/mnn/models``: the vocabulary
-look-up, BPE, WordPiece and Unigram over bytes, built from the tables' columns; a piece on which the
-pure code raises goes back to it); ``tests/runtime/mnn/test_speedups_mnn*.py`` check those.
+look-up, BPE, WordPiece and Unigram over bytes, built from the tables' columns, or from a table's
+bytes where the parse left them (``Table.string_index``); a piece on which the pure code raises goes
+back to it); ``tests/runtime/mnn/test_speedups_mnn*.py`` check those.
 ``MTOKSPEC_PURE=1`` in the environment turns the compiled parts off.
 """
 

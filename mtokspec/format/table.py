@@ -5,7 +5,10 @@ to create than the rest of parsing.  ``parse`` therefore checks a table's bounds
 bytes; the rows are decoded, all at once, the first time anything looks at them.  Until then
 ``len()`` is known and ``build`` copies the raw bytes unchanged.  (Tables of one u16-length string
 per row are the exception: the fastest exact bounds check of those unpacks every row, so ``parse``
-keeps the columns it read; rows are still made only when asked for.)
+keeps the columns it read; rows are still made only when asked for.  With the compiled module that
+check is ``string_index``, which keeps only each string's place: the strings are cut out when the
+columns are first asked for, and a compiled consumer can read them where they are stored,
+``string_index()``.)
 
 A ``Table`` is a mutable sequence of row tuples that compares equal to a list with the same rows;
 use it like a list (index, slice, iterate, append, sort, ...).
