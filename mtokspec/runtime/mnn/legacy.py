@@ -37,9 +37,9 @@ def strtof(text: str) -> float:
         return float("inf") if v > 0 else float("-inf")
 
 
-# one number strtof reads whole: [strtof(s) for s in a list of these] is [float(s) for s ...] rounded
-_PLAIN = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
-_PLAIN_LINES = re.compile(rf"(?:{_PLAIN}\n)*{_PLAIN}", re.ASCII)
+# the characters of plain numbers: a text of these that float() reads is one number strtof reads
+# whole (the same grammar: sign, digits with one point, exponent), so its value is float(text)
+_NOT_PLAIN = str.maketrans("", "", "0123456789.eE+-\n")
 
 
 def strtof_all(texts: list[str]) -> list[float]:
@@ -47,8 +47,11 @@ def strtof_all(texts: list[str]) -> list[float]:
     write): then each is ``float(s)`` rounded to float32 as C's cast rounds it -- the cast
     :func:`strtof`'s ``struct.pack`` makes, and its overflow to infinity."""
     joined = "\n".join(texts)
-    if texts and _PLAIN_LINES.fullmatch(joined) and joined.count("\n") == len(texts) - 1:
-        return array("f", map(float, texts)).tolist()
+    if joined.count("\n") == len(texts) - 1 and not joined.translate(_NOT_PLAIN):
+        try:
+            return array("f", map(float, texts)).tolist()
+        except ValueError:  # one is not a whole number ("1e", "", "1-2"): strtof reads a part
+            pass
     return [strtof(x) for x in texts]
 
 
