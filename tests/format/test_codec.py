@@ -470,3 +470,19 @@ def test_fast_table_walk_takes_short_rows_and_leaves_long_ones(corpus, runtime_p
         vocab = [(b"", i) for i in range(count)] + [(b"z", count)]
         parsed = mtokspec.parse(mtokspec.build(t.MtokFile(model=t.BPEModel(vocab=vocab)))).model.vocab
         assert (parsed._cols is not None or parsed._packed is not None) == fast and parsed == vocab
+
+
+def test_tables_walked_compiled_decode_without_the_module(corpus, monkeypatch):
+    """A table the compiled walk kept as its strings' places decodes the same when the compiled
+    module is turned off before it is first read (the pure decode of its bytes)."""
+    from mtokspec import speedups
+
+    if speedups.module() is None:
+        pytest.skip("the compiled module is not built here (or MTOKSPEC_PURE is set)")
+    data = (corpus / "tok" / "t5-small" / "mnn.mtok").read_bytes()
+    want = mtokspec.parse(data).model.vocab.columns()
+    kept = mtokspec.parse(data)
+    assert kept.model.vocab.string_index() is not None and kept.normalizer is not None
+    monkeypatch.setattr(speedups, "_module", None)
+    assert kept.model.vocab.columns() == want
+    assert list(kept.model.vocab) == list(zip(*want))
