@@ -28,6 +28,7 @@ from mtokspec.format.codec_support import (
     parse_header_lines,
     row_format,
     truncated,
+    typed_column,
     walk16,
     walk8,
 )
@@ -79,15 +80,27 @@ def _columns_codepoint_normalized(b, n, lens=None, pack=False):
     return (flat[0::3], flat[2::3], )
 
 
+def _packedcols_codepoint_normalized(raw, index, fixed, n, typed=False):
+    if typed:
+        return (typed_column(fixed, n, 0, "I"), None, )
+    nat = native()
+    if nat is None:  # (the compiled module was turned off since the parse)
+        return _columns_codepoint_normalized(raw, n)
+    return (struct.unpack_from("<%dI" % n, fixed), nat.strings_at(raw, index), )
+
+
 def _stepcols_codepoint_normalized(b, p, end, n):
-    """``(columns, size)`` of the n rows at p, or None: the exact walk must take them."""
+    """``(columns, size, packed)`` of the n rows at p, or None: the exact walk must take them.
+
+    With the compiled module the columns are None and ``packed`` is ``(index, fixed,
+    _packedcols)`` (Table.lazy decodes them when first asked); else ``packed`` is None."""
     nat = native()
     if nat is not None:
-        got = nat.string_table(b, p, end, n, 4, 0, (4,))
+        got = nat.string_index(b, p, end, n, 4, 0, (4,))
         if got is None:
             return None
-        strs, fixed, r = got
-        vals = (struct.unpack_from("<%dI" % n, fixed), strs, )
+        index, fixed, r = got
+        return None, r, (index, fixed, _packedcols_codepoint_normalized)
     else:
         w = walk8(b, p, end, n, 4, 6, _STEP6)
         if w is None:
@@ -109,7 +122,7 @@ def _stepcols_codepoint_normalized(b, p, end, n):
         except (struct.error, ValueError):
             return None
         vals = (flat[0::3], flat[2::3], )
-    return vals, r
+    return vals, r, None
 
 
 def _decode_rows_codepoint_normalized(b, n, lens=None):
@@ -133,15 +146,27 @@ def _columns_token_id(b, n, lens=None, pack=False):
     return (flat[1::3], flat[2::3], )
 
 
+def _packedcols_token_id(raw, index, fixed, n, typed=False):
+    if typed:
+        return (None, typed_column(fixed, n, 0, "I"), )
+    nat = native()
+    if nat is None:  # (the compiled module was turned off since the parse)
+        return _columns_token_id(raw, n)
+    return (nat.strings_at(raw, index), struct.unpack_from("<%dI" % n, fixed), )
+
+
 def _stepcols_token_id(b, p, end, n):
-    """``(columns, size)`` of the n rows at p, or None: the exact walk must take them."""
+    """``(columns, size, packed)`` of the n rows at p, or None: the exact walk must take them.
+
+    With the compiled module the columns are None and ``packed`` is ``(index, fixed,
+    _packedcols)`` (Table.lazy decodes them when first asked); else ``packed`` is None."""
     nat = native()
     if nat is not None:
-        got = nat.string_table(b, p, end, n, 0, 4, (4,))
+        got = nat.string_index(b, p, end, n, 0, 4, (4,))
         if got is None:
             return None
-        strs, fixed, r = got
-        vals = (strs, struct.unpack_from("<%dI" % n, fixed), )
+        index, fixed, r = got
+        return None, r, (index, fixed, _packedcols_token_id)
     else:
         w = walk8(b, p, end, n, 0, 6, _STEP6)
         if w is None:
@@ -163,7 +188,7 @@ def _stepcols_token_id(b, p, end, n):
         except (struct.error, ValueError):
             return None
         vals = (flat[1::3], flat[2::3], )
-    return vals, r
+    return vals, r, None
 
 
 def _decode_rows_token_id(b, n, lens=None):
@@ -213,15 +238,27 @@ def _columns_token_id_score(b, n, lens=None, pack=False):
     return (flat[1::4], flat[2::4], flat[3::4], )
 
 
+def _packedcols_token_id_score(raw, index, fixed, n, typed=False):
+    if typed:
+        return (None, typed_column(fixed, n, 0, "I"), typed_column(fixed, n, 4, "d"), )
+    nat = native()
+    if nat is None:  # (the compiled module was turned off since the parse)
+        return _columns_token_id_score(raw, n)
+    return (nat.strings_at(raw, index), struct.unpack_from("<%dI" % n, fixed), struct.unpack_from("<%dd" % n, fixed, 4 * n), )
+
+
 def _stepcols_token_id_score(b, p, end, n):
-    """``(columns, size)`` of the n rows at p, or None: the exact walk must take them."""
+    """``(columns, size, packed)`` of the n rows at p, or None: the exact walk must take them.
+
+    With the compiled module the columns are None and ``packed`` is ``(index, fixed,
+    _packedcols)`` (Table.lazy decodes them when first asked); else ``packed`` is None."""
     nat = native()
     if nat is not None:
-        got = nat.string_table(b, p, end, n, 0, 12, (4, 8))
+        got = nat.string_index(b, p, end, n, 0, 12, (4, 8))
         if got is None:
             return None
-        strs, fixed, r = got
-        vals = (strs, struct.unpack_from("<%dI" % n, fixed), struct.unpack_from("<%dd" % n, fixed, 4 * n), )
+        index, fixed, r = got
+        return None, r, (index, fixed, _packedcols_token_id_score)
     else:
         w = walk8(b, p, end, n, 0, 14, _STEP14)
         if w is None:
@@ -243,7 +280,7 @@ def _stepcols_token_id_score(b, p, end, n):
         except (struct.error, ValueError):
             return None
         vals = (flat[1::4], flat[2::4], flat[3::4], )
-    return vals, r
+    return vals, r, None
 
 
 def _decode_rows_token_id_score(b, n, lens=None):
@@ -487,7 +524,7 @@ def _parse_TableNormalizer(b, p, end, path, depth):
     got1 = _stepcols_codepoint_normalized(b, p, end, n_table)
     if got1 is not None:
         p += got1[1]
-        v_table = Table.lazy(b[start_table:p], n_table, _decode_rows_codepoint_normalized, _columns_codepoint_normalized, 2, None, got1[0])
+        v_table = Table.lazy(b[start_table:p], n_table, _decode_rows_codepoint_normalized, _columns_codepoint_normalized, 2, None, got1[0], packed=got1[2])
     else:
         p2 = p
         w = walk16(b, p, end, n_table, 4, 6)
@@ -572,7 +609,7 @@ def _parse_BertNFDNormalizer(b, p, end, path, depth):
         got1 = _stepcols_codepoint_normalized(b, p, end, n_nfd_table)
         if got1 is not None:
             p += got1[1]
-            v_nfd_table = Table.lazy(b[start_nfd_table:p], n_nfd_table, _decode_rows_codepoint_normalized, _columns_codepoint_normalized, 2, None, got1[0])
+            v_nfd_table = Table.lazy(b[start_nfd_table:p], n_nfd_table, _decode_rows_codepoint_normalized, _columns_codepoint_normalized, 2, None, got1[0], packed=got1[2])
         else:
             p2 = p
             w = walk16(b, p, end, n_nfd_table, 4, 6)
@@ -902,7 +939,7 @@ def _parse_BPEModel(b, p, end, path, depth):
     got1 = _stepcols_token_id(b, p, end, n_vocab)
     if got1 is not None:
         p += got1[1]
-        v_vocab = Table.lazy(b[start_vocab:p], n_vocab, _decode_rows_token_id, _columns_token_id, 2, None, got1[0])
+        v_vocab = Table.lazy(b[start_vocab:p], n_vocab, _decode_rows_token_id, _columns_token_id, 2, None, got1[0], packed=got1[2])
     else:
         p2 = p
         w = walk16(b, p, end, n_vocab, 0, 6)
@@ -1017,7 +1054,7 @@ def _parse_WordPieceModel(b, p, end, path, depth):
     got1 = _stepcols_token_id(b, p, end, n_vocab)
     if got1 is not None:
         p += got1[1]
-        v_vocab = Table.lazy(b[start_vocab:p], n_vocab, _decode_rows_token_id, _columns_token_id, 2, None, got1[0])
+        v_vocab = Table.lazy(b[start_vocab:p], n_vocab, _decode_rows_token_id, _columns_token_id, 2, None, got1[0], packed=got1[2])
     else:
         p2 = p
         w = walk16(b, p, end, n_vocab, 0, 6)
@@ -1113,7 +1150,7 @@ def _parse_UnigramModel(b, p, end, path, depth):
     got1 = _stepcols_token_id_score(b, p, end, n_vocab)
     if got1 is not None:
         p += got1[1]
-        v_vocab = Table.lazy(b[start_vocab:p], n_vocab, _decode_rows_token_id_score, _columns_token_id_score, 3, None, got1[0])
+        v_vocab = Table.lazy(b[start_vocab:p], n_vocab, _decode_rows_token_id_score, _columns_token_id_score, 3, None, got1[0], packed=got1[2])
     else:
         p2 = p
         w = walk16(b, p, end, n_vocab, 0, 14)

@@ -9,7 +9,8 @@ loop over pre-tokenized pieces and the building of vocabularies (``runtime/model
 the model for symbols, merge outputs, scores and unknown runs).  ``tests/runtime/hf/test_speedups.py`` checks that both
 paths give the same trees, ids and errors on the corpus and on generated input.  For the mnn semantics:
 MNN's regex matcher (``runtime/mnn/regex``), MNN's models (``runtime/mnn/models``: the vocabulary
-look-up, BPE, WordPiece and Unigram over bytes, built from the tables' columns; a piece on which the
+look-up, BPE, WordPiece and Unigram over bytes, built from the tables' columns, or from a table's
+bytes where the parse left them (``Table.string_index``); a piece on which the
 pure code raises goes back to it) and the loops of its Bert and table normalizers, Bert, ByteLevel
 and Metaspace pre-tokenizers and special-token and added-token splits (``runtime/mnn/_compiled.py``),
 and the legacy ``tokenizer.txt`` types 0 and 3 (``runtime/mnn/legacy``: type 0's tables and score

@@ -5,13 +5,16 @@
  * id is the one the pure code gives; where the pure code would raise (Unigram reading scores[-1]),
  * the core hands the piece back to the pure code, which raises.  Python decides when to use it.
  *
- *   MnnVocab(tokens, ids)
+ *   MnnVocab(tokens, ids, index=None)
  *       tokens, ids: the vocabulary's rows in file order (bytes, int); every id in 0..len-1, else
- *       ValueError (the pure code reports it).  The look-up is MNN's std::lower_bound over the rows:
+ *       ValueError (the pure code reports it).  Or, from a table as stored (Table.string_index):
+ *       tokens the table's bytes, index each row's token as native uint32 (offset, length), ids a
+ *       buffer of native uint32 -- no object per row.  The look-up is MNN's std::lower_bound over the rows:
  *       on rows in ascending order a hash table keeping the first of equal keys, otherwise the same
  *       binary search (bisect_left) over the rows as they stand; a key longer than 0xFFFF is cut to
  *       len & 0xFFFF first (MNN passes the length as uint16_t)
  *     .find(key) -> id or -1          .id_to_token() -> list (last row of an id wins; holes b"")
+ *     .token(i) -> id_to_token()[i], or None outside
  *     .max_len() -> longest token of id_to_token     .row_lengths() -> sorted distinct row lengths
  *
  *   MnnBPE(vocab, merges, byte_level, byte_map, byte_pieces)
@@ -23,7 +26,8 @@
  *   MnnWordPiece(vocab, prefix, max_chars, unk_id, longest)     .tokenize / .tokenize_pieces
  *
  *   MnnUnigram(vocab, scores, unk_id, byte_fallback, lengths, byte_pieces, fallback)
- *       scores: per row (file order; the last row of an id wins); lengths: the candidate lengths,
+ *       scores: per row (file order; the last row of an id wins; a sequence of float or a buffer
+ *       of native doubles); lengths: the candidate lengths,
  *       shortest first; fallback: callable(bytes) -> list, the pure tokenize, for a piece where the
  *       pure code reads scores[-1] (it raises there)
  *     .tokenize / .tokenize_pieces     .scores() -> list of floats by id
@@ -85,7 +89,7 @@ typedef struct {
 
 typedef struct {
     PyObject_HEAD
-    PyObject *tokens;            /* tuple of bytes, rows in file order (owns the bytes below) */
+    PyObject *tokens;            /* tuple of bytes, rows in file order, or the table's bytes (owns the bytes below) */
     Py_ssize_t nrows;
     VRow *rows;                  /* in file order */
     int32_t *id_row;             /* id -> the last row with that id, or -1 (a hole) */
@@ -140,36 +144,109 @@ static inline void vocab_token(const MnnVocab *v, int32_t i, const unsigned char
     }
 }
 
+/* The ids of a vocabulary: a sequence of int, or a buffer of native uint32 (a table's typed column).
+ * Fills *seq (a fast sequence to release) or *buf (a buffer to release); -1 with an error set. */
+static int vocab_ids(PyObject *ids, PyObject **seq, Py_buffer *buf, Py_ssize_t n)
+{
+    *seq = NULL;
+    buf->obj = NULL;
+    if (PyObject_CheckBuffer(ids)) {
+        if (PyObject_GetBuffer(ids, buf, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0)
+            return -1;
+        if (buf->itemsize != 4 || buf->format == NULL || strcmp(buf->format, "I") != 0) {
+            PyBuffer_Release(buf);
+            buf->obj = NULL;
+            PyErr_SetString(PyExc_TypeError, "an ids buffer must be of native uint32 ('I')");
+            return -1;
+        }
+        if (buf->len / 4 != n) {
+            PyBuffer_Release(buf);
+            buf->obj = NULL;
+            PyErr_SetString(PyExc_ValueError, "tokens and ids differ in length");
+            return -1;
+        }
+        return 0;
+    }
+    *seq = PySequence_Fast(ids, "ids must be a sequence");
+    if (*seq == NULL)
+        return -1;
+    if (PySequence_Fast_GET_SIZE(*seq) != n) {
+        Py_CLEAR(*seq);
+        PyErr_SetString(PyExc_ValueError, "tokens and ids differ in length");
+        return -1;
+    }
+    return 0;
+}
+
 static int MnnVocab_init(MnnVocab *self, PyObject *args, PyObject *kw)
 {
-    PyObject *tokens, *ids, *idt = NULL;
+    PyObject *tokens, *ids, *index = Py_None, *idt = NULL;
+    Py_buffer idbuf, ixbuf;
     uint64_t *hashes;
     Py_ssize_t n, k;
-    static char *names[] = {"tokens", "ids", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO", names, &tokens, &ids))
+    static char *names[] = {"tokens", "ids", "index", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|O", names, &tokens, &ids, &index))
         return -1;
     if (self->tokens != NULL) {
         PyErr_SetString(PyExc_RuntimeError, "MnnVocab is initialised once");
         return -1;
     }
-    tokens = PySequence_Tuple(tokens);
-    if (tokens == NULL)
-        return -1;
-    self->tokens = tokens;
-    idt = PySequence_Fast(ids, "ids must be a sequence");
-    if (idt == NULL)
-        return -1;
-    n = PyTuple_GET_SIZE(tokens);
-    if (PySequence_Fast_GET_SIZE(idt) != n) {
-        PyErr_SetString(PyExc_ValueError, "tokens and ids differ in length");
-        goto fail;
+    idbuf.obj = NULL;
+    if (index == Py_None) {
+        tokens = PySequence_Tuple(tokens);
+        if (tokens == NULL)
+            return -1;
+        n = PyTuple_GET_SIZE(tokens);
+    } else {
+        /* tokens: a table's bytes; index: each row's token as native uint32 (offset, length) */
+        const uint32_t *ix;
+        if (!PyBytes_Check(tokens)) {
+            PyErr_SetString(PyExc_TypeError, "with an index, tokens must be the table's bytes");
+            return -1;
+        }
+        if (PyObject_GetBuffer(index, &ixbuf, PyBUF_SIMPLE) < 0)
+            return -1;
+        n = ixbuf.len / 8;
+        ix = (const uint32_t *)ixbuf.buf;
+        if (ixbuf.len % 8 != 0) {
+            PyBuffer_Release(&ixbuf);
+            PyErr_SetString(PyExc_ValueError, "an index is (offset, length) pairs of uint32");
+            return -1;
+        }
+        for (k = 0; k < n; k++)
+            if ((uint64_t)ix[2 * k] + ix[2 * k + 1] > (uint64_t)PyBytes_GET_SIZE(tokens)) {
+                PyBuffer_Release(&ixbuf);
+                PyErr_SetString(PyExc_ValueError, "an index entry runs past the table's bytes");
+                return -1;
+            }
+        if (n >= INT32_MAX / 2) {
+            PyBuffer_Release(&ixbuf);
+            PyErr_SetString(PyExc_OverflowError, "vocabulary too large");
+            return -1;
+        }
+        self->rows = PyMem_Malloc(sizeof(VRow) * (size_t)(n + 1));
+        if (self->rows == NULL) {
+            PyBuffer_Release(&ixbuf);
+            PyErr_NoMemory();
+            return -1;
+        }
+        for (k = 0; k < n; k++) {
+            self->rows[k].p = (const unsigned char *)PyBytes_AS_STRING(tokens) + ix[2 * k];
+            self->rows[k].n = (Py_ssize_t)ix[2 * k + 1];
+        }
+        PyBuffer_Release(&ixbuf);
+        Py_INCREF(tokens);
     }
+    self->tokens = tokens;
+    if (vocab_ids(ids, &idt, &idbuf, n) < 0)
+        return -1;
     if (n >= INT32_MAX / 2) {
         PyErr_SetString(PyExc_OverflowError, "vocabulary too large");
         goto fail;
     }
     self->nrows = n;
-    self->rows = PyMem_Malloc(sizeof(VRow) * (size_t)(n + 1));
+    if (self->rows == NULL)
+        self->rows = PyMem_Malloc(sizeof(VRow) * (size_t)(n + 1));
     self->id_row = PyMem_Malloc(sizeof(int32_t) * (size_t)(n + 1));
     if (!self->rows || !self->id_row) {
         PyErr_NoMemory();
@@ -179,17 +256,25 @@ static int MnnVocab_init(MnnVocab *self, PyObject *args, PyObject *kw)
         self->id_row[k] = -1;
     self->sorted = 1;
     for (k = 0; k < n; k++) {
-        PyObject *t = PyTuple_GET_ITEM(tokens, k);
         int64_t id;
-        if (!PyBytes_Check(t)) {
-            PyErr_SetString(PyExc_TypeError, "tokens must be bytes");
-            goto fail;
+        if (index == Py_None) {
+            PyObject *t = PyTuple_GET_ITEM(tokens, k);
+            if (!PyBytes_Check(t)) {
+                PyErr_SetString(PyExc_TypeError, "tokens must be bytes");
+                goto fail;
+            }
+            self->rows[k].p = (const unsigned char *)PyBytes_AS_STRING(t);
+            self->rows[k].n = PyBytes_GET_SIZE(t);
         }
-        self->rows[k].p = (const unsigned char *)PyBytes_AS_STRING(t);
-        self->rows[k].n = PyBytes_GET_SIZE(t);
-        id = read_id(PySequence_Fast_GET_ITEM(idt, k));
-        if (id < 0)
-            goto fail;
+        if (idt != NULL) {
+            id = read_id(PySequence_Fast_GET_ITEM(idt, k));
+            if (id < 0)
+                goto fail;
+        } else {
+            uint32_t v;
+            memcpy(&v, (const char *)idbuf.buf + 4 * k, 4);
+            id = (int64_t)v;
+        }
         if (id >= n) {  /* (a u32 from 2^31 on is negative to MNN: outside the table too) */
             PyErr_SetString(PyExc_ValueError, "an id outside the table");
             goto fail;
@@ -199,6 +284,8 @@ static int MnnVocab_init(MnnVocab *self, PyObject *args, PyObject *kw)
         if (k > 0 && self->sorted && bytes_cmp(self->rows[k - 1].p, self->rows[k - 1].n, self->rows[k].p, self->rows[k].n) > 0)
             self->sorted = 0;
     }
+    if (idbuf.obj != NULL)
+        PyBuffer_Release(&idbuf);
     Py_CLEAR(idt);
     if (self->sorted && n > 0) {
         size_t mask;
@@ -242,6 +329,8 @@ static int MnnVocab_init(MnnVocab *self, PyObject *args, PyObject *kw)
     return 0;
 fail:
     Py_XDECREF(idt);
+    if (idbuf.obj != NULL)
+        PyBuffer_Release(&idbuf);
     return -1;
 }
 
@@ -289,12 +378,51 @@ static PyObject *MnnVocab_id_to_token(MnnVocab *self, PyObject *unused)
     }
     for (i = 0; i < self->nrows; i++) {
         int32_t r = self->id_row[i];
-        PyObject *t = r < 0 ? empty : PyTuple_GET_ITEM(self->tokens, r);
-        Py_INCREF(t);
+        PyObject *t;
+        if (r < 0) {
+            t = empty;
+            Py_INCREF(t);
+        } else if (PyTuple_Check(self->tokens)) {
+            t = PyTuple_GET_ITEM(self->tokens, r);
+            Py_INCREF(t);
+        } else {
+            t = PyBytes_FromStringAndSize((const char *)self->rows[r].p, self->rows[r].n);
+            if (t == NULL) {
+                Py_DECREF(out);
+                Py_DECREF(empty);
+                return NULL;
+            }
+        }
         PyList_SET_ITEM(out, i, t);
     }
     Py_DECREF(empty);
     return out;
+}
+
+static PyObject *MnnVocab_token(MnnVocab *self, PyObject *arg)
+{
+    Py_ssize_t i;
+    int32_t r;
+    if (!vocab_ready(self))
+        return NULL;
+    i = PyLong_AsSsize_t(arg);
+    if (i == -1 && PyErr_Occurred()) {
+        if (!PyErr_ExceptionMatches(PyExc_OverflowError))
+            return NULL;
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    if (i < 0 || i >= self->nrows)
+        Py_RETURN_NONE;
+    r = self->id_row[i];
+    if (r < 0)
+        return PyBytes_FromStringAndSize("", 0);
+    if (PyTuple_Check(self->tokens)) {
+        PyObject *t = PyTuple_GET_ITEM(self->tokens, r);
+        Py_INCREF(t);
+        return t;
+    }
+    return PyBytes_FromStringAndSize((const char *)self->rows[r].p, self->rows[r].n);
 }
 
 static PyObject *MnnVocab_max_len(MnnVocab *self, PyObject *unused)
@@ -364,6 +492,8 @@ static PyMethodDef MnnVocab_methods[] = {
     {"find", (PyCFunction)MnnVocab_find, METH_O, "find(key) -> the id MNN's look-up finds, or -1."},
     {"id_to_token", (PyCFunction)MnnVocab_id_to_token, METH_NOARGS,
      "id_to_token() -> list of each id's token (the last row of an id; b\"\" for a hole)."},
+    {"token", (PyCFunction)MnnVocab_token, METH_O,
+     "token(i) -> id i's token (id_to_token()[i]), or None when i is not an id."},
     {"max_len", (PyCFunction)MnnVocab_max_len, METH_NOARGS, "max_len() -> the longest token of id_to_token()."},
     {"row_lengths", (PyCFunction)MnnVocab_row_lengths, METH_NOARGS,
      "row_lengths() -> the distinct lengths of the rows' tokens, ascending."},
@@ -1392,25 +1522,45 @@ static int MnnUnigram_init(MnnUnigram *self, PyObject *args, PyObject *kw)
     if (byte_ids(v, bpieces, self->byte_piece_id) < 0)
         return -1;
     n = v->nrows;
-    fs = PySequence_Fast(scores, "scores must be a sequence");
-    if (fs == NULL)
-        return -1;
-    if (PySequence_Fast_GET_SIZE(fs) != n) {
-        PyErr_SetString(PyExc_ValueError, "one score per row");
-        goto fail;
-    }
-    self->scores = PyMem_Calloc((size_t)(n + 1), sizeof(double));
-    if (self->scores == NULL) {
-        PyErr_NoMemory();
-        goto fail;
-    }
-    for (k = 0; k < n; k++) {
-        double s = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(fs, k));
-        if (s == -1.0 && PyErr_Occurred())
+    if (PyObject_CheckBuffer(scores)) {  /* a table's typed column: native doubles */
+        Py_buffer sb;
+        if (PyObject_GetBuffer(scores, &sb, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0)
+            return -1;
+        if (sb.itemsize != 8 || sb.format == NULL || strcmp(sb.format, "d") != 0 || sb.len / 8 != n) {
+            PyBuffer_Release(&sb);
+            PyErr_SetString(PyExc_ValueError, "a scores buffer holds one native double ('d') per row");
+            return -1;
+        }
+        self->scores = PyMem_Calloc((size_t)(n + 1), sizeof(double));
+        if (self->scores == NULL) {
+            PyBuffer_Release(&sb);
+            PyErr_NoMemory();
+            return -1;
+        }
+        for (k = 0; k < n; k++)  /* rows in order: the last row of an id wins */
+            memcpy(&self->scores[v->rows[k].id], (const char *)sb.buf + 8 * k, 8);
+        PyBuffer_Release(&sb);
+    } else {
+        fs = PySequence_Fast(scores, "scores must be a sequence");
+        if (fs == NULL)
+            return -1;
+        if (PySequence_Fast_GET_SIZE(fs) != n) {
+            PyErr_SetString(PyExc_ValueError, "one score per row");
             goto fail;
-        self->scores[v->rows[k].id] = s;  /* rows in order: the last row of an id wins */
+        }
+        self->scores = PyMem_Calloc((size_t)(n + 1), sizeof(double));
+        if (self->scores == NULL) {
+            PyErr_NoMemory();
+            goto fail;
+        }
+        for (k = 0; k < n; k++) {
+            double s = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(fs, k));
+            if (s == -1.0 && PyErr_Occurred())
+                goto fail;
+            self->scores[v->rows[k].id] = s;  /* rows in order: the last row of an id wins */
+        }
+        Py_CLEAR(fs);
     }
-    Py_CLEAR(fs);
     fl = PySequence_Fast(lengths, "lengths must be a sequence");
     if (fl == NULL)
         goto fail;

@@ -33,6 +33,8 @@
  *     .word(s) -> tuple or None   Viterbi over the piece (None: not UTF-8, use the pure path)
  *
  *   string_table(b, p, end, n, before, after, widths)   the codec's tables of strings (codec_support.py)
+ *   string_index(b, p, end, n, before, after, widths)   the same walk, strings as (offset, length) pairs
+ *   strings_at(raw, index)   the strings of such an index, cut out of the table's bytes
  *   dict_zip(keys, values)   dict(zip(keys, values)), sized once (the models' vocabularies)
  *   sp_crossing(tokens)      BPE._sp_crossing over the vocabulary's bytes
  *   encode_pieces(pieces, cache, tokenize, out)   the tokenizer's loop over pre-tokenized pieces
@@ -49,6 +51,11 @@ static PyMethodDef module_methods[] = {
     {"string_table", string_table, METH_VARARGS,
      "string_table(b, p, end, n, before, after, widths) -> (strings, fixed, size) or None: the n rows "
      "[before bytes][u16 length][string][after bytes] at b[p:end], the fixed fields column by column."},
+    {"string_index", string_index, METH_VARARGS,
+     "string_index(b, p, end, n, before, after, widths) -> (index, fixed, size) or None: string_table's "
+     "walk, each string given as native uint32 (offset from p, length) in index instead of as bytes."},
+    {"strings_at", strings_at, METH_VARARGS,
+     "strings_at(raw, index) -> tuple of bytes: raw[off:off + len] for each (off, len) pair of index."},
     {"dict_zip", dict_zip, METH_VARARGS, "dict_zip(keys, values) -> dict(zip(keys, values)), sized once."},
     {"encode_pieces", encode_pieces, METH_VARARGS,
      "encode_pieces(pieces, cache, tokenize, out): each piece's ids (cache[piece] or tokenize(piece)) appended to out."},

@@ -70,6 +70,8 @@ PyObject *sp_crossing(PyObject *mod, PyObject *tokens);
 extern PyTypeObject UnigramCoreType;
 /* tables.c: the codec's tables, and the vocabularies built from their columns */
 PyObject *string_table(PyObject *mod, PyObject *args);
+PyObject *string_index(PyObject *mod, PyObject *args);
+PyObject *strings_at(PyObject *mod, PyObject *args);
 PyObject *line_table(PyObject *mod, PyObject *args);
 PyObject *dict_zip(PyObject *mod, PyObject *args);
 /* pieces.c */

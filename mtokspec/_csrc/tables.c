@@ -5,14 +5,20 @@
  * The n rows at b[p:end]: each row's string as bytes, the rows' fixed fields (before and after
  * the string; ``widths`` are their sizes in row order, summing to before + after) column by
  * column (every row's first field, then every row's second, ...), and the rows' total size; None
- * when a row runs past end (the caller's exact walk then reports where). */
-PyObject *string_table(PyObject *mod, PyObject *args)
+ * when a row runs past end (the caller's exact walk then reports where).
+ *
+ * string_index(...) -> (index, fixed, size) or None: the same walk, but each row's string is
+ * given as two native uint32 in ``index`` (its offset from p, its length) instead of a bytes
+ * object: no object per row (None too when the rows span 2^32 bytes or more).  strings_at(raw,
+ * index) then cuts the strings out of raw = b[p:p + size]. */
+static PyObject *string_walk(PyObject *args, int as_index)
 {
     Py_buffer view;
     Py_ssize_t p, end, n, before, after, i, q, nw, j, off;
     Py_ssize_t width[16], colstart[16];
     PyObject *strings = NULL, *fixed = NULL, *res = NULL, *widths;
     const unsigned char *b;
+    uint32_t *ix = NULL;
     char *f;
     if (!PyArg_ParseTuple(args, "y*nnnnnO!", &view, &p, &end, &n, &before, &after, &PyTuple_Type, &widths))
         return NULL;
@@ -47,7 +53,17 @@ PyObject *string_table(PyObject *mod, PyObject *args)
             goto none;
         q += before + 2 + len + after;
     }
-    strings = PyTuple_New(n);  /* a tuple, as the struct unpack of the pure walk gives */
+    if (as_index && (uint64_t)(q - p) > UINT32_MAX)
+        goto none;
+    if (n > PY_SSIZE_T_MAX / 8)
+        goto none;
+    if (as_index) {
+        strings = PyBytes_FromStringAndSize(NULL, n * 8);
+        if (strings != NULL)
+            ix = (uint32_t *)PyBytes_AS_STRING(strings);
+    } else {
+        strings = PyTuple_New(n);  /* a tuple, as the struct unpack of the pure walk gives */
+    }
     fixed = PyBytes_FromStringAndSize(NULL, n * (before + after));
     if (strings == NULL || fixed == NULL)
         goto done;
@@ -59,17 +75,21 @@ PyObject *string_table(PyObject *mod, PyObject *args)
     q = p;
     for (i = 0; i < n; i++) {
         Py_ssize_t len = b[q + before] | (Py_ssize_t)b[q + before + 1] << 8, at = 0;
-        PyObject *str;
         for (j = 0; j < nw; j++) {
             /* fields before the string lie at q + at; those after it, past the string */
             Py_ssize_t src = at < before ? q + at : q + 2 + len + at;
             memcpy(f + colstart[j] + i * width[j], b + src, (size_t)width[j]);
             at += width[j];
         }
-        str = PyBytes_FromStringAndSize((const char *)b + q + before + 2, len);
-        if (str == NULL)
-            goto done;
-        PyTuple_SET_ITEM(strings, i, str);
+        if (as_index) {
+            ix[2 * i] = (uint32_t)(q + before + 2 - p);
+            ix[2 * i + 1] = (uint32_t)len;
+        } else {
+            PyObject *str = PyBytes_FromStringAndSize((const char *)b + q + before + 2, len);
+            if (str == NULL)
+                goto done;
+            PyTuple_SET_ITEM(strings, i, str);
+        }
         q += before + 2 + len + after;
     }
     res = Py_BuildValue("(OOn)", strings, fixed, q - p);
@@ -81,6 +101,51 @@ done:
 none:
     PyBuffer_Release(&view);
     Py_RETURN_NONE;
+}
+
+PyObject *string_table(PyObject *mod, PyObject *args)
+{
+    return string_walk(args, 0);
+}
+
+PyObject *string_index(PyObject *mod, PyObject *args)
+{
+    return string_walk(args, 1);
+}
+
+/* strings_at(raw, index) -> tuple of bytes: raw[off:off + len] for each (off, len) of index (native
+ * uint32 pairs, as string_index gives them); ValueError when one runs past raw. */
+PyObject *strings_at(PyObject *mod, PyObject *args)
+{
+    Py_buffer raw, index;
+    Py_ssize_t n, i;
+    const uint32_t *ix;
+    PyObject *out = NULL;
+    if (!PyArg_ParseTuple(args, "y*y*", &raw, &index))
+        return NULL;
+    if (index.len % 8 != 0) {
+        PyErr_SetString(PyExc_ValueError, "an index is (offset, length) pairs of uint32");
+        goto done;
+    }
+    n = index.len / 8;
+    ix = (const uint32_t *)index.buf;
+    for (i = 0; i < n; i++)
+        if ((uint64_t)ix[2 * i] + ix[2 * i + 1] > (uint64_t)raw.len) {
+            PyErr_SetString(PyExc_ValueError, "an index entry runs past the table's bytes");
+            goto done;
+        }
+    out = PyTuple_New(n);
+    for (i = 0; out != NULL && i < n; i++) {
+        PyObject *s = PyBytes_FromStringAndSize((const char *)raw.buf + ix[2 * i], ix[2 * i + 1]);
+        if (s == NULL)
+            Py_CLEAR(out);
+        else
+            PyTuple_SET_ITEM(out, i, s);
+    }
+done:
+    PyBuffer_Release(&raw);
+    PyBuffer_Release(&index);
+    return out;
 }
 
 /* dict_zip(keys, values) -> dict(zip(keys, values)) for two sequences of one length, the dict

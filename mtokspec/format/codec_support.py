@@ -64,6 +64,16 @@ MAX_LINE = 1 << 24
 LITTLE = sys.byteorder == "little"  # memoryview casts read the file's little-endian words as is
 
 
+def typed_column(fixed: bytes, n: int, off: int, code: str):
+    """The n little-endian values of struct ``code`` at ``fixed[off * n:]`` (a table's fixed fields
+    column by column, as ``string_index`` gives them) as a typed sequence: a memoryview cast where
+    the machine's own values are those (no object per value), else a tuple."""
+    size = struct.calcsize("<" + code)
+    if LITTLE and struct.calcsize(code) == size:
+        return memoryview(fixed)[off * n:(off + size) * n].cast(code)
+    return struct.unpack_from("<%d%s" % (n, code), fixed, off * n)
+
+
 def gather(seq, idx):
     """``seq[i]`` for each ``i`` in ``idx``, as a tuple, at C speed."""
     if len(idx) > 1:

@@ -5,7 +5,10 @@ to create than the rest of parsing.  ``parse`` therefore checks a table's bounds
 bytes; the rows are decoded, all at once, the first time anything looks at them.  Until then
 ``len()`` is known and ``build`` copies the raw bytes unchanged.  (Tables of one u16-length string
 per row are the exception: the fastest exact bounds check of those unpacks every row, so ``parse``
-keeps the columns it read; rows are still made only when asked for.)
+keeps the columns it read; rows are still made only when asked for.  With the compiled module that
+check is ``string_index``, which keeps only each string's place: the strings are cut out when the
+columns are first asked for, and a compiled consumer can read them where they are stored,
+``string_index()``.)
 
 A ``Table`` is a mutable sequence of row tuples that compares equal to a list with the same rows;
 use it like a list (index, slice, iterate, append, sort, ...).
@@ -20,7 +23,8 @@ __all__ = ["Table"]
 
 
 class Table(MutableSequence):
-    __slots__ = ("_rows", "_raw", "_count", "_decode", "_columns", "_width", "_lens", "_cols", "_row_format")
+    __slots__ = ("_rows", "_raw", "_count", "_decode", "_columns", "_width", "_lens", "_cols", "_row_format",
+                 "_packed")
 
     def __init__(self, rows: Iterable[Any] = ()):
         self._rows: list | None = list(rows)
@@ -32,16 +36,20 @@ class Table(MutableSequence):
         self._lens: list[int] | None = None
         self._cols: tuple | None = None
         self._row_format: str | None = None
+        self._packed: tuple | None = None
 
     @classmethod
     def lazy(cls, raw: bytes, count: int, decode: Callable[[bytes, int, Any], list],
              columns: Callable[[bytes, int, Any], tuple], width: int, lens: list[int] | None = None,
-             cols: tuple | None = None, row_format: str | None = None) -> Table:
+             cols: tuple | None = None, row_format: str | None = None, packed: tuple | None = None) -> Table:
         """A table of ``count`` rows of ``width`` columns whose encoding ``raw`` was bounds-checked.
 
         ``lens``: the string length of every row, when the bounds check walked them (the decoders
         then need not walk the rows again).  ``cols``: the decoded columns (tuples), when the bounds
-        check read them.  ``row_format``: the struct format of one row, when rows are fixed-size."""
+        check read them.  ``row_format``: the struct format of one row, when rows are fixed-size.
+        ``packed``: ``(index, fixed, packedcols)`` when the compiled walk (``string_index``) checked
+        the rows: the strings' places in ``raw``, the fixed fields column by column, and the codec's
+        function that decodes them into columns."""
         self = cls.__new__(cls)
         self._rows = None
         self._raw = raw
@@ -52,6 +60,7 @@ class Table(MutableSequence):
         self._lens = lens
         self._cols = cols
         self._row_format = row_format
+        self._packed = packed
         return self
 
     def columns(self, pack: bool = False) -> tuple[Sequence, ...]:
@@ -65,6 +74,9 @@ class Table(MutableSequence):
         costs no tuple per row.
         """
         if self._rows is None:
+            if self._cols is None and self._packed is not None and not pack:
+                index, fixed, packedcols = self._packed
+                self._cols = packedcols(self._raw, index, fixed, self._count)
             if self._cols is not None and not pack:
                 return self._cols  # tuples: sharing them is a snapshot
             assert self._columns is not None and self._raw is not None
@@ -77,6 +89,18 @@ class Table(MutableSequence):
         if len(cols) < 2 or not all(isinstance(x, int) and 0 <= x < 1 << 32 for x in cols[0] + cols[1]):
             raise ValueError("pack=True needs two leading u32 columns")
         return (tuple(a | b << 32 for a, b in zip(cols[0], cols[1])),) + cols[2:]
+
+    def string_index(self) -> tuple[bytes, bytes, tuple] | None:
+        """``(raw, index, typed)`` while the rows are unchanged and the compiled walk checked them,
+        else None: for a compiled consumer that reads the rows where they are stored.  ``index``
+        gives each row's string as two native uint32, its offset in ``raw`` and its length;
+        ``typed`` has one entry per column: None for the strings', a typed sequence of the values
+        (a memoryview cast, or a tuple) for the others."""
+        if self._rows is None and self._packed is not None:
+            assert self._raw is not None
+            index, fixed, packedcols = self._packed
+            return self._raw, index, packedcols(self._raw, index, fixed, self._count, typed=True)
+        return None
 
     # -- the raw form -------------------------------------------------------------------------
     def raw_bytes(self) -> bytes | None:
@@ -96,6 +120,8 @@ class Table(MutableSequence):
         rows = self._rows
         if rows is None:
             assert self._decode is not None and self._raw is not None
+            if self._cols is None and self._packed is not None:
+                self.columns()
             if self._cols is not None:
                 rows = self._rows = list(zip(*self._cols)) if self._count else []
             else:
@@ -106,6 +132,7 @@ class Table(MutableSequence):
             self._lens = None
             self._cols = None
             self._row_format = None
+            self._packed = None
         return rows
 
     # -- sequence protocol ----------------------------------------------------------------------

@@ -450,17 +450,39 @@ def test_fast_table_walk_takes_short_rows_and_leaves_long_ones(corpus, runtime_p
     A string of 256 + k bytes (0 < k < 250) is misread by the pure fast walk, found by the unpack's
     length check, and the table is walked exactly and decoded on first use; so is a table with
     more than 256 rows the fast walk must read exactly.  The compiled walk reads every length
-    exactly, so it takes them all."""
+    exactly, so it takes them all, keeping the strings' places (``string_index``) instead of the
+    strings themselves."""
     pure = runtime_path == "pure"
+
+    def walked_fast(table):
+        assert (table._packed is None) == pure  # the compiled walk keeps places, not columns
+        return (table._cols if pure else table._packed) is not None
+
     for name in ("whisper.tiny", "roberta-base"):
         tree = mtokspec.parse((corpus / "tok" / name / "mnn.mtok").read_bytes())
-        assert tree.model.vocab._cols is not None and "not decoded" in repr(tree.model.vocab)
+        assert walked_fast(tree.model.vocab) and "not decoded" in repr(tree.model.vocab)
     for length in (0, 249, 250, 256, 300, 512):
         vocab = [(b"a", 0), (b"b" * length, 1), (b"c", 2)]
         parsed = mtokspec.parse(mtokspec.build(t.MtokFile(model=t.BPEModel(vocab=vocab)))).model.vocab
-        assert (parsed._cols is None) == (pure and length == 300)
+        assert (parsed._cols is None and parsed._packed is None) == (pure and length == 300)
         assert parsed.columns() == ((b"a", b"b" * length, b"c"), (0, 1, 2)) and parsed == vocab
     for count, fast in ((256, True), (257, not pure)):
         vocab = [(b"", i) for i in range(count)] + [(b"z", count)]
         parsed = mtokspec.parse(mtokspec.build(t.MtokFile(model=t.BPEModel(vocab=vocab)))).model.vocab
-        assert (parsed._cols is not None) == fast and parsed == vocab
+        assert (parsed._cols is not None or parsed._packed is not None) == fast and parsed == vocab
+
+
+def test_tables_walked_compiled_decode_without_the_module(corpus, monkeypatch):
+    """A table the compiled walk kept as its strings' places decodes the same when the compiled
+    module is turned off before it is first read (the pure decode of its bytes)."""
+    from mtokspec import speedups
+
+    if speedups.module() is None:
+        pytest.skip("the compiled module is not built here (or MTOKSPEC_PURE is set)")
+    data = (corpus / "tok" / "t5-small" / "mnn.mtok").read_bytes()
+    want = mtokspec.parse(data).model.vocab.columns()
+    kept = mtokspec.parse(data)
+    assert kept.model.vocab.string_index() is not None and kept.normalizer is not None
+    monkeypatch.setattr(speedups, "_module", None)
+    assert kept.model.vocab.columns() == want
+    assert list(kept.model.vocab) == list(zip(*want))

@@ -230,7 +230,7 @@ class Emitter:
                     ind = self.fast_path(ind, f"_stepcols{dec}(b, p, end, {n})", lambda got: [
                         f"p += {got}[1]",
                         f"{target} = Table.lazy(b[{start}:p], {n}, _decode_rows{dec}, _columns{dec}, "
-                        f"{len(cols)}, None, {got}[0])"])
+                        f"{len(cols)}, None, {got}[0], packed={got}[2])"])
                 lens = self.walk_rows(ind, cols, n, idx, epe)
                 # fixed-size rows describe themselves (Table.fixed_rows): a consumer may read the
                 # encoding as is, e.g. the compiled BPE core the merges
@@ -436,14 +436,18 @@ class Emitter:
         hcol = len(struct.unpack("<" + pre, bytes(struct.calcsize("<" + pre))))
         return hcol, hcol + 2 + len(struct.unpack("<" + post, bytes(struct.calcsize("<" + post))))
 
-    def step_unpack(self, ind, pre, post, n):
+    def step_unpack(self, ind, pre, post, n, packed=None):
         """In a function: ``vals`` = the columns of a table [pre][u16 length][string][post] of n
         rows at p (``pre`` values, the strings, ``post`` values; not the lengths), and ``r`` = the
         rows' size; ``return None`` when the fast walk cannot take the table (a row runs off
         ``b[:end]``, a high length byte it cannot see is set, too many rows it must read exactly):
         the caller then takes the exact walk, which says what is wrong.  With the compiled module
         (``mtokspec/speedups.py``) its ``string_table`` walks the rows and cuts the strings out
-        instead.  Returns the number of columns."""
+        instead.  Returns the number of columns.
+
+        ``packed``: the name of the table's ``_packedcols`` function; then the compiled walk is
+        ``string_index`` (no object per row) and the function returns ``(None, r, (index, fixed,
+        packedcols))`` for the ``Table`` to decode when first asked (``vals, r, None`` otherwise)."""
         before, after = struct.calcsize("<" + pre), struct.calcsize("<" + post)
         size = before + 2 + after
         fmt = self.row_format(pre, post, "sizes")
@@ -454,6 +458,14 @@ class Emitter:
         codes = pre + post
         assert len(codes) == hcol + npost, "a fixed field of a string table is one struct code"
         widths = tuple(struct.calcsize("<" + c) for c in codes)
+        if packed is not None:
+            self.w(ind + 1, f"got = nat.string_index(b, p, end, {n}, {before}, {after}, {widths!r})")
+            self.w(ind + 1, "if got is None:")
+            self.w(ind + 2, "return None")
+            self.w(ind + 1, "index, fixed, r = got")
+            self.w(ind + 1, f"return None, r, (index, fixed, {packed})")
+            self.w(ind, "else:")
+            return self.step_pure(ind + 1, pre, post, n, fmt, hcol, width, size, before)
         self.w(ind + 1, f"got = nat.string_table(b, p, end, {n}, {before}, {after}, {widths!r})")
         self.w(ind + 1, "if got is None:")
         self.w(ind + 2, "return None")
@@ -467,7 +479,35 @@ class Emitter:
         cols.insert(hcol, "strs")
         self.w(ind + 1, "vals = (" + "".join(f"{c}, " for c in cols) + ")")
         self.w(ind, "else:")
-        ind += 1
+        return self.step_pure(ind + 1, pre, post, n, fmt, hcol, width, size, before)
+
+    def packed_columns(self, name, pre, post):
+        """``_packedcols{name}(raw, index, fixed, n, typed=False)``: the columns of a table that
+        ``string_index`` walked (``index``: each string's offset in raw and length; ``fixed``: the
+        fixed fields column by column).  ``typed=True``: the fixed fields as typed sequences
+        (``typed_column``) and None for the strings: for a compiled consumer, no object per row."""
+        codes = pre + post
+        hcol, _ = self.row_values(pre, post)
+        self.w(0, f"def _packedcols{name}(raw, index, fixed, n, typed=False):")
+        typed, cols, off = [], [], 0
+        for c in codes:
+            typed.append(f'typed_column(fixed, n, {off}, "{c}")')
+            cols.append(f'struct.unpack_from("<%d{c}" % n, fixed, {off} * n)' if off else
+                        f'struct.unpack_from("<%d{c}" % n, fixed)')
+            off += struct.calcsize("<" + c)
+        typed.insert(hcol, "None")
+        self.w(1, "if typed:")
+        self.w(2, "return (" + "".join(f"{c}, " for c in typed) + ")")
+        self.w(1, "nat = native()")
+        self.w(1, "if nat is None:  # (the compiled module was turned off since the parse)")
+        self.w(2, f"return _columns{name}(raw, n)")
+        cols.insert(hcol, "nat.strings_at(raw, index)")
+        self.w(1, "return (" + "".join(f"{c}, " for c in cols) + ")")
+        self.w(0, "")
+        self.w(0, "")
+
+    def step_pure(self, ind, pre, post, n, fmt, hcol, width, size, before):
+        """step_unpack's walk without the compiled module (``vals`` and ``r``)."""
         self.w(ind, f"w = walk8(b, p, end, {n}, {before}, {size}, _STEP{size})")
         self.w(ind, "if w is None:")
         self.w(ind + 1, "return None")
@@ -611,10 +651,14 @@ class Emitter:
             self.w(0, "")
             if strings:
                 # The parse's fast path: walk and decode at once (the unpack checks the lengths).
+                self.packed_columns(name, pre, post)
                 self.w(0, f"def _stepcols{name}(b, p, end, n):")
-                self.w(1, '"""``(columns, size)`` of the n rows at p, or None: the exact walk must take them."""')
-                self.step_unpack(1, pre, post, "n")
-                self.w(1, "return vals, r")
+                self.w(1, '"""``(columns, size, packed)`` of the n rows at p, or None: the exact walk must take them.')
+                self.w(0, "")
+                self.w(1, "With the compiled module the columns are None and ``packed`` is ``(index, fixed,")
+                self.w(1, '_packedcols)`` (Table.lazy decodes them when first asked); else ``packed`` is None."""')
+                self.step_unpack(1, pre, post, "n", f"_packedcols{name}")
+                self.w(1, "return vals, r, None")
                 self.w(0, "")
                 self.w(0, "")
                 self.stepcols.add(name)
@@ -1003,6 +1047,7 @@ from mtokspec.format.codec_support import (
     parse_header_lines,
     row_format,
     truncated,
+    typed_column,
     walk16,
     walk8,
 )

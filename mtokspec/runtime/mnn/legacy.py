@@ -14,6 +14,7 @@ from __future__ import annotations
 import heapq
 import re
 import struct
+from array import array
 from collections.abc import Iterable
 from functools import cached_property
 
@@ -41,6 +42,30 @@ def strtof(text: str) -> float:
         return float("inf") if v > 0 else float("-inf")
 
 
+# the characters of plain numbers: a text of these that float() reads is one number strtof reads
+# whole (the same grammar: sign, digits with one point, exponent), so its value is float(text)
+_NOT_PLAIN = str.maketrans("", "", "0123456789.eE+-\n")
+
+
+def strtof_all(texts: list[str]) -> list[float]:
+    """``[strtof(s) for s in texts]``, at once when every text is one plain number (what exporters
+    write): then each is ``float(s)`` rounded to float32 as C's cast rounds it -- the cast
+    :func:`strtof`'s ``struct.pack`` makes, and its overflow to infinity."""
+    joined = "\n".join(texts)
+    if joined.count("\n") == len(texts) - 1 and not joined.translate(_NOT_PLAIN):
+        try:
+            return array("f", map(float, texts)).tolist()
+        except ValueError:  # one is not a whole number ("1e", "", "1-2"): strtof reads a part
+            pass
+    return [strtof(x) for x in texts]
+
+
+def first_ids(keys, ids) -> dict:
+    """``{key: the id of its first row}``: a ``setdefault`` loop over the rows, made at C speed
+    (the rows inserted last to first, so the first of equal keys is the one kept)."""
+    return dict(zip(reversed(keys), reversed(ids)))
+
+
 def _char_len(lead: int) -> int:
     """SentencePiece's ``one_char_len``: the length a lead byte announces (1 for a continuation)."""
     return (1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 3, 4)[lead >> 4]
@@ -60,7 +85,8 @@ class Sentencepiece(MnnTokenizer):
         if built is not None:
             self.pieces, self.normal, self.reserved, self.unk_id, self._compiled = built
             return
-        self.pieces = [(tok, strtof(score), kind) for tok, score, kind in tree.pieces]
+        scores = strtof_all([score for _, score, _ in tree.pieces])
+        self.pieces = [(tok, score, kind) for (tok, _, kind), score in zip(tree.pieces, scores)]
         self.normal: dict[bytes, int] = {}
         self.reserved: dict[bytes, int] = {}
         self.unk_id = 0
@@ -251,9 +277,7 @@ class Bert(_TokenLines):
     def __init__(self, tree: t.BertTxtFile, **kw):
         super().__init__(tree, **kw)
         self.tokens = list(tree.tokens)
-        self.encoder: dict[bytes, int] = {}
-        for i, tok in enumerate(self.tokens):
-            self.encoder.setdefault(tok, i)
+        self.encoder: dict[bytes, int] = first_ids(self.tokens, range(len(self.tokens)))
         self.unk = self.encoder.get(b"[UNK]", 100)
         # no candidate longer than every token can match: the loop stops there (exact, and a long
         # word costs O(length x longest token))
@@ -359,6 +383,36 @@ def wide(b: bytes) -> str:
     return "".join(chr(c) if c <= 0x10FFFF else "\uffff" for c in out)
 
 
+def _lines_text(lines: list[bytes], errors: str | None) -> list[str] | None:
+    """``[x.decode("utf-8", errors) for x in lines]``, decoded at once when all are valid UTF-8 and
+    none holds a newline (then each line reads the same alone); else one by one (None when
+    ``errors`` is None: the caller reads them its own way)."""
+    joined = b"\n".join(lines)
+    if joined.count(b"\n") == len(lines) - 1:
+        try:
+            return joined.decode("utf-8").split("\n") if lines else []
+        except UnicodeDecodeError:
+            pass
+    return None if errors is None else [x.decode("utf-8", errors) for x in lines]
+
+
+_FIRST_SPACE = re.compile(r"^([^ \n]*) ([^\n]*)$", re.M)
+
+
+def _first_space_pairs(lines: list[bytes]) -> list[tuple[str, str]] | None:
+    """``[(wide(x[:d]), wide(x[d + 1:]))]`` with d each line's first space, in one pass, when every
+    line is valid UTF-8 (``wide`` is then the decode), holds a space and no newline; else None."""
+    joined = b"\n".join(lines)
+    if not lines or joined.count(b"\n") != len(lines) - 1:
+        return None
+    try:
+        text = joined.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    pairs = _FIRST_SPACE.findall(text)  # one per line with a space
+    return pairs if len(pairs) == len(lines) else None
+
+
 _LONG_TOKEN = 64  # characters: from here type 3's merge loop is the heap's (MNN's own is quadratic)
 _CACHE_LIMIT = 1 << 16  # words kept per tokenizer (MNN keeps none; ours only saves time)
 
@@ -381,13 +435,14 @@ class HuggingFace(_TokenLines):
 
     @cached_property
     def encoder(self) -> dict[str, int]:
-        encoder: dict[str, int] = {}
-        for i, tok in enumerate(self.tokens):
-            encoder.setdefault(tok.decode("utf-8", "surrogateescape"), i)
-        return encoder
+        return first_ids(_lines_text(self.tokens, "surrogateescape"), range(len(self.tokens)))
 
     @cached_property
     def ranks(self) -> dict[tuple[str, str], int]:
+        # each merge line with a space: (left, right) of its first space -> its first line number
+        pairs = _first_space_pairs(self._merges)
+        if pairs is not None:
+            return first_ids(pairs, range(len(pairs)))
         ranks: dict[tuple[str, str], int] = {}
         for i, line in enumerate(self._merges):
             d = line.find(b" ")

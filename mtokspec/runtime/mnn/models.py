@@ -55,25 +55,34 @@ def _compiled(model, core) -> None:
 
 def _vocab_core(rows):
     """The compiled look-up over ``rows`` (token, id, ...), or None: not built, or rows it cannot
-    hold (an id outside the table, a token not bytes...: the pure code then reports or reads them)."""
+    hold (an id outside the table, a token not bytes...: the pure code then reports or reads them).
+    A table still as the parse's compiled walk left it is read where it is stored (no object per row)."""
     sp = speedups.module()
     if sp is None:
         return None
-    tokens, ids = _columns(rows, 2)
+    stored = rows.string_index() if isinstance(rows, Table) else None
     try:
+        if stored is not None:
+            raw, index, typed = stored
+            return sp.MnnVocab(raw, typed[1], index)
+        tokens, ids = _columns(rows, 2)
         return sp.MnnVocab(tokens, ids)
     except (TypeError, ValueError, OverflowError):
         return None
 
 
 class Vocab:
-    """``id_to_token`` (a hole reads as the empty string) and MNN's ``vocab_find``."""
+    """``id_to_token`` (a hole reads as the empty string) and MNN's ``vocab_find``.
+
+    With the compiled look-up, ``id_to_token`` is made when first read (the models read tokens by
+    ``token(i)``, which the look-up answers)."""
 
     def __init__(self, rows, path: str):
         self.core = _vocab_core(rows)
+        self._tokens: list[bytes] | None = None
         if self.core is not None:
-            self.id_to_token: list[bytes] = self.core.id_to_token()
             self.token_to_id = self.core.find  # type: ignore[method-assign]
+            self.token = self.core.token  # type: ignore[method-assign]
             return
         size = len(rows)
         tokens = [row[0] for row in rows]
@@ -82,9 +91,9 @@ class Vocab:
             k = next(k for k, i in enumerate(ids) if not 0 <= i < size)
             raise UndefinedInMnn(f"{path}[{k}]: id {ids[k]} is outside 0..{size - 1}: MNN's loader writes "
                                  "past its id table")
-        self.id_to_token = [b""] * size
+        self._tokens = id_to_token = [b""] * size
         for tok, i in zip(tokens, ids):
-            self.id_to_token[i] = tok
+            id_to_token[i] = tok
         self._find = sorted_lookup(tokens, ids)
 
     def token_to_id(self, key: bytes) -> int:
@@ -95,6 +104,16 @@ class Vocab:
 
     def token(self, i: int) -> bytes | None:
         return self.id_to_token[i] if 0 <= i < len(self.id_to_token) else None
+
+    def size(self) -> int:
+        """The number of ids (``len(id_to_token)``)."""
+        return self.core.size if self.core is not None else len(self.id_to_token)
+
+    @property
+    def id_to_token(self) -> list[bytes]:
+        if self._tokens is None:
+            self._tokens = self.core.id_to_token()
+        return self._tokens
 
 
 class BPE:
@@ -315,12 +334,12 @@ class Unigram:
         self.vocab = Vocab(rows, "model.vocab")  # (token, id, score) rows: it reads token and id
         self.unk_id = i32(node.unk_id)
         self.byte_fallback = node.byte_fallback
-        tokens = self.vocab.id_to_token
-        self.unk_token = tokens[self.unk_id] if 0 <= self.unk_id < len(tokens) else b""
+        self.unk_token = self.vocab.token(self.unk_id) or b""
         self._cache: dict[bytes, list[int]] = {}
         self.core = None
         if self.vocab.core is not None and self._compile(rows):
             return
+        tokens = self.vocab.id_to_token
         scores = [0.0] * len(rows)
         for tok, i, s in rows:
             scores[i32(i)] = s
@@ -335,7 +354,9 @@ class Unigram:
         max_len = vcore.max_len()
         lengths = _candidate_lengths(set(vcore.row_lengths()), max_len)
         try:
-            core = speedups.module().MnnUnigram(vcore, _columns(rows, 3)[2], self.unk_id, self.byte_fallback,
+            stored = rows.string_index() if isinstance(rows, Table) else None
+            scores = stored[2][2] if stored is not None else _columns(rows, 3)[2]
+            core = speedups.module().MnnUnigram(vcore, scores, self.unk_id, self.byte_fallback,
                                                 lengths, BYTE_PIECES, self._handed_back)
         except (TypeError, ValueError, OverflowError):
             return False

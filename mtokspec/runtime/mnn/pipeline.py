@@ -196,7 +196,7 @@ class PipelineTokenizer(MnnTokenizer):
 
     @property
     def vocab_size(self) -> int:
-        return len(self.model.vocab.id_to_token)
+        return self.model.vocab.size()
 
 
 __all__ = ["PipelineTokenizer"]

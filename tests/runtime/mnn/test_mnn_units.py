@@ -9,6 +9,8 @@ from __future__ import annotations
 import unicodedata
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import mtokspec
 from mtokspec.format import tree as t
@@ -218,8 +220,6 @@ def test_sentencepiece_decode_replaces_pos_plus_3_bytes():
 
 # --- any file, any input: only mtokspec's own errors ----------------------------------------------
 
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
 
 from mtokspec.testing import strategies as mst  # noqa: E402
 from mtokspec.errors import MtokFormatError  # noqa: E402
@@ -307,3 +307,65 @@ def test_folded_text_is_mnn_characters_folded(text):
     # the fast fold (valid UTF-8 through the decoder) reads the characters MNN's decoder reads
     chars = U.chars(text)
     assert R._fold_text(text) == (bytes(U.fold(cp) for _, _, cp in chars), [off for off, _, _ in chars] + [len(text)])
+
+
+# --- the legacy loaders' bulk steps against their row-by-row definitions ---------------------------
+
+_NUMBER = st.one_of(st.floats(allow_nan=True, allow_infinity=True).map(repr), st.floats(width=32).map(str),
+                    st.sampled_from(["1e39", "-1e39", "3.4028235e38", "3.40282357e38", "1e-46", "0", "-0.0", ".5", "5.",
+                                     "+7", "1_0", " 1", "1 ", "١", "nan", "-inf", "0x10", "1e", "", "-", "\n"]),
+                    st.text(st.sampled_from("0123456789.eE+- x\n"), max_size=8))
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_NUMBER, max_size=8))
+def test_strtof_all_is_strtof(texts):
+    import math
+
+    from mtokspec.runtime.mnn.legacy import strtof, strtof_all
+    got, want = strtof_all(texts), [strtof(x) for x in texts]
+    assert [math.copysign(1, x) if math.isnan(x) else x for x in got] == \
+        [math.copysign(1, x) if math.isnan(x) else x for x in want]
+    assert [math.isnan(x) for x in got] == [math.isnan(x) for x in want]
+
+
+def test_strtof_all_at_once_rounds_and_overflows_as_strtof():
+    from mtokspec.runtime.mnn import legacy as L
+    plain = ["1e39", "-1e39", "3.4028235e38", "3.40282357e38", "3.4028236e38", "1e-46", "-0.0", ".5", "5.", "+7",
+             "0.1", "-12.3456789"]
+    assert not "\n".join(plain).translate(L._NOT_PLAIN)  # the one-pass path
+    assert L.strtof_all(plain) == [L.strtof(x) for x in plain]
+    assert L.strtof_all(plain)[:2] == [float("inf"), float("-inf")]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.binary(max_size=4).filter(lambda b: b != b"\n") | st.sampled_from([b"a b", b"\xc4\xa0 t", b"\xff b",
+                                                                                       b"a\nb", b"\xe4\xb8", b" "]),
+                max_size=10))
+def test_legacy_tables_are_their_loops(lines):
+    """``first_ids`` is the ``setdefault`` loop; ``_lines_text`` is the line-by-line decode; type 3's
+    ranks are the loop over merge lines."""
+    from mtokspec.runtime.mnn import legacy as L
+    loop: dict = {}
+    for i, x in enumerate(lines):
+        loop.setdefault(x, i)
+    assert L.first_ids(lines, range(len(lines))) == loop
+    assert L._lines_text(lines, "surrogateescape") == [x.decode("utf-8", "surrogateescape") for x in lines]
+    tree = t.HuggingFaceTxtFile(tokens=lines, merges=lines)
+    ranks: dict = {}
+    for i, line in enumerate(lines):
+        d = line.find(b" ")
+        if d != -1:
+            ranks.setdefault((L.wide(line[:d]), L.wide(line[d + 1:])), i)
+    assert L.HuggingFace(tree).ranks == ranks
+    pairs = L._first_space_pairs(lines)
+    assert pairs is None or dict(zip(range(len(lines)), pairs)) == {
+        i: (L.wide(x[:x.find(b" ")]), L.wide(x[x.find(b" ") + 1:])) for i, x in enumerate(lines)}
+
+
+def test_legacy_merges_read_at_once_as_line_by_line():
+    from mtokspec.runtime.mnn import legacy as L
+    lines = [b"#version: 0.2", "Ġ t".encode(), b"a  b", b"a b c", b" x", b"y ", b"a b"]
+    assert L._first_space_pairs(lines) == [("#version:", "0.2"), ("Ġ", "t"), ("a", " b"), ("a", "b c"), ("", "x"),
+                                           ("y", ""), ("a", "b")]
+    assert L._first_space_pairs(lines + [b"nospace"]) is None and L._first_space_pairs([b"\xff b"]) is None

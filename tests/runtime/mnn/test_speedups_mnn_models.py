@@ -215,3 +215,82 @@ def test_models_read_from_file_bytes_same(paths, node, texts):
     assert isinstance(parse(data).model.vocab, Table)
     pure, compiled = paths(lambda: _run_model(parse(data).model, texts))
     assert pure == compiled
+
+
+# --- tables read where they are stored (Table.string_index) ----------------------------------------
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(rows=st.lists(st.tuples(st.binary(max_size=300), st.binary(min_size=7, max_size=7)), max_size=12),
+       split=st.integers(0, 7), cut=st.integers(0, 40), pad=st.integers(0, 3))
+def test_string_index_walks_as_string_table(rows, split, cut, pad):
+    """``string_index`` checks what ``string_table`` checks; its (offset, length) pairs cut out the
+    same strings and its fixed fields are the same bytes (a cut table: None from both)."""
+    data = b"\0" * pad + b"".join(f[:split] + len(s).to_bytes(2, "little") + s + f[split:] for s, f in rows)
+    end = max(pad, len(data) - cut)
+    args = (data, pad, end, len(rows), split, 7 - split, (1,) * 7)
+    table, index = COMPILED.string_table(*args), COMPILED.string_index(*args)
+    assert (table is None) == (index is None)
+    if table is not None:
+        assert index[1:] == table[1:]
+        assert COMPILED.strings_at(data[pad:pad + index[2]], index[0]) == table[0]
+
+
+def test_strings_at_refuses_an_index_past_the_bytes():
+    with pytest.raises(ValueError):
+        COMPILED.strings_at(b"abc", (2).to_bytes(4, "little") * 2)
+    with pytest.raises(ValueError):
+        COMPILED.strings_at(b"abc", b"\0" * 7)
+
+
+def _vocab_probe(vocab, rows):
+    n = len(rows)
+    keys = [r[0] for r in rows] + [b"", b"zz", b"a" * 0x10001]
+    return ([vocab.find(k) for k in keys], vocab.id_to_token(), [vocab.token(i) for i in range(-2, n + 2)],
+            vocab.token(2**70), vocab.max_len(), vocab.row_lengths(), vocab.size)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(node=st.one_of(_bpe(), _wordpiece(), _unigram()))
+def test_vocab_from_stored_table_same(node):
+    """MnnVocab over a parsed table's bytes (no object per row) is the MnnVocab over its columns:
+    the same look-ups, tokens and refusals; so is MnnUnigram given the scores' typed column."""
+    try:
+        data = build(t.MtokFile(model=node))
+    except Error:
+        return
+    table = parse(data).model.vocab
+    stored = table.string_index()
+    assert stored is not None  # the compiled walk kept the rows' places
+    raw, index, typed = stored
+    tokens, ids = table.columns()[:2]
+    assert list(typed[1]) == list(ids) and typed[0] is None
+    outcomes = []
+    for make in (lambda: COMPILED.MnnVocab(tokens, ids), lambda: COMPILED.MnnVocab(raw, typed[1], index)):
+        try:
+            v = make()
+        except ValueError as e:
+            outcomes.append(("ValueError", str(e)))
+            continue
+        out = _vocab_probe(v, list(zip(tokens, ids)))
+        if isinstance(node, t.UnigramModel):
+            cores = [COMPILED.MnnUnigram(v, scores, 0, False, [1], M.BYTE_PIECES, lambda s: [])
+                     for scores in (table.columns()[2], typed[2])]
+            out += (cores[0].scores(), cores[1].scores())
+        outcomes.append(out)
+    assert outcomes[0] == outcomes[1]
+    if isinstance(node, t.UnigramModel) and not isinstance(outcomes[0][0], str):
+        assert outcomes[0][-1] == outcomes[0][-2]
+
+
+def test_vocab_refuses_an_index_it_cannot_read():
+    raw = b"\0\0ab"
+    index = (2).to_bytes(4, "little") + (2).to_bytes(4, "little")
+    assert COMPILED.MnnVocab(raw, memoryview(bytes(4)).cast("I"), index).find(b"ab") == 0
+    with pytest.raises(ValueError):  # past the bytes
+        COMPILED.MnnVocab(raw, memoryview(bytes(4)).cast("I"), (3).to_bytes(4, "little") * 2)
+    with pytest.raises(TypeError):  # ids of another width
+        COMPILED.MnnVocab(raw, bytes(4), index)
+    with pytest.raises(ValueError):  # an id outside the table
+        COMPILED.MnnVocab(raw, memoryview((1).to_bytes(4, "little")).cast("I"), index)
+    with pytest.raises(ValueError):  # one id per row
+        COMPILED.MnnVocab(raw, memoryview(bytes(8)).cast("I"), index)
