@@ -317,3 +317,17 @@ def test_line_table_identical(lines, kinds, open_end, drop_last_newline, extra):
         want = _line_table_pure(text + b"\n", 1, "i", False)
         got = _speedups.line_table(text + b"\n", 0, len(text) + 1, 1, "i", False)
         assert (got and (tuple(got[0]), got[1], got[2])) == want, text
+
+
+def test_sp_chunks_only_when_the_marker_is_a_token():
+    # "▁" is no token and there is no unknown token: it vanishes from the symbols and the "a"s on
+    # both sides merge (here into a text the vocabulary lacks), so cutting before it is not exact
+    node = t.BPEModel(False, False, [(b"a", 0)], [(0, 0, 0), (4, 0, 1)])
+    pure, comp = _two(lambda: BPE.from_tree(node))
+
+    def whole(m):
+        out: list[int] = []
+        m.tokenize_text("a▁a", out)
+        return out
+    assert _outcome(whole, comp) == _outcome(whole, pure) == _outcome(pure.tokenize, "a▁a")
+    assert _outcome(whole, pure)[0] == "TokenizerError"

@@ -198,11 +198,14 @@ class BPE(CompiledCore, ByteKeyedVocab):
             return "\n".join(map(decode_token, bv))
 
     def sp_chunking(self) -> bool:
-        """Whether cutting before each ``▁`` that follows a non-``▁`` is safe (checked once)."""
+        """Whether cutting before each ``▁`` that follows a non-``▁`` is safe (checked once): ``▁``
+        is a token (else it can vanish from the symbols, an unknown character without an unknown
+        token, and the characters around it merge) and no token holds it after another character."""
         ok = self._sp_chunk
         if ok is None:
             sp = speedups.module()
-            ok = not (sp.sp_crossing(self.bvocab) if sp is not None else self._sp_crossing())
+            ok = _SP_UTF8 in self.bvocab and not (sp.sp_crossing(self.bvocab) if sp is not None
+                                                  else self._sp_crossing())
             # the pattern first: another thread that sees the answer uses it
             self._chunk_re = regex.compile(f"{_SP}*[^{_SP}]+|{_SP}+")
             self._sp_chunk = ok
