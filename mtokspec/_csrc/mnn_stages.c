@@ -755,6 +755,8 @@ fail:
     return NULL;
 }
 
+static int append_mapped(PyObject *out, const uint8_t *p, Py_ssize_t n);
+
 /* pre_tokenizers.byte_level_map of each split */
 static PyObject *mnn_byte_level_map(PyObject *mod, PyObject *splits)
 {
@@ -767,32 +769,17 @@ static PyObject *mnn_byte_level_map(PyObject *mod, PyObject *splits)
     if (fast == NULL)
         return NULL;
     m = PySequence_Fast_GET_SIZE(fast);
-    out = PyList_New(m);
+    out = PyList_New(0);
     if (out == NULL)
         goto fail;
     for (k = 0; k < m; k++) {
-        PyObject *o = PySequence_Fast_GET_ITEM(fast, k), *b;
-        const uint8_t *s;
-        Py_ssize_t n, i, size = 0;
-        char *w;
+        PyObject *o = PySequence_Fast_GET_ITEM(fast, k);
         if (!PyBytes_Check(o)) {
             PyErr_SetString(PyExc_TypeError, "splits are bytes");
             goto fail;
         }
-        s = (const uint8_t *)PyBytes_AS_STRING(o);
-        n = PyBytes_GET_SIZE(o);
-        for (i = 0; i < n; i++)
-            size += PyBytes_GET_SIZE(byte_map[s[i]]);
-        b = PyBytes_FromStringAndSize(NULL, size);
-        if (b == NULL)
+        if (append_mapped(out, (const uint8_t *)PyBytes_AS_STRING(o), PyBytes_GET_SIZE(o)) < 0)
             goto fail;
-        w = PyBytes_AS_STRING(b);
-        for (i = 0; i < n; i++) {
-            PyObject *c = byte_map[s[i]];
-            memcpy(w, PyBytes_AS_STRING(c), (size_t)PyBytes_GET_SIZE(c));
-            w += PyBytes_GET_SIZE(c);
-        }
-        PyList_SET_ITEM(out, k, b);
     }
     Py_DECREF(fast);
     return out;

@@ -137,7 +137,7 @@ def _charsmap_normalizer(cm) -> t.Normalizer:
     before it, a literal Replace for each character MNN's table normalizer would turn into a space
     whatever the table says (controls, format characters) where the map deletes it or gives text
     the table leaves alone."""
-    from mtokspec.runtime.mnn.normalizers import _TO_SPACE
+    from mtokspec.runtime.mnn._text import TO_SPACE as _TO_SPACE
 
     table = cm.per_code_point()
     mapped = dict(table)

@@ -21,14 +21,13 @@ def stages() -> ModuleType | None:
     if sp is None or not hasattr(sp, "mnn_stages_init"):
         return None
     if _ready is not sp:
-        from mtokspec.runtime.mnn import normalizers as N
-        from mtokspec.runtime.mnn import pre_tokenizers as P
+        from mtokspec.runtime.mnn import _text as X
         from mtokspec.runtime.mnn import unicode as U
         from mtokspec.runtime.mnn._unicode_data import CATEGORIES, CATEGORY_STARTS
 
         # the byte the regex engine folds each range's characters to (those from U+0080 on)
         folds = bytes(U.fold(max(start, 0x80)) for start in CATEGORY_STARTS)
         sp.mnn_stages_init(CATEGORY_STARTS, CATEGORIES, folds, sorted(U._LOWER.items()), bytes(sorted(U._ASCII_SPACE)),
-                           bytes(sorted(P._ASCII_PUNCT)), N._CHINESE, sorted(N._TO_SPACE), P.BYTE_MAP)
+                           bytes(sorted(X.ASCII_PUNCT)), X.CHINESE, sorted(X.TO_SPACE), X.BYTE_MAP)
         _ready = sp
     return sp

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 
+from mtokspec.format.byte_level import BYTE_TO_CHAR
 from mtokspec.runtime.shared.text import METASPACE
 
 
@@ -71,3 +72,21 @@ def i32(v: int) -> int:
 def utf8(s: str) -> bytes:
     """The bytes of a tree string, as MNN reads them from the file."""
     return s.encode("utf-8", "surrogatepass")
+
+
+# The tables the stages read (and hand to the compiled loops, runtime/mnn/_compiled.py) ----------
+
+# Controls and format characters the table normalizer turns into a space (SentencePiece-style);
+# tab, CR, LF and NUL are kept
+TO_SPACE = frozenset([*range(1, 0x20), 0x7F, *range(0x80, 0xA0), 0x200D, 0x200C, 0x200B, 0xFEFF, 0x200E,
+                      0x200F, *range(0x202A, 0x202F), *range(0x2060, 0x206A), *range(0xFFF0, 0xFFF9)]) - {9, 10, 13}
+
+# The code points MNN's Bert normalizer pads with spaces (inclusive ranges)
+CHINESE = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F), (0x2B740, 0x2B81F),
+           (0x2B820, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F))
+
+# The ASCII characters MNN's Bert pre-tokenizer cuts off as punctuation
+ASCII_PUNCT = frozenset([*range(33, 48), *range(58, 65), *range(91, 97), *range(123, 127)])
+
+# byte -> the UTF-8 of its GPT-2 stand-in character
+BYTE_MAP = [BYTE_TO_CHAR[b].encode("utf-8") for b in range(256)]

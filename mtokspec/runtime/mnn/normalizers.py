@@ -14,19 +14,8 @@ from mtokspec.format import tree as t
 from mtokspec.runtime.shared.registry import build_from_registry
 from mtokspec.runtime.mnn import unicode as U
 from mtokspec.runtime.mnn._compiled import stages
-from mtokspec.runtime.mnn._text import table_lookup, utf8
+from mtokspec.runtime.mnn._text import CHINESE as _CHINESE, TO_SPACE as _TO_SPACE, table_lookup, utf8
 from mtokspec.runtime.shared.bounds import current, grown
-
-# Controls and format characters the table normalizer turns into a space (SentencePiece-style);
-# tab, CR, LF and NUL are kept
-_TO_SPACE = frozenset([*range(1, 0x20), 0x7F, *range(0x80, 0xA0), 0x200D, 0x200C, 0x200B, 0xFEFF, 0x200E,
-                       0x200F, *range(0x202A, 0x202F), *range(0x2060, 0x206A), *range(0xFFF0, 0xFFF9)]) - {9, 10, 13}
-
-
-# The code points MNN's Bert normalizer pads with spaces (inclusive ranges)
-_CHINESE = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F), (0x2B740, 0x2B81F),
-            (0x2B820, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F))
-
 
 _CHINESE_FROM = min(lo for lo, _ in _CHINESE)
 

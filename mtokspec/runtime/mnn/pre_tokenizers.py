@@ -10,15 +10,12 @@ from __future__ import annotations
 from mtokspec.format import tree as t
 from mtokspec.runtime.shared.registry import build_from_registry
 from mtokspec.runtime.mnn._compiled import stages
-from mtokspec.runtime.mnn._text import utf8
-from mtokspec.format.byte_level import BYTE_TO_CHAR
+from mtokspec.runtime.mnn._text import ASCII_PUNCT as _ASCII_PUNCT, BYTE_MAP, utf8
 from mtokspec.runtime.shared.bounds import current, grown
 from mtokspec.runtime.mnn import regex as R
 from mtokspec.runtime.mnn import unicode as U
 
 _GPT2 = R.GPT2_PATTERN.encode()
-# byte -> the UTF-8 of its GPT-2 stand-in character
-BYTE_MAP = [BYTE_TO_CHAR[b].encode("utf-8") for b in range(256)]
 _BYTE_TABLE = {b: BYTE_MAP[b] for b in range(256)}
 # MNN's loader reads Isolated and MergedWithPrevious by their codes and anything else as Removed
 _KEPT_BEHAVIORS = (t.SplitBehavior.Isolated, t.SplitBehavior.MergedWithPrevious)
@@ -131,7 +128,6 @@ class Split:
         return out
 
 
-_ASCII_PUNCT = frozenset([*range(33, 48), *range(58, 65), *range(91, 97), *range(123, 127)])
 
 
 class Bert:
