@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 
 import mtokspec
 from mtokspec import speedups
-from mtokspec.errors import Error
 from mtokspec.runtime.shared.bounds import budget
 from mtokspec.runtime.mnn import regex as R
 from mtokspec.testing.strategies import mtok_files
@@ -21,21 +20,6 @@ pytestmark = pytest.mark.skipif(COMPILED is None or not hasattr(COMPILED, "mnn_r
                                 reason="the compiled module is not built (or MTOKSPEC_PURE is set)")
 
 
-@pytest.fixture
-def paths(monkeypatch):
-    """``run(fn)``: fn() on the pure path, then on the compiled one (programs rebuilt each time)."""
-    def run(fn):
-        out = []
-        for module in (None, COMPILED):
-            monkeypatch.setattr(speedups, "_module", module)
-            R._programs.clear()
-            try:
-                out.append(("ok", fn()))
-            except Error as e:
-                out.append(("refused", type(e).__name__, str(e)))
-        return out
-
-    return run
 
 
 def _scan_split(pattern: bytes, text: bytes):

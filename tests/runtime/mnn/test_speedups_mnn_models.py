@@ -18,7 +18,6 @@ from mtokspec.format import build, parse
 from mtokspec.format import tree as t
 from mtokspec.format.table import Table
 from mtokspec.runtime.mnn import models as M
-from mtokspec.runtime.mnn import regex as R
 from mtokspec.runtime.mnn.pre_tokenizers import BYTE_MAP
 from mtokspec.testing.strategies import models as model_trees
 from tests._support import CORPUS
@@ -35,18 +34,6 @@ def _outcome(fn):
         return ("refused", type(e).__name__, str(e))
 
 
-@pytest.fixture
-def paths(monkeypatch):
-    """``run(fn)``: fn() on the pure path, then on the compiled one; each outcome (value or error)."""
-    def run(fn):
-        out = []
-        for module in (None, COMPILED):
-            monkeypatch.setattr(speedups, "_module", module)
-            R._programs.clear()
-            out.append(_outcome(fn))
-        return out
-
-    return run
 
 
 # --- the corpus ---------------------------------------------------------------------------------

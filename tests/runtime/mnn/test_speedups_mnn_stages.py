@@ -14,12 +14,10 @@ from hypothesis import strategies as st
 
 import mtokspec
 from mtokspec import speedups
-from mtokspec.errors import Error
 from mtokspec.format import tree as t
 from mtokspec.runtime.mnn import normalizers as N
 from mtokspec.runtime.mnn import pre_tokenizers as P
 from mtokspec.runtime.mnn import regex as R
-from mtokspec.runtime.mnn._compiled import stages
 from mtokspec.runtime.mnn.pipeline import PipelineTokenizer
 from mtokspec.testing.strategies import SPLIT_PATTERNS, mtok_files, normalizers, pre_tokenizers
 from tests._support import CORPUS
@@ -30,23 +28,6 @@ pytestmark = pytest.mark.skipif(COMPILED is None or not hasattr(COMPILED, "mnn_s
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 
 
-@pytest.fixture
-def paths(monkeypatch):
-    """``run(fn)``: fn() on the pure path, then on the compiled one (stages built inside fn pick
-    their path at construction)."""
-    def run(fn):
-        out = []
-        for module in (None, COMPILED):
-            monkeypatch.setattr(speedups, "_module", module)
-            R._programs.clear()
-            try:
-                out.append(("ok", fn()))
-            except Error as e:
-                out.append(("refused", type(e).__name__, str(e)))
-        assert (stages() is None) == (module is None)
-        return out
-
-    return run
 
 
 # characters the stages treat apart: white space (ASCII, Zs, not Zl), controls, format characters,
