@@ -74,7 +74,8 @@ static inline int is_chinese(uint32_t cp)
             return 1;
     return 0;
 }
-static inline int in_sorted(const uint32_t *a, Py_ssize_t n, uint32_t cp)
+/* the index of cp in the ascending array a, or -1 */
+static inline Py_ssize_t sorted_index(const uint32_t *a, Py_ssize_t n, uint32_t cp)
 {
     Py_ssize_t lo = 0, hi = n;
     while (lo < hi) {
@@ -84,23 +85,18 @@ static inline int in_sorted(const uint32_t *a, Py_ssize_t n, uint32_t cp)
         else if (a[mid] > cp)
             hi = mid;
         else
-            return 1;
+            return mid;
     }
-    return 0;
+    return -1;
+}
+static inline int in_sorted(const uint32_t *a, Py_ssize_t n, uint32_t cp)
+{
+    return sorted_index(a, n, cp) >= 0;
 }
 static inline uint32_t to_lower(uint32_t cp)
 {
-    Py_ssize_t lo = 0, hi = n_lower;
-    while (lo < hi) {
-        Py_ssize_t mid = (lo + hi) / 2;
-        if (lower_key[mid] < cp)
-            lo = mid + 1;
-        else if (lower_key[mid] > cp)
-            hi = mid;
-        else
-            return lower_val[mid];
-    }
-    return cp;
+    Py_ssize_t k = sorted_index(lower_key, n_lower, cp);
+    return k < 0 ? cp : lower_val[k];
 }
 
 /* MNN's Unicode::utf8_decode: the code point at s[i] and its length in *r (U+FFFD of length 1 for
