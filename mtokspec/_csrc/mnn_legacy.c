@@ -39,15 +39,6 @@ typedef struct {
     size_t mask;
 } BTable;
 
-static uint64_t hash_bytes(const char *p, Py_ssize_t n)
-{
-    uint64_t h = 1469598103934665603ULL;
-    Py_ssize_t k;
-    for (k = 0; k < n; k++)
-        h = (h ^ (unsigned char)p[k]) * 1099511628211ULL;
-    return mix64(h ^ (uint64_t)n);
-}
-
 static int btable_init(BTable *t, size_t count)
 {
     size_t cap = pow2_at_least(2 * count + 1);
@@ -63,7 +54,7 @@ static int btable_init(BTable *t, size_t count)
 /* the entry of p[0:n]; with add, a new one (a = b = -1) when absent (the table is sized for them) */
 static BEntry *btable_get(BTable *t, const char *p, Py_ssize_t n, int add)
 {
-    size_t i = (size_t)hash_bytes(p, n) & t->mask;
+    size_t i = (size_t)bytes_hash((const unsigned char *)p, n) & t->mask;
     static const char empty = 0;
     for (;;) {
         BEntry *e = &t->slots[i];

@@ -49,21 +49,6 @@
 /* ---------------------------------------------------------------------------------------------- */
 /* byte strings                                                                                    */
 
-static inline uint64_t bytes_hash(const unsigned char *p, Py_ssize_t n)
-{
-    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n, w;
-    while (n >= 8) {
-        memcpy(&w, p, 8);
-        h = mix64(h ^ w) + 0x632BE59BD9B4E019ULL;
-        p += 8;
-        n -= 8;
-    }
-    w = 0;
-    if (n > 0)
-        memcpy(&w, p, (size_t)n);
-    return mix64(h ^ w ^ ((uint64_t)n << 59));
-}
-
 /* Python's bytes order: memcmp over the common length, then the shorter first. */
 static inline int bytes_cmp(const unsigned char *a, Py_ssize_t na, const unsigned char *b, Py_ssize_t nb)
 {

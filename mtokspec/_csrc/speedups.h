@@ -29,6 +29,22 @@ static inline size_t pow2_at_least(size_t n)
     return c;
 }
 
+/* a byte string's hash (the mnn models' and the legacy files' tables) */
+static inline uint64_t bytes_hash(const unsigned char *p, Py_ssize_t n)
+{
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n, w;
+    while (n >= 8) {
+        memcpy(&w, p, 8);
+        h = mix64(h ^ w) + 0x632BE59BD9B4E019ULL;
+        p += 8;
+        n -= 8;
+    }
+    w = 0;
+    if (n > 0)
+        memcpy(&w, p, (size_t)n);
+    return mix64(h ^ w ^ ((uint64_t)n << 59));
+}
+
 /* An id read from Python: 0 <= id < 2**32 (the file's ids are u32), else -1 with an error set. */
 static inline int64_t read_id(PyObject *o)
 {
