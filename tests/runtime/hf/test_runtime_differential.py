@@ -345,7 +345,7 @@ def _check(tree, hf, text):
         assert got == want, f"decode({want_ids}, skip_special_tokens={skip})"
 
 
-@settings(max_examples=int(os.environ.get("MTOK_DIFF_EXAMPLES", "700")), deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=int(os.environ.get("MTOK_DIFF_EXAMPLES", "400")), deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.data())
 def test_runtime_matches_hf_on_generated_trees(data):
     tree, hf = data.draw(hf_trees())
