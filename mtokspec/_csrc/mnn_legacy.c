@@ -1,4 +1,4 @@
-/* The mnn semantics' legacy tokenizer.txt types 0 and 3: the loops of runtime/mnn/legacy.py's
+/* The mnn semantics' legacy tokenizer.txt types 0, 2 and 3: the loops of runtime/mnn/legacy.py's
  * Sentencepiece and HuggingFace classes (the pure classes are the reference; these redo their loops
  * in the same order and hand back to them on any doubt).
  *
@@ -21,6 +21,13 @@
  *       runtime/shared/merge.py, which gives MNN's merges), cached while the cache is below cache_max,
  *       appended to out; -1 when all are done, else the index of the first split not done (a piece
  *       without a token, on which the pure code raises): the pure loop goes on from there.
+ *
+ *   MnnLegacyBert(tokens, unk, alnum, space, prefix)
+ *       tokens: the vocabulary's bytes (line = id; the first line of a token keeps it); unk: the id
+ *       a word that cannot be covered ends with; alnum, space: the ASCII sets of Bert's splitter;
+ *       prefix: the continuation prefix.
+ *     .encode(text, out) -> None   Bert._encode_piece (its words, each through _word_piece), the
+ *       ids appended to out.
  */
 #include "speedups.h"
 #include <math.h>
@@ -1023,6 +1030,185 @@ static PyTypeObject MnnLegacyHFType = {
 };
 
 /* ---------------------------------------------------------------------------------------------- */
+/* type 2: MnnLegacyBert                                                                            */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *toks;       /* a tuple of the tokens' bytes (the table points into them) */
+    BTable table;         /* token -> a: its first id */
+    Py_ssize_t longest;   /* the longest token: no longer candidate can match */
+    PyObject *unk;        /* the id a word that cannot be covered ends with */
+    uint8_t alnum[128], space[128];
+    PyObject *prefix;     /* the continuation prefix (bytes) */
+    char *key;            /* room for prefix + longest bytes: the candidate being looked up */
+} MnnLegacyBert;
+
+static void MnnLegacyBert_dealloc(MnnLegacyBert *self)
+{
+    Py_XDECREF(self->toks);
+    Py_XDECREF(self->unk);
+    Py_XDECREF(self->prefix);
+    PyMem_Free(self->table.slots);
+    PyMem_Free(self->key);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int MnnLegacyBert_init(MnnLegacyBert *self, PyObject *args, PyObject *kw)
+{
+    PyObject *tokens, *unk, *alnum, *space, *prefix;
+    Py_ssize_t i, n;
+    static char *names[] = {"tokens", "unk", "alnum", "space", "prefix", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOO!", names, &tokens, &unk, &alnum, &space, &PyBytes_Type,
+                                     &prefix))
+        return -1;
+    if (self->toks != NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "MnnLegacyBert is initialised once");
+        return -1;
+    }
+    if (read_set128(alnum, self->alnum) < 0 || read_set128(space, self->space) < 0)
+        return -1;
+    if ((self->toks = PySequence_Tuple(tokens)) == NULL)
+        return -1;
+    n = PyTuple_GET_SIZE(self->toks);
+    if (btable_init(&self->table, (size_t)n) < 0)
+        return -1;
+    self->longest = 0;
+    for (i = 0; i < n; i++) {
+        PyObject *b = PyTuple_GET_ITEM(self->toks, i);
+        BEntry *e;
+        if (!PyBytes_Check(b)) {
+            PyErr_SetString(PyExc_TypeError, "tokens must be bytes");
+            return -1;
+        }
+        e = btable_get(&self->table, PyBytes_AS_STRING(b), PyBytes_GET_SIZE(b), 1);
+        if (e->a < 0)
+            e->a = (int32_t)i;  /* the first row of a token keeps it (legacy.first_ids) */
+        if (PyBytes_GET_SIZE(b) > self->longest)
+            self->longest = PyBytes_GET_SIZE(b);
+    }
+    self->unk = Py_NewRef(unk);
+    self->prefix = Py_NewRef(prefix);
+    if ((self->key = PyMem_Malloc((size_t)(self->longest + PyBytes_GET_SIZE(prefix) + 1))) == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+/* the first id of the token pre + s[0:n], or -1 */
+static int32_t bert_find(MnnLegacyBert *self, int prefixed, const uint8_t *s, Py_ssize_t n)
+{
+    Py_ssize_t np = prefixed ? PyBytes_GET_SIZE(self->prefix) : 0;
+    BEntry *e;
+    if (np + n > self->longest)
+        return -1;
+    memcpy(self->key, PyBytes_AS_STRING(self->prefix), (size_t)np);
+    memcpy(self->key + np, s, (size_t)n);
+    e = btable_get(&self->table, self->key, np + n, 0);
+    return e != NULL ? e->a : -1;
+}
+
+static int append_id(PyObject *out, int32_t id)
+{
+    PyObject *v = PyLong_FromLong(id);
+    int rc = v == NULL ? -1 : PyList_Append(out, v);
+    Py_XDECREF(v);
+    return rc;
+}
+
+/* Bert._word_piece(w[0:n]), appended to out */
+static int bert_word_piece(MnnLegacyBert *self, const uint8_t *w, Py_ssize_t n, PyObject *out)
+{
+    int32_t id = bert_find(self, 0, w, n);
+    Py_ssize_t start = 0;
+    if (id >= 0)
+        return append_id(out, id);
+    while (start < n) {
+        Py_ssize_t k = n - start < self->longest ? n - start : self->longest;
+        int32_t match = -1;
+        for (; k > 0; k--)
+            if ((match = bert_find(self, start != 0, w + start, k)) >= 0)
+                break;
+        if (match < 0)
+            return PyList_Append(out, self->unk);
+        if (append_id(out, match) < 0)
+            return -1;
+        start += k;
+    }
+    return 0;
+}
+
+/* Bert._encode_piece: its words (ASCII letter/digit runs lower-cased, a non-ASCII character or an
+ * ASCII mark alone, white space dropped), each through _word_piece */
+static PyObject *MnnLegacyBert_encode(MnnLegacyBert *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    const uint8_t *s;
+    uint8_t sword[64], *word = sword;
+    Py_ssize_t n, i = 0, cap = (Py_ssize_t)sizeof(sword);
+    PyObject *out;
+    int rc = 0;
+    if (nargs != 2 || !PyBytes_Check(args[0]) || !PyList_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "encode(text: bytes, out: list)");
+        return NULL;
+    }
+    s = (const uint8_t *)PyBytes_AS_STRING(args[0]);
+    n = PyBytes_GET_SIZE(args[0]);
+    out = args[1];
+    while (i < n && rc == 0) {
+        uint8_t c = s[i];
+        if (c & 0x80) {
+            Py_ssize_t k = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 1;
+            if (i + k <= n)
+                rc = bert_word_piece(self, s + i, k, out);
+            i += i + k <= n ? k : 1;
+        } else if (self->alnum[c]) {
+            Py_ssize_t j = i, m = 0;
+            while (j < n && s[j] < 128 && self->alnum[s[j]])
+                j++;
+            if (j - i > cap) {
+                if (word != sword)
+                    PyMem_Free(word);
+                cap = j - i;
+                if ((word = PyMem_Malloc((size_t)cap)) == NULL) {
+                    PyErr_NoMemory();
+                    return NULL;
+                }
+            }
+            for (; i < j; i++)
+                word[m++] = s[i] >= 'A' && s[i] <= 'Z' ? (uint8_t)(s[i] + 32) : s[i];
+            rc = bert_word_piece(self, word, m, out);
+        } else {
+            if (!self->space[c])
+                rc = bert_word_piece(self, s + i, 1, out);
+            i += 1;
+        }
+    }
+    if (word != sword)
+        PyMem_Free(word);
+    if (rc < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef MnnLegacyBert_methods[] = {
+    {"encode", (PyCFunction)(void (*)(void))MnnLegacyBert_encode, METH_FASTCALL,
+     "encode(text, out) -> None: Bert._encode_piece, the ids appended to out."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject MnnLegacyBertType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "mtokspec._speedups.MnnLegacyBert",
+    .tp_basicsize = sizeof(MnnLegacyBert),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "The legacy type 2 (Bert) file's encode (see mnn_legacy.c).",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)MnnLegacyBert_init,
+    .tp_dealloc = (destructor)MnnLegacyBert_dealloc,
+    .tp_methods = MnnLegacyBert_methods,
+};
+
+/* ---------------------------------------------------------------------------------------------- */
 
 static PyMethodDef legacy_functions[] = {
     {"mnn_legacy_sp", mnn_legacy_sp, METH_O,
@@ -1032,12 +1218,12 @@ static PyMethodDef legacy_functions[] = {
 
 int mnn_legacy_register(PyObject *module)
 {
-    PyTypeObject *types[] = {&MnnLegacySPType, &MnnLegacyHFType};
-    const char *names[] = {"MnnLegacySP", "MnnLegacyHF"};
+    PyTypeObject *types[] = {&MnnLegacySPType, &MnnLegacyHFType, &MnnLegacyBertType};
+    const char *names[] = {"MnnLegacySP", "MnnLegacyHF", "MnnLegacyBert"};
     int k;
     if (PyModule_AddFunctions(module, legacy_functions) < 0)
         return -1;
-    for (k = 0; k < 2; k++) {
+    for (k = 0; k < 3; k++) {
         if (PyType_Ready(types[k]) < 0)
             return -1;
         Py_INCREF(types[k]);

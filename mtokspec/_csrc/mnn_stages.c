@@ -25,10 +25,6 @@
  *       tokens: (content, id, lstrip, rstrip) of the added tokens, the first of each content, in
  *       order, contents not empty; space: bytes, the ASCII white space lstrip/rstrip eat
  *   mnn_added_split(text, matcher) -> list of (piece, id or None)   (pipeline.added_split)
- *   mnn_legacy_bert(text, encoder, longest, unk, alnum, space, prefix, out) -> None
- *       legacy.Bert's _encode_piece: its splitter (alnum, space: the ASCII sets) and its WordPiece
- *       (encoder: {bytes: id}; longest: the longest token; prefix: the continuation's), ids
- *       appended to the list out
  *   mnn_fold(text) -> bytes          regex._fold_text's folded text (one byte per character)
  *   mnn_scan_pieces(text, spans) -> list        regex.scan's pieces for the matches' spans
  *   mnn_scan_byte_level(text, program, steps, window) -> (pieces, steps) or None
@@ -236,23 +232,6 @@ static int read_u32(PyObject *o, uint32_t *v)
     return 0;
 }
 
-static int read_set128(PyObject *o, uint8_t *set)
-{
-    if (!PyBytes_Check(o)) {
-        PyErr_SetString(PyExc_TypeError, "an ASCII set is bytes");
-        return -1;
-    }
-    memset(set, 0, 128);
-    for (Py_ssize_t k = 0; k < PyBytes_GET_SIZE(o); k++) {
-        uint8_t c = (uint8_t)PyBytes_AS_STRING(o)[k];
-        if (c >= 128) {
-            PyErr_SetString(PyExc_ValueError, "an ASCII set holds bytes below 128");
-            return -1;
-        }
-        set[c] = 1;
-    }
-    return 0;
-}
 
 /* a sorted tuple of ints into a new array (strictly ascending, else ValueError) */
 static int read_sorted(PyObject *seq, uint32_t **out, Py_ssize_t *n)
@@ -1052,121 +1031,6 @@ fail:
     return NULL;
 }
 
-/* --- the legacy Bert file (legacy.py Bert._words, _word_piece) ------------------------------------ */
-
-/* encoder[s[0:n]] (prefixed when pre), borrowed, or NULL (with an error set when one occurred) */
-static PyObject *lookup(PyObject *enc, const char *pre, Py_ssize_t npre, const uint8_t *s, Py_ssize_t n, Buf *tmp)
-{
-    PyObject *key, *v;
-    tmp->n = 0;
-    if (buf_put(tmp, pre, npre) < 0 || buf_put(tmp, s, n) < 0)
-        return NULL;
-    key = PyBytes_FromStringAndSize((const char *)tmp->p, tmp->n);
-    if (key == NULL)
-        return NULL;
-    v = PyDict_GetItemWithError(enc, key);
-    Py_DECREF(key);
-    return v;
-}
-
-static int word_piece(PyObject *enc, Py_ssize_t longest, PyObject *unk, const char *prefix, Py_ssize_t nprefix,
-                      const uint8_t *w, Py_ssize_t n, PyObject *out, Buf *tmp)
-{
-    PyObject *v = lookup(enc, "", 0, w, n, tmp);
-    Py_ssize_t start = 0;
-    if (v != NULL)
-        return PyList_Append(out, v);
-    if (PyErr_Occurred())
-        return -1;
-    while (start < n) {
-        Py_ssize_t k = n - start < longest ? n - start : longest, at = 0;
-        PyObject *match = NULL;
-        for (; k > 0; k--) {
-            v = start == 0 ? lookup(enc, "", 0, w, k, tmp) : lookup(enc, prefix, nprefix, w + start, k, tmp);
-            if (v != NULL) {
-                match = v;
-                at = k;
-                break;
-            }
-            if (PyErr_Occurred())
-                return -1;
-        }
-        if (match == NULL)
-            return PyList_Append(out, unk);
-        if (PyList_Append(out, match) < 0)
-            return -1;
-        start += at;
-    }
-    return 0;
-}
-
-static PyObject *mnn_legacy_bert(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
-{
-    const uint8_t *s;
-    const char *prefix;
-    Py_ssize_t n, i = 0, longest, nprefix;
-    PyObject *enc, *unk, *out;
-    uint8_t alnum[128], space[128];
-    Buf tmp, word;
-    int rc = 0;
-    (void)mod;
-    if (nargs != 8 || !PyBytes_Check(args[0]) || !PyDict_Check(args[1]) || !PyBytes_Check(args[6])
-        || !PyList_Check(args[7])) {
-        PyErr_SetString(PyExc_TypeError,
-                        "mnn_legacy_bert(text: bytes, encoder: dict, longest, unk, alnum, space, prefix: bytes, out: list)");
-        return NULL;
-    }
-    longest = PyLong_AsSsize_t(args[2]);
-    if (longest == -1 && PyErr_Occurred())
-        return NULL;
-    if (read_set128(args[4], alnum) < 0 || read_set128(args[5], space) < 0)
-        return NULL;
-    s = (const uint8_t *)PyBytes_AS_STRING(args[0]);
-    n = PyBytes_GET_SIZE(args[0]);
-    enc = args[1];
-    unk = args[3];
-    prefix = PyBytes_AS_STRING(args[6]);
-    nprefix = PyBytes_GET_SIZE(args[6]);
-    out = args[7];
-    buf_init(&tmp);
-    buf_init(&word);
-    while (i < n && rc == 0) {
-        uint8_t c = s[i];
-        if (c & 0x80) {
-            Py_ssize_t k = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 1;
-            if (i + k <= n) {
-                rc = word_piece(enc, longest, unk, prefix, nprefix, s + i, k, out, &tmp);
-                i += k;
-            } else {
-                i += 1;
-            }
-        } else if (alnum[c]) {
-            Py_ssize_t j = i;
-            word.n = 0;
-            while (j < n && s[j] < 128 && alnum[s[j]]) {
-                uint8_t b = s[j++];
-                if (buf_byte(&word, b >= 'A' && b <= 'Z' ? (uint8_t)(b + 32) : b) < 0) {
-                    rc = -1;
-                    break;
-                }
-            }
-            if (rc == 0)
-                rc = word_piece(enc, longest, unk, prefix, nprefix, word.p, word.n, out, &tmp);
-            i = j;
-        } else if (space[c]) {
-            i += 1;
-        } else {
-            rc = word_piece(enc, longest, unk, prefix, nprefix, s + i, 1, out, &tmp);
-            i += 1;
-        }
-    }
-    buf_free(&tmp);
-    buf_free(&word);
-    if (rc < 0)
-        return NULL;
-    Py_RETURN_NONE;
-}
-
 /* --- the regex scan's and split's pieces (regex.py scan, split) ------------------------------------- */
 
 static inline uint8_t fold(uint32_t cp) { return cp < 0x80 ? (uint8_t)cp : cat_fold[cat_of[cp]]; }
@@ -1565,8 +1429,6 @@ static PyMethodDef stage_methods[] = {
      "mnn_added_matcher(tokens, space) -> capsule: the added tokens' contents, found as added_split finds them."},
     {"mnn_added_split", (PyCFunction)(void (*)(void))mnn_added_split, METH_FASTCALL,
      "mnn_added_split(text, matcher) -> list of (piece, id or None) (pipeline.added_split)."},
-    {"mnn_legacy_bert", (PyCFunction)(void (*)(void))mnn_legacy_bert, METH_FASTCALL,
-     "mnn_legacy_bert(text, encoder, longest, unk, alnum, space, prefix, out): legacy.Bert's encode of a piece."},
     {"mnn_fold", mnn_fold, METH_O, "mnn_fold(text) -> bytes: one folded byte per character (regex._fold_text)."},
     {"mnn_scan_byte_level", (PyCFunction)(void (*)(void))mnn_scan_byte_level, METH_FASTCALL,
      "mnn_scan_byte_level(text, program, steps, window) -> (pieces, steps) or None: ByteLevel's regex scan "

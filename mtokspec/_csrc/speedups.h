@@ -8,6 +8,25 @@
 #include <stdint.h>
 #include <string.h>
 
+/* an ASCII set given as bytes: set[c] = 1 for each byte c of o (all below 128) */
+static inline int read_set128(PyObject *o, uint8_t *set)
+{
+    if (!PyBytes_Check(o)) {
+        PyErr_SetString(PyExc_TypeError, "an ASCII set is bytes");
+        return -1;
+    }
+    memset(set, 0, 128);
+    for (Py_ssize_t k = 0; k < PyBytes_GET_SIZE(o); k++) {
+        uint8_t c = (uint8_t)PyBytes_AS_STRING(o)[k];
+        if (c >= 128) {
+            PyErr_SetString(PyExc_ValueError, "an ASCII set holds bytes below 128");
+            return -1;
+        }
+        set[c] = 1;
+    }
+    return 0;
+}
+
 /* ---------------------------------------------------------------------------------------------- */
 /* hashing                                                                                         */
 

@@ -282,8 +282,9 @@ class Bert(_TokenLines):
         # no candidate longer than every token can match: the loop stops there (exact, and a long
         # word costs O(length x longest token))
         self.longest = max(map(len, self.encoder), default=0)
-        sp = stages()  # the compiled loops (mnn_stages.c), or None: _words and _word_piece
-        self._compiled = None if sp is None else sp.mnn_legacy_bert
+        sp = stages()  # the compiled loops (mnn_legacy.c), or None: _words and _word_piece
+        self._compiled = None if sp is None else sp.MnnLegacyBert(
+            self.tokens, self.unk, _C_ALNUM_BYTES, _C_SPACE_BYTES, _CONTINUATION).encode
 
     def _words(self, s: bytes) -> list[bytes]:
         words = []
@@ -335,7 +336,7 @@ class Bert(_TokenLines):
 
     def _encode_piece(self, text: bytes, ids: list[int]) -> None:
         if self._compiled is not None:
-            self._compiled(text, self.encoder, self.longest, self.unk, _C_ALNUM_BYTES, _C_SPACE_BYTES, _CONTINUATION, ids)
+            self._compiled(text, ids)
             return
         for w in self._words(text):
             ids.extend(self._word_piece(w))

@@ -1,5 +1,6 @@
-"""The legacy ``tokenizer.txt`` types 0 and 3 compiled (``_csrc/mnn_legacy.c``: type 0's tables,
-score merge and byte fallback; type 3's interned merges, heap merge and split loop) give what the
+"""The legacy ``tokenizer.txt`` types 0, 2 and 3 compiled (``_csrc/mnn_legacy.c``: type 0's tables,
+score merge and byte fallback; type 2's splitter and WordPiece; type 3's interned merges, heap merge
+and split loop) give what the
 pure classes of ``runtime/mnn/legacy.py`` give: the same tables, ids and refusals (the same
 ``UndefinedInMnn`` where MNN throws or reads out of bounds) on the corpus files and texts and on
 generated files and texts."""
@@ -91,7 +92,7 @@ def _corpus_texts() -> list[str | bytes]:
 
 
 @pytest.mark.skipif(not CORPUS.is_dir(), reason=f"reference corpus not found at {CORPUS}")
-@pytest.mark.parametrize("name", ["t5-small", "roberta-base"])
+@pytest.mark.parametrize("name", ["t5-small", "bert-base-cased-derived", "roberta-base"])
 def test_corpus_same_ids(name):
     path = CORPUS / "tok" / name / "mnn.txt"
     pure, compiled = _tokenizers(mtokspec.Tokenizer.from_file(path, semantics="mnn").tree)
@@ -284,3 +285,23 @@ def test_type3_error_is_the_pure_one():
         with pytest.raises(UndefinedInMnn, match="not in the vocabulary"):
             tok.encode("ab")
         assert tok.encode("aa") == [0, 0]
+
+
+# --- type 2 (Bert) ----------------------------------------------------------------------------------
+
+_BERT_PIECES = [b"a", b"ab", b"abc", b"b", b"##b", b"##c", b"##", b"##bc", b"[UNK]", b"!", b"\xe4\xb8\xad", b"\xc3\xa9",
+                b"##\xe4\xb8\xad", b"\xff", b"1", b"A", b" "]
+
+
+@SETTINGS
+@given(tokens=st.lists(st.lists(st.sampled_from(_BERT_PIECES), min_size=1, max_size=3).map(b"".join), max_size=12),
+       text=st.one_of(st.lists(st.sampled_from([*_BERT_PIECES, b"\t", b"B", b"\xe4", b"\xf0\x9f"]), max_size=12)
+                      .map(b"".join), st.binary(max_size=30)))
+def test_type2_generated(tokens, text):
+    """The splitter and WordPiece of a legacy Bert file: duplicate tokens (the first line keeps
+    one), tokens longer than any word, truncated characters, no [UNK] line."""
+    tree = t.BertTxtFile(header=t.make_header(), tokens=tokens)
+    pure, compiled = _tokenizers(tree)
+    assert _model(pure)._compiled is None and _model(compiled)._compiled is not None
+    pure_ids, compiled_ids = _encodes(tree, [text])
+    assert pure_ids == compiled_ids

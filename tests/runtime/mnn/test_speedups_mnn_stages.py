@@ -1,6 +1,6 @@
 """The mnn semantics' compiled stages (``_csrc/mnn_stages.c``: the Bert and table normalizers, the
 Bert, ByteLevel and Metaspace pre-tokenizers, the regex scan's fold and cut, the special-token and
-added-token splits, the legacy Bert file's splitter and WordPiece) give what the pure stages give: the same
+added-token splits) give what the pure stages give: the same
 bytes and the same refusals on generated stage trees and bytes (any bytes: invalid UTF-8 included),
 and the same ids on every corpus file and text."""
 
@@ -167,21 +167,6 @@ def test_added_split(paths, added, data):
     text = data.draw(st.one_of(st.lists(st.sampled_from(pieces), max_size=12).map(b"".join), _BYTES))
     tree = t.MtokFile(model=_WORDPIECE.model, added_tokens=added)
     pure, compiled = paths(lambda: PipelineTokenizer(tree).added_split(text))
-    assert pure == compiled
-
-
-_LEGACY_PIECES = [b"a", b"ab", b"abc", b"b", b"##b", b"##c", b"##", b"##bc", b"[UNK]", b"!", b"\xe4\xb8\xad", b"\xc3\xa9",
-                  b"##\xe4\xb8\xad", b"\xff", b"1", b"A", b" "]
-
-
-@SETTINGS
-@given(tokens=st.lists(st.lists(st.sampled_from(_LEGACY_PIECES), min_size=1, max_size=3).map(b"".join), max_size=12),
-       text=st.one_of(st.lists(st.sampled_from([*_LEGACY_PIECES, b"\t", b"B", b"\xe4", b"\xf0\x9f"]), max_size=12)
-                      .map(b"".join), _BYTES))
-def test_legacy_bert(paths, tokens, text):
-    """The legacy Bert file's splitter and WordPiece (type 2)."""
-    tree = t.BertTxtFile(header=t.make_header(), tokens=tokens)
-    pure, compiled = paths(lambda: mtokspec.Tokenizer.from_tree(tree, semantics="mnn").encode(text))
     assert pure == compiled
 
 
