@@ -735,6 +735,8 @@ typedef struct {
     int byte_level;
     int32_t byte_map_id[256];     /* byte-level: the id of each byte's GPT-2 character, or -1 */
     int32_t byte_piece_id[256];   /* the id of each byte's <0xHH>, or -1 */
+    int32_t char_id[0x800];       /* the id of each one- or two-byte character (code point below
+                                   * U+0800), -1 none, JOINED_UNKNOWN not yet looked up */
     Py_ssize_t nmerges;
     uint64_t *keys;               /* rows in file order */
     int32_t *ranks;
@@ -967,7 +969,14 @@ static int bpe_tokenize(PyObject *obj, const unsigned char *u, Py_ssize_t n, IdB
                 off++;
                 continue;
             }
-            i = vocab_find(v, u + off, r);
+            if (r <= 2) {  /* a one- or two-byte character: its id is kept once looked up */
+                uint32_t cp = r == 1 ? u[off] : (uint32_t)(u[off] & 0x1F) << 6 | (u[off + 1] & 0x3F);
+                i = self->char_id[cp];
+                if (i == JOINED_UNKNOWN)
+                    i = self->char_id[cp] = vocab_find(v, u + off, r);
+            } else {
+                i = vocab_find(v, u + off, r);
+            }
             if (i != -1) {
                 if (idbuf_push(out, i) < 0)
                     return -1;
@@ -1001,6 +1010,8 @@ static int MnnBPE_init(MnnBPE *self, PyObject *args, PyObject *kw)
     }
     if ((v = as_vocab(vocab)) == NULL)
         return -1;
+    for (k = 0; k < 0x800; k++)
+        self->char_id[k] = JOINED_UNKNOWN;
     if (byte_ids(v, bmap, self->byte_map_id) < 0 || byte_ids(v, bpieces, self->byte_piece_id) < 0)
         return -1;
     if (!PyTuple_Check(merges) || PyTuple_GET_SIZE(merges) != 2) {

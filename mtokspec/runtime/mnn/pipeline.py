@@ -16,12 +16,12 @@ from typing import Any
 
 from mtokspec.format import tree as t
 from mtokspec.runtime.shared.args import token_id, token_text
-from mtokspec.runtime.shared.bounds import budget
+from mtokspec.runtime.shared.bounds import REGEX_STEPS, REGEX_STEPS_PER_BYTE, budget, running_budget
 from mtokspec.runtime.mnn import decoders, models, normalizers, pre_tokenizers
 from mtokspec.runtime.mnn._compiled import stages
 from mtokspec.runtime.mnn._text import META, i32, utf8
 from mtokspec.runtime.mnn.decoders import byte_level_unmap, scan_hex_byte
-from mtokspec.runtime.mnn.tokenizer import MnnTokenizer, post_program_ops
+from mtokspec.runtime.mnn.tokenizer import MnnTokenizer, post_program_ops, to_bytes
 
 _SPACE = frozenset(b" \t\n\v\f\r")
 # the compiled searches of added-token contents, shared by tokenizers of one process (compiling an
@@ -66,6 +66,9 @@ class PipelineTokenizer(MnnTokenizer):
         self._post = post_program_ops(mtok.post_processor)
         self._added_search = None  # built at the first encode: _find_added
         self._added_by_content: dict[bytes, tuple] = {}
+        # no normalizer and ByteLevel's compiled scan: encode counts the scan's steps itself, without
+        # a budget object (the scan is the only stage that reads one; models never do), see encode
+        self._scan_counted = getattr(self.pre_tokenizer, "scan_counted", None) if self.normalizer is None else None
         sp = stages()  # the compiled split (mnn_stages.c), or None: the loop of added_split
         self._added_compiled = None if sp is None else (
             sp.mnn_added_split, sp.mnn_added_matcher([(content, i, lstrip, rstrip) for i, content, lstrip, rstrip in
@@ -121,6 +124,35 @@ class PipelineTokenizer(MnnTokenizer):
             units.append((content, tok[0]))
             last = nxt
         return units
+
+    def encode(self, text: str | bytes, add_special_tokens: bool = True) -> list[int]:
+        """MNN's ``encode(text)`` (see :meth:`MnnTokenizer.encode`).  With ByteLevel's compiled scan
+        and no normalizer, outside another call: the same steps, in the same order, with the scan's
+        step count kept here instead of in a budget object."""
+        scan = self._scan_counted
+        if scan is None or running_budget() is not None:
+            return MnnTokenizer.encode(self, text, add_special_tokens)
+        data = to_bytes(text)
+        n = len(data)
+        steps = REGEX_STEPS + REGEX_STEPS_PER_BYTE * n
+        tokenize_pieces, added_split = self.model.tokenize_pieces, self.added_split
+        ids: list[int] = list(self.prefix_ids) if add_special_tokens else []
+        for piece, sid in self.split_specials(data):
+            if sid is not None:
+                ids.append(sid)
+                continue
+            if not piece:
+                continue
+            for unit, tid in added_split(piece):
+                if tid is not None:
+                    ids.append(tid)
+                elif unit:
+                    pieces, steps = scan(unit, steps, n)
+                    tokenize_pieces(pieces, ids)
+        if add_special_tokens and self._post:
+            with budget(n, self.max_expansion):
+                return self.add_special(ids)
+        return ids
 
     def normalize(self, text: bytes) -> bytes:
         return text if self.normalizer is None else self.normalizer.normalize(text)

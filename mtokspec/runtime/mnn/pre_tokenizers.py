@@ -35,7 +35,7 @@ class ByteLevel:
         sp = stages()  # the compiled map (mnn_stages.c), or None: byte_level_map
         self._compiled = None if sp is None else sp.mnn_byte_level_map
         # the scan and the map of a split in one compiled call, or None: R.scan, then the map
-        self._scan_mapped = R.scan_compiled(_GPT2) if use_regex else None
+        self._scan_mapped, self.scan_counted = (R.scan_compiled(_GPT2) if use_regex else None) or (None, None)
 
     def pre_tokenize(self, splits: list[bytes]) -> list[bytes]:
         scan_mapped = self._scan_mapped

@@ -612,9 +612,12 @@ _BEHAVIORS = {"Removed": 0, "MergedWithPrevious": 1, "Isolated": 2}  # mnn_split
 
 
 def scan_compiled(pattern: bytes):
-    """``scan_mapped(text)``: :func:`scan` of ``text`` under ``pattern`` with each piece
+    """``(scan_mapped, scan_counted)``: :func:`scan` of a text under ``pattern`` with each piece
     byte-level mapped, in one compiled call (fold, matcher, cut and map); None when the compiled
-    module does not run this pattern (then map :func:`scan`'s pieces)."""
+    module does not run this pattern (then map :func:`scan`'s pieces).  ``scan_mapped(text)``
+    spends the running call's step budget; ``scan_counted(text, steps, n) -> (pieces, steps left)``
+    spends ``steps`` given by a caller that keeps the count itself (``n``: the call's input length,
+    for the refusal's message)."""
     sp = stages()
     prog = None if sp is None or uses_wregex(pattern) else _program(pattern)
     if prog is None:
@@ -629,7 +632,13 @@ def scan_compiled(pattern: bytes):
         pieces, st.steps = found
         return pieces
 
-    return scan_mapped
+    def scan_counted(text: bytes, steps: int, n: int) -> tuple[list[bytes], int]:
+        found = fused(text, program, steps, REGEX_STEPS)
+        if found is None:
+            raise _refused(pattern, Budget(n))
+        return found
+
+    return scan_mapped, scan_counted
 
 
 def split(text: bytes, pattern: bytes, invert: bool, behavior: str) -> list[bytes]:

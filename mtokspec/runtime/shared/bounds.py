@@ -28,7 +28,7 @@ from contextvars import ContextVar
 from mtokspec.errors import ArgumentTypeError, TokenizerError
 from mtokspec.format.growth import MAX_EXPANSION
 
-__all__ = ["Budget", "budget", "budget_size", "current", "enter_budget", "exit_budget", "grown", "MAX_EXPANSION", "MIN_OUTPUT", "REGEX_SECONDS",
+__all__ = ["Budget", "budget", "budget_size", "current", "enter_budget", "exit_budget", "grown", "running_budget", "MAX_EXPANSION", "MIN_OUTPUT", "REGEX_SECONDS",
            "REGEX_SECONDS_PER_CHAR", "REGEX_STEPS", "REGEX_STEPS_PER_BYTE", "checked_max_expansion"]
 
 MIN_OUTPUT = 1 << 20
@@ -104,6 +104,11 @@ def current(n: int) -> Budget:
     """The running call's budget, or a fresh one for an input of ``n`` outside any call."""
     b = _CURRENT.get()
     return Budget(n) if b is None else b
+
+
+def running_budget() -> Budget | None:
+    """The running call's budget, or None outside any call."""
+    return _CURRENT.get()
 
 
 def enter_budget(n: int, max_expansion: int = MAX_EXPANSION):

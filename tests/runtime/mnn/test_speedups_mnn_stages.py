@@ -19,6 +19,7 @@ from mtokspec.runtime.mnn import normalizers as N
 from mtokspec.runtime.mnn import pre_tokenizers as P
 from mtokspec.runtime.mnn import regex as R
 from mtokspec.runtime.mnn.pipeline import PipelineTokenizer
+from mtokspec.runtime.shared.bounds import REGEX_STEPS, REGEX_STEPS_PER_BYTE, budget
 from mtokspec.testing.strategies import SPLIT_PATTERNS, mtok_files, normalizers, pre_tokenizers
 from tests._support import CORPUS
 
@@ -114,21 +115,38 @@ def test_regex_scan_and_split(paths, pattern, text, invert, behavior):
 @SETTINGS
 @given(pattern=_PATTERNS, text=_BYTES)
 def test_byte_level_scan_in_one_call(paths, pattern, text):
-    """ByteLevel's fused call (fold, matcher, cut, map): the pure scan's pieces, mapped."""
+    """ByteLevel's fused call (fold, matcher, cut, map), under the call's budget and with the steps
+    counted by the caller: the pure scan's pieces, mapped, and the steps the budget keeps."""
     p = pattern.encode()
 
     def fused_or_pure():
-        scan_mapped = R.scan_compiled(p)
-        if scan_mapped is None:
+        scans = R.scan_compiled(p)
+        if scans is None:
             return [P.byte_level_map(x) for x in R.scan(text, p)]
-        return scan_mapped(text) if text else []
+        scan_mapped, scan_counted = scans
+        with budget(len(text)) as st:
+            pieces = scan_mapped(text) if text else []
+            left = st.steps
+        counted, counted_left = scan_counted(text, REGEX_STEPS + REGEX_STEPS_PER_BYTE * len(text), len(text)) \
+            if text else ([], left)
+        assert (counted, counted_left) == (pieces, left)
+        return pieces
     pure, compiled = paths(fused_or_pure)
     assert pure == compiled
 
 
-def test_byte_level_scan_in_one_call_refuses_as_the_pure_scan(paths):
+@pytest.mark.parametrize("entry", ["scan_mapped", "scan_counted"])
+def test_byte_level_scan_in_one_call_refuses_as_the_pure_scan(paths, entry):
     p, text = b"a*a*a*a*a*a*b", b"a" * 200 + b"!"
-    pure, compiled = paths(lambda: R.scan_compiled(p)(text) if R.scan_compiled(p) else R.scan(text, p))
+
+    def scan():
+        scans = R.scan_compiled(p)
+        if scans is None:
+            return R.scan(text, p)
+        if entry == "scan_mapped":
+            return scans[0](text)
+        return scans[1](text, REGEX_STEPS + REGEX_STEPS_PER_BYTE * len(text), len(text))
+    pure, compiled = paths(scan)
     assert pure == compiled and pure[0] == "refused"
 
 
@@ -212,3 +230,24 @@ def test_corpus_same_ids(paths, path):
 
     pure, compiled = paths(encode)
     assert pure[0] == "ok" and pure == compiled
+
+
+@pytest.mark.skipif(COMPILED is None, reason="the compiled module is not built (or MTOKSPEC_PURE is set)")
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(text=_TEXT, added=st.booleans())
+def test_byte_level_encode_counts_its_steps_as_the_budget_does(text, added):
+    """A ByteLevel file's encode on its own keeps the scan's step count itself; inside another
+    call it spends that call's budget: the same ids either way, and the outer budget is spent."""
+    tree = t.MtokFile(
+        pre_tokenizer=t.ByteLevelPreTokenizer(use_regex=True),
+        model=t.BPEModel(vocab=[(bytes([c]), i) for i, c in enumerate(b"abc ")], merges=[]),
+        added_tokens=[t.AddedToken(id=9, special=False, lstrip=False, rstrip=False, content="bc")] if added else [])
+    tok = mtokspec.Tokenizer.from_tree(tree, semantics="mnn")
+    assert tok._scan_counted is not None
+    alone = tok.encode(text)
+    with budget(1000) as st:
+        before = st.steps
+        inside = tok.encode(text)
+        spent = before - st.steps
+    assert alone == inside
+    assert (spent > 0) == any(p for p, i in tok.added_split(text.encode("utf-8", "surrogatepass")) if i is None)
