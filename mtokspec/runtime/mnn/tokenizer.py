@@ -39,12 +39,15 @@ _COUNT_BYTES = len(build_node(t.PostProcessorProgram(ops=[])))  # the section's 
 def to_bytes(text: str | bytes) -> bytes:
     """The bytes MNN would be handed for ``text`` (``str`` as UTF-8; lone surrogates from a
     ``surrogateescape`` decoding back to their bytes)."""
-    if isinstance(text, (bytes, bytearray, memoryview)):
-        return bytes(text)
-    if not isinstance(text, str):
-        raise ArgumentTypeError(f"text: encode expects str or bytes, got {type(text).__name__}")
+    if type(text) is not str:
+        if type(text) is bytes:
+            return text
+        if isinstance(text, (bytes, bytearray, memoryview)):
+            return bytes(text)
+        if not isinstance(text, str):
+            raise ArgumentTypeError(f"text: encode expects str or bytes, got {type(text).__name__}")
     try:
-        return text.encode("utf-8")
+        return text.encode()  # UTF-8
     except UnicodeEncodeError:
         try:
             return text.encode("utf-8", "surrogateescape")

@@ -56,7 +56,8 @@ class Budget:
     def __init__(self, n: int, max_expansion: int = MAX_EXPANSION):
         self.n = n
         self.max_expansion = max_expansion
-        self.limit = max(MIN_OUTPUT, max_expansion * n)
+        limit = max_expansion * n
+        self.limit = limit if limit > MIN_OUTPUT else MIN_OUTPUT
         self.regex_left = REGEX_SECONDS + REGEX_SECONDS_PER_CHAR * n
         self.steps = REGEX_STEPS + REGEX_STEPS_PER_BYTE * n
         self.floor = 0
