@@ -1840,7 +1840,7 @@ def _parse_SentencePieceTxtFile(b, p, end, path, depth):
     nat = native()
     got7 = None if nat is None else nat.line_table(b, p, end, n3, "bwi", False)
     if got7 is not None:
-        v_pieces = list(zip(*got7[0]))
+        v_pieces = nat.rows(got7[0])
         p = got7[1]
     else:
         v_pieces = []

@@ -499,6 +499,7 @@ static PyObject *mnn_legacy_sp(PyObject *mod, PyObject *rows)
         Py_XDECREF(f);
         if (triple == NULL)
             goto done;
+        PyObject_GC_UnTrack(triple);  /* bytes, float, int: no cycle (the collector would untrack it too) */
         PyList_SET_ITEM(pieces, i, triple);
         id = PyLong_FromSsize_t(i);
         if (id == NULL)

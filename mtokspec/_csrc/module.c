@@ -36,6 +36,7 @@
  *   string_index(b, p, end, n, before, after, widths)   the same walk, strings as (offset, length) pairs
  *   strings_at(raw, index)   the strings of such an index, cut out of the table's bytes
  *   dict_zip(keys, values)   dict(zip(keys, values)), sized once (the models' vocabularies)
+ *   rows(columns)   list(zip(*columns)), rows of plain values untracked (line_table's rows)
  *   sp_crossing(tokens)      BPE._sp_crossing over the vocabulary's bytes
  *   encode_pieces(pieces, cache, tokenize, out)   the tokenizer's loop over pre-tokenized pieces
  *   line_table(b, p, end, n, kinds, open_end)   the legacy text formats' line tables (the codec)
@@ -57,6 +58,7 @@ static PyMethodDef module_methods[] = {
     {"strings_at", strings_at, METH_VARARGS,
      "strings_at(raw, index) -> tuple of bytes: raw[off:off + len] for each (off, len) pair of index."},
     {"dict_zip", dict_zip, METH_VARARGS, "dict_zip(keys, values) -> dict(zip(keys, values)), sized once."},
+    {"rows", rows, METH_O, "rows(columns) -> list(zip(*columns)), rows of plain values untracked by the cycle collector."},
     {"encode_pieces", encode_pieces, METH_VARARGS,
      "encode_pieces(pieces, cache, tokenize, out): each piece's ids (cache[piece] or tokenize(piece)) appended to out."},
     {"line_table", line_table, METH_VARARGS,

@@ -109,6 +109,7 @@ PyObject *string_index(PyObject *mod, PyObject *args);
 PyObject *strings_at(PyObject *mod, PyObject *args);
 PyObject *line_table(PyObject *mod, PyObject *args);
 PyObject *dict_zip(PyObject *mod, PyObject *args);
+PyObject *rows(PyObject *mod, PyObject *columns);
 /* pieces.c */
 PyObject *encode_pieces(PyObject *mod, PyObject *args);
 

@@ -187,6 +187,54 @@ done:
     return d;
 }
 
+/* rows(columns) -> list(zip(*columns)) for lists of one length, a row of values that hold no
+ * others (line_table's bytes, str and int) untracked by the cycle collector, which would otherwise
+ * walk every row of a loaded file once before untracking it itself. */
+PyObject *rows(PyObject *mod, PyObject *columns)
+{
+    PyObject *cols, *out = NULL;
+    Py_ssize_t k, nk, n, i;
+    (void)mod;
+    cols = PySequence_Fast(columns, "rows() expects a sequence of columns");
+    if (cols == NULL)
+        return NULL;
+    nk = PySequence_Fast_GET_SIZE(cols);
+    for (k = 0; k < nk; k++)
+        if (!PyList_Check(PySequence_Fast_GET_ITEM(cols, k))) {
+            PyErr_SetString(PyExc_TypeError, "rows() expects lists");
+            goto done;
+        }
+    n = nk ? PyList_GET_SIZE(PySequence_Fast_GET_ITEM(cols, 0)) : 0;
+    for (k = 1; k < nk; k++)
+        if (PyList_GET_SIZE(PySequence_Fast_GET_ITEM(cols, k)) != n) {
+            PyErr_SetString(PyExc_ValueError, "rows() expects columns of one length");
+            goto done;
+        }
+    if ((out = PyList_New(n)) == NULL)
+        goto done;
+    for (i = 0; i < n; i++) {
+        PyObject *row = PyTuple_New(nk);
+        int atomic = 1;
+        if (row == NULL) {
+            Py_CLEAR(out);
+            goto done;
+        }
+        for (k = 0; k < nk; k++) {
+            PyObject *v = PyList_GET_ITEM(PySequence_Fast_GET_ITEM(cols, k), i);
+            Py_INCREF(v);
+            PyTuple_SET_ITEM(row, k, v);
+            if (PyObject_IS_GC(v) && PyObject_GC_IsTracked(v))
+                atomic = 0;  /* (a value that can hold others: the row stays tracked) */
+        }
+        if (atomic)
+            PyObject_GC_UnTrack(row);
+        PyList_SET_ITEM(out, i, row);
+    }
+done:
+    Py_DECREF(cols);
+    return out;
+}
+
 /* --- line tables of the legacy text formats ---------------------------------------------------- */
 
 static int b64_value(unsigned char c)

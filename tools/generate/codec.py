@@ -336,7 +336,7 @@ class Emitter:
         if len(sub.columns) == 1:
             self.w(ind + 1, f"{target} = {got}[0][0]")
         else:
-            self.w(ind + 1, f"{target} = list(zip(*{got}[0]))")
+            self.w(ind + 1, f"{target} = nat.rows({got}[0])")
         self.w(ind + 1, f"p = {got}[1]")
         if sub.final_newline:
             self.w(ind + 1, f"final_newline = {got}[2] == 1")

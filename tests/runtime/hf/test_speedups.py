@@ -289,6 +289,27 @@ _FIELD = st.one_of(_B64ISH, st.sampled_from([b"0", b"-0", b"01", b"-12", b"7" * 
                    st.binary(max_size=4).filter(lambda v: b"\n" not in v))
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 3).flatmap(lambda k: st.lists(
+    st.tuples(*[st.one_of(st.binary(max_size=3), st.text(max_size=3), st.integers(), st.just([1]))] * k),
+    max_size=5).map(lambda rows: (k, rows))))
+def test_rows_are_zip_and_untracked_when_plain(case):
+    """rows(columns) is list(zip(*columns)); a row of bytes, str and int is left to no collector
+    pass, a row holding a list stays tracked."""
+    import gc
+
+    from mtokspec import _speedups
+
+    k, rows = case
+    columns = [[row[c] for row in rows] for c in range(k)]
+    got = _speedups.rows(columns)
+    assert got == list(zip(*columns)) if k else got == []
+    for row in got:
+        assert gc.is_tracked(row) == any(isinstance(v, list) for v in row)
+    with pytest.raises(ValueError):
+        _speedups.rows([[1], []])
+
+
 @settings(max_examples=500)
 @given(st.lists(st.lists(_FIELD, min_size=1, max_size=3).map(b" ".join), max_size=5),
        st.sampled_from(["b", "i", "w", "r", "bwi", "rr"]), st.booleans(), st.booleans(), st.integers(0, 1))
