@@ -1038,7 +1038,7 @@ typedef struct {
     PyObject *toks;       /* a tuple of the tokens' bytes (the table points into them) */
     BTable table;         /* token -> a: its first id */
     Py_ssize_t longest;   /* the longest token: no longer candidate can match */
-    PyObject *unk;        /* the id a word that cannot be covered ends with */
+    int64_t unk;          /* the id a word that cannot be covered ends with */
     uint8_t alnum[128], space[128];
     PyObject *prefix;     /* the continuation prefix (bytes) */
     char *key;            /* room for prefix + longest bytes: the candidate being looked up */
@@ -1047,7 +1047,6 @@ typedef struct {
 static void MnnLegacyBert_dealloc(MnnLegacyBert *self)
 {
     Py_XDECREF(self->toks);
-    Py_XDECREF(self->unk);
     Py_XDECREF(self->prefix);
     PyMem_Free(self->table.slots);
     PyMem_Free(self->key);
@@ -1068,6 +1067,9 @@ static int MnnLegacyBert_init(MnnLegacyBert *self, PyObject *args, PyObject *kw)
     }
     if (read_set128(alnum, self->alnum) < 0 || read_set128(space, self->space) < 0)
         return -1;
+    self->unk = PyLong_AsLongLong(unk);
+    if (self->unk == -1 && PyErr_Occurred())
+        return -1;
     if ((self->toks = PySequence_Tuple(tokens)) == NULL)
         return -1;
     n = PyTuple_GET_SIZE(self->toks);
@@ -1087,7 +1089,6 @@ static int MnnLegacyBert_init(MnnLegacyBert *self, PyObject *args, PyObject *kw)
         if (PyBytes_GET_SIZE(b) > self->longest)
             self->longest = PyBytes_GET_SIZE(b);
     }
-    self->unk = Py_NewRef(unk);
     self->prefix = Py_NewRef(prefix);
     if ((self->key = PyMem_Malloc((size_t)(self->longest + PyBytes_GET_SIZE(prefix) + 1))) == NULL) {
         PyErr_NoMemory();
@@ -1109,21 +1110,13 @@ static int32_t bert_find(MnnLegacyBert *self, int prefixed, const uint8_t *s, Py
     return e != NULL ? e->a : -1;
 }
 
-static int append_id(PyObject *out, int32_t id)
-{
-    PyObject *v = PyLong_FromLong(id);
-    int rc = v == NULL ? -1 : PyList_Append(out, v);
-    Py_XDECREF(v);
-    return rc;
-}
-
-/* Bert._word_piece(w[0:n]), appended to out */
-static int bert_word_piece(MnnLegacyBert *self, const uint8_t *w, Py_ssize_t n, PyObject *out)
+/* Bert._word_piece(w[0:n]), pushed to out */
+static int bert_word_piece(MnnLegacyBert *self, const uint8_t *w, Py_ssize_t n, IdVec *out)
 {
     int32_t id = bert_find(self, 0, w, n);
     Py_ssize_t start = 0;
     if (id >= 0)
-        return append_id(out, id);
+        return ids_push(out, id);
     while (start < n) {
         Py_ssize_t k = n - start < self->longest ? n - start : self->longest;
         int32_t match = -1;
@@ -1131,8 +1124,8 @@ static int bert_word_piece(MnnLegacyBert *self, const uint8_t *w, Py_ssize_t n, 
             if ((match = bert_find(self, start != 0, w + start, k)) >= 0)
                 break;
         if (match < 0)
-            return PyList_Append(out, self->unk);
-        if (append_id(out, match) < 0)
+            return ids_push(out, self->unk);
+        if (ids_push(out, match) < 0)
             return -1;
         start += k;
     }
@@ -1146,7 +1139,7 @@ static PyObject *MnnLegacyBert_encode(MnnLegacyBert *self, PyObject *const *args
     const uint8_t *s;
     uint8_t sword[64], *word = sword;
     Py_ssize_t n, i = 0, cap = (Py_ssize_t)sizeof(sword);
-    PyObject *out;
+    IdVec out = {NULL, 0, 0};
     int rc = 0;
     if (nargs != 2 || !PyBytes_Check(args[0]) || !PyList_Check(args[1])) {
         PyErr_SetString(PyExc_TypeError, "encode(text: bytes, out: list)");
@@ -1154,13 +1147,12 @@ static PyObject *MnnLegacyBert_encode(MnnLegacyBert *self, PyObject *const *args
     }
     s = (const uint8_t *)PyBytes_AS_STRING(args[0]);
     n = PyBytes_GET_SIZE(args[0]);
-    out = args[1];
     while (i < n && rc == 0) {
         uint8_t c = s[i];
         if (c & 0x80) {
             Py_ssize_t k = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 1;
             if (i + k <= n)
-                rc = bert_word_piece(self, s + i, k, out);
+                rc = bert_word_piece(self, s + i, k, &out);
             i += i + k <= n ? k : 1;
         } else if (self->alnum[c]) {
             Py_ssize_t j = i, m = 0;
@@ -1172,20 +1164,24 @@ static PyObject *MnnLegacyBert_encode(MnnLegacyBert *self, PyObject *const *args
                 cap = j - i;
                 if ((word = PyMem_Malloc((size_t)cap)) == NULL) {
                     PyErr_NoMemory();
-                    return NULL;
+                    rc = -1;
+                    break;
                 }
             }
             for (; i < j; i++)
                 word[m++] = s[i] >= 'A' && s[i] <= 'Z' ? (uint8_t)(s[i] + 32) : s[i];
-            rc = bert_word_piece(self, word, m, out);
+            rc = bert_word_piece(self, word, m, &out);
         } else {
             if (!self->space[c])
-                rc = bert_word_piece(self, s + i, 1, out);
+                rc = bert_word_piece(self, s + i, 1, &out);
             i += 1;
         }
     }
-    if (word != sword)
+    if (word != NULL && word != sword)
         PyMem_Free(word);
+    if (rc == 0)
+        rc = ids_flush(&out, args[1]);  /* (the ids appended once the text is done) */
+    PyMem_Free(out.v);
     if (rc < 0)
         return NULL;
     Py_RETURN_NONE;

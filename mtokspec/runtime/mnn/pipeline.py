@@ -16,7 +16,7 @@ from typing import Any
 
 from mtokspec.format import tree as t
 from mtokspec.runtime.shared.args import token_id, token_text
-from mtokspec.runtime.shared.bounds import REGEX_STEPS, REGEX_STEPS_PER_BYTE, budget, running_budget
+from mtokspec.runtime.shared.bounds import budget, regex_steps, running_budget
 from mtokspec.runtime.mnn import decoders, models, normalizers, pre_tokenizers
 from mtokspec.runtime.mnn._compiled import stages
 from mtokspec.runtime.mnn._text import META, i32, utf8
@@ -134,7 +134,7 @@ class PipelineTokenizer(MnnTokenizer):
             return MnnTokenizer.encode(self, text, add_special_tokens)
         data = to_bytes(text)
         n = len(data)
-        steps = REGEX_STEPS + REGEX_STEPS_PER_BYTE * n
+        steps = regex_steps(n)
         tokenize_pieces, added_split = self.model.tokenize_pieces, self.added_split
         ids: list[int] = list(self.prefix_ids) if add_special_tokens else []
         for piece, sid in self.split_specials(data):

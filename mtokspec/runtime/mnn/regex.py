@@ -28,7 +28,7 @@ from typing import Any
 import regex
 
 from mtokspec import speedups
-from mtokspec.runtime.shared.bounds import REGEX_STEPS, REGEX_STEPS_PER_BYTE, Budget, current
+from mtokspec.runtime.shared.bounds import REGEX_STEPS, Budget, current, regex_steps
 from mtokspec.runtime.mnn import unicode as U, wregex
 from mtokspec.runtime.mnn._compiled import stages
 from mtokspec.errors import UndefinedInMnn
@@ -378,7 +378,7 @@ def _try_at(text: bytes, n: int, pos: int, alts, pattern: bytes, st: Budget) -> 
 def _refused(pattern: bytes, st: Budget) -> UndefinedInMnn:
     return UndefinedInMnn(
         f"pattern {pattern[:60]!r}: MNN's regex engine backtracks catastrophically here (more than "
-        f"{REGEX_STEPS + REGEX_STEPS_PER_BYTE * st.n} steps for an input of {st.n} bytes or {REGEX_STEPS} "
+        f"{regex_steps(st.n)} steps for an input of {st.n} bytes or {REGEX_STEPS} "
         "at one place, or nested "
         "deeper than Python follows); MNN would run for minutes or hours")
 
@@ -624,19 +624,16 @@ def scan_compiled(pattern: bytes):
         return None
     fused, program = sp.mnn_scan_byte_level, prog[1]
 
-    def scan_mapped(text: bytes) -> list[bytes]:
-        st = current(len(text))
-        found = fused(text, program, st.steps, REGEX_STEPS)
-        if found is None:
-            raise _refused(pattern, st)
-        pieces, st.steps = found
-        return pieces
-
     def scan_counted(text: bytes, steps: int, n: int) -> tuple[list[bytes], int]:
         found = fused(text, program, steps, REGEX_STEPS)
         if found is None:
             raise _refused(pattern, Budget(n))
         return found
+
+    def scan_mapped(text: bytes) -> list[bytes]:
+        st = current(len(text))
+        pieces, st.steps = scan_counted(text, st.steps, st.n)
+        return pieces
 
     return scan_mapped, scan_counted
 

@@ -29,13 +29,18 @@ from mtokspec.errors import ArgumentTypeError, TokenizerError
 from mtokspec.format.growth import MAX_EXPANSION
 
 __all__ = ["Budget", "budget", "budget_size", "current", "enter_budget", "exit_budget", "grown", "running_budget", "MAX_EXPANSION", "MIN_OUTPUT", "REGEX_SECONDS",
-           "REGEX_SECONDS_PER_CHAR", "REGEX_STEPS", "REGEX_STEPS_PER_BYTE", "checked_max_expansion"]
+           "REGEX_SECONDS_PER_CHAR", "REGEX_STEPS", "REGEX_STEPS_PER_BYTE", "checked_max_expansion", "regex_steps"]
 
 MIN_OUTPUT = 1 << 20
 REGEX_SECONDS = 1.0
 REGEX_SECONDS_PER_CHAR = 2e-6
 REGEX_STEPS = 200_000
 REGEX_STEPS_PER_BYTE = 10
+
+
+def regex_steps(n: int) -> int:
+    """The backtracking steps a call on an input of ``n`` bytes may spend (see the module doc)."""
+    return REGEX_STEPS + REGEX_STEPS_PER_BYTE * n
 
 
 def checked_max_expansion(value) -> int:
@@ -59,7 +64,7 @@ class Budget:
         limit = max_expansion * n
         self.limit = limit if limit > MIN_OUTPUT else MIN_OUTPUT
         self.regex_left = REGEX_SECONDS + REGEX_SECONDS_PER_CHAR * n
-        self.steps = REGEX_STEPS + REGEX_STEPS_PER_BYTE * n
+        self.steps = regex_steps(n)
         self.floor = 0
 
     def size(self, stage: str, n: int) -> None:
