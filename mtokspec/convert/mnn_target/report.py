@@ -139,7 +139,7 @@ class _Prober:
 
         want = self.ref.normalize(text)
         norm = self.hf_file._normalize
-        if want is not None and norm is not None and norm(text) != want:
+        if want is not None and (norm(text) if norm is not None else text) != want:
             rules = self._causes(("normalizer",))
             if any(isinstance(n, t.TableNormalizer) for n, _ in walk(self.mnn.tree.normalizer)):
                 rules.append("mnn-table-normalizer")

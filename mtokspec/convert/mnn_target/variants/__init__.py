@@ -175,6 +175,7 @@ def rows_of(tokenizer_json: Mapping[str, Any]) -> list[Variant]:
     for a in added if isinstance(added, list) else ():
         if not isinstance(a, dict):
             continue
+        out.append(by_type["special"])
         if a.get("lstrip") or a.get("rstrip"):
             out.append(by_type["lstrip/rstrip"])
         if a.get("single_word"):

@@ -25,7 +25,8 @@ def _lower_replace(node: Any, old: Any, _ctx: Context) -> t.Decoder | None:
 
 
 ROWS: tuple[Variant, ...] = (
-    Variant("decoder", "ByteLevel", "", V.EXACT, "ByteLevel", example={"type": "ByteLevel"}),
+    Variant("decoder", "ByteLevel", "", V.EXACT, "ByteLevel",
+            example={"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True}),
     Variant("decoder", "ByteFallback", "", V.EXACT, "ByteFallback", model="bpe-fallback",
             example={"type": "ByteFallback"}),
     Variant("decoder", "Fuse", "", V.EXACT, "Fuse", example={"type": "Fuse"}),

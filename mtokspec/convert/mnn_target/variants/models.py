@@ -34,7 +34,7 @@ ROWS: tuple[Variant, ...] = (
             "format:model.BPE[ignore_merges]",
             why="MNN always merges: a word that is a token but that the merges do not reach differs",
             applies=lambda n: _set(n, "ignore_merges"), example={"ignore_merges": True}),
-    Variant("model", "BPE", "byte_fallback", V.EXACT, "BPE with byte fallback",
+    Variant("model", "BPE", "byte_fallback", V.EXACT, "BPE with byte fallback", model="bpe-fallback",
             applies=lambda n: _plain_bpe(n) and bool(n.get("byte_fallback")), example={"byte_fallback": True}),
     Variant("model", "BPE", "", V.EXACT, "BPE: the vocabulary sorted by bytes, merges by pair",
             applies=_plain_bpe, example={}),

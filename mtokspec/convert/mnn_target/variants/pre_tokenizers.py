@@ -143,13 +143,16 @@ def _metaspace_scheme(node: Any) -> str:
 _PUNCT = "Split of " + PUNCTUATION_CLASS
 
 ROWS: tuple[Variant, ...] = (
-    Variant("pre_tokenizer", "ByteLevel", "add_prefix_space=false", V.EXACT, "ByteLevel (use_regex kept)",
-            applies=lambda n: not n.get("add_prefix_space", False),
+    Variant("pre_tokenizer", "ByteLevel", "use_regex=false", V.EXACT,
+            "ByteLevel; add_prefix_space=true as Sequence[Metaspace(' ', prefix on), ByteLevel] (MNN's Metaspace "
+            "spaces every split not starting with one)", tag="use_regex=false",
+            applies=lambda n: not n.get("use_regex", True), lower=_lower_byte_level,
+            example={"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": False}),
+    Variant("pre_tokenizer", "ByteLevel", "use_regex=true", V.APPROXIMATED,
+            "ByteLevel with GPT-2's pattern; add_prefix_space as above", "mnn-regex-engine", tag="use_regex=true",
+            why="MNN runs GPT-2's pattern on folded text: U+0085, U+2028, U+2029 are no white space there",
+            applies=lambda n: bool(n.get("use_regex", True)), lower=_lower_byte_level,
             example={"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}),
-    Variant("pre_tokenizer", "ByteLevel", "add_prefix_space=true", V.EXACT,
-            "Sequence[Metaspace(' ', prefix on), ByteLevel]: MNN's Metaspace spaces every split not starting with one",
-            applies=lambda n: bool(n.get("add_prefix_space", False)), lower=_lower_byte_level,
-            example={"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True}),
     Variant("pre_tokenizer", "Whitespace", "", V.APPROXIMATED,
             "Split of \\w+|[^\\w\\s]+ spelled for MNN's folded classes", "mnn-regex-engine",
             why="MNN cannot see No, So with Other_Alphabetic, non-ASCII Pc, ZWJ/ZWNJ, U+0085/2028/2029",
@@ -185,7 +188,7 @@ ROWS: tuple[Variant, ...] = (
             applies=lambda n: _metaspace_scheme(n) == "never", lower=_lower_metaspace, model="bpe-fallback",
             example={"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "never", "split": True}),
     Variant("pre_tokenizer", "Metaspace", "prepend_scheme=first", V.APPROXIMATED,
-            "Metaspace with the prefix on; split=true as above", "mnn-metaspace-every-split", tag="first",
+            "Metaspace with the prefix on; split=true as above", "mnn-metaspace-every-split", tag="first", lossy=True,
             why="MNN prefixes every split (after an added token too); HF only the first",
             applies=lambda n: _metaspace_scheme(n) == "first", lower=_lower_metaspace, model="bpe-fallback",
             example={"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first", "split": False}),
