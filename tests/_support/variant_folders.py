@@ -62,7 +62,7 @@ def _base(kind: str) -> tuple[dict, object]:
                                  "strip_accents": None, "lowercase": True},
                      pre={"type": "BertPreTokenizer"}, decoder={"type": "WordPiece", "prefix": "##", "cleanup": True}),
                 trainers.WordPieceTrainer(vocab_size=500, show_progress=False, special_tokens=["[UNK]"]))
-    if kind == "unigram":
+    if kind in ("unigram", "unigram-fallback"):
         return (_doc({"type": "Unigram", "unk_id": None, "vocab": []},
                      pre={"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": True},
                      decoder={"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": True}),
@@ -142,6 +142,10 @@ def folder_for(row, root: Path) -> Path:
     trained = _train(doc, trainer)
     if kind == "bpe-fallback":
         trained = _with_byte_fallback(trained)
+    if kind == "unigram-fallback":
+        m = trained["model"]
+        m["vocab"] = m["vocab"] + [[f"<0x{b:02X}>", 0.0] for b in range(256)]  # SentencePiece scores them 0
+        m["byte_fallback"] = True
     if row.stage == "model":
         trained["model"].update({k: v for k, v in example.items() if k == "ignore_merges"})
     if row.stage == "post_processor":

@@ -73,3 +73,13 @@ def test_every_stage_has_rows_and_the_table_lists_them():
     table = table_markdown()
     assert all(f"`{v.type}`" in table for v in rows())
     assert len({v.key for v in rows()}) == len(list(rows()))
+
+
+def test_readme_and_docs_tables_are_generated_from_the_rows():
+    from tools import readme_variants
+    from tools.readme_sections import README
+
+    assert readme_variants.DOC.read_text(encoding="utf-8") == readme_variants.render_doc(), \
+        "run python -m tools.readme_variants"
+    text = README.read_text(encoding="utf-8")
+    assert readme_variants.render(text) == text, "run python -m tools.readme_variants"

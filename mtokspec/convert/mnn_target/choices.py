@@ -161,15 +161,25 @@ def decoder(tree: t.MtokFile, tj: dict) -> t.MtokFile:
     return replace(tree, decoder=node, flags=int(flags) if tree.flags is not None else None)
 
 
+BYTE_PIECE_SCORE = -1e9
+"""The score ``--target mnn`` gives a Unigram model's ``<0xHH>`` pieces: MNN's lattice tries a byte
+piece at every one-byte step (HF only for a character no piece covers), so with this score it
+takes them only where no other piece reaches, as HF does."""
+
+
 def serde_scores(tree: t.MtokFile) -> t.MtokFile:
     """Unigram scores as HF reads them from ``tokenizer.json`` (serde_json's parse, which is not
-    correctly rounded), so that MNN's lattice meets the exact ties HF meets."""
+    correctly rounded), so that MNN's lattice meets the exact ties HF meets; with byte fallback,
+    the byte pieces at :data:`BYTE_PIECE_SCORE`."""
     from mtokspec.runtime.hf.models.unigram import serde_f64
+    from mtokspec.runtime.mnn._text import BYTE_PIECES
 
     m = tree.model
     if not isinstance(m, t.UnigramModel):
         return tree
-    return replace(tree, model=replace(m, vocab=[(p, i, serde_f64(s)) for p, i, s in m.vocab]))
+    bytes_pieces = frozenset(BYTE_PIECES) if m.byte_fallback else frozenset()
+    return replace(tree, model=replace(m, vocab=[(p, i, BYTE_PIECE_SCORE if p in bytes_pieces else serde_f64(s))
+                                                 for p, i, s in m.vocab]))
 
 
 def retarget(tree: t.MtokFile, tj: dict, template: list | None) -> t.MtokFile:

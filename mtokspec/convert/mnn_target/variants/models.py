@@ -40,8 +40,15 @@ ROWS: tuple[Variant, ...] = (
             applies=_plain_bpe, example={}),
     Variant("model", "WordPiece", "", V.APPROXIMATED, "WordPiece", "mnn-wordpiece-bytes",
             why="MNN's length limit counts bytes (HF: characters)", model="wordpiece", example={}),
-    Variant("model", "Unigram", "", V.APPROXIMATED, "Unigram with HF's scores (serde's parse)", "mnn-unigram-bytes",
-            why="on an exact tie of scores MNN keeps another segmentation", model="unigram", example={}),
+    Variant("model", "Unigram", "byte_fallback=false", V.APPROXIMATED, "Unigram with HF's scores (serde's parse)",
+            "mnn-unigram-bytes", why="on an exact tie of scores MNN keeps another segmentation", model="unigram",
+            applies=lambda n: not n.get("byte_fallback"), example={}),
+    Variant("model", "Unigram", "byte_fallback=true", V.APPROXIMATED,
+            "Unigram with HF's scores, the <0xHH> pieces at -1e9 (MNN tries a byte piece at every byte; HF only for "
+            "a character no piece covers)", "mnn-unigram-bytes",
+            why="on an exact tie of scores MNN keeps another segmentation; a literal '<0xHH>' in the text",
+            model="unigram-fallback", lossy=True, applies=lambda n: bool(n.get("byte_fallback")),
+            example={"byte_fallback": True}),
     Variant("model", "WordLevel", "", V.IMPOSSIBLE, "refused (no file written)", "format:model.WordLevel",
             why="the format's models are BPE, WordPiece and Unigram", model="wordlevel"),
 )

@@ -17,6 +17,9 @@ __all__ = ["literal", "CharRun", "char_run", "run_replaces", "COLLAPSE_PASSES", 
 
 COLLAPSE_PASSES = 20
 """Passes of ``ss -> s`` a run collapse writes: runs of up to 2**20 characters collapse exactly."""
+TRIPLE_PASSES = 36
+"""Passes of ``sss -> ss`` that bring a run of up to 2**20 characters (more than 3 * 2**19) down to
+two: each pass takes a run of ``3q + r`` to ``2q + r``, 34 passes at most."""
 
 _ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f", "v": "\v", "0": "\0"}
 _CLASSES = {"s": WHITESPACE_STR}
@@ -112,15 +115,15 @@ def char_run(pattern: str) -> CharRun | None:
 def run_replaces(run: CharRun, content: str) -> list[tuple[str, str]] | None:
     """Literal ``(pattern, content)`` steps, applied in order, equal to replacing every run of
     ``run`` by ``content`` for runs up to ``2**COLLAPSE_PASSES`` characters; None when no literal
-    chain can (a minimum above 1 over several characters, a minimum above 2)."""
+    chain can (a minimum of 2 over several characters, a minimum above 2)."""
     chars = run.chars
     if run.minimum < 1 or run.minimum > 2 or (run.minimum == 2 and len(chars) != 1):
         return None
     s = " " if " " in chars else chars[0]
     steps = [(c, s) for c in chars if c != s]
     if run.minimum == 2 and content != s:
-        # runs of two or more become content, a lone s stays: collapse to "ss", then "ss" -> content
-        return None
+        # runs of two or more become content, a lone s stays: every run down to "ss", then "ss" -> content
+        return [(s * 3, s * 2)] * TRIPLE_PASSES + [(s * 2, content)]
     steps += [(s + s, s)] * COLLAPSE_PASSES
     if content != s:
         steps.append((s, content))
