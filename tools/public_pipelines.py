@@ -403,12 +403,15 @@ SPM_PEGASUS = _spm("unigram", pad_id=0, eos_id=1, unk_id=2, bos_id=-1)
 SPM_BIGBIRD = _spm("unigram", pad_id=0, eos_id=1, bos_id=2, unk_id=3, user_defined_symbols="[SEP],[CLS],[MASK]")
 SPM_DEBERTA = _spm("unigram", pad_id=0, pad_piece="[PAD]", bos_id=1, bos_piece="[CLS]", eos_id=2,
                    eos_piece="[SEP]", unk_id=3, unk_piece="[UNK]", control_symbols="[MASK]")
-SPM_LLAMA = _spm("bpe", True)
+# the Llama and Gemma models' own normalizer spec: no NFKC table, spaces kept, digits split
+_LLAMA_NORM = dict(normalization_rule_name="identity", remove_extra_whitespaces=False, split_digits=True,
+                   allow_whitespace_only_pieces=True)
+SPM_LLAMA = _spm("bpe", True, **_LLAMA_NORM)
 _GEMMA_IDS = dict(pad_id=0, pad_piece="<pad>", eos_id=1, eos_piece="<eos>", bos_id=2, bos_piece="<bos>", unk_id=3,
-                  user_defined_symbols="<start_of_turn>,<end_of_turn>")
+                  user_defined_symbols="<start_of_turn>,<end_of_turn>", add_dummy_prefix=False, **_LLAMA_NORM)
 SPM_GEMMA = _spm("bpe", True, **_GEMMA_IDS)
 SPM_GEMMA_UNIGRAM = _spm("unigram", True, **_GEMMA_IDS)
-SPM_UNIGRAM_BF = _spm("unigram", True)
+SPM_UNIGRAM_BF = _spm("unigram", True, **_LLAMA_NORM)
 
 S, ES, U, P = "<s>", "</s>", "<unk>", "<pad>"
 FAIRSEQ = dict(bos_token=S, eos_token=ES, unk_token=U, pad_token=P, cls_token=S, sep_token=ES, mask_token="<mask>")
