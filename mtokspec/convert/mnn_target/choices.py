@@ -182,10 +182,61 @@ def serde_scores(tree: t.MtokFile) -> t.MtokFile:
                                                  for p, i, s in m.vocab]))
 
 
+def _leaves(node: t.Normalizer) -> list[t.Normalizer]:
+    if isinstance(node, t.SequenceNormalizer):
+        return [leaf for c in node.normalizers for leaf in _leaves(c)]
+    return [node]
+
+
+def _keeps_ends(node: t.Normalizer) -> bool:
+    """A written normalizer after which stripping the ends gives what stripping before it gives
+    (as far as per-code-point tables go): a literal Replace of white space by white space (or by
+    nothing) or of one character by one, a table, a lower-casing."""
+    if isinstance(node, t.ReplaceNormalizer):
+        if len(node.pattern) == 1 and len(node.content) == 1:
+            return True  # a per-code-point map, as a table (the stand-ins of a protected table)
+        return node.pattern.isspace() and (node.content.isspace() or not node.content)
+    if isinstance(node, t.BertNormalizer):
+        return not (node.clean_text or node.handle_chinese_chars or node.strip_accents)
+    return isinstance(node, (t.TableNormalizer, t.NoNormalizer))
+
+
+def strip_split(tree: t.MtokFile) -> t.MtokFile:
+    """HF's ``Strip`` normalizer where MNN's strips ASCII and Zs white space only, and nothing at all
+    on the right: when only normalizers that keep a text's ends follow it (:func:`_keeps_ends`), the
+    white space at the ends is removed at the start of the pre-tokenizer instead, by a Split
+    (Removed) of ``^[White_Space]+`` / ``[White_Space]+$`` that MNN runs with ``std::wregex``
+    (exact up to a run of 26,000 characters, and where no table maps other characters at the ends
+    to white space)."""
+    from mtokspec.convert.mnn_target.variants.pre_tokenizers import LEADING_WHITE_SPACE, TRAILING_WHITE_SPACE
+
+    leaves = _leaves(tree.normalizer)
+    at = [k for k, n in enumerate(leaves) if isinstance(n, t.StripNormalizer)]
+    if not at or not all(_keeps_ends(n) for n in leaves[at[-1] + 1:]):
+        return tree
+    node = leaves[at[-1]]
+    ends = [p for p, on in ((LEADING_WHITE_SPACE, node.strip_left), (TRAILING_WHITE_SPACE, node.strip_right)) if on]
+    if not ends:
+        return tree
+    split = t.SplitPreTokenizer("|".join(ends), False, int(t.SplitBehavior.Removed))
+    pre = tree.pre_tokenizer
+    if isinstance(pre, t.NoPreTokenizer):
+        new: t.PreTokenizer = split
+    elif isinstance(pre, t.SequencePreTokenizer):
+        new = t.SequencePreTokenizer([split, *pre.pretokenizers])
+    else:
+        new = t.SequencePreTokenizer([split, pre])
+    return replace(tree, pre_tokenizer=new)
+
+
 def retarget(tree: t.MtokFile, tj: dict, template: list | None) -> t.MtokFile:
     """The exporter's tree with every lever set for MNN's runtime."""
-    tree = replace(tree, normalizer=normalizer(tree.normalizer, tj.get("normalizer")),
-                   pre_tokenizer=pre_tokenizer(tree.pre_tokenizer, tj.get("pre_tokenizer")))
+    from mtokspec.convert.mnn_target.variants import Context
+
+    ctx = Context(tj, tree)
+    tree = replace(tree, normalizer=normalizer(tree.normalizer, tj.get("normalizer"), ctx),
+                   pre_tokenizer=pre_tokenizer(tree.pre_tokenizer, tj.get("pre_tokenizer"), ctx))
+    tree = strip_split(tree)
     tree = serde_scores(decoder(tree, tj))
     tree = with_program(tree, template)
     return with_added_in_vocab(without_specials(tree))

@@ -9,8 +9,8 @@ engine's per-id decode, joined).  Each differing case is put down to the rules
 :mod:`mtokspec.divergences.explain` names, and, where the file's own HF semantics already differs
 from HF (what the format cannot hold), to the ``format:`` cause of each of the folder's
 :mod:`.variants` rows that is not exact at the stage that differs (the normalizer's output is
-compared with HF's own normalizer); only a file without a ``tokenizer.json`` to name its rows
-falls back on :data:`~mtokspec.divergences.EXPORTER_LOSS`.  Each rule's shortest differing text is
+compared with HF's own normalizer), or to the stage itself where no row says (:func:`format_causes`).
+Each rule's shortest differing text is
 cut down, character by character, to a minimal one that still differs for that rule.
 :func:`mnn_report` also counts, per output, the probes where MNN differs.
 """
@@ -31,7 +31,7 @@ OUTPUTS = ("encode", "raw", "seq", "stream")
 @dataclass(frozen=True, slots=True)
 class MnnLoss(Loss):
     """A difference MNN's runtime keeps on the file: ``rule`` (a code of
-    :mod:`mtokspec.divergences`, or ``file-differs-from-tokenizer.json``), ``output`` (one of
+    :mod:`mtokspec.divergences`, or a ``format:`` cause), ``output`` (one of
     :data:`OUTPUTS`), ``cases`` (differing probe texts of ``probes``), ``example`` (HF's answer
     and MNN's) and ``text``, the minimal text of the example."""
 
@@ -83,7 +83,7 @@ class _Prober:
         self.ref = ref
         from mtokspec.convert.mnn_target.variants import Verdict
 
-        self.rows = [v for v in rows if v.verdict is not Verdict.EXACT and v.format_loss]
+        self.rows = [v for v in rows if v.verdict is not Verdict.EXACT]
 
     def outputs(self, output: str, text: str):
         """``(HF's answer, MNN's answer)`` for one output of one text."""
@@ -104,7 +104,6 @@ class _Prober:
             return ["mnn-undefined"]
 
     def _rules(self, output: str, text: str) -> list[str]:
-        from mtokspec.divergences import EXPORTER_LOSS as EXPORTER
         from mtokspec.divergences.explain import explain_decode, explain_encode
 
         hf_file, mnn, ref = self.hf_file, self.mnn, self.ref
@@ -121,30 +120,22 @@ class _Prober:
         stream = output == "stream"
         want = ref.decode(ids).encode("utf-8", "surrogatepass")
         file_text = hf_file.decode(ids, skip_special_tokens=False).encode("utf-8", "surrogatepass")
-        rules = self._causes(("decoder", "model")) or [EXPORTER] if file_text != want else []
+        rules = format_causes(self.rows, False, decode=True) if file_text != want else []
         if file_text != mnn.decode_bytes(ids, stream=stream):
             rules += explain_decode(hf_file, mnn, ids, stream=stream)
         return rules
 
-    def _causes(self, stages: tuple[str, ...]) -> list[str]:
-        return [v.cause for v in self.rows if v.stage in stages]
-
     def _format_rules(self, text: str) -> list[str]:
-        """What a case where the file's own HF semantics differs from HF is put down to.  A
-        normalizer that gives other text: the folder's normalizer rows that are not exact, and a
-        table's per-code-point mapping (``mnn-table-normalizer``: HF's own normalizer works per
-        grapheme, composes, reorders); else the rows of the later stages; without rows
-        :data:`~mtokspec.divergences.EXPORTER_LOSS`."""
-        from mtokspec.divergences import EXPORTER_LOSS as EXPORTER
-
+        """What a case where the file's own HF semantics differs from HF is put down to
+        (:func:`format_causes`), and a table's per-code-point mapping (``mnn-table-normalizer``:
+        HF's own normalizer works per grapheme, composes, reorders) where the normalizer differs."""
         want = self.ref.normalize(text)
         norm = self.hf_file._normalize
-        if want is not None and (norm(text) if norm is not None else text) != want:
-            rules = self._causes(("normalizer",))
-            if any(isinstance(n, t.TableNormalizer) for n, _ in walk(self.mnn.tree.normalizer)):
-                rules.append("mnn-table-normalizer")
-            return rules or [EXPORTER]
-        return self._causes(("pre_tokenizer", "model", "added_tokens", "post_processor")) or [EXPORTER]
+        normalizer_differs = want is not None and (norm(text) if norm is not None else text) != want
+        rules = format_causes(self.rows, normalizer_differs)
+        if normalizer_differs and any(isinstance(n, t.TableNormalizer) for n, _ in walk(self.mnn.tree.normalizer)):
+            rules.append("mnn-table-normalizer")
+        return rules
 
     def differs(self, output: str, text: str) -> bool:
         """Whether MNN's answer differs from HF's (an answer MNN's behaviour leaves undefined
@@ -173,6 +164,23 @@ class _Prober:
                     else:
                         k += width
         return cur
+
+
+def format_causes(rows, normalizer_differs: bool, decode: bool = False) -> list[str]:
+    """The ``format:`` causes of a case where the written file's own HF semantics differs from HF:
+    of the folder's :mod:`.variants` rows whose written form is not HF's (``format_loss``), those
+    of the normalizer when its output differs, else those of the later stages (``decode``: the
+    decoder's and the model's); without such a row the stage itself, ``format:normalizer`` or
+    ``format:pre_tokenizer/model`` (``format:decoder``): never an anonymous difference."""
+    lossy = [v for v in rows if v.format_loss]
+    if decode:
+        stages: tuple[str, ...] = ("decoder", "model")
+        fallback = "format:decoder"
+    elif normalizer_differs:
+        stages, fallback = ("normalizer",), "format:normalizer"
+    else:
+        stages, fallback = ("pre_tokenizer", "model", "added_tokens", "post_processor"), "format:pre_tokenizer/model"
+    return [v.cause for v in lossy if v.stage in stages] or [fallback]
 
 
 def mnn_losses(tree: t.MtokFile, ref, texts: list[str]) -> list[MnnLoss]:

@@ -97,8 +97,42 @@ def _predict_metaspace_no_split(ctx: LintContext) -> Iterator[Prediction]:
 
 def literal_classes(pattern: str) -> bool:
     """Whether a pattern is only literal characters and bracket classes of them (negated too),
-    each repeated by ``+``, ``*`` or ``?``: ``std::wregex`` compares such a pattern's characters
-    as code points, which is exact (no C-locale class, no Unicode property is involved)."""
+    each repeated by ``+``, ``*`` or ``?``, in top-level alternatives that may start with ``^`` and
+    end with ``$``: ``std::wregex`` compares such a pattern's characters as code points, which is
+    exact (no C-locale class, no Unicode property is involved)."""
+    branches = _top_level_branches(pattern)
+    if branches is None:
+        return False
+    return all(_literal_branch(b[1:] if b.startswith("^") else b) for b in
+               (b[:-1] if b.endswith("$") and not b.endswith("\\$") else b for b in branches))
+
+
+def _top_level_branches(pattern: str) -> list[str] | None:
+    """The pattern cut at its top-level ``|`` (None: a group, where a ``|`` may nest)."""
+    out, cur, i, in_class = [], [], 0, False
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            cur.append(pattern[i:i + 2])
+            i += 2
+            continue
+        if c == "[" and not in_class:
+            in_class = True
+        elif c == "]" and in_class and cur and cur[-1] not in ("[", "[^"):
+            in_class = False
+        elif c in "()" and not in_class:
+            return None
+        if c == "|" and not in_class:
+            out.append("".join(cur))
+            cur = []
+        else:
+            cur.append(c)
+        i += 1
+    out.append("".join(cur))
+    return out
+
+
+def _literal_branch(pattern: str) -> bool:
     i, n, atom = 0, len(pattern), False
     while i < n:
         c = pattern[i]

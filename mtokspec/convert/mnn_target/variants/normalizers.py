@@ -48,14 +48,78 @@ def _lower_regex_literal(node: Any, _old: Any, _ctx: Context) -> t.Normalizer:
     return t.ReplaceNormalizer(literal(_pattern(node)[1]) or "", str(node.get("content", "")))
 
 
-def _lower_regex_run(node: Any, _old: Any, _ctx: Context) -> t.Normalizer | None:
+def _metaspace_replacement(ctx: Context | None) -> str | None:
+    """The replacement of the Metaspace that first sees the normalized text: the first
+    pre-tokenizer, or the one after a first WhitespaceSplit when it prepends always and splits
+    (then a space and the replacement cut the same words).  None: there is none."""
+    if ctx is None:
+        return None
+    pre = ctx.tokenizer_json.get("pre_tokenizer")
+    chain = pre.get("pretokenizers") if isinstance(pre, dict) and pre.get("type") == "Sequence" else [pre]
+    chain = [n for n in chain or [] if isinstance(n, dict)]
+    first = chain[0] if chain else None
+    if first is not None and first.get("type") == "WhitespaceSplit" and len(chain) > 1:
+        first = chain[1]
+        scheme = first.get("prepend_scheme", "always" if first.get("add_prefix_space", True) else "never")
+        if first.get("type") != "Metaspace" or scheme != "always" or not first.get("split", True):
+            return None
+    if first is not None and first.get("type") == "Metaspace":
+        rep = first.get("replacement", "\u2581")
+        return rep if isinstance(rep, str) else None
+    return None
+
+
+def _last_normalizer(node: Any, ctx: Context | None) -> bool:
+    if ctx is None:
+        return False
+    norm = ctx.tokenizer_json.get("normalizer")
+    while isinstance(norm, dict) and norm.get("type") == "Sequence" and norm.get("normalizers"):
+        norm = norm["normalizers"][-1]
+    return norm is node
+
+
+def _lower_regex_run(node: Any, _old: Any, ctx: Context) -> t.Normalizer | None:
+    """The chain of literal Replaces; a run of spaces replaced by a first Metaspace's replacement,
+    as the last normalizer, is collapsed to one space instead: the Metaspace makes it the same
+    replacement, and MNN's Metaspace, which looks for a leading space before replacing, then
+    does not prefix a text that starts with the run a second time."""
     run = char_run(_pattern(node)[1])
-    steps = run_replaces(run, str(node.get("content", ""))) if run else None
+    content = str(node.get("content", ""))
+    if run is not None and content and content == _metaspace_replacement(ctx) and set(run.chars) == {" "} \
+            and _last_normalizer(node, ctx):
+        content = " "
+    steps = run_replaces(run, content) if run else None
     return _replaces(steps) if steps else None
 
 
 def _lower_nmt(_node: Any, _old: Any, _ctx: Context) -> t.Normalizer:
     return _replaces([(chr(c), "") for c in NMT_REMOVED] + [(chr(c), " ") for c in NMT_TO_SPACE])
+
+
+PLACEHOLDER_BASE = 0x10FF00
+"""The first private-use code point :func:`protected_table` uses as a stand-in (plane 16)."""
+
+
+def protected_table(table: list[tuple[int, bytes]]) -> t.Normalizer:
+    """A table normalizer that keeps what HF's normalizer does with the controls and format
+    characters MNN's table normalizer turns into a space whatever the table says: before the table,
+    a literal Replace turns each such character into a private-use stand-in (from
+    :data:`PLACEHOLDER_BASE`), which the table maps to HF's normal form of the character (MNN does
+    not look at a table's output again).  Characters HF's table makes a space stay as they are."""
+    from mtokspec.runtime.mnn._text import TO_SPACE as _TO_SPACE
+
+    mapped = dict(table)
+    replaces: list[t.Normalizer] = []
+    extra: list[tuple[int, bytes]] = []
+    for cp in sorted(_TO_SPACE):
+        target = mapped.get(cp, chr(cp).encode("utf-8"))
+        if target == b" ":
+            continue  # a space on both sides
+        stand_in = PLACEHOLDER_BASE + len(extra)
+        replaces.append(t.ReplaceNormalizer(chr(cp), chr(stand_in)))
+        extra.append((stand_in, target))
+    rows = sorted([(cp, b) for cp, b in table if cp not in _TO_SPACE] + extra)
+    return t.SequenceNormalizer([*replaces, t.TableNormalizer(rows)]) if replaces else t.TableNormalizer(rows)
 
 
 def _lower_precompiled(node: Any, old: Any, _ctx: Context) -> t.Normalizer | None:
@@ -64,28 +128,7 @@ def _lower_precompiled(node: Any, old: Any, _ctx: Context) -> t.Normalizer | Non
     if not isinstance(old, t.TableNormalizer):
         return None
     cm = charsmap_from_json(node)
-    return None if cm is None else _charsmap_normalizer(cm)
-
-
-def _charsmap_normalizer(cm) -> t.Normalizer:
-    """A ``Precompiled`` character map as MNN can run it: its single-character keys as a table;
-    before it, a literal Replace for each character MNN's table normalizer would turn into a space
-    whatever the table says (controls, format characters) where the map deletes it or gives text
-    the table leaves alone."""
-    from mtokspec.runtime.mnn._text import TO_SPACE as _TO_SPACE
-
-    table = cm.per_code_point()
-    mapped = dict(table)
-    replaces: list[t.Normalizer] = []
-    for cp in sorted(_TO_SPACE):
-        rep = mapped.get(cp)
-        if rep is None or rep == b" ":
-            continue  # kept by the map (MNN's space is a loss) or a space on both sides
-        text = rep.decode("utf-8")
-        if all(ord(c) not in _TO_SPACE and ord(c) not in mapped for c in text):
-            replaces.append(t.ReplaceNormalizer(chr(cp), text))
-    table_node = t.TableNormalizer(table)
-    return t.SequenceNormalizer([*replaces, table_node]) if replaces else table_node
+    return None if cm is None else protected_table(cm.per_code_point())
 
 
 @lru_cache(maxsize=1)
@@ -113,20 +156,21 @@ def _lower_table(kind: str):
 
         if not isinstance(old, (t.TableNormalizer, t.NoNormalizer)):
             return None
-        return t.TableNormalizer(unicode_tables.normalization_table(kind))
+        return protected_table(unicode_tables.normalization_table(kind))
     return lower
 
 
-_TABLE = "a table of each code point's normal form"
+_TABLE = ("a table of each code point's normal form, the controls MNN's table spaces passed through private-use "
+          "stand-ins (U+10FF00-10FF58)")
 _TABLE_RULE = "mnn-table-normalizer"
 
 ROWS: tuple[Variant, ...] = (
     Variant("normalizer", "NFC", "", V.APPROXIMATED, _TABLE + " (NFC)", _TABLE_RULE, lossy=True,
-            example={"type": "NFC"}),
+            example={"type": "NFC"}, lower=_lower_table("NFC")),
     Variant("normalizer", "NFD", "", V.APPROXIMATED, _TABLE + " (NFD)", _TABLE_RULE, lossy=True,
             example={"type": "NFD"}, lower=_lower_table("NFD")),
     Variant("normalizer", "NFKC", "", V.APPROXIMATED, _TABLE + " (NFKC)", _TABLE_RULE, lossy=True,
-            example={"type": "NFKC"}),
+            example={"type": "NFKC"}, lower=_lower_table("NFKC")),
     Variant("normalizer", "NFKD", "", V.APPROXIMATED, _TABLE + " (NFKD)", _TABLE_RULE, lossy=True,
             example={"type": "NFKD"}, lower=_lower_table("NFKD")),
     Variant("normalizer", "Precompiled", "", V.APPROXIMATED,
@@ -137,11 +181,18 @@ ROWS: tuple[Variant, ...] = (
             example={"type": "Nmt"}, lower=_lower_nmt),
     Variant("normalizer", "Lowercase", "", V.APPROXIMATED, "BertNormalizer with lowercase only",
             "mnn-bert-normalizer", example={"type": "Lowercase"}),
-    Variant("normalizer", "Strip", "strip_left only", V.APPROXIMATED, "Strip (type 8)", "mnn-strip-normalizer",
-            tag="left", why="MNN strips ASCII white space and Zs only", applies=lambda n: not n.get("strip_right", True),
+    Variant("normalizer", "Strip", "strip_left only", V.APPROXIMATED,
+            "Strip (type 8); when only white-space Replaces and tables follow it, a first pre-tokenizer Split "
+            "(Removed) of ^[White_Space]+ (std::wregex) strips instead", "mnn-strip-normalizer",
+            tag="left", lossy=True, why="MNN strips ASCII white space and Zs only; moved to the pre-tokenizer: a "
+            "character a later table maps to white space at an end",
+            applies=lambda n: not n.get("strip_right", True),
             example={"type": "Strip", "strip_left": True, "strip_right": False}),
-    Variant("normalizer", "Strip", "strip_right", V.APPROXIMATED, "Strip (type 8)", "mnn-strip-normalizer",
-            tag="right", why="MNN's strip_right strips nothing (its loop reads past the end of the text)",
+    Variant("normalizer", "Strip", "strip_right", V.APPROXIMATED,
+            "Strip (type 8); when only white-space Replaces and tables follow it, a first pre-tokenizer Split "
+            "(Removed) of [White_Space]+$ (and ^[White_Space]+) (std::wregex) strips instead", "mnn-strip-normalizer",
+            tag="right", lossy=True, why="MNN's strip_right strips nothing (its loop reads past the end of the text); left: "
+                             "ASCII white space and Zs only",
             applies=lambda n: bool(n.get("strip_right", True)),
             example={"type": "Strip", "strip_left": True, "strip_right": True}),
     Variant("normalizer", "StripAccents", "", V.APPROXIMATED, "NFD table then mark stripping (type 7)",
@@ -154,7 +205,8 @@ ROWS: tuple[Variant, ...] = (
             applies=lambda n: _regex_kind(n) == "literal", lower=_lower_regex_literal,
             example={"type": "Replace", "pattern": {"Regex": "\\.\\.\\."}, "content": "…"}),
     Variant("normalizer", "Replace", "pattern=Regex, X+ or s{2,} (a run of one character set)", V.BOUNDED,
-            "literal Replaces: each character of the set to one of them, 20 passes of 'ss' -> 's', then the content",
+            "literal Replaces: each character of the set to one of them, 20 passes of 'ss' -> 's', then the content "
+            "(a run of spaces to a first Metaspace's replacement, last: to one space, which the Metaspace replaces)",
             bound="runs of up to 1,048,576 characters", tag="Regex-run", applies=lambda n: _regex_kind(n) == "run",
             lower=_lower_regex_run, example={"type": "Replace", "pattern": {"Regex": "\\s+"}, "content": " "}),
     Variant("normalizer", "Replace", "pattern=Regex, any other", V.IMPOSSIBLE, "nothing (the exporter's empty pattern)",

@@ -25,6 +25,11 @@ DIGITS_SPLIT = r"\p{N}+"
 WHITE_SPACE_CLASS = "[" + "".join("\\" + c if c in "\\]^-" else c for c in WHITESPACE_STR) + "]"
 """Unicode White_Space as literal characters (a pattern ``std::wregex`` runs: exact on every one)."""
 
+TRAILING_WHITE_SPACE = WHITE_SPACE_CLASS + "+$"
+"""White space at the end of a text (``std::wregex``: ``$`` is the end of the input)."""
+LEADING_WHITE_SPACE = "^" + WHITE_SPACE_CLASS + "+"
+"""White space at the start of a text."""
+
 _ISOLATED, _REMOVED, _MERGED_PREVIOUS = (int(t.SplitBehavior.Isolated), int(t.SplitBehavior.Removed),
                                          int(t.SplitBehavior.MergedWithPrevious))
 _NATIVE = {"Isolated": _ISOLATED, "Removed": _REMOVED, "MergedWithPrevious": _MERGED_PREVIOUS}
