@@ -31,8 +31,10 @@ MAX_OUTPUT_CHARS = 1_000_000
 TIMEOUT_SECONDS = 5.0
 #: floor of the weight of any single value (characters of strings, items of containers)
 MIN_VALUE_LIMIT = 1_000_000
-#: longest template source accepted (characters; MNN's engine: bytes)
-MAX_TEMPLATE_CHARS = 2_000_000
+#: longest template source accepted (characters; MNN's engine: bytes).  Compiling is not covered by
+#: the clock and jinja2 takes 5-15 us a character (a dense 814 KB template: 12 s of CPU), so this is
+#: what bounds it (a few seconds); the longest template of the reference corpus has 42 KB
+MAX_TEMPLATE_CHARS = 262_144
 
 
 class RenderBounds:

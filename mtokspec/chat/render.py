@@ -126,7 +126,7 @@ def render_chat_template(
     limit above, so the overrun past the deadline is bounded by the cost of one such operation
     (milliseconds for the default limits; a ``RecursionError`` ends unbounded recursion first).
     Template compilation (cached per template string) is not covered by the timeout; templates
-    longer than 2,000,000 characters are refused.
+    longer than ``MAX_TEMPLATE_CHARS`` (:mod:`mtokspec.chat.bounds`) are refused.
 
     Raises:
         ChatTemplateError: any failure while compiling or rendering the template.
