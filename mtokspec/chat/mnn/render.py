@@ -405,7 +405,7 @@ class MnnTemplate:
             _Evaluator(frame).render(self.nodes, out)
         except RecursionError:
             raise ChatTemplateError("recursion too deep: MNN's engine would overflow its stack "
-                                    "(a macro calling itself without end)") from None
+                                    "(a macro calling itself without end, or a value nested too deeply)") from None
         return bytes(out)
 
     def apply(self, messages: list, add_generation_prompt: bool, extra: dict, limits: RenderBounds) -> bytes:
