@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 import mtokspec
 from mtokspec.chat.bounds import MIN_VALUE_LIMIT
@@ -167,3 +168,32 @@ def test_rewrite_answers_or_refuses_in_bounds(template):
     for render in (render_mnn, render_chat_template):
         assume(not _timed_out(outcome("probe", render, template, MESSAGES, timeout_seconds=RENDER_SECONDS)))
     outcome("rewrite_for_mnn", rewrite_for_mnn, template)
+
+
+# --- hostile messages and context -------------------------------------------------------------------------
+
+
+_NUMBERS = st.one_of(st.integers(), st.sampled_from([2**63, -2**63 - 1, 2**64, 10**308, 10**309, 10**400, 10**4000]),  # reprs Hypothesis can print
+                     st.floats(allow_nan=True, allow_infinity=True))
+_JSON = st.recursive(st.one_of(st.none(), st.booleans(), _NUMBERS, st.text(st.characters(codec=None), max_size=8)),
+                     lambda c: st.one_of(st.lists(c, max_size=3), st.dictionaries(st.text(max_size=4), c, max_size=3)),
+                     max_leaves=8)
+_PRINTING = ["{{ messages }}", "{{ messages|tojson }}", "{{ messages|string }}{{ n }}",
+             "{% for m in messages %}{{ m.content }}{{ m }}{% endfor %}{{ n|tojson(indent=2) }}"]
+
+
+@pytest.mark.parametrize("value", [10**400, 10**5000, -10**400], ids=["1e400", "1e5000", "-1e400"])
+def test_an_integer_past_a_double_in_messages_or_context_is_refused_by_mnn(value):
+    for messages, context in (([{"role": "user", "content": value}], None), ([], {"n": value})):
+        result = outcome("render_mnn", render_mnn, "{{ messages }}{{ n }}", messages, context=context)
+        assert isinstance(result, ChatTemplateError) and "past a double's range" in str(result)
+
+
+@settings(max_examples=60, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(_PRINTING), st.lists(st.dictionaries(st.sampled_from(["role", "content", "x"]), _JSON), max_size=3),
+       _JSON)
+def test_hostile_messages_render_or_are_refused_in_bounds(template, messages, n):
+    outcome("render_mnn", render_mnn, template, messages, context={"n": n}, timeout_seconds=RENDER_SECONDS,
+            seconds=SHORT)
+    outcome("render_chat_template", render_chat_template, template, messages, n=n, timeout_seconds=RENDER_SECONDS,
+            seconds=SHORT)

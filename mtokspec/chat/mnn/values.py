@@ -371,13 +371,20 @@ def _utf8(s: str, path: str) -> bytes:
 def from_python(v: Any, path: str = "value") -> Any:
     """A JSON-like Python value as the engine holds it (strings as UTF-8 bytes).
 
-    Integers beyond int64 become doubles, as rapidjson parses them.
+    Integers beyond int64 become doubles, as rapidjson parses them; beyond a double's range they
+    are a :class:`ChatTemplateError`.
     """
     if v is None or type(v) is bool:
         return v
     if isinstance(v, int) and not isinstance(v, bool):
         v = int(v)
-        return v if -_INT64 <= v < _INT64 else float(v)
+        if -_INT64 <= v < _INT64:
+            return v
+        try:
+            return float(v)
+        except OverflowError:  # rapidjson refuses such a number (kParseErrorNumberTooBig)
+            raise ChatTemplateError(f"{path}: an integer of {v.bit_length()} bits is past a double's range "
+                                    "(MNN's engine holds JSON numbers: int64 or double)") from None
     if isinstance(v, float):
         return float(v)
     if isinstance(v, str):
