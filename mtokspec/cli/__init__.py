@@ -68,10 +68,9 @@ def main(argv: list[str] | None = None) -> int:
         silence_stdout()
         print(f"mtokspec {args.command}: {one_line(e)}", file=sys.stderr)
         return 2
-    except MemoryError:  # an input within MTOKSPEC_MAX_INPUT that this machine cannot hold
+    except MemoryError as e:  # an input within MTOKSPEC_MAX_INPUT that this machine cannot hold
         silence_stdout()
-        print(f"mtokspec {args.command}: out of memory (MTOKSPEC_MAX_INPUT sets a lower input limit)",
-              file=sys.stderr)
+        print(f"mtokspec {args.command}: {one_line(e)}", file=sys.stderr)
         return 2
 
 

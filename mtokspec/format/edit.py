@@ -29,6 +29,8 @@ __all__ = ["EditError", "RoleEdit", "parse_role_edit", "resolve", "edit_roles", 
 TEXT_FIELDS = ("chat_template", "eos_token", "bos_token")
 _TAILS = ("chat_template", "eos_token", "flags", "bos_token")
 _EMPTY = {"chat_template": "", "eos_token": "", "flags": 0, "bos_token": ""}
+#: the most digits a token id has (ids are below 2**32)
+_ID_DIGITS = len(str(2**32))
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,10 @@ def parse_role_edit(role: str, spec: str) -> RoleEdit:
     if body.startswith("text:"):
         return RoleEdit(role, op, body[5:])
     if body.isdigit() and body.isascii():
+        if len(body.lstrip("0")) > _ID_DIGITS:  # past every id (and past what int() reads)
+            raise EditError(f"--{role} {spec[:24]}{'...' if len(spec) > 24 else ''}: an id of {len(body)} "
+                            f"digits is past every token id (ids have at most {_ID_DIGITS}); text:X names a token "
+                            "by its text")
         return RoleEdit(role, op, int(body))
     if not body:
         raise EditError(f"--{role} {spec!r}: no id or token text")
