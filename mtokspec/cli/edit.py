@@ -29,14 +29,20 @@ def _fail(command: str, what: str, err: Exception) -> int:
     return 2
 
 
-def apply_set(tree: TokenizerFile, args: argparse.Namespace) -> TokenizerFile:
-    """The tree with every edit of ``args`` applied, in the documented order."""
+def apply_set(tree: TokenizerFile, args: argparse.Namespace, notes: list[str]) -> TokenizerFile:
+    """The tree with every edit of ``args`` applied, in the documented order; ``notes`` gets the
+    id of each added token."""
     from mtokspec.format import edit
 
-    for text in args.add_token or ():
-        tree, _ = edit.add_token(tree, text)
-    for text in args.add_special_token or ():
-        tree, _ = edit.add_token(tree, text, special=True)
+    for text, special in [(x, False) for x in args.add_token or ()] + [(x, True) for x in args.add_special_token or ()]:
+        tree, new_id = edit.add_token(tree, text, special=special)
+        if edit.in_vocabulary(tree, new_id):
+            notes.append(f"{text!r} is id {new_id}")
+        else:
+            notes.append(f"{text!r} is id {new_id}, an added token past the vocabulary "
+                         f"({len(getattr(tree.model, 'vocab', ())):,} rows) like the file's others: added tokens "
+                         "hold every id inside it; MNN encodes it, but its decode looks ids up in the "
+                         "vocabulary only (mnn-unk-decode)")
     from mtokspec.format.tree import HEADER_ROLES
 
     edits = [edit.parse_role_edit(role, spec) for role in HEADER_ROLES for spec in getattr(args, role) or ()]
@@ -78,12 +84,15 @@ def cmd_set(args: argparse.Namespace) -> int:
     try:
         original = read_input(args.file)
         before = mtokspec.parse(original)
-        after = apply_set(before, args)
+        notes: list[str] = []
+        after = apply_set(before, args, notes)
         data = mtokspec.build(after)
     except (OSError, mtokspec.Error) as e:
         return _fail("set", args.file, e)
     changes = diff(before, after)
     findings = mtokspec.validate(after)
+    for note in notes:
+        print(f"mtokspec set: added token {note}", file=sys.stderr)
     out = args.file if args.in_place else args.output or args.file
     if args.dry_run:
         sys.stdout.write(format_text(changes, args.file, "after set"))
@@ -162,8 +171,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "set", help="edit header roles, eos/bos, chat template, flags and added tokens of a file",
         description="Change a file without a YAML round trip: header ids by role (tokens by id or\n"
                     "text, checked to exist), eos/bos, the chat template, flags, new added tokens (put\n"
-                    "in the vocabulary at their sorted place, as MNN's binary search needs). The result\n"
-                    "is validated before it is written; --dry-run prints what would change.",
+                    "in the vocabulary at their sorted place, as MNN's binary search needs, with an id\n"
+                    "inside it, as its loader needs; past it only when added tokens hold every id inside,\n"
+                    "as in whisper's). The result is validated before it is written; --dry-run prints\n"
+                    "what would change.",
         epilog=_SET_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("file", metavar="FILE", help="the .mtok (or, for header roles, a legacy tokenizer.txt)")
     for role, doc in (("special", "special ids (split out whole, left out of decode)"),
