@@ -143,9 +143,9 @@ def add_token(tree: t.TokenizerFile, text: str, *, special: bool = False) -> tup
     return out, new_id
 
 
-def in_vocabulary(tree: t.TokenizerFile, token_id: int) -> bool:
+def in_vocabulary(tree: t.MtokFile, token_id: int) -> bool:
     """Whether ``token_id`` has a row in the model's vocabulary (MNN decodes only those)."""
-    return any(row[1] == token_id for row in getattr(tree.model, "vocab", ()))
+    return any(row[1] == token_id for row in tree.model.vocab)
 
 
 def _with_tails(tree: t.MtokFile, name: str) -> dict[str, Any]:
