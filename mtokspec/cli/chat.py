@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from mtokspec.cli._io import one_line, read_input
+from mtokspec.cli._io import one_line, read_input, read_tokenizer_file
 from mtokspec.errors import MtokFormatError
 
 
@@ -17,7 +17,7 @@ def cmd_chat(args) -> int:
     from mtokspec.tokenizer import Tokenizer
 
     try:
-        tok = Tokenizer.from_bytes(read_input(args.file), semantics=args.runtime)
+        tok = Tokenizer.from_bytes(read_tokenizer_file(args.file, stdin=True), semantics=args.runtime)
     except (OSError, MtokFormatError, TokenizerError) as e:
         print(f"mtokspec: {args.file}: {one_line(e)}", file=sys.stderr)
         return 2
@@ -65,7 +65,7 @@ def cmd_compare_chat(args) -> int:
     from mtokspec.tokenizer import Tokenizer
 
     try:
-        tok = Tokenizer.from_bytes(read_input(args.file), semantics="mnn")
+        tok = Tokenizer.from_bytes(read_tokenizer_file(args.file, stdin=True), semantics="mnn")
     except (OSError, MtokFormatError, TokenizerError) as e:
         print(f"mtokspec: {args.file}: {one_line(e)}", file=sys.stderr)
         return 2

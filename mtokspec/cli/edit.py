@@ -74,7 +74,7 @@ def cmd_set(args: argparse.Namespace) -> int:
     import mtokspec
     from mtokspec.cli._checked import refuse, verdict
     from mtokspec.cli._io import write_output
-    from mtokspec.reading import read_input
+    from mtokspec.reading import read_tokenizer_file
     from mtokspec.format.diff import diff, format_text
 
     if sum(map(bool, (args.output, args.in_place, args.dry_run))) != 1:
@@ -82,7 +82,7 @@ def cmd_set(args: argparse.Namespace) -> int:
     if args.chat_template is not None and args.chat_template_from is not None:
         return _fail("set", args.file, ValueError("--chat-template and --chat-template-from exclude each other"))
     try:
-        original = read_input(args.file)
+        original = read_tokenizer_file(args.file, stdin=True)
         before = mtokspec.parse(original)
         notes: list[str] = []
         after = apply_set(before, args, notes)
@@ -118,14 +118,14 @@ def cmd_set(args: argparse.Namespace) -> int:
 
 def cmd_diff(args: argparse.Namespace) -> int:
     import mtokspec
-    from mtokspec.reading import read_input
+    from mtokspec.reading import read_tokenizer_file
     from mtokspec.behaviour import behaviour
     from mtokspec.format.diff import format_text, to_json
     from mtokspec.format.diff import diff as tree_diff
 
     try:
-        a = mtokspec.parse(read_input(args.a))
-        b = mtokspec.parse(read_input(args.b))
+        a = mtokspec.parse(read_tokenizer_file(args.a, stdin=True))
+        b = mtokspec.parse(read_tokenizer_file(args.b, stdin=True))
     except (OSError, mtokspec.Error) as e:
         return _fail("diff", f"{args.a} / {args.b}", e)
     sections = tree_diff(a, b)
