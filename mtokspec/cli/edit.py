@@ -160,7 +160,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
             if c.decoded_a != c.decoded_b:
                 print(f"    decode: {c.decoded_a[:60]!r} -> {c.decoded_b[:60]!r}")
         if len(cases) > args.show:
-            print(f"  ... {len(cases) - args.show} more (--show N, --json)")
+            print(f"  ... and {len(cases) - args.show:,} more (--show N, --json)")
     return 1 if differ else 0
 
 
