@@ -151,7 +151,7 @@ def test_the_guard_is_known_only_with_transformers_value_as_its_default():
         assert same < total, template
 
 
-MNN_TOK = os.environ.get("MNN_TOK_BIN", "/work/mnnbuild/tok/mnn_tok")
+MNN_TOK = os.environ.get("MNN_TOK_BIN", str(ROOT.parent / "mnnbuild" / "tok" / "mnn_tok"))  # as ../shared/corpus
 
 
 def test_lint_target_mnn_of_a_converted_chatglm_file_has_no_error_and_mnn_renders_it(tmp_path, capsys):

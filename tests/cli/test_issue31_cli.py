@@ -98,7 +98,7 @@ def test_add_token_past_the_vocabulary_when_added_tokens_hold_it():
             == [0, 8]
 
 
-MNN_TOK = os.environ.get("MNN_TOK_BIN", "/work/mnnbuild/tok/mnn_tok")
+MNN_TOK = os.environ.get("MNN_TOK_BIN", str(ROOT.parent / "mnnbuild" / "tok" / "mnn_tok"))  # as ../shared/corpus
 
 
 @corpus_folder_param
