@@ -47,9 +47,13 @@ def _read_bounded(f, limit: int, first: bytes = b"") -> bytes:
 
 def read_file(path: str | os.PathLike, limit: int | None = None) -> bytes:
     """The bytes of a file of any kind (a FIFO or a device is read up to the limit), refused with
-    :class:`PathRefused` past ``limit`` (default :func:`max_input`)."""
+    :class:`PathRefused` past ``limit`` (default :func:`max_input`) or for a name no file can have."""
     limit = max_input() if limit is None else limit
-    with open(path, "rb") as f:
+    try:
+        f = open(path, "rb")
+    except ValueError as e:  # a NUL or a lone surrogate: no file can have that name
+        raise PathRefused(f"not a file name the system takes ({e})") from None
+    with f:
         st = os.fstat(f.fileno())
         if stat.S_ISREG(st.st_mode) and st.st_size > limit:
             raise PathRefused(f"{st.st_size:,} bytes, more than the input limit of {limit:,} "

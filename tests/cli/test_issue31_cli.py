@@ -254,3 +254,10 @@ def test_diff_says_how_many_more_where_it_cuts_a_list(corpus, capsys):
         for line in d.changes:
             kinds[line[:1]] = kinds.get(line[:1], 0) + 1
         assert all(n <= EXAMPLES for k, n in kinds.items() if k in "+-~"), d.section
+
+
+@pytest.mark.parametrize("name", ["\0", "a\0b", "\ud800"])
+def test_a_path_no_file_can_have_is_a_refusal_for_every_path_entry(name):
+    for call in (mtokspec.load, mtokspec.Tokenizer.from_file, mtokspec.validate, mtokspec.lint):
+        with pytest.raises(mtokspec.PathRefused, match="not a file name the system takes"):
+            call(name)
