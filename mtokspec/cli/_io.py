@@ -17,7 +17,7 @@ import tempfile
 from collections.abc import Iterable
 
 from mtokspec.errors import PathRefused
-from mtokspec.reading import max_input, read_file, read_input  # noqa: F401  # the commands' reads
+from mtokspec.reading import max_input, read_file, read_input, read_tokenizer_file  # noqa: F401  # the commands' reads
 
 TMP_SUFFIX = ".mtokspec-tmp"
 #: the ``--force`` option of every command that writes ``-o``

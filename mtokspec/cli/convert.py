@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import mtokspec
-from mtokspec.cli._io import FORCE_HELP, check_output, one_line, read_input, write_output
+from mtokspec.cli._io import FORCE_HELP, check_output, one_line, read_tokenizer_file, write_output
 from mtokspec.errors import MtokFormatError
 
 
@@ -123,7 +123,7 @@ def cmd_export_hf(args) -> int:
     from mtokspec.convert import to_hf_with_notes
 
     try:
-        tree = mtokspec.parse(read_input(args.file))
+        tree = mtokspec.parse(read_tokenizer_file(args.file, stdin=True))
         upgraded = []
         if not isinstance(tree, mtokspec.MtokFile):  # a legacy tokenizer.txt: its .mtok equivalent
             from mtokspec.convert.upgrade import upgrade

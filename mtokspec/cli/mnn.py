@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from mtokspec.cli._io import FORCE_HELP, one_line, read_input, write_output
+from mtokspec.cli._io import FORCE_HELP, one_line, read_tokenizer_file, write_output
 from mtokspec.cli.convert import EXIT_DIFFERS, REFERENCE_HELP, hf_inputs, write_conversion
 from mtokspec.cli.progress import Progress
 
@@ -18,7 +18,7 @@ def cmd_fix(args) -> int:
 
     def run():
         texts = read_texts(args.text) if args.text else None
-        return fix(mtokspec.parse(read_input(args.file)), against=args.against, texts=texts,
+        return fix(mtokspec.parse(read_tokenizer_file(args.file, stdin=True)), against=args.against, texts=texts,
                    reference=args.reference)
 
     inputs = [args.file] + (hf_inputs(args.against) if args.against else [])

@@ -7,7 +7,7 @@ import json
 import os
 import sys
 
-from mtokspec.cli._io import read_input
+from mtokspec.cli._io import read_input, read_tokenizer_file
 from mtokspec.errors import MtokFormatError
 
 
@@ -19,7 +19,7 @@ def _fail(what: str, err: Exception) -> int:
 
 def _load(path: str, runtime: str = "hf"):
     from mtokspec.tokenizer import Tokenizer
-    return Tokenizer.from_bytes(read_input(path), semantics=runtime)
+    return Tokenizer.from_bytes(read_tokenizer_file(path, stdin=True), semantics=runtime)
 
 
 def cmd_encode(args) -> int:

@@ -37,6 +37,7 @@ from mtokspec.chat.lint.expressions import (
     UNKNOWN,
     bad_escapes,
     const_key,
+    defaults_as_transformers,
     falsy_const,
     is_boolean,
     is_indexed_in,
@@ -365,6 +366,8 @@ class TemplateLint:
         return None
 
     def expr(self, e: nodes.Node, reach: int, scope: Scope) -> None:
+        if isinstance(e, nodes.CondExpr) and defaults_as_transformers(e):
+            return  # X if X is defined else transformers' value: the same on both engines
         line = e.lineno
         if isinstance(e, (nodes.Mul, nodes.Div, nodes.FloorDiv, nodes.Mod, nodes.Pow)):
             self.add("mnn-jinja-unparsed-operator", "error", line,
@@ -584,6 +587,10 @@ class TemplateLint:
             if e.name in self.free_names:
                 return scope.values.get(e.name, UNDEF), CALLER
             return UNKNOWN, PLAIN
+        guarded = defaults_as_transformers(e)
+        if guarded in ("tools", "documents"):  # transformers' None where MNN leaves it undefined
+            v, c = self.value(nodes.Name(guarded, "load"), scope)
+            return (NONE if v is UNDEF else v), c
         key = const_key(e)
         if key is not None and isinstance(e, (nodes.Getitem, nodes.Getattr)) and is_message_ref(e.node, scope):
             if key in MESSAGE_KEYS_MNN_PASSES:
