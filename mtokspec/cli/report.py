@@ -103,14 +103,16 @@ def cmd_report(args: argparse.Namespace) -> int:
                     gpath = gpath / (path.name if path.is_dir() else path.resolve().parent.name) / "test_cases.jsonl"
                 if gpath.exists() or not Path(args.goldens).is_dir():
                     goldens = (f"goldens {gpath}", read_goldens(read_file(gpath).decode("utf-8"), str(gpath)))
+            def progress(msg: str, where: Path = path) -> None:
+                say(f"{where}: {msg}")
+
             card = collect_card(path, against=args.against, texts=texts, texts_name=args.text,
-                                conversations=convs, goldens=goldens, jobs=jobs,
-                                progress=lambda m, p=path: say(f"{p}: {m}"))
+                                conversations=convs, goldens=goldens, jobs=jobs, progress=progress)
             if log is not None:
                 device = _device_for(log, card.name, len(inputs) == 1)
                 if device is None:
-                    card = replace(card, notes=card.notes + (f"{args.device_log} has no result for "
-                                                             f"{card.name.split('/')[0]!r}",))
+                    card = replace(card, notes=card.notes + (f"{args.device_log} has no result for the model "
+                                                             f"{card.name.split('/')[0]}",))
                     print(f"mtokspec report: {path}: no result for it in {args.device_log}", file=sys.stderr)
                 card = replace(card, device=device or card.device)
             cards.append(card)

@@ -65,7 +65,7 @@ def _summary(code: str) -> str:
     return code
 
 
-def _rule_counts(cases: list[tuple[Example, list[str] | None]]) -> tuple[RuleCount, ...]:
+def _rule_counts(cases: Sequence[tuple[Example, Sequence[str] | None]]) -> tuple[RuleCount, ...]:
     """Per rule, the differing cases it explains (a case counts for each of its rules) and the
     shortest :data:`EXAMPLES_PER_RULE` of them; most cases first."""
     by_rule: dict[str, list[Example]] = {}

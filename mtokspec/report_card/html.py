@@ -140,7 +140,7 @@ def _rule(o: OutputResult, r: RuleCount) -> str:
 
 def _bars(outputs: tuple[OutputResult, ...], width: int = 620) -> str:
     """An inline SVG bar per output: the rate of cases MNN answers as HF does."""
-    label_w, bar_w, row_h = 170, width - 170 - 70, 30
+    label_w, bar_w, row_h = 195, width - 195 - 70, 30
     height = row_h * len(outputs) + 8
     rows = []
     colours = {"ok": "#2da44e", "warn": "#d4a72c", "bad": "#cf222e", "muted": "#afb8c1"}

@@ -18,15 +18,18 @@ def percent(rate: float | None) -> str:
 
 
 def visible(s: str) -> str:
-    """Text with invisible characters shown: escapes for controls, format characters and white
-    space other than the plain space."""
+    """Text with invisible characters shown: escapes for controls, format characters, white
+    space other than the plain space, and a combining mark at the start or after an ASCII
+    character (``e\u0301``, which would look like ``é``; marks of other scripts stay as they are)."""
     out = []
-    for c in s:
+    for k, c in enumerate(s):
+        cat = unicodedata.category(c)
         if c == " ":
             out.append(c)
         elif c in "\n\t\r":
             out.append({"\n": "\\n", "\t": "\\t", "\r": "\\r"}[c])
-        elif unicodedata.category(c) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zs", "Zl", "Zp"):
+        elif cat in ("Cc", "Cf", "Cs", "Co", "Cn", "Zs", "Zl", "Zp") or (
+                cat[0] == "M" and (k == 0 or s[k - 1].isascii())):
             out.append(f"\\u{ord(c):04x}" if ord(c) < 0x10000 else f"\\U{ord(c):08x}")
         else:
             out.append(c)

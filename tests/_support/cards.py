@@ -1,0 +1,72 @@
+"""The report cards of the corpus folders, collected once per test process and written as pages."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import shutil
+from pathlib import Path
+
+from tests._support import CORPUS, TESTS
+
+__all__ = ["DEVICE_LOG", "corpus_folders", "corpus_card", "written_cards", "chromium_path"]
+
+DEVICE_LOG = TESTS / "fixtures" / "report_card" / "test_tokenizer.log"
+"""A real log of MNN's ``test_tokenizer`` (MNN 4d40bdbd7, built in /work/mnnbuild) over
+``convert --target mnn`` files and ``mtokspec goldens`` of phi-3-mini, roberta-base and t5-small,
+ANSI colours as it printed them."""
+
+
+def corpus_folders() -> list[Path]:
+    """The corpus model folders (``tok/*`` with a ``tokenizer.json``; empty without the corpus)."""
+    return sorted(p for p in CORPUS.glob("tok/*") if (p / "tokenizer.json").is_file()) if CORPUS.is_dir() else []
+
+
+@functools.lru_cache(maxsize=None)
+def corpus_card(name: str):
+    """The card of corpus folder ``name``, with the recorded device log's result where it has one."""
+    from dataclasses import replace
+
+    from mtokspec.report_card import collect_card
+    from mtokspec.report_card.device import parse_test_tokenizer_log
+
+    card = collect_card(CORPUS / "tok" / name)
+    results = {r.model: r for r in parse_test_tokenizer_log(DEVICE_LOG.read_text(encoding="utf-8"))}
+    return replace(card, device=results.get(name))
+
+
+@functools.lru_cache(maxsize=None)
+def written_cards(folder: str) -> Path:
+    """Every corpus card written to ``folder`` as ``NAME.html``, ``NAME.json`` and ``NAME.md``, and
+    the index as ``index.html`` / ``index.json``."""
+    from mtokspec.report_card.html import render_html, render_html_index
+    from mtokspec.report_card.json_out import render_json, render_json_index
+    from mtokspec.report_card.md import render_markdown
+
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    linked = []
+    for p in corpus_folders():
+        card = corpus_card(p.name)
+        (out / f"{p.name}.html").write_text(render_html(card), encoding="utf-8")
+        (out / f"{p.name}.json").write_text(render_json(card), encoding="utf-8")
+        (out / f"{p.name}.md").write_text(render_markdown(card), encoding="utf-8")
+        linked.append((card, f"{p.name}.html"))
+    (out / "index.html").write_text(render_html_index(linked), encoding="utf-8")
+    (out / "index.json").write_text(render_json_index(linked), encoding="utf-8")
+    json.loads((out / "index.json").read_text(encoding="utf-8"))
+    return out
+
+
+def chromium_path() -> str | None:
+    """The system Chromium (``MTOKSPEC_CHROMIUM``, else ``chromium`` / ``chromium-browser`` on the
+    PATH, else ``/usr/bin/chromium``), or None."""
+    env = os.environ.get("MTOKSPEC_CHROMIUM")
+    if env:
+        return env if os.path.exists(env) else None
+    for name in ("chromium", "chromium-browser"):
+        found = shutil.which(name)
+        if found:
+            return found
+    return "/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None
