@@ -224,7 +224,8 @@ def _chat_output(file_template: str | None, tokens: tuple[str | None, str | None
         rules = tuple(c.rules) if not same else ()
         if not same and ref_template != file_template and c.same:
             rules = (TEMPLATE_DIFFERS,)  # the file's template renders alike on both; the folder's does not
-        cases.append(ChatCase(c.name, c.add_generation_prompt, reference, c.mnn, ref_error, c.mnn_error, first, rules))
+        cases.append(ChatCase(c.name, c.add_generation_prompt, reference, c.mnn, ref_error, c.mnn_error, first, rules,
+                              tuple(c.present) if not same else ()))
     examples = [(Example(i, c.name, c.first_difference or 0, Side(text=c.reference, error=c.reference_error),
                          Side(text=c.mnn, error=c.mnn_error)), list(c.rules))
                 for i, c in enumerate(cases) if not c.same]
@@ -284,7 +285,7 @@ def collect_card(path: str | os.PathLike[str], *, against: str | os.PathLike[str
         from mtokspec.convert import from_hf
 
         if against is not None:
-            raise TokenizerError(f"{src}: a model folder is compared with its own tokenizer.json (no --against)")
+            raise TokenizerError("a model folder is compared with its own tokenizer.json (no --against)")
         tj, folder = _tokenizer_json(src)
         say("converting with --target mnn")
         tree: t.TokenizerFile = from_hf(src, target="mnn").tree

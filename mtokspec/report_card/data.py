@@ -112,7 +112,8 @@ class OutputResult:
 @dataclass(frozen=True)
 class ChatCase:
     """One conversation: transformers' prompt (``reference``) and the device's, each ``None`` with
-    its error where rendering failed, the first differing character and the rules behind it."""
+    its error where rendering failed, the first differing character, the rules behind it and the
+    chat lint's other findings on the template (``present``: constructs MNN renders differently)."""
 
     name: str
     add_generation_prompt: bool
@@ -122,6 +123,7 @@ class ChatCase:
     mnn_error: str | None = None
     first_difference: int | None = None
     rules: tuple[str, ...] = ()
+    present: tuple[str, ...] = ()
 
     @property
     def same(self) -> bool:
@@ -130,7 +132,8 @@ class ChatCase:
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "add_generation_prompt": self.add_generation_prompt, "same": self.same,
                 "reference": self.reference, "mnn": self.mnn, "reference_error": self.reference_error,
-                "mnn_error": self.mnn_error, "first_difference": self.first_difference, "rules": list(self.rules)}
+                "mnn_error": self.mnn_error, "first_difference": self.first_difference, "rules": list(self.rules),
+                "present": list(self.present)}
 
 
 @dataclass(frozen=True)

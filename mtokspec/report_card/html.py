@@ -104,6 +104,8 @@ def _marked(text: str | None, error: str | None, position: int) -> str:
     """A text with its part from the first difference on marked."""
     if text is None:
         return f'<span class="text">fails: {escape(error or "")}</span>'
+    if not text:
+        return '<span class="text muted">(nothing)</span>'
     head, tail = text[:position], text[position:]
     lead = max(0, len(head) - 80)
     shown = ("\u2026" if lead else "") + _visible(head[lead:])
@@ -187,7 +189,9 @@ def _chat_case(c: ChatCase) -> str:
         return f"<pre>{escape(text[:pos])}<mark>{escape(text[pos:]) or '&#8203;'}</mark></pre>"
 
     rules = ", ".join(f"<code>{escape(r)}</code>" for r in c.rules) or "no rule explains it"
-    return (head + f'<p>first difference at character {pos}; explained by: {rules}</p><div class="chat">'
+    present = ("; also in the template: " + ", ".join(f"<code>{escape(r)}</code>" for r in c.present)
+               if c.present else "")
+    return (head + f'<p>first difference at character {pos}; explained by: {rules}{present}</p><div class="chat">'
             f'<div><b>transformers</b>{side(c.reference, c.reference_error)}</div>'
             f'<div><b>MNN (device)</b>{side(c.mnn, c.mnn_error)}</div></div>')
 

@@ -72,7 +72,8 @@ def render_markdown(card: Card) -> str:
     for c in card.chat:
         out.append(f"- {c.name} (add_generation_prompt={str(c.add_generation_prompt).lower()}): "
                    + ("same prompt" if c.same else f"different from character {c.first_difference}"
-                      + (f", explained by {', '.join(f'`{r}`' for r in c.rules)}" if c.rules else ", unexplained")))
+                      + (f", explained by {', '.join(f'`{r}`' for r in c.rules)}" if c.rules else ", unexplained")
+                      + (f"; also in the template: {', '.join(f'`{r}`' for r in c.present)}" if c.present else "")))
         if not c.same:
             for who, text, err in (("transformers", c.reference, c.reference_error), ("MNN", c.mnn, c.mnn_error)):
                 body = f"fails: {err}" if text is None else text

@@ -8,14 +8,20 @@ import os
 import shutil
 from pathlib import Path
 
-from tests._support import CORPUS, TESTS
+from tests._support import CORPUS, ROOT, TESTS
 
-__all__ = ["DEVICE_LOG", "corpus_folders", "corpus_card", "written_cards", "chromium_path"]
+__all__ = ["DEVICE_LOG", "CHAT_TEMPLATE", "corpus_folders", "corpus_card", "chat_card", "card_names", "written_cards",
+           "chromium_path"]
 
 DEVICE_LOG = TESTS / "fixtures" / "report_card" / "test_tokenizer.log"
 """A real log of MNN's ``test_tokenizer`` (MNN 4d40bdbd7, built in /work/mnnbuild) over
 ``convert --target mnn`` files and ``mtokspec goldens`` of phi-3-mini, roberta-base and t5-small,
 ANSI colours as it printed them."""
+
+
+CHAT_TEMPLATE = ("{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}{% for c in 'ab' %}{{ c }}{% endfor %}\n"
+                 "{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}")
+"""A chat template MNN renders differently (a for loop over a string: ``mnn-jinja-for-string``)."""
 
 
 def corpus_folders() -> list[Path]:
@@ -37,9 +43,29 @@ def corpus_card(name: str):
 
 
 @functools.lru_cache(maxsize=None)
+def chat_card(folder: str):
+    """The card of ``examples/tiny.mtok`` with :data:`CHAT_TEMPLATE` (written into ``folder``),
+    against its own HF semantics: every conversation differs."""
+    from dataclasses import replace
+
+    import mtokspec
+    from mtokspec.report_card import collect_card
+
+    tree = replace(mtokspec.parse((ROOT / "examples" / "tiny.mtok").read_bytes()), chat_template=CHAT_TEMPLATE)
+    path = Path(folder) / "tiny-chat.mtok"
+    path.write_bytes(mtokspec.build(tree))
+    return collect_card(path, name="tiny-chat")
+
+
+def card_names() -> list[str]:
+    """The cards :func:`written_cards` writes: every corpus folder's, then ``tiny-chat``."""
+    return [p.name for p in corpus_folders()] + ["tiny-chat"]
+
+
+@functools.lru_cache(maxsize=None)
 def written_cards(folder: str) -> Path:
-    """Every corpus card written to ``folder`` as ``NAME.html``, ``NAME.json`` and ``NAME.md``, and
-    the index as ``index.html`` / ``index.json``."""
+    """Every corpus card and :func:`chat_card` written to ``folder`` as ``NAME.html``, ``NAME.json``
+    and ``NAME.md``, and the index as ``index.html`` / ``index.json``."""
     from mtokspec.report_card.html import render_html, render_html_index
     from mtokspec.report_card.json_out import render_json, render_json_index
     from mtokspec.report_card.md import render_markdown
@@ -47,12 +73,12 @@ def written_cards(folder: str) -> Path:
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
     linked = []
-    for p in corpus_folders():
-        card = corpus_card(p.name)
-        (out / f"{p.name}.html").write_text(render_html(card), encoding="utf-8")
-        (out / f"{p.name}.json").write_text(render_json(card), encoding="utf-8")
-        (out / f"{p.name}.md").write_text(render_markdown(card), encoding="utf-8")
-        linked.append((card, f"{p.name}.html"))
+    for name in card_names():
+        card = chat_card(folder) if name == "tiny-chat" else corpus_card(name)
+        (out / f"{name}.html").write_text(render_html(card), encoding="utf-8")
+        (out / f"{name}.json").write_text(render_json(card), encoding="utf-8")
+        (out / f"{name}.md").write_text(render_markdown(card), encoding="utf-8")
+        linked.append((card, f"{name}.html"))
     (out / "index.html").write_text(render_html_index(linked), encoding="utf-8")
     (out / "index.json").write_text(render_json_index(linked), encoding="utf-8")
     json.loads((out / "index.json").read_text(encoding="utf-8"))

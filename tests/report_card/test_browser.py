@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests._support import CORPUS
-from tests._support.cards import chromium_path, corpus_folders, written_cards
+from tests._support.cards import card_names, chromium_path, corpus_folders, written_cards
 from tests._support.png import pixel_stats
 
 FOLDERS = [p.name for p in corpus_folders()]
@@ -85,7 +85,7 @@ _DOM = """() => ({
 })"""
 
 
-@pytest.mark.parametrize("name", FOLDERS)
+@pytest.mark.parametrize("name", card_names() if FOLDERS else [])
 def test_card_renders_with_the_jsons_numbers(browser, pages, name, tmp_path):
     from mtokspec.report_card.html import CSP
     from mtokspec.report_card.show import percent
@@ -152,7 +152,7 @@ def test_index_links_every_card(browser, pages):
         context.close()
     assert requests[0] == (pages / "index.html").as_uri() and all(u.startswith("file://") for u in requests)
     assert landed == doc["cards"][0]["name"]
-    assert [r["model"] for r in rows] == [c["name"] for c in doc["cards"]] == sorted(FOLDERS)
+    assert [r["model"] for r in rows] == [c["name"] for c in doc["cards"]] == card_names()
     for r, c in zip(rows, doc["cards"]):
         assert (pages / r["link"]).is_file() and r["link"] == c["link"]
         assert r["cells"] == [[o["output"], o["cases"], o["same"]] for o in c["outputs"]]

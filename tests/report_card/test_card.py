@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from mtokspec.convert.mnn_target.goldens import CONVERSATIONS
 from tests._support import CORPUS, corpus_path
-from tests._support.cards import DEVICE_LOG, corpus_card, corpus_folders
+from tests._support.cards import CHAT_TEMPLATE, DEVICE_LOG, chat_card, corpus_card, corpus_folders
 
 FOLDERS = [p.name for p in corpus_folders()]
 needs_corpus = pytest.mark.skipif(not FOLDERS, reason=f"reference corpus not found at {CORPUS}")
@@ -104,6 +105,33 @@ def test_chat_is_transformers_against_the_device():
     chat = card.output("chat")
     assert (chat.cases, chat.same) == (len(CONVERSATIONS), sum(c.same for c in card.chat))
     assert corpus_card("roberta-base").output("chat").note == "the file holds no chat template"
+
+
+def test_chat_differences_are_shown_with_the_lints_findings(tmp_path):
+    """A template MNN renders differently: every conversation differs, each side as its engine
+    renders it; compare_chat names no rule for it, the chat lint's finding is listed as present."""
+    from mtokspec.chat.render import render_chat_template
+    from mtokspec.report_card.collect import CHAT_CLOCK
+    from mtokspec.report_card.html import render_html
+    from mtokspec.runtime.mnn import MnnTokenizer
+    from mtokspec.tokenizer import Tokenizer
+
+    card = chat_card(str(tmp_path))
+    assert card.reference.kind == "mtokspec-hf" and "no HF code ran" in card.reference.description
+    tok = Tokenizer.from_file(tmp_path / "tiny-chat.mtok")
+    mnn = MnnTokenizer.from_file(tmp_path / "tiny-chat.mtok")
+    chat = card.output("chat")
+    assert (chat.cases, chat.same, chat.unexplained) == (4, 0, 4)
+    for c in card.chat:
+        messages = next(conv["messages"] for conv in CONVERSATIONS if conv["name"] == c.name)
+        assert c.reference == render_chat_template(CHAT_TEMPLATE, messages, add_generation_prompt=c.add_generation_prompt,
+                                                   bos_token=tok.bos_token or None, eos_token=tok.eos_token or None,
+                                                   strftime_now=CHAT_CLOCK)
+        assert c.mnn == mnn.apply_chat_template(messages, c.add_generation_prompt) != c.reference
+        assert c.present == ("mnn-jinja-for-string",) and c.rules == ()
+        assert c.first_difference == next(i for i, (a, b) in enumerate(zip(c.reference, c.mnn)) if a != b)
+    page = render_html(card)
+    assert page.count('data-same="false"') == 4 and "<code>mnn-jinja-for-string</code>" in page
 
 
 def test_device_log_is_read_as_test_tokenizer_prints_it():
