@@ -267,8 +267,9 @@ def collect_card(path: str | os.PathLike[str], *, against: str | os.PathLike[str
     (:func:`mtokspec.convert.mnn_target.reference.probe_texts`); ``conversations`` to the goldens'
     (:data:`mtokspec.convert.mnn_target.goldens.CONVERSATIONS`); ``device`` is put on the card as
     it is, else ``goldens`` (``(source, lines)``: :func:`.device.read_goldens`) are run on the
-    compared file (:func:`.device.run_goldens`).  Missing paths raise ``FileNotFoundError``; a file mtokspec cannot read or compare, an
-    :class:`mtokspec.Error`."""
+    compared file (:func:`.device.run_goldens`).  Missing paths raise ``FileNotFoundError``; a
+    file mtokspec cannot read or compare, an :class:`mtokspec.Error`; an argument of the wrong
+    type, :class:`mtokspec.ArgumentTypeError` naming it."""
     import mtokspec
     from mtokspec.chat.compare import load_conversations
     from mtokspec.convert.mnn_target.goldens import CONVERSATIONS, chat_template_of
@@ -277,6 +278,26 @@ def collect_card(path: str | os.PathLike[str], *, against: str | os.PathLike[str
     from mtokspec.reading import read_file
     from mtokspec.runtime.mnn import MNN_COMMIT
 
+    from mtokspec.errors import ArgumentTypeError
+    from mtokspec.runtime.shared import args as a
+
+    a.path("path", path)
+    if against is not None:
+        a.path("against", against)
+    a.items("texts", texts, str, "strs", optional=True)
+    a.optional_text("texts_name", texts_name)
+    a.items("conversations", conversations, (tuple, list), "(name, messages, add_generation_prompt) triples",
+            optional=True)
+    if device is not None:
+        a.instance("device", device, DeviceResult, "a DeviceResult or None")
+    if goldens is not None and not (isinstance(goldens, tuple) and len(goldens) == 2 and isinstance(goldens[0], str)
+                                    and isinstance(goldens[1], list)):
+        raise ArgumentTypeError("goldens: expected a (source, lines) pair or None")
+    a.optional_text("name", name)
+    if a.number("jobs", jobs, integral=True) < 1:
+        raise ValueError(f"jobs must be a positive int, got {jobs!r}")
+    if progress is not None and not callable(progress):
+        raise ArgumentTypeError(f"progress: expected a callable or None, got {type(progress).__name__}")
     say = progress or (lambda _msg: None)
     src = Path(path)
     notes: list[str] = []

@@ -208,3 +208,20 @@ class Card:
                 "mtokspec_version": self.mtokspec_version, "texts": self.texts,
                 "outputs": [o.to_dict() for o in self.outputs], "chat": [c.to_dict() for c in self.chat],
                 "device": None if self.device is None else self.device.to_dict(), "notes": list(self.notes)}
+
+
+def _check_card(card: object) -> None:
+    """A renderer's argument: a :class:`Card` (else :class:`~mtokspec.errors.ArgumentTypeError`)."""
+    from mtokspec.errors import ArgumentTypeError
+
+    if not isinstance(card, Card):
+        raise ArgumentTypeError(f"card: expected a Card, got {type(card).__name__}")
+
+
+def _check_cards(cards: object) -> None:
+    """An index renderer's argument: a list of ``(Card, link)`` pairs."""
+    from mtokspec.errors import ArgumentTypeError
+
+    if not isinstance(cards, (list, tuple)) or not all(
+            isinstance(x, tuple) and len(x) == 2 and isinstance(x[0], Card) and isinstance(x[1], str) for x in cards):
+        raise ArgumentTypeError("cards: expected a list of (Card, link) pairs")

@@ -34,6 +34,10 @@ class LogError(TokenizerError):
 def parse_test_tokenizer_log(text: str, source: str = "test_tokenizer log") -> list[DeviceResult]:
     """One :class:`~.data.DeviceResult` per model the log reports a result for, in order (a model
     the test skipped whole prints none).  A log without any is a :class:`LogError`."""
+    from mtokspec.runtime.shared.args import token_text
+
+    token_text("text", text)
+    token_text("source", source)
     out: list[DeviceResult] = []
     model: str | None = None
     for raw in text.splitlines():
@@ -55,6 +59,10 @@ def parse_test_tokenizer_log(text: str, source: str = "test_tokenizer log") -> l
 def read_goldens(text: str, source: str = "goldens") -> list[Any]:
     """The lines of a ``test_cases.jsonl`` as JSON values (``None`` for a line MNN's parser
     rejects, which its test skips; empty lines left out)."""
+    from mtokspec.runtime.shared.args import token_text
+
+    token_text("text", text)
+    token_text("source", source)
     out: list[Any] = []
     for line in text.split("\n"):
         if not line.strip():
@@ -89,7 +97,12 @@ def run_goldens(tree: t.TokenizerFile, lines: list[Any], model: str, source: str
     """MNN's device test of ``lines`` (:func:`read_goldens`) on ``tree``, with the ``mnn``
     semantics standing in for the device (see the module)."""
     from mtokspec.runtime.mnn import MnnTokenizer
+    from mtokspec.runtime.shared.args import instance, items, token_text
 
+    instance("tree", tree, tuple(t.ROOT_TYPES), "a tokenizer tree (MtokFile or a legacy root)")
+    items("lines", lines, object, "JSON values")
+    token_text("model", model)
+    token_text("source", source)
     tok = MnnTokenizer.from_tree(tree)
     template = getattr(tree, "chat_template", None)
     passed = failed = skipped = 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from html import escape
 
+from mtokspec.report_card.data import _check_card, _check_cards
 from mtokspec.report_card.data import OUTPUT_LABELS, Card, ChatCase, Example, OutputResult, RuleCount, Side
 from mtokspec.report_card.show import percent as _pct
 from mtokspec.report_card.show import visible as _visible
@@ -219,6 +220,7 @@ def _device(card: Card) -> str:
 
 def render_html(card: Card) -> str:
     """The card's page (see the module)."""
+    _check_card(card)
     scored = [o for o in card.outputs if o.cases]
     ok = all(o.same == o.cases for o in scored)
     parts = [f"<h1>{escape(card.name)}</h1>",
@@ -256,6 +258,7 @@ def render_html(card: Card) -> str:
 
 def render_html_index(cards: list[tuple[Card, str]]) -> str:
     """A page with a row per card (``(card, link)``): each output's rate and the device result."""
+    _check_cards(cards)
     head = "".join(f"<th>{escape(OUTPUT_LABELS[o.output])}</th>" for o in cards[0][0].outputs) if cards else ""
     rows = []
     for card, link in cards:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from mtokspec.report_card.data import _check_card, _check_cards
 from mtokspec.report_card.data import OUTPUT_LABELS, Card, Example, OutputResult
 from mtokspec.report_card.show import percent as _pct
 from mtokspec.report_card.show import visible as _visible
@@ -41,6 +42,7 @@ def _example(o: OutputResult, e: Example) -> list[str]:
 def render_markdown(card: Card) -> str:
     """The card in Markdown: the verdict and table first, then the rules with examples, the chat
     prompts, the device result and the provenance."""
+    _check_card(card)
     out = [f"# {card.name}", "", f"**{card.verdict}**", "", "| output | MNN = HF | rate | |", "|---|---:|---:|---|"]
     for o in card.outputs:
         same = f"{o.same:,}/{o.cases:,}" if o.cases else "–"
@@ -88,6 +90,7 @@ def render_markdown(card: Card) -> str:
 
 def render_markdown_index(cards: list[tuple[Card, str]]) -> str:
     """A table with a row per card (``(card, link)``)."""
+    _check_cards(cards)
     if not cards:
         return "# mtokspec report cards\n\nNo cards.\n"
     outputs = cards[0][0].outputs

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from mtokspec.convert.mnn_target.goldens import CONVERSATIONS
-from tests._support import CORPUS, corpus_path
+from tests._support import CORPUS, ROOT, corpus_path
 from tests._support.cards import CHAT_TEMPLATE, DEVICE_LOG, chat_card, corpus_card, corpus_folders
 
 FOLDERS = [p.name for p in corpus_folders()]
@@ -222,3 +222,27 @@ def test_report_command_writes_cards_and_an_index(tmp_path, capsys):
     assert main(["report", str(DEVICE_LOG), "-o", str(tmp_path / "x.html"), "-q"]) == 2
     assert capsys.readouterr().err.count("\n") == 1
     assert not Path(tmp_path / "x.html").exists()
+
+
+def test_wrong_arguments_are_refused_by_name():
+    import mtokspec
+    from mtokspec.report_card import collect_card
+    from mtokspec.report_card.device import parse_test_tokenizer_log, run_goldens
+    from mtokspec.report_card.html import render_html, render_html_index
+    from mtokspec.report_card.json_out import render_json
+    from mtokspec.report_card.md import render_markdown_index
+
+    example = ROOT / "examples" / "tiny.mtok"
+    for call, name in [(lambda: collect_card(None), "path"), (lambda: collect_card(example, texts="abc"), "texts"),
+                       (lambda: collect_card(example, jobs=1.5), "jobs"),
+                       (lambda: collect_card(example, progress=3), "progress"),
+                       (lambda: collect_card(example, goldens=["x", []]), "goldens"),
+                       (lambda: render_html({}), "card"), (lambda: render_json(None), "card"),
+                       (lambda: render_html_index([("x", "y")]), "cards"),
+                       (lambda: render_markdown_index("x"), "cards"),
+                       (lambda: run_goldens(None, [], "m"), "tree"),
+                       (lambda: parse_test_tokenizer_log(b"x"), "text")]:
+        with pytest.raises(mtokspec.ArgumentTypeError, match=f"^{name}: "):
+            call()
+    with pytest.raises(FileNotFoundError):
+        collect_card("no/such/file.mtok")
