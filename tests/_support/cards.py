@@ -14,9 +14,9 @@ __all__ = ["DEVICE_LOG", "CHAT_TEMPLATE", "corpus_folders", "corpus_card", "chat
            "chromium_path"]
 
 DEVICE_LOG = TESTS / "fixtures" / "report_card" / "test_tokenizer.log"
-"""A real log of MNN's ``test_tokenizer`` (MNN 4d40bdbd7, built in /work/mnnbuild) over
-``convert --target mnn`` files and ``mtokspec goldens`` of phi-3-mini, roberta-base and t5-small,
-ANSI colours as it printed them."""
+"""A real log of MNN's ``test_tokenizer`` (MNN 4d40bdbd7, built from its source) over the
+``convert --target mnn`` file and ``mtokspec goldens`` of every corpus folder (the README's
+mnn-target table), ANSI colours as it printed them."""
 
 
 CHAT_TEMPLATE = ("{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}{% for c in 'ab' %}{{ c }}{% endfor %}\n"

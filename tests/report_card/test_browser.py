@@ -85,6 +85,21 @@ _DOM = """() => ({
 })"""
 
 
+def _same_as_compare(name: str, rows: dict) -> None:
+    from mtokspec.compare import compare_runtimes
+    from mtokspec.convert import from_hf
+    from mtokspec.convert.mnn_target.reference import probe_texts
+
+    folder = CORPUS / "tok" / name
+    tree = from_hf(folder, target="mnn").tree
+    texts = probe_texts([a.content for a in sorted(tree.added_tokens, key=lambda a: not a.special)])
+    for output, special in (("encode", True), ("raw", False)):
+        report = compare_runtimes(tree, texts, against=folder / "tokenizer.json", add_special_tokens=special)
+        row = rows[output]
+        assert (row["cases"], row["same"], row["unexplained"]) == (report.total, report.matched, report.unexplained)
+        assert row["shown"] == f"{report.matched:,}/{report.total:,}"
+
+
 @pytest.mark.parametrize("name", card_names() if FOLDERS else [])
 def test_card_renders_with_the_jsons_numbers(browser, pages, name, tmp_path):
     from mtokspec.report_card.html import CSP
@@ -105,6 +120,8 @@ def test_card_renders_with_the_jsons_numbers(browser, pages, name, tmp_path):
                   "shown": f"{o['same']:,}/{o['cases']:,}" if o["cases"] else "\u2013", "rate": percent(o["rate"])}
                  for o in doc["outputs"]]
     assert dom["rows"] == want_rows
+    if name in FOLDERS:  # and the page's encode numbers are compare --runtime mnn's, straight
+        _same_as_compare(name, {r["output"]: r for r in dom["rows"]})
     for bar, o in zip(dom["bars"], doc["outputs"], strict=True):
         assert bar["output"] == o["output"] and bar["height"] > 0
         assert bar["rate"] == ("" if o["rate"] is None else f"{o['rate']:.6f}")

@@ -139,7 +139,8 @@ def test_device_log_is_read_as_test_tokenizer_prints_it():
 
     got = parse_test_tokenizer_log(DEVICE_LOG.read_text(encoding="utf-8"))
     assert [(r.model, r.passed, r.total, r.failed, r.skipped) for r in got] == [
-        ("phi-3-mini", 64, 64, 0, 0), ("roberta-base", 43, 44, 1, 0), ("t5-small", 96, 98, 2, 0)]
+        ("bert-base-cased-derived", 42, 44, 2, 0), ("phi-3-mini", 64, 64, 0, 0), ("roberta-base", 43, 44, 1, 0),
+        ("t5-small", 96, 98, 2, 0), ("tokenizer-wiki", 38, 44, 6, 0), ("whisper.tiny", 97, 98, 1, 0)]
     # a skipped model prints no result line; skipped cases are counted
     log = "Testing: a ...\n  SKIP\nTesting: b ...\n\x1b[31m  3/5 passed\x1b[0m\x1b[31m, 1 failed\x1b[0m\x1b[33m, 1 skipped\x1b[0m\n"
     assert [(r.model, r.passed, r.total, r.failed, r.skipped) for r in parse_test_tokenizer_log(log)] == [
@@ -157,7 +158,7 @@ def test_goldens_on_the_mnn_semantics_give_the_devices_result(tmp_path):
     from mtokspec.report_card.device import parse_test_tokenizer_log, read_goldens, run_goldens
 
     device = {r.model: r for r in parse_test_tokenizer_log(DEVICE_LOG.read_text(encoding="utf-8"))}
-    for name in ("roberta-base", "phi-3-mini"):
+    for name in ("roberta-base", "phi-3-mini", "tokenizer-wiki"):
         folder = corpus_path() / "tok" / name
         assert main(["convert", str(folder), "--target", "mnn", "-o", str(tmp_path / f"{name}.mtok")]) == 0
         assert main(["goldens", str(folder), "-o", str(tmp_path / f"{name}.jsonl"), "-q", "-j", "1"]) == 0
@@ -193,7 +194,11 @@ def test_report_command_writes_cards_and_an_index(tmp_path, capsys):
     from mtokspec.cli import main
 
     tok = corpus_path() / "tok"
-    args = [str(tok / "tokenizer-wiki"), str(tok / "roberta-base"), "-q", "-j", "1", "--device-log", str(DEVICE_LOG)]
+    log = tmp_path / "roberta.log"  # the device log of roberta-base alone
+    lines = DEVICE_LOG.read_text(encoding="utf-8").split("\n")
+    at = lines.index("Testing: roberta-base ...")
+    log.write_text("\n".join(lines[at:at + 2]) + "\n", encoding="utf-8")
+    args = [str(tok / "tokenizer-wiki"), str(tok / "roberta-base"), "-q", "-j", "1", "--device-log", str(log)]
     assert main(["report", *args, "-o", str(tmp_path / "html")]) == 0
     assert main(["report", *args, "-o", str(tmp_path / "json"), "--format", "json"]) == 0
     assert sorted(p.name for p in (tmp_path / "html").iterdir()) == ["index.html", "roberta-base.html",
@@ -206,7 +211,7 @@ def test_report_command_writes_cards_and_an_index(tmp_path, capsys):
     page = (tmp_path / "html" / "roberta-base.html").read_text(encoding="utf-8")
     for o in roberta["outputs"]:
         assert f'data-output="{o["output"]}" data-cases="{o["cases"]}" data-same="{o["same"]}"' in page
-    assert index["cards"][0]["notes"] == [f"{DEVICE_LOG} has no result for the model tokenizer-wiki"]
+    assert index["cards"][0]["notes"] == [f"{log} has no result for the model tokenizer-wiki"]
     assert "has no result for the model tokenizer-wiki" in (tmp_path / "html" / "tokenizer-wiki.html").read_text(
         encoding="utf-8")
 
