@@ -103,6 +103,8 @@ def cmd_report(args: argparse.Namespace) -> int:
                     gpath = gpath / (path.name if path.is_dir() else path.resolve().parent.name) / "test_cases.jsonl"
                 if gpath.exists() or not Path(args.goldens).is_dir():
                     goldens = (f"goldens {gpath}", read_goldens(read_file(gpath).decode("utf-8"), str(gpath)))
+                else:
+                    print(f"mtokspec report: {path}: no {gpath}: no device result", file=sys.stderr)
             def progress(msg: str, where: Path = path) -> None:
                 say(f"{where}: {msg}")
 
@@ -157,7 +159,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "the device result when given. INPUT: a model folder (converted with --target mnn and compared "
             "with its tokenizer.json), a folder of model folders, or a .mtok / tokenizer.txt (compared "
             "with --against, else with its own HF semantics). Several cards: -o is a folder, with an "
-            "index page linking each card. The JSON has the same numbers."))
+            "index page linking each card. The JSON has the same numbers. Exit 0 when the cards are written "
+            "(whatever they say: read the verdict or the JSON), 2 on errors."))
     p.add_argument("inputs", nargs="+", metavar="INPUT", help="model folder(s), a folder of them, or tokenizer files")
     p.add_argument("-o", "--output", required=True, metavar="OUT",
                    help="the card (a file, '-' for standard output), or a folder for several cards and the index")
