@@ -10,8 +10,8 @@ from typing import Any
 import jinja2.nodes as nodes
 
 from mtokspec.chat.rewrite.analysis import (
-    BINOPS, CMP, REPR, TOJSON, TOJSON_IND, booleanish, chainable, has_control, is_int_const, pure, str_lit, stringish,
-    text,
+    BINOPS, CMP, ESCAPE, REPR, TITLE, TOJSON, TOJSON_IND, booleanish, chainable, has_control, is_int_const, markup,
+    markup_plan, pure, str_lit, stringish, text,
 )
 
 RAISED = "raise_exception: "
@@ -25,6 +25,10 @@ _MNN_TESTS = {"defined", "undefined", "none", "boolean", "string", "number", "se
               "true", "false"}
 #: What transformers passes when the caller gives nothing; MNN leaves these undefined.
 _CTX_DEFAULTS = {"tools": "none", "documents": "none", "add_generation_prompt": "false"}
+#: True on transformers (and mtokspec's renderer of it), false on MNN, which defines no such name.
+_ON_HF = "raise_exception is defined"
+#: String filters transformers applies to ``str(value)`` (MNN: to strings only, others pass through).
+_STR_FILTERS = ("trim", "upper", "lower", "capitalize")
 
 
 class Unprintable(Exception):
@@ -45,6 +49,11 @@ class _Printer:
         self.need_repr = False
         self.need_raise = False
         self.need_tojson_indent = False
+        self.need_escape = False
+        self.need_title: set[str] = set()  # "method" (str.title) and/or "filter" (jinja's |title)
+        self.signatures: dict[str, tuple[list[str], dict[str, nodes.Expr]] | None] = {}
+        self.markup_names: set[str] = set()  # variables only ever set to a Markup value (|safe ...)
+        self.markup_ok = False  # every Markup value is used where it can be printed plain
         self.missed: set[str] = set()
         self.counter = 0
         self.loops: list[str | None] = []  # per enclosing for: its control namespace (break/continue)
@@ -148,9 +157,12 @@ class _Printer:
             params = []
             pro = ""
             nd = len(n.defaults)
+            explicit = self.signatures.get(n.name) is not None
             for i, a in enumerate(n.args):
                 d = n.defaults[i - (len(n.args) - nd)] if i >= len(n.args) - nd else None
-                if d is not None and self.on("mnn-jinja-macro-default"):
+                if d is not None and explicit and self.on("mnn-jinja-macro-default"):
+                    params.append(a.name)  # every call passes it (see call())
+                elif d is not None and self.on("mnn-jinja-macro-default"):
                     params.append(a.name)
                     pro += "{% if " + a.name + " is not defined %}{% set " + a.name + " = " + self.expr(d) + " %}{% endif %}"
                 else:
@@ -338,8 +350,30 @@ class _Printer:
     def args(self, args: list, kwargs: list) -> str:
         return ", ".join([self.expr(a) for a in args] + [k.key + "=" + self.expr(k.value) for k in kwargs])
 
+    def markup_add(self, e: nodes.Add) -> str | None:
+        """``a + b`` with a Markup side (``|safe`` ...): transformers HTML-escapes the other side;
+        printed as plain strings with that escape written out (the ``|safe`` dropped)."""
+        if not (self.markup_ok and (markup(e.left, self.markup_names) or markup(e.right, self.markup_names))):
+            return None
+        if not self.on("mnn-jinja-unsupported-filter"):
+            return None
+        parts = []
+        for x in (e.left, e.right):
+            if markup(x, self.markup_names):
+                parts.append(self.atom(x))
+            elif isinstance(x, nodes.Const) and type(x.value) is str:
+                parts.append(str_lit(_html_escape(x.value)))
+            else:
+                self.need_escape = True
+                parts.append(ESCAPE + "(" + self.expr(x) + ")")
+        return "(" + parts[0] + " + " + parts[1] + ")"
+
     def binexpr(self, e: nodes.BinExpr) -> str:
         op = BINOPS[type(e)]
+        if isinstance(e, nodes.Add):
+            marked = self.markup_add(e)
+            if marked is not None:
+                return marked
         try:
             if op == "**" and not (is_int_const(e.right) and 0 <= e.right.value <= 64):
                 raise nodes.Impossible()
@@ -363,9 +397,41 @@ class _Printer:
                     return "(" + " + ".join([a] * k.value) + ")"
         return "(" + self.atom(left) + " " + op + " " + self.atom(right) + ")"
 
+    def as_str(self, e: nodes.Expr) -> str | None:
+        """``e`` as transformers' ``str(e)`` for a string filter, where MNN's filter would pass a
+        non-string through (``None``: not rewritable)."""
+        if stringish(e, self.macros) and not (isinstance(e, nodes.Filter) and e.name in ("length", "count")):
+            return self.expr(e)
+        if isinstance(e, nodes.Filter) and e.name in ("length", "count"):
+            return None
+        if not pure(e) or not self.on("mnn-jinja-print-non-string"):
+            return None
+        a = self.atom(e)
+        self.need_repr = True
+        return f"(({a} if {a} is string else {REPR}({a})) if {a} is defined else '')"
+
     def filter(self, e: nodes.Filter) -> str:
         base = e.node
         name = e.name
+        if name in ("safe", "e", "escape", "forceescape") and base is not None and self.markup_ok \
+                and self.on("mnn-jinja-unsupported-filter"):
+            if name == "safe" or (name != "forceescape" and markup(base, self.markup_names)):
+                return self.expr(base)  # printed plain (markup_add writes the escapes out)
+            inner = self.as_str(base)
+            if inner is not None:
+                self.need_escape = True
+                return ESCAPE + "(" + inner + ")"
+        if name == "title" and not e.args and not e.kwargs and base is not None \
+                and self.on("mnn-jinja-unsupported-filter"):
+            inner = self.as_str(base)
+            if inner is not None:
+                self.need_title.add("filter")
+                return f"({self.atom(base)}|title if {_ON_HF} else {TITLE}_filter({inner}))"
+        if name in _STR_FILTERS and base is not None and not e.args and not e.kwargs \
+                and not stringish(base, self.macros):
+            inner = self.as_str(base)
+            if inner is not None:
+                return inner + "|" + name
         if name in ("default", "d") and base is not None and pure(base) and self.on("mnn-jinja-unsupported-filter"):
             a = self.atom(base)
             dflt = self.expr(e.args[0]) if e.args else "''"
@@ -386,11 +452,15 @@ class _Printer:
                 and self.on("mnn-jinja-unsupported-filter")):
             return self.expr(base) + ".replace(" + self.args(e.args, []) + ")"
         if name == "tojson":
-            if not e.args and not e.kwargs and self.on("mnn-jinja-tojson-order"):
+            # transformers' own defaults (ensure_ascii=False, separators=None, sort_keys=False) change nothing
+            kwargs = [k for k in e.kwargs if not (isinstance(k.value, nodes.Const) and (
+                (k.key == "ensure_ascii" and k.value.value is False) or (k.key == "sort_keys" and k.value.value is False)
+                or (k.key == "separators" and k.value.value is None)))]
+            if not e.args and not kwargs and self.on("mnn-jinja-tojson-order"):
                 self.need_tojson = True
                 return TOJSON + "(" + self.expr(base) + ")"
-            indent = e.args[0] if len(e.args) == 1 and not e.kwargs else (
-                e.kwargs[0].value if not e.args and len(e.kwargs) == 1 and e.kwargs[0].key == "indent" else None)
+            indent = e.args[0] if len(e.args) == 1 and not kwargs else (
+                kwargs[0].value if not e.args and len(kwargs) == 1 and kwargs[0].key == "indent" else None)
             if is_int_const(indent) and 0 <= indent.value <= 64 and self.on("mnn-jinja-tojson-order"):
                 self.need_tojson_indent = True
                 return TOJSON_IND + "(" + self.expr(base) + ", " + str_lit(" " * indent.value) + ", '')"
@@ -499,6 +569,15 @@ class _Printer:
                     elif p:
                         out.append("strftime_now(" + str_lit(p) + ")")
                 return "(" + " ~ ".join(out) + ")"
+            sig = self.signatures.get(f.name)
+            if sig is not None and sig[1] and self.on("mnn-jinja-macro-default"):
+                # the defaults passed by every call: MNN binds no default, and a parameter left out
+                # reads the caller's variable of that name (or MNN's own, as namespace)
+                names, defaults = sig
+                given = {k.key for k in e.kwargs}
+                extra = [name + "=" + self.expr(defaults[name]) for name in names[len(e.args):]
+                         if name in defaults and name not in given]
+                return f.name + "(" + ", ".join([a for a in [self.args(e.args, e.kwargs)] if a] + extra) + ")"
             return f.name + "(" + self.args(e.args, e.kwargs) + ")"
         if isinstance(f, nodes.Getattr):
             base, m = f.node, f.attr
@@ -512,8 +591,34 @@ class _Printer:
                 return self.atom(base) + "|items"
             if m in ("upper", "lower") and not e.args and not e.kwargs and self.on("mnn-jinja-unsupported-method"):
                 return self.atom(base) + "|" + m
+            if m == "title" and not e.args and not e.kwargs and self.on("mnn-jinja-unsupported-method"):
+                self.need_title.add("method")
+                return f"({self.chain(base)}.title() if {_ON_HF} else {TITLE}_method({self.expr(base)}))"
             return self.chain(base) + "." + m + "(" + self.args(e.args, e.kwargs) + ")"
         raise Unprintable("call of an expression")
+
+
+def _constant(e: nodes.Expr) -> bool:
+    if isinstance(e, nodes.Const):
+        return True
+    if isinstance(e, (nodes.List, nodes.Tuple)):
+        return all(_constant(i) for i in e.items)
+    if isinstance(e, nodes.Dict):
+        return all(_constant(i.key) and _constant(i.value) for i in e.items)
+    return False
+
+
+def _signatures(ast: nodes.Template) -> dict[str, tuple[list[str], dict[str, nodes.Expr]] | None]:
+    """Per macro name: its parameters and constant defaults (``None`` where a call cannot be
+    completed from the definition: the name defined twice, a default that is not a constant)."""
+    out: dict[str, tuple[list[str], dict[str, nodes.Expr]] | None] = {}
+    for m in ast.find_all(nodes.Macro):
+        names = [a.name for a in m.args]
+        if m.name in out or not all(_constant(d) for d in m.defaults):
+            out[m.name] = None
+            continue
+        out[m.name] = (names, dict(zip(names[len(names) - len(m.defaults):], m.defaults)))
+    return out
 
 
 def _balanced_outer(s: str) -> bool:
@@ -569,12 +674,45 @@ _TOJSON_IND_STUB = "{% macro " + TOJSON_IND + "(v, pad, cur) %}{% endmacro %}"
 _TOJSON_STUB = "{% macro " + TOJSON + "(v) %}{% endmacro %}"
 
 
+_ESCAPE_MACRO = (
+    "{% macro " + ESCAPE + "(s) %}{% set t = s + '' %}{{ t.replace('&', '&amp;').replace('<', '&lt;')"
+    ".replace('>', '&gt;').replace('\"', '&#34;').replace(\"'\", '&#39;') }}{% endmacro %}")
+
+
+def _html_escape(s: str) -> str:
+    """markupsafe's escape (what Markup's ``+`` applies to a plain string)."""
+    return (s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&#34;")
+            .replace("'", "&#39;"))
+
+
+def _title_macro(kind: str, seps: list[str]) -> str:
+    """Title case by words: split on the first separator found (recursively), capitalize the words."""
+    name = TITLE + "_" + kind
+    return ("{% macro " + name + "(s) %}{% set ns = namespace(sep='') %}{% for c in ["
+            + ", ".join(str_lit(c) for c in seps) + "] %}{% if not ns.sep and c in s %}{% set ns.sep = c %}"
+            "{% endif %}{% endfor %}{% if ns.sep %}{% for w in s.split(ns.sep) %}{% if not loop.first %}"
+            "{{ ns.sep }}{% endif %}{{ " + name + "(w) }}{% endfor %}{% else %}{{ s|capitalize }}{% endif %}"
+            "{% endmacro %}")
+
+
+#: str.title() starts a word after any character that is not a letter; jinja's |title after - ( { [ <
+#: and white space.  (MNN's capitalize changes ASCII letters only: the ascii-string-ops loss.)
+_TITLE_MACROS = {
+    "method": _title_macro("method", [chr(c) for c in range(1, 128) if not chr(c).isalpha()]),
+    "filter": _title_macro("filter", ["-", " ", "\t", "\n", "\x0b", "\x0c", "\r", "\x1c", "\x1d", "\x1e", "\x1f",
+                                      "(", "{", "[", "<"]),
+}
+
+
 def print_template(ast: nodes.Template, groups: set[str], bos_empty: bool | None) -> tuple[str, set[str]]:
     """The template printed with the rewrites of ``groups``, and the rules it rewrote fully."""
     p = _Printer(groups, bos_empty)
+    p.signatures = _signatures(ast)
+    p.markup_names, p.markup_ok = markup_plan(ast)
     body = p.body(ast.body)
     head = ((_TOJSON_MACRO if p.need_tojson else "") + (_REPR_MACRO if p.need_repr else "")
-            + (_TOJSON_IND_MACRO if p.need_tojson_indent else ""))
+            + (_TOJSON_IND_MACRO if p.need_tojson_indent else "") + (_ESCAPE_MACRO if p.need_escape else "")
+            + "".join(_TITLE_MACROS[k] for k in sorted(p.need_title)))
     if p.need_raise:
         head += "{% set " + _ERR + " = namespace(raised=false, message='') %}"
         body = ("{% macro " + _BODY + "() %}" + body + "{% endmacro %}{% set " + _BODY + "_out = " + _BODY + "() %}"
