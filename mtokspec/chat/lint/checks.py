@@ -63,6 +63,7 @@ class TemplateLint:
         self.path = path
         self.bos_token = bos_token
         self.found: dict[tuple[str, int | None], Finding] = {}
+        self.exact_tests: set[int] = set()  # id() of the rewrite's guard tests (lint/guards.py)
         self.macros: dict[str, nodes.Macro] = {}
         self.macro_reach: dict[str, int] = {}
         self.sink = False  # inside {{ ... }}: a value's difference is printed
@@ -499,6 +500,8 @@ class TemplateLint:
 
     def test_(self, e: nodes.Test, reach: int, scope: Scope) -> None:
         t, line = e.name, e.lineno
+        if id(e) in self.exact_tests:
+            return
         if isinstance(e.node, nodes.Name):
             self.use_of_context_var(e.node, f"'is {t}' of", reach, scope)
         elif t in ("defined", "undefined") and isinstance(e.node, nodes.Getitem) and not (

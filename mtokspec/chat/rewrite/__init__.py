@@ -45,20 +45,13 @@ import jinja2
 
 from mtokspec.chat.mnn import render_mnn
 from mtokspec.chat.render import render_chat_template
-from mtokspec.chat.rewrite.printer import RAISED, Unprintable, print_template, stub_macros
+from mtokspec.chat.rewrite.printer import RAISED, Unprintable, print_template
 from mtokspec.errors import ChatTemplateError
 from mtokspec.runtime.shared.args import items, optional_text, token_text
 
 __all__ = ["rewrite_for_mnn", "Rewrite", "Loss", "RAISED", "PROBE_CONVERSATIONS", "matches", "transformers_prompt",
            "mnn_prompt"]
 
-
-#: Rules whose lint findings the rewritten template's own constructs raise (a guarded
-#: raise_exception, ``bos_token is defined``, ``|tojson`` of a scalar, ``is mapping`` ...): a
-#: finding of these is a loss only where the printer left a construct of the rule as it was.
-_SELF_RAISED = {"mnn-jinja-raise-noop", "mnn-jinja-special-token-undefined", "mnn-jinja-tojson-order",
-                "mnn-jinja-unsupported-test", "mnn-jinja-context-undefined", "mnn-jinja-print-non-string",
-                "mnn-jinja-undefined-concat"}
 
 #: Groups of rewrites, by the rule each answers; a group is dropped when it makes a probe worse.
 GROUPS = ("mnn-jinja-missing-item-defined", "mnn-jinja-loop-attribute", "mnn-jinja-unparsed-operator",
@@ -228,14 +221,14 @@ def rewrite_for_mnn(template: str, *, bos_token: str | None = None, eos_token: s
             return Rewrite(template, [], _losses(template, bos_token, lint_chat_template), sorted(groups))
         groups.discard(best)
         dropped.append(best)
-    return Rewrite(new, sorted(applied), _losses(stub_macros(new), bos_token, lint_chat_template, applied), dropped)
+    return Rewrite(new, sorted(applied), _losses(new, bos_token, lint_chat_template), dropped)
 
 
-def _losses(template: str, bos_token, lint, fixed: set[str] = frozenset()) -> list[Loss]:
+def _losses(template: str, bos_token, lint) -> list[Loss]:
+    """The lint's findings on the rewritten template (it reads the rewrite's guards as MNN does,
+    ``mtokspec/chat/lint/guards.py``): what ``lint --target mnn`` says of a file carrying it."""
     seen = []
     for f in lint(template, bos_token=bos_token):
-        if f.code in fixed and f.code in _SELF_RAISED:
-            continue
         loss = Loss(f.code, f.severity, f.message)
         if loss not in seen:
             seen.append(loss)

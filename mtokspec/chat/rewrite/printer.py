@@ -13,9 +13,7 @@ from mtokspec.chat.rewrite.analysis import (
     BINOPS, CMP, ESCAPE, REPR, TITLE, TOJSON, TOJSON_IND, booleanish, chainable, has_control, is_int_const, markup,
     markup_plan, pure, str_lit, stringish, text,
 )
-
-RAISED = "raise_exception: "
-"""What the rewritten template renders on MNN where transformers raises: this, then the message."""
+from mtokspec.chat.lint import RAISED  # what MNN renders where transformers raises
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _ERR = "__mnn_raised"
@@ -660,7 +658,6 @@ _REPR_MACRO = (
     "{{ " + REPR + "(k) }}{{ ': ' }}{{ " + REPR + "(x) }}{% endfor %}{{ '}' }}{% elif v is sequence %}{{ '[' }}"
     "{% for x in v %}{% if not loop.first %}{{ ', ' }}{% endif %}{{ " + REPR + "(x) }}{% endfor %}{{ ']' }}"
     "{% else %}{{ v|string }}{% endif %}{% endmacro %}")
-_REPR_STUB = "{% macro " + REPR + "(v) %}{% endmacro %}"
 _TOJSON_IND_MACRO = (
     "{% macro " + TOJSON_IND + "(v, pad, cur) %}{% if v is string %}{{ v|tojson }}{% elif v is mapping %}"
     "{% if v|length == 0 %}{{ '{}' }}{% else %}{{ '{' }}{% for k, x in v|items %}{% if not loop.first %}{{ ',' }}"
@@ -669,9 +666,6 @@ _TOJSON_IND_MACRO = (
     "{% for x in v %}{% if not loop.first %}{{ ',' }}{% endif %}{{ '\\n' ~ cur ~ pad }}{{ " + TOJSON_IND
     + "(x, pad, cur ~ pad) }}{% endfor %}{{ '\\n' ~ cur ~ ']' }}{% endif %}{% else %}{{ v|tojson }}{% endif %}"
     "{% endmacro %}")
-_TOJSON_IND_STUB = "{% macro " + TOJSON_IND + "(v, pad, cur) %}{% endmacro %}"
-#: What the lint reads in place of the macro (whose own tests and tojson are right by construction).
-_TOJSON_STUB = "{% macro " + TOJSON + "(v) %}{% endmacro %}"
 
 
 _ESCAPE_MACRO = (
@@ -719,12 +713,3 @@ def print_template(ast: nodes.Template, groups: set[str], bos_empty: bool | None
                 "{% if " + _ERR + ".raised %}{{ " + str_lit(RAISED) + " ~ " + _ERR + ".message }}"
                 "{% else %}{{ " + _BODY + "_out }}{% endif %}")
     return head + body, p.applied - p.missed
-
-
-
-
-def stub_macros(template: str) -> str:
-    """The rewritten ``template`` with the printer's helper macros emptied (what the lint should not
-    read as the template's own constructs)."""
-    return (template.replace(_TOJSON_MACRO, _TOJSON_STUB).replace(_REPR_MACRO, _REPR_STUB)
-            .replace(_TOJSON_IND_MACRO, _TOJSON_IND_STUB))
