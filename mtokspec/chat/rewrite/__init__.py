@@ -39,18 +39,18 @@ original did, or change transformers' rendering.  The printer's choices are reco
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import jinja2
 
 from mtokspec.chat.mnn import render_mnn
 from mtokspec.chat.render import render_chat_template
-from mtokspec.chat.rewrite.printer import RAISED, Unprintable, print_template
+from mtokspec.chat.rewrite.printer import RAISED, Unprintable, print_template, raise_probe
 from mtokspec.errors import ChatTemplateError
 from mtokspec.runtime.shared.args import items, optional_text, token_text
 
 __all__ = ["rewrite_for_mnn", "Rewrite", "Loss", "RAISED", "PROBE_CONVERSATIONS", "matches", "transformers_prompt",
-           "mnn_prompt"]
+           "mnn_prompt", "device_raise"]
 
 
 #: Groups of rewrites, by the rule each answers; a group is dropped when it makes a probe worse.
@@ -222,6 +222,23 @@ def rewrite_for_mnn(template: str, *, bos_token: str | None = None, eos_token: s
         groups.discard(best)
         dropped.append(best)
     return Rewrite(new, sorted(applied), _losses(new, bos_token, lint_chat_template), dropped)
+
+
+def device_raise(template: str, prompt: str, render: Callable[[str], str]) -> str | None:
+    """The message of the ``raise_exception`` MNN reached, when ``prompt`` is the marker a template
+    :func:`rewrite_for_mnn` wrote renders in its place (:data:`RAISED` and the message); ``None``
+    otherwise.  ``render(t)`` renders a template on MNN as ``prompt`` was rendered (same messages
+    and options): it is called once, on the template printing only whether a raise was reached,
+    and only when ``prompt`` starts with the marker (so a prompt that merely begins with those words
+    is not taken for one)."""
+    token_text("template", template)
+    token_text("prompt", prompt)
+    if not prompt.startswith(RAISED):
+        return None
+    probe = raise_probe(template)
+    if probe is None or render(probe) != "true":
+        return None
+    return prompt[len(RAISED):]
 
 
 def _losses(template: str, bos_token, lint) -> list[Loss]:

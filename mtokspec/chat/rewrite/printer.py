@@ -424,7 +424,7 @@ class _Printer:
             inner = self.as_str(base)
             if inner is not None:
                 self.need_title.add("filter")
-                return f"({self.atom(base)}|title if {_ON_HF} else {TITLE}_filter({inner}))"
+                return f"{TITLE}_filter({self.expr(base)}, {inner})"
         if name in _STR_FILTERS and base is not None and not e.args and not e.kwargs \
                 and not stringish(base, self.macros):
             inner = self.as_str(base)
@@ -591,7 +591,7 @@ class _Printer:
                 return self.atom(base) + "|" + m
             if m == "title" and not e.args and not e.kwargs and self.on("mnn-jinja-unsupported-method"):
                 self.need_title.add("method")
-                return f"({self.chain(base)}.title() if {_ON_HF} else {TITLE}_method({self.expr(base)}))"
+                return f"{TITLE}_method({self.expr(base)}, none)"
             return self.chain(base) + "." + m + "(" + self.args(e.args, e.kwargs) + ")"
         raise Unprintable("call of an expression")
 
@@ -680,13 +680,17 @@ def _html_escape(s: str) -> str:
 
 
 def _title_macro(kind: str, seps: list[str]) -> str:
-    """Title case by words: split on the first separator found (recursively), capitalize the words."""
+    """``name(v, s)``: on transformers ``v.title()`` (``v|title``); on MNN title case by words of the
+    string ``s`` (``v`` itself when ``s`` is none): split on the first separator found (recursively),
+    capitalize the words."""
     name = TITLE + "_" + kind
-    return ("{% macro " + name + "(s) %}{% set ns = namespace(sep='') %}{% for c in ["
+    hf = "v.title()" if kind == "method" else "v|title"
+    return ("{% macro " + name + "(v, s) %}{% if " + _ON_HF + " %}{{ " + hf + " }}{% else %}"
+            "{% if s is none %}{% set s = v %}{% endif %}{% set ns = namespace(sep='') %}{% for c in ["
             + ", ".join(str_lit(c) for c in seps) + "] %}{% if not ns.sep and c in s %}{% set ns.sep = c %}"
             "{% endif %}{% endfor %}{% if ns.sep %}{% for w in s.split(ns.sep) %}{% if not loop.first %}"
-            "{{ ns.sep }}{% endif %}{{ " + name + "(w) }}{% endfor %}{% else %}{{ s|capitalize }}{% endif %}"
-            "{% endmacro %}")
+            "{{ ns.sep }}{% endif %}{{ " + name + "(w, w) }}{% endfor %}{% else %}{{ s|capitalize }}{% endif %}"
+            "{% endif %}{% endmacro %}")
 
 
 #: str.title() starts a word after any character that is not a letter; jinja's |title after - ( { [ <
@@ -708,8 +712,24 @@ def print_template(ast: nodes.Template, groups: set[str], bos_empty: bool | None
             + (_TOJSON_IND_MACRO if p.need_tojson_indent else "") + (_ESCAPE_MACRO if p.need_escape else "")
             + "".join(_TITLE_MACROS[k] for k in sorted(p.need_title)))
     if p.need_raise:
-        head += "{% set " + _ERR + " = namespace(raised=false, message='') %}"
-        body = ("{% macro " + _BODY + "() %}" + body + "{% endmacro %}{% set " + _BODY + "_out = " + _BODY + "() %}"
-                "{% if " + _ERR + ".raised %}{{ " + str_lit(RAISED) + " ~ " + _ERR + ".message }}"
-                "{% else %}{{ " + _BODY + "_out }}{% endif %}")
+        head += _RAISE_HEAD
+        body = _RAISE_BODY[0] + body + _RAISE_BODY[1] + _RAISE_TAIL
     return head + body, p.applied - p.missed
+
+
+# A template with a guarded raise_exception: its body renders into a macro; the prompt is the marker
+# when a raise was reached, else the body's output.
+_RAISE_HEAD = "{% set " + _ERR + " = namespace(raised=false, message='') %}"
+_RAISE_BODY = ("{% macro " + _BODY + "() %}", "{% endmacro %}{% set " + _BODY + "_out = " + _BODY + "() %}")
+_RAISE_TAIL = ("{% if " + _ERR + ".raised %}{{ " + str_lit(RAISED) + " ~ " + _ERR + ".message }}"
+               "{% else %}{{ " + _BODY + "_out }}{% endif %}")
+#: The same template printing only whether a raise was reached (MNN prints ``true``/``false``).
+_RAISE_PROBE_TAIL = "{{ " + _ERR + ".raised }}"
+
+
+def raise_probe(template: str) -> str | None:
+    """For a template :func:`print_template` wrote with a guarded raise: the same template printing
+    only whether a raise was reached (``None`` for any other template)."""
+    if not (template.endswith(_RAISE_TAIL) and _RAISE_HEAD in template):
+        return None
+    return template[:-len(_RAISE_TAIL)] + _RAISE_PROBE_TAIL
