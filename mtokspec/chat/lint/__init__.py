@@ -87,6 +87,8 @@ def _lint_parsed(lint: TemplateLint, env: jinja2.Environment, template: str, ast
         lint.add("mnn-jinja-raise-noop", "info", r.lineno,
                  f"raise_exception({r.message}) runs on transformers only: where it raises, MNN renders "
                  f"'{RAISED}' and the message as the prompt (the rewrite's contract)")
+    for lineno, code, message in view.approximations:
+        lint.add(code, "warning", lineno, message)
     lint.free_names = free_names(ast)
     lint.printed_vars = {target_key(n) for out in ast.find_all(nodes.Output) for child in out.nodes
                          for n in [child, *child.find_all((nodes.Name, nodes.Getattr))]} - {None}

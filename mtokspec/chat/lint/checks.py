@@ -54,6 +54,7 @@ from mtokspec.chat.lint.expressions import (
     target_key,
     unparsable_inside,
 )
+from mtokspec.chat.lint.guards import TITLE
 from mtokspec.chat.lint.whitespace import jinja_segments, mnn_segments
 from mtokspec.format.validate import Finding
 
@@ -522,6 +523,10 @@ class TemplateLint:
             if fn == "raise_exception":
                 self.add("mnn-jinja-raise-noop", "warning", line,
                          "raise_exception is a no-op on MNN: input transformers rejects renders anyway", reach)
+            elif fn in (TITLE + "_method", TITLE + "_filter") and e.args and not is_role(e.args[0], scope):
+                self.add("mnn-jinja-ascii-string-ops", "warning", line,
+                         "title case on MNN (the rewrite's words capitalized) changes ASCII letters only and "
+                         "starts words after ASCII characters only: differs for other scripts", reach)
             elif fn in self.macros:
                 self.macro_reach[fn] = max(self.macro_reach.get(fn, -1), reach)
                 self.macro_call(e, self.macros[fn], reach)

@@ -3,7 +3,7 @@ wherever they are written): the lint reads a rewritten template through :func:`m
 reports what the rewrite could not make equal and not the rewrite's own, exact, constructs.
 
 * ``A if raise_exception is defined else B``: MNN defines no ``raise_exception``, so it evaluates
-  ``B``; ``{% if raise_exception is defined %}...{% endif %}`` renders nothing there (a
+  ``B`` (``B`` for ``A`` = ``x|dictsort`` visits the keys sorted bytewise: an approximation); ``{% if raise_exception is defined %}...{% endif %}`` renders nothing there (a
   ``raise_exception(msg)`` inside is the rewrite's raise contract, returned as :class:`GuardedRaise`);
 * ``x if x is defined else D`` where ``D`` is what transformers passes for an undefined ``x``
   (``none`` for ``tools``/``documents``, ``false`` for ``add_generation_prompt``, ``''`` for
@@ -48,6 +48,8 @@ class MnnView:
 
     exact_tests: set[int] = field(default_factory=set)  # id() of Test nodes that are guards
     raises: list[GuardedRaise] = field(default_factory=list)
+    #: (line, rule, message): what MNN's side of an engine switch still renders otherwise
+    approximations: list[tuple[int, str, str]] = field(default_factory=list)
 
 
 def _hf_probe(e: nodes.Node) -> bool:
@@ -97,6 +99,10 @@ class _View(NodeTransformer):
 
     def visit_CondExpr(self, node: nodes.CondExpr) -> nodes.Node:
         if _hf_probe(node.test) and node.expr2 is not None:
+            if isinstance(node.expr1, nodes.Filter) and node.expr1.name == "dictsort":
+                self.view.approximations.append((node.lineno, "mnn-jinja-unsupported-filter", (
+                    "dictsort, on MNN by a loop over the mapping: its keys sorted bytewise (transformers: "
+                    "case-insensitively), which differs for keys that differ in case")))
             return self.visit(node.expr2)
         node = self.generic_visit(node)
         s = _test_of(node.test, "string")

@@ -425,6 +425,15 @@ class _Printer:
             if inner is not None:
                 self.need_title.add("filter")
                 return f"{TITLE}_filter({self.expr(base)}, {inner})"
+        if (name == "dictsort" and not e.args and not e.kwargs and base is not None and chainable(base) and pure(base)
+                and self.pre is not None and self.on("mnn-jinja-unsupported-filter")):
+            # MNN's for visits a mapping's keys sorted bytewise: the pairs collected before the statement
+            a = self.chain(base)
+            box, k = self.fresh("dictsort"), self.fresh("key")
+            self.pre.append("{% set " + box + " = namespace(items=[]) %}{% for " + k + " in (" + a + " if (" + a
+                            + " is defined and " + a + " is mapping) else {}) %}{% set " + box + ".items = " + box
+                            + ".items + [[" + k + ", " + a + "[" + k + "]]] %}{% endfor %}")
+            return f"({a}|dictsort if {_ON_HF} else {box}.items)"
         if name in _STR_FILTERS and base is not None and not e.args and not e.kwargs \
                 and not stringish(base, self.macros):
             inner = self.as_str(base)
