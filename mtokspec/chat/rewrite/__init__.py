@@ -24,12 +24,19 @@ an equivalent both engines render as transformers renders the original:
   zero;
 * ``break``/``continue`` through a namespace that guards the rest of the loop body; ``for ... else``
   as an ``if`` after the loop; a ``{% set x %}`` block as a macro whose output is assigned;
+* macro defaults passed by every call (MNN binds none); ``'...'|safe + x`` with markupsafe's escape
+  of ``x`` written out; ``str.title()``/``|title`` and ``|dictsort`` by an engine switch
+  (``raise_exception is defined``: transformers' own on transformers, words capitalized / a loop
+  over the mapping on MNN); ``trim``/``upper``/``lower``/``capitalize`` of a non-string on Python's
+  ``str()``; ``tojson`` with transformers' default keyword arguments;
 * ``raise_exception(msg)``: transformers stops with an error; MNN cannot stop, so the rewritten
   template renders its body into a macro and, when a raise was reached, the prompt is :data:`RAISED`
-  followed by the first message instead.  On transformers the call still raises where it stood.
+  followed by the first message instead (:func:`device_raise` tells it from other prompts).  On
+  transformers the call still raises where it stood.
 
 What cannot be rewritten stays as it was and is reported (:class:`Loss`, coded with the rules of
-``mtokspec/divergences/rules/chat_template.py``: the lint's findings on the rewritten template).
+``mtokspec/divergences/rules/chat_template.py``: the lint's findings on the rewritten template,
+which it reads through the rewrite's guards, ``mtokspec/chat/lint/guards.py``).
 Each group of rewrites (one per rule) is checked with the emulated engine on probe conversations
 (and any the caller gives): a group is left out when it would make one render worse on MNN than the
 original did, or change transformers' rendering.  The printer's choices are recorded in
