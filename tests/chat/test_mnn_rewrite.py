@@ -175,6 +175,9 @@ MSGS = [{"role": "system", "content": "S"}, {"role": "user", "content": "U"}, {"
     "{{ f('b', range=3) }}{% set v = 'V' %}{% macro g(v='D') %}{{ v }}{% endmacro %}{{ g() }}{{ g('E') }}",
     "{{ none|trim }}|{{ x|upper }}|{{ messages[0].nothing|lower }}|{{ 3|capitalize }}|{{ messages[0]|trim }}",
     "{{ messages|tojson(ensure_ascii=False) }}|{{ messages[0]|tojson(indent=2, ensure_ascii=False) }}",
+    # MNN's == holds for any two mappings of one size (Mistral's message == user_messages[-1])
+    "{% set a = messages[0] %}{% for m in messages %}{{ m == a }}{{ m != messages[-1] }}"
+    "{% if m == messages[1] %}U{% endif %}|{% endfor %}",
 ])
 def test_rewrite_renders_as_transformers(template):
     hf, mnn = _both(template, MSGS)

@@ -27,8 +27,9 @@ TOJSON = "__mnn_tojson"
 TOJSON_IND = "__mnn_tojson_indent"
 REPR = "__mnn_repr"
 ESCAPE = "__mnn_escape"
+EQ = "__mnn_eq"  # 'T' where two values are equal as transformers compares them
 TITLE = "__mnn_title"  # TITLE + "_method" (str.title), TITLE + "_filter" (|title)
-HELPERS = {TOJSON, TOJSON_IND, REPR, ESCAPE, TITLE + "_method", TITLE + "_filter"}
+HELPERS = {TOJSON, TOJSON_IND, REPR, ESCAPE, EQ, TITLE + "_method", TITLE + "_filter"}
 #: What transformers passes where the caller gives nothing, as the guard's else writes it.
 _HF_DEFAULTS: dict[str, object] = {"tools": None, "documents": None, "add_generation_prompt": False,
                                    "bos_token": ""}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import jinja2.nodes as nodes
 
 # the printer's helper macros (their output is a string; the lint reads their calls, not their bodies)
-from mtokspec.chat.lint.guards import ESCAPE, REPR, TITLE, TOJSON, TOJSON_IND  # noqa: E402,F401
+from mtokspec.chat.lint.guards import EQ, ESCAPE, REPR, TITLE, TOJSON, TOJSON_IND  # noqa: E402,F401
 
 STR_FILTERS = {"trim", "upper", "lower", "capitalize", "tojson", "join", "string", "replace", "title", "indent",
                 "center", "format", "striptags", "wordwrap", "truncate", "urlencode", "e", "escape", "safe"}

@@ -10,7 +10,7 @@ from typing import Any
 import jinja2.nodes as nodes
 
 from mtokspec.chat.rewrite.analysis import (
-    BINOPS, CMP, ESCAPE, REPR, TITLE, TOJSON, TOJSON_IND, booleanish, chainable, has_control, is_int_const, markup,
+    BINOPS, CMP, EQ, ESCAPE, REPR, TITLE, TOJSON, TOJSON_IND, booleanish, chainable, has_control, is_int_const, markup,
     markup_plan, pure, str_lit, stringish, text,
 )
 from mtokspec.chat.lint import RAISED  # what MNN renders where transformers raises
@@ -48,6 +48,7 @@ class _Printer:
         self.need_raise = False
         self.need_tojson_indent = False
         self.need_escape = False
+        self.need_eq = False
         self.need_title: set[str] = set()  # "method" (str.title) and/or "filter" (jinja's |title)
         self.signatures: dict[str, tuple[list[str], dict[str, nodes.Expr]] | None] = {}
         self.markup_names: set[str] = set()  # variables only ever set to a Markup value (|safe ...)
@@ -313,6 +314,15 @@ class _Printer:
         if isinstance(e, nodes.Pos):
             return "(+" + self.atom(e.node) + ")"
         if isinstance(e, nodes.Compare):
+            if (len(e.ops) == 1 and e.ops[0].op in ("eq", "ne") and _maybe_mapping(e.expr)
+                    and _maybe_mapping(e.ops[0].expr) and pure(e.expr) and pure(e.ops[0].expr)
+                    and (isinstance(e.expr, nodes.Name) or isinstance(e.ops[0].expr, nodes.Name))
+                    and self.on("mnn-jinja-unsupported-test")):
+                # MNN's == holds for any two mappings of one size: a deep comparison by macro there
+                a, b = self.atom(e.expr), self.atom(e.ops[0].expr)
+                self.need_eq = True
+                eq = "==" if e.ops[0].op == "eq" else "!="
+                return f"(({a} {eq} {b}) if {_ON_HF} else ({EQ}({a}, {b}) {eq} 'T'))"
             terms = []
             left = e.expr
             for op in e.ops:
@@ -682,6 +692,25 @@ _ESCAPE_MACRO = (
     ".replace('>', '&gt;').replace('\"', '&#34;').replace(\"'\", '&#39;') }}{% endmacro %}")
 
 
+_EQ_MACRO = (
+    "{% macro " + EQ + "(a, b) %}{% if a is mapping and b is mapping %}{% if a|length == b|length %}"
+    "{% set ns = namespace(ok=true) %}{% for k, v in a|items %}{% if ns.ok and not (k in b and " + EQ
+    + "(v, b[k]) == 'T') %}{% set ns.ok = false %}{% endif %}{% endfor %}{{ 'T' if ns.ok else '' }}{% endif %}"
+    "{% elif a is mapping or b is mapping %}{% elif a is string or b is string %}{{ 'T' if a == b else '' }}"
+    "{% elif a is sequence and b is sequence %}{% if a|length == b|length %}{% set ns = namespace(ok=true) %}"
+    "{% for v in a %}{% if ns.ok and not (" + EQ + "(v, b[loop.index0]) == 'T') %}{% set ns.ok = false %}"
+    "{% endif %}{% endfor %}{{ 'T' if ns.ok else '' }}{% endif %}{% elif a == b %}{{ 'T' }}{% endif %}"
+    "{% endmacro %}")
+
+
+def _maybe_mapping(e: nodes.Expr) -> bool:
+    """A variable or an item of one (``m``, ``msgs[-1]``): maybe a mapping, which MNN's == misjudges."""
+    if isinstance(e, nodes.Name):
+        return e.name not in ("loop", "none", "true", "false")
+    return isinstance(e, nodes.Getitem) and isinstance(e.node, nodes.Name) and (
+        is_int_const(e.arg) or (isinstance(e.arg, nodes.Neg) and is_int_const(e.arg.node)))
+
+
 def _html_escape(s: str) -> str:
     """markupsafe's escape (what Markup's ``+`` applies to a plain string)."""
     return (s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&#34;")
@@ -719,6 +748,7 @@ def print_template(ast: nodes.Template, groups: set[str], bos_empty: bool | None
     body = p.body(ast.body)
     head = ((_TOJSON_MACRO if p.need_tojson else "") + (_REPR_MACRO if p.need_repr else "")
             + (_TOJSON_IND_MACRO if p.need_tojson_indent else "") + (_ESCAPE_MACRO if p.need_escape else "")
+            + (_EQ_MACRO if p.need_eq else "")
             + "".join(_TITLE_MACROS[k] for k in sorted(p.need_title)))
     if p.need_raise:
         head += _RAISE_HEAD
