@@ -98,6 +98,9 @@ _HYPOTHESIS_TEMPLATES = ["llamacpp-google-gemma-2-2b-it", "llamacpp-meta-llama-L
                          "llamacpp-test-ChatGLM4", "ortx-qwen2.5", "llamacpp-mistralai-Mistral-Nemo-Instruct-2407"]
 
 
+_HYPOTHESIS_COLLECTED = ["openchat-openchat-3.5-0106", "meetkai-functionary-medium-v3.2", "mistralai-Mistral-Nemo-Instruct-2407"]
+
+
 def _hypothesis_params() -> list:
     params = [pytest.param((t["template"], t["bos_token"], t["eos_token"], False), id=f"rules-{i}")
               for i, t in enumerate(RULES_DATA["templates"]) if t["rule"] in ("engine", "mnn-jinja-raise-noop")]
@@ -106,6 +109,12 @@ def _hypothesis_params() -> list:
         if p.is_file():
             spec = json.loads(p.read_text(encoding="utf-8"))
             params.append(pytest.param((spec["template"], spec.get("bos_token"), spec.get("eos_token"), True), id=name))
+    collected = Path(__file__).parent / "data" / "collected"
+    sources = json.loads((collected / "SOURCES.json").read_text(encoding="utf-8"))
+    for name in _HYPOTHESIS_COLLECTED:
+        src = sources[name]
+        params.append(pytest.param(((collected / src["file"]).read_text(encoding="utf-8"), src["bos_token"],
+                                    src["eos_token"], True), id=name))
     return params
 
 
