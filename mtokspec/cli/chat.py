@@ -48,9 +48,15 @@ def cmd_chat(args) -> int:
         print(f"mtokspec: {args.file}: the file has no chat template: give one with --template FILE (a Jinja "
               f"file), or embed it: mtokspec set {args.file} --chat-template FILE -o OUT", file=sys.stderr)
         return 2
+    agp = not args.no_generation_prompt
+    raised = None
     try:
-        prompt = tok.apply_chat_template(messages, add_generation_prompt=not args.no_generation_prompt,
-                                         template=template)
+        prompt = tok.apply_chat_template(messages, add_generation_prompt=agp, template=template)
+        if args.runtime == "mnn":  # a rewritten template's marker where transformers raises (chat-mnn.md)
+            from mtokspec.chat.rewrite import device_raise
+
+            raised = device_raise(template if template is not None else tok.chat_template, prompt,
+                                  lambda t: tok.apply_chat_template(messages, add_generation_prompt=agp, template=t))
     except ChatTemplateError as e:
         print(f"mtokspec: chat template: {one_line(e)}", file=sys.stderr)
         return 1
@@ -58,6 +64,10 @@ def cmd_chat(args) -> int:
     if args.tokens:  # hf: as apply_chat_template(tokenize=True); mnn: Llm::response's tokenizer_encode
         ids = tok.encode(prompt, add_special_tokens=args.runtime == "mnn")
         sys.stdout.write("\n" + " ".join(map(str, ids)) + "\n")
+    if raised is not None:
+        print(f"mtokspec: chat template: raise_exception({one_line(raised)}) reached: transformers raises here; "
+              "the device renders the marker printed above", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -100,8 +110,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "with the chat template embedded in FILE, exactly as transformers renders it "
                     "(sandboxed: unsafe templates are refused, time and output size are bounded), or "
                     "with --runtime mnn exactly as MNN's engine renders it on a device. "
-                    "Exit 1 when the template raises or is refused; 2 when FILE has no template and "
-                    "--template gives none.",
+                    "Exit 1 when the template raises or is refused (with --runtime mnn: when a template "
+                    "rewritten for MNN renders its raise marker, which is printed); 2 when FILE has no "
+                    "template and --template gives none.",
     )
     p.add_argument("file", help="the .mtok file")
     p.add_argument("--messages", required=True, metavar="conversation.json", help="the messages ('-' for stdin)")
