@@ -122,13 +122,56 @@ def protected_table(table: list[tuple[int, bytes]]) -> t.Normalizer:
     return t.SequenceNormalizer([*replaces, t.TableNormalizer(rows)]) if replaces else t.TableNormalizer(rows)
 
 
+@lru_cache(maxsize=1)
+def canonical_pairs() -> tuple[tuple[str, str], ...]:
+    """``(base + mark, composed)`` for every canonical composition of two code points (Hangul
+    aside), the pairs whose base is itself composed after the pairs that compose that base."""
+    import unicodedata
+
+    out: list[tuple[int, str, str]] = []
+    for cp in range(0x110000):
+        c = chr(cp)
+        d = unicodedata.decomposition(c)
+        if not d or d.startswith("<") or 0xAC00 <= cp <= 0xD7A3:
+            continue
+        parts = [chr(int(x, 16)) for x in d.split()]
+        if len(parts) == 2 and unicodedata.normalize("NFC", "".join(parts)) == c:
+            depth = len(unicodedata.normalize("NFD", parts[0]))
+            out.append((depth, "".join(parts), c))
+    return tuple((pair, c) for _, pair, c in sorted(out))
+
+
+def composed(table: list[tuple[int, bytes]], form_of) -> list[t.Normalizer]:
+    """Literal Replaces, before a table, of each base + mark that ``form_of`` (the HF form of a
+    string, None: not one of its keys) composes to one character that the table leaves as it is:
+    what a per-code-point table cannot do (exact for a base followed by one mark, or by several in
+    canonical order)."""
+    mapped = dict(table)
+    out: list[t.Normalizer] = []
+    for pair, c in canonical_pairs():
+        got = form_of(pair)
+        if got is not None and len(got) == 1 and ord(got) not in mapped and got != pair:
+            out.append(t.ReplaceNormalizer(pair, got))
+    return out
+
+
+def _with_compositions(replaces: list[t.Normalizer], node: t.Normalizer) -> t.Normalizer:
+    if not replaces:
+        return node
+    kids = node.normalizers if isinstance(node, t.SequenceNormalizer) else [node]
+    return t.SequenceNormalizer([*replaces, *kids])
+
+
 def _lower_precompiled(node: Any, old: Any, _ctx: Context) -> t.Normalizer | None:
     from mtokspec.runtime.hf.precompiled import charsmap_from_json
 
     if not isinstance(old, t.TableNormalizer):
         return None
     cm = charsmap_from_json(node)
-    return None if cm is None else protected_table(cm.per_code_point())
+    if cm is None:
+        return None
+    table = cm.per_code_point()
+    return _with_compositions(composed(table, cm.transform), protected_table(table))
 
 
 @lru_cache(maxsize=1)
@@ -154,14 +197,20 @@ def _lower_table(kind: str):
     def lower(_node: Any, old: Any, _ctx: Context) -> t.Normalizer | None:
         from mtokspec.convert import unicode_tables
 
+        import unicodedata
+
         if not isinstance(old, (t.TableNormalizer, t.NoNormalizer)):
             return None
-        return protected_table(unicode_tables.normalization_table(kind))
+        table = unicode_tables.normalization_table(kind)
+        node = protected_table(table)
+        if kind in ("NFC", "NFKC"):
+            node = _with_compositions(composed(table, lambda s: unicodedata.normalize(kind, s)), node)
+        return node
     return lower
 
 
 _TABLE = ("a table of each code point's normal form, the controls MNN's table spaces passed through private-use "
-          "stand-ins (U+10FF00-10FF58)")
+          "stand-ins (U+10FF00-10FF58); NFC/NFKC: literal Replaces of the 941 canonical base + mark pairs first")
 _TABLE_RULE = "mnn-table-normalizer"
 
 ROWS: tuple[Variant, ...] = (
@@ -174,7 +223,8 @@ ROWS: tuple[Variant, ...] = (
     Variant("normalizer", "NFKD", "", V.APPROXIMATED, _TABLE + " (NFKD)", _TABLE_RULE, lossy=True,
             example={"type": "NFKD"}, lower=_lower_table("NFKD")),
     Variant("normalizer", "Precompiled", "", V.APPROXIMATED,
-            "the character map per code point, with literal Replaces for the controls MNN's table spaces",
+            "the character map per code point, the controls MNN's table spaces through stand-ins, and literal "
+            "Replaces of the base + mark pairs the map composes",
             _TABLE_RULE, lossy=True, why="keys of more than one character (and its grapheme-wise matching) are lost",
             example=None, lower=_lower_precompiled),
     Variant("normalizer", "Nmt", "", V.EXACT, "literal Replaces: the deleted controls, then the spaced characters",
