@@ -99,14 +99,14 @@ def test_chat_values_bounded_as_made(tmp_path, pure, name, template):
 
 @PURE
 def test_lint_is_linear_in_the_template(tmp_path, pure):
-    """280 KB of template (18 s when the lint was quadratic) within the timeout, and the
-    renderer's cap past 2M characters."""
+    """250 KB of template (a 280 KB one took 18 s when the lint was quadratic) within the timeout,
+    and the renderer's cap (256 KiB) past it."""
     unit = "{% if messages[0]['role'] == 'system' %}{{ messages[0]['content'] | trim }}{% endif %}\n"
-    path = with_template(tmp_path, unit * (280_000 // len(unit)))
-    result = cli("lint", str(path), pure=pure, label="lint: 280 KB template", timeout=60)
+    path = with_template(tmp_path, unit * (250_000 // len(unit)))
+    result = cli("lint", str(path), pure=pure, label="lint: 250 KB template", timeout=60)
     assert result.returncode in (0, 1)
-    big = with_template(tmp_path, "a" * 2_000_001)
-    result = cli("lint", str(big), pure=pure, label="lint: 2M+1 characters")
+    big = with_template(tmp_path, "a" * (256 * 1024 + 1))
+    result = cli("lint", str(big), pure=pure, label="lint: 256 KiB + 1 characters")
     assert result.returncode == 2 and "too long" in result.err
 
 

@@ -83,3 +83,20 @@ def test_readme_and_docs_tables_are_generated_from_the_rows():
         "run python -m tools.readme_variants"
     text = README.read_text(encoding="utf-8")
     assert readme_variants.render(text) == text, "run python -m tools.readme_variants"
+
+
+def test_the_semantics_agrees_with_mnn_on_every_rows_folder():
+    """``tools/mnn_semantics_check.py --rows --record``: MNN's own ``mnn_tok`` and the ``mnn``
+    semantics gave the same four answers on every case of every row's folder (the tests above use
+    the semantics in MNN's place)."""
+    import json
+
+    from tests._support import ROOT
+
+    record = json.loads((ROOT / "benchmarks" / "records" / "mnn_semantics_new.json").read_text(encoding="utf-8"))
+    seen = {r["folder"]: r for r in record["rows"]}
+    for v in rows():
+        if v.example is not None:
+            name = v.key.replace("/", "_").replace(" ", "_")
+            assert name in seen, f"{v.key}: not in the record (run python -m tools.mnn_semantics_check --rows --record)"
+            assert seen[name]["agree"] == seen[name]["cases"] > 0, seen[name]

@@ -214,7 +214,7 @@ class FileReference:
 
     source = "the file's own HF semantics (mtokspec; no tokenizer.json to check against)"
 
-    def __init__(self, tree):
+    def __init__(self, tree: t.MtokFile) -> None:
         from mtokspec.runtime.hf import HfTokenizer as Tokenizer
 
         instance("tree", tree, t.MtokFile, "an MtokFile tree")

@@ -261,7 +261,10 @@ def test_compare_cli(tmp_path, capsys):
     assert "  rule                cases\n  mnn-post-misread        2\n" in out  # the count per rule
     # the first differing window, ids with their tokens (769: an id the misread invents, no token)
     assert "    MNN:            [2:'ab'] 769:None 196864:None ...\n    HF (this file): [3:'<s>'] 3:'<s>' 2:'ab' ...\n" in out
-    assert main(["compare", str(path), "--runtime", "mnn", "--no-special", "--text", str(cases)]) == 0
+    # without special tokens the encodings agree, but the tally of every device output still shows
+    # the misread encode (with the prefix and program): exit 1
+    assert main(["compare", str(path), "--runtime", "mnn", "--no-special", "--text", str(cases)]) == 1
+    assert "2/2 texts encode identically" in capsys.readouterr().out
     assert main(["compare", str(path)]) == 2  # --runtime hf needs --against
 
 

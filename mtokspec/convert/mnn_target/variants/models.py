@@ -50,5 +50,7 @@ ROWS: tuple[Variant, ...] = (
             model="unigram-fallback", lossy=True, applies=lambda n: bool(n.get("byte_fallback")),
             example={"byte_fallback": True}),
     Variant("model", "WordLevel", "", V.IMPOSSIBLE, "refused (no file written)", "format:model.WordLevel",
-            why="the format's models are BPE, WordPiece and Unigram", model="wordlevel"),
+            why="the format's models are BPE, WordPiece and Unigram, and the converter does not rewrite a "
+                "WordLevel vocabulary as one of them (a WordPiece whose prefix no token holds might: not done)",
+            model="wordlevel"),
 )
