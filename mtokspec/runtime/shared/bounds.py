@@ -34,7 +34,7 @@ from __future__ import annotations
 import time
 from contextvars import ContextVar
 
-from mtokspec.errors import ArgumentTypeError, TokenizerError
+from mtokspec.errors import ArgumentTypeError, ArgumentValueError, TokenizerError
 from mtokspec.format.growth import MAX_EXPANSION, PATTERN_DEPTH, PATTERN_SIZE, pattern_cost, pattern_refusal
 
 __all__ = ["Budget", "budget", "budget_size", "current", "enter_budget", "exit_budget", "grown", "running_budget", "MAX_EXPANSION", "MIN_OUTPUT", "REGEX_SECONDS",
@@ -55,11 +55,12 @@ def regex_steps(n: int) -> int:
 
 
 def checked_max_expansion(value) -> int:
-    """``value`` as a ``max_expansion`` keyword: a positive int (``TypeError``/``ValueError`` else)."""
+    """``value`` as a ``max_expansion`` keyword: a positive int (``ArgumentTypeError`` /
+    ``ArgumentValueError`` else)."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ArgumentTypeError(f"max_expansion must be an int, got {type(value).__name__}")
+        raise ArgumentTypeError(f"max_expansion: expected an int, got {type(value).__name__}")
     if value < 1:
-        raise ValueError(f"max_expansion must be at least 1, got {value}")
+        raise ArgumentValueError(f"max_expansion: expected an int of at least 1, got {value}")
     return value
 
 
