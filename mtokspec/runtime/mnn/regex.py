@@ -413,7 +413,7 @@ def _refused(pattern: bytes, st: Budget) -> UndefinedInMnn:
     return UndefinedInMnn(
         f"pattern {pattern[:60]!r}: MNN's regex engine backtracks catastrophically here (more than "
         f"{regex_steps(st.n)} steps for an input of {st.n} bytes or {REGEX_STEPS} "
-        "at one place, a class's reads included); MNN would run for minutes or hours")
+        "at one place, each character a class reads counted); MNN would run for seconds to hours")
 
 
 def _spans(folded: bytes, pattern: bytes, st: Budget) -> list[tuple[int, int]]:

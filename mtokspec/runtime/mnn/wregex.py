@@ -33,6 +33,7 @@ STACK_CHARACTERS = 26_000
 # automaton passes this many states; MNN does not catch it, so its encode throws (measured with
 # mnn_tok: "(?:(?:(?:a{1000}){1000}){1000})é" -> "Number of NFA states exceeds limit")
 STATE_LIMIT = 100_000
+_HUGE = 1 << 62
 
 MATCH, ALT, REPEAT, DUMMY, LINE_BEGIN, LINE_END, WORD, LOOKAHEAD, ACCEPT = range(9)
 
@@ -58,6 +59,8 @@ class _CharSet:
     ranges: list[tuple[int, int]] = field(default_factory=list)
     negated_parts: list[list[tuple[int, int]]] = field(default_factory=list)
     negate: bool = False
+    singles: int = 0  # single characters written in the class (a binary search)
+    tests: int = 0  # ranges and class escapes in it (one test each, in turn)
     _table: tuple | None = field(default=None, repr=False, compare=False)
 
     def _ready(self) -> tuple:
@@ -67,8 +70,7 @@ class _CharSet:
 
     @property
     def cost(self) -> int:
-        singles = sum(lo == hi for lo, hi in self.ranges)
-        return 1 + singles.bit_length() + (len(self.ranges) - singles) + len(self.negated_parts)
+        return 1 + self.singles.bit_length() + self.tests
 
     def __contains__(self, cp: int) -> bool:
         own, parts = self._ready()
@@ -235,6 +237,7 @@ class _Parser:
             lo = self.escape(in_class=True) if c == "\\" else self._take()
             if isinstance(lo, _CharSet):
                 cs.ranges += lo.ranges
+                cs.tests += 1  # \\d \\w \\s: one isctype test
                 cs.negated_parts += lo.negated_parts
                 continue
             if self.i + 1 < len(s) and s[self.i] == "-" and s[self.i + 1] != "]":
@@ -243,8 +246,10 @@ class _Parser:
                 if isinstance(hi, _CharSet) or hi < lo:
                     raise _Unsupported("range")
                 cs.ranges.append((lo, hi))
+                cs.tests += 1  # a range: one comparison in libstdc++'s linear scan of its ranges
             else:
                 cs.ranges.append((lo, lo))
+                cs.singles += 1
 
     def _take(self) -> int:
         self.i += 1
@@ -259,13 +264,13 @@ class _Parser:
             if close == -1:
                 raise _Unsupported("interval")
             lo_s, comma, hi_s = s[self.i:close].partition(",")
-            if not lo_s.isdigit() or (hi_s and not hi_s.isdigit()):
+            if not (lo_s + hi_s).isascii() or not lo_s.isdigit() or (hi_s and not hi_s.isdigit()):
                 raise _Unsupported("interval")
             self.i = close + 1
-            if len(lo_s.lstrip("0")) > 9 or len(hi_s.lstrip("0")) > 9:
-                raise _Unsupported("interval")  # past libstdc++'s long on the way: its own error
-            low = int(lo_s)
-            high = None if comma and not hi_s else int(hi_s) if hi_s else low
+            # a count past a long: libstdc++ throws (error_badbrace); counted as one past any limit
+            low = min(int(lo_s) if len(lo_s.lstrip("0")) < 19 else _HUGE, _HUGE)
+            high = None if comma and not hi_s else (
+                min(int(hi_s) if len(hi_s.lstrip("0")) < 19 else _HUGE, _HUGE) if hi_s else low)
             if high is not None and high < low:
                 raise _Unsupported("interval")
         else:
