@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from mtokspec.errors import (
     ArgumentTypeError,
+    ArgumentValueError,
     CasesError,
     ChatTemplateError,
     ConversationsError,
@@ -48,7 +49,8 @@ __all__ = [
     "TokenizerFile", "MtokFile", "SentencePieceTxtFile", "TiktokenTxtFile", "BertTxtFile", "HuggingFaceTxtFile",
     "Tokenizer", "Semantics", "load",
     "Error", "MtokFormatError", "TokenizerError", "UndefinedInMnn", "ChatTemplateError", "ConversionError",
-    "EditError", "CasesError", "ConversationsError", "ArgumentTypeError", "PathRefused",
+    "EditError", "CasesError", "ConversationsError", "ArgumentTypeError", "ArgumentValueError",
+    "PathRefused",
     "convert", "divergences", "strategies",
 ]
 __version__ = "0.1.0"

@@ -3,6 +3,7 @@
 One ``except mtokspec.Error`` catches "mtokspec refused this input": :class:`MtokFormatError`
 (parse/build), :class:`TokenizerError` (a tree the runtime cannot run), :class:`UndefinedInMnn`,
 :class:`ChatTemplateError`, :class:`ConversationsError`, :class:`EditError`, :class:`CasesError`,
+:class:`ArgumentTypeError` and :class:`ArgumentValueError` (a public function's argument),
 ``mtokspec.convert.ConversionError`` (which carries its losses) and :class:`PathRefused` (a file the
 CLI will not read or write).
 """
@@ -39,6 +40,12 @@ class TokenizerError(Error, ValueError):
 class ArgumentTypeError(Error, TypeError):
     """A public function or method given a value of the wrong Python type: a ``TypeError`` whose
     message names the parameter, and an :class:`Error` like every refusal of mtokspec."""
+
+
+class ArgumentValueError(Error, ValueError):
+    """A public function or method given a value of the right type that it does not take (an
+    option out of its range: ``max_expansion=0``, ``ordered_map(jobs=0)``): a ``ValueError`` whose
+    message starts with the parameter's name, and an :class:`Error` like every refusal."""
 
 
 class UndefinedInMnn(TokenizerError):

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Any, TypeVar
 
-from mtokspec.errors import ArgumentTypeError
+from mtokspec.errors import ArgumentTypeError, ArgumentValueError
 
 __all__ = ["default_jobs", "ordered_map", "dask_map"]
 
@@ -44,6 +44,15 @@ def _run_chunk(chunk: Sequence[Any]) -> list[Any]:
     return [_worker_fn(x) for x in chunk]
 
 
+def _positive(name: str, value: Any) -> int:
+    """``value`` as a count: an int (not a bool) of at least 1."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ArgumentTypeError(f"{name}: expected an int or None, got {type(value).__name__}")
+    if value < 1:
+        raise ArgumentValueError(f"{name}: expected an int of at least 1, got {value}")
+    return value
+
+
 def _chunks(items: Sequence[T], jobs: int, chunk_size: int | None) -> list[Sequence[T]]:
     size = chunk_size or max(1, min(256, -(-len(items) // (jobs * 8))))
     return [items[k:k + size] for k in range(0, len(items), size)]
@@ -53,13 +62,18 @@ def ordered_map(fn: Callable[[T], R], items: Iterable[T], *, jobs: int | None = 
                 progress: Callable[[int, int], None] | None = None, chunk_size: int | None = None) -> list[R]:
     """``[fn(x) for x in items]``, computed by ``jobs`` processes (default: :func:`default_jobs`;
     1, or too few items to share: in this process).  ``progress(done, total)`` is called as items
-    finish.  An exception in ``fn`` is raised here."""
+    finish.  An exception in ``fn`` is raised here.  ``jobs`` and ``chunk_size`` (items per task,
+    default: a share of the items) are ints of at least 1 or None (``ArgumentTypeError`` /
+    ``ArgumentValueError`` naming the parameter else), ``fn`` a callable."""
+    if not callable(fn):
+        raise ArgumentTypeError(f"fn: expected a callable, got {type(fn).__name__}")
+    if progress is not None and not callable(progress):
+        raise ArgumentTypeError(f"progress: expected a callable or None, got {type(progress).__name__}")
+    jobs = default_jobs() if jobs is None else _positive("jobs", jobs)
+    chunk_size = None if chunk_size is None else _positive("chunk_size", chunk_size)
+    if isinstance(items, (str, bytes)) or not isinstance(items, Iterable):
+        raise ArgumentTypeError(f"items: expected an iterable, got {type(items).__name__}")
     items = list(items)
-    jobs = default_jobs() if jobs is None else jobs
-    if not isinstance(jobs, int) or isinstance(jobs, bool):
-        raise ArgumentTypeError(f"jobs: expected an int, got {type(jobs).__name__}")
-    if jobs < 1:
-        raise ValueError(f"jobs must be a positive int, got {jobs!r}")
     chunks = _chunks(items, jobs, chunk_size)
     if jobs == 1 or len(chunks) < 2:
         out = []
@@ -86,7 +100,13 @@ def ordered_map(fn: Callable[[T], R], items: Iterable[T], *, jobs: int | None = 
 def dask_map(fn: Callable[[T], R], items: Iterable[T], *, client: Any = None, partitions: int | None = None) -> list[R]:
     """``[fn(x) for x in items]`` computed by Dask (a ``dask.bag`` of ``partitions`` parts, in the
     items' order): on ``client`` (a ``distributed.Client``, e.g. connected to a cluster's scheduler)
-    when given, else on local processes.  Needs ``dask`` (``pip install 'mtokspec[dask]'``)."""
+    when given, else on local processes.  Needs ``dask`` (``pip install 'mtokspec[dask]'``).  The
+    arguments are checked as :func:`ordered_map`'s."""
+    if not callable(fn):
+        raise ArgumentTypeError(f"fn: expected a callable, got {type(fn).__name__}")
+    partitions = None if partitions is None else _positive("partitions", partitions)
+    if isinstance(items, (str, bytes)) or not isinstance(items, Iterable):
+        raise ArgumentTypeError(f"items: expected an iterable, got {type(items).__name__}")
     try:
         import dask.bag as db
     except ImportError:

@@ -120,10 +120,40 @@ def load(source: t.TokenizerFile | bytes | bytearray | memoryview | str | os.Pat
     runtime does, legacy types by MNN's own legacy tokenizers; its one option is ``max_expansion``
     (both semantics: :mod:`mtokspec.runtime.shared.bounds`).
     """
+    if not isinstance(semantics, str):
+        raise ArgumentTypeError(f"semantics: expected 'hf' or 'mnn', got {type(semantics).__name__}")
     if semantics not in SEMANTICS:
         raise TokenizerError(f"semantics must be 'hf' or 'mnn', got {semantics!r}")
+    _check_options(semantics, upgrade_options, options)
     with paused_gc():
         return _load(source, semantics, upgrade_options, options)
+
+
+# the keywords each semantics' tokenizer takes (HfTokenizer's, MnnTokenizer.from_tree's)
+_OPTIONS: dict[str, tuple[str, ...]] = {"hf": ("max_expansion", "serde_scores"), "mnn": ("max_expansion",)}
+
+
+def _check_options(semantics: Semantics, upgrade_options: Any, options: dict[str, Any]) -> None:
+    """An option the semantics does not take, or ``upgrade_options`` that are no dict of
+    :func:`mtokspec.convert.upgrade`'s keywords: ``ArgumentTypeError`` naming it (as Python's own
+    ``TypeError`` for an unknown keyword would)."""
+    for name in options:
+        if name not in _OPTIONS[semantics]:
+            raise ArgumentTypeError(f"{name}: not an option of semantics={semantics!r} (it takes "
+                                    f"{', '.join(_OPTIONS[semantics])}{', upgrade_options' if semantics == 'hf' else ''})")
+    if upgrade_options is None:
+        return
+    if not isinstance(upgrade_options, dict):
+        raise ArgumentTypeError(f"upgrade_options: expected a dict or None, got {type(upgrade_options).__name__}")
+    import inspect
+
+    from mtokspec.convert.upgrade import upgrade
+
+    known = [p.name for p in inspect.signature(upgrade).parameters.values() if p.kind is p.KEYWORD_ONLY]
+    for name in upgrade_options:
+        if name not in known:
+            raise ArgumentTypeError(f"upgrade_options: {name!r} is not an option of mtokspec.convert.upgrade "
+                                    f"(it takes {', '.join(known)})")
 
 
 def _load(source: Any, semantics: Semantics, upgrade_options: dict[str, Any] | None,
@@ -151,9 +181,8 @@ def _load(source: Any, semantics: Semantics, upgrade_options: dict[str, Any] | N
 def _build(tree: t.TokenizerFile, semantics: Semantics, upgrade_options: dict[str, Any] | None,
            options: dict[str, Any]) -> Tokenizer:
     if semantics == "mnn":
-        bad = {k for k in options if k != "max_expansion"} | set(upgrade_options or ())
-        if bad:
-            raise TokenizerError(f"semantics='mnn' takes no options but max_expansion, got {sorted(bad)}")
+        if upgrade_options:
+            raise TokenizerError("upgrade_options: semantics='mnn' runs a legacy file as MNN does, not upgraded")
         from mtokspec.runtime.mnn import MnnTokenizer
 
         return MnnTokenizer.from_tree(tree, **options)

@@ -5,6 +5,7 @@ and ``mnn`` (``semantics="mnn"``).  An outcome is ``ok`` (a result), ``refused``
 ``mtokspec.Error``), ``escape`` (any other exception, ``MemoryError`` included) or ``hang``.
 
     python -m tools.hostile [--timeout S] [--memory GB] [CASE ...]   # the table, with time and peak memory
+    python -m tools.hostile --patterns N   # N drawn hostile patterns through every entry point
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Callable
 from hypothesis import strategies as st
 
 from mtokspec.format import tree as t
+from mtokspec.runtime.shared.bounds import PATTERN_DEPTH
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ("hf", "hf-pure", "mnn")
@@ -35,7 +37,7 @@ class Case:
 
     make: Callable
     what: str
-    kind: str = "tokenizer"  # or "upgrade" (run once, the configuration's codec path)
+    kind: str = "tokenizer"  # or "upgrade", "check" (run once per path: the tree given to ``call``)
 
 
 def _vocab(tokens) -> list[tuple[bytes, int]]:
@@ -101,6 +103,27 @@ def _upgrade_long_piece(n: int):
     return t.SentencePieceTxtFile(header=t.make_header(), pieces=pieces), lambda tree: upgrade(tree)
 
 
+def _nested_repeats(k: int, count: int, tail: str = "") -> str:
+    return "(?:" * k + "a" + "".join(f"{{{count}}})" for _ in range(k)) + tail  # (?:(?:a{c}){c}){c}...
+
+
+NESTED_1000_CUBED = _nested_repeats(3, 1000)
+DEEP_GROUPS = "(" * 3000 + "é" + ")" * 3000
+ASTRAL = "".join(chr(0x10000 + i) for i in range(100_000))
+ASTRAL_CLASS = "[" + ASTRAL[::4][:21_000] + "]"  # 21,000 distinct astral characters
+
+
+def _checked(pattern: str):
+    """validate and lint of a file whose Split holds ``pattern`` (run once, kind "check")."""
+    def call(tree):
+        import mtokspec
+
+        findings = mtokspec.validate(tree) + mtokspec.lint(tree, target="mnn")
+        bad = [f for f in findings if f.path.endswith(".pattern") and not f.message]
+        assert not bad, bad
+    return _file(pre=t.SplitPreTokenizer(pattern, False, t.SplitBehavior.Isolated)), call
+
+
 CASES: dict[str, Case] = {
     # issue 25
     "normalizer-replace-sequence": Case(
@@ -143,6 +166,22 @@ CASES: dict[str, Case] = {
         'an added token " " with lstrip and rstrip, and one never found, 10 KB of spaces'),
     "upgrade-700KB-piece": Case(lambda: _upgrade_long_piece(700_000), "upgrade of a type 0 file with a 700 KB piece",
                                 kind="upgrade"),
+    # issue 33: patterns whose compiled size, nesting or classes are hostile
+    "split-nested-repeats-1000^3": Case(lambda: _split(NESTED_1000_CUBED, "aaaa"),
+                                        'Split("(?:(?:(?:a{1000}){1000}){1000})"), "aaaa"'),
+    "split-nested-repeats-1000^3-é": Case(lambda: _split(NESTED_1000_CUBED + "é", "aaaa"),
+                                          'Split("(?:(?:(?:a{1000}){1000}){1000})é") (std::wregex path), "aaaa"'),
+    "split-3000-nested-groups-é": Case(lambda: _split(DEEP_GROUPS, "aé" * 10), "Split of 3,000 nested groups around é"),
+    "split-21000-astral-class": Case(lambda: _split(ASTRAL_CLASS, ASTRAL),
+                                     "Split of a 21,000-character astral class, 100,000 distinct astral characters"),
+    "split-repeat-count-past-int": Case(lambda: _split("a{99999999999}b", "aaab"),
+                                        'Split("a{99999999999}b"): a count past std::stoi\'s int'),
+    "split-class-run-every-position": Case(lambda: _split("[^x]{50000}y", "a" * 100_000),
+                                           'Split("[^x]{50000}y"), 100,000 "a": a 50,000-character class run at each place'),
+    "check-nested-repeats-1000^3-é": Case(lambda: _checked(NESTED_1000_CUBED + "é"),
+                                          "validate and lint of Split(\"(?:(?:(?:a{1000}){1000}){1000})é\")", kind="check"),
+    "check-3000-nested-groups-é": Case(lambda: _checked(DEEP_GROUPS), "validate and lint of 3,000 nested groups",
+                                       kind="check"),
 }
 
 
@@ -151,7 +190,10 @@ CASES: dict[str, Case] = {
 QUICK = ["normalizer-replace-sequence", "normalizer-table-sequence", "normalizer-replace-huge",
          "pre-tokenizer-bytelevel-sequence", "decoder-replace-sequence", "split-(a+)+é-31",
          "split-(a|aa)+é$-5000", "split-[^é]+-30000", "split-deadline-200-segments",
-         "wordpiece-2^31-cap-10KB", "added-lstrip-10KB-spaces", "unigram-64KB-piece"]
+         "wordpiece-2^31-cap-10KB", "added-lstrip-10KB-spaces", "unigram-64KB-piece",
+         "split-nested-repeats-1000^3", "split-nested-repeats-1000^3-é", "split-3000-nested-groups-é",
+         "split-repeat-count-past-int", "split-class-run-every-position", "check-nested-repeats-1000^3-é",
+         "check-3000-nested-groups-é"]
 
 
 @st.composite
@@ -171,6 +213,134 @@ def amplifying_files(draw) -> t.MtokFile:
         step = draw(st.sampled_from([t.ByteLevelPreTokenizer(False), t.MetaspacePreTokenizer(" " * grow, True)]))
         return _file(pre=t.SequencePreTokenizer([step] * k))
     return _file(decoder=t.SequenceDecoder([t.ReplaceDecoder("a", "a" * grow)] * k))
+
+
+@st.composite
+def hostile_patterns(draw) -> str:
+    """A pattern hostile to compile or to run: counted repeats nested (their product past any
+    bound), groups nested deep (past mtokspec's parsers, near or past MNN's stack), huge classes
+    (BMP or astral, with ranges, negated, repeated), or one of those inside another; with or
+    without a non-ASCII literal (which sends it to MNN's ``std::wregex`` path)."""
+    kind = draw(st.sampled_from(["repeats", "deep", "class", "mixed"]))
+    tail = draw(st.sampled_from(["", "é", "b", "é$"]))
+    if kind == "repeats":
+        k = draw(st.integers(1, 4))
+        counts = draw(st.lists(st.sampled_from([1, 2, 7, 100, 999, 1000, 5000, 100_000, 100_001, 2**31]),
+                               min_size=k, max_size=k))
+        atom = draw(st.sampled_from(["a", "[ab]", "a|b", "a+", "é"]))
+        pattern = "(?:" * k + atom + "".join(f"{{{c}}})" for c in counts)
+    elif kind == "deep":
+        depth = draw(st.sampled_from([1, 10, PATTERN_DEPTH, PATTERN_DEPTH + 1, 200, 3000, 19_500]))
+        opener = draw(st.sampled_from(["(", "(?:"]))
+        quant = draw(st.sampled_from(["", "*", "+", "{2}"]))
+        pattern = opener * depth + draw(st.sampled_from(["a", "é", "a+"])) + (")" + quant) * depth
+    elif kind == "class":
+        pattern = draw(_classes())
+    else:
+        inner = draw(_classes())
+        k = draw(st.integers(1, 3))
+        pattern = "(?:" * k + inner + "".join(f"{{{draw(st.sampled_from([2, 50, 1000]))}}})" for _ in range(k))
+    return pattern + tail
+
+
+@st.composite
+def _classes(draw) -> str:
+    size = draw(st.sampled_from([1, 100, 5000, 21_000, 70_000]))
+    base = draw(st.sampled_from([0x10000, 0x4E00, 0x100]))
+    step = draw(st.sampled_from([1, 4]))
+    chars = [chr(base + i * step) for i in range(size)]
+    if draw(st.booleans()):  # ranges
+        chars = [f"{a}-{chr(ord(a) + 1)}" for a in chars[::3]]
+    body = "".join(chars)
+    return ("[^" if draw(st.booleans()) else "[") + body + "]" + draw(st.sampled_from(["", "+", "{3}", "*x"]))
+
+
+HOSTILE_TEXTS = ["aaaa", "a" * 2000 + "!", "é" * 300 + "b", ASTRAL[:20_000], "ab" * 5000 + "é",
+                 "".join(chr(0x4E00 + i) for i in range(20_000))]
+
+CASE_SECONDS = 10.0  # every hostile case: an answer or the library's error within this (CPU time)
+
+
+def check_entry_points(pattern: str, text: str) -> list[tuple[str, str, float]]:
+    """Each entry point that compiles ``pattern`` (HF and MNN encode, ``validate``, ``lint``),
+    with ``text``: ``(entry, outcome, CPU seconds)``; an exception other than ``mtokspec.Error``,
+    an empty finding message or a case past :data:`CASE_SECONDS` raises ``AssertionError``."""
+    import mtokspec
+
+    tree = _file(pre=t.SplitPreTokenizer(pattern, False, t.SplitBehavior.Isolated))
+    calls = {"encode hf": lambda: mtokspec.Tokenizer.from_tree(tree).encode(text),
+             "encode mnn": lambda: mtokspec.Tokenizer.from_tree(tree, semantics="mnn").encode(text),
+             "validate": lambda: mtokspec.validate(tree), "lint": lambda: mtokspec.lint(tree, target="mnn")}
+    out = []
+    for entry, call in calls.items():
+        t0 = time.process_time()
+        try:
+            result = call()
+            outcome = "ok"
+            if entry in ("validate", "lint"):
+                assert all(f.message for f in result), (entry, pattern[:80], result)
+        except mtokspec.Error as e:
+            outcome = type(e).__name__
+            assert str(e), (entry, pattern[:80])
+        spent = time.process_time() - t0
+        assert spent < CASE_SECONDS, f"{entry} of {pattern[:80]!r} on {text[:20]!r}: {spent:.1f} s"
+        out.append((entry, outcome, spent))
+    return out
+
+
+def hf_folder(path: Path, pattern: str) -> Path:
+    """An HF folder, made with ``tokenizers``, whose ``Split`` holds ``pattern`` (written into the
+    saved ``tokenizer.json``: Oniguruma would refuse to compile some of them)."""
+    from tokenizers import Regex, Tokenizer as HFTokenizer, models, pre_tokenizers
+
+    path.mkdir(parents=True, exist_ok=True)
+    tok = HFTokenizer(models.BPE(vocab={"a": 0, "b": 1, "aa": 2, "é": 3}, merges=[("a", "a")]))
+    tok.pre_tokenizer = pre_tokenizers.Split(Regex("a+"), "isolated")
+    tok.save(str(path / "tokenizer.json"))
+    doc = json.loads((path / "tokenizer.json").read_text(encoding="utf-8"))
+    doc["pre_tokenizer"]["pattern"]["Regex"] = pattern
+    (path / "tokenizer.json").write_text(json.dumps(doc), encoding="utf-8")
+    return path
+
+
+def fuzz_patterns(examples: int, folders: int, workdir: str) -> int:
+    """The property run (in a child under a memory limit: ``tests/runtime/test_pattern_hostile.py``):
+    ``examples`` drawn patterns through :func:`check_entry_points`, ``folders`` of them as HF
+    folders through ``convert.from_hf(target="mnn")``; one JSON line per case."""
+    from hypothesis import HealthCheck, given, settings
+
+    import mtokspec
+    from mtokspec.convert import from_hf
+
+    @settings(max_examples=examples, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(hostile_patterns(), st.sampled_from(HOSTILE_TEXTS))
+    def entry_points(pattern, text):
+        for entry, outcome, spent in check_entry_points(pattern, text):
+            print(json.dumps({"pattern": pattern[:60], "entry": entry, "outcome": outcome, "seconds": round(spent, 3)}),
+                  flush=True)
+
+    made = []
+
+    @settings(max_examples=folders, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(hostile_patterns())
+    def convert_folders(pattern):
+        folder = hf_folder(Path(workdir) / f"f{len(made)}", pattern)
+        made.append(folder)
+        t0 = time.process_time()
+        try:
+            from_hf(folder, target="mnn")
+            outcome = "ok"
+        except mtokspec.Error as e:
+            outcome = type(e).__name__
+        spent = time.process_time() - t0
+        assert spent < CASE_SECONDS, f"convert of {pattern[:80]!r}: {spent:.1f} s"
+        print(json.dumps({"pattern": pattern[:60], "entry": "convert mnn", "outcome": outcome,
+                          "seconds": round(spent, 3)}), flush=True)
+
+    entry_points()
+    if folders:
+        convert_folders()
+    return 0
 
 
 def _outcome(call) -> dict:
@@ -203,7 +373,7 @@ def run_child(names: list[str], config: str) -> int:
             continue
         case = CASES[name]
         tree, work = case.make()
-        if case.kind == "upgrade":
+        if case.kind in ("upgrade", "check"):
             def call():
                 work(tree)
         else:
@@ -261,7 +431,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--memory", type=float, default=4.0, help="address-space limit in GB")
     ap.add_argument("--configs", default=",".join(CONFIGS))
     ap.add_argument("--child", metavar="CONFIG", help=argparse.SUPPRESS)
+    ap.add_argument("--patterns", type=int, metavar="N", help="the property run instead: N drawn hostile patterns "
+                    "through every entry point (and N // 8 HF folders through convert --target mnn)")
     args = ap.parse_args(argv)
+    if args.patterns is not None:
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as work:
+            return fuzz_patterns(args.patterns, args.patterns // 8, work)
     if args.child:
         return run_child(args.cases, args.child)
     bad = 0
@@ -270,7 +447,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.cases or CASES:
         cells = []
         for config in args.configs.split(","):
-            if CASES[name].kind == "upgrade" and config == "mnn":
+            if CASES[name].kind in ("upgrade", "check") and config == "mnn":
                 cells.append("n/a")
                 continue
             r = run([name], config, args.timeout, args.memory)[name]

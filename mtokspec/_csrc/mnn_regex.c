@@ -2,7 +2,8 @@
  *
  * The pure-Python matcher (mtokspec/runtime/mnn/regex.py: _match, _try, _try_at, scan, split) is
  * the reference.  This file redoes the same recursion in the same order, counting the same steps
- * (one per _match call) against the same per-call budget, so that it returns the same matches and
+ * (one per _match call, and one per character a class run reads, which also lowers the window
+ * floor) against the same per-call budget, so that it returns the same matches and
  * refuses exactly the inputs the pure path refuses.  Python decides which patterns come here (only
  * those whose recursion depth is known to stay far below Python's limit) and raises the errors.
  *
@@ -209,6 +210,14 @@ static Py_ssize_t match(State *st, Py_ssize_t pos, const Branch *b, Py_ssize_t i
         Py_ssize_t count = 0;
         while (count < qmax && pos + count < st->n && in_set(node->cs, st->text[pos + count]))
             count++;
+        if (count) { /* each character the class read is work: the call's steps, not the place's */
+            st->steps -= count;
+            st->floor = st->floor - count > 0 ? st->floor - count : 0;
+            if (st->steps < st->floor) {
+                st->too_slow = 1;
+                return -1;
+            }
+        }
         for (Py_ssize_t c = count; c >= node->qmin; c--) {
             Py_ssize_t r = match(st, pos + c, b, idx + 1);
             if (st->too_slow)

@@ -16,6 +16,7 @@ from typing import Any
 from mtokspec.format import tree as t
 from mtokspec.errors import ArgumentTypeError, MtokFormatError
 from mtokspec.format.files import tree_of
+from mtokspec.format.growth import pattern_refusal
 
 __all__ = ["Finding", "validate", "ERROR", "WARNING", "INFO"]
 
@@ -268,12 +269,17 @@ def _check_pre_tokenizer(ck: _Checker, p: t.PreTokenizer, path: str) -> None:
         if p.behavior > 2:
             ck.add(ERROR, f"{path}.behavior", "split-behavior",
                    f"behaviour {p.behavior} is not 0, 1 or 2 (MNN's loader treats it as Removed)")
-        try:
-            import regex
+        why = pattern_refusal(p.pattern)  # the bounds first: compiling past them takes gigabytes
+        if why is not None:
+            ck.add(WARNING, f"{path}.pattern", "split-pattern", f"the runtimes refuse this pattern: {why}")
+        else:
+            try:
+                import regex
 
-            regex.compile(p.pattern)
-        except Exception as e:  # regex raises its own error types
-            ck.add(WARNING, f"{path}.pattern", "split-pattern", f"pattern does not compile: {e}")
+                regex.compile(p.pattern, regex.VERSION0)
+            except Exception as e:  # regex raises its own error types, RecursionError, MemoryError
+                ck.add(WARNING, f"{path}.pattern", "split-pattern",
+                       f"pattern does not compile: {str(e) or type(e).__name__}")
     elif isinstance(p, t.MetaspacePreTokenizer) and len(p.replacement) != 1:
         ck.add(WARNING, f"{path}.replacement", "metaspace-replacement",
                f"replacement {p.replacement!r} is not one character")

@@ -266,7 +266,12 @@ BERT_PRETOKENIZER = Rule(
 
 def _predict_backtracking(ctx: LintContext) -> Iterator[Prediction]:
     for node, path in _nodes(ctx.tree):
-        if isinstance(node, t.SplitPreTokenizer) and nested_quantifier(node.pattern):
+        if not isinstance(node, t.SplitPreTokenizer):
+            continue
+        refusal = R.mnn_refusal(node.pattern.encode("utf-8", "surrogatepass"))
+        if refusal is not None:
+            yield ERROR, f"{path}.pattern", refusal.split(": ", 1)[-1]
+        elif nested_quantifier(node.pattern):
             yield (WARNING, f"{path}.pattern",
                    "this pattern repeats a group that holds a quantifier or an alternation: MNN's backtracking "
                    "regex engines can take hours on a text that almost matches")

@@ -13,13 +13,13 @@ from mtokspec.format import tree as t
 from mtokspec.format.byte_level import BYTE_TO_CHAR, CHAR_TO_BYTE
 from mtokspec.runtime.shared.registry import build_from_registry
 from mtokspec.runtime.hf.normalizers import WHITESPACE_STR
-from mtokspec.runtime.shared.bounds import current
+from mtokspec.runtime.shared.bounds import current, pattern_cost, pattern_refusal
 
 __all__ = [
     "PreTokenizer", "NoPreTokenizer", "ByteLevel", "Digits", "Metaspace", "Split",
     "Bert", "Sequence", "REGISTRY", "from_tree", "BYTES_TO_UNICODE", "UNICODE_TO_BYTES",
     "byte_level_map", "ISOLATED", "REMOVED", "MERGED_WITH_PREVIOUS", "MERGED_WITH_NEXT",
-    "CONTIGUOUS", "split_spans",
+    "CONTIGUOUS", "split_spans", "compile_split",
 ]
 
 # Split behaviours: the file's codes (spec/mtok.py declares them), then two HF behaviours that only
@@ -29,6 +29,8 @@ MERGED_WITH_NEXT, CONTIGUOUS = 3, 4
 
 # The pattern searches of one call (every segment and step of an encode) share one time budget:
 # mtokspec.runtime.shared.bounds.
+
+ONIG_MAX_REPEAT = 100_000  # Oniguruma's ONIG_MAX_REPEAT_NUM: HF refuses a{100001} ("too big number for repeat range")
 
 
 BYTES_TO_UNICODE: list[str] = list(BYTE_TO_CHAR)  # GPT-2's byte -> printable character map
@@ -235,6 +237,22 @@ def _words(s: str) -> list[str]:
     return _NON_SPACE.findall(s)
 
 
+def compile_split(pattern: str):
+    """``pattern`` compiled as HF's ``Split`` runs it (``regex``, Oniguruma's syntax), or
+    ``TokenizerError``: what HF's Oniguruma refuses, and what passes the bounds of
+    :func:`~mtokspec.runtime.shared.bounds.pattern_refusal`, checked before compiling."""
+    cost = pattern_cost(pattern)
+    why = pattern_refusal(pattern, cost)
+    if cost.largest_repeat > ONIG_MAX_REPEAT:
+        why = f"a repeat count past Oniguruma's {ONIG_MAX_REPEAT:,} (HF refuses it too: too big number for repeat range)"
+    if why is not None:
+        raise _error(f"Split: pattern {pattern!r:.80}: {why}")
+    try:
+        return regex.compile(pattern, regex.VERSION0)
+    except (regex.error, OverflowError, RecursionError, ValueError, MemoryError) as e:
+        raise _error(f"Split: cannot compile pattern {pattern!r:.80}: {str(e) or type(e).__name__}") from None
+
+
 class Split(PreTokenizer):
     """HF ``Split`` with a regular expression, ``invert`` and a behaviour (0, 1 or 2)."""
 
@@ -243,10 +261,7 @@ class Split(PreTokenizer):
     def __init__(self, pattern: str, invert: bool = False, behavior: int = ISOLATED):
         if behavior not in (ISOLATED, REMOVED, MERGED_WITH_PREVIOUS, MERGED_WITH_NEXT, CONTIGUOUS):
             raise _error(f"Split: unknown behaviour {behavior}")
-        try:
-            self._re = regex.compile(pattern, regex.VERSION0)
-        except (regex.error, OverflowError, RecursionError, ValueError) as e:
-            raise _error(f"Split: cannot compile pattern {pattern!r:.80}: {e}") from None
+        self._re = compile_split(pattern)
         self.pattern = pattern
         self.invert = invert
         self.behavior = behavior

@@ -28,14 +28,20 @@ from typing import Any
 import regex
 
 from mtokspec import speedups
-from mtokspec.runtime.shared.bounds import REGEX_STEPS, Budget, current, regex_steps
+from mtokspec.runtime.shared.bounds import (PATTERN_DEPTH, PATTERN_FRAMES, REGEX_STEPS, Budget, current,
+                                            pattern_cost, pattern_refusal, regex_steps)
 from mtokspec.runtime.mnn import unicode as U, wregex
 from mtokspec.runtime.mnn._compiled import stages
-from mtokspec.errors import UndefinedInMnn
+from mtokspec.errors import TokenizerError, UndefinedInMnn
 from mtokspec.runtime.shared.text import GPT2_PATTERN
 
 
 _ALL = (1 << 256) - 1
+
+# measured with mnn_tok (g++ -O2, an 8 MiB stack): groups nested 19,335 deep answer and 19,401 crash
+# (SIGSEGV), on both of MNN's engines: its recursive parsers and matchers overflow the stack
+STACK_DEPTH = 19_400
+_INT_MAX = 2**31 - 1  # std::stoi of a repeat count past this throws std::out_of_range
 
 
 def _bits(chars) -> int:
@@ -259,7 +265,13 @@ class _Parser:
         digits = bytearray()
         while not self.at_end() and 48 <= self.peek() <= 57:
             digits.append(self.next())
-        return int(digits) if digits else empty
+        if not digits:
+            return empty
+        digits = digits.lstrip(b"0") or b"0"
+        if len(digits) > 10 or int(digits) > _INT_MAX:
+            raise UndefinedInMnn(f"pattern {self.p[:60]!r}: a repeat count past {_INT_MAX}: MNN's std::stoi "
+                                 "throws std::out_of_range, so its encode throws")
+        return int(digits)
 
     def branch(self) -> list[Node]:
         nodes = []
@@ -311,28 +323,47 @@ _compiled: dict[bytes, list] = {}
 
 def compile_pattern(pattern: bytes) -> list[list[Node]]:
     """The pattern's top-level alternatives as MNN compiles them (the GPT-2 pattern when none is
-    supported), cached like MNN's."""
+    supported), cached like MNN's.  ``TokenizerError`` past the bounds mtokspec follows
+    (:mod:`mtokspec.runtime.shared.bounds`), ``UndefinedInMnn`` where MNN throws or crashes."""
     c = _compiled.get(pattern)
     if c is None:
         c = _parse(pattern)
         if not c:
             c = compile_pattern(GPT2_PATTERN.encode())
+        if _frames(c) > PATTERN_FRAMES:
+            raise TokenizerError(f"pattern {pattern[:60]!r}: MNN's matcher would nest more than {PATTERN_FRAMES} "
+                                 "calls for it (a long branch or deep groups), past what mtokspec follows")
         _compiled[pattern] = c
     return c
 
 
+def check_depth(pattern: bytes) -> None:
+    """Refuse a pattern nested past what mtokspec's parsers follow (``TokenizerError``) or past
+    where MNN's own recursion overflows its stack (``UndefinedInMnn``), before parsing it."""
+    depth = pattern_cost(pattern.decode("utf-8", "replace")).depth
+    if depth >= STACK_DEPTH:
+        raise UndefinedInMnn(f"pattern {pattern[:60]!r}: groups nested {depth} deep: MNN's recursive regex "
+                             f"parser and matcher overflow an 8 MiB stack from about {STACK_DEPTH} (SIGSEGV)")
+    if depth > PATTERN_DEPTH:
+        raise TokenizerError(f"pattern {pattern[:60]!r}: groups nested {depth} deep, past the {PATTERN_DEPTH} "
+                             "levels mtokspec's pattern parsers follow (MNN runs it)")
+
+
 def _parse(pattern: bytes) -> list[list[Node]]:
+    check_depth(pattern)
     try:
         return _Parser(pattern).parse()
     except RecursionError:
-        from mtokspec.errors import TokenizerError
-
         raise TokenizerError(f"pattern {pattern[:60]!r}: groups nested deeper than mtokspec follows") from None
 
 
 def dropped_alternatives(pattern: bytes) -> bool:
-    """Does MNN drop a top-level alternative of this pattern (or fall back to GPT-2's)?"""
-    kept = _parse(pattern)
+    """Does MNN drop a top-level alternative of this pattern (or fall back to GPT-2's)?  False for
+    a pattern MNN or mtokspec cannot parse (:func:`compile_pattern` says why)."""
+    try:
+        kept = _parse(pattern)
+    except TokenizerError:
+        return False
     p = _Parser(pattern)
     p.supported = True
     try:
@@ -342,7 +373,7 @@ def dropped_alternatives(pattern: bytes) -> bool:
             p.next()
             p.branch()
             total += 1
-    except RecursionError:
+    except (RecursionError, TokenizerError):
         return False
     return len(kept) < total
 
@@ -371,16 +402,18 @@ def _try_at(text: bytes, n: int, pos: int, alts, pattern: bytes, st: Budget) -> 
     st.floor = max(0, st.steps - REGEX_STEPS)
     try:
         return _try(text, n, pos, alts, st)
-    except (_TooSlow, RecursionError):
+    except _TooSlow:
         raise _refused(pattern, st) from None
+    except RecursionError:  # compile_pattern bounds the nesting; a caller deep in its own stack
+        raise TokenizerError(f"pattern {pattern[:60]!r}: MNN's matcher nests deeper here than Python's stack "
+                             "follows from this caller") from None
 
 
 def _refused(pattern: bytes, st: Budget) -> UndefinedInMnn:
     return UndefinedInMnn(
         f"pattern {pattern[:60]!r}: MNN's regex engine backtracks catastrophically here (more than "
         f"{regex_steps(st.n)} steps for an input of {st.n} bytes or {REGEX_STEPS} "
-        "at one place, or nested "
-        "deeper than Python follows); MNN would run for minutes or hours")
+        "at one place, each character a class reads counted); MNN would run for seconds to hours")
 
 
 def _spans(folded: bytes, pattern: bytes, st: Budget) -> list[tuple[int, int]]:
@@ -465,6 +498,12 @@ def _match(text: bytes, n: int, pos: int, nodes, idx: int, st: Budget) -> int:
         count = 0
         while count < qmax and pos + count < n and cs >> text[pos + count] & 1:
             count += 1
+        if count:  # each character the class read is work: the call's steps, not the place's
+            st.steps -= count
+            floor = st.floor - count
+            st.floor = floor if floor > 0 else 0
+            if st.steps < st.floor:
+                raise _TooSlow
         for c in range(count, node.qmin - 1, -1):
             r = _match(text, n, pos + c, nodes, idx + 1, st)
             if r >= 0:
@@ -486,6 +525,22 @@ def _match(text: bytes, n: int, pos: int, nodes, idx: int, st: Budget) -> int:
         if r >= 0:
             return r
     return -1
+
+
+def mnn_refusal(pattern: bytes) -> str | None:
+    """Why MNN throws or crashes on ``pattern`` whatever the text (an automaton past libstdc++'s
+    limit, a pattern ``std::wregex`` rejects, a repeat count ``std::stoi`` rejects, groups nested
+    past its stack): the ``UndefinedInMnn`` message its first encode raises, or None."""
+    try:
+        if uses_wregex(pattern):
+            _wregex(pattern)
+        else:
+            compile_pattern(pattern)
+    except UndefinedInMnn as e:
+        return str(e)
+    except TokenizerError:
+        return None  # past what mtokspec follows, not MNN's own refusal
+    return None
 
 
 def uses_wregex(pattern: bytes) -> bool:
@@ -542,15 +597,27 @@ def _wregex(pattern: bytes):
     found = _wregex_cache.get(pattern)
     if found is None:
         source = pattern.decode("utf-8", "replace")
+        check_depth(pattern)  # the readers below recurse
+        tree = wregex.parse(source)
+        states = wregex.states(tree) if tree is not None else 0
+        if states > wregex.STATE_LIMIT:
+            raise UndefinedInMnn(
+                f"pattern {pattern[:60]!r}: std::wregex's automaton would have {states:,} states, past libstdc++'s "
+                f"{wregex.STATE_LIMIT:,}: it throws regex_error (error_space), so MNN's encode throws")
+        why = pattern_refusal(source)
+        if why is not None:
+            raise TokenizerError(f"pattern {pattern[:60]!r}: {why}")
         try:
             rx = re.compile(source, re.ASCII)
         except re.error as e:
-            raise UndefinedInMnn(f"pattern {pattern!r}: std::wregex rejects it ({e}), so MNN's encode throws") from None
+            raise UndefinedInMnn(f"pattern {pattern[:60]!r}: std::wregex rejects it ({e}), so MNN's encode throws") from None
+        except (RecursionError, OverflowError, MemoryError) as e:
+            raise TokenizerError(f"pattern {pattern[:60]!r}: mtokspec cannot compile it ({type(e).__name__})") from None
         try:
             rx = regex.compile(source, regex.ASCII | regex.VERSION0)
-        except (regex.error, ValueError, OverflowError, RecursionError):
+        except (regex.error, ValueError, OverflowError, RecursionError, MemoryError):
             pass  # re's own engine, which has no time-out
-        found = _wregex_cache[pattern] = (rx, wregex.compile(source))
+        found = _wregex_cache[pattern] = (rx, wregex.compile(source, tree) if tree is not None else None)
     return found
 
 

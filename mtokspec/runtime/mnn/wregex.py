@@ -18,15 +18,22 @@ themselves come from :mod:`mtokspec.runtime.mnn.regex`; a pattern this module ca
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, field
 
 from mtokspec.errors import UndefinedInMnn
 
-__all__ = ["Program", "compile", "check", "STACK_CHARACTERS"]
+__all__ = ["Program", "compile", "check", "parse", "states", "STACK_CHARACTERS", "STATE_LIMIT"]
 
 # measured: MNN's mnn_tok (g++ -O2, libstdc++ 12) over "[^é]+" and "(?:a|b)*é" answers on 26,171
 # characters and crashes (SIGSEGV) from 26,523 on an 8 MiB stack; fewer on a smaller stack
 STACK_CHARACTERS = 26_000
+
+# libstdc++'s _GLIBCXX_REGEX_STATE_LIMIT: its compiler throws regex_error (error_space) when the
+# automaton passes this many states; MNN does not catch it, so its encode throws (measured with
+# mnn_tok: "(?:(?:(?:a{1000}){1000}){1000})é" -> "Number of NFA states exceeds limit")
+STATE_LIMIT = 100_000
+_HUGE = 1 << 62
 
 MATCH, ALT, REPEAT, DUMMY, LINE_BEGIN, LINE_END, WORD, LOOKAHEAD, ACCEPT = range(9)
 
@@ -44,16 +51,49 @@ class _Unsupported(Exception):
 
 @dataclass
 class _CharSet:
-    """A character class: ranges (and negated sub-classes such as ``\\W`` inside ``[...]``)."""
+    """A character class: ranges (and negated sub-classes such as ``\\W`` inside ``[...]``).
+
+    ``cost``: the comparisons libstdc++'s ``_BracketMatcher`` makes for one test (a binary search
+    of its single characters, one comparison per range and per sub-class), counted as steps."""
 
     ranges: list[tuple[int, int]] = field(default_factory=list)
     negated_parts: list[list[tuple[int, int]]] = field(default_factory=list)
     negate: bool = False
+    singles: int = 0  # single characters written in the class (a binary search)
+    tests: int = 0  # ranges and class escapes in it (one test each, in turn)
+    _table: tuple | None = field(default=None, repr=False, compare=False)
+
+    def _ready(self) -> tuple:
+        if self._table is None:
+            self._table = (_merged(self.ranges), [_merged(part) for part in self.negated_parts])
+        return self._table
+
+    @property
+    def cost(self) -> int:
+        return 1 + self.singles.bit_length() + self.tests
 
     def __contains__(self, cp: int) -> bool:
-        hit = any(lo <= cp <= hi for lo, hi in self.ranges) or any(
-            not any(lo <= cp <= hi for lo, hi in part) for part in self.negated_parts)
+        own, parts = self._ready()
+        hit = _inside(own, cp) or any(not _inside(part, cp) for part in parts)
         return hit != self.negate
+
+
+def _merged(ranges: list[tuple[int, int]]) -> tuple[list[int], list[int]]:
+    """The ranges sorted and merged: (starts, ends), for a binary search."""
+    starts: list[int] = []
+    ends: list[int] = []
+    for lo, hi in sorted(ranges):
+        if ends and lo <= ends[-1] + 1:
+            ends[-1] = max(ends[-1], hi)
+        else:
+            starts.append(lo)
+            ends.append(hi)
+    return starts, ends
+
+
+def _inside(table: tuple[list[int], list[int]], cp: int) -> bool:
+    k = bisect_right(table[0], cp) - 1
+    return k >= 0 and cp <= table[1][k]
 
 
 class Program:
@@ -64,6 +104,7 @@ class Program:
         self.next: list[int] = []
         self.alt: list[int] = []
         self.data: list = []
+        self.cost: list[int] = []  # a class's comparisons per test (0 for other states)
         self.start = -1
 
     def add(self, op: int, data=None, alt: int = -1) -> int:
@@ -71,6 +112,7 @@ class Program:
         self.next.append(-1)
         self.alt.append(alt)
         self.data.append(data)
+        self.cost.append(data.cost if isinstance(data, _CharSet) else 0)
         return len(self.op) - 1
 
 
@@ -126,7 +168,8 @@ class _Parser:
         s = self.s
         c = s[self.i]
         if c == "(":
-            if s.startswith("(?:", self.i):
+            capture = not s.startswith("(?:", self.i)
+            if not capture:
                 self.i += 3
             elif s.startswith("(?", self.i):
                 raise _Unsupported("group kind")
@@ -134,7 +177,7 @@ class _Parser:
                 self.i += 1
             inner = self.disjunction()
             self._close()
-            return ("group", inner)
+            return ("group", inner, capture)
         if c == ".":
             self.i += 1
             return ("char", _CharSet([(10, 10), (13, 13)], negate=True))
@@ -194,6 +237,7 @@ class _Parser:
             lo = self.escape(in_class=True) if c == "\\" else self._take()
             if isinstance(lo, _CharSet):
                 cs.ranges += lo.ranges
+                cs.tests += 1  # \\d \\w \\s: one isctype test
                 cs.negated_parts += lo.negated_parts
                 continue
             if self.i + 1 < len(s) and s[self.i] == "-" and s[self.i + 1] != "]":
@@ -202,8 +246,10 @@ class _Parser:
                 if isinstance(hi, _CharSet) or hi < lo:
                     raise _Unsupported("range")
                 cs.ranges.append((lo, hi))
+                cs.tests += 1  # a range: one comparison in libstdc++'s linear scan of its ranges
             else:
                 cs.ranges.append((lo, lo))
+                cs.singles += 1
 
     def _take(self) -> int:
         self.i += 1
@@ -218,12 +264,14 @@ class _Parser:
             if close == -1:
                 raise _Unsupported("interval")
             lo_s, comma, hi_s = s[self.i:close].partition(",")
-            if not lo_s.isdigit() or (hi_s and not hi_s.isdigit()):
+            if not (lo_s + hi_s).isascii() or not lo_s.isdigit() or (hi_s and not hi_s.isdigit()):
                 raise _Unsupported("interval")
             self.i = close + 1
-            low = int(lo_s)
-            high = None if comma and not hi_s else int(hi_s) if hi_s else low
-            if low > 1000 or (high is not None and not low <= high <= 1000):
+            # a count past a long: libstdc++ throws (error_badbrace); counted as one past any limit
+            low = min(int(lo_s) if len(lo_s.lstrip("0")) < 19 else _HUGE, _HUGE)
+            high = None if comma and not hi_s else (
+                min(int(hi_s) if len(hi_s.lstrip("0")) < 19 else _HUGE, _HUGE) if hi_s else low)
+            if high is not None and high < low:
                 raise _Unsupported("interval")
         else:
             low, high = {"*": (0, None), "+": (1, None), "?": (0, 1)}[c]
@@ -327,14 +375,74 @@ class _Compiler:
         return frag[0], [end]
 
 
-def compile(pattern: str) -> Program | None:
-    """The automaton libstdc++ builds for ``pattern``, or ``None`` when this module cannot read it."""
-    prog = Program()
+def parse(pattern: str):
+    """``pattern`` read as ``std::regex`` reads it (a tree for :func:`states` and :func:`compile`),
+    or ``None`` when this module cannot read it.  The caller bounds the nesting first
+    (:data:`mtokspec.runtime.shared.bounds.PATTERN_DEPTH`): the reader recurses."""
     p = _Parser(pattern)
     try:
         tree = p.disjunction()
-        if p.i != len(pattern):
-            return None
+    except (_Unsupported, IndexError, RecursionError):
+        return None
+    return tree if p.i == len(pattern) else None
+
+
+def states(tree) -> int:
+    """How many states libstdc++'s compiler inserts for ``tree`` (``regex_compiler.tcc``: an
+    interval clones what its operand reaches, the operand itself stays), counted without building
+    them: compare with :data:`STATE_LIMIT`."""
+    inserted, _ = _count(tree)
+    return inserted + 3  # the whole match's subexpression begin and end, and the accepting state
+
+
+def _count(node) -> tuple[int, int]:
+    """``(states inserted, states a clone copies)`` of a node (iterative: no recursion limit)."""
+    # post-order over the tree with an explicit stack; each node's pair goes on ``values``
+    values: list[tuple[int, int]] = []
+    todo: list[tuple[object, bool]] = [(node, False)]
+    while todo:
+        n, done = todo.pop()
+        kind = n[0]
+        kids = n[1] if kind in ("seq", "alt") else [n[1]] if kind in ("group", "look", "rep") else []
+        if not done:
+            todo.append((n, True))
+            todo.extend((k, False) for k in kids)
+            continue
+        sub = [values.pop() for _ in kids]
+        if kind == "seq":  # each term, then the alternative's closing dummy
+            r = (sum(a for a, _ in sub) + 1, sum(b for _, b in sub) + 1)
+        elif kind == "alt":  # per extra branch: a joining dummy and the alternative state
+            extra = 2 * (len(sub) - 1)
+            r = (sum(a for a, _ in sub) + extra, sum(b for _, b in sub) + extra)
+        elif kind == "group":  # a capture's begin and end states, a non-capture's dummy
+            extra = 2 if n[2] else 1
+            r = (sub[0][0] + extra, sub[0][1] + extra)
+        elif kind == "look":  # the sub-search's accepting state and the look-ahead state
+            r = (sub[0][0] + 2, sub[0][1] + 2)
+        elif kind == "rep":
+            (ins, reach), (_, _, low, high, _, sign) = sub[0], n
+            if sign in "*+":
+                r = (ins + 1, reach + 1)
+            elif sign == "?":
+                r = (ins + 2, reach + 2)
+            else:  # the interval's dummy, low clones, then one clone and a repeat per optional copy
+                tail = reach + 1 if high is None else (high - low) * (reach + 1) + 1
+                r = (ins + 1 + low * reach + tail, 1 + low * reach + tail)
+        else:
+            r = (1, 1)
+        values.append(r)
+    return values[0]
+
+
+def compile(pattern: str, tree=None) -> Program | None:
+    """The automaton libstdc++ builds for ``pattern`` (or its :func:`parse` ``tree``), or ``None``
+    when this module cannot read it.  The caller checks :func:`states` first."""
+    prog = Program()
+    if tree is None:
+        tree = parse(pattern)
+    if tree is None:
+        return None
+    try:
         frag = _Compiler(prog).emit(tree)
     except (_Unsupported, IndexError, RecursionError):
         return None
@@ -369,6 +477,7 @@ class _Search:
         pred = self.prog.data[s]
         if isinstance(pred, int):
             return cp == pred
+        self.steps += self.prog.cost[s]  # the class's comparisons, as libstdc++ makes them each time
         memo = self.memo[s]
         if memo is None:
             memo = self.memo[s] = {}

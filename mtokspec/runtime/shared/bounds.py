@@ -15,7 +15,16 @@ thread and per call, never shared):
   search that ran out of wall-clock time only because other threads ran is run again with more);
 * **regex steps** (``mnn`` semantics' own engine): ``REGEX_STEPS + REGEX_STEPS_PER_BYTE * input
   length`` backtracking steps for the whole call, at most ``REGEX_STEPS`` of them at one position
-  (a second or two of work; the patterns tokenizers use take a few steps per byte);
+  (a second or two of work; the patterns tokenizers use take a few steps per byte); a class test
+  counts its work too (each character a repeated class reads, the items a ``std::wregex`` class
+  compares), so a long scan repeated at every position runs out of steps like backtracking does;
+* **patterns** (every engine, before it compiles one: HF's ``Split``, the ``mnn`` semantics' own
+  engine and its ``std::wregex`` path, ``validate``, ``lint``): :func:`pattern_refusal` of
+  :func:`~mtokspec.format.growth.pattern_cost` -- groups nested past :data:`PATTERN_DEPTH`, a
+  compiled size (characters and class items times the counted repeats around them) past
+  :data:`PATTERN_SIZE` (engines that copy a counted repeat: ``regex``, libstdc++), and for the
+  ``mnn`` engine's recursive matcher more than :data:`PATTERN_FRAMES` nested calls -- is refused
+  with ``TokenizerError`` (``UndefinedInMnn`` where MNN itself throws or crashes);
 
 A stage called on its own (outside ``encode``/``decode``) gets a budget for its own input.
 """
@@ -25,17 +34,19 @@ from __future__ import annotations
 import time
 from contextvars import ContextVar
 
-from mtokspec.errors import ArgumentTypeError, TokenizerError
-from mtokspec.format.growth import MAX_EXPANSION
+from mtokspec.errors import ArgumentTypeError, ArgumentValueError, TokenizerError
+from mtokspec.format.growth import MAX_EXPANSION, PATTERN_DEPTH, PATTERN_SIZE, pattern_cost, pattern_refusal
 
 __all__ = ["Budget", "budget", "budget_size", "current", "enter_budget", "exit_budget", "grown", "running_budget", "MAX_EXPANSION", "MIN_OUTPUT", "REGEX_SECONDS",
-           "REGEX_SECONDS_PER_CHAR", "REGEX_STEPS", "REGEX_STEPS_PER_BYTE", "checked_max_expansion", "regex_steps"]
+           "REGEX_SECONDS_PER_CHAR", "REGEX_STEPS", "REGEX_STEPS_PER_BYTE", "checked_max_expansion", "regex_steps",
+           "PATTERN_DEPTH", "PATTERN_SIZE", "PATTERN_FRAMES", "pattern_cost", "pattern_refusal"]
 
 MIN_OUTPUT = 1 << 20
 REGEX_SECONDS = 1.0
 REGEX_SECONDS_PER_CHAR = 2e-6
 REGEX_STEPS = 200_000
 REGEX_STEPS_PER_BYTE = 10
+PATTERN_FRAMES = 600  # the mnn engine's matcher: nested calls a pattern may need (Python's stack)
 
 
 def regex_steps(n: int) -> int:
@@ -44,11 +55,12 @@ def regex_steps(n: int) -> int:
 
 
 def checked_max_expansion(value) -> int:
-    """``value`` as a ``max_expansion`` keyword: a positive int (``TypeError``/``ValueError`` else)."""
+    """``value`` as a ``max_expansion`` keyword: a positive int (``ArgumentTypeError`` /
+    ``ArgumentValueError`` else)."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ArgumentTypeError(f"max_expansion must be an int, got {type(value).__name__}")
+        raise ArgumentTypeError(f"max_expansion: expected an int, got {type(value).__name__}")
     if value < 1:
-        raise ValueError(f"max_expansion must be at least 1, got {value}")
+        raise ArgumentValueError(f"max_expansion: expected an int of at least 1, got {value}")
     return value
 
 
