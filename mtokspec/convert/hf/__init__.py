@@ -21,6 +21,7 @@ from mtokspec.convert.hf.header import HeaderRules
 from mtokspec.convert.hf.inputs import HFInputs, as_list, as_object, id_field, json_kind, load_hf
 from mtokspec.convert.hf.probe import ProbeRules
 from mtokspec.convert.loss import ConversionError, Loss
+from mtokspec.errors import Error
 from mtokspec.convert.result import ConversionResult
 from mtokspec.format import tree as t
 from mtokspec.runtime.shared.args import instance, optional_text, token_text
@@ -76,6 +77,8 @@ def from_hf_inputs(inputs: HFInputs, *, strict: bool = False, exact_whitespace: 
                 reference=reference)
     except ConversionError:
         raise
+    except Error as e:  # a bound of the runtimes the checks run it through (a pattern too costly ...)
+        raise ConversionError(f"{type(e).__name__}: {e}") from e
     except (TypeError, AttributeError, ValueError, KeyError, IndexError, OverflowError, RecursionError) as e:
         # the checks name each field the fuzzer (tools/fuzz.py) has found malformed; this keeps a
         # field none of them covers a refusal too
