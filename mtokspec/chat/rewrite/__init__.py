@@ -45,10 +45,14 @@ original did, or change transformers' rendering.  The printer's choices are reco
 
 from __future__ import annotations
 
+import contextvars
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import jinja2
+
+from mtokspec.chat.bounds import TIMEOUT_SECONDS
 
 from mtokspec.chat.mnn import render_mnn
 from mtokspec.chat.render import render_chat_template
@@ -122,10 +126,12 @@ def transformers_prompt(template: str, messages, add_generation_prompt: bool, bo
                         strftime_now) -> str:
     """transformers' rendering; where it raises, ``"\0raise:" + message`` for the template's
     ``raise_exception`` and ``"\0error:" + message`` for any other error (input it refuses)."""
+    seconds = _render_seconds()
     try:
         return render_chat_template(template, messages, add_generation_prompt=add_generation_prompt,
                                     bos_token=bos_token, eos_token=eos_token, strftime_now=strftime_now,
-                                    raise_exception=_raise)
+                                    raise_exception=_raise,
+                                    **({} if seconds is None else {"timeout_seconds": seconds}))
     except _Raised as e:
         return "\0raise:" + str(e)
     except ChatTemplateError as e:
@@ -137,9 +143,11 @@ _hf = transformers_prompt
 
 def mnn_prompt(template: str, messages, add_generation_prompt: bool, bos_token, eos_token, strftime_now) -> str:
     """MNN's rendering (the emulation); ``"\0mnn-error:" + message`` where its engine fails."""
+    seconds = _render_seconds()
     try:
         return render_mnn(template, messages, add_generation_prompt=add_generation_prompt, bos_token=bos_token,
-                          eos_token=eos_token, strftime_now=strftime_now)
+                          eos_token=eos_token, strftime_now=strftime_now,
+                          **({} if seconds is None else {"timeout_seconds": seconds}))
     except ChatTemplateError as e:
         return "\0mnn-error:" + str(e)
 
@@ -198,8 +206,42 @@ def rewrite_for_mnn(template: str, *, bos_token: str | None = None, eos_token: s
     now = _to_datetime(strftime_now) if strftime_now is not None else datetime(2024, 7, 26)
     try:
         ast = parsing_environment().parse(template)
-    except jinja2.TemplateSyntaxError:
+    except (jinja2.TemplateSyntaxError, RecursionError):  # nested deeper than the parser goes: as unparsable
         return Rewrite(template, [], _losses(template, bos_token, lint_chat_template))
+    token = _DEADLINE.set(time.monotonic() + REWRITE_SECONDS)
+    try:
+        return _rewrite(template, ast, bos_token, eos_token, conversations, now)
+    except (_OutOfTime, RecursionError):  # the checks cannot finish: the template stays as it is
+        return Rewrite(template, [], _losses(template, bos_token, lint_chat_template))
+    finally:
+        _DEADLINE.reset(token)
+
+
+REWRITE_SECONDS = 9.0
+"""The rendering time one :func:`rewrite_for_mnn` call may spend checking its rewrites (each render
+is also bounded on its own); past it the template is returned as it was."""
+
+_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("rewrite_deadline", default=None)
+
+
+class _OutOfTime(Exception):
+    """The call's checks ran past :data:`REWRITE_SECONDS`."""
+
+
+def _render_seconds() -> float | None:
+    """What is left of the current rewrite's time for one render (None: no rewrite running)."""
+    deadline = _DEADLINE.get()
+    if deadline is None:
+        return None
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise _OutOfTime
+    return min(left, TIMEOUT_SECONDS)
+
+
+def _rewrite(template, ast, bos_token, eos_token, conversations, now) -> Rewrite:
+    from mtokspec.chat.lint import lint_chat_template
+
     cases = [(m, agp) for m in [*PROBE_CONVERSATIONS, *(conversations or [])] for agp in (True, False)]
     hf_out = [_hf(template, m, agp, bos_token, eos_token, now) for m, agp in cases]
     before = _score(template, cases, hf_out, bos_token, eos_token, now)
