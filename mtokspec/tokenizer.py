@@ -21,7 +21,7 @@ from mtokspec.format import parse
 from mtokspec.format import tree as t
 from mtokspec.runtime.shared.gc import paused_gc
 
-__all__ = ["Tokenizer", "DecodeStream", "Semantics", "SEMANTICS", "load"]
+__all__ = ["Tokenizer", "DecodeStream", "TextStream", "Semantics", "SEMANTICS", "load"]
 
 Semantics = Literal["hf", "mnn"]
 SEMANTICS: tuple[Semantics, ...] = ("hf", "mnn")
@@ -32,6 +32,17 @@ class DecodeStream(Protocol):
     """Text as ids arrive: ``step(id)`` returns the new text, or None while a character is incomplete."""
 
     def step(self, token_id: int) -> str | None: ...
+
+
+@runtime_checkable
+class TextStream(Protocol):
+    """What the semantics' sequence decode of the ids so far adds, as ids arrive: ``step(id)``
+    returns the new text ("" while a later id can still change it), ``flush()`` the rest; joined,
+    they are ``decode(ids)``."""
+
+    def step(self, token_id: int) -> str: ...
+
+    def flush(self) -> str: ...
 
 
 class _TokenizerType(_ProtocolMeta):
@@ -90,6 +101,11 @@ class Tokenizer(Protocol, metaclass=_TokenizerType):
     def decode_batch(self, batch: Iterable[Iterable[int]], skip_special_tokens: bool = ...) -> list[str]: ...
 
     def decode_stream(self, skip_special_tokens: bool = ...) -> DecodeStream: ...
+
+    def stream(self, skip_special_tokens: bool = ...) -> TextStream:
+        """The streaming decoder: prints what ``decode`` of the prefix adds, where it is final
+        (``docs/design/streaming.md``)."""
+        ...
 
     def token_to_id(self, token: str) -> int | None: ...
 
