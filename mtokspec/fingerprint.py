@@ -6,9 +6,10 @@
 
 The behaviour hashes are over the answers to one fixed, versioned probe set (:data:`PROBE_SET`):
 the probe texts (:data:`~mtokspec.convert.mnn_target.reference.BASE_TEXTS` and seeded random texts of
-its pieces) encoded with and without special tokens and decoded back; every id of the vocabulary
-decoded alone, its token text and its text encoded again (so one changed vocabulary row, merge or
-added token shows); the header's roles; and the chat template rendered on fixed conversations.
+its pieces, and :data:`SWITCH_TEXTS`) encoded with and without special tokens and decoded back;
+every id of the vocabulary decoded alone, its token text and its text encoded again, a byte-level
+token that is part of a character also inside a whole character (so one changed vocabulary row,
+merge or added token shows); seeded runs of ids decoded together; the header's roles; and the chat template rendered on fixed conversations.
 ``hf`` and ``mnn`` run each semantics, ``chat`` both renderers (transformers' and MNN's engine).
 A refusal is an answer too (its error class).  ``structure`` hashes the file's canonical bytes
 (``build(parse(data))``).  Design and the contrast with llama.cpp's ``chkhsh``:
@@ -28,7 +29,7 @@ from mtokspec.format import build, parse
 from mtokspec.format import tree as t
 from mtokspec.reading import read_file
 
-__all__ = ["PROBE_SET", "Fingerprint", "fingerprint", "probe_texts"]
+__all__ = ["PROBE_SET", "Fingerprint", "fingerprint", "probe_texts", "id_sequences", "completed"]
 
 PROBE_SET = "mtokspec-probes/1"
 """The probe set's name and version: a change to any probe (texts, conversations, what is asked)
@@ -36,6 +37,14 @@ is a new version, and fingerprints of different versions are not compared."""
 
 _RANDOM_TEXTS = 256
 _RANDOM_SEED = 34
+_ID_SEQUENCES = 256
+
+SWITCH_TEXTS: tuple[str, ...] = (
+    "a 's b n't c 'm d 've e 're f ' g . h , i ? j ! k do not",
+    " <0x41> ## \u2581x Ġx <unk> [UNK] <s> </s> <pad> <|endoftext|>",
+)
+"""Texts for the switches no other probe text reaches: the clean-up replacements (a flag MNN
+applies), spellings tokenizers give meaning to."""
 
 CONVERSATIONS: tuple[tuple[dict[str, str], ...], ...] = (
     ({"role": "user", "content": "Hi"},),
@@ -51,7 +60,18 @@ def probe_texts() -> list[str]:
     """The texts of :data:`PROBE_SET`: the project's probe texts and seeded random ones."""
     from mtokspec.convert.mnn_target.reference import BASE_TEXTS, random_texts
 
-    return list(BASE_TEXTS) + random_texts([], n=_RANDOM_TEXTS, seed=_RANDOM_SEED)
+    return list(BASE_TEXTS) + list(SWITCH_TEXTS) + random_texts([], n=_RANDOM_TEXTS, seed=_RANDOM_SEED)
+
+
+def id_sequences(ids: list[int]) -> list[list[int]]:
+    """Seeded runs of 1-8 of ``ids`` (a file's ids): decoded together, they reach what a decoder does
+    across tokens (joins, clean-up, byte runs, first-token rules)."""
+    import random
+
+    rng = random.Random(_RANDOM_SEED)
+    if not ids:
+        return []
+    return [[rng.choice(ids) for _ in range(rng.randrange(1, 9))] for _ in range(_ID_SEQUENCES)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,8 +144,13 @@ def _semantics_hash(tree: t.TokenizerFile, semantics: str, texts: list[str]) -> 
         h.ask("encode", lambda: tok.encode(text, add_special_tokens=False))
         h.ask("encode+special", lambda: tok.encode(text, add_special_tokens=True))
         h.ask("round trip", lambda: _round_trip(tok, text))
-    for i in _ids_of(tok, tree):
-        h.ask("id", lambda: _id_probe(tok, i))
+    ids = list(_ids_of(tok, tree))
+    raw = _raw_bytes(tok, tree)
+    for i in ids:
+        h.ask("id", lambda: _id_probe(tok, i, raw))
+    for seq in id_sequences(ids):
+        h.ask("ids", lambda: [tok.decode_bytes(seq), tok.decode_bytes(seq, skip_special_tokens=True),
+                              tok.decode_bytes(seq, stream=True)])
     return h.digest()
 
 
@@ -135,7 +160,23 @@ def _round_trip(tok: Any, text: str) -> list[Any]:
             tok.decode_bytes(ids, stream=True)]
 
 
-def _id_probe(tok: Any, i: int) -> list[Any]:
+def completed(raw: bytes) -> str | None:
+    """``raw`` (a token's bytes, perhaps part of a character) made whole UTF-8 text: a lead byte
+    before leading continuation bytes, continuation bytes after an unfinished character; None when
+    no text holds these bytes."""
+    k = 0
+    while k < min(3, len(raw)) and 0x80 <= raw[k] < 0xC0:
+        k += 1
+    data = (b"", b"\xc2", b"\xe1", b"\xf1")[k] + raw
+    for tail in (b"", b"\x80", b"\x80\x80", b"\x80\x80\x80", b"\xa0", b"\xa0\x80", b"\x90", b"\x90\x80", b"\x90\x80\x80"):
+        try:
+            return (data + tail).decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+    return None
+
+
+def _id_probe(tok: Any, i: int, raw: Callable[[int], bytes]) -> list[Any]:
     token = tok.id_to_token(i)
     if token is None:
         return [None]
@@ -143,9 +184,33 @@ def _id_probe(tok: Any, i: int) -> list[Any]:
     try:
         text = tok.decode([i])
         out += [tok.decode_bytes([i]), tok.decode_bytes([i], stream=True), tok.encode(text, add_special_tokens=False)]
+        whole = completed(raw(i))  # a byte-level token that is part of a character, in a character
+        if whole is not None and whole != text:
+            out.append(tok.encode(whole, add_special_tokens=False))
     except Error as e:
         out.append({"refused": type(e).__name__})
     return out
+
+
+def _raw_bytes(tok: Any, tree: t.TokenizerFile) -> Callable[[int], bytes]:
+    """A token's own bytes: its byte-level spelling read back when the file is byte-level, else the
+    bytes its decode gives."""
+    from mtokspec.format.byte_level import bytes_to_unicode
+
+    byte_level = isinstance(tree, t.MtokFile) and any(
+        isinstance(node, (t.ByteLevelDecoder, t.ByteLevelPreTokenizer))
+        for stage in (tree.decoder, tree.pre_tokenizer) for node, _ in t.walk_stage(stage))
+    if not byte_level:
+        return lambda i: tok.decode_bytes([i])
+    back = {c: b for b, c in bytes_to_unicode().items()}
+
+    def raw(i: int) -> bytes:
+        token = tok.id_to_token(i) or ""
+        try:
+            return bytes(back[c] for c in token)
+        except KeyError:
+            return token.encode("utf-8", "surrogatepass")
+    return raw
 
 
 def _chat_hash(tree: t.TokenizerFile) -> str:
