@@ -21,7 +21,7 @@ from mtokspec.format import parse
 from mtokspec.format import tree as t
 from mtokspec.runtime.shared.gc import paused_gc
 
-__all__ = ["Tokenizer", "DecodeStream", "TextStream", "Semantics", "SEMANTICS", "load"]
+__all__ = ["Tokenizer", "DecodeStream", "TextStream", "Semantics", "SEMANTICS", "load", "hold_table"]
 
 Semantics = Literal["hf", "mnn"]
 SEMANTICS: tuple[Semantics, ...] = ("hf", "mnn")
@@ -182,3 +182,17 @@ def _build(tree: t.TokenizerFile, semantics: Semantics, upgrade_options: dict[st
     elif upgrade_options:
         raise TokenizerError("upgrade_options apply to legacy tokenizer.txt files only")
     return HfTokenizer(tree, **options)
+
+
+def hold_table(source: "Tokenizer | t.TokenizerFile | bytes | str | os.PathLike[str]", **options: Any) -> dict[str, Any]:
+    """The hold table of a file's decoder, as JSON data: the per-id table and the loop (in its
+    header) with which an app prints what HF's decode prints as ids arrive
+    (:mod:`mtokspec.runtime.hf.stream`).  ``source``: an HF-semantics tokenizer, or what
+    :func:`load` takes (``options`` go to it).  TokenizerError when the decoder acts across tokens."""
+    from mtokspec.runtime.hf import HfTokenizer
+
+    if isinstance(source, Tokenizer) and not isinstance(source, HfTokenizer):
+        raise ArgumentTypeError(f"source: the hold table describes HF semantics, got a {source.semantics!r} tokenizer")
+    tok = source if isinstance(source, HfTokenizer) else load(source, semantics="hf", **options)
+    assert isinstance(tok, HfTokenizer)
+    return tok.hold_table().to_json()

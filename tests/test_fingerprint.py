@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import mtokspec
-from mtokspec.fingerprint import PROBE_SET, fingerprint
+from mtokspec.fingerprinting import PROBE_SET, fingerprint
 from mtokspec.format import tree as t
 from tests._support import CORPUS
 

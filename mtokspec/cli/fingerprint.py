@@ -6,12 +6,13 @@ import argparse
 import json
 import sys
 
-from mtokspec.cli._io import one_line, read_input
+from mtokspec.cli._io import one_line
+from mtokspec.reading import read_input
 from mtokspec.errors import Error
 
 
-def cmd_fingerprint(args) -> int:
-    from mtokspec.fingerprint import fingerprint
+def cmd_fingerprint(args: argparse.Namespace) -> int:
+    from mtokspec.fingerprinting import fingerprint
 
     code = 0
     for path in args.files:
@@ -28,7 +29,7 @@ def cmd_fingerprint(args) -> int:
     return code
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     p = sub.add_parser(
         "fingerprint", help="a short hash of the file's behaviour (hf, mnn, chat) and structure",
         formatter_class=argparse.RawDescriptionHelpFormatter,

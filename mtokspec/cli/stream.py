@@ -5,18 +5,23 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
-from mtokspec.cli._io import one_line, read_input, write_output
+from mtokspec.cli._io import one_line, write_output
+from mtokspec.reading import read_input
 from mtokspec.errors import Error
 
-
-def _tokenizer(path: str, runtime: str):
+if TYPE_CHECKING:
     from mtokspec.tokenizer import Tokenizer
 
-    return Tokenizer.from_bytes(read_input(path), semantics=runtime)
+
+def _tokenizer(path: str, runtime: str) -> "Tokenizer":
+    from mtokspec.tokenizer import Tokenizer
+
+    return Tokenizer.from_bytes(read_input(path), semantics="mnn" if runtime == "mnn" else "hf")
 
 
-def cmd_stream(args) -> int:
+def cmd_stream(args: argparse.Namespace) -> int:
     try:
         tok = _tokenizer(args.file, args.runtime)
         s = tok.stream(skip_special_tokens=args.skip_special)
@@ -33,10 +38,11 @@ def cmd_stream(args) -> int:
     return 0
 
 
-def cmd_hold_table(args) -> int:
+def cmd_hold_table(args: argparse.Namespace) -> int:
     try:
-        tok = _tokenizer(args.file, "hf")
-        doc = tok.hold_table().to_json()  # type: ignore[attr-defined]
+        from mtokspec.tokenizer import hold_table
+
+        doc = hold_table(read_input(args.file))
         text = json.dumps(doc, ensure_ascii=False, indent=args.indent)
     except (Error, OSError) as e:
         print(f"mtokspec hold-table: {args.file}: {one_line(e)}", file=sys.stderr)
@@ -52,7 +58,7 @@ def cmd_hold_table(args) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     p = sub.add_parser(
         "stream", help="decode ids one at a time as a chat app prints them (what decode of the prefix adds)",
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -232,3 +232,45 @@ def test_stream_refuses_non_int_ids():
         with pytest.raises(mtokspec.ArgumentTypeError):
             s.step("7")  # type: ignore[arg-type]
     assert isinstance(tok.stream(), mtokspec.tokenizer.TextStream)
+
+
+# --- the API function and the command line ---------------------------------------------------------
+
+def test_hold_table_api_and_cli(tmp_path, capsys):
+    from mtokspec.cli import main
+
+    doc = mtokspec.hold_table("examples/tiny.mtok")
+    assert doc["format"] == "mtokspec-hold-table" and doc["version"] == 1 and doc["algorithm"]
+    assert doc["utf8"] == "bytes" and len(doc["tokens"]) == 420
+    assert doc == mtokspec.hold_table(mtokspec.Tokenizer.from_file("examples/tiny.mtok"))
+    with pytest.raises(mtokspec.ArgumentTypeError):
+        mtokspec.hold_table(mtokspec.Tokenizer.from_file("examples/tiny.mtok", semantics="mnn"))
+    out = tmp_path / "hold.json"
+    assert main(["hold-table", "examples/tiny.mtok", "-o", str(out)]) == 0
+    assert json.loads(out.read_text(encoding="utf-8")) == doc
+    assert "420 ids" in capsys.readouterr().err
+    # a decoder that acts across tokens: no table, one line, exit 2
+    tree = mtokspec.parse(open("examples/tiny.mtok", "rb").read())
+    tree.decoder = t.SequenceDecoder([t.FuseDecoder(), t.ReplaceDecoder("ab", "X")])
+    bad = tmp_path / "across.mtok"
+    bad.write_bytes(mtokspec.build(tree))
+    assert main(["hold-table", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Replace on the whole text" in err
+    tok = mtokspec.Tokenizer.from_tree(tree)
+    ids = tok.encode("a b ab")
+    s = tok.stream()
+    assert [s.step(i) for i in ids] == [""] * len(ids) and s.flush() == tok.decode(ids)
+
+
+def test_stream_cli(capsys):
+    from mtokspec.cli import main
+
+    tok = mtokspec.Tokenizer.from_file("examples/tiny.mtok")
+    ids = tok.encode("Hi 你好")
+    assert main(["stream", "examples/tiny.mtok", *map(str, ids), "--json"]) == 0
+    steps = json.loads(capsys.readouterr().out)
+    assert [x["id"] for x in steps[:-1]] == ids and "".join(x.get("text", x.get("flush")) for x in steps) == "Hi 你好"
+    assert "" in [x["text"] for x in steps[:-1]]  # a piece of a character: held
+    assert main(["stream", "examples/tiny.mtok", *map(str, ids), "--runtime", "mnn"]) == 0
+    assert capsys.readouterr().out == "Hi 你好\n"

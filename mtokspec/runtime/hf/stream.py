@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import codecs
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, Callable, Union
 
 from mtokspec.errors import TokenizerError
 from mtokspec.runtime.hf import decoders as d
@@ -28,8 +28,8 @@ from mtokspec.runtime.shared.stream import PrefixStream
 if TYPE_CHECKING:
     from mtokspec.runtime.hf.tokenizer import HfTokenizer
 
-__all__ = ["HOLD_TABLE_FORMAT", "HOLD_TABLE_VERSION", "HoldTable", "TableStream", "compile_hold_table",
-           "hold_table", "stream"]
+__all__ = ["HOLD_TABLE_FORMAT", "HOLD_TABLE_VERSION", "HOLD_REASONS", "HoldTable", "TableStream",
+           "compile_hold_table", "stream"]
 
 HOLD_TABLE_FORMAT = "mtokspec-hold-table"
 HOLD_TABLE_VERSION = 1
@@ -292,11 +292,6 @@ def compile_hold_table(tok: "HfTokenizer") -> HoldTable:
     return HoldTable(plan.utf8, plan.strip, entries)
 
 
-def hold_table(tok: "HfTokenizer") -> dict[str, Any]:
-    """The JSON data of ``tok``'s hold table (:meth:`HoldTable.to_json`)."""
-    return tok.hold_table().to_json()
-
-
 # --- the loop over a table -----------------------------------------------------------------------
 
 class TableStream:
@@ -368,7 +363,7 @@ class TableStream:
         return s[:len(s) - k] if k else s
 
 
-def _hf_stable_end(tok: "HfTokenizer", skip: bool, byte_fallback: bool):
+def _hf_stable_end(tok: "HfTokenizer", skip: bool, byte_fallback: bool) -> Callable[[list[int], str], int]:
     def stable_end(ids: list[int], text: str) -> int:
         end = len(text)
         if byte_fallback:  # a trailing byte-fallback run is not final: decode what precedes it

@@ -28,6 +28,7 @@ from mtokspec.errors import ArgumentTypeError, Error
 from mtokspec.format import build, parse
 from mtokspec.format import tree as t
 from mtokspec.reading import read_file
+from mtokspec.tokenizer import SEMANTICS, Semantics
 
 __all__ = ["PROBE_SET", "Fingerprint", "fingerprint", "probe_texts", "id_sequences", "completed"]
 
@@ -130,12 +131,12 @@ def _ids_of(tok: Any, tree: t.TokenizerFile) -> Iterator[int]:
     yield from sorted(i for i in extra if not 0 <= i < n)
 
 
-def _semantics_hash(tree: t.TokenizerFile, semantics: str, texts: list[str]) -> str:
+def _semantics_hash(tree: t.TokenizerFile, semantics: Semantics, texts: list[str]) -> str:
     from mtokspec.tokenizer import load
 
     h = _Hasher(semantics)
     try:
-        tok = load(tree, semantics=semantics)  # type: ignore[arg-type]
+        tok = load(tree, semantics=semantics)
     except Error as e:
         h.add("load", {"refused": type(e).__name__})
         return h.digest()
@@ -217,9 +218,9 @@ def _chat_hash(tree: t.TokenizerFile) -> str:
     from mtokspec.tokenizer import load
 
     h = _Hasher("chat")
-    for semantics in ("hf", "mnn"):
+    for semantics in SEMANTICS:
         try:
-            tok = load(tree, semantics=semantics)  # type: ignore[arg-type]
+            tok = load(tree, semantics=semantics)
         except Error as e:
             h.add(semantics, "load", {"refused": type(e).__name__})
             continue
