@@ -274,3 +274,15 @@ def test_stream_cli(capsys):
     assert "" in [x["text"] for x in steps[:-1]]  # a piece of a character: held
     assert main(["stream", "examples/tiny.mtok", *map(str, ids), "--runtime", "mnn"]) == 0
     assert capsys.readouterr().out == "Hi 你好\n"
+
+
+@pytest.mark.parametrize("doc", [None, {}, {"format": "mtokspec-hold-table", "version": 1},
+                                 {"format": "mtokspec-hold-table", "version": 1, "utf8": "text", "strip": None,
+                                  "tokens": [{"id": 1, "next": "zz"}]},
+                                 {"format": "mtokspec-hold-table", "version": 1, "utf8": "utf16", "strip": None,
+                                  "tokens": []},
+                                 {"format": "mtokspec-hold-table", "version": 1, "utf8": "text", "strip": None,
+                                  "tokens": [{"id": 1, "next": 300}]}])
+def test_malformed_table_documents_are_refused(doc):
+    with pytest.raises(mtokspec.TokenizerError):
+        HoldTable.from_json(doc)

@@ -120,16 +120,22 @@ class HoldTable:
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> "HoldTable":
         """The table back from :meth:`to_json`'s data (what an app reads: nothing else is needed)."""
-        if doc.get("format") != HOLD_TABLE_FORMAT or doc.get("version") != HOLD_TABLE_VERSION:
+        if not isinstance(doc, dict) or doc.get("format") != HOLD_TABLE_FORMAT or doc.get("version") != HOLD_TABLE_VERSION:
             raise TokenizerError(f"not a {HOLD_TABLE_FORMAT} version {HOLD_TABLE_VERSION} document")
-        strip = doc["strip"]
-        entries = {}
-        for row in doc["tokens"]:
-            nxt = _piece_from_json(row["next"])
-            entries[int(row["id"])] = Entry(nxt, _piece_from_json(row["first"]) if "first" in row else nxt,
-                                            bool(row.get("special", False)))
-        return cls(doc["utf8"], None if strip is None else (strip["char"], int(strip["start"]), int(strip["stop"])),
-                   entries)
+        try:
+            strip = doc["strip"]
+            entries = {}
+            for row in doc["tokens"]:
+                nxt = _piece_from_json(row["next"])
+                entries[int(row["id"])] = Entry(nxt, _piece_from_json(row["first"]) if "first" in row else nxt,
+                                                bool(row.get("special", False)))
+            utf8 = doc["utf8"]
+            if utf8 not in ("text", "bytes"):
+                raise ValueError(f"utf8 {utf8!r}")
+            rule = None if strip is None else (str(strip["char"]), int(strip["start"]), int(strip["stop"]))
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise TokenizerError(f"hold table: malformed document ({type(e).__name__}: {e})") from e
+        return cls(utf8, rule, entries)
 
     def hold_reasons(self, e: Entry) -> list[str]:
         """Why the loop may buffer ``e`` (the keys of :data:`HOLD_REASONS`)."""
