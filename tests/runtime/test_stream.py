@@ -39,10 +39,10 @@ def oracle(name: str):
     return tokenizers.Tokenizer.from_file(str(CORPUS / "tok" / name / "tokenizer.json"))
 
 
-def corpus_ids(name: str) -> list[list[int]]:
+def corpus_ids(name: str, key: str = "no_special") -> list[list[int]]:
     out = []
     for text in TEXTS:
-        out += json.loads((CORPUS / "tok" / name / f"ref_{text}.json").read_text(encoding="utf-8"))["no_special"]
+        out += json.loads((CORPUS / "tok" / name / f"ref_{text}.json").read_text(encoding="utf-8"))[key]
     return out
 
 
@@ -58,8 +58,8 @@ def json_table(tok) -> HoldTable:
 @needs_corpus
 @pytest.mark.parametrize("name", NAMES)
 def test_corpus_joined_is_hf_decode(name):
-    """Every corpus text's HF ids, both skip_special_tokens values: the stream and the loop over the
-    JSON table join to HF tokenizers' decode; each step's text so far is a prefix of HF's decode of
+    """Every corpus text's HF ids (without and with special tokens), both skip_special_tokens values:
+    the stream and the loop over the JSON table join to HF tokenizers' decode; each step's text so far is a prefix of HF's decode of
     the prefix, and equals it whenever nothing is pending (no U+FFFD end, no open byte run)."""
     tok, hf = corpus_tok(name), oracle(name)
     table = json_table(tok)
@@ -71,6 +71,9 @@ def test_corpus_joined_is_hf_decode(name):
             want = hf.decode(ids, skip_special_tokens=skip)
             assert "".join(run(tok.stream(skip), ids)) == want, (name, n, skip)
             assert "".join(run(TableStream(table, skip), ids)) == want, (name, n, skip)
+    for ids in corpus_ids(name, "special"):  # HF's ids with special tokens: the first-id rules after a skipped one
+        for skip in (False, True):
+            assert "".join(run(tok.stream(skip), ids)) == hf.decode(ids, skip_special_tokens=skip)
     for ids in cases[::9]:  # every step of every ninth case against HF's decode of the prefix
         s = tok.stream()
         so_far = ""
@@ -286,3 +289,24 @@ def test_stream_cli(capsys):
 def test_malformed_table_documents_are_refused(doc):
     with pytest.raises(mtokspec.TokenizerError):
         HoldTable.from_json(doc)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(case=trees_and_ids(), flag=st.booleans())
+def test_generated_decoders_mnn(case, flag):
+    """The mnn semantics on any decoder chain (and the clean-up flag either way): joined = MNN's
+    sequence decode, each step a prefix of the prefix's decode, never a refusal of printed text."""
+    tree, ids = case
+    tree.flags = int(flag)
+    try:
+        tok = mtokspec.Tokenizer.from_tree(tree, semantics="mnn")
+        whole = tok.decode(ids)
+        prefixes = [tok.decode(ids[:k]) for k in range(1, len(ids) + 1)]
+    except mtokspec.TokenizerError:
+        assume(False)
+    s = tok.stream()
+    so_far = ""
+    for i, prefix in zip(ids, prefixes):
+        so_far += s.step(i)
+        assert prefix.startswith(so_far)
+    assert so_far + s.flush() == whole

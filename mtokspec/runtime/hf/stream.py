@@ -100,6 +100,9 @@ class HoldTable:
             "semantics": "hf",
             "algorithm": ALGORITHM,
             "fields": {
+                "format, version": f"{HOLD_TABLE_FORMAT}, {HOLD_TABLE_VERSION}: a reader refuses any other",
+                "semantics": "hf: the loop prints what Hugging Face tokenizers' decode prints",
+                "hold_counts": "how many ids have each hold reason",
                 "utf8": "'text': pieces are UTF-8 text; 'bytes': pieces are raw bytes of a byte-level "
                         "vocabulary, assembled as UTF-8 across ids",
                 "strip": "null, or {char, start, stop}: at most start leading and stop trailing char are "
