@@ -9,7 +9,8 @@ the probe texts (:data:`~mtokspec.convert.mnn_target.reference.BASE_TEXTS` and s
 its pieces, and :data:`SWITCH_TEXTS`) encoded with and without special tokens and decoded back;
 every id of the vocabulary decoded alone, its token text and its text encoded again, a byte-level
 token that is part of a character also inside a whole character (so one changed vocabulary row,
-merge or added token shows); seeded runs of ids decoded together; the header's roles; and the chat template rendered on fixed conversations.
+merge or added token shows); seeded runs of ids decoded together; the header's roles; and the chat
+template rendered on fixed conversations at a fixed clock.
 ``hf`` and ``mnn`` run each semantics, ``chat`` both renderers (transformers' and MNN's engine).
 A refusal is an answer too (its error class).  ``structure`` hashes the file's canonical bytes
 (``build(parse(data))``).  Design and the contrast with llama.cpp's ``chkhsh``:
@@ -22,7 +23,7 @@ import hashlib
 import json
 import os
 from dataclasses import asdict, dataclass
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from mtokspec.errors import ArgumentTypeError, Error
 from mtokspec.format import build, parse
@@ -53,6 +54,10 @@ CONVERSATIONS: tuple[tuple[dict[str, str], ...], ...] = (
      {"role": "assistant", "content": "4"}, {"role": "user", "content": "And 3+3? 你好 👍🏽"}),
 )
 """The chat probes, each rendered with and without the generation prompt."""
+
+CHAT_CLOCK = "2024-06-01T12:00:00"
+"""The time ``strftime_now`` reads in the chat probes (a template that prints the date renders the
+same every day)."""
 
 HASH_DIGITS = 16
 
@@ -214,6 +219,12 @@ def _raw_bytes(tok: Any, tree: t.TokenizerFile) -> Callable[[int], bytes]:
     return raw
 
 
+def render_probe(tok: Any, conversation: Iterable[dict[str, str]], add_generation_prompt: bool) -> str:
+    """One chat probe: the file's template on ``conversation``, the clock at :data:`CHAT_CLOCK`."""
+    return str(tok.apply_chat_template([dict(m) for m in conversation], add_generation_prompt=add_generation_prompt,
+                                       strftime_now=CHAT_CLOCK))
+
+
 def _chat_hash(tree: t.TokenizerFile) -> str:
     from mtokspec.tokenizer import load
 
@@ -229,7 +240,7 @@ def _chat_hash(tree: t.TokenizerFile) -> str:
             continue
         for conv in CONVERSATIONS:
             for prompt in (True, False):
-                h.ask(semantics, lambda: tok.apply_chat_template([dict(m) for m in conv], add_generation_prompt=prompt))
+                h.ask(semantics, lambda: render_probe(tok, conv, prompt))
     return h.digest()
 
 

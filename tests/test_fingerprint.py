@@ -155,3 +155,42 @@ def test_cli(capsys):
     assert main(["fingerprint", "/nonexistent.mtok"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "nonexistent" in err
+
+
+def test_chat_probes_read_a_fixed_clock():
+    from mtokspec.fingerprinting import CHAT_CLOCK, CONVERSATIONS, render_probe
+
+    tree = tiny()
+    tree.chat_template = "{{ strftime_now('%Y-%m-%d') }}|{{ messages[0]['content'] }}"
+    for semantics in ("hf", "mnn"):
+        tok = mtokspec.Tokenizer.from_tree(tree, semantics=semantics)
+        assert render_probe(tok, CONVERSATIONS[0], True) == CHAT_CLOCK[:10] + "|Hi"
+    assert fingerprint(tree).chat != base_tiny().chat
+
+
+# --- generated trees ---------------------------------------------------------------------------
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(tree=mtokspec.strategies.mtok_files(), data=st.data())
+def test_generated_trees(tree, data):
+    """Any valid tree: its rebuild has the same fingerprint; one vocabulary row respelled, or one
+    added token's text changed, changes the behaviour fingerprint."""
+    fp = fingerprint(tree)
+    assert fingerprint(mtokspec.build(tree)) == fp
+    edited = mtokspec.parse(mtokspec.build(tree))
+    rows = list(edited.model.vocab)
+    added = list(edited.added_tokens)
+    if rows and data.draw(st.booleans()):
+        r = data.draw(st.integers(0, len(rows) - 1))
+        taken = {row[0] for row in rows}
+        new = data.draw(st.binary(min_size=1, max_size=4).filter(lambda b: b not in taken))
+        rows[r] = (new, *rows[r][1:])
+        edited.model.vocab = sorted(rows) if isinstance(edited.model, t.BPEModel) else rows
+    elif added:
+        r = data.draw(st.integers(0, len(added) - 1))
+        added[r] = dataclasses.replace(added[r], content=added[r].content + "\u00e9x")
+        assume(all(a.content != added[r].content for k, a in enumerate(added) if k != r))
+        edited.added_tokens = added
+    else:
+        assume(False)
+    assert fingerprint(edited).behaviour != fp.behaviour
