@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 import mtokspec
 from mtokspec.format import tree as t
 from mtokspec.runtime.hf.stream import HoldTable, TableStream, stream as hf_stream
-from tests._support import CORPUS
+from tests._support import CORPUS, ROOT
 
 tokenizers = pytest.importorskip("tokenizers", reason="HF tokenizers is the oracle of the stream")
 
@@ -310,3 +310,29 @@ def test_generated_decoders_mnn(case, flag):
         so_far += s.step(i)
         assert prefix.startswith(so_far)
     assert so_far + s.flush() == whole
+
+
+# --- the loop written from the JSON alone, in another language --------------------------------------
+
+NODE = __import__("shutil").which("node")
+
+
+@needs_corpus
+@pytest.mark.skipif(NODE is None, reason="node (for examples/stream_loop.js) is not installed")
+@pytest.mark.parametrize("name", NAMES)
+def test_javascript_loop_from_the_json(name, tmp_path):
+    """examples/stream_loop.js, written from the table's header only: on every corpus tokenizer's
+    table, each case's steps are the Python stream's and join to HF's decode."""
+    import subprocess
+
+    tok, hf = corpus_tok(name), oracle(name)
+    table = tmp_path / "hold.json"
+    table.write_text(json.dumps(tok.hold_table().to_json()), encoding="utf-8")
+    cases = [{"ids": ids, "skip": skip} for ids in corpus_ids(name)[::4] + corpus_ids(name, "special")[::16]
+             for skip in (False, True)]
+    (tmp_path / "cases.json").write_text(json.dumps(cases), encoding="utf-8")
+    done = subprocess.run([NODE, str(ROOT / "examples" / "stream_loop.js"), str(table), "--cases", str(tmp_path / "cases.json")],
+                          capture_output=True, text=True, check=True, encoding="utf-8")
+    for case, steps in zip(cases, json.loads(done.stdout), strict=True):
+        assert steps == run(tok.stream(case["skip"]), case["ids"])
+        assert "".join(steps) == hf.decode(case["ids"], skip_special_tokens=case["skip"])
