@@ -18,7 +18,6 @@ from typing import Any
 from mtokspec.reading import read_file
 from mtokspec.format import tree as t
 from mtokspec.errors import TokenizerError
-from mtokspec.divergences import EXPORTER_LOSS
 from mtokspec.format import parse
 from mtokspec.runtime.shared.pickling import remember_source
 from mtokspec.tokenizer import Tokenizer
@@ -26,7 +25,7 @@ from mtokspec.tokenizer import Tokenizer
 TokenName = Callable[[int], "str | None"]
 """A token's text by id (None: no such token)."""
 
-__all__ = ["compare", "compare_runtimes", "CompareReport", "Mismatch", "SAMPLE_TEXTS"]
+__all__ = ["compare", "compare_runtimes", "device_tally", "CompareReport", "DeviceTally", "Mismatch", "SAMPLE_TEXTS"]
 
 SAMPLE_TEXTS = [
     "Hello world! This is a test.",
@@ -237,8 +236,9 @@ class _RuntimeCase:
     (picklable: runs in workers).  ``theirs`` is HF ``tokenizers`` (``tokenizer.json``) or None
     (the file's own HF semantics)."""
 
-    def __init__(self, mnn: Any, hf_file: Any, theirs: Any, add_special_tokens: bool) -> None:
+    def __init__(self, mnn: Any, hf_file: Any, theirs: Any, add_special_tokens: bool, rows: Any = ()) -> None:
         self.mnn, self.hf_file, self.theirs, self.add_special_tokens = mnn, hf_file, theirs, add_special_tokens
+        self.rows = list(rows)
 
     def __call__(self, text: str) -> tuple[list[int], list[int], list[str] | None]:
         from mtokspec.divergences.explain import explain_encode
@@ -254,7 +254,12 @@ class _RuntimeCase:
         rules: list[str] = []
         file_ids = b if self.theirs is None else self.hf_file.encode(text, add_special_tokens=special)
         if file_ids != b:
-            rules.append(EXPORTER_LOSS)
+            from mtokspec.convert.mnn_target.report import format_causes
+
+            norm = self.theirs.normalizer
+            file_norm = self.hf_file._normalize
+            differs = norm is not None and norm.normalize_str(text) != (file_norm(text) if file_norm else text)
+            rules += format_causes(self.rows, differs)
         if file_ids != a:
             rules += explain_encode(self.hf_file, self.mnn, text, special)
         return a, b, rules
@@ -279,8 +284,8 @@ def compare_runtimes(file: t.TokenizerFile | str | os.PathLike[str], texts: Iter
     HF ``tokenizers`` loading ``against`` (a ``tokenizer.json``), or, without it, the file's own HF
     semantics.  Each differing case names the divergence rules that explain it
     (:mod:`mtokspec.divergences`); ``[]`` marks it unexplained.  Against a ``tokenizer.json``, a
-    case where the file's HF semantics already differs from it is put down to the exporter
-    (:data:`mtokspec.divergences.EXPORTER_LOSS`) as well.  ``max_mismatches``, ``sets``,
+    case where the file's HF semantics already differs from it also names what the format lost
+    (:func:`mtokspec.convert.mnn_target.report.format_causes`).  ``max_mismatches``, ``sets``,
     ``progress`` and ``jobs`` as :func:`compare`."""
     from mtokspec.format.token_names import tokens_by_id
     from mtokspec.runtime.mnn import MnnTokenizer
@@ -295,19 +300,90 @@ def compare_runtimes(file: t.TokenizerFile | str | os.PathLike[str], texts: Iter
     hf_file = Tokenizer.from_tree(tree)
     remember_source(hf_file, data if hf_file.tree is tree else None)
     names = tokens_by_id(tree)
+    rows: list[Any] = []
     if against is not None:
+        import json
+
+        from mtokspec.convert.mnn_target.variants import rows_of
+
         theirs: Any = _hf().Tokenizer.from_file(str(Path(against)))
         theirs_token: TokenName = theirs.id_to_token
         theirs_name = "HF (tokenizer.json)"
+        rows = rows_of(json.loads(theirs.to_str()))
     else:
         theirs = None
         theirs_token = _named(hf_file.id_to_token, names)
         theirs_name = "HF (this file)"
     ours_token = _named(mnn.id_to_token, names)
     texts = list(texts)
-    results = _results(_RuntimeCase(mnn, hf_file, theirs, add_special_tokens), texts, jobs, progress)
+    results = _results(_RuntimeCase(mnn, hf_file, theirs, add_special_tokens, rows), texts, jobs, progress)
     run = _Run(texts, sets, add_special_tokens, max_mismatches, context, None)
     for i, text in run:
         a, b, rules = results[i]
         run.record(i, text, a, b, ours_token, theirs_token, rules)
     return run.report("MNN", theirs_name)
+
+
+@dataclass
+class DeviceTally:
+    """What a device gets against HF, per output MNN's runtime produces: ``outputs`` maps
+    ``encode``, ``raw`` (no special tokens), ``seq`` (``decode(ids)``), ``stream`` (the engine's
+    per-id print) and ``chat`` (the chat template's prompts, when the file has one) to ``(agreeing,
+    cases)``; ``causes`` the rules behind the differences, per output; ``reference`` what
+    answered for HF."""
+
+    outputs: dict[str, tuple[int, int]]
+    causes: dict[str, dict[str, int]]
+    reference: str
+
+    def summary(self) -> str:
+        cells = ", ".join(f"{o} {a}/{n}" for o, (a, n) in self.outputs.items())
+        lines = [f"per output (MNN against {self.reference}): {cells}"]
+        for o, rules in self.causes.items():
+            if rules:
+                lines.append(f"  {o}: " + ", ".join(f"{r} ({n})" for r, n in sorted(rules.items(), key=lambda x: -x[1])))
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"reference": self.reference, "causes": self.causes,
+                "outputs": {o: {"agree": a, "cases": n} for o, (a, n) in self.outputs.items()}}
+
+
+def device_tally(file: t.TokenizerFile | str | os.PathLike[str], texts: Iterable[str], *,
+                 against: str | os.PathLike[str] | None = None) -> DeviceTally:
+    """Every output a device produces for ``file``, against HF ``tokenizers`` on ``against`` (a
+    ``tokenizer.json`` or its folder) or, without it, the file's own HF semantics (named so).
+    The chat output renders the built-in conversations of ``goldens`` with the file's template,
+    as transformers and as MNN's engine."""
+    from mtokspec.chat.compare import compare_chat
+    from mtokspec.convert.hf import load_hf
+    from mtokspec.convert.mnn_target.goldens import CONVERSATIONS
+    from mtokspec.convert.mnn_target.reference import FileReference, HFReference
+    from mtokspec.convert.mnn_target.report import mnn_report
+    from mtokspec.convert.mnn_target.variants import rows_of
+    from mtokspec.convert.upgrade import upgrade
+
+    tree = parse(read_file(file)) if isinstance(file, (str, os.PathLike)) else file
+    if not isinstance(tree, t.MtokFile):
+        tree = upgrade(tree).tree
+    if against is not None:
+        tj = load_hf(against).tokenizer_json
+        ref: Any = HFReference(tj, tree)
+        rows = rows_of(tj)
+    else:
+        ref, rows = FileReference(tree), []
+    texts = list(texts)
+    report = mnn_report(tree, ref, texts, rows)
+    outputs = {o: (n - bad, n) for o, (bad, n) in report.agreement.items()}
+    causes: dict[str, dict[str, int]] = {o: {} for o in outputs}
+    for loss in report.losses:
+        causes[loss.output][loss.rule] = loss.cases
+    if tree.chat_template:
+        convs = [(c["name"], c["messages"], c["add_generation_prompt"]) for c in CONVERSATIONS]
+        chat = compare_chat(tree.chat_template, convs, bos_token=tree.bos_token, eos_token=tree.eos_token)
+        outputs["chat"] = (sum(c.same for c in chat), len(chat))
+        causes["chat"] = {}
+        for c in chat:
+            for r in c.rules or ([] if c.same else ["unexplained"]):
+                causes["chat"][r] = causes["chat"].get(r, 0) + 1
+    return DeviceTally(outputs, causes, ref.source)

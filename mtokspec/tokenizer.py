@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Literal, Protocol, _ProtocolMeta, runtime_checkable
 
-from mtokspec.reading import read_file
+from mtokspec.reading import read_tokenizer_file
 from mtokspec.errors import ArgumentTypeError, TokenizerError
 from mtokspec.format import parse
 from mtokspec.format import tree as t
@@ -149,7 +149,7 @@ def _load(source: Any, semantics: Semantics, upgrade_options: dict[str, Any] | N
     if isinstance(source, (bytes, bytearray, memoryview)):
         data = bytes(source)
     elif isinstance(source, (str, os.PathLike)):
-        data = read_file(source)
+        data = read_tokenizer_file(source)
     else:
         data = None
     if data is not None:

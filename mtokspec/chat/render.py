@@ -8,7 +8,6 @@ import copy
 import functools
 import math
 from collections.abc import Mapping
-import time
 from datetime import datetime
 from typing import Any, Generator, cast
 
@@ -19,7 +18,8 @@ import jinja2.meta
 import jinja2.utils
 from jinja2.exceptions import TemplateSyntaxError
 
-from mtokspec.chat.sandbox import ENV, MAX_TEMPLATE_CHARS, MIN_VALUE_LIMIT, SSTI_NAMES, STATE, RenderState
+from mtokspec.chat.bounds import MAX_OUTPUT_CHARS, MAX_TEMPLATE_CHARS, TIMEOUT_SECONDS, RenderBounds
+from mtokspec.chat.sandbox import ENV, SSTI_NAMES, STATE
 from mtokspec.errors import ArgumentTypeError, ChatTemplateError
 from mtokspec.runtime.shared.args import items, number, optional_text, token_text
 
@@ -101,8 +101,8 @@ def render_chat_template(
     bos_token: str | None = None,
     eos_token: str | None = None,
     strftime_now: datetime | str | None = None,
-    max_output_chars: int = 1_000_000,
-    timeout_seconds: float = 5.0,
+    max_output_chars: int = MAX_OUTPUT_CHARS,
+    timeout_seconds: float = TIMEOUT_SECONDS,
     continue_final_message: bool = False,
     **kwargs: Any,
 ) -> str:
@@ -114,7 +114,8 @@ def render_chat_template(
     ``continue_final_message`` trims the output after the final message as upstream does.
 
     Limits: output longer than ``max_output_chars`` raises as soon as it is produced; no
-    intermediate value may exceed ``max(max_output_chars, 1_000_000)`` characters.
+    intermediate value may exceed ``max(max_output_chars, MIN_VALUE_LIMIT)`` characters
+    (:mod:`mtokspec.chat.bounds`).
 
     Time bound: cooperative, without signals or threads.  The deadline
     (``timeout_seconds`` after the call) is checked for every output chunk, every iteration of
@@ -125,7 +126,7 @@ def render_chat_template(
     limit above, so the overrun past the deadline is bounded by the cost of one such operation
     (milliseconds for the default limits; a ``RecursionError`` ends unbounded recursion first).
     Template compilation (cached per template string) is not covered by the timeout; templates
-    longer than 2,000,000 characters are refused.
+    longer than ``MAX_TEMPLATE_CHARS`` (:mod:`mtokspec.chat.bounds`) are refused.
 
     Raises:
         ChatTemplateError: any failure while compiling or rendering the template.
@@ -189,12 +190,7 @@ def render_chat_template(
             f"template refers to undefined name(s) {refused} typical of template-injection payloads"
         )
 
-    state = RenderState(
-        deadline=time.monotonic() + timeout_seconds,
-        timeout=timeout_seconds,
-        value_limit=max(max_output_chars, MIN_VALUE_LIMIT),
-        now=frozen,
-    )
+    state = RenderBounds.start(max_output_chars, timeout_seconds, frozen)
     token = STATE.set(state)
     parts: list[str] = []
     produced = 0
@@ -204,8 +200,7 @@ def render_chat_template(
             produced += len(chunk)
             if produced > max_output_chars:
                 raise ChatTemplateError(f"output exceeds max_output_chars={max_output_chars}")
-            if time.monotonic() > state.deadline:
-                raise ChatTemplateError(f"rendering exceeded the time limit of {timeout_seconds} s")
+            state.tick()
             parts.append(chunk)
     except ChatTemplateError:
         raise

@@ -15,8 +15,6 @@ import json
 import math
 import re
 import string
-import time
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Callable, cast
 
@@ -30,6 +28,7 @@ from jinja2.exceptions import SecurityError
 from jinja2.sandbox import MAX_RANGE, ImmutableSandboxedEnvironment
 from jinja2.visitor import NodeTransformer
 
+from mtokspec.chat.bounds import MAX_TEMPLATE_CHARS, MIN_VALUE_LIMIT, RenderBounds  # noqa: F401  # re-exported
 from mtokspec.chat.environment import TEMPLATE_SYNTAX
 from mtokspec.errors import ChatTemplateError
 
@@ -38,14 +37,10 @@ from mtokspec.errors import ChatTemplateError
 # Limits and per-render state
 # ---------------------------------------------------------------------------------------------
 
-#: Floor for the size of any single intermediate value (characters / repr weight).
-MIN_VALUE_LIMIT = 1_000_000
 #: Largest integer (in bits) that ``*`` / ``**`` may produce.
 _MAX_INT_BITS = 100_000
 #: Longest ``tojson`` indent accepted (characters, or spaces when given as an int).
 _MAX_JSON_INDENT = 256
-#: Longest template source accepted (compilation itself is not time-bounded).
-MAX_TEMPLATE_CHARS = 2_000_000
 #: ``lipsum`` bounds.
 _MAX_LIPSUM_PARAGRAPHS = 100
 _MAX_LIPSUM_WORDS = 1_000
@@ -53,13 +48,8 @@ _MAX_LIPSUM_WORDS = 1_000
 SSTI_NAMES = frozenset({"config", "request", "session", "url_for", "get_flashed_messages"})
 
 
-@dataclass
-class RenderState:
-    deadline: float
-    timeout: float
-    value_limit: int
-    now: datetime | None
-
+RenderState = RenderBounds
+"""The per-render limits the sandbox reads (:class:`mtokspec.chat.bounds.RenderBounds`)."""
 
 _DEFAULT_STATE = RenderState(math.inf, math.inf, MIN_VALUE_LIMIT, None)
 STATE: contextvars.ContextVar[RenderState | None] = contextvars.ContextVar(
@@ -74,8 +64,8 @@ def _state() -> RenderState:
 
 def _tick() -> None:
     st = STATE.get()
-    if st is not None and time.monotonic() > st.deadline:
-        raise ChatTemplateError(f"rendering exceeded the time limit of {st.timeout} s")
+    if st is not None:
+        st.tick()
 
 
 def _too_big(what: str, size: int) -> None:

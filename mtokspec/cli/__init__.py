@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from mtokspec import __version__
-from mtokspec.cli import chat, codec, convert, edit, fingerprint, lint, mnn, runtime, stream, upgrade
+from mtokspec.cli import chat, codec, convert, edit, fingerprint, lint, mnn, report, runtime, stream, upgrade
 from mtokspec.cli._io import configure_streams, one_line, silence_stdout
 from mtokspec.errors import Error
 
@@ -21,7 +21,7 @@ only a regular file (a symlink's target; a device, FIFO or folder is refused; '-
 output), keeps its mode and owner, and refuses the command's own input unless --force."""
 
 
-COMMAND_MODULES = [codec, edit, lint, runtime, stream, fingerprint, chat, convert, upgrade, mnn]
+COMMAND_MODULES = [codec, edit, lint, runtime, stream, fingerprint, chat, convert, upgrade, mnn, report]
 """Each sub-command module has ``register(subparsers)``; the order is the order of ``--help``."""
 
 
@@ -68,10 +68,9 @@ def main(argv: list[str] | None = None) -> int:
         silence_stdout()
         print(f"mtokspec {args.command}: {one_line(e)}", file=sys.stderr)
         return 2
-    except MemoryError:  # an input within MTOKSPEC_MAX_INPUT that this machine cannot hold
+    except MemoryError as e:  # an input within MTOKSPEC_MAX_INPUT that this machine cannot hold
         silence_stdout()
-        print(f"mtokspec {args.command}: out of memory (MTOKSPEC_MAX_INPUT sets a lower input limit)",
-              file=sys.stderr)
+        print(f"mtokspec {args.command}: {one_line(e)}", file=sys.stderr)
         return 2
 
 

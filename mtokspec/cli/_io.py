@@ -17,7 +17,7 @@ import tempfile
 from collections.abc import Iterable
 
 from mtokspec.errors import PathRefused
-from mtokspec.reading import max_input, read_file, read_input  # noqa: F401  # the commands' reads
+from mtokspec.reading import max_input, read_file, read_input, read_tokenizer_file  # noqa: F401  # the commands' reads
 
 TMP_SUFFIX = ".mtokspec-tmp"
 #: the ``--force`` option of every command that writes ``-o``
@@ -251,6 +251,13 @@ def silence_stdout() -> None:
     sys.stdout = ClosedStream("standard output")
 
 
+OUT_OF_MEMORY = "out of memory (MTOKSPEC_MAX_INPUT sets a lower input limit)"
+"""What the CLI says for a ``MemoryError``, whichever command caught it."""
+
+
 def one_line(err: object) -> str:
-    """An error's message on one line (YAML and template errors span several), for stderr."""
-    return " ".join(str(err).split())
+    """An error's message on one line (YAML and template errors span several), for stderr; never
+    empty (a ``MemoryError``: :data:`OUT_OF_MEMORY`; another error without a message: its type)."""
+    if isinstance(err, MemoryError):
+        return OUT_OF_MEMORY
+    return " ".join(str(err).split()) or type(err).__name__

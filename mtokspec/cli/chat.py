@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from mtokspec.cli._io import one_line, read_input
+from mtokspec.cli._io import one_line, read_input, read_tokenizer_file
 from mtokspec.errors import MtokFormatError
 
 
@@ -17,7 +17,7 @@ def cmd_chat(args) -> int:
     from mtokspec.tokenizer import Tokenizer
 
     try:
-        tok = Tokenizer.from_bytes(read_input(args.file), semantics=args.runtime)
+        tok = Tokenizer.from_bytes(read_tokenizer_file(args.file, stdin=True), semantics=args.runtime)
     except (OSError, MtokFormatError, TokenizerError) as e:
         print(f"mtokspec: {args.file}: {one_line(e)}", file=sys.stderr)
         return 2
@@ -44,16 +44,30 @@ def cmd_chat(args) -> int:
         except (OSError, UnicodeDecodeError) as e:
             print(f"mtokspec: {args.template}: {one_line(e)}", file=sys.stderr)
             return 2
+    elif not tok.chat_template:
+        print(f"mtokspec: {args.file}: the file has no chat template: give one with --template FILE (a Jinja "
+              f"file), or embed it: mtokspec set {args.file} --chat-template FILE -o OUT", file=sys.stderr)
+        return 2
+    agp = not args.no_generation_prompt
+    raised = None
     try:
-        prompt = tok.apply_chat_template(messages, add_generation_prompt=not args.no_generation_prompt,
-                                         template=template)
+        prompt = tok.apply_chat_template(messages, add_generation_prompt=agp, template=template)
+        if args.runtime == "mnn":  # a rewritten template's marker where transformers raises (chat-mnn.md)
+            from mtokspec.chat.rewrite import device_raise
+
+            raised = device_raise(template if template is not None else tok.chat_template, prompt,
+                                  lambda t: tok.apply_chat_template(messages, add_generation_prompt=agp, template=t))
     except ChatTemplateError as e:
         print(f"mtokspec: chat template: {one_line(e)}", file=sys.stderr)
         return 1
     sys.stdout.write(prompt)
-    if args.tokens:
-        ids = tok.encode(prompt)
+    if args.tokens:  # hf: as apply_chat_template(tokenize=True); mnn: Llm::response's tokenizer_encode
+        ids = tok.encode(prompt, add_special_tokens=args.runtime == "mnn")
         sys.stdout.write("\n" + " ".join(map(str, ids)) + "\n")
+    if raised is not None:
+        print(f"mtokspec: chat template: raise_exception({one_line(raised)}) reached: transformers raises here; "
+              "the device renders the marker printed above", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -65,7 +79,7 @@ def cmd_compare_chat(args) -> int:
     from mtokspec.tokenizer import Tokenizer
 
     try:
-        tok = Tokenizer.from_bytes(read_input(args.file), semantics="mnn")
+        tok = Tokenizer.from_bytes(read_tokenizer_file(args.file, stdin=True), semantics="mnn")
     except (OSError, MtokFormatError, TokenizerError) as e:
         print(f"mtokspec: {args.file}: {one_line(e)}", file=sys.stderr)
         return 2
@@ -96,13 +110,18 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "with the chat template embedded in FILE, exactly as transformers renders it "
                     "(sandboxed: unsafe templates are refused, time and output size are bounded), or "
                     "with --runtime mnn exactly as MNN's engine renders it on a device. "
-                    "Exit 1 when the template raises or is refused.",
+                    "Exit 1 when the template raises or is refused (with --runtime mnn: when a template "
+                    "rewritten for MNN renders its raise marker, which is printed); 2 when FILE has no "
+                    "template and --template gives none.",
     )
     p.add_argument("file", help="the .mtok file")
     p.add_argument("--messages", required=True, metavar="conversation.json", help="the messages ('-' for stdin)")
     p.add_argument("--no-generation-prompt", action="store_true",
                    help="do not end with the assistant prompt (add_generation_prompt=False)")
-    p.add_argument("--tokens", action="store_true", help="also print the prompt's ids (no special tokens added)")
+    p.add_argument("--tokens", action="store_true",
+                   help="also print the prompt's ids: hf, encoded without special tokens (as transformers' "
+                        "apply_chat_template(tokenize=True)); mnn, MNN's encode(prompt), the ids a device feeds "
+                        "the model (the file's prefix ids and post-processor included, as Llm::response)")
     p.add_argument("--template", metavar="FILE", help="use this template instead of the file's")
     p.add_argument("--runtime", choices=("hf", "mnn"), default="hf",
                    help="hf: render as transformers does (default); mnn: the prompt a device builds, "

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import mtokspec
-from mtokspec.cli._io import FORCE_HELP, one_line, read_input, write_output
+from mtokspec.cli._io import FORCE_HELP, one_line, read_input, read_tokenizer_file, write_output
 from mtokspec.errors import Error, MtokFormatError
 
 
@@ -19,7 +19,7 @@ def fail(path: str, err: Exception) -> int:
 
 def load_tree(path: str):
     """(tree, size) of a file; raises MtokFormatError or OSError."""
-    data = read_input(path)
+    data = read_tokenizer_file(path, stdin=True)
     return mtokspec.parse(data), len(data)
 
 
@@ -58,7 +58,7 @@ def report_findings(args, check) -> int:
     table: list[tuple[str, str, str, str]] = []
     for path in args.files:
         try:
-            findings = check(read_input(path))
+            findings = check(read_tokenizer_file(path, stdin=True))
         except (OSError, Error) as e:  # Error: also a chat template too long or deep to lint
             fail(path, e)
             worst = 2

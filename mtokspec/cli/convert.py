@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import mtokspec
-from mtokspec.cli._io import FORCE_HELP, check_output, one_line, read_input, write_output
+from mtokspec.cli._io import FORCE_HELP, check_output, one_line, read_tokenizer_file, write_output
 from mtokspec.errors import MtokFormatError
 
 
@@ -29,8 +29,10 @@ def write_conversion(command: str, source: str, output: str, report: str, conver
 
     Exit 0 written; 1 a strict conversion refused losses (nothing written); 2 an error-level
     validate finding without ``force`` (nothing written) or anything else failed (an output that
-    is one of ``inputs`` without ``force`` too, refused before converting).
-    Shared by ``convert`` and ``upgrade``.
+    is one of ``inputs`` without ``force`` too, refused before converting); :data:`EXIT_DIFFERS`
+    written, but MNN's runtime differs from the reference on some probe (``--target mnn``,
+    ``fix``: the report's first line says where).
+    Shared by ``convert``, ``fix`` and ``upgrade``.
     """
     from mtokspec.cli._checked import refuse, verdict
     from mtokspec.convert import ConversionError, render_json, render_text
@@ -64,16 +66,36 @@ def write_conversion(command: str, source: str, output: str, report: str, conver
     except OSError as e:
         print(f"mtokspec {command}: {output}: {one_line(e)}", file=sys.stderr)
         return 2
+    mnn = {"verdict": result.verdict(), "reference": result.reference, "differing_probes": result.differing_probes,
+           "agreement": {o: {"differing": bad, "probes": n} for o, (bad, n) in result.agreement.items()}} \
+        if result.agreement else {}
+    code = EXIT_DIFFERS if result.differs else 0
     if report == "json":
         print(render_json(result.losses, source=source, output=output, size=len(data),
-                          unicode_version=result.unicode_version, **report_extra,
+                          unicode_version=result.unicode_version, **report_extra, **mnn, exit_status=code,
                           findings=[{"severity": f.severity, "path": f.path, "message": f.message, "code": f.code}
                                     for f in findings]), file=sys.stderr)
     else:
+        if mnn:
+            print(f"{output}: {mnn['verdict']}", file=sys.stderr)
         print(f"{output}: {len(data):,} bytes{what} (Unicode tables {result.unicode_version})", file=sys.stderr)
         print(render_text(result.losses), file=sys.stderr)
         print(f"{output}: {verdict(findings, len(result.losses))}", file=sys.stderr)
-    return 0
+        if code:
+            print(f"{output}: written, but MNN differs from {result.reference} on {result.differing_probes:,} probe "
+                  f"text(s): exit {EXIT_DIFFERS} (each cause is listed above; --strict refuses to write such a file)",
+                  file=sys.stderr)
+    return code
+
+
+EXIT_DIFFERS = 3
+"""``convert --target mnn`` / ``fix``: the file is written, and MNN's runtime differs from the
+reference on at least one probe text."""
+
+
+REFERENCE_HELP = ("what answers for Hugging Face in the report: hf (HF tokenizers, the 'hf' extra; refused "
+                  "when missing) or mtokspec (mtokspec's own HF semantics of the written file, named so in "
+                  "the report: not HF wherever the format loses something)")
 
 
 def cmd_convert(args) -> int:
@@ -82,7 +104,7 @@ def cmd_convert(args) -> int:
     return write_conversion(
         "convert", args.model_dir, args.output, args.report,
         lambda: from_hf(args.model_dir, strict=args.strict, exact_whitespace=args.exact_whitespace,
-                        target=args.target),
+                        target=args.target, reference=args.reference),
         inputs=hf_inputs(args.model_dir), force=args.force)
 
 
@@ -101,7 +123,7 @@ def cmd_export_hf(args) -> int:
     from mtokspec.convert import to_hf_with_notes
 
     try:
-        tree = mtokspec.parse(read_input(args.file))
+        tree = mtokspec.parse(read_tokenizer_file(args.file, stdin=True))
         upgraded = []
         if not isinstance(tree, mtokspec.MtokFile):  # a legacy tokenizer.txt: its .mtok equivalent
             from mtokspec.convert.upgrade import upgrade
@@ -155,11 +177,16 @@ def register(subparsers) -> None:
                         "C++ runtime gives Hugging Face's answers wherever the format allows (program "
                         "layout, prefix and special ids, exact pre-tokenizers, decoder, clean-up flag); "
                         "the report then lists, per divergence rule, what MNN still does differently, "
-                        "with a minimal example")
+                        "with a minimal example, and the exit status says whether anything does")
+    p.add_argument("--reference", choices=("hf", "mtokspec"), default="hf", help=REFERENCE_HELP + " (--target mnn)")
     p.add_argument("--report", choices=("text", "json"), default="text",
                    help="format of the loss report printed to stderr")
     add_force(p)
     p.set_defaults(func=cmd_convert)
+    p.epilog = (f"exit status: 0 written (with --target mnn: and MNN gives the reference's answer on every probe); "
+                f"1 --strict refused a loss (nothing written); 2 an error (nothing written); {EXIT_DIFFERS} "
+                "--target mnn: written, but MNN differs from the reference on some probe (the report's first line "
+                "gives the rate per output, and each difference its cause)")
 
     q = subparsers.add_parser(
         "export-hf",

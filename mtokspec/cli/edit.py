@@ -29,14 +29,20 @@ def _fail(command: str, what: str, err: Exception) -> int:
     return 2
 
 
-def apply_set(tree: TokenizerFile, args: argparse.Namespace) -> TokenizerFile:
-    """The tree with every edit of ``args`` applied, in the documented order."""
+def apply_set(tree: TokenizerFile, args: argparse.Namespace, notes: list[str]) -> TokenizerFile:
+    """The tree with every edit of ``args`` applied, in the documented order; ``notes`` gets the
+    id of each added token."""
     from mtokspec.format import edit
 
-    for text in args.add_token or ():
-        tree, _ = edit.add_token(tree, text)
-    for text in args.add_special_token or ():
-        tree, _ = edit.add_token(tree, text, special=True)
+    for text, special in [(x, False) for x in args.add_token or ()] + [(x, True) for x in args.add_special_token or ()]:
+        tree, new_id = edit.add_token(tree, text, special=special)
+        if edit.in_vocabulary(tree, new_id):
+            notes.append(f"{text!r} is id {new_id}")
+        else:
+            notes.append(f"{text!r} is id {new_id}, an added token past the vocabulary "
+                         f"({len(getattr(tree.model, 'vocab', ())):,} rows) like the file's others: added tokens "
+                         "hold every id inside it; MNN encodes it, but its decode looks ids up in the "
+                         "vocabulary only (mnn-unk-decode)")
     from mtokspec.format.tree import HEADER_ROLES
 
     edits = [edit.parse_role_edit(role, spec) for role in HEADER_ROLES for spec in getattr(args, role) or ()]
@@ -64,31 +70,58 @@ def apply_set(tree: TokenizerFile, args: argparse.Namespace) -> TokenizerFile:
     return tree
 
 
+def _template_note(before: TokenizerFile, after: TokenizerFile) -> str:
+    """For a chat template ``set`` changed that transformers cannot parse (MNN's engine renders
+    any text): what the verdict says of it; '' otherwise."""
+    template = getattr(after, "chat_template", None)
+    if not template or template == getattr(before, "chat_template", None):
+        return ""
+    import jinja2
+
+    from mtokspec.chat.environment import parsing_environment
+    from mtokspec.cli._io import one_line
+
+    try:
+        parsing_environment().parse(template)
+    except jinja2.TemplateSyntaxError as e:
+        return f"warning: transformers cannot parse the chat template (line {e.lineno}: {one_line(e.message)})"
+    except RecursionError:
+        return "warning: the chat template nests too deeply for transformers' parser"
+    return ""
+
+
 def cmd_set(args: argparse.Namespace) -> int:
     import mtokspec
     from mtokspec.cli._checked import refuse, verdict
     from mtokspec.cli._io import write_output
-    from mtokspec.reading import read_input
+    from mtokspec.reading import read_tokenizer_file
     from mtokspec.format.diff import diff, format_text
 
     if sum(map(bool, (args.output, args.in_place, args.dry_run))) != 1:
         return _fail("set", args.file, ValueError("give exactly one of -o OUT, --in-place, --dry-run"))
+    if args.in_place and args.file == "-":
+        return _fail("set", args.file, ValueError("--in-place cannot replace standard input (nor keep a backup "
+                                                  "of it); give -o OUT, or -o - for standard output"))
     if args.chat_template is not None and args.chat_template_from is not None:
         return _fail("set", args.file, ValueError("--chat-template and --chat-template-from exclude each other"))
     try:
-        original = read_input(args.file)
+        original = read_tokenizer_file(args.file, stdin=True)
         before = mtokspec.parse(original)
-        after = apply_set(before, args)
+        notes: list[str] = []
+        after = apply_set(before, args, notes)
         data = mtokspec.build(after)
     except (OSError, mtokspec.Error) as e:
         return _fail("set", args.file, e)
     changes = diff(before, after)
     findings = mtokspec.validate(after)
+    extra = _template_note(before, after)
+    for note in notes:
+        print(f"mtokspec set: added token {note}", file=sys.stderr)
     out = args.file if args.in_place else args.output or args.file
     if args.dry_run:
         sys.stdout.write(format_text(changes, args.file, "after set"))
         blocked = any(f.severity == "error" for f in findings) and not args.force
-        print(f"{args.file}: dry run, nothing written; {verdict(findings)}"
+        print(f"{args.file}: dry run, nothing written; {verdict(findings, extra=extra)}"
               + ("; would be refused" if blocked else ""), file=sys.stderr)
         return 2 if blocked else 0
     if refuse("set", out, findings, args.force):
@@ -103,34 +136,56 @@ def cmd_set(args: argparse.Namespace) -> int:
         return _fail("set", out, e)
     what = ", ".join(d.section for d in changes) or "nothing"
     backup = f" (backup {args.file + args.backup_suffix})" if args.in_place else ""
-    print(f"{out}: {len(data):,} bytes{backup}; changed: {what}; {verdict(findings)}", file=sys.stderr)
+    print(f"{out}: {len(data):,} bytes{backup}; changed: {what}; {verdict(findings, extra=extra)}", file=sys.stderr)
     return 0
+
+
+def _culprit(args: argparse.Namespace, a: TokenizerFile, b: TokenizerFile) -> str:
+    """Which input a failed behavioural diff names: the file whose tokenizer does not load (each
+    is loaded again, only on this path), else the cases run on them."""
+    from mtokspec import Error
+    from mtokspec.tokenizer import Tokenizer
+
+    path: str
+    for path, tree in ((args.a, a), (args.b, b)):
+        try:
+            Tokenizer.from_tree(tree, semantics=args.runtime)
+        except Error:
+            return path
+    return f"running the cases of {', '.join(args.text)}"
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
     import mtokspec
-    from mtokspec.reading import read_input
+    from mtokspec.reading import read_tokenizer_file
     from mtokspec.behaviour import behaviour
     from mtokspec.format.diff import format_text, to_json
     from mtokspec.format.diff import diff as tree_diff
 
-    try:
-        a = mtokspec.parse(read_input(args.a))
-        b = mtokspec.parse(read_input(args.b))
-    except (OSError, mtokspec.Error) as e:
-        return _fail("diff", f"{args.a} / {args.b}", e)
+    trees = []
+    for path in (args.a, args.b):
+        try:
+            trees.append(mtokspec.parse(read_tokenizer_file(path, stdin=True)))
+        except (OSError, mtokspec.Error) as e:
+            return _fail("diff", path, e)
+    a, b = trees
     sections = tree_diff(a, b)
     cases = None
     if args.text:
         from mtokspec.cli.cases import read_cases
         from mtokspec.cli.progress import Progress
 
+        texts: list[str] = []
+        for path in args.text:
+            try:
+                texts += read_cases(path)
+            except (OSError, mtokspec.Error) as e:
+                return _fail("diff", path, e)
         try:
-            texts = [c for path in args.text for c in read_cases(path)]
             with Progress("diff", len(texts), quiet=args.quiet) as progress:
                 cases = behaviour(a, b, texts, args.runtime, progress=progress.update)
-        except (OSError, mtokspec.Error) as e:
-            return _fail("diff", ", ".join(args.text), e)
+        except mtokspec.Error as e:
+            return _fail("diff", _culprit(args, a, b), e)
     differ = bool(sections) or bool(cases)
     if args.json:
         doc = to_json(sections)
@@ -151,7 +206,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
             if c.decoded_a != c.decoded_b:
                 print(f"    decode: {c.decoded_a[:60]!r} -> {c.decoded_b[:60]!r}")
         if len(cases) > args.show:
-            print(f"  ... {len(cases) - args.show} more (--show N, --json)")
+            print(f"  ... and {len(cases) - args.show:,} more (--show N, --json)")
     return 1 if differ else 0
 
 
@@ -162,8 +217,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "set", help="edit header roles, eos/bos, chat template, flags and added tokens of a file",
         description="Change a file without a YAML round trip: header ids by role (tokens by id or\n"
                     "text, checked to exist), eos/bos, the chat template, flags, new added tokens (put\n"
-                    "in the vocabulary at their sorted place, as MNN's binary search needs). The result\n"
-                    "is validated before it is written; --dry-run prints what would change.",
+                    "in the vocabulary at their sorted place, as MNN's binary search needs, with an id\n"
+                    "inside it, as its loader needs; past it only when added tokens hold every id inside,\n"
+                    "as in whisper's). The result is validated before it is written; --dry-run prints\n"
+                    "what would change.",
         epilog=_SET_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("file", metavar="FILE", help="the .mtok (or, for header roles, a legacy tokenizer.txt)")
     for role, doc in (("special", "special ids (split out whole, left out of decode)"),

@@ -6,8 +6,8 @@ import argparse
 import json
 import sys
 
-from mtokspec.cli._io import FORCE_HELP, one_line, read_input, write_output
-from mtokspec.cli.convert import hf_inputs, write_conversion
+from mtokspec.cli._io import FORCE_HELP, one_line, read_tokenizer_file, write_output
+from mtokspec.cli.convert import EXIT_DIFFERS, REFERENCE_HELP, hf_inputs, write_conversion
 from mtokspec.cli.progress import Progress
 
 
@@ -18,7 +18,8 @@ def cmd_fix(args) -> int:
 
     def run():
         texts = read_texts(args.text) if args.text else None
-        return fix(mtokspec.parse(read_input(args.file)), against=args.against, texts=texts)
+        return fix(mtokspec.parse(read_tokenizer_file(args.file, stdin=True)), against=args.against, texts=texts,
+                   reference=args.reference)
 
     inputs = [args.file] + (hf_inputs(args.against) if args.against else [])
     return write_conversion("fix", args.file, args.output, args.report, run,
@@ -48,13 +49,15 @@ def cmd_goldens(args) -> int:
         if jobs < 1:
             raise ValueError(f"--jobs: expected a positive number of processes, got {jobs}")
         with Progress("goldens: HF's answers", quiet=args.quiet) as progress:
-            lines, notes = goldens(args.model_dir, texts, conversations, jobs=jobs,
+            lines, notes = goldens(args.model_dir, texts, conversations, jobs=jobs, reference=args.reference,
                                    progress=lambda done, total: progress.update(done))
         write_output(args.output, jsonl(lines), hf_inputs(args.model_dir), args.force)
     except (Error, OSError, ValueError) as e:
         print(f"mtokspec goldens: {args.model_dir}: {one_line(e)}", file=sys.stderr)
         return 2
-    print(f"{args.output}: {len(lines)} test cases", file=sys.stderr)
+    cases = [x for x in lines if x.get("type") != "meta"]
+    meta = next((x for x in lines if x.get("type") == "meta"), {})
+    print(f"{args.output}: {len(cases)} test cases (answers: {meta.get('reference', '?')})", file=sys.stderr)
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
     return 0
@@ -64,8 +67,10 @@ GOLDENS_HELP = """\
 Write MNN's device-test file for a model folder: one JSON object a line, in the schema MNN's
 transformers/llm/engine/test/test_tokenizer.cpp reads ({"type": "basic", "input", "ids_raw",
 "ids_full", "decoded_full"} and {"type": "chat", "name", "messages", "add_generation_prompt",
-"formatted_text"}), with Hugging Face's answers (HF tokenizers on tokenizer.json when installed,
-else mtokspec's HF semantics; chat texts as transformers renders the folder's template).
+"formatted_text"}), with Hugging Face's answers (HF tokenizers on tokenizer.json; refused without
+it unless --reference mtokspec, which takes mtokspec's own HF semantics and says so; chat texts
+as transformers renders the folder's template).  The first line, {"type": "meta", "reference",
+...}, records what answered (MNN's test skips a line of another type).
 
 Run MNN's test with them: build test_tokenizer from MNN's transformers/llm/engine/test/
 test_tokenizer.cpp with MNN's LLM engine (for the device, or for a desktop), then
@@ -94,10 +99,13 @@ def register(subparsers) -> None:
     p.add_argument("-o", "--output", required=True, metavar="OUT.mtok",
                    help="where to write the fixed .mtok (atomically)")
     p.add_argument("--text", metavar="FILE", help="more probe texts (a JSON list of strings, or one per line)")
+    p.add_argument("--reference", choices=("hf", "mtokspec"), default="hf", help=REFERENCE_HELP + " (with --against)")
     p.add_argument("--report", choices=("text", "json"), default="text",
                    help="format of the report printed to stderr")
     p.add_argument("--force", action="store_true", help=FORCE_HELP)
     p.set_defaults(func=cmd_fix)
+    p.epilog = (f"exit status: 0 written and MNN gives the reference's answer on every probe; 2 an error (nothing "
+                f"written); {EXIT_DIFFERS} written, but MNN differs from the reference on some probe (see the report)")
 
     g = subparsers.add_parser(
         "goldens", help="write MNN's device-test cases (test_cases.jsonl) with HF's answers",
@@ -112,6 +120,10 @@ def register(subparsers) -> None:
     g.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
                    help="HF's answers in N processes (default: every core this process may use; the file is "
                         "the same for any N)")
+    g.add_argument("--reference", choices=("hf", "mtokspec"), default="hf",
+                   help="what gives the answers: hf (HF tokenizers; refused when missing) or mtokspec (its own HF "
+                        "semantics of the --target mnn file: not HF where the format loses something; recorded "
+                        "in the meta line)")
     g.add_argument("--quiet", "-q", action="store_true", help="no progress line on a terminal")
     g.add_argument("--force", action="store_true", help=FORCE_HELP)
     g.set_defaults(func=cmd_goldens)

@@ -7,7 +7,7 @@ import json
 import os
 import sys
 
-from mtokspec.cli._io import read_input
+from mtokspec.cli._io import read_input, read_tokenizer_file
 from mtokspec.errors import MtokFormatError
 
 
@@ -19,7 +19,7 @@ def _fail(what: str, err: Exception) -> int:
 
 def _load(path: str, runtime: str = "hf"):
     from mtokspec.tokenizer import Tokenizer
-    return Tokenizer.from_bytes(read_input(path), semantics=runtime)
+    return Tokenizer.from_bytes(read_tokenizer_file(path, stdin=True), semantics=runtime)
 
 
 def cmd_encode(args) -> int:
@@ -98,11 +98,13 @@ def cmd_compare(args) -> int:
         return _fail("--jobs", ValueError(f"expected a positive number of processes, got {jobs}"))
     try:
         with Progress("compare", len(texts), quiet=args.quiet) as progress:
+            tally = None
             if args.runtime == "mnn":
-                from mtokspec.compare import compare_runtimes
+                from mtokspec.compare import compare_runtimes, device_tally
                 report = compare_runtimes(args.file, texts, against=args.against,
                                           add_special_tokens=True if special is None else special,
                                           sets=sets, progress=progress.update, jobs=jobs)
+                tally = device_tally(args.file, texts, against=args.against)
             else:
                 if args.against is None:
                     return _fail("compare", ValueError("--against tokenizer.json is needed with --runtime hf"))
@@ -110,17 +112,21 @@ def cmd_compare(args) -> int:
                                  progress=progress.update, jobs=jobs)
     except (OSError, MtokFormatError, TokenizerError, Exception) as e:  # HF raises plain Exception
         return _fail(args.file, e)
+    device = {"device": tally.to_dict()} if tally is not None else {}
     if args.json:
-        print(json.dumps(report.to_dict(), ensure_ascii=False, indent=1, default=repr))
+        print(json.dumps(report.to_dict() | device, ensure_ascii=False, indent=1, default=repr))
     elif args.jsonl:
-        doc = report.to_dict()
+        doc = report.to_dict() | device
         mismatches = doc.pop("mismatches")
         print(json.dumps({"summary": doc}, ensure_ascii=False, default=repr))
         for m in mismatches:
             print(json.dumps(m, ensure_ascii=False, default=repr))
     else:
         print(report.summary(limit=None if args.all else args.show))
-    return 0 if report.matched == report.total else 1
+        if tally is not None:
+            print(tally.summary())
+    same = report.matched == report.total and (tally is None or all(a == n for a, n in tally.outputs.values()))
+    return 0 if same else 1
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -163,7 +169,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "--runtime hf (default): mtokspec's HF semantics against HF tokenizers loading "
                     "--against tokenizer.json. --runtime mnn: what MNN's C++ runtime does on a device, "
                     "against --against tokenizer.json or, without it, the file's own HF semantics; each "
-                    "difference names the divergence rules that explain it, or says UNEXPLAINED. "
+                    "difference names the divergence rules that explain it, or says UNEXPLAINED; then a "
+                    "tally of every output a device produces (encode, encode without specials, decode, "
+                    "stream decode, the chat template's prompts) with their causes. "
                     "With --chat conversations.json: per conversation, the prompt transformers renders "
                     "with the file's chat template and the prompt MNN's Jinja engine renders on a device, "
                     "side by side, with the first difference and the rules that explain it. "
@@ -173,7 +181,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--runtime", choices=("hf", "mnn"), default="hf",
                    help="the semantics to run the file with (default hf)")
     p.add_argument("--against", metavar="tokenizer.json",
-                   help="the HF tokenizer.json to compare with (needed with --runtime hf)")
+                   help="the HF tokenizer.json (or its model folder with --runtime mnn) to compare with "
+                        "(needed with --runtime hf)")
     p.add_argument("--text", metavar="FILE", action="append",
                    help="cases: a JSON list of strings, JSON Lines or plain text (one case per line); "
                         "repeatable, each file a text set in the summary (default: a few built-in samples)")

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 import mtokspec
-from mtokspec.cli._io import one_line, read_input
+from mtokspec.cli._io import one_line, read_tokenizer_file
 from mtokspec.errors import MtokFormatError
 
 _EPILOG = """\
@@ -26,7 +26,7 @@ def cmd_upgrade(args) -> int:
     from mtokspec.convert.upgrade import LEGACY_TYPES, upgrade
 
     try:
-        src = mtokspec.parse(read_input(args.file))
+        src = mtokspec.parse(read_tokenizer_file(args.file, stdin=True))
     except (OSError, MtokFormatError) as e:
         print(f"mtokspec upgrade: {args.file}: {one_line(e)}", file=sys.stderr)
         return 2

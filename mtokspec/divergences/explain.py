@@ -26,9 +26,12 @@ from mtokspec.runtime.mnn.tokenizer import MnnTokenizer, to_bytes
 __all__ = ["explain_encode", "explain_decode"]
 
 
-def _at(rules: tuple[Rule, ...], tree) -> list[str]:
-    """The codes of the rules that can explain a difference at their stage for this file."""
-    return [r.code for r in rules if r.explains(tree)]
+def _at(rules: tuple[Rule, ...], tree, text: bytes | None = None) -> list[str]:
+    """The codes of the rules that can explain a difference at their stage for this file (and,
+    given, this stage input)."""
+    if text is None:
+        return [r.code for r in rules if r.explains(tree)]
+    return [r.code for r in rules if r.explains_case(tree, text)]
 
 
 def explain_encode(hf, mnn: MnnTokenizer, text: str, add_special_tokens: bool = True) -> list[str]:
@@ -68,14 +71,14 @@ def explain_encode(hf, mnn: MnnTokenizer, text: str, add_special_tokens: bool = 
         norm_h = hf._normalize(s) if hf._normalize is not None else s
         norm_m = mnn.normalize(piece)
         if norm_h.encode("utf-8", "surrogatepass") != norm_m:
-            stage_rules += _at(normalizers.RULES, tree)
+            stage_rules += _at(normalizers.RULES, tree, piece)
             continue
         if not norm_m:
             continue
         splits_h = [p.encode("utf-8", "surrogatepass") for p in hf.pre_tokenizer.split(norm_h)]
         splits_m = [p for p in mnn.pre_tokenize(norm_m) if p]
         if splits_h != splits_m:
-            stage_rules += _at(pre_tokenizers.RULES, tree)
+            stage_rules += _at(pre_tokenizers.RULES, tree, norm_m)
             continue
         ids_h: list[int] = []
         hf._encode_segment(norm_h, ids_h)
@@ -83,7 +86,7 @@ def explain_encode(hf, mnn: MnnTokenizer, text: str, add_special_tokens: bool = 
         for sp in splits_m:
             ids_m += mnn.model.tokenize(sp)
         if ids_h != ids_m:
-            stage_rules += _at(models.RULES, tree)
+            stage_rules += _at(models.RULES, tree, norm_m)
     return rules + sorted(set(stage_rules))
 
 

@@ -8,10 +8,12 @@ severity: ``error`` when (nearly) every input differs, MNN fails, or its behavio
 
 from __future__ import annotations
 
+import os
+
 from mtokspec.divergences import RULES
 from mtokspec.divergences.rule import LintContext
 from mtokspec.errors import ArgumentTypeError, Error
-from mtokspec.format import parse
+from mtokspec.format.files import tree_of
 from mtokspec.format import tree as t
 from mtokspec.format.validate import ERROR, INFO, WARNING, Finding
 
@@ -25,21 +27,22 @@ class LintTargetError(Error, ValueError):
     """A lint target mtokspec does not know."""
 
 
-def lint(tree_or_bytes: t.TokenizerFile | bytes | bytearray | memoryview, target: str = "mnn") -> list[Finding]:
-    """The findings for ``target`` (only ``"mnn"`` so far), errors first.
+def lint(tree_or_bytes: t.TokenizerFile | bytes | bytearray | memoryview | str | os.PathLike[str],
+         target: str = "mnn") -> list[Finding]:
+    """The findings for ``target`` (only ``"mnn"`` so far), errors first, for a tree, the bytes of
+    a file or its path (as :func:`mtokspec.load` takes them).
 
-    Bytes that cannot be parsed raise :class:`MtokFormatError`, as :func:`mtokspec.validate` does.
+    Bytes that cannot be parsed raise :class:`MtokFormatError`, and a path is read, as
+    :func:`mtokspec.validate` does.
     """
     if not isinstance(target, str):
         raise ArgumentTypeError(f"target: expected a str, got {type(target).__name__}")
     if target not in TARGETS:
         raise LintTargetError(f"unknown lint target {target!r} (known: {', '.join(TARGETS)})")
-    if isinstance(tree_or_bytes, (bytes, bytearray, memoryview)):
-        tree = parse(tree_or_bytes)
-    else:
-        tree = tree_or_bytes
+    tree = tree_of(tree_or_bytes)
     if not isinstance(tree, t.TokenizerFile):
-        raise ArgumentTypeError(f"tree_or_bytes: expected a tokenizer file tree or bytes, got {type(tree_or_bytes).__name__}")
+        raise ArgumentTypeError(f"tree_or_bytes: expected a tokenizer file tree, bytes or a path, "
+                                f"got {type(tree_or_bytes).__name__}")
     ctx = LintContext(tree)
     findings = [Finding(severity, path, message, rule.code)
                 for rule in RULES.values() if rule.predict is not None

@@ -57,7 +57,8 @@ class Rule:
 
     The behaviour it carries: ``predict(ctx)`` yields what the lint says of a file from the file
     alone; ``stage`` and ``applies(tree)`` let :mod:`mtokspec.divergences.explain` name the rule
-    when that stage's outputs differ between the two semantics and the file has the construct.
+    when that stage's outputs differ between the two semantics and the file has the construct;
+    ``case(tree, text)``, when given, says whether a stage input (UTF-8 bytes) can show it.
     """
 
     code: str
@@ -68,7 +69,12 @@ class Rule:
     stage: str | None = None
     applies: Callable[[Any], bool] | None = field(default=None, compare=False, repr=False)
     predict: Callable[[LintContext], Iterable[Prediction]] | None = field(default=None, compare=False, repr=False)
+    case: Callable[[Any, bytes], bool] | None = field(default=None, compare=False, repr=False)
 
     def explains(self, tree: Any) -> bool:
         """Whether the rule can explain a difference at its stage for this file."""
         return self.applies is not None and self.applies(tree)
+
+    def explains_case(self, tree: Any, text: bytes) -> bool:
+        """Whether the rule can explain a difference at its stage for this file and stage input."""
+        return self.explains(tree) and (self.case is None or self.case(tree, text))

@@ -28,11 +28,20 @@ EXAMPLES = 20
 @dataclass
 class SectionDiff:
     """One differing section: ``section`` (a tree field name), one-line ``changes`` a person reads,
-    and ``data`` (plain JSON-able detail: counts, the changed items, up to ``EXAMPLES`` of each)."""
+    and ``data`` (plain JSON-able detail: counts, the changed items, up to ``EXAMPLES`` of each);
+    a list of changes cut at ``EXAMPLES`` ends with "... and N more" (``data`` keeps the counts)."""
 
     section: str
     changes: list[str]
     data: dict[str, Any] = field(default_factory=dict)
+
+
+def _capped(items: list[Any], show: Any = str, limit: int = EXAMPLES) -> list[str]:
+    """The first ``limit`` items, each as ``show`` gives it, then "... and N more" for the rest."""
+    out = [show(x) for x in items[:limit]]
+    if len(items) > limit:
+        out.append(f"... and {len(items) - limit:,} more")
+    return out
 
 
 def _label(i: int, names: dict[int, bytes]) -> str:
@@ -55,9 +64,9 @@ def _header(a: t.TokenizerFile, b: t.TokenizerFile, na: dict[int, bytes], nb: di
                  "a": ra, "b": rb}
         data[role] = entry
         if added:
-            changes.append(f"{role} + " + ", ".join(_label(i, nb) for i in added))
+            changes.append(f"{role} + " + ", ".join(_capped(added, lambda i: _label(i, nb))))
         if removed:
-            changes.append(f"{role} - " + ", ".join(_label(i, na) for i in removed))
+            changes.append(f"{role} - " + ", ".join(_capped(removed, lambda i: _label(i, na))))
         if not added and not removed:
             changes.append(f"{role}: the same ids in another order or repeated: {ra} -> {rb}")
     if ha.trailing_space != hb.trailing_space:
@@ -81,7 +90,7 @@ def _component(name: str, na: Any, nb: Any) -> SectionDiff | None:
     lines = list(difflib.unified_diff(_plain_lines(na), _plain_lines(nb), "a", "b", lineterm="", n=1))[2:]
     changes = [f"{da} -> {db}"] if da != db else [f"{da}, changed inside:"]
     if da == db:
-        changes += lines[:EXAMPLES * 2]
+        changes += _capped(lines, limit=EXAMPLES * 2)
     return SectionDiff(name, changes, {"a": da, "b": db, "unified": lines})
 
 
@@ -97,9 +106,9 @@ def _vocab(a_rows: dict[bytes, int], b_rows: dict[bytes, int], what: str) -> Sec
         return None
     changes = [f"{len(a_rows):,} -> {len(b_rows):,} {what}s: {len(added):,} added, {len(removed):,} removed, "
                f"{len(renumbered):,} renumbered"]
-    changes += [f"+ {i} {token_text(k)!r}" for k, i in sorted(added, key=lambda r: r[1])[:EXAMPLES]]
-    changes += [f"- {i} {token_text(k)!r}" for k, i in sorted(removed, key=lambda r: r[1])[:EXAMPLES]]
-    changes += [f"~ {token_text(k)!r} {x} -> {y}" for k, x, y in sorted(renumbered, key=lambda r: r[1])[:EXAMPLES]]
+    changes += _capped(sorted(added, key=lambda r: r[1]), lambda r: f"+ {r[1]} {token_text(r[0])!r}")
+    changes += _capped(sorted(removed, key=lambda r: r[1]), lambda r: f"- {r[1]} {token_text(r[0])!r}")
+    changes += _capped(sorted(renumbered, key=lambda r: r[1]), lambda r: f"~ {token_text(r[0])!r} {r[1]} -> {r[2]}")
     data = {"count": {"a": len(a_rows), "b": len(b_rows)},
             "added": [{"id": i, "token": token_text(k)} for k, i in added[:EXAMPLES]], "added_count": len(added),
             "removed": [{"id": i, "token": token_text(k)} for k, i in removed[:EXAMPLES]],
@@ -125,9 +134,9 @@ def _merges(a: Any, b: Any, na: dict[int, bytes], nb: dict[int, bytes]) -> Secti
 
     changes = [f"{len(pa):,} -> {len(pb):,} merges: {len(added):,} added, {len(removed):,} removed, "
                f"{len(reranked):,} with another rank"]
-    changes += [f"+ {show(p)} (rank {pb[p]})" for p in added[:EXAMPLES]]
-    changes += [f"- {show(p)} (rank {pa[p]})" for p in removed[:EXAMPLES]]
-    changes += [f"~ {show(p)} rank {pa[p]} -> {pb[p]}" for p in reranked[:EXAMPLES]]
+    changes += _capped(added, lambda p: f"+ {show(p)} (rank {pb[p]})")
+    changes += _capped(removed, lambda p: f"- {show(p)} (rank {pa[p]})")
+    changes += _capped(reranked, lambda p: f"~ {show(p)} rank {pa[p]} -> {pb[p]}")
     data = {"count": {"a": len(pa), "b": len(pb)}, "added_count": len(added), "removed_count": len(removed),
             "reranked_count": len(reranked),
             "added": [[token_text(x) for x in p] for p in added[:EXAMPLES]],
@@ -140,24 +149,25 @@ def _added_tokens(a: list[t.AddedToken], b: list[t.AddedToken]) -> SectionDiff |
     kb = {x.content: x for x in b}
     if ka == kb and len(a) == len(b):
         return None
-    changes: list[str] = []
     rows: list[dict[str, Any]] = []
+    kinds: dict[str, list[str]] = {"added": [], "changed": [], "removed": []}
 
     def flags(x: t.AddedToken) -> str:
         return ", ".join(f for f in ("special", "lstrip", "rstrip") if getattr(x, f)) or "plain"
 
     for content, x in kb.items():
         if content not in ka:
-            changes.append(f"+ {x.id} {content!r} ({flags(x)})")
+            kinds["added"].append(f"+ {x.id} {content!r} ({flags(x)})")
             rows.append({"change": "added", "token": content, "id": x.id})
         elif ka[content] != x:
             y = ka[content]
-            changes.append(f"~ {content!r}: {y.id} ({flags(y)}) -> {x.id} ({flags(x)})")
+            kinds["changed"].append(f"~ {content!r}: {y.id} ({flags(y)}) -> {x.id} ({flags(x)})")
             rows.append({"change": "changed", "token": content, "a": t.to_dict(y), "b": t.to_dict(x)})
     for content, y in ka.items():
         if content not in kb:
-            changes.append(f"- {y.id} {content!r} ({flags(y)})")
+            kinds["removed"].append(f"- {y.id} {content!r} ({flags(y)})")
             rows.append({"change": "removed", "token": content, "id": y.id})
+    changes = [line for lines in kinds.values() for line in _capped(lines)]
     if not changes:
         changes.append(f"the same tokens, {len(a)} -> {len(b)} entries (repeated or reordered)")
     return SectionDiff("added_tokens", changes, {"changes": rows})
@@ -221,8 +231,8 @@ def diff(a: t.TokenizerFile, b: t.TokenizerFile) -> list[SectionDiff]:
             sa = {row[0]: row[2] for row in ma.vocab}
             moved = [k for k, s in ((row[0], row[2]) for row in mb.vocab) if k in sa and sa[k] != s]
             if moved:
-                out.append(SectionDiff("scores", [f"{len(moved):,} pieces score differently"] + [
-                    f"~ {token_text(k)!r}" for k in moved[:EXAMPLES]], {"count": len(moved)}))
+                out.append(SectionDiff("scores", [f"{len(moved):,} pieces score differently"] + _capped(
+                    moved, lambda k: f"~ {token_text(k)!r}"), {"count": len(moved)}))
         if isinstance(ma, t.BPEModel) and isinstance(mb, t.BPEModel):
             out.append(_merges(ma, mb, na, nb))
         out.append(_component("decoder", a.decoder, b.decoder))
@@ -237,9 +247,9 @@ def diff(a: t.TokenizerFile, b: t.TokenizerFile) -> list[SectionDiff]:
         if isinstance(a, t.SentencePieceTxtFile) and isinstance(b, t.SentencePieceTxtFile):
             rescored = [i for i, (x, y) in enumerate(zip(a.pieces, b.pieces)) if x[1:] != y[1:]]
             if rescored:
-                out.append(SectionDiff("pieces", [f"{len(rescored):,} pieces with another score or type"] + [
-                    f"~ {i} {token_text(a.pieces[i][0])!r}: {a.pieces[i][1:]} -> {b.pieces[i][1:]}"
-                    for i in rescored[:EXAMPLES]], {"count": len(rescored)}))
+                out.append(SectionDiff("pieces", [f"{len(rescored):,} pieces with another score or type"] + _capped(
+                    rescored, lambda i: f"~ {i} {token_text(a.pieces[i][0])!r}: {a.pieces[i][1:]} -> {b.pieces[i][1:]}"),
+                    {"count": len(rescored)}))
         if isinstance(a, t.HuggingFaceTxtFile) and isinstance(b, t.HuggingFaceTxtFile) and a.merges != b.merges:
             lines_a, lines_b = set(a.merges), set(b.merges)
             new, gone = len(lines_b - lines_a), len(lines_a - lines_b)

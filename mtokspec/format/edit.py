@@ -22,13 +22,15 @@ from mtokspec.errors import EditError
 from mtokspec.format import tree as t
 from mtokspec.format.token_names import ids_of_text, tokens_by_id
 
-__all__ = ["EditError", "RoleEdit", "parse_role_edit", "resolve", "edit_roles", "add_token", "set_text",
-           "set_flag", "template_from_config", "TEXT_FIELDS"]
+__all__ = ["EditError", "RoleEdit", "parse_role_edit", "resolve", "edit_roles", "add_token", "in_vocabulary",
+           "set_text", "set_flag", "template_from_config", "TEXT_FIELDS"]
 
 #: the optional text sections ``set_text`` writes, with the trailing sections before each (in file order)
 TEXT_FIELDS = ("chat_template", "eos_token", "bos_token")
 _TAILS = ("chat_template", "eos_token", "flags", "bos_token")
 _EMPTY = {"chat_template": "", "eos_token": "", "flags": 0, "bos_token": ""}
+#: the most digits a token id has (ids are below 2**32)
+_ID_DIGITS = len(str(2**32))
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,10 @@ def parse_role_edit(role: str, spec: str) -> RoleEdit:
     if body.startswith("text:"):
         return RoleEdit(role, op, body[5:])
     if body.isdigit() and body.isascii():
+        if len(body.lstrip("0")) > _ID_DIGITS:  # past every id (and past what int() reads)
+            raise EditError(f"--{role} {spec[:24]}{'...' if len(spec) > 24 else ''}: an id of {len(body)} "
+                            f"digits is past every token id (ids have at most {_ID_DIGITS}); text:X names a token "
+                            "by its text")
         return RoleEdit(role, op, int(body))
     if not body:
         raise EditError(f"--{role} {spec!r}: no id or token text")
@@ -100,9 +106,14 @@ def _is_byte_level(tree: t.MtokFile) -> bool:
 def add_token(tree: t.TokenizerFile, text: str, *, special: bool = False) -> tuple[t.MtokFile, int]:
     """The tree with ``text`` as an added token (``special``: also a header special id), and its id.
 
-    A text the vocabulary already holds keeps its id; otherwise it gets the next free id and a row
-    in the vocabulary at its sorted place (in the byte-level spelling for a byte-level model; score
-    0 for Unigram).  A text that is already an added token is refused.
+    A text the vocabulary already holds keeps its id.  Otherwise it gets a row in the vocabulary at
+    its sorted place (in the byte-level spelling for a byte-level model; score 0 for Unigram) with
+    the lowest id below the new vocabulary size that no token (nor header role) holds (MNN's loader stores row ``i``
+    at ``id_to_token[id]`` of a table of that size: usually the old size).  When added tokens
+    already hold every such id (whisper, phi-3: added tokens past the vocabulary), it becomes one
+    of them, an added token only, with the next id after all: MNN encodes it to that id and, as
+    for the others, decodes it by the vocabulary alone (``mnn-unk-decode``; see
+    :func:`in_vocabulary`).  A text that is already an added token is refused.
     """
     if not isinstance(tree, t.MtokFile):
         raise EditError("adding tokens needs a .mtok file (upgrade the tokenizer.txt first: mtokspec upgrade)")
@@ -122,15 +133,25 @@ def add_token(tree: t.TokenizerFile, text: str, *, special: bool = False) -> tup
     if at < len(keys) and keys[at] == raw:
         new_id = vocab[at][1]
     else:
-        new_id = 1 + max([row[1] for row in vocab] + [a.id for a in tree.added_tokens], default=-1)
-        row = (raw, new_id, 0.0) if isinstance(model, t.UnigramModel) else (raw, new_id)
-        vocab.insert(at, row)
-        model = replace(model, vocab=vocab)
+        taken = ({row[1] for row in vocab} | {a.id for a in tree.added_tokens}
+                 | {i for role in t.HEADER_ROLES for i in getattr(tree.header, role)})
+        new_id = next((i for i in range(len(vocab) + 1) if i not in taken), -1)
+        if new_id >= 0:
+            row = (raw, new_id, 0.0) if isinstance(model, t.UnigramModel) else (raw, new_id)
+            vocab.insert(at, row)
+            model = replace(model, vocab=vocab)
+        else:  # no id inside the vocabulary is free: an added token past it, as the file's others
+            new_id = 1 + max(taken)
     added = [*tree.added_tokens, t.AddedToken(id=new_id, special=special, content=text)]
     out = replace(tree, model=model, added_tokens=added)
     if special and new_id not in out.header.special:
         out = replace(out, header=replace(out.header, special=[*out.header.special, new_id]))
     return out, new_id
+
+
+def in_vocabulary(tree: t.MtokFile, token_id: int) -> bool:
+    """Whether ``token_id`` has a row in the model's vocabulary (MNN decodes only those)."""
+    return any(row[1] == token_id for row in tree.model.vocab)
 
 
 def _with_tails(tree: t.MtokFile, name: str) -> dict[str, Any]:

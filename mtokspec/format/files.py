@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
+from typing import Any
+
 from mtokspec._generated import codec as _codec
 from mtokspec._generated.tree import ROOTS_BY_MAGIC_LINE
 from mtokspec.errors import MtokFormatError
 from mtokspec.format.tree import TokenizerFile
 
-__all__ = ["parse", "build"]
+__all__ = ["parse", "build", "tree_of"]
 
 # line 1 of the file -> its root class; "430 4" is .mtok, "430 0".."430 3" the legacy text types
 _PARSE = {cls: getattr(_codec, f"parse_{cls.__name__}") for cls in ROOTS_BY_MAGIC_LINE.values()}
@@ -39,3 +42,16 @@ def build(tree: TokenizerFile) -> bytes:
         raise MtokFormatError(f"expected a tokenizer file tree (MtokFile, ...), got {type(tree).__name__}")
     data: bytes = fn(tree)
     return data
+
+
+def tree_of(source: Any) -> Any:
+    """What ``validate`` and ``lint`` check, from what ``mtokspec.load`` takes: bytes parsed, a path
+    (``str`` or ``os.PathLike``) read as ``load`` reads it and parsed, anything else as it is (the
+    caller refuses what is not a tree)."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return parse(source)
+    if isinstance(source, (str, os.PathLike)):
+        from mtokspec.reading import read_tokenizer_file
+
+        return parse(read_tokenizer_file(source))
+    return source

@@ -8,13 +8,14 @@ knowing), the field path and a message.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from mtokspec.format import tree as t
 from mtokspec.errors import ArgumentTypeError, MtokFormatError
-from mtokspec.format.files import parse
+from mtokspec.format.files import tree_of
 
 __all__ = ["Finding", "validate", "ERROR", "WARNING", "INFO"]
 
@@ -42,17 +43,18 @@ class _Checker:
         self.findings.append(Finding(severity, path, message, code))
 
 
-def validate(tree_or_bytes: t.TokenizerFile | bytes | bytearray | memoryview) -> list[Finding]:
-    """Check a tree (or the bytes of a file) and return the findings, errors first.
+def validate(tree_or_bytes: t.TokenizerFile | bytes | bytearray | memoryview | str | os.PathLike[str]
+             ) -> list[Finding]:
+    """Check a tree (or the bytes of a file, or a file's path, as :func:`mtokspec.load` takes
+    them) and return the findings, errors first.
 
-    Bytes that cannot be parsed at all raise :class:`MtokFormatError` (there is no tree to check).
+    Bytes that cannot be parsed at all raise :class:`MtokFormatError` (there is no tree to check);
+    a path is read as ``load`` reads it (``FileNotFoundError``, a folder refused with what to run).
     """
-    if isinstance(tree_or_bytes, (bytes, bytearray, memoryview)):
-        tree = parse(tree_or_bytes)
-    else:
-        tree = tree_or_bytes
+    tree: t.TokenizerFile = tree_of(tree_or_bytes)
     if not isinstance(tree, (*t.LEGACY_ROOTS, t.MtokFile)):
-        raise ArgumentTypeError(f"tree_or_bytes: expected a tokenizer file tree or bytes, got {type(tree_or_bytes).__name__}")
+        raise ArgumentTypeError(f"tree_or_bytes: expected a tokenizer file tree, bytes or a path, "
+                                f"got {type(tree_or_bytes).__name__}")
     ck = _Checker()
     if tree is tree_or_bytes:  # (a tree parsed from bytes always builds)
         _buildable(ck, tree)

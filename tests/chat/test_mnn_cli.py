@@ -90,3 +90,32 @@ def test_load_conversations_shapes():
         ("#0", m, None), ("n", m, False)]
     with pytest.raises(ValueError):
         load_conversations({"a": "not messages"})
+
+
+def test_chat_runtime_mnn_raise_contract(tmp_path, capsys):
+    """A template rewritten for MNN, where transformers raises: the device's marker on stdout, one
+    line on stderr, exit 1; a prompt that merely starts with the marker's words exits 0; lint --all
+    states the contract."""
+    from mtokspec.chat.rewrite import RAISED, rewrite_for_mnn
+
+    tree = mtokspec.parse(EXAMPLE.read_bytes())
+    tree.chat_template = rewrite_for_mnn(GEMMA, bos_token="<bos>", eos_token="<eos>").template
+    tree.bos_token, tree.eos_token = "<bos>", "<eos>"
+    path = tmp_path / "rewritten.mtok"
+    path.write_bytes(mtokspec.build(tree))
+    conv = tmp_path / "c.json"
+    conv.write_text(json.dumps(SYS))
+    assert main(["chat", str(path), "--messages", str(conv), "--runtime", "mnn"]) == 1
+    got = capsys.readouterr()
+    assert got.out == RAISED + "System role not supported"
+    assert got.err.count("\n") == 1 and "raise_exception(System role not supported)" in got.err
+    assert main(["chat", str(path), "--messages", str(conv)]) == 1  # transformers raises
+    assert "System role not supported" in capsys.readouterr().err
+    conv.write_text(json.dumps([{"role": "user", "content": RAISED + "hi"}]))
+    assert main(["chat", str(path), "--messages", str(conv), "--runtime", "mnn"]) == 0
+    assert capsys.readouterr().out == "<bos><user>" + RAISED + "hi\n<model>"
+    main(["lint", "--all", str(path)])
+    out = capsys.readouterr().out
+    assert "info: chat_template:1: raise_exception('System role not supported')" in out
+    assert not [line for line in out.splitlines() if "[mnn-jinja-raise-noop]" in line and ": info: " not in line]
+    assert "[mnn-jinja-ascii-string-ops]" in out  # |trim: the loss left (Unicode white space)

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from tests._support import CORPUS
 from mtokspec.chat.mnn import render_mnn
-from mtokspec.chat.rewrite import (RAISED, matches, mnn_prompt, rewrite_for_mnn,
+from mtokspec.chat.lint import lint_chat_template
+from mtokspec.chat.rewrite import (RAISED, device_raise, matches, mnn_prompt, rewrite_for_mnn,
                                    transformers_prompt)
 from mtokspec.chat.render import render_chat_template
 
@@ -97,6 +98,9 @@ _HYPOTHESIS_TEMPLATES = ["llamacpp-google-gemma-2-2b-it", "llamacpp-meta-llama-L
                          "llamacpp-test-ChatGLM4", "ortx-qwen2.5", "llamacpp-mistralai-Mistral-Nemo-Instruct-2407"]
 
 
+_HYPOTHESIS_COLLECTED = ["openchat-openchat-3.5-0106", "meetkai-functionary-medium-v3.2", "mistralai-Mistral-Nemo-Instruct-2407"]
+
+
 def _hypothesis_params() -> list:
     params = [pytest.param((t["template"], t["bos_token"], t["eos_token"], False), id=f"rules-{i}")
               for i, t in enumerate(RULES_DATA["templates"]) if t["rule"] in ("engine", "mnn-jinja-raise-noop")]
@@ -105,6 +109,12 @@ def _hypothesis_params() -> list:
         if p.is_file():
             spec = json.loads(p.read_text(encoding="utf-8"))
             params.append(pytest.param((spec["template"], spec.get("bos_token"), spec.get("eos_token"), True), id=name))
+    collected = Path(__file__).parent / "data" / "collected"
+    sources = json.loads((collected / "SOURCES.json").read_text(encoding="utf-8"))
+    for name in _HYPOTHESIS_COLLECTED:
+        src = sources[name]
+        params.append(pytest.param(((collected / src["file"]).read_text(encoding="utf-8"), src["bos_token"],
+                                    src["eos_token"], True), id=name))
     return params
 
 
@@ -164,10 +174,37 @@ MSGS = [{"role": "system", "content": "S"}, {"role": "user", "content": "U"}, {"
     "{{ messages[0]|tojson(indent=2) }}|{{ {'b': [], 'a': {}, 'c': [1, {'x': none}]}|tojson(indent=0) }}",
     "{% for m in messages %}{% set x %}<{{ m.role }}>{% endset %}{{ x }}{% if not loop.first %}{{ loop.previtem.role }}"
     "{% endif %}{% if loop.nextitem is defined %}{{ loop.nextitem['role'] }}{% endif %};{% endfor %}",
+    # str.title() and |title by words; |safe's Markup escapes what '+' joins to it
+    "{% for m in messages %}{{ m['role'].title() }}|{{ (m.role ~ ' x-y_z it\\'s a1b')|title }}|"
+    "{{ (m.role ~ ' x-y_z it\\'s a1b').title() }};{% endfor %}",
+    "{% for m in messages %}{{ 'a'|safe + m.content + '<\"&\\'>' }}{{ '<'|safe + ('x' ~ '<') }}"
+    "{{ ('<'|safe + m.role)|trim + '>' }}{{ 'q' + '&'|safe }}{{ '<'|e + '<' }}{% endfor %}",
+    # macro defaults passed by every call (MNN binds none; namespace is MNN's function there)
+    "{% macro f(x, namespace='N', range=2) %}{{ x }}{{ namespace }}{{ range }}{% endmacro %}{{ f('a') }}"
+    "{{ f('b', range=3) }}{% set v = 'V' %}{% macro g(v='D') %}{{ v }}{% endmacro %}{{ g() }}{{ g('E') }}",
+    "{{ none|trim }}|{{ x|upper }}|{{ messages[0].nothing|lower }}|{{ 3|capitalize }}|{{ messages[0]|trim }}",
+    "{{ messages|tojson(ensure_ascii=False) }}|{{ messages[0]|tojson(indent=2, ensure_ascii=False) }}",
+    # MNN's == holds for any two mappings of one size (Mistral's message == user_messages[-1])
+    "{% set a = messages[0] %}{% for m in messages %}{{ m == a }}{{ m != messages[-1] }}"
+    "{% if m == messages[1] %}U{% endif %}|{% endfor %}",
 ])
 def test_rewrite_renders_as_transformers(template):
     hf, mnn = _both(template, MSGS)
     assert mnn == hf
+
+
+def test_string_filters_of_a_none_content():
+    """A tool-call message's content is None: transformers' trim gives 'None', MNN's passes null."""
+    msgs = [{"role": "user", "content": "q"}, {"role": "assistant", "content": None}]
+    hf, mnn = _both("{% for m in messages %}{{ '<' + m['role'] + '>' + m['content']|trim + '|' }}{% endfor %}", msgs)
+    assert mnn == hf == "<user>q|<assistant>None|"
+
+
+def test_title_on_mnn_is_python_title_for_ascii_words():
+    rw = rewrite_for_mnn("{{ messages[0].content.title() }}|{{ messages[0].content|title }}")
+    text = "hello wOrld-x y_z 1a a1b it's (paren [b {c <d"
+    assert render_mnn(rw.template, [{"role": "user", "content": text}]) == text.title() + "|" + \
+        render_chat_template("{{ t|title }}", [], t=text)
 
 
 def test_raise_exception_stops_the_prompt():
@@ -177,6 +214,18 @@ def test_raise_exception_stops_the_prompt():
     assert render_mnn(rw.template, MSGS[1:]) == "UA"
     with pytest.raises(Exception, match="no system role"):
         render_chat_template(rw.template, MSGS)
+    # the contract: device_raise tells the marker from a prompt that merely starts with its words
+    def on_mnn(msgs):
+        return lambda t: render_mnn(t, msgs)
+    assert device_raise(rw.template, RAISED + "no system role", on_mnn(MSGS)) == "no system role"
+    spoof = [{"role": "user", "content": RAISED + "x"}]
+    assert render_mnn(rw.template, spoof) == RAISED + "x"
+    assert device_raise(rw.template, RAISED + "x", on_mnn(spoof)) is None
+    assert device_raise(tpl, RAISED + "no system role", on_mnn(MSGS)) is None  # not a rewritten template
+    # the lint: a warning on the original, the contract (info) on the rewrite, which has no other loss
+    assert [(f.code, f.severity) for f in lint_chat_template(tpl)] == [("mnn-jinja-raise-noop", "warning")]
+    assert [(loss.code, loss.severity) for loss in rw.losses] == [("mnn-jinja-raise-noop", "info")]
+    assert "'no system role'" in rw.losses[0].message and RAISED in rw.losses[0].message
 
 
 def test_bos_token_left_undefined_by_mnn():

@@ -406,7 +406,10 @@ def test_compare_reports_every_mismatch_with_tables_per_set_and_rule(tmp_path, c
                           "0 unexplained\n  text set      cases     same  rate\n"
                           "  lines.txt        30        0  0.00%\n  more.jsonl        2        0  0.00%\n"
                           "  rule                cases\n  mnn-post-misread       32\n")
-    assert out.count("\n- text ") == 25 and out.endswith("... and 7 more (--show N, --all, --json, --jsonl)\n")
+    assert out.count("\n- text ") == 25 and "... and 7 more (--show N, --all, --json, --jsonl)\n" in out
+    # then every output a device produces, tallied with its causes
+    assert out.endswith("): encode 0/32, raw 32/32, seq 32/32, stream 32/32, chat 4/4\n  encode: mnn-post-misread (32)\n")
+    assert "per output (MNN against the file's own HF semantics" in out
     assert "- text 31 (more.jsonl) 'there': first difference at token 0\n" not in out
     assert run("compare", misread, "--runtime", "mnn", "--text", lines, "--text", jsonl, "--all") == 1
     out = capsys.readouterr().out
@@ -498,4 +501,6 @@ def test_compare_of_a_corpus_file(corpus, capsys):
         "- text 0 'ied 4 ½ months': first difference at token 0\n    because: mnn-post-misread\n"
         "    MNN:            [1091:'ied'] 1017:'Ġ4' 32653:'ĠÂ½' ...\n"
         "    HF (this file): [50258:'<|startoftranscript|>'] 50363:'<|notimestamps|>' 1091:'ied' ...\n"
-        "... and 45 more (--show N, --all, --json, --jsonl)\n")
+        "... and 45 more (--show N, --all, --json, --jsonl)\n"
+        "per output (MNN against the file's own HF semantics (mtokspec; no tokenizer.json to check against)): "
+        "encode 0/46, raw 46/46, seq 46/46, stream 46/46\n  encode: mnn-post-misread (46)\n")

@@ -53,6 +53,7 @@ EXPECTED = {
         ("warning", "mnn-clean-up-spaces", "flags"),
         ("info", "mnn-metaspace-every-split", "pre_tokenizer.pretokenizers[1]"),
         ("info", "mnn-metaspace-no-split", "pre_tokenizer.pretokenizers[1]"),
+        ("info", "mnn-metaspace-prefix", "pre_tokenizer.pretokenizers[1]"),
         ("info", "mnn-decode-skips-special", "header.special"),
     },
     "t5-small/mnn.txt": {

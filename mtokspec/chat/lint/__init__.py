@@ -12,12 +12,17 @@ import jinja2.nodes as nodes
 from mtokspec.chat.lint.checks import TemplateLint
 from mtokspec.chat.environment import parsing_environment
 from mtokspec.chat.lint.expressions import free_names, target_key
+from mtokspec.chat.lint.guards import mnn_view
 from mtokspec.chat.sandbox import MAX_TEMPLATE_CHARS
 from mtokspec.errors import ChatTemplateError
 from mtokspec.format.validate import Finding
 from mtokspec.runtime.shared.args import optional_text, token_text
 
-__all__ = ["lint_chat_template"]
+__all__ = ["lint_chat_template", "RAISED"]
+
+#: What a rewritten template renders on MNN where transformers raises: this, then the message
+#: (``mtokspec.chat.rewrite`` writes it; declared here, below the rewrite).
+RAISED = "raise_exception: "
 
 
 def lint_chat_template(template: str, path: str = "chat_template", *,
@@ -76,6 +81,14 @@ def _depth(ast: nodes.Node) -> int:
 
 def _lint_parsed(lint: TemplateLint, env: jinja2.Environment, template: str, ast: nodes.Template) -> list[Finding]:
     lint.lexical(env, template)
+    view = mnn_view(ast)  # the rewrite's guards, as MNN evaluates them
+    lint.exact_tests = view.exact_tests
+    for r in view.raises:
+        lint.add("mnn-jinja-raise-noop", "info", r.lineno,
+                 f"raise_exception({r.message}) runs on transformers only: where it raises, MNN renders "
+                 f"'{RAISED}' and the message as the prompt (the rewrite's contract)")
+    for lineno, code, message in view.approximations:
+        lint.add(code, "warning", lineno, message)
     lint.free_names = free_names(ast)
     lint.printed_vars = {target_key(n) for out in ast.find_all(nodes.Output) for child in out.nodes
                          for n in [child, *child.find_all((nodes.Name, nodes.Getattr))]} - {None}

@@ -37,6 +37,7 @@ from mtokspec.chat.lint.expressions import (
     UNKNOWN,
     bad_escapes,
     const_key,
+    defaults_as_transformers,
     falsy_const,
     is_boolean,
     is_indexed_in,
@@ -54,6 +55,7 @@ from mtokspec.chat.lint.expressions import (
     target_key,
     unparsable_inside,
 )
+from mtokspec.chat.lint.guards import TITLE
 from mtokspec.chat.lint.whitespace import jinja_segments, mnn_segments
 from mtokspec.format.validate import Finding
 
@@ -63,6 +65,7 @@ class TemplateLint:
         self.path = path
         self.bos_token = bos_token
         self.found: dict[tuple[str, int | None], Finding] = {}
+        self.exact_tests: set[int] = set()  # id() of the rewrite's guard tests (lint/guards.py)
         self.macros: dict[str, nodes.Macro] = {}
         self.macro_reach: dict[str, int] = {}
         self.sink = False  # inside {{ ... }}: a value's difference is printed
@@ -365,6 +368,8 @@ class TemplateLint:
         return None
 
     def expr(self, e: nodes.Node, reach: int, scope: Scope) -> None:
+        if isinstance(e, nodes.CondExpr) and defaults_as_transformers(e):
+            return  # X if X is defined else transformers' value: the same on both engines
         line = e.lineno
         if isinstance(e, (nodes.Mul, nodes.Div, nodes.FloorDiv, nodes.Mod, nodes.Pow)):
             self.add("mnn-jinja-unparsed-operator", "error", line,
@@ -499,6 +504,8 @@ class TemplateLint:
 
     def test_(self, e: nodes.Test, reach: int, scope: Scope) -> None:
         t, line = e.name, e.lineno
+        if id(e) in self.exact_tests:
+            return
         if isinstance(e.node, nodes.Name):
             self.use_of_context_var(e.node, f"'is {t}' of", reach, scope)
         elif t in ("defined", "undefined") and isinstance(e.node, nodes.Getitem) and not (
@@ -519,6 +526,10 @@ class TemplateLint:
             if fn == "raise_exception":
                 self.add("mnn-jinja-raise-noop", "warning", line,
                          "raise_exception is a no-op on MNN: input transformers rejects renders anyway", reach)
+            elif fn in (TITLE + "_method", TITLE + "_filter") and e.args and not is_role(e.args[0], scope):
+                self.add("mnn-jinja-ascii-string-ops", "warning", line,
+                         "title case on MNN (the rewrite's words capitalized) changes ASCII letters only and "
+                         "starts words after ASCII characters only: differs for other scripts", reach)
             elif fn in self.macros:
                 self.macro_reach[fn] = max(self.macro_reach.get(fn, -1), reach)
                 self.macro_call(e, self.macros[fn], reach)
@@ -584,6 +595,10 @@ class TemplateLint:
             if e.name in self.free_names:
                 return scope.values.get(e.name, UNDEF), CALLER
             return UNKNOWN, PLAIN
+        guarded = defaults_as_transformers(e)
+        if guarded in ("tools", "documents"):  # transformers' None where MNN leaves it undefined
+            v, c = self.value(nodes.Name(guarded, "load"), scope)
+            return (NONE if v is UNDEF else v), c
         key = const_key(e)
         if key is not None and isinstance(e, (nodes.Getitem, nodes.Getattr)) and is_message_ref(e.node, scope):
             if key in MESSAGE_KEYS_MNN_PASSES:

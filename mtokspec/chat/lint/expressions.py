@@ -194,6 +194,33 @@ def normalises(node: nodes.If) -> bool:
                                    and s.target.name == t.node.name for s in node.body)
 
 
+#: what transformers passes for each name MNN may leave undefined (a guard's default must be it)
+_TRANSFORMERS_PASSES: dict[str, object] = {"tools": None, "documents": None, "add_generation_prompt": False,
+                                           "bos_token": ""}
+
+
+def defaults_as_transformers(e: nodes.Expr) -> str | None:
+    """The name X of ``X if X is defined else D`` (or ``D if X is not defined else X``, ``is
+    undefined``) when X is a context variable or ``bos_token`` and D the constant transformers
+    passes for it (None, False, ''): both engines give transformers' value whether MNN defines X or
+    not, so the test of X is no difference (the ``--target mnn`` rewrite prints every such name so)."""
+    if not (isinstance(e, nodes.CondExpr) and e.expr2 is not None):
+        return None
+    t, negated = e.test, False
+    if isinstance(t, nodes.Not):
+        t, negated = t.node, True
+    if not (isinstance(t, nodes.Test) and t.name in ("defined", "undefined") and not t.args
+            and isinstance(t.node, nodes.Name) and t.node.name in _TRANSFORMERS_PASSES):
+        return None
+    name = t.node.name
+    kept, default = (e.expr1, e.expr2) if (t.name == "defined") != negated else (e.expr2, e.expr1)
+    passed = _TRANSFORMERS_PASSES[name]
+    if (isinstance(kept, nodes.Name) and kept.name == name and isinstance(default, nodes.Const)
+            and type(default.value) is type(passed) and default.value == passed):
+        return name
+    return None
+
+
 def bad_escapes(body: str) -> list[str]:
     out: list[str] = []
     i = 0

@@ -4,6 +4,10 @@
 Arguments are evaluated lazily, when and as often as the C++ code evaluates them (a macro call in an
 argument can have effects); ``ev(expr)`` evaluates one.  An unknown filter passes its input through,
 an unknown test is false, an unknown method (or any method of a non-string) gives ``''``.
+
+``bounds`` is the render's :class:`~mtokspec.chat.bounds.RenderBounds`: a result that would weigh
+more than its value limit (:func:`~mtokspec.chat.mnn.values.weight`) raises
+:class:`~mtokspec.errors.ChatTemplateError` before it is made.
 """
 
 from __future__ import annotations
@@ -12,8 +16,8 @@ import time
 from datetime import datetime
 from typing import Any, Callable
 
-from mtokspec.chat.mnn.values import MnnEngineFailure, is_undefined, json_str, py_str, undefined, wrap64
-from mtokspec.errors import ChatTemplateError
+from mtokspec.chat.mnn.values import (MnnEngineFailure, Room, is_undefined, json_str_into, py_str_into,
+                                      undefined, weight, wrap64)
 
 _WS = b" \n\r\t"
 
@@ -52,25 +56,26 @@ def get_long(v: Any, what: str) -> int:
 
 # --- filters ---------------------------------------------------------------------------------------
 
-def _bounded(size: int, limit: int, what: str) -> None:
-    if size > limit:
-        raise ChatTemplateError(f"{what} would make {size} bytes (limit {limit}); MNN would build it")
+def _room(bounds: Any, what: str) -> Room:
+    """A room for a value made by ``what``: up to the value limit."""
+    return Room(bounds.value_limit, bounds, lambda: bounds.too_large(what))
 
 
-def _json_weight(v: Any, depth: int = 1) -> tuple[int, int]:
-    """(values, deepest level) of a value, to bound an indented ``tojson`` before writing it."""
-    if type(v) is list:
-        parts = [_json_weight(e, depth + 1) for e in v]
-    elif type(v) is dict:
-        parts = [_json_weight(e, depth + 1) for e in v.values()]
-    else:
-        return 1, depth
-    return 1 + sum(p[0] for p in parts), max([depth, *(p[1] for p in parts)])
+def _bounded(size: int, bounds: Any, what: str) -> None:
+    if size > bounds.value_limit:
+        raise bounds.too_large(what, size)
 
 
-def apply_filter(name: bytes, val: Any, args: list, ev: Callable[[Any], Any], limit: int) -> Any:
-    """``FilterExpr::evaluate`` after the left side: ``args`` are ``(name, expr)`` pairs; a result
-    beyond ``limit`` bytes raises :class:`ChatTemplateError` (the renderer's bound)."""
+def checked(value: Any, bounds: Any, what: str) -> Any:
+    """``value``, unless it weighs more than the value limit."""
+    limit = bounds.value_limit
+    if type(value) in (list, dict) and weight(value, limit) > limit:
+        raise bounds.too_large(what)
+    return value
+
+
+def apply_filter(name: bytes, val: Any, args: list, ev: Callable[[Any], Any], bounds: Any) -> Any:
+    """``FilterExpr::evaluate`` after the left side: ``args`` are ``(name, expr)`` pairs."""
     t = type(val)
     if name == b"tojson":
         indent = -1
@@ -79,12 +84,13 @@ def apply_filter(name: bytes, val: Any, args: list, ev: Callable[[Any], Any], li
                 v = ev(ae)
                 if type(v) is int:
                     indent = wrap32(v)
-        if indent > 0:
-            count, depth = _json_weight(val)
-            _bounded(count * depth * indent, limit, f"tojson(indent={indent})")
-        return json_str(val, indent) if indent >= 0 else json_str(val)
+        room = _room(bounds, f"tojson(indent={indent})" if indent >= 0 else "tojson")
+        json_str_into(val, room, indent)
+        return bytes(room.out)
     if name == b"string":
-        return py_str(val)
+        room = _room(bounds, "string")
+        py_str_into(val, room)
+        return bytes(room.out)
     if name == b"capitalize":
         if t is bytes:
             return (val[:1].upper() + val[1:].lower()) if val else val
@@ -99,6 +105,7 @@ def apply_filter(name: bytes, val: Any, args: list, ev: Callable[[Any], Any], li
         return val
     if name == b"items":
         if t is dict:
+            _bounded(weight(val, bounds.value_limit) + len(val), bounds, "items")
             return [[k, v] for k, v in val.items()]
         return []
     if name == b"lower":
@@ -115,7 +122,8 @@ def apply_filter(name: bytes, val: Any, args: list, ev: Callable[[Any], Any], li
                         attr = v
             if not attr:
                 return val
-            return [item[attr] if type(item) is dict and attr in item else None for item in val]
+            return checked([item[attr] if type(item) is dict and attr in item else None for item in val],
+                           bounds, "map")
         return val
     if name == b"join":
         if t is list:
@@ -124,9 +132,16 @@ def apply_filter(name: bytes, val: Any, args: list, ev: Callable[[Any], Any], li
                 v = ev(args[0][1])
                 if type(v) is bytes:
                     sep = v
-            parts = [item if type(item) is bytes else py_str(item) for item in val]
-            _bounded(sum(map(len, parts)) + len(sep) * len(parts), limit, "join")
-            return sep.join(parts)
+            room = _room(bounds, "join")
+            for i, item in enumerate(val):
+                if i:
+                    room.put(sep)
+                room.item()
+                if type(item) is bytes:
+                    room.put(item)
+                else:
+                    py_str_into(item, room)
+            return bytes(room.out)
         return val
     return val
 
@@ -167,9 +182,8 @@ def apply_test(name: bytes, val: Any) -> bool:
 
 # --- string methods --------------------------------------------------------------------------------
 
-def call_method(obj: Any, name: bytes, args: list, ev: Callable[[Any], Any], limit: int) -> Any:
-    """``MethodCallExpr::evaluate`` after the object: only methods of strings exist (a result beyond
-    ``limit`` bytes raises, as :func:`apply_filter`)."""
+def call_method(obj: Any, name: bytes, args: list, ev: Callable[[Any], Any], bounds: Any) -> Any:
+    """``MethodCallExpr::evaluate`` after the object: only methods of strings exist."""
     if type(obj) is not bytes:
         return b""
     s = obj
@@ -186,6 +200,8 @@ def call_method(obj: Any, name: bytes, args: list, ev: Callable[[Any], Any], lim
                 "mnn-jinja-method-arguments",
                 "split('') never ends on MNN (the empty separator is found at the same place "
                 "forever): memory runs out")
+        parts = s.count(delim) + 1
+        _bounded(1 + len(s) - (parts - 1) * len(delim) + parts, bounds, "split")
         return s.split(delim)
     elif name == b"lstrip":
         chars = _get_str(ev(args[0])) if args else _WS
@@ -202,7 +218,7 @@ def call_method(obj: Any, name: bytes, args: list, ev: Callable[[Any], Any], lim
             new = _get_str(ev(args[1]))
             if not old:
                 return s
-            _bounded(len(s) + s.count(old) * (len(new) - len(old)), limit, "replace")
+            _bounded(len(s) + s.count(old) * (len(new) - len(old)), bounds, "replace")
             return s.replace(old, new)
     return b""
 
@@ -215,13 +231,17 @@ FUNCTIONS = (b"range", b"namespace", b"strftime_now")
 _CONVERSIONS = frozenset(b"aAbBcCdDeFgGhHIjklmMnprRsStTuUVwWxXyYzZ+")
 
 
-def strftime(fmt: bytes, now: datetime) -> bytes:
+def strftime(fmt: bytes, now: datetime, room: Room | None = None) -> bytes:
     """``std::put_time(&tm, fmt)`` in the C locale: libstdc++ hands each ``%[E|O]c`` to strftime
-    on its own, so glibc flags (``%-d``) are not conversions and come out as written."""
+    on its own, so glibc flags (``%-d``) are not conversions and come out as written (written into
+    ``room`` when given, which bounds it)."""
     tm = now.timetuple()
-    out = bytearray()
+    room = Room() if room is None else room
+    out = room.out
     i, n = 0, len(fmt)
     while i < n:
+        room.fits(0)
+        room.item()
         c = fmt[i]
         if c != 37:
             out.append(c)
@@ -245,12 +265,13 @@ def strftime(fmt: bytes, now: datetime) -> bytes:
             out += time.strftime(spec.decode("latin-1"), tm).encode("utf-8", "surrogateescape")
         else:
             out += spec  # glibc copies a conversion it does not know, '%' included
+    room.fits(0)
     return bytes(out)
 
 
-def call_function(name: bytes, args: list[tuple[bytes, Any]], now: Callable[[], datetime],
-                  range_limit: int) -> Any:
+def call_function(name: bytes, args: list[tuple[bytes, Any]], now: Callable[[], datetime], bounds: Any) -> Any:
     """``range``, ``namespace`` and ``strftime_now`` with their arguments evaluated."""
+    range_limit = bounds.value_limit
     if name == b"range":
         vals = [get_long(v, "a range() argument") for _, v in args]
         start, stop, step = 0, 0, 1
@@ -272,11 +293,11 @@ def call_function(name: bytes, args: list[tuple[bytes, Any]], now: Callable[[], 
         for an, v in args:
             if an:
                 ns[an] = v
-        return ns
+        return checked(ns, bounds, "namespace()")
     fmt = b"%Y-%m-%d"
     if args:
         fmt = _get_str(args[0][1])
-    return strftime(fmt, now())
+    return strftime(fmt, now(), _room(bounds, "strftime_now()"))
 
 
 __all__ = ["apply_filter", "apply_test", "call_method", "call_function", "FUNCTIONS", "strftime",

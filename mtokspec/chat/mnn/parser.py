@@ -6,6 +6,8 @@ then renders as plain template text).  Precedence, lowest first: ternary ``a if 
 ``or``, ``and``, ``not``, comparisons / ``in`` / ``not in`` / ``is [not] test``, ``+ - ~``,
 filters, unary ``+ -``, primaries (literals, names, calls, ``[]``/``.``/method chains, lists,
 dicts, parentheses).  ``* / // % **`` are not operators: the expression ends before them.
+A number is ``(int)strtol(digits)``: any run of more than 19 significant digits saturates to
+``LONG_MAX`` and reads as ``-1``.
 
 Where MNN's parser would loop forever (a list or dict literal whose next element it cannot read:
 it appends empty literals until memory runs out) :class:`~mtokspec.chat.mnn.values.MnnEngineFailure`
@@ -156,6 +158,7 @@ class MacroNode(Node):
 # --- the parser ------------------------------------------------------------------------------------
 
 _COMPARE_OPS = frozenset((b"==", b"!=", b"<", b">", b"<=", b">="))
+_LONG_MAX = (1 << 63) - 1
 
 
 class Parser:
@@ -522,8 +525,11 @@ class Parser:
                     break
             return expr
         if self.check(NUMBER):
-            text = self.advance()[1]
-            value = min(int(text), (1 << 63) - 1)  # strtol saturates, then (int) keeps 32 bits
+            # strtol saturates at LONG_MAX (a run of digits has no sign), then (int) keeps 32 bits:
+            # more than 19 significant digits is LONG_MAX without reading them (int() refuses
+            # more than 4,300)
+            digits = self.advance()[1].lstrip(b"0")
+            value = _LONG_MAX if len(digits) > 19 else min(int(digits or b"0"), _LONG_MAX)
             value &= 0xFFFFFFFF
             return Lit(value - (1 << 32) if value >= 1 << 31 else value)
         if self.is_(PUNCT, b"("):

@@ -9,47 +9,37 @@ changes ``a`` where it lives (``namespace``), turning a non-object ``a`` into an
 value stored in a variable is a copy, as rapidjson's ``CopyFrom`` makes it.  Operators do not
 short-circuit; ``and``/``or`` give booleans.
 
-Bounds: the same time limit, output limit and value limit as the transformers renderer
-(:func:`mtokspec.chat.render.render_chat_template`); where MNN's engine itself would never return
-or crash, :class:`~mtokspec.chat.mnn.values.MnnEngineFailure` names the divergence rule.
+Bounds (:mod:`mtokspec.chat.bounds`, as the transformers renderer's): every value the engine makes
+(literals, operators, filters, methods, functions, stored variables) is weighed
+(:func:`~mtokspec.chat.mnn.values.weight`) and refused past the value limit before it is built;
+printing writes into the output up to ``max_output_chars`` and stops there; the clock is checked
+at every node, loop iteration and every 4,096 items a writer writes.  Where MNN's engine itself
+would never return or crash, :class:`~mtokspec.chat.mnn.values.MnnEngineFailure` names the
+divergence rule.
 """
 
 from __future__ import annotations
 
 import copy
-import time
 from datetime import datetime
 from typing import Any
 
 from mtokspec.chat.mnn import builtins as B
 from mtokspec.chat.mnn import parser as P
 from mtokspec.chat.mnn.lexer import tokenize
-from mtokspec.chat.mnn.values import (compare, dump, equal, from_python,
-                                      is_undefined, py_str, size_of, truthy, undefined, wrap64)
+from mtokspec.chat.bounds import MAX_OUTPUT_CHARS, MAX_TEMPLATE_CHARS, TIMEOUT_SECONDS, RenderBounds
+from mtokspec.chat.mnn.values import (Room, compare, dump_into, equal, from_python, is_undefined,
+                                      py_str_into, truthy, undefined, weight, wrap64)
 from mtokspec.errors import ArgumentTypeError, ChatTemplateError
 from mtokspec.runtime.shared.args import mapping, optional_text, token_text
 
 _PROBE = b"<__jinja_content_probe__>"
-_MAX_TEMPLATE_BYTES = 2_000_000
-
-
-class _Limits:
-    __slots__ = ("deadline", "timeout", "output", "value", "now")
-
-    def __init__(self, timeout: float, max_output: int, now: datetime | None):
-        self.timeout = timeout
-        self.deadline = time.monotonic() + timeout
-        self.output = max_output
-        self.value = max(max_output, 1_000_000)
-        self.now = now
-
-
 class _Frame:
     """One render: the scope stack, the macros registered so far, the limits."""
 
     __slots__ = ("scopes", "macros", "limits", "depth")
 
-    def __init__(self, scopes: list[dict], limits: _Limits):
+    def __init__(self, scopes: list[dict], limits: RenderBounds):
         self.scopes = scopes
         self.macros: dict[bytes, P.MacroNode] = {}
         self.limits = limits
@@ -62,13 +52,12 @@ class _Frame:
         return undefined()
 
     def tick(self) -> None:
-        if time.monotonic() > self.limits.deadline:
-            raise ChatTemplateError(f"rendering exceeded the time limit of {self.limits.timeout} s")
+        self.limits.tick()
 
     def check_size(self, value: Any, what: str) -> Any:
-        if size_of(value, self.limits.value) > self.limits.value:
-            raise ChatTemplateError(f"{what} too large to render (more than {self.limits.value} "
-                                    f"bytes/items); MNN would build it")
+        limit = self.limits.value_limit
+        if weight(value, limit) > limit:
+            raise self.limits.too_large(what)
         return value
 
 
@@ -86,19 +75,28 @@ def _in(left: Any, right: Any) -> bool | None:
     return None
 
 
-def _binary(op: bytes, left: Any, right: Any) -> Any:
+def _binary(op: bytes, left: Any, right: Any, bounds: RenderBounds) -> Any:
+    """A binary operator's value; a ``+`` or ``~`` result past the value limit is refused before
+    it is made."""
     if op == b"+":
         if type(left) is bytes and type(right) is bytes:
+            if len(left) + len(right) + 1 > bounds.value_limit:
+                raise bounds.too_large("a + of strings", len(left) + len(right) + 1)
             return left + right
         if _is_num(left) and _is_num(right):
             if type(left) is float or type(right) is float:
                 return float(left) + float(right)
             return wrap64(left + right)
-        if type(left) is list and type(right) is list:
-            return left + right
-        if type(left) is list:
-            return left + [right]
-        if type(right) is list:
+        if type(left) is list or type(right) is list:
+            limit = bounds.value_limit
+            size = weight(left, limit)
+            size += weight(right, limit - size + 1)
+            if size > limit:
+                raise bounds.too_large("a + of lists")
+            if type(left) is list and type(right) is list:
+                return left + right
+            if type(left) is list:
+                return left + [right]
             return [left] + right
         return b""
     if op == b"-":
@@ -130,7 +128,10 @@ def _binary(op: bytes, left: Any, right: Any) -> Any:
     if op == b"or":
         return truthy(left) or truthy(right)
     if op == b"~":
-        return py_str(left) + py_str(right)
+        room = Room(bounds.value_limit, bounds, lambda: bounds.too_large("a ~ concatenation"))
+        py_str_into(left, room)
+        py_str_into(right, room)
+        return bytes(room.out)
     return b""
 
 
@@ -194,29 +195,42 @@ class _Evaluator:
             return self._call(e)
         if t is P.Method:
             obj = self.ev(e.obj)
-            return B.call_method(obj, e.name, e.args, self.ev, self.f.limits.value)
+            return B.call_method(obj, e.name, e.args, self.ev, self.f.limits)
         if t is P.Filter:
             val = self.ev(e.left)
-            return B.apply_filter(e.name, val, e.args, self.ev, self.f.limits.value)
+            return B.apply_filter(e.name, val, e.args, self.ev, self.f.limits)
         if t is P.Binary:
             left = self.ev(e.left)
             right = self.ev(e.right)
-            out = _binary(e.op, left, right)
-            if type(out) in (bytes, list) and len(out) > self.f.limits.value:
-                self.f.check_size(out, "a value")
-            return out
+            return _binary(e.op, left, right, self.f.limits)
         if t is P.Test:
             r = B.apply_test(e.name, self.ev(e.expr))
             return (not r) if e.negated else r
         if t is P.Ternary:
             return self.ev(e.yes) if truthy(self.ev(e.cond)) else self.ev(e.no)
         if t is P.ListLit:
-            return [self.ev(i) for i in e.items]
+            limit = self.f.limits.value_limit
+            size = 1
+            items = []
+            for i in e.items:
+                item = self.ev(i)
+                size += weight(item, limit - size)
+                if size > limit:
+                    raise self.f.limits.too_large("a list literal")
+                items.append(item)
+            return items
         if t is P.DictLit:
+            limit = self.f.limits.value_limit
+            size = 1
             obj: dict = {}
             for k, v in e.items:
                 key = self.ev(k)
-                obj[key if type(key) is bytes else b""] = self.ev(v)
+                key = key if type(key) is bytes else b""
+                value = self.ev(v)
+                size += len(key) + weight(value, limit - size)
+                if size > limit:
+                    raise self.f.limits.too_large("a dict literal")
+                obj[key] = value
             return obj
         raise AssertionError(t)
 
@@ -240,7 +254,7 @@ class _Evaluator:
             args = [(n, self.ev(a)) for n, a in e.args]
             if e.name == b"namespace":
                 args = [(n, copy.deepcopy(v)) for n, v in args]
-            return B.call_function(e.name, args, self._now, self.f.limits.value)
+            return B.call_function(e.name, args, self._now, self.f.limits)
         macro = self.f.macros.get(e.name)
         if macro is None:
             return b""
@@ -275,7 +289,12 @@ class _Evaluator:
                 val = self.ev(node.expr)
                 if is_undefined(val):
                     continue
-                out += val if type(val) is bytes else dump(val)
+                if type(val) is bytes:
+                    if len(out) + len(val) > f.limits.max_output:
+                        raise f.limits.output_exceeded()
+                    out += val
+                else:  # written into the output, up to its bound
+                    dump_into(val, Room(f.limits.max_output - len(out), f.limits, f.limits.output_exceeded, out))
             elif t is P.IfNode:
                 self.render(node.yes if truthy(self.ev(node.cond)) else node.no, out)
             elif t is P.ForNode:
@@ -284,8 +303,8 @@ class _Evaluator:
                 self._set(node)
             elif t is P.MacroNode:
                 f.macros[node.name] = node
-            if len(out) > f.limits.output:
-                raise ChatTemplateError(f"output exceeds {f.limits.output} bytes")
+            if len(out) > f.limits.max_output:
+                raise f.limits.output_exceeded()
 
     def _bind(self, names: list[bytes], item: Any) -> dict:
         scope: dict = {}
@@ -322,6 +341,7 @@ class _Evaluator:
             items = kept
         n = len(items)
         for index, item in enumerate(items):
+            self.f.tick()
             scope = self._bind(node.vars, item)
             scope[b"loop"] = {b"index0": index, b"index": index + 1, b"first": index == 0,
                               b"last": index == n - 1, b"length": n}
@@ -364,8 +384,8 @@ class MnnTemplate:
             src = source.encode("utf-8", "surrogateescape") if isinstance(source, str) else bytes(source)
         except UnicodeEncodeError:
             raise ChatTemplateError("source: a lone surrogate is not UTF-8 text (MNN's engine takes UTF-8)") from None
-        if len(src) > _MAX_TEMPLATE_BYTES:
-            raise ChatTemplateError(f"template too long (limit {_MAX_TEMPLATE_BYTES} bytes)")
+        if len(src) > MAX_TEMPLATE_CHARS:
+            raise ChatTemplateError(f"template too long (limit {MAX_TEMPLATE_CHARS} bytes)")
         self.default: dict = {b"eos_token": from_python(eos_token or "")}
         if bos_token:
             self.default[b"bos_token"] = from_python(bos_token)
@@ -377,7 +397,7 @@ class MnnTemplate:
             raise ChatTemplateError("the template nests expressions too deeply to emulate MNN's "
                                     "parser (its C++ recursion may overflow the stack)") from None
 
-    def render(self, context: dict, limits: _Limits) -> bytes:
+    def render(self, context: dict, limits: RenderBounds) -> bytes:
         """``Template::render`` of an engine-side context (values of :mod:`.values`)."""
         frame = _Frame([self.default, context] if context else [self.default], limits)
         out = bytearray()
@@ -385,10 +405,10 @@ class MnnTemplate:
             _Evaluator(frame).render(self.nodes, out)
         except RecursionError:
             raise ChatTemplateError("recursion too deep: MNN's engine would overflow its stack "
-                                    "(a macro calling itself without end)") from None
+                                    "(a macro calling itself without end, or a value nested too deeply)") from None
         return bytes(out)
 
-    def apply(self, messages: list, add_generation_prompt: bool, extra: dict, limits: _Limits) -> bytes:
+    def apply(self, messages: list, add_generation_prompt: bool, extra: dict, limits: RenderBounds) -> bytes:
         """``Template::apply_chat_template``: the probe renders, parts if needed, then the render."""
         str_out = self.render({b"messages": [{b"role": b"user", b"content": _PROBE}]}, limits)
         typed_out = self.render(
@@ -423,7 +443,7 @@ def engine_messages(messages: list[dict]) -> list:
 def render_mnn(template: str, messages: list[dict], *, add_generation_prompt: bool = True,
                bos_token: str | None = None, eos_token: str | None = None,
                context: dict | None = None, strftime_now: datetime | str | None = None,
-               max_output_chars: int = 1_000_000, timeout_seconds: float | None = 5.0) -> str:
+               max_output_chars: int = MAX_OUTPUT_CHARS, timeout_seconds: float | None = TIMEOUT_SECONDS) -> str:
     """The prompt MNN's ``Tokenizer::apply_chat_template`` renders for ``messages``.
 
     ``bos_token``/``eos_token`` are the file's strings (``None`` = empty: MNN defines
@@ -455,7 +475,7 @@ def render_mnn(template: str, messages: list[dict], *, add_generation_prompt: bo
             raise ChatTemplateError("messages or context nest too deeply") from None
         if type(extra) is not dict:
             raise ChatTemplateError("context must be a JSON object (MNN's jinja.context is one)")
-        limits = _Limits(timeout_seconds, max_output_chars, now)
+        limits = RenderBounds.start(max_output_chars, timeout_seconds, now)
         tpl = MnnTemplate(template, eos_token=eos_token or "", bos_token=bos_token or "")
         out = tpl.apply(messages_in, bool(add_generation_prompt), extra, limits)
     except UnicodeEncodeError as e:  # a lone surrogate: no UTF-8 text, and MNN takes nothing else

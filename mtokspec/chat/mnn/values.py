@@ -10,13 +10,18 @@ for it (:func:`is_undefined`).
 Printing follows ``jinja.hpp``: :func:`dump` is rapidjson's compact writer (``{{ }}`` of a
 non-string), :func:`py_str` / :func:`py_repr` are ``to_python_string`` / ``to_python_repr`` (``~``,
 ``|string``, ``|join``), :func:`json_str` is ``to_json_string`` (``|tojson``: keys sorted by the
-tool-schema priority, then bytewise; keys written unescaped).
+tool-schema priority, then bytewise; keys written unescaped).  Each writes into a :class:`Room`
+(``*_into``), which refuses to grow past its size before the bytes are made and checks the
+render's clock as items are written; :func:`weight` is the size every value the engine makes is
+bounded by.
 """
 
 from __future__ import annotations
 
+import math
+import re
 from decimal import Decimal
-from typing import Any
+from typing import Any, Callable
 
 from mtokspec.errors import ChatTemplateError
 
@@ -116,25 +121,49 @@ def equal(a: Any, b: Any) -> bool:
     return compare(a, b) == 0
 
 
-# --- rapidjson's writer ---------------------------------------------------------------------------
+# --- the writers: rapidjson's, to_python_string / to_python_repr, to_json_string -------------------
+
+class Room:
+    """Where a value is written: ``out`` may grow by ``room`` bytes, past which :meth:`put` raises
+    ``error()`` before writing; ``bounds`` (a :class:`~mtokspec.chat.bounds.RenderBounds`, or None)
+    has its clock checked every 4,096 items written.  ``Room()`` is unbounded."""
+
+    __slots__ = ("out", "end", "bounds", "error", "items")
+
+    def __init__(self, room: float = math.inf, bounds: Any = None, error: Callable[[], Exception] | None = None,
+                 out: bytearray | None = None):
+        self.out = bytearray() if out is None else out
+        self.end = len(self.out) + room
+        self.bounds = bounds
+        self.error = error
+        self.items = 0
+
+    def fits(self, n: int) -> None:
+        """Raise unless ``n`` more bytes fit."""
+        if len(self.out) + n > self.end:
+            raise self.error() if self.error is not None else ChatTemplateError("value too large")
+
+    def put(self, b: bytes) -> None:
+        if len(self.out) + len(b) > self.end:
+            raise self.error() if self.error is not None else ChatTemplateError("value too large")
+        self.out += b
+
+    def item(self) -> None:
+        self.items += 1
+        if not self.items & 4095 and self.bounds is not None:
+            self.bounds.tick()
+
 
 _HEX = b"0123456789ABCDEF"
 _SHORT = {8: b"\\b", 9: b"\\t", 10: b"\\n", 12: b"\\f", 13: b"\\r", 0x22: b'\\"', 0x5C: b"\\\\"}
+_JSON_ESCAPES = {bytes((c,)): _SHORT.get(c, b"\\u00" + bytes((_HEX[c >> 4], _HEX[c & 15])))
+                 for c in (*range(0x20), 0x22, 0x5C)}
+_JSON_ESCAPED = re.compile(rb'[\x00-\x1f"\\]')
 
 
 def json_string(s: bytes) -> bytes:
     """A string as rapidjson's Writer writes it (only controls, '"' and '\\' escaped)."""
-    out = bytearray(b'"')
-    for c in s:
-        e = _SHORT.get(c)
-        if e is not None:
-            out += e
-        elif c < 0x20:
-            out += b"\\u00" + bytes((_HEX[c >> 4], _HEX[c & 15]))
-        else:
-            out.append(c)
-    out += b'"'
-    return bytes(out)
+    return b'"' + _JSON_ESCAPED.sub(lambda m: _JSON_ESCAPES[m.group()], s) + b'"'
 
 
 class _NanInf(Exception):
@@ -167,49 +196,58 @@ def format_double(d: float) -> bytes:
     return sign + s.encode()
 
 
-def _dump(v: Any, out: bytearray) -> None:
+def _dump(v: Any, room: Room) -> None:
+    t = type(v)
     if v is None:
-        out += b"null"
-    elif type(v) is bool:
-        out += b"true" if v else b"false"
-    elif type(v) is int:
-        out += str(v).encode()
-    elif type(v) is float:
-        out += format_double(v)
-    elif type(v) is bytes:
-        out += json_string(v)
-    elif type(v) is list:
-        out += b"["
+        room.put(b"null")
+    elif t is bool:
+        room.put(b"true" if v else b"false")
+    elif t is int:
+        room.put(str(v).encode())
+    elif t is float:
+        room.put(format_double(v))
+    elif t is bytes:
+        room.fits(len(v) + 2)  # escapes only lengthen it: refused before the escaping pass
+        room.put(json_string(v))
+    elif t is list:
+        room.put(b"[")
         for i, e in enumerate(v):
             if i:
-                out += b","
-            _dump(e, out)
-        out += b"]"
+                room.put(b",")
+            room.item()
+            _dump(e, room)
+        room.put(b"]")
     else:
-        out += b"{"
+        room.put(b"{")
         for i, (k, e) in enumerate(v.items()):
             if i:
-                out += b","
-            out += json_string(k) + b":"
-            _dump(e, out)
-        out += b"}"
+                room.put(b",")
+            room.item()
+            room.fits(len(k) + 3)
+            room.put(json_string(k) + b":")
+            _dump(e, room)
+        room.put(b"}")
+
+
+def dump_into(v: Any, room: Room) -> None:
+    """``json::dump()`` written into ``room``: rapidjson's compact writer, insertion order (the
+    output stops at a NaN or an infinity)."""
+    try:
+        _dump(v, room)
+    except _NanInf:
+        pass
 
 
 def dump(v: Any) -> bytes:
-    """``json::dump()``: rapidjson's compact writer, insertion order (output cut at a NaN)."""
-    out = bytearray()
-    try:
-        _dump(v, out)
-    except _NanInf:
-        pass
-    return bytes(out)
+    """``json::dump()`` as bytes (unbounded: :func:`dump_into` bounds it)."""
+    room = Room()
+    dump_into(v, room)
+    return bytes(room.out)
 
 
 def number_text(v: Any) -> bytes:
     return dump(v)
 
-
-# --- to_python_string / to_python_repr / to_json_string ---------------------------------------------
 
 _PRIO = {b"type": 1, b"function": 2, b"name": 3, b"description": 4, b"parameters": 5,
          b"properties": 6, b"required": 7, b"enum": 8}
@@ -220,60 +258,105 @@ def sorted_keys(d: dict) -> list[bytes]:
     return sorted(d, key=lambda k: (_PRIO.get(k, 100), k))
 
 
-def py_repr(v: Any) -> bytes:
+def _quoted(s: bytes) -> bytes:
+    """``to_python_repr`` of a string: in quotes, ``\\``, ``'``, newline and CR escaped."""
+    return b"'" + s.replace(b"\\", b"\\\\").replace(b"'", b"\\'").replace(b"\n", b"\\n").replace(b"\r", b"\\r") + b"'"
+
+
+def _py_repr_into(v: Any, room: Room) -> None:
     if type(v) is bytes:
-        out = bytearray(b"'")
-        for c in v:
-            if c == 0x27:
-                out += b"\\'"
-            elif c == 0x5C:
-                out += b"\\\\"
-            elif c == 10:
-                out += b"\\n"
-            elif c == 13:
-                out += b"\\r"
-            else:
-                out.append(c)
-        out += b"'"
-        return bytes(out)
-    return py_str(v)
+        room.fits(len(v) + 2)
+        room.put(_quoted(v))
+    else:
+        py_str_into(v, room)
+
+
+def py_str_into(v: Any, room: Room) -> None:
+    """``to_python_string`` written into ``room``."""
+    t = type(v)
+    if v is None:
+        room.put(b"None")
+    elif t is bool:
+        room.put(b"True" if v else b"False")
+    elif t is int or t is float:
+        dump_into(v, room)
+    elif t is bytes:
+        room.put(v)
+    elif t is list:
+        room.put(b"[")
+        for i, e in enumerate(v):
+            if i:
+                room.put(b", ")
+            room.item()
+            _py_repr_into(e, room)
+        room.put(b"]")
+    else:
+        room.put(b"{")
+        for i, k in enumerate(sorted_keys(v)):
+            if i:
+                room.put(b", ")
+            room.item()
+            room.fits(len(k) + 4)
+            room.put(b"'" + k.replace(b"\\", b"\\\\").replace(b"'", b"\\'") + b"': ")
+            _py_repr_into(v[k], room)
+        room.put(b"}")
 
 
 def py_str(v: Any) -> bytes:
-    """``to_python_string``."""
-    if v is None:
-        return b"None"
-    if type(v) is bool:
-        return b"True" if v else b"False"
-    if type(v) in (int, float):
-        return dump(v)
-    if type(v) is bytes:
-        return v
-    if type(v) is list:
-        return b"[" + b", ".join(py_repr(e) for e in v) + b"]"
-    parts = []
-    for k in sorted_keys(v):
-        kr = k.replace(b"\\", b"\\\\").replace(b"'", b"\\'")
-        parts.append(b"'" + kr + b"': " + py_repr(v[k]))
-    return b"{" + b", ".join(parts) + b"}"
+    """``to_python_string`` as bytes (unbounded: :func:`py_str_into` bounds it)."""
+    room = Room()
+    py_str_into(v, room)
+    return bytes(room.out)
 
 
-def json_str(v: Any, indent: int = -1, level: int = 0) -> bytes:
-    """``to_json_string`` (``|tojson``)."""
-    if v is None or type(v) in (bool, int, float, bytes):
-        return dump(v)
-    nl = b"\n" if indent >= 0 else b""
-    sp = b" " * ((level + 1) * indent) if indent >= 0 else b""
-    sp_close = b" " * (level * indent) if indent >= 0 else b""
-    sep = b"," + nl + sp if indent >= 0 else b", "
-    if type(v) is list:
-        if not v:
-            return b"[]"
-        return b"[" + nl + sp + sep.join(json_str(e, indent, level + 1) for e in v) + nl + sp_close + b"]"
+def py_repr(v: Any) -> bytes:
+    """``to_python_repr``."""
+    room = Room()
+    _py_repr_into(v, room)
+    return bytes(room.out)
+
+
+def json_str_into(v: Any, room: Room, indent: int = -1, level: int = 0) -> None:
+    """``to_json_string`` (``|tojson``) written into ``room``."""
+    t = type(v)
+    if t is not list and t is not dict:
+        dump_into(v, room)
+        return
     if not v:
-        return b"{}"
-    items = [b'"' + k + b'": ' + json_str(v[k], indent, level + 1) for k in sorted_keys(v)]
-    return b"{" + nl + sp + sep.join(items) + nl + sp_close + b"}"
+        room.put(b"[]" if t is list else b"{}")
+        return
+    if indent >= 0:
+        room.fits((level + 1) * indent + 2)  # the indent is refused before it is made
+        nl, sp, sp_close = b"\n", b" " * ((level + 1) * indent), b" " * (level * indent)
+        sep = b"," + nl + sp
+    else:
+        nl = sp = sp_close = b""
+        sep = b", "
+    if t is list:
+        room.put(b"[" + nl + sp)
+        for i, e in enumerate(v):
+            if i:
+                room.put(sep)
+            room.item()
+            json_str_into(e, room, indent, level + 1)
+        room.put(nl + sp_close + b"]")
+        return
+    room.put(b"{" + nl + sp)
+    for i, k in enumerate(sorted_keys(v)):
+        if i:
+            room.put(sep)
+        room.item()
+        room.fits(len(k) + 4)
+        room.put(b'"' + k + b'": ')
+        json_str_into(v[k], room, indent, level + 1)
+    room.put(nl + sp_close + b"}")
+
+
+def json_str(v: Any, indent: int = -1) -> bytes:
+    """``to_json_string`` as bytes (unbounded: :func:`json_str_into` bounds it)."""
+    room = Room()
+    json_str_into(v, room, indent)
+    return bytes(room.out)
 
 
 # --- conversion from Python -------------------------------------------------------------------------
@@ -288,13 +371,20 @@ def _utf8(s: str, path: str) -> bytes:
 def from_python(v: Any, path: str = "value") -> Any:
     """A JSON-like Python value as the engine holds it (strings as UTF-8 bytes).
 
-    Integers beyond int64 become doubles, as rapidjson parses them.
+    Integers beyond int64 become doubles, as rapidjson parses them; beyond a double's range they
+    are a :class:`ChatTemplateError`.
     """
     if v is None or type(v) is bool:
         return v
     if isinstance(v, int) and not isinstance(v, bool):
         v = int(v)
-        return v if -_INT64 <= v < _INT64 else float(v)
+        if -_INT64 <= v < _INT64:
+            return v
+        try:
+            return float(v)
+        except OverflowError:  # rapidjson refuses such a number (kParseErrorNumberTooBig)
+            raise ChatTemplateError(f"{path}: an integer of {v.bit_length()} bits is past a double's range "
+                                    "(MNN's engine holds JSON numbers: int64 or double)") from None
     if isinstance(v, float):
         return float(v)
     if isinstance(v, str):
@@ -313,23 +403,44 @@ def from_python(v: Any, path: str = "value") -> Any:
     raise ChatTemplateError(f"{path}: {type(v).__name__} is not JSON (MNN's engine takes JSON values)")
 
 
-def size_of(v: Any, limit: int) -> int:
-    """A value's weight (bytes of strings, items of containers), counted up to just past ``limit``."""
+def weight(v: Any, limit: float) -> int:
+    """A value's weight: 1 for a scalar, bytes + 1 for a string, 1 + the weights of the items for a
+    list, 1 + key bytes + value weights for an object (a value shared twice counts twice: MNN copies
+    it).  Counted up to just past ``limit``, so the walk costs at most ``limit`` steps."""
     total = 0
     stack = [v]
-    while stack and total <= limit:
+    while stack:
         x = stack.pop()
         t = type(x)
         if t is bytes:
-            total += len(x) + 2
+            total += len(x) + 1
         elif t is list:
-            total += 2 + len(x)
-            stack.extend(x)
+            total += 1
+            for e in x:
+                te = type(e)
+                if te is bytes:
+                    total += len(e) + 1
+                elif te is list or te is dict:
+                    stack.append(e)
+                else:
+                    total += 1
+                if total > limit:
+                    return total
         elif t is dict:
-            total += 2 + len(x)
+            total += 1
             for k, e in x.items():
                 total += len(k)
-                stack.append(e)
+                te = type(e)
+                if te is bytes:
+                    total += len(e) + 1
+                elif te is list or te is dict:
+                    stack.append(e)
+                else:
+                    total += 1
+                if total > limit:
+                    return total
         else:
-            total += 4
+            total += 1
+        if total > limit:
+            return total
     return total

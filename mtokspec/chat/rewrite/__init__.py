@@ -24,12 +24,19 @@ an equivalent both engines render as transformers renders the original:
   zero;
 * ``break``/``continue`` through a namespace that guards the rest of the loop body; ``for ... else``
   as an ``if`` after the loop; a ``{% set x %}`` block as a macro whose output is assigned;
+* macro defaults passed by every call (MNN binds none); ``'...'|safe + x`` with markupsafe's escape
+  of ``x`` written out; ``str.title()``/``|title`` and ``|dictsort`` by an engine switch
+  (``raise_exception is defined``: transformers' own on transformers, words capitalized / a loop
+  over the mapping on MNN); ``trim``/``upper``/``lower``/``capitalize`` of a non-string on Python's
+  ``str()``; ``tojson`` with transformers' default keyword arguments;
 * ``raise_exception(msg)``: transformers stops with an error; MNN cannot stop, so the rewritten
   template renders its body into a macro and, when a raise was reached, the prompt is :data:`RAISED`
-  followed by the first message instead.  On transformers the call still raises where it stood.
+  followed by the first message instead (:func:`device_raise` tells it from other prompts).  On
+  transformers the call still raises where it stood.
 
 What cannot be rewritten stays as it was and is reported (:class:`Loss`, coded with the rules of
-``mtokspec/divergences/rules/chat_template.py``: the lint's findings on the rewritten template).
+``mtokspec/divergences/rules/chat_template.py``: the lint's findings on the rewritten template,
+which it reads through the rewrite's guards, ``mtokspec/chat/lint/guards.py``).
 Each group of rewrites (one per rule) is checked with the emulated engine on probe conversations
 (and any the caller gives): a group is left out when it would make one render worse on MNN than the
 original did, or change transformers' rendering.  The printer's choices are recorded in
@@ -39,26 +46,19 @@ original did, or change transformers' rendering.  The printer's choices are reco
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import jinja2
 
 from mtokspec.chat.mnn import render_mnn
 from mtokspec.chat.render import render_chat_template
-from mtokspec.chat.rewrite.printer import RAISED, Unprintable, print_template, stub_macros
+from mtokspec.chat.rewrite.printer import RAISED, Unprintable, print_template, raise_probe
 from mtokspec.errors import ChatTemplateError
 from mtokspec.runtime.shared.args import items, optional_text, token_text
 
 __all__ = ["rewrite_for_mnn", "Rewrite", "Loss", "RAISED", "PROBE_CONVERSATIONS", "matches", "transformers_prompt",
-           "mnn_prompt"]
+           "mnn_prompt", "device_raise"]
 
-
-#: Rules whose lint findings the rewritten template's own constructs raise (a guarded
-#: raise_exception, ``bos_token is defined``, ``|tojson`` of a scalar, ``is mapping`` ...): a
-#: finding of these is a loss only where the printer left a construct of the rule as it was.
-_SELF_RAISED = {"mnn-jinja-raise-noop", "mnn-jinja-special-token-undefined", "mnn-jinja-tojson-order",
-                "mnn-jinja-unsupported-test", "mnn-jinja-context-undefined", "mnn-jinja-print-non-string",
-                "mnn-jinja-undefined-concat"}
 
 #: Groups of rewrites, by the rule each answers; a group is dropped when it makes a probe worse.
 GROUPS = ("mnn-jinja-missing-item-defined", "mnn-jinja-loop-attribute", "mnn-jinja-unparsed-operator",
@@ -228,14 +228,31 @@ def rewrite_for_mnn(template: str, *, bos_token: str | None = None, eos_token: s
             return Rewrite(template, [], _losses(template, bos_token, lint_chat_template), sorted(groups))
         groups.discard(best)
         dropped.append(best)
-    return Rewrite(new, sorted(applied), _losses(stub_macros(new), bos_token, lint_chat_template, applied), dropped)
+    return Rewrite(new, sorted(applied), _losses(new, bos_token, lint_chat_template), dropped)
 
 
-def _losses(template: str, bos_token, lint, fixed: set[str] = frozenset()) -> list[Loss]:
+def device_raise(template: str, prompt: str, render: Callable[[str], str]) -> str | None:
+    """The message of the ``raise_exception`` MNN reached, when ``prompt`` is the marker a template
+    :func:`rewrite_for_mnn` wrote renders in its place (:data:`RAISED` and the message); ``None``
+    otherwise.  ``render(t)`` renders a template on MNN as ``prompt`` was rendered (same messages
+    and options): it is called once, on the template printing only whether a raise was reached,
+    and only when ``prompt`` starts with the marker (so a prompt that merely begins with those words
+    is not taken for one)."""
+    token_text("template", template)
+    token_text("prompt", prompt)
+    if not prompt.startswith(RAISED):
+        return None
+    probe = raise_probe(template)
+    if probe is None or render(probe) != "true":
+        return None
+    return prompt[len(RAISED):]
+
+
+def _losses(template: str, bos_token, lint) -> list[Loss]:
+    """The lint's findings on the rewritten template (it reads the rewrite's guards as MNN does,
+    ``mtokspec/chat/lint/guards.py``): what ``lint --target mnn`` says of a file carrying it."""
     seen = []
     for f in lint(template, bos_token=bos_token):
-        if f.code in fixed and f.code in _SELF_RAISED:
-            continue
         loss = Loss(f.code, f.severity, f.message)
         if loss not in seen:
             seen.append(loss)

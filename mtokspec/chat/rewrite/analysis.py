@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import jinja2.nodes as nodes
 
-# the printer's helper macros (their output is a string)
-TOJSON = "__mnn_tojson"
-TOJSON_IND = "__mnn_tojson_indent"
-REPR = "__mnn_repr"
+# the printer's helper macros (their output is a string; the lint reads their calls, not their bodies)
+from mtokspec.chat.lint.guards import EQ, ESCAPE, REPR, TITLE, TOJSON, TOJSON_IND  # noqa: E402,F401
 
 STR_FILTERS = {"trim", "upper", "lower", "capitalize", "tojson", "join", "string", "replace", "title", "indent",
                 "center", "format", "striptags", "wordwrap", "truncate", "urlencode", "e", "escape", "safe"}
@@ -108,7 +106,7 @@ def stringish(e: nodes.Expr, macros: set[str]) -> bool:
         return e.name in STR_FILTERS or e.name in ("length", "count")
     if isinstance(e, nodes.Call):
         if isinstance(e.node, nodes.Name):
-            return e.node.name in macros or e.node.name in ("strftime_now", TOJSON, REPR, TOJSON_IND)
+            return e.node.name in macros or e.node.name in ("strftime_now", TOJSON, REPR, TOJSON_IND, ESCAPE)
         if isinstance(e.node, nodes.Getattr):
             return e.node.attr in ("strip", "lstrip", "rstrip", "replace", "upper", "lower")
     if isinstance(e, nodes.Add):  # str + x is a str or an error in Python
@@ -139,3 +137,73 @@ def has_control(n: nodes.Node) -> bool:
 def booleanish(e: nodes.Expr) -> bool:
     return isinstance(e, (nodes.Compare, nodes.Test, nodes.Not)) or (
         isinstance(e, nodes.Const) and type(e.value) is bool)
+
+
+# --- Markup (|safe): transformers HTML-escapes what '+' joins to it ---------------------------------
+
+MARKUP_MAKERS = {"safe", "e", "escape", "forceescape"}
+#: filters and string methods whose result is Markup when their input is (autoescape off)
+MARKUP_KEEPERS = {"trim", "upper", "lower", "capitalize", "title", "string", "strip", "lstrip", "rstrip"}
+
+
+def markup(e: nodes.Expr, names: set[str]) -> bool:
+    """Statically a Markup string under transformers (``names``: variables only ever set to one)."""
+    if isinstance(e, nodes.Filter):
+        if e.name in MARKUP_MAKERS:
+            return True
+        return e.name in MARKUP_KEEPERS and e.node is not None and markup(e.node, names)
+    if isinstance(e, nodes.Add):
+        return markup(e.left, names) or markup(e.right, names)
+    if isinstance(e, nodes.Call) and isinstance(e.node, nodes.Getattr) and e.node.attr in MARKUP_KEEPERS:
+        return markup(e.node.node, names)
+    if isinstance(e, nodes.CondExpr):
+        return markup(e.expr1, names) and e.expr2 is not None and markup(e.expr2, names)
+    if isinstance(e, nodes.Name):
+        return e.name in names
+    return False
+
+
+def markup_plan(ast: nodes.Template) -> tuple[set[str], bool]:
+    """(the variables only ever set to Markup, whether every Markup value is used where printing it
+    as a plain string with the escapes written out is exact: an operand of ``+``, ``~``, a
+    comparison or a test, printed, a keeper's input, or set to such a variable)."""
+    assigned: dict[str, list[nodes.Expr]] = {}
+    for a in ast.find_all(nodes.Assign):
+        if isinstance(a.target, nodes.Name):
+            assigned.setdefault(a.target.name, []).append(a.node)
+    names: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for name, values in assigned.items():
+            if name not in names and all(markup(v, names) for v in values):
+                names.add(name)
+                changed = True
+    mixed = {n for n, vs in assigned.items() if n not in names and any(markup(v, names) for v in vs)}
+    ok = [not mixed]
+
+    def walk(n: nodes.Node, parent: nodes.Node | None) -> None:
+        if isinstance(n, nodes.Expr) and markup(n, names) and not _markup_sink(n, parent, names):
+            ok[0] = False
+        for c in n.iter_child_nodes():
+            walk(c, n)
+
+    walk(ast, None)
+    return names, ok[0]
+
+
+def _markup_sink(e: nodes.Expr, parent: nodes.Node | None, names: set[str]) -> bool:
+    if isinstance(parent, (nodes.Add, nodes.Concat, nodes.Compare, nodes.Operand, nodes.Output, nodes.Test,
+                           nodes.If, nodes.Not, nodes.And, nodes.Or)):
+        return True
+    if isinstance(parent, nodes.CondExpr):
+        return parent.test is e or markup(parent, names)
+    if isinstance(parent, nodes.Filter):
+        return parent.node is e and (parent.name in MARKUP_KEEPERS | MARKUP_MAKERS | {"length", "tojson"})
+    if isinstance(parent, nodes.Getattr):  # a keeper method (its call is the markup value)
+        return parent.attr in MARKUP_KEEPERS
+    if isinstance(parent, nodes.Call):
+        return isinstance(parent.node, nodes.Getattr) and parent.node.attr in MARKUP_KEEPERS and not parent.args
+    if isinstance(parent, nodes.Assign):
+        return isinstance(parent.target, nodes.Name) and parent.target.name in names
+    return False

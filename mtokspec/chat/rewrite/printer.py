@@ -10,12 +10,10 @@ from typing import Any
 import jinja2.nodes as nodes
 
 from mtokspec.chat.rewrite.analysis import (
-    BINOPS, CMP, REPR, TOJSON, TOJSON_IND, booleanish, chainable, has_control, is_int_const, pure, str_lit, stringish,
-    text,
+    BINOPS, CMP, EQ, ESCAPE, REPR, TITLE, TOJSON, TOJSON_IND, booleanish, chainable, has_control, is_int_const, markup,
+    markup_plan, pure, str_lit, stringish, text,
 )
-
-RAISED = "raise_exception: "
-"""What the rewritten template renders on MNN where transformers raises: this, then the message."""
+from mtokspec.chat.lint import RAISED  # what MNN renders where transformers raises
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _ERR = "__mnn_raised"
@@ -25,6 +23,10 @@ _MNN_TESTS = {"defined", "undefined", "none", "boolean", "string", "number", "se
               "true", "false"}
 #: What transformers passes when the caller gives nothing; MNN leaves these undefined.
 _CTX_DEFAULTS = {"tools": "none", "documents": "none", "add_generation_prompt": "false"}
+#: True on transformers (and mtokspec's renderer of it), false on MNN, which defines no such name.
+_ON_HF = "raise_exception is defined"
+#: String filters transformers applies to ``str(value)`` (MNN: to strings only, others pass through).
+_STR_FILTERS = ("trim", "upper", "lower", "capitalize")
 
 
 class Unprintable(Exception):
@@ -45,6 +47,12 @@ class _Printer:
         self.need_repr = False
         self.need_raise = False
         self.need_tojson_indent = False
+        self.need_escape = False
+        self.need_eq = False
+        self.need_title: set[str] = set()  # "method" (str.title) and/or "filter" (jinja's |title)
+        self.signatures: dict[str, tuple[list[str], dict[str, nodes.Expr]] | None] = {}
+        self.markup_names: set[str] = set()  # variables only ever set to a Markup value (|safe ...)
+        self.markup_ok = False  # every Markup value is used where it can be printed plain
         self.missed: set[str] = set()
         self.counter = 0
         self.loops: list[str | None] = []  # per enclosing for: its control namespace (break/continue)
@@ -148,9 +156,12 @@ class _Printer:
             params = []
             pro = ""
             nd = len(n.defaults)
+            explicit = self.signatures.get(n.name) is not None
             for i, a in enumerate(n.args):
                 d = n.defaults[i - (len(n.args) - nd)] if i >= len(n.args) - nd else None
-                if d is not None and self.on("mnn-jinja-macro-default"):
+                if d is not None and explicit and self.on("mnn-jinja-macro-default"):
+                    params.append(a.name)  # every call passes it (see call())
+                elif d is not None and self.on("mnn-jinja-macro-default"):
                     params.append(a.name)
                     pro += "{% if " + a.name + " is not defined %}{% set " + a.name + " = " + self.expr(d) + " %}{% endif %}"
                 else:
@@ -303,6 +314,15 @@ class _Printer:
         if isinstance(e, nodes.Pos):
             return "(+" + self.atom(e.node) + ")"
         if isinstance(e, nodes.Compare):
+            if (len(e.ops) == 1 and e.ops[0].op in ("eq", "ne") and _maybe_mapping(e.expr)
+                    and _maybe_mapping(e.ops[0].expr) and pure(e.expr) and pure(e.ops[0].expr)
+                    and (isinstance(e.expr, nodes.Name) or isinstance(e.ops[0].expr, nodes.Name))
+                    and self.on("mnn-jinja-unsupported-test")):
+                # MNN's == holds for any two mappings of one size: a deep comparison by macro there
+                a, b = self.atom(e.expr), self.atom(e.ops[0].expr)
+                self.need_eq = True
+                eq = "==" if e.ops[0].op == "eq" else "!="
+                return f"(({a} {eq} {b}) if {_ON_HF} else ({EQ}({a}, {b}) {eq} 'T'))"
             terms = []
             left = e.expr
             for op in e.ops:
@@ -338,8 +358,30 @@ class _Printer:
     def args(self, args: list, kwargs: list) -> str:
         return ", ".join([self.expr(a) for a in args] + [k.key + "=" + self.expr(k.value) for k in kwargs])
 
+    def markup_add(self, e: nodes.Add) -> str | None:
+        """``a + b`` with a Markup side (``|safe`` ...): transformers HTML-escapes the other side;
+        printed as plain strings with that escape written out (the ``|safe`` dropped)."""
+        if not (self.markup_ok and (markup(e.left, self.markup_names) or markup(e.right, self.markup_names))):
+            return None
+        if not self.on("mnn-jinja-unsupported-filter"):
+            return None
+        parts = []
+        for x in (e.left, e.right):
+            if markup(x, self.markup_names):
+                parts.append(self.atom(x))
+            elif isinstance(x, nodes.Const) and type(x.value) is str:
+                parts.append(str_lit(_html_escape(x.value)))
+            else:
+                self.need_escape = True
+                parts.append(ESCAPE + "(" + self.expr(x) + ")")
+        return "(" + parts[0] + " + " + parts[1] + ")"
+
     def binexpr(self, e: nodes.BinExpr) -> str:
         op = BINOPS[type(e)]
+        if isinstance(e, nodes.Add):
+            marked = self.markup_add(e)
+            if marked is not None:
+                return marked
         try:
             if op == "**" and not (is_int_const(e.right) and 0 <= e.right.value <= 64):
                 raise nodes.Impossible()
@@ -363,9 +405,50 @@ class _Printer:
                     return "(" + " + ".join([a] * k.value) + ")"
         return "(" + self.atom(left) + " " + op + " " + self.atom(right) + ")"
 
+    def as_str(self, e: nodes.Expr) -> str | None:
+        """``e`` as transformers' ``str(e)`` for a string filter, where MNN's filter would pass a
+        non-string through (``None``: not rewritable)."""
+        if stringish(e, self.macros) and not (isinstance(e, nodes.Filter) and e.name in ("length", "count")):
+            return self.expr(e)
+        if isinstance(e, nodes.Filter) and e.name in ("length", "count"):
+            return None
+        if not pure(e) or not self.on("mnn-jinja-print-non-string"):
+            return None
+        a = self.atom(e)
+        self.need_repr = True
+        return f"(({a} if {a} is string else {REPR}({a})) if {a} is defined else '')"
+
     def filter(self, e: nodes.Filter) -> str:
         base = e.node
         name = e.name
+        if name in ("safe", "e", "escape", "forceescape") and base is not None and self.markup_ok \
+                and self.on("mnn-jinja-unsupported-filter"):
+            if name == "safe" or (name != "forceescape" and markup(base, self.markup_names)):
+                return self.expr(base)  # printed plain (markup_add writes the escapes out)
+            inner = self.as_str(base)
+            if inner is not None:
+                self.need_escape = True
+                return ESCAPE + "(" + inner + ")"
+        if name == "title" and not e.args and not e.kwargs and base is not None \
+                and self.on("mnn-jinja-unsupported-filter"):
+            inner = self.as_str(base)
+            if inner is not None:
+                self.need_title.add("filter")
+                return f"{TITLE}_filter({self.expr(base)}, {inner})"
+        if (name == "dictsort" and not e.args and not e.kwargs and base is not None and chainable(base) and pure(base)
+                and self.pre is not None and self.on("mnn-jinja-unsupported-filter")):
+            # MNN's for visits a mapping's keys sorted bytewise: the pairs collected before the statement
+            a = self.chain(base)
+            box, k = self.fresh("dictsort"), self.fresh("key")
+            self.pre.append("{% set " + box + " = namespace(items=[]) %}{% for " + k + " in (" + a + " if (" + a
+                            + " is defined and " + a + " is mapping) else {}) %}{% set " + box + ".items = " + box
+                            + ".items + [[" + k + ", " + a + "[" + k + "]]] %}{% endfor %}")
+            return f"({a}|dictsort if {_ON_HF} else {box}.items)"
+        if name in _STR_FILTERS and base is not None and not e.args and not e.kwargs \
+                and not stringish(base, self.macros):
+            inner = self.as_str(base)
+            if inner is not None:
+                return inner + "|" + name
         if name in ("default", "d") and base is not None and pure(base) and self.on("mnn-jinja-unsupported-filter"):
             a = self.atom(base)
             dflt = self.expr(e.args[0]) if e.args else "''"
@@ -386,11 +469,15 @@ class _Printer:
                 and self.on("mnn-jinja-unsupported-filter")):
             return self.expr(base) + ".replace(" + self.args(e.args, []) + ")"
         if name == "tojson":
-            if not e.args and not e.kwargs and self.on("mnn-jinja-tojson-order"):
+            # transformers' own defaults (ensure_ascii=False, separators=None, sort_keys=False) change nothing
+            kwargs = [k for k in e.kwargs if not (isinstance(k.value, nodes.Const) and (
+                (k.key == "ensure_ascii" and k.value.value is False) or (k.key == "sort_keys" and k.value.value is False)
+                or (k.key == "separators" and k.value.value is None)))]
+            if not e.args and not kwargs and self.on("mnn-jinja-tojson-order"):
                 self.need_tojson = True
                 return TOJSON + "(" + self.expr(base) + ")"
-            indent = e.args[0] if len(e.args) == 1 and not e.kwargs else (
-                e.kwargs[0].value if not e.args and len(e.kwargs) == 1 and e.kwargs[0].key == "indent" else None)
+            indent = e.args[0] if len(e.args) == 1 and not kwargs else (
+                kwargs[0].value if not e.args and len(kwargs) == 1 and kwargs[0].key == "indent" else None)
             if is_int_const(indent) and 0 <= indent.value <= 64 and self.on("mnn-jinja-tojson-order"):
                 self.need_tojson_indent = True
                 return TOJSON_IND + "(" + self.expr(base) + ", " + str_lit(" " * indent.value) + ", '')"
@@ -499,6 +586,15 @@ class _Printer:
                     elif p:
                         out.append("strftime_now(" + str_lit(p) + ")")
                 return "(" + " ~ ".join(out) + ")"
+            sig = self.signatures.get(f.name)
+            if sig is not None and sig[1] and self.on("mnn-jinja-macro-default"):
+                # the defaults passed by every call: MNN binds no default, and a parameter left out
+                # reads the caller's variable of that name (or MNN's own, as namespace)
+                names, defaults = sig
+                given = {k.key for k in e.kwargs}
+                extra = [name + "=" + self.expr(defaults[name]) for name in names[len(e.args):]
+                         if name in defaults and name not in given]
+                return f.name + "(" + ", ".join([a for a in [self.args(e.args, e.kwargs)] if a] + extra) + ")"
             return f.name + "(" + self.args(e.args, e.kwargs) + ")"
         if isinstance(f, nodes.Getattr):
             base, m = f.node, f.attr
@@ -512,8 +608,34 @@ class _Printer:
                 return self.atom(base) + "|items"
             if m in ("upper", "lower") and not e.args and not e.kwargs and self.on("mnn-jinja-unsupported-method"):
                 return self.atom(base) + "|" + m
+            if m == "title" and not e.args and not e.kwargs and self.on("mnn-jinja-unsupported-method"):
+                self.need_title.add("method")
+                return f"{TITLE}_method({self.expr(base)}, none)"
             return self.chain(base) + "." + m + "(" + self.args(e.args, e.kwargs) + ")"
         raise Unprintable("call of an expression")
+
+
+def _constant(e: nodes.Expr) -> bool:
+    if isinstance(e, nodes.Const):
+        return True
+    if isinstance(e, (nodes.List, nodes.Tuple)):
+        return all(_constant(i) for i in e.items)
+    if isinstance(e, nodes.Dict):
+        return all(_constant(i.key) and _constant(i.value) for i in e.items)
+    return False
+
+
+def _signatures(ast: nodes.Template) -> dict[str, tuple[list[str], dict[str, nodes.Expr]] | None]:
+    """Per macro name: its parameters and constant defaults (``None`` where a call cannot be
+    completed from the definition: the name defined twice, a default that is not a constant)."""
+    out: dict[str, tuple[list[str], dict[str, nodes.Expr]] | None] = {}
+    for m in ast.find_all(nodes.Macro):
+        names = [a.name for a in m.args]
+        if m.name in out or not all(_constant(d) for d in m.defaults):
+            out[m.name] = None
+            continue
+        out[m.name] = (names, dict(zip(names[len(names) - len(m.defaults):], m.defaults)))
+    return out
 
 
 def _balanced_outer(s: str) -> bool:
@@ -555,7 +677,6 @@ _REPR_MACRO = (
     "{{ " + REPR + "(k) }}{{ ': ' }}{{ " + REPR + "(x) }}{% endfor %}{{ '}' }}{% elif v is sequence %}{{ '[' }}"
     "{% for x in v %}{% if not loop.first %}{{ ', ' }}{% endif %}{{ " + REPR + "(x) }}{% endfor %}{{ ']' }}"
     "{% else %}{{ v|string }}{% endif %}{% endmacro %}")
-_REPR_STUB = "{% macro " + REPR + "(v) %}{% endmacro %}"
 _TOJSON_IND_MACRO = (
     "{% macro " + TOJSON_IND + "(v, pad, cur) %}{% if v is string %}{{ v|tojson }}{% elif v is mapping %}"
     "{% if v|length == 0 %}{{ '{}' }}{% else %}{{ '{' }}{% for k, x in v|items %}{% if not loop.first %}{{ ',' }}"
@@ -564,29 +685,90 @@ _TOJSON_IND_MACRO = (
     "{% for x in v %}{% if not loop.first %}{{ ',' }}{% endif %}{{ '\\n' ~ cur ~ pad }}{{ " + TOJSON_IND
     + "(x, pad, cur ~ pad) }}{% endfor %}{{ '\\n' ~ cur ~ ']' }}{% endif %}{% else %}{{ v|tojson }}{% endif %}"
     "{% endmacro %}")
-_TOJSON_IND_STUB = "{% macro " + TOJSON_IND + "(v, pad, cur) %}{% endmacro %}"
-#: What the lint reads in place of the macro (whose own tests and tojson are right by construction).
-_TOJSON_STUB = "{% macro " + TOJSON + "(v) %}{% endmacro %}"
+
+
+_ESCAPE_MACRO = (
+    "{% macro " + ESCAPE + "(s) %}{% set t = s + '' %}{{ t.replace('&', '&amp;').replace('<', '&lt;')"
+    ".replace('>', '&gt;').replace('\"', '&#34;').replace(\"'\", '&#39;') }}{% endmacro %}")
+
+
+_EQ_MACRO = (
+    "{% macro " + EQ + "(a, b) %}{% if a is mapping and b is mapping %}{% if a|length == b|length %}"
+    "{% set ns = namespace(ok=true) %}{% for k, v in a|items %}{% if ns.ok and not (k in b and " + EQ
+    + "(v, b[k]) == 'T') %}{% set ns.ok = false %}{% endif %}{% endfor %}{{ 'T' if ns.ok else '' }}{% endif %}"
+    "{% elif a is mapping or b is mapping %}{% elif a is string or b is string %}{{ 'T' if a == b else '' }}"
+    "{% elif a is sequence and b is sequence %}{% if a|length == b|length %}{% set ns = namespace(ok=true) %}"
+    "{% for v in a %}{% if ns.ok and not (" + EQ + "(v, b[loop.index0]) == 'T') %}{% set ns.ok = false %}"
+    "{% endif %}{% endfor %}{{ 'T' if ns.ok else '' }}{% endif %}{% elif a == b %}{{ 'T' }}{% endif %}"
+    "{% endmacro %}")
+
+
+def _maybe_mapping(e: nodes.Expr) -> bool:
+    """A variable or an item of one (``m``, ``msgs[-1]``): maybe a mapping, which MNN's == misjudges."""
+    if isinstance(e, nodes.Name):
+        return e.name not in ("loop", "none", "true", "false")
+    return isinstance(e, nodes.Getitem) and isinstance(e.node, nodes.Name) and (
+        is_int_const(e.arg) or (isinstance(e.arg, nodes.Neg) and is_int_const(e.arg.node)))
+
+
+def _html_escape(s: str) -> str:
+    """markupsafe's escape (what Markup's ``+`` applies to a plain string)."""
+    return (s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&#34;")
+            .replace("'", "&#39;"))
+
+
+def _title_macro(kind: str, seps: list[str]) -> str:
+    """``name(v, s)``: on transformers ``v.title()`` (``v|title``); on MNN title case by words of the
+    string ``s`` (``v`` itself when ``s`` is none): split on the first separator found (recursively),
+    capitalize the words."""
+    name = TITLE + "_" + kind
+    hf = "v.title()" if kind == "method" else "v|title"
+    return ("{% macro " + name + "(v, s) %}{% if " + _ON_HF + " %}{{ " + hf + " }}{% else %}"
+            "{% if s is none %}{% set s = v %}{% endif %}{% set ns = namespace(sep='') %}{% for c in ["
+            + ", ".join(str_lit(c) for c in seps) + "] %}{% if not ns.sep and c in s %}{% set ns.sep = c %}"
+            "{% endif %}{% endfor %}{% if ns.sep %}{% for w in s.split(ns.sep) %}{% if not loop.first %}"
+            "{{ ns.sep }}{% endif %}{{ " + name + "(w, w) }}{% endfor %}{% else %}{{ s|capitalize }}{% endif %}"
+            "{% endif %}{% endmacro %}")
+
+
+#: str.title() starts a word after any character that is not a letter; jinja's |title after - ( { [ <
+#: and white space.  (MNN's capitalize changes ASCII letters only: the ascii-string-ops loss.)
+_TITLE_MACROS = {
+    "method": _title_macro("method", [chr(c) for c in range(1, 128) if not chr(c).isalpha()]),
+    "filter": _title_macro("filter", ["-", " ", "\t", "\n", "\x0b", "\x0c", "\r", "\x1c", "\x1d", "\x1e", "\x1f",
+                                      "(", "{", "[", "<"]),
+}
 
 
 def print_template(ast: nodes.Template, groups: set[str], bos_empty: bool | None) -> tuple[str, set[str]]:
     """The template printed with the rewrites of ``groups``, and the rules it rewrote fully."""
     p = _Printer(groups, bos_empty)
+    p.signatures = _signatures(ast)
+    p.markup_names, p.markup_ok = markup_plan(ast)
     body = p.body(ast.body)
     head = ((_TOJSON_MACRO if p.need_tojson else "") + (_REPR_MACRO if p.need_repr else "")
-            + (_TOJSON_IND_MACRO if p.need_tojson_indent else ""))
+            + (_TOJSON_IND_MACRO if p.need_tojson_indent else "") + (_ESCAPE_MACRO if p.need_escape else "")
+            + (_EQ_MACRO if p.need_eq else "")
+            + "".join(_TITLE_MACROS[k] for k in sorted(p.need_title)))
     if p.need_raise:
-        head += "{% set " + _ERR + " = namespace(raised=false, message='') %}"
-        body = ("{% macro " + _BODY + "() %}" + body + "{% endmacro %}{% set " + _BODY + "_out = " + _BODY + "() %}"
-                "{% if " + _ERR + ".raised %}{{ " + str_lit(RAISED) + " ~ " + _ERR + ".message }}"
-                "{% else %}{{ " + _BODY + "_out }}{% endif %}")
+        head += _RAISE_HEAD
+        body = _RAISE_BODY[0] + body + _RAISE_BODY[1] + _RAISE_TAIL
     return head + body, p.applied - p.missed
 
 
+# A template with a guarded raise_exception: its body renders into a macro; the prompt is the marker
+# when a raise was reached, else the body's output.
+_RAISE_HEAD = "{% set " + _ERR + " = namespace(raised=false, message='') %}"
+_RAISE_BODY = ("{% macro " + _BODY + "() %}", "{% endmacro %}{% set " + _BODY + "_out = " + _BODY + "() %}")
+_RAISE_TAIL = ("{% if " + _ERR + ".raised %}{{ " + str_lit(RAISED) + " ~ " + _ERR + ".message }}"
+               "{% else %}{{ " + _BODY + "_out }}{% endif %}")
+#: The same template printing only whether a raise was reached (MNN prints ``true``/``false``).
+_RAISE_PROBE_TAIL = "{{ " + _ERR + ".raised }}"
 
 
-def stub_macros(template: str) -> str:
-    """The rewritten ``template`` with the printer's helper macros emptied (what the lint should not
-    read as the template's own constructs)."""
-    return (template.replace(_TOJSON_MACRO, _TOJSON_STUB).replace(_REPR_MACRO, _REPR_STUB)
-            .replace(_TOJSON_IND_MACRO, _TOJSON_IND_STUB))
+def raise_probe(template: str) -> str | None:
+    """For a template :func:`print_template` wrote with a guarded raise: the same template printing
+    only whether a raise was reached (``None`` for any other template)."""
+    if not (template.endswith(_RAISE_TAIL) and _RAISE_HEAD in template):
+        return None
+    return template[:-len(_RAISE_TAIL)] + _RAISE_PROBE_TAIL

@@ -33,17 +33,19 @@ UNCHECKED = "tokenizer.json holds a malformed value in a field without a check o
 
 
 def from_hf(path: str | os.PathLike, *, strict: bool = False, exact_whitespace: bool = False,
-            model_type: str | None = None, target: str = "exporter") -> ConversionResult:
+            model_type: str | None = None, target: str = "exporter", reference: str = "hf") -> ConversionResult:
     """Convert a Hugging Face tokenizer folder (or ``tokenizer.json``) to a ``.mtok`` tree.
 
     ``strict=True`` raises :class:`ConversionError` listing the losses instead of returning.
     ``exact_whitespace=True`` writes HF ``Whitespace`` as :data:`WHITESPACE_SPLIT`.
     ``model_type`` is the exporter's model type (only ``glm_ocr`` changes anything).
     ``target="mnn"``: the bytes for which MNN's runtime gives HF's answers
-    (:mod:`mtokspec.convert.mnn_target`); the losses are then what MNN still does differently.
+    (:mod:`mtokspec.convert.mnn_target`); the losses are then what MNN still does differently,
+    checked against HF ``tokenizers`` (``reference="mtokspec"``: against mtokspec's own HF
+    semantics, named so in the result's ``reference``).
     """
     return from_hf_inputs(load_hf(path), strict=strict, exact_whitespace=exact_whitespace,
-                          model_type=model_type, target=target)
+                          model_type=model_type, target=target, reference=reference)
 
 
 def from_hf_tree(path: str | os.PathLike, **kwargs) -> t.MtokFile:
@@ -52,9 +54,12 @@ def from_hf_tree(path: str | os.PathLike, **kwargs) -> t.MtokFile:
 
 
 def from_hf_inputs(inputs: HFInputs, *, strict: bool = False, exact_whitespace: bool = False,
-                   model_type: str | None = None, target: str = "exporter") -> ConversionResult:
+                   model_type: str | None = None, target: str = "exporter", reference: str = "hf") -> ConversionResult:
     """Convert already-loaded files (see :func:`load_hf`)."""
+    from mtokspec.convert.mnn_target.reference import check_reference
+
     instance("inputs", inputs, HFInputs, "HFInputs (load_hf's)")
+    check_reference(reference)
     token_text("target", target)
     optional_text("model_type", model_type)
     if target not in ("exporter", "mnn"):
@@ -62,11 +67,13 @@ def from_hf_inputs(inputs: HFInputs, *, strict: bool = False, exact_whitespace: 
     try:
         conv = _Converter(inputs, exact_whitespace=exact_whitespace, model_type=model_type)
         tree = conv.run()
+        report, source = None, None
         if target == "mnn":
             from mtokspec.convert.mnn_target.retarget import retarget_conversion
 
-            tree, conv.losses = retarget_conversion(inputs, tree, conv.losses,
-                                                    conv._template_of(inputs.tokenizer_json.get("post_processor")))
+            tree, conv.losses, report, source = retarget_conversion(
+                inputs, tree, conv.losses, conv._template_of(inputs.tokenizer_json.get("post_processor")),
+                reference=reference)
     except ConversionError:
         raise
     except (TypeError, AttributeError, ValueError, KeyError, IndexError, OverflowError, RecursionError) as e:
@@ -75,7 +82,10 @@ def from_hf_inputs(inputs: HFInputs, *, strict: bool = False, exact_whitespace: 
         raise ConversionError(f"{UNCHECKED} ({type(e).__name__}: {e})") from e
     if strict and conv.losses:
         raise ConversionError("conversion would lose information (strict mode)", conv.losses)
-    return ConversionResult(tree, conv.losses, unicode_tables.UNIDATA_VERSION)
+    if report is None:
+        return ConversionResult(tree, conv.losses, unicode_tables.UNIDATA_VERSION)
+    return ConversionResult(tree, conv.losses, unicode_tables.UNIDATA_VERSION, report.agreement, source,
+                            report.differing)
 
 
 # ---------------------------------------------------------------------------------------------

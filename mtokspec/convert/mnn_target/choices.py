@@ -11,12 +11,9 @@ Each function takes the exporter's tree (what ``from_hf`` builds) and the folder
   since MNN applies the program after them (BOS twice otherwise);
 - header special ids: none (see :func:`without_specials`); a BPE vocabulary gets the added tokens
   it lacks, which MNN's decode looks up there (:func:`with_added_in_vocab`);
-- normalizers the exporter approximates by another table: ``Precompiled`` as its own character
-  map per code point (:func:`_charsmap_normalizer`), ``NFKD`` and ``NFD`` as their own tables;
-  ``BertNormalizer``'s ``clean_text`` with literal Replaces for what MNN's keeps (:func:`_bert_clean_text`);
-- pre-tokenizers the exporter drops or approximates, as exact Splits MNN's regex engine runs:
-  ``Whitespace`` (:data:`~mtokspec.convert.hf.WHITESPACE_SPLIT`), ``Digits`` without
-  individual digits (``\\p{N}+`` isolated), ``Punctuation`` (isolated);
+- normalizers, pre-tokenizers and decoders: each HF component as the row of :mod:`.variants` for
+  its type and options writes it (the exporter's node where the row writes nothing); a Sequence
+  is decided child by child;
 - Unigram scores as HF's JSON reader reads them (:func:`serde_scores`);
 - decoder: no decoder (HF joins the tokens with spaces) as a WordPiece decoder whose prefix no
   token starts with; a Regex Replace decoder (written with an empty pattern, on which MNN's decode
@@ -29,7 +26,6 @@ Each function takes the exporter's tree (what ``from_hf`` builds) and the folder
 from __future__ import annotations
 
 from dataclasses import replace
-from functools import lru_cache
 from typing import Any
 
 from mtokspec.convert.hf.inputs import SEQ_A as _SEQ_A
@@ -38,11 +34,6 @@ from mtokspec.format import tree as t
 NOOP_ID = 0xFFFFFFFF
 """A program op inserting this id inserts nothing on MNN (read as -1, skipped as negative)."""
 
-DIGITS_SPLIT = r"\p{N}+"
-"""HF ``Digits(individual_digits=false)``: runs of numeric characters split off (isolated)."""
-
-PUNCTUATION_SPLIT = r"[\p{P}$+<=>^`|~]"
-"""HF ``Punctuation``: each punctuation character (Unicode P* or ASCII punctuation) on its own."""
 
 
 
@@ -104,94 +95,33 @@ def with_added_in_vocab(tree: t.MtokFile) -> t.MtokFile:
     return replace(tree, model=replace(m, vocab=rows))
 
 
-def _split_for(pt: Any) -> t.PreTokenizer | None:
-    """An exact Split for a HF pre-tokenizer the exporter drops or approximates, else None."""
-    from mtokspec.convert.hf.body import WHITESPACE_SPLIT
+def _lowered(stage: str, node: Any, hf: Any, ctx: Any, children: str) -> Any:
+    """``node`` (the exporter's, of ``stage``) as ``--target mnn`` writes it for the HF node ``hf``:
+    the row of :mod:`.variants` decides; a Sequence is decided child by child."""
+    from mtokspec.convert.mnn_target import variants
 
-    if not isinstance(pt, dict):
-        return None
-    kind = pt.get("type")
-    if kind == "Whitespace":
-        return replace(WHITESPACE_SPLIT)
-    if kind == "Digits" and not pt.get("individual_digits", False):
-        return t.SplitPreTokenizer(DIGITS_SPLIT, False, int(t.SplitBehavior.Isolated))
-    if kind == "Punctuation" and pt.get("behavior", "Isolated") == "Isolated":
-        return t.SplitPreTokenizer(PUNCTUATION_SPLIT, False, int(t.SplitBehavior.Isolated))
-    return None
-
-
-def pre_tokenizer(node: t.PreTokenizer, pt: Any) -> t.PreTokenizer:
-    """``node`` (the exporter's) with every replaceable HF pre-tokenizer of ``pt`` replaced."""
-    exact = _split_for(pt)
-    if exact is not None:
-        return exact
-    if isinstance(node, t.SequencePreTokenizer) and isinstance(pt, dict) and pt.get("type") == "Sequence":
-        children = pt.get("pretokenizers") or []
-        if len(children) == len(node.pretokenizers):
-            return t.SequencePreTokenizer([pre_tokenizer(n, c) for n, c in zip(node.pretokenizers, children)])
-    return node
-
-
-def _charsmap_normalizer(cm) -> t.Normalizer:
-    """A ``Precompiled`` character map as MNN can run it: its single-character keys as a table;
-    before it, a literal Replace for each character MNN's table normalizer would turn into a space
-    whatever the table says (controls, format characters) where the map deletes it or gives text
-    the table leaves alone."""
-    from mtokspec.runtime.mnn._text import TO_SPACE as _TO_SPACE
-
-    table = cm.per_code_point()
-    mapped = dict(table)
-    replaces: list[t.Normalizer] = []
-    for cp in sorted(_TO_SPACE):
-        rep = mapped.get(cp)
-        if rep is None or rep == b" ":
-            continue  # kept by the map (MNN's space is a loss) or a space on both sides
-        text = rep.decode("utf-8")
-        if all(ord(c) not in _TO_SPACE and ord(c) not in mapped for c in text):
-            replaces.append(t.ReplaceNormalizer(chr(cp), text))
-    node = t.TableNormalizer(table)
-    return t.SequenceNormalizer([*replaces, node]) if replaces else node
-
-
-@lru_cache(maxsize=1)
-def _format_characters() -> tuple[str, ...]:
-    """Every character of general category Cf (this Python's Unicode version)."""
-    import unicodedata
-
-    return tuple(chr(cp) for cp in range(0x110000) if unicodedata.category(chr(cp)) == "Cf")
-
-
-def _bert_clean_text(node: t.Normalizer) -> t.Normalizer:
-    """A BertNormalizer with ``clean_text`` as MNN can run HF's: literal Replaces before it delete the
-    format characters (Cf) HF's clean-up drops and MNN keeps, and turn U+2028/U+2029 (white space
-    to HF, kept by MNN) into a space.  Private-use and unassigned characters (HF drops them too)
-    are too many for literal Replaces: they stay a loss."""
-    replaces: list[t.Normalizer] = [t.ReplaceNormalizer(c, "") for c in _format_characters()]
-    replaces += [t.ReplaceNormalizer("\u2028", " "), t.ReplaceNormalizer("\u2029", " ")]
-    return t.SequenceNormalizer([*replaces, node])
-
-
-def normalizer(node: t.Normalizer, norm: Any) -> t.Normalizer:
-    """``node`` (the exporter's) with HF normalizers the exporter approximates by another table
-    replaced: ``Precompiled`` by its own character map, ``NFKD`` and ``NFD`` by their own tables."""
-    from mtokspec.convert import unicode_tables
-    from mtokspec.runtime.hf.precompiled import charsmap_from_json
-
-    if not isinstance(norm, dict):
+    if isinstance(hf, dict) and hf.get("type") == "Sequence" and isinstance(node, _SEQUENCES[stage]):
+        kids = hf.get(children) or []
+        have = getattr(node, _SEQUENCE_FIELD[stage])
+        if isinstance(kids, list) and len(kids) == len(have):
+            return type(node)([_lowered(stage, n, c, ctx, children) for n, c in zip(have, kids)])
         return node
-    kind = norm.get("type")
-    if kind == "Precompiled" and isinstance(node, t.TableNormalizer):
-        cm = charsmap_from_json(norm)
-        return node if cm is None else _charsmap_normalizer(cm)
-    if kind == "BertNormalizer" and isinstance(node, (t.BertNormalizer, t.BertNFDNormalizer)) and node.clean_text:
-        return _bert_clean_text(node)
-    if kind in ("NFKD", "NFD") and isinstance(node, (t.TableNormalizer, t.NoNormalizer)):
-        return t.TableNormalizer(unicode_tables.normalization_table(kind))
-    if kind == "Sequence" and isinstance(node, t.SequenceNormalizer):
-        children = norm.get("normalizers") or []
-        if len(children) == len(node.normalizers):
-            return t.SequenceNormalizer([normalizer(n, c) for n, c in zip(node.normalizers, children)])
-    return node
+    return variants.lower(stage, hf, node, ctx)
+
+
+_SEQUENCES = {"normalizer": t.SequenceNormalizer, "pre_tokenizer": t.SequencePreTokenizer,
+              "decoder": t.SequenceDecoder}
+_SEQUENCE_FIELD = {"normalizer": "normalizers", "pre_tokenizer": "pretokenizers", "decoder": "decoders"}
+
+
+def pre_tokenizer(node: t.PreTokenizer, pt: Any, ctx: Any = None) -> t.PreTokenizer:
+    """``node`` (the exporter's) with every HF pre-tokenizer of ``pt`` as its :mod:`.variants` row writes it."""
+    return _lowered("pre_tokenizer", node, pt, ctx, "pretokenizers")
+
+
+def normalizer(node: t.Normalizer, norm: Any, ctx: Any = None) -> t.Normalizer:
+    """``node`` (the exporter's) with every HF normalizer of ``norm`` as its :mod:`.variants` row writes it."""
+    return _lowered("normalizer", node, norm, ctx, "normalizers")
 
 
 def _unused_prefix(tree: t.MtokFile) -> str:
@@ -207,21 +137,17 @@ def _unused_prefix(tree: t.MtokFile) -> str:
 
 def _defined_decoder(node: t.Decoder, dec: Any) -> t.Decoder | None:
     """``node`` without what MNN never returns from: a Replace decoder with an empty pattern (the
-    exporter writes a Regex pattern so) becomes its pattern when the regex is a plain string, else
-    goes (None)."""
-    from mtokspec.runtime.shared.text import REGEX_META
-
-    if isinstance(node, t.ReplaceDecoder) and not node.pattern:
-        pattern = dec.get("pattern") if isinstance(dec, dict) else None
-        regex = pattern.get("Regex") if isinstance(pattern, dict) else None
-        if isinstance(regex, str) and regex and REGEX_META.isdisjoint(regex):
-            return t.ReplaceDecoder(regex, node.content)
-        return None
-    if isinstance(node, t.SequenceDecoder) and isinstance(dec, dict):
+    exporter writes a Regex pattern so) becomes its text when the regex is a literal (its
+    :mod:`.variants` row), else goes (None)."""
+    if isinstance(node, t.SequenceDecoder) and isinstance(dec, dict) and dec.get("type") == "Sequence":
         children = dec.get("decoders") or []
         if len(children) == len(node.decoders):
             kept = [_defined_decoder(n, c) for n, c in zip(node.decoders, children)]
             return t.SequenceDecoder([n for n in kept if n is not None])
+        return node
+    node = _lowered("decoder", node, dec, None, "decoders")
+    if isinstance(node, t.ReplaceDecoder) and not node.pattern:
+        return None
     return node
 
 
@@ -235,21 +161,82 @@ def decoder(tree: t.MtokFile, tj: dict) -> t.MtokFile:
     return replace(tree, decoder=node, flags=int(flags) if tree.flags is not None else None)
 
 
+BYTE_PIECE_SCORE = -1e9
+"""The score ``--target mnn`` gives a Unigram model's ``<0xHH>`` pieces: MNN's lattice tries a byte
+piece at every one-byte step (HF only for a character no piece covers), so with this score it
+takes them only where no other piece reaches, as HF does."""
+
+
 def serde_scores(tree: t.MtokFile) -> t.MtokFile:
     """Unigram scores as HF reads them from ``tokenizer.json`` (serde_json's parse, which is not
-    correctly rounded), so that MNN's lattice meets the exact ties HF meets."""
+    correctly rounded), so that MNN's lattice meets the exact ties HF meets; with byte fallback,
+    the byte pieces at :data:`BYTE_PIECE_SCORE`."""
     from mtokspec.runtime.hf.models.unigram import serde_f64
+    from mtokspec.runtime.mnn._text import BYTE_PIECES
 
     m = tree.model
     if not isinstance(m, t.UnigramModel):
         return tree
-    return replace(tree, model=replace(m, vocab=[(p, i, serde_f64(s)) for p, i, s in m.vocab]))
+    bytes_pieces = frozenset(BYTE_PIECES) if m.byte_fallback else frozenset()
+    return replace(tree, model=replace(m, vocab=[(p, i, BYTE_PIECE_SCORE if p in bytes_pieces else serde_f64(s))
+                                                 for p, i, s in m.vocab]))
+
+
+def _leaves(node: t.Normalizer) -> list[t.Normalizer]:
+    if isinstance(node, t.SequenceNormalizer):
+        return [leaf for c in node.normalizers for leaf in _leaves(c)]
+    return [node]
+
+
+def _keeps_ends(node: t.Normalizer) -> bool:
+    """A written normalizer after which stripping the ends gives what stripping before it gives
+    (as far as per-code-point tables go): a literal Replace of white space by white space (or by
+    nothing) or of one character by one, a table, a lower-casing."""
+    if isinstance(node, t.ReplaceNormalizer):
+        if len(node.pattern) == 1 and len(node.content) == 1:
+            return True  # a per-code-point map, as a table (the stand-ins of a protected table)
+        return node.pattern.isspace() and (node.content.isspace() or not node.content)
+    if isinstance(node, t.BertNormalizer):
+        return not (node.clean_text or node.handle_chinese_chars or node.strip_accents)
+    return isinstance(node, (t.TableNormalizer, t.NoNormalizer))
+
+
+def strip_split(tree: t.MtokFile) -> t.MtokFile:
+    """HF's ``Strip`` normalizer where MNN's strips ASCII and Zs white space only, and nothing at all
+    on the right: when only normalizers that keep a text's ends follow it (:func:`_keeps_ends`), the
+    white space at the ends is removed at the start of the pre-tokenizer instead, by a Split
+    (Removed) of ``^[White_Space]+`` / ``[White_Space]+$`` that MNN runs with ``std::wregex``
+    (exact up to a run of 26,000 characters, and where no table maps other characters at the ends
+    to white space)."""
+    from mtokspec.convert.mnn_target.variants.pre_tokenizers import LEADING_WHITE_SPACE, TRAILING_WHITE_SPACE
+
+    leaves = _leaves(tree.normalizer)
+    at = [k for k, n in enumerate(leaves) if isinstance(n, t.StripNormalizer)]
+    if not at or not all(_keeps_ends(n) for n in leaves[at[-1] + 1:]):
+        return tree
+    node = leaves[at[-1]]
+    ends = [p for p, on in ((LEADING_WHITE_SPACE, node.strip_left), (TRAILING_WHITE_SPACE, node.strip_right)) if on]
+    if not ends:
+        return tree
+    split = t.SplitPreTokenizer("|".join(ends), False, int(t.SplitBehavior.Removed))
+    pre = tree.pre_tokenizer
+    if isinstance(pre, t.NoPreTokenizer):
+        new: t.PreTokenizer = split
+    elif isinstance(pre, t.SequencePreTokenizer):
+        new = t.SequencePreTokenizer([split, *pre.pretokenizers])
+    else:
+        new = t.SequencePreTokenizer([split, pre])
+    return replace(tree, pre_tokenizer=new)
 
 
 def retarget(tree: t.MtokFile, tj: dict, template: list | None) -> t.MtokFile:
     """The exporter's tree with every lever set for MNN's runtime."""
-    tree = replace(tree, normalizer=normalizer(tree.normalizer, tj.get("normalizer")),
-                   pre_tokenizer=pre_tokenizer(tree.pre_tokenizer, tj.get("pre_tokenizer")))
+    from mtokspec.convert.mnn_target.variants import Context
+
+    ctx = Context(tj, tree)
+    tree = replace(tree, normalizer=normalizer(tree.normalizer, tj.get("normalizer"), ctx),
+                   pre_tokenizer=pre_tokenizer(tree.pre_tokenizer, tj.get("pre_tokenizer"), ctx))
+    tree = strip_split(tree)
     tree = serde_scores(decoder(tree, tj))
     tree = with_program(tree, template)
     return with_added_in_vocab(without_specials(tree))

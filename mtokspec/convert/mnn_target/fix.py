@@ -60,19 +60,22 @@ def _file_alone(tree: t.MtokFile) -> tuple[t.MtokFile, list[Loss]]:
     return with_added_in_vocab(without_specials(tree)), losses
 
 
-def fix(tree, against: str | os.PathLike | None = None, texts: list[str] | None = None):
-    """Fix a parsed tokenizer file for MNN's runtime; a :class:`~mtokspec.convert.hf.ConversionResult`."""
+def fix(tree, against: str | os.PathLike | None = None, texts: list[str] | None = None, *, reference: str = "hf"):
+    """Fix a parsed tokenizer file for MNN's runtime; a :class:`~mtokspec.convert.hf.ConversionResult`
+    (``reference`` answers for HF against ``against``: see :class:`~.reference.HFReference`)."""
     from mtokspec.convert import unicode_tables
     from mtokspec.convert.hf import ConversionResult, HFInputs, _Converter, load_hf
     from mtokspec.convert.mnn_target.chat import with_chat_template_for_mnn
     from mtokspec.convert.mnn_target.choices import retarget
-    from mtokspec.convert.mnn_target.reference import FileReference, HFReference, probe_texts
-    from mtokspec.convert.mnn_target.report import mnn_losses
+    from mtokspec.convert.mnn_target.reference import FileReference, HFReference, check_reference, probe_texts
+    from mtokspec.convert.mnn_target.report import mnn_report
+    from mtokspec.convert.mnn_target.variants import rows_of
 
     instance("tree", tree, t.TokenizerFile, "a tokenizer file tree")
     if against is not None:
         path("against", against)
     items("texts", texts, str, "strs", optional=True)
+    check_reference(reference)
     losses: list[Loss] = []
     if not isinstance(tree, t.MtokFile):
         from mtokspec.convert.upgrade import upgrade
@@ -87,8 +90,10 @@ def fix(tree, against: str | os.PathLike | None = None, texts: list[str] | None 
         if new.flags is not None and (tree.flags or 0) & t.MtokFlags.clean_up_tokenization_spaces:
             losses.append(Loss("flags", "clean_up_tokenization_spaces set (transformers applies it on decode)",
                                "off: MNN's decode(ids) follows HF tokenizers, which never applies it", False))
-        ref = HFReference(inputs.tokenizer_json, new)
+        ref = HFReference(inputs.tokenizer_json, new, reference)
+        rows = rows_of(inputs.tokenizer_json)
     else:
+        rows = []
         new, more = _file_alone(tree)
         losses += more
         losses.append(Loss("(file)", "no tokenizer.json to check against",
@@ -99,5 +104,7 @@ def fix(tree, against: str | os.PathLike | None = None, texts: list[str] | None 
     new, chat_losses = with_chat_template_for_mnn(new)
     losses += chat_losses
     added = sorted(new.added_tokens, key=lambda a: not a.special)
-    losses += mnn_losses(new, ref, probe_texts([a.content for a in added], texts))
-    return ConversionResult(new, losses, unicode_tables.UNIDATA_VERSION)
+    report = mnn_report(new, ref, probe_texts([a.content for a in added], texts), rows)
+    losses += report.losses
+    return ConversionResult(new, losses, unicode_tables.UNIDATA_VERSION, report.agreement, ref.source,
+                            report.differing)

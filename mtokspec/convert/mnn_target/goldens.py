@@ -76,19 +76,16 @@ def chat_template_of(folder: Path) -> tuple[str | None, str | None, str | None]:
             _token_text(tc.get("eos_token")))
 
 
-def reference_for_folder(path: str | os.PathLike):
-    """HF's answers for a model folder (or its ``tokenizer.json``): :class:`~.reference.HFReference`,
-    falling back on the ``--target mnn`` tree's HF semantics without HF ``tokenizers``."""
+def reference_for_folder(path: str | os.PathLike, reference: str = "hf"):
+    """HF's answers for a model folder (or its ``tokenizer.json``): :class:`~.reference.HFReference`
+    (``reference="mtokspec"``: the ``--target mnn`` tree's own HF semantics, said so in its ``source``)."""
     from mtokspec.convert.hf import from_hf_inputs, load_hf
-    from mtokspec.convert.mnn_target.reference import HFReference
+    from mtokspec.convert.mnn_target.reference import HFReference, check_reference
 
     inputs = load_hf(path)  # (checks the path)
-    try:
-        import tokenizers  # noqa: F401
-        fallback = None
-    except ImportError:
-        fallback = from_hf_inputs(inputs, target="mnn").tree
-    return HFReference(inputs.tokenizer_json, fallback)
+    check_reference(reference)
+    fallback = from_hf_inputs(inputs, target="mnn", reference="mtokspec").tree if reference == "mtokspec" else None
+    return HFReference(inputs.tokenizer_json, fallback, reference)
 
 
 class _BasicCase:
@@ -104,11 +101,13 @@ class _BasicCase:
 
 
 def goldens(path: str | os.PathLike, texts: list[str] | None = None, conversations: list[dict] | None = None,
-            *, strftime_now: str | None = None, jobs: int = 1,
+            *, strftime_now: str | None = None, jobs: int = 1, reference: str = "hf",
             progress: Callable[[int, int], None] | None = None) -> tuple[list[dict], list[str]]:
     """``(lines, notes)``: the test cases for a model folder, and what could not be made (a
-    conversation the template refuses).  ``jobs`` processes share the texts (the lines are the
-    same for any ``jobs``); ``progress(done, total)`` as they finish."""
+    conversation the template refuses).  The first line is ``{"type": "meta", "reference", ...}``:
+    what gave the answers (``reference``: see :func:`reference_for_folder`).  ``jobs`` processes
+    share the texts (the lines are the same for any ``jobs``); ``progress(done, total)`` as they
+    finish."""
     from mtokspec.chat.render import render_chat_template
     from mtokspec.convert.hf import load_hf
     from mtokspec.convert.mnn_target.reference import BASE_TEXTS
@@ -125,12 +124,13 @@ def goldens(path: str | os.PathLike, texts: list[str] | None = None, conversatio
     if strftime_now is not None and not isinstance(strftime_now, (str, datetime)):
         raise ArgumentTypeError(f"strftime_now: expected an ISO-8601 string or None, got {type(strftime_now).__name__}")
     folder = Path(path) if Path(path).is_dir() else Path(path).parent
-    ref = reference_for_folder(path)
+    ref = reference_for_folder(path, reference)
     tj = load_hf(path).tokenizer_json
     specials = [a["content"] for a in tj.get("added_tokens") or []
                 if isinstance(a, dict) and a.get("special") and isinstance(a.get("content"), str)][:32]
     all_texts = list(BASE_TEXTS) + [x for c in specials for x in (c, f"Hi {c} there")] + list(texts or [])
-    lines = ordered_map(_BasicCase(ref), list(dict.fromkeys(all_texts)), jobs=jobs, progress=progress)
+    lines = [{"type": "meta", "made_by": "mtokspec goldens", "reference": ref.source}]
+    lines += ordered_map(_BasicCase(ref), list(dict.fromkeys(all_texts)), jobs=jobs, progress=progress)
     notes: list[str] = []
     template, bos, eos = chat_template_of(folder)
     convs = list(CONVERSATIONS) if conversations is None else conversations

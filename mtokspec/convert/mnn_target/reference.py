@@ -1,8 +1,9 @@
 """HF's answers for a model folder, and the texts that probe every component a file uses.
 
-:class:`HFReference` answers with HF ``tokenizers`` on the folder's ``tokenizer.json`` when it is
-installed (the ``hf`` extra), else with mtokspec's HF semantics of the ``--target mnn`` tree (the
-same ids wherever the format holds the pipeline; ``source`` says which).  ``decode`` is HF's
+:class:`HFReference` answers with HF ``tokenizers`` on the folder's ``tokenizer.json`` (the ``hf``
+extra; without it the reference refuses), or, only when asked (``reference="mtokspec"``), with
+mtokspec's own HF semantics of the ``--target mnn`` tree -- which is not HF wherever the format
+cannot hold the pipeline; ``source`` names which one answered, and its version.  ``decode`` is HF's
 ``decode(ids)`` with special tokens kept (``skip_special_tokens=False``, transformers' default).
 """
 
@@ -17,7 +18,7 @@ from mtokspec.format import tree as t
 from mtokspec.runtime.shared.args import instance, items, mapping, number, token_text
 from mtokspec.runtime.shared.args import path as path_arg
 
-__all__ = ["HFReference", "FileReference", "probe_texts", "random_texts", "read_texts", "BASE_TEXTS", "PIECES"]
+__all__ = ["REFERENCES", "check_reference", "HFReference", "FileReference", "probe_texts", "random_texts", "read_texts", "BASE_TEXTS", "PIECES"]
 
 BASE_TEXTS: tuple[str, ...] = (
     "Hello world",
@@ -132,18 +133,38 @@ def _utf8(name: str, text: object) -> None:
         raise ConversionError(f"{name}: a lone surrogate: HF tokenizers takes UTF-8 text only") from None
 
 
+REFERENCES = ("hf", "mtokspec")
+"""What answers for HF: ``hf`` (HF ``tokenizers``, the default) or ``mtokspec`` (its own HF
+semantics of the written tree: an approximation of HF, named so in every output)."""
+
+NO_TOKENIZERS = ("HF tokenizers is not installed: it answers for HF here (pip install 'mtokspec[hf]'); "
+                 "reference='mtokspec' (--reference mtokspec) checks against mtokspec's own HF semantics "
+                 "of the written file instead, which is not HF wherever the format loses something")
+
+
+def check_reference(reference: object) -> str:
+    """``reference`` checked: one of :data:`REFERENCES`."""
+    token_text("reference", reference)
+    if reference not in REFERENCES:
+        raise ConversionError(f"reference {reference!r}: expected one of {', '.join(REFERENCES)}")
+    return str(reference)
+
+
 class HFReference:
     """HF's ``encode`` / ``decode`` for a parsed ``tokenizer.json`` (see the module doc);
-    ``fallback_tree`` is run with mtokspec's HF semantics when HF ``tokenizers`` is missing."""
+    with ``reference="mtokspec"``, ``fallback_tree`` run with mtokspec's HF semantics instead."""
 
-    def __init__(self, tokenizer_json: dict, fallback_tree=None):
+    def __init__(self, tokenizer_json: dict, fallback_tree=None, reference: str = "hf"):
         mapping("tokenizer_json", tokenizer_json)
         if fallback_tree is not None:
             instance("fallback_tree", fallback_tree, t.MtokFile, "an MtokFile tree or None")
-        try:
-            import tokenizers
-        except ImportError:
-            tokenizers = None
+        check_reference(reference)
+        tokenizers = None
+        if reference == "hf":
+            try:
+                import tokenizers
+            except ImportError:
+                raise ConversionError(NO_TOKENIZERS) from None
         self._hf = None
         if tokenizers is not None:
             try:
@@ -155,9 +176,9 @@ class HFReference:
             from mtokspec.runtime.hf import HfTokenizer as Tokenizer
 
             if fallback_tree is None:
-                raise ConversionError("HF tokenizers is not installed and no tree to fall back on")
+                raise ConversionError("reference 'mtokspec': no tree to run mtokspec's HF semantics on")
             self._ours = Tokenizer.from_tree(fallback_tree)
-            self.source = "mtokspec's HF semantics (HF tokenizers is not installed)"
+            self.source = _ours_source()
 
     def encode(self, text: str, add_special_tokens: bool) -> list[int]:
         if self._hf is not None:
@@ -178,10 +199,20 @@ class HFReference:
         return self._ours.decode(ids, skip_special_tokens=False)
 
 
+def _ours_source() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        v = version("mtokspec")
+    except PackageNotFoundError:  # pragma: no cover - run from a source tree
+        v = "unknown"
+    return f"mtokspec {v}'s own HF semantics (not HF tokenizers)"
+
+
 class FileReference:
     """A tree's own HF semantics as the reference (when no ``tokenizer.json`` is at hand)."""
 
-    source = "the file's own HF semantics"
+    source = "the file's own HF semantics (mtokspec; no tokenizer.json to check against)"
 
     def __init__(self, tree):
         from mtokspec.runtime.hf import HfTokenizer as Tokenizer

@@ -6,10 +6,13 @@ and through the file under the ``mnn`` semantics, for the four outputs of MNN's 
 (``encode(text)`` against HF with special tokens), ``raw`` (``encode(text, false)`` against HF
 without), ``seq`` (``Tokenizer::decode(ids)`` of HF's ids against HF's decode) and ``stream`` (the
 engine's per-id decode, joined).  Each differing case is put down to the rules
-:mod:`mtokspec.divergences.explain` names (or to :data:`~mtokspec.divergences.EXPORTER_LOSS` where
-the file's own HF semantics already differs from HF: what the format cannot hold), and each rule's
-shortest differing text is cut down, character by character, to a minimal one that still differs
-for that rule.
+:mod:`mtokspec.divergences.explain` names, and, where the file's own HF semantics already differs
+from HF (what the format cannot hold), to the ``format:`` cause of each of the folder's
+:mod:`.variants` rows that is not exact at the stage that differs (the normalizer's output is
+compared with HF's own normalizer), or to the stage itself where no row says (:func:`format_causes`).
+Each rule's shortest differing text is
+cut down, character by character, to a minimal one that still differs for that rule.
+:func:`mnn_report` also counts, per output, the probes where MNN differs.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from mtokspec.format import tree as t
 from mtokspec.convert.loss import Loss
 from mtokspec.format.tree import walk_stage as walk
 
-__all__ = ["MnnLoss", "OUTPUTS", "mnn_losses"]
+__all__ = ["MnnLoss", "MnnReport", "OUTPUTS", "mnn_losses", "mnn_report"]
 
 OUTPUTS = ("encode", "raw", "seq", "stream")
 
@@ -28,7 +31,7 @@ OUTPUTS = ("encode", "raw", "seq", "stream")
 @dataclass(frozen=True, slots=True)
 class MnnLoss(Loss):
     """A difference MNN's runtime keeps on the file: ``rule`` (a code of
-    :mod:`mtokspec.divergences`, or ``file-differs-from-tokenizer.json``), ``output`` (one of
+    :mod:`mtokspec.divergences`, or a ``format:`` cause), ``output`` (one of
     :data:`OUTPUTS`), ``cases`` (differing probe texts of ``probes``), ``example`` (HF's answer
     and MNN's) and ``text``, the minimal text of the example."""
 
@@ -60,14 +63,27 @@ def _show(v) -> str:
     return repr(v)
 
 
+@dataclass(frozen=True)
+class MnnReport:
+    """``losses`` (one per output and rule), ``agreement`` (per output: ``(differing probes,
+    probes)``) and ``differing`` (probes where any output differs)."""
+
+    losses: list[MnnLoss]
+    agreement: dict[str, tuple[int, int]]
+    differing: int
+
+
 class _Prober:
-    def __init__(self, tree: t.MtokFile, ref):
+    def __init__(self, tree: t.MtokFile, ref, rows=()):
         from mtokspec.runtime.hf import HfTokenizer as Tokenizer
         from mtokspec.runtime.mnn import MnnTokenizer
 
         self.mnn = MnnTokenizer.from_tree(tree)
         self.hf_file = Tokenizer.from_tree(tree)
         self.ref = ref
+        from mtokspec.convert.mnn_target.variants import Verdict
+
+        self.rows = [v for v in rows if v.verdict is not Verdict.EXACT]
 
     def outputs(self, output: str, text: str):
         """``(HF's answer, MNN's answer)`` for one output of one text."""
@@ -88,7 +104,6 @@ class _Prober:
             return ["mnn-undefined"]
 
     def _rules(self, output: str, text: str) -> list[str]:
-        from mtokspec.divergences import EXPORTER_LOSS as EXPORTER
         from mtokspec.divergences.explain import explain_decode, explain_encode
 
         hf_file, mnn, ref = self.hf_file, self.mnn, self.ref
@@ -97,7 +112,7 @@ class _Prober:
             want = ref.encode(text, special)
             rules = []
             if hf_file.encode(text, add_special_tokens=special) != want:
-                rules.append(self._format_rule(text))
+                rules += self._format_rules(text)
             if hf_file.encode(text, add_special_tokens=special) != mnn.encode(text, add_special_tokens=special):
                 rules += explain_encode(hf_file, mnn, text, special)
             return rules
@@ -105,24 +120,22 @@ class _Prober:
         stream = output == "stream"
         want = ref.decode(ids).encode("utf-8", "surrogatepass")
         file_text = hf_file.decode(ids, skip_special_tokens=False).encode("utf-8", "surrogatepass")
-        rules = [EXPORTER] if file_text != want else []
+        rules = format_causes(self.rows, False, decode=True) if file_text != want else []
         if file_text != mnn.decode_bytes(ids, stream=stream):
             rules += explain_decode(hf_file, mnn, ids, stream=stream)
         return rules
 
-    def _format_rule(self, text: str) -> str:
-        """What a case where the file's own HF semantics differs from HF is put down to: a
-        normalizer that gives other text is a table's per-code-point mapping
-        (``mnn-table-normalizer``: HF's own normalizer works per grapheme, composes, reorders);
-        anything else is :data:`~mtokspec.divergences.EXPORTER_LOSS`."""
-        from mtokspec.divergences import EXPORTER_LOSS as EXPORTER
-
+    def _format_rules(self, text: str) -> list[str]:
+        """What a case where the file's own HF semantics differs from HF is put down to
+        (:func:`format_causes`), and a table's per-code-point mapping (``mnn-table-normalizer``:
+        HF's own normalizer works per grapheme, composes, reorders) where the normalizer differs."""
         want = self.ref.normalize(text)
         norm = self.hf_file._normalize
-        if want is not None and norm is not None and norm(text) != want and any(
-                isinstance(n, t.TableNormalizer) for n, _ in walk(self.mnn.tree.normalizer)):
-            return "mnn-table-normalizer"
-        return EXPORTER
+        normalizer_differs = want is not None and (norm(text) if norm is not None else text) != want
+        rules = format_causes(self.rows, normalizer_differs)
+        if normalizer_differs and any(isinstance(n, t.TableNormalizer) for n, _ in walk(self.mnn.tree.normalizer)):
+            rules.append("mnn-table-normalizer")
+        return rules
 
     def differs(self, output: str, text: str) -> bool:
         """Whether MNN's answer differs from HF's (an answer MNN's behaviour leaves undefined
@@ -153,8 +166,45 @@ class _Prober:
         return cur
 
 
+def format_causes(rows, normalizer_differs: bool, decode: bool = False) -> list[str]:
+    """The ``format:`` causes of a case where the written file's own HF semantics differs from HF:
+    of the folder's :mod:`.variants` rows whose written form is not HF's (``format_loss``), those
+    of the normalizer when its output differs, else those of the later stages (``decode``: the
+    decoder's and the model's); without such a row the stage itself, ``format:normalizer`` or
+    ``format:pre_tokenizer/model`` (``format:decoder``): never an anonymous difference."""
+    lossy = [v for v in rows if v.format_loss]
+    if decode:
+        stages: tuple[str, ...] = ("decoder", "model")
+        fallback = "format:decoder"
+    elif normalizer_differs:
+        stages, fallback = ("normalizer",), "format:normalizer"
+    else:
+        stages, fallback = ("pre_tokenizer", "model", "added_tokens", "post_processor"), "format:pre_tokenizer/model"
+    return [v.cause for v in lossy if v.stage in stages] or [fallback]
+
+
 def mnn_losses(tree: t.MtokFile, ref, texts: list[str]) -> list[MnnLoss]:
     """The differences MNN keeps on ``tree`` over ``texts``, one :class:`MnnLoss` per output and rule."""
+    return mnn_report(tree, ref, texts).losses
+
+
+def _summary(rule: str):
+    """``(component, summary)`` of a rule code: a divergence rule, or a ``format:`` row."""
+    from mtokspec.convert.mnn_target.variants import by_cause
+    from mtokspec.divergences import RULES
+
+    r = RULES.get(rule)
+    if r is not None:
+        return r.component, r.summary
+    v = by_cause(rule)
+    if v is not None:
+        return v.stage, v.describe()
+    return "file", rule
+
+
+def mnn_report(tree: t.MtokFile, ref, texts: list[str], rows=()) -> MnnReport:
+    """:class:`MnnReport` of MNN on ``tree`` against ``ref`` over ``texts``; ``rows`` are the
+    folder's :mod:`.variants` rows (:func:`~.variants.rows_of`), which name what the format lost."""
     from mtokspec.divergences import RULES
     from mtokspec.errors import ArgumentTypeError, UndefinedInMnn
     from mtokspec.runtime.shared.args import instance, items
@@ -164,15 +214,20 @@ def mnn_losses(tree: t.MtokFile, ref, texts: list[str]) -> list[MnnLoss]:
         raise ArgumentTypeError(f"ref: expected a reference (HFReference, FileReference), got {type(ref).__name__}")
     items("texts", texts, str, "strs")
     try:
-        pr = _Prober(tree, ref)
+        pr = _Prober(tree, ref, rows)
     except UndefinedInMnn as e:  # MNN cannot even load the file
-        return [MnnLoss("loader", f"load: {RULES['mnn-undefined'].summary}", "MNN's answer", True, "mnn-undefined",
-                        output, len(texts), len(texts), str(e), "") for output in OUTPUTS]
+        return MnnReport([MnnLoss("loader", f"load: {RULES['mnn-undefined'].summary}", "MNN's answer", True,
+                                  "mnn-undefined", output, len(texts), len(texts), str(e), "") for output in OUTPUTS],
+                         {o: (len(texts), len(texts)) for o in OUTPUTS}, len(texts))
     found: dict[tuple[str, str], list[str]] = {}
+    bad: dict[str, int] = dict.fromkeys(OUTPUTS, 0)
+    any_bad: set[int] = set()
     for output in OUTPUTS:
-        for text in texts:
+        for k, text in enumerate(texts):
             if not pr.differs(output, text):
                 continue
+            bad[output] += 1
+            any_bad.add(k)
             for rule in dict.fromkeys(pr.rules(output, text)) or ["unexplained"]:
                 found.setdefault((output, rule), []).append(text)
     losses = []
@@ -182,10 +237,8 @@ def mnn_losses(tree: t.MtokFile, ref, texts: list[str]) -> list[MnnLoss]:
             want, got = pr.outputs(output, text)
         except UndefinedInMnn as e:
             want, got = pr.ref.encode(text, output == "encode"), f"undefined ({e})"
-        r = RULES.get(rule)
-        component = r.component if r is not None else "file"
+        component, summary = _summary(rule)
         example = f"{_show(text)}: HF {_show(want)}, MNN {_show(got)}"
-        losses.append(MnnLoss(component, f"{output}: {r.summary if r is not None else rule}",
-                              "MNN's answer", output in ("encode", "raw"), rule, output, len(cases), len(texts),
-                              example, text))
-    return losses
+        losses.append(MnnLoss(component, f"{output}: {summary}", "MNN's answer", output in ("encode", "raw"), rule,
+                              output, len(cases), len(texts), example, text))
+    return MnnReport(losses, {o: (bad[o], len(texts)) for o in OUTPUTS}, len(any_bad))

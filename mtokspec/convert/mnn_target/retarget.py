@@ -14,24 +14,67 @@ from mtokspec.convert.loss import ConversionError, Loss
 from mtokspec.convert.mnn_target.chat import with_chat_template_for_mnn
 from mtokspec.convert.mnn_target.choices import retarget
 from mtokspec.convert.mnn_target.reference import HFReference, probe_texts
-from mtokspec.convert.mnn_target.report import mnn_losses
+from mtokspec.convert.mnn_target.report import MnnReport, mnn_report
+from mtokspec.convert.mnn_target.variants import rows_of
 from mtokspec.format import tree as t
 from mtokspec.runtime.shared.args import instance, items
 
 __all__ = ["retarget_conversion"]
 
 
-def _fixed(loss: Loss, before: t.MtokFile, after: t.MtokFile, template: list | None) -> bool:
-    """Whether a lever removed the cause of one of the exporter conversion's records."""
+_STAGE_OF_PATH = (("normalizer", "normalizer"), ("pre_tokenizer", "pre_tokenizer"), ("decoder", "decoder"))
+
+
+def _node_at(tj: dict, path: str) -> Any:
+    """The ``tokenizer.json`` component a loss's path is in (``normalizer.normalizers[1].pattern``:
+    that Replace): the last object on the path with a ``type``."""
+    import re
+
+    node: Any = tj
+    found: Any = None
+    for name, index in re.findall(r"(\w+)(?:\[(\d+)\])?", path):
+        node = node.get(name) if isinstance(node, dict) else None
+        if index:
+            node = node[int(index)] if isinstance(node, list) and int(index) < len(node) else None
+        if isinstance(node, dict) and "type" in node:
+            found = node
+        if node is None:
+            break
+    return found
+
+
+def _row(loss: Loss, before: t.MtokFile, after: t.MtokFile, tj: dict):
+    """The :mod:`.variants` row that wrote the node of a normalizer, pre-tokenizer or decoder loss
+    (None: no row wrote anything there)."""
+    from mtokspec.convert.mnn_target.variants import variant_of
+
+    for prefix, stage in _STAGE_OF_PATH:
+        if loss.path.startswith(prefix) and getattr(before, stage) != getattr(after, stage):
+            v = variant_of(stage, _node_at(tj, loss.path))
+            return v if v is not None and v.lower is not None else None
+    return None
+
+
+def _fixed(loss: Loss, before: t.MtokFile, after: t.MtokFile, template: list | None, tj: dict) -> bool:
+    """Whether a lever removed the cause of one of the exporter conversion's records: the
+    post-processor once HF's template is written; a normalizer, pre-tokenizer or decoder loss
+    whose :mod:`.variants` row is exact (or exact within its bound) and wrote the node."""
+    from mtokspec.convert.mnn_target.variants import Verdict
+
     if loss.path.startswith("post_processor"):
         return template is not None
-    if loss.path.startswith("normalizer") and loss.replacement.startswith(("NFKC table", "none")):
-        return before.normalizer != after.normalizer
-    if loss.path == "decoder" or (loss.path.startswith("decoder") and loss.path.endswith(".pattern")):
-        return before.decoder != after.decoder
-    if loss.path.startswith("pre_tokenizer"):
-        return before.pre_tokenizer != after.pre_tokenizer and loss.replacement.startswith("none")
-    return False
+    v = _row(loss, before, after, tj)
+    if v is not None:
+        return v.verdict in (Verdict.EXACT, Verdict.BOUNDED)
+    # the exporter's older levers (decoder defined, no decoder's join)
+    return loss.path.startswith("decoder") and getattr(before, "decoder") != getattr(after, "decoder") and (
+        loss.path == "decoder" or loss.path.endswith(".pattern"))
+
+
+def _restated(loss: Loss, before: t.MtokFile, after: t.MtokFile, tj: dict) -> Loss:
+    """A kept loss whose node a row rewrote, saying what the file now holds."""
+    v = _row(loss, before, after, tj)
+    return loss if v is None else replace(loss, replacement=v.written_as)
 
 
 def _regex_of(tj: dict, path: str) -> str | None:
@@ -51,9 +94,11 @@ def _regex_of(tj: dict, path: str) -> str | None:
 
 
 def retarget_conversion(inputs, tree: t.MtokFile, losses: list[Loss], template: list | None,
-                        texts: list[str] | None = None) -> tuple[t.MtokFile, list[Loss]]:
-    """The exporter's conversion (tree and losses) made for MNN's runtime; ``texts`` are probed
-    besides the built-in ones."""
+                        texts: list[str] | None = None, *, reference: str = "hf",
+                        ) -> tuple[t.MtokFile, list[Loss], MnnReport, str]:
+    """The exporter's conversion (tree and losses) made for MNN's runtime: ``(tree, losses,
+    report, reference)``; ``texts`` are probed besides the built-in ones, ``reference`` names what
+    answered for HF (``reference``: see :class:`~.reference.HFReference`)."""
     from mtokspec.convert.hf.inputs import HFInputs
 
     instance("inputs", inputs, HFInputs, "HFInputs (load_hf's)")
@@ -66,17 +111,19 @@ def retarget_conversion(inputs, tree: t.MtokFile, losses: list[Loss], template: 
             raise ConversionError(f"template: {x!r} is neither an id nor SEQ_A ({SEQ_A!r})")
     items("texts", texts, str, "strs", optional=True)
     new, chat_losses = with_chat_template_for_mnn(retarget(tree, inputs.tokenizer_json, template))
-    kept = [loss for loss in losses if not _fixed(loss, tree, new, template)]
+    tj = inputs.tokenizer_json
+    kept = [_restated(loss, tree, new, tj) for loss in losses if not _fixed(loss, tree, new, template, tj)]
     kept += [replace(loss, replacement="left out (MNN's decode never returns from the empty pattern the "
                                       "exporter writes)")
              for loss in losses if loss.path.startswith("decoder") and loss.path.endswith(".pattern")
-             and _fixed(loss, tree, new, template) and _regex_of(inputs.tokenizer_json, loss.path) is not None]
+             and _fixed(loss, tree, new, template, tj) and _regex_of(tj, loss.path) is not None]
     tc = inputs.tokenizer_config or {}
     if tc.get("clean_up_tokenization_spaces") is True:
         kept.append(Loss("tokenizer_config.clean_up_tokenization_spaces",
                          "clean_up_tokenization_spaces: true (transformers' decode joins \" n't\", \" 's\", ...)",
                          "flag off: MNN's decode(ids) follows HF tokenizers, which never applies it", False))
-    ref = HFReference(inputs.tokenizer_json, new)
+    ref = HFReference(inputs.tokenizer_json, new, reference)
     added = sorted(tree.added_tokens, key=lambda a: not a.special)
     probes = probe_texts([a.content for a in added], texts)
-    return new, kept + chat_losses + mnn_losses(new, ref, probes)
+    report = mnn_report(new, ref, probes, rows_of(tj))
+    return new, kept + chat_losses + report.losses, report, ref.source

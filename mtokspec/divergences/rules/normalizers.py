@@ -42,7 +42,9 @@ def _predict_bert(ctx: LintContext) -> Iterator[Prediction]:
 def _predict_strip(ctx: LintContext) -> Iterator[Prediction]:
     for node, path in _nodes(ctx.tree, (t.StripNormalizer,)):
         if node.strip_left or node.strip_right:
-            yield INFO, path, "MNN strips ASCII white space and Zs only (HF also U+0085, U+2028, U+2029)"
+            yield (WARNING if node.strip_right else INFO, path,
+                   "MNN strips ASCII white space and Zs only (HF also U+0085, U+2028, U+2029)"
+                   + ("; its strip_right strips nothing (it reads past the end of the text)" if node.strip_right else ""))
 
 
 TABLE_NORMALIZER = Rule(
@@ -62,8 +64,9 @@ BERT_NORMALIZER = Rule(
 STRIP_NORMALIZER = Rule(
     "mnn-strip-normalizer", "normalizer.Strip",
     "Strip removes ASCII white space and category Zs only (HF: every White_Space character, "
-    "e.g. U+0085, U+2028)",
-    'strip_right on "a\\u2028": HF "a", MNN "a\\u2028"', f"{TOK}:1176",
+    "e.g. U+0085, U+2028), and strip_right removes nothing at all (MNN's loop decodes the "
+    "character at the end of the text, not the last one)",
+    'strip_right on "a ": HF "a", MNN "a "; strip_left on "\\u2028a": HF "a", MNN "\\u2028a"', f"{TOK}:1200",
     stage="normalizer", applies=_has(t.StripNormalizer), predict=_predict_strip)
 
 RULES: tuple[Rule, ...] = (TABLE_NORMALIZER, BERT_NORMALIZER, STRIP_NORMALIZER)

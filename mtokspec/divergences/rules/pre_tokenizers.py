@@ -63,10 +63,26 @@ def _joining_tokens(tree, replacement: str) -> list[str]:
     return [row[0].decode("utf-8", "replace") for row in vocab if rep in row[0][1:]]
 
 
+def _cut_after(tree, node) -> bool:
+    """Whether a Split after this Metaspace cuts before each replacement (``R[^R]*``, Isolated: the
+    form ``--target mnn`` writes HF's ``split=true`` in)."""
+    seen = False
+    rep = node.replacement
+    for n, _ in _nodes(tree):
+        if n is node:
+            seen = True
+        elif seen and isinstance(n, t.SplitPreTokenizer) and n.behavior == t.SplitBehavior.Isolated \
+                and not n.invert and len(rep) == 1 and n.pattern in (f"{rep}[^{rep}]*", f"\\{rep}[^\\{rep}]*"):
+            return True
+    return False
+
+
+def _uncut_metaspaces(tree) -> list[tuple[object, str]]:
+    return [(n, p) for n, p in _nodes(tree) if isinstance(n, t.MetaspacePreTokenizer) and not _cut_after(tree, n)]
+
+
 def _predict_metaspace_no_split(ctx: LintContext) -> Iterator[Prediction]:
-    for node, path in _nodes(ctx.tree):
-        if not isinstance(node, t.MetaspacePreTokenizer):
-            continue
+    for node, path in _uncut_metaspaces(ctx.tree):
         joining = _joining_tokens(ctx.tree, node.replacement)
         if joining:
             yield (WARNING, path,
@@ -77,6 +93,78 @@ def _predict_metaspace_no_split(ctx: LintContext) -> Iterator[Prediction]:
             yield (INFO, path,
                    f"MNN's Metaspace does not cut the text before each {node.replacement!r} (HF's does); no token "
                    "of the model spans a cut, so the ids agree")
+
+
+def literal_classes(pattern: str) -> bool:
+    """Whether a pattern is only literal characters and bracket classes of them (negated too),
+    each repeated by ``+``, ``*`` or ``?``, in top-level alternatives that may start with ``^`` and
+    end with ``$``: ``std::wregex`` compares such a pattern's characters as code points, which is
+    exact (no C-locale class, no Unicode property is involved)."""
+    branches = _top_level_branches(pattern)
+    if branches is None:
+        return False
+    return all(_literal_branch(b[1:] if b.startswith("^") else b) for b in
+               (b[:-1] if b.endswith("$") and not b.endswith("\\$") else b for b in branches))
+
+
+def _top_level_branches(pattern: str) -> list[str] | None:
+    """The pattern cut at its top-level ``|`` (None: a group, where a ``|`` may nest)."""
+    out, cur, i, in_class = [], [], 0, False
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            cur.append(pattern[i:i + 2])
+            i += 2
+            continue
+        if c == "[" and not in_class:
+            in_class = True
+        elif c == "]" and in_class and cur and cur[-1] not in ("[", "[^"):
+            in_class = False
+        elif c in "()" and not in_class:
+            return None
+        if c == "|" and not in_class:
+            out.append("".join(cur))
+            cur = []
+        else:
+            cur.append(c)
+        i += 1
+    out.append("".join(cur))
+    return out
+
+
+def _literal_branch(pattern: str) -> bool:
+    i, n, atom = 0, len(pattern), False
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            if i + 1 >= n or pattern[i + 1].isalnum():
+                return False
+            i, atom = i + 2, True
+        elif c == "[":
+            i += 2 if pattern[i + 1:i + 2] == "^" else 1
+            start = i
+            while i < n and pattern[i] != "]":
+                if pattern[i] == "\\":
+                    if i + 1 >= n or pattern[i + 1].isalnum():
+                        return False
+                    i += 1
+                elif pattern[i] == "-" and i != start and pattern[i + 1:i + 2] not in ("]", ""):
+                    return False  # a range: which code points it covers depends on the locale
+                elif pattern[i] == "[":
+                    return False
+                i += 1
+            if i >= n or i == start:
+                return False
+            i, atom = i + 1, True
+        elif c in "+*?":
+            if not atom:
+                return False
+            i, atom = i + 1, False
+        elif c in "(){}|.^$":
+            return False
+        else:
+            i, atom = i + 1, True
+    return True
 
 
 def _predict_regex(ctx: LintContext) -> Iterator[Prediction]:
@@ -91,6 +179,8 @@ def _predict_regex(ctx: LintContext) -> Iterator[Prediction]:
         pattern = node.pattern
         p = pattern.encode("utf-8", "surrogatepass")
         if R.uses_wregex(p):
+            if literal_classes(pattern):
+                continue  # literal characters and classes of them: std::wregex is exact on these
             yield (WARNING, f"{path}.pattern",
                    "this pattern holds non-ASCII characters and no \\p{..}: MNN runs it with C++ std::wregex "
                    "(ECMAScript, C-locale classes), not a Unicode regex engine (mtokspec approximates it)")
@@ -132,8 +222,29 @@ METASPACE_NO_SPLIT = Rule(
     "split per word), so the model sees a run of words at once and a token holding the replacement "
     "inside it joins words",
     'Metaspace, BPE with "▁a▁b", on "a b": HF ["▁a", "▁b"] (ids [3, 4]), MNN ["▁a▁b"] ([5])',
-    f"{TOK}:1429", stage="pre-tokenizer", applies=_has(lambda n: isinstance(n, t.MetaspacePreTokenizer)),
+    f"{TOK}:1429", stage="pre-tokenizer", applies=lambda tree: bool(_uncut_metaspaces(tree)),
     predict=_predict_metaspace_no_split)
+
+
+def _prefixing(tree) -> list[tuple[object, str]]:
+    return [(n, p) for n, p in _nodes(tree) if isinstance(n, t.MetaspacePreTokenizer) and n.add_prefix_space]
+
+
+def _predict_metaspace_prefix(ctx: LintContext) -> Iterator[Prediction]:
+    for node, path in _prefixing(ctx.tree):
+        yield (INFO, path,
+               f"a split that starts with {node.replacement!r} itself gets another one on MNN (it looks for a "
+               f"space before replacing; HF for {node.replacement!r} after)")
+
+
+METASPACE_PREFIX_REPLACEMENT = Rule(
+    "mnn-metaspace-prefix", "pre-tokenizer.Metaspace",
+    "Metaspace prepends the replacement to a split that does not start with a space, before replacing "
+    "spaces: a split that starts with the replacement character itself gets a second one (HF checks "
+    "for the replacement, after replacing)",
+    'Metaspace on "▁a": HF ["▁a"], MNN ["▁▁a"]', f"{TOK}:1424", stage="pre-tokenizer",
+    applies=lambda tree: bool(_prefixing(tree)), predict=_predict_metaspace_prefix,
+    case=lambda tree, text: any(n.replacement.encode("utf-8", "surrogatepass") in text for n, _ in _prefixing(tree)))
 REGEX_ENGINE = Rule(
     "mnn-regex-engine", "pre-tokenizer.Split/ByteLevel",
     "split patterns run on text folded to one byte per character class: a non-ASCII literal "
@@ -142,7 +253,9 @@ REGEX_ENGINE = Rule(
     "back-references are dropped; a pattern with non-ASCII and no \\p{ goes to std::wregex",
     'Split "[é\\p{N}]" isolated on "aüb": HF no match, MNN ["a", "ü", "b"] (é stands for any non-ASCII letter)',
     f"{UNI}:77", stage="pre-tokenizer",
-    applies=_has(lambda n: isinstance(n, t.SplitPreTokenizer) or (isinstance(n, t.ByteLevelPreTokenizer) and n.use_regex)),
+    applies=_has(lambda n: (isinstance(n, t.SplitPreTokenizer) and not (
+        R.uses_wregex(n.pattern.encode("utf-8", "surrogatepass")) and literal_classes(n.pattern)))
+        or (isinstance(n, t.ByteLevelPreTokenizer) and n.use_regex)),
     predict=_predict_regex)
 BERT_PRETOKENIZER = Rule(
     "mnn-bert-pretokenizer", "pre-tokenizer.Bert",
@@ -168,5 +281,5 @@ REGEX_BACKTRACKING = Rule(
     "second or two of work (UndefinedInMnn)",
     'Split("(a+)+é"), 31 characters: MNN never returns', f"{UNI}:511", predict=_predict_backtracking)
 
-RULES: tuple[Rule, ...] = (DIGITS_NO_SPLIT, METASPACE_EVERY_SPLIT, METASPACE_NO_SPLIT, REGEX_ENGINE,
-                           BERT_PRETOKENIZER, REGEX_BACKTRACKING)
+RULES: tuple[Rule, ...] = (DIGITS_NO_SPLIT, METASPACE_EVERY_SPLIT, METASPACE_NO_SPLIT, METASPACE_PREFIX_REPLACEMENT,
+                           REGEX_ENGINE, BERT_PRETOKENIZER, REGEX_BACKTRACKING)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any, cast
 
-from mtokspec.reading import read_file
+from mtokspec.reading import read_tokenizer_file
 from mtokspec.format import tree as t
 from mtokspec.errors import ArgumentTypeError, TokenizerError
 from mtokspec.format import parse
@@ -114,7 +114,7 @@ class HfTokenizer:
     @classmethod
     def from_file(cls, path: str | os.PathLike, **options: Any) -> "HfTokenizer":
         """A tokenizer for a ``.mtok`` file."""
-        return cls.from_bytes(read_file(path), **options)
+        return cls.from_bytes(read_tokenizer_file(path), **options)
 
     # --- chat template ----------------------------------------------------------------------------
     def apply_chat_template(self, messages: list[dict], add_generation_prompt: bool = True, tools=None,

@@ -17,7 +17,7 @@ import os
 import re
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from mtokspec.reading import read_file
+from mtokspec.reading import read_tokenizer_file
 from mtokspec.format import tree as t
 from mtokspec.errors import ArgumentTypeError, TokenizerError, UndefinedInMnn
 from mtokspec._generated.codec import build_node
@@ -189,7 +189,7 @@ class MnnTokenizer:
 
     @classmethod
     def from_file(cls, path: str | os.PathLike, **options: Any) -> "MnnTokenizer":
-        return cls.from_bytes(read_file(path), **options)
+        return cls.from_bytes(read_tokenizer_file(path), **options)
 
     # --- what subclasses supply -----------------------------------------------------------------
     def _encode_piece(self, text: bytes, ids: list[int]) -> None:  # pragma: no cover - abstract

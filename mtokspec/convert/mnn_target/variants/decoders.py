@@ -1,0 +1,61 @@
+"""Decoders: how ``--target mnn`` carries each HF decoder on the released format."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mtokspec.convert.mnn_target.variants import Context, Variant, Verdict as V
+from mtokspec.convert.mnn_target.variants.regex_literals import literal
+from mtokspec.format import tree as t
+
+__all__ = ["ROWS"]
+
+
+def _regex(node: Any) -> str | None:
+    p = node.get("pattern")
+    return p.get("Regex") if isinstance(p, dict) and isinstance(p.get("Regex"), str) else None
+
+
+def _lower_replace(node: Any, old: Any, _ctx: Context) -> t.Decoder | None:
+    regex = _regex(node)
+    if regex is None or not isinstance(old, t.ReplaceDecoder):
+        return None
+    text = literal(regex)
+    return t.ReplaceDecoder(text, old.content) if text else None
+
+
+ROWS: tuple[Variant, ...] = (
+    Variant("decoder", "ByteLevel", "", V.EXACT, "ByteLevel",
+            example={"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True}),
+    Variant("decoder", "ByteFallback", "", V.EXACT, "ByteFallback", model="bpe-fallback",
+            example={"type": "ByteFallback"}),
+    Variant("decoder", "Fuse", "", V.EXACT, "Fuse", example={"type": "Fuse"}),
+    Variant("decoder", "Strip", "", V.APPROXIMATED, "Strip", "mnn-decoder-chain",
+            example={"type": "Strip", "content": " ", "start": 1, "stop": 0}),
+    Variant("decoder", "Replace", "pattern=String or a literal Regex", V.EXACT, "Replace (literal)", tag="literal",
+            applies=lambda n: _regex(n) is None or literal(_regex(n) or "") is not None, lower=_lower_replace,
+            example={"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "}),
+    Variant("decoder", "Replace", "pattern=Regex, any other", V.IMPOSSIBLE,
+            "left out (MNN's decode never returns from the empty pattern the exporter writes)",
+            "format:decoder.Replace[Regex]", tag="Regex", why="MNN's Replace decoder is literal",
+            applies=lambda n: _regex(n) is not None and literal(_regex(n) or "") is None,
+            example={"type": "Replace", "pattern": {"Regex": "\\s+"}, "content": " "}),
+    Variant("decoder", "Metaspace", "", V.APPROXIMATED, "Metaspace", "mnn-decoder-chain", model="unigram",
+            example={"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": True}),
+    Variant("decoder", "WordPiece", "", V.APPROXIMATED, "WordPiece", "mnn-wordpiece-cleanup", model="wordpiece",
+            example={"type": "WordPiece", "prefix": "##", "cleanup": True}),
+    Variant("decoder", "BPEDecoder", "", V.IMPOSSIBLE, "ByteLevel (the exporter's fallback)",
+            "format:decoder.BPEDecoder",
+            why="no decoder of the format turns a suffix into a space between tokens and nothing at the end",
+            example={"type": "BPEDecoder", "suffix": "</w>"}),
+    Variant("decoder", "CTC", "", V.IMPOSSIBLE, "ByteLevel (the exporter's fallback)", "format:decoder.CTC",
+            why="no decoder of the format removes repeated tokens", example={"type": "CTC", "pad_token": "<pad>",
+                                                                            "word_delimiter_token": "|",
+                                                                            "cleanup": True}),
+    Variant("decoder", "Sequence", "", V.EXACT, "Sequence of the children's rows",
+            example={"type": "Sequence", "decoders": [{"type": "Replace", "pattern": {"String": "\u2581"},
+                                                       "content": " "}, {"type": "Fuse"}]}),
+    Variant("decoder", "(none)", "", V.APPROXIMATED,
+            "a WordPiece decoder whose prefix no token starts with (HF joins the tokens with spaces)",
+            "mnn-wordpiece-cleanup", applies=lambda n: False),
+)

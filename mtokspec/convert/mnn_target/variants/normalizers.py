@@ -1,0 +1,279 @@
+"""Normalizers: how ``--target mnn`` carries each HF normalizer on the released format."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from mtokspec.convert.mnn_target.variants import Context, Variant, Verdict as V
+from mtokspec.convert.mnn_target.variants.regex_literals import char_run, literal, run_replaces
+from mtokspec.format import tree as t
+
+__all__ = ["ROWS", "NMT_REMOVED", "NMT_TO_SPACE"]
+
+NMT_REMOVED = (*range(0x01, 0x09), 0x0B, *range(0x0E, 0x20), 0x7F, 0x8F, 0x9F)
+"""HF ``Nmt``: the code points it deletes."""
+NMT_TO_SPACE = (0x09, 0x0A, 0x0C, 0x0D, 0x1680, *range(0x200B, 0x2010), 0x2028, 0x2029, 0x2581, 0xFEFF, 0xFFFD)
+"""HF ``Nmt``: the code points it turns into a space."""
+
+
+def _pattern(node: Any) -> tuple[str, str]:
+    p = node.get("pattern")
+    if isinstance(p, dict):
+        if isinstance(p.get("String"), str):
+            return "String", p["String"]
+        if isinstance(p.get("Regex"), str):
+            return "Regex", p["Regex"]
+    return "", ""
+
+
+def _regex_kind(node: Any) -> str:
+    kind, pat = _pattern(node)
+    if kind != "Regex":
+        return kind
+    if literal(pat) is not None:
+        return "literal"
+    run = char_run(pat)
+    if run is not None and run_replaces(run, str(node.get("content", ""))) is not None:
+        return "run"
+    return "other"
+
+
+def _replaces(steps: list[tuple[str, str]]) -> t.Normalizer:
+    nodes: list[t.Normalizer] = [t.ReplaceNormalizer(a, b) for a, b in steps]
+    return nodes[0] if len(nodes) == 1 else t.SequenceNormalizer(nodes)
+
+
+def _lower_regex_literal(node: Any, _old: Any, _ctx: Context) -> t.Normalizer:
+    return t.ReplaceNormalizer(literal(_pattern(node)[1]) or "", str(node.get("content", "")))
+
+
+def _metaspace_replacement(ctx: Context | None) -> str | None:
+    """The replacement of the Metaspace that first sees the normalized text: the first
+    pre-tokenizer, or the one after a first WhitespaceSplit when it prepends always and splits
+    (then a space and the replacement cut the same words).  None: there is none."""
+    if ctx is None:
+        return None
+    pre = ctx.tokenizer_json.get("pre_tokenizer")
+    chain = pre.get("pretokenizers") if isinstance(pre, dict) and pre.get("type") == "Sequence" else [pre]
+    chain = [n for n in chain or [] if isinstance(n, dict)]
+    first = chain[0] if chain else None
+    if first is not None and first.get("type") == "WhitespaceSplit" and len(chain) > 1:
+        first = chain[1]
+        scheme = first.get("prepend_scheme", "always" if first.get("add_prefix_space", True) else "never")
+        if first.get("type") != "Metaspace" or scheme != "always" or not first.get("split", True):
+            return None
+    if first is not None and first.get("type") == "Metaspace":
+        rep = first.get("replacement", "\u2581")
+        return rep if isinstance(rep, str) else None
+    return None
+
+
+def _last_normalizer(node: Any, ctx: Context | None) -> bool:
+    if ctx is None:
+        return False
+    norm = ctx.tokenizer_json.get("normalizer")
+    while isinstance(norm, dict) and norm.get("type") == "Sequence" and norm.get("normalizers"):
+        norm = norm["normalizers"][-1]
+    return norm is node
+
+
+def _lower_regex_run(node: Any, _old: Any, ctx: Context) -> t.Normalizer | None:
+    """The chain of literal Replaces; a run of spaces replaced by a first Metaspace's replacement,
+    as the last normalizer, is collapsed to one space instead: the Metaspace makes it the same
+    replacement, and MNN's Metaspace, which looks for a leading space before replacing, then
+    does not prefix a text that starts with the run a second time."""
+    run = char_run(_pattern(node)[1])
+    content = str(node.get("content", ""))
+    if run is not None and content and content == _metaspace_replacement(ctx) and set(run.chars) == {" "} \
+            and _last_normalizer(node, ctx):
+        content = " "
+    steps = run_replaces(run, content) if run else None
+    return _replaces(steps) if steps else None
+
+
+def _lower_nmt(_node: Any, _old: Any, _ctx: Context) -> t.Normalizer:
+    return _replaces([(chr(c), "") for c in NMT_REMOVED] + [(chr(c), " ") for c in NMT_TO_SPACE])
+
+
+PLACEHOLDER_BASE = 0x10FF00
+"""The first private-use code point :func:`protected_table` uses as a stand-in (plane 16)."""
+
+
+def protected_table(table: list[tuple[int, bytes]]) -> t.Normalizer:
+    """A table normalizer that keeps what HF's normalizer does with the controls and format
+    characters MNN's table normalizer turns into a space whatever the table says: before the table,
+    a literal Replace turns each such character into a private-use stand-in (from
+    :data:`PLACEHOLDER_BASE`), which the table maps to HF's normal form of the character (MNN does
+    not look at a table's output again).  Characters HF's table makes a space stay as they are."""
+    from mtokspec.runtime.mnn._text import TO_SPACE as _TO_SPACE
+
+    mapped = dict(table)
+    replaces: list[t.Normalizer] = []
+    extra: list[tuple[int, bytes]] = []
+    for cp in sorted(_TO_SPACE):
+        target = mapped.get(cp, chr(cp).encode("utf-8"))
+        if target == b" ":
+            continue  # a space on both sides
+        stand_in = PLACEHOLDER_BASE + len(extra)
+        replaces.append(t.ReplaceNormalizer(chr(cp), chr(stand_in)))
+        extra.append((stand_in, target))
+    rows = sorted([(cp, b) for cp, b in table if cp not in _TO_SPACE] + extra)
+    return t.SequenceNormalizer([*replaces, t.TableNormalizer(rows)]) if replaces else t.TableNormalizer(rows)
+
+
+@lru_cache(maxsize=1)
+def canonical_pairs() -> tuple[tuple[str, str], ...]:
+    """``(base + mark, composed)`` for every canonical composition of two code points (Hangul
+    aside), the pairs whose base is itself composed after the pairs that compose that base."""
+    import unicodedata
+
+    out: list[tuple[int, str, str]] = []
+    for cp in range(0x110000):
+        c = chr(cp)
+        d = unicodedata.decomposition(c)
+        if not d or d.startswith("<") or 0xAC00 <= cp <= 0xD7A3:
+            continue
+        parts = [chr(int(x, 16)) for x in d.split()]
+        if len(parts) == 2 and unicodedata.normalize("NFC", "".join(parts)) == c:
+            depth = len(unicodedata.normalize("NFD", parts[0]))
+            out.append((depth, "".join(parts), c))
+    return tuple((pair, c) for _, pair, c in sorted(out))
+
+
+def composed(table: list[tuple[int, bytes]], form_of) -> list[t.Normalizer]:
+    """Literal Replaces, before a table, of each base + mark that ``form_of`` (the HF form of a
+    string, None: not one of its keys) composes to one character that the table leaves as it is:
+    what a per-code-point table cannot do (exact for a base followed by one mark, or by several in
+    canonical order)."""
+    mapped = dict(table)
+    out: list[t.Normalizer] = []
+    for pair, c in canonical_pairs():
+        got = form_of(pair)
+        if got is not None and len(got) == 1 and ord(got) not in mapped and got != pair:
+            out.append(t.ReplaceNormalizer(pair, got))
+    return out
+
+
+def _with_compositions(replaces: list[t.Normalizer], node: t.Normalizer) -> t.Normalizer:
+    if not replaces:
+        return node
+    kids = node.normalizers if isinstance(node, t.SequenceNormalizer) else [node]
+    return t.SequenceNormalizer([*replaces, *kids])
+
+
+def _lower_precompiled(node: Any, old: Any, _ctx: Context) -> t.Normalizer | None:
+    from mtokspec.runtime.hf.precompiled import charsmap_from_json
+
+    if not isinstance(old, t.TableNormalizer):
+        return None
+    cm = charsmap_from_json(node)
+    if cm is None:
+        return None
+    table = cm.per_code_point()
+    return _with_compositions(composed(table, cm.transform), protected_table(table))
+
+
+@lru_cache(maxsize=1)
+def _format_characters() -> tuple[str, ...]:
+    """Every character of general category Cf (this Python's Unicode version)."""
+    import unicodedata
+
+    return tuple(chr(cp) for cp in range(0x110000) if unicodedata.category(chr(cp)) == "Cf")
+
+
+def _lower_bert(_node: Any, old: Any, _ctx: Context) -> t.Normalizer | None:
+    """BertNormalizer's ``clean_text`` as MNN can run HF's: literal Replaces before it delete the
+    format characters (Cf) HF's clean-up drops and MNN keeps, and turn U+2028/U+2029 (white space
+    to HF, kept by MNN) into a space."""
+    if not isinstance(old, (t.BertNormalizer, t.BertNFDNormalizer)) or not old.clean_text:
+        return None
+    replaces: list[t.Normalizer] = [t.ReplaceNormalizer(c, "") for c in _format_characters()]
+    replaces += [t.ReplaceNormalizer("\u2028", " "), t.ReplaceNormalizer("\u2029", " ")]
+    return t.SequenceNormalizer([*replaces, old])
+
+
+def _lower_table(kind: str):
+    def lower(_node: Any, old: Any, _ctx: Context) -> t.Normalizer | None:
+        from mtokspec.convert import unicode_tables
+
+        import unicodedata
+
+        if not isinstance(old, (t.TableNormalizer, t.NoNormalizer)):
+            return None
+        table = unicode_tables.normalization_table(kind)
+        node = protected_table(table)
+        if kind in ("NFC", "NFKC"):
+            node = _with_compositions(composed(table, lambda s: unicodedata.normalize(kind, s)), node)
+        return node
+    return lower
+
+
+_TABLE = ("a table of each code point's normal form, the controls MNN's table spaces passed through private-use "
+          "stand-ins (U+10FF00-10FF58); NFC/NFKC: literal Replaces of the 941 canonical base + mark pairs first")
+_TABLE_RULE = "mnn-table-normalizer"
+
+ROWS: tuple[Variant, ...] = (
+    Variant("normalizer", "NFC", "", V.APPROXIMATED, _TABLE + " (NFC)", _TABLE_RULE, lossy=True,
+            example={"type": "NFC"}, lower=_lower_table("NFC")),
+    Variant("normalizer", "NFD", "", V.APPROXIMATED, _TABLE + " (NFD)", _TABLE_RULE, lossy=True,
+            example={"type": "NFD"}, lower=_lower_table("NFD")),
+    Variant("normalizer", "NFKC", "", V.APPROXIMATED, _TABLE + " (NFKC)", _TABLE_RULE, lossy=True,
+            example={"type": "NFKC"}, lower=_lower_table("NFKC")),
+    Variant("normalizer", "NFKD", "", V.APPROXIMATED, _TABLE + " (NFKD)", _TABLE_RULE, lossy=True,
+            example={"type": "NFKD"}, lower=_lower_table("NFKD")),
+    Variant("normalizer", "Precompiled", "", V.APPROXIMATED,
+            "the character map per code point, the controls MNN's table spaces through stand-ins, and literal "
+            "Replaces of the base + mark pairs the map composes",
+            _TABLE_RULE, lossy=True, why="keys of more than one character (and its grapheme-wise matching) are lost",
+            example=None, lower=_lower_precompiled),
+    Variant("normalizer", "Nmt", "", V.EXACT, "literal Replaces: the deleted controls, then the spaced characters",
+            example={"type": "Nmt"}, lower=_lower_nmt),
+    Variant("normalizer", "Lowercase", "", V.APPROXIMATED, "BertNormalizer with lowercase only",
+            "mnn-bert-normalizer", example={"type": "Lowercase"}),
+    Variant("normalizer", "Strip", "strip_left only", V.APPROXIMATED,
+            "Strip (type 8); when only white-space Replaces and tables follow it, a first pre-tokenizer Split "
+            "(Removed) of ^[White_Space]+ (std::wregex) strips instead", "mnn-strip-normalizer",
+            tag="left", lossy=True, why="MNN strips ASCII white space and Zs only; moved to the pre-tokenizer: a "
+            "character a later table maps to white space at an end",
+            applies=lambda n: not n.get("strip_right", True),
+            example={"type": "Strip", "strip_left": True, "strip_right": False}),
+    Variant("normalizer", "Strip", "strip_right", V.APPROXIMATED,
+            "Strip (type 8); when only white-space Replaces and tables follow it, a first pre-tokenizer Split "
+            "(Removed) of [White_Space]+$ (and ^[White_Space]+) (std::wregex) strips instead", "mnn-strip-normalizer",
+            tag="right", lossy=True, why="MNN's strip_right strips nothing (its loop reads past the end of the text); left: "
+                             "ASCII white space and Zs only",
+            applies=lambda n: bool(n.get("strip_right", True)),
+            example={"type": "Strip", "strip_left": True, "strip_right": True}),
+    Variant("normalizer", "StripAccents", "", V.APPROXIMATED, "NFD table then mark stripping (type 7)",
+            "mnn-bert-normalizer", lossy=True, why="precomposed letters lose their accents too (HF: combining marks only)",
+            example={"type": "StripAccents"}),
+    Variant("normalizer", "Replace", "pattern=String", V.EXACT, "Replace (literal)", tag="String",
+            applies=lambda n: _regex_kind(n) == "String",
+            example={"type": "Replace", "pattern": {"String": "``"}, "content": '"'}),
+    Variant("normalizer", "Replace", "pattern=Regex, a literal", V.EXACT, "Replace of the unescaped text", tag="Regex-literal",
+            applies=lambda n: _regex_kind(n) == "literal", lower=_lower_regex_literal,
+            example={"type": "Replace", "pattern": {"Regex": "\\.\\.\\."}, "content": "…"}),
+    Variant("normalizer", "Replace", "pattern=Regex, X+ or s{2,} (a run of one character set)", V.BOUNDED,
+            "literal Replaces: each character of the set to one of them, 20 passes of 'ss' -> 's', then the content "
+            "(a run of spaces to a first Metaspace's replacement, last: to one space, which the Metaspace replaces)",
+            bound="runs of up to 1,048,576 characters", tag="Regex-run", applies=lambda n: _regex_kind(n) == "run",
+            lower=_lower_regex_run, example={"type": "Replace", "pattern": {"Regex": "\\s+"}, "content": " "}),
+    Variant("normalizer", "Replace", "pattern=Regex, any other", V.IMPOSSIBLE, "nothing (the exporter's empty pattern)",
+            "format:normalizer.Replace[Regex]", tag="Regex",
+            why="MNN's Replace is literal and no chain of literals matches a general regular expression "
+                "(format-next: a regex Replace)", applies=lambda n: _regex_kind(n) in ("other", ""),
+            example={"type": "Replace", "pattern": {"Regex": "(\\d)\\d"}, "content": "#"}),
+    Variant("normalizer", "Prepend", "", V.EXACT, "Prepend", example={"type": "Prepend", "prepend": "\u2581"}),
+    Variant("normalizer", "BertNormalizer", "", V.APPROXIMATED,
+            "BertNormalizer (types 5/7), clean_text completed by literal Replaces (Cf deleted, U+2028/9 spaced)",
+            "mnn-bert-normalizer", model="wordpiece", lower=_lower_bert,
+            example={"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True,
+                     "strip_accents": None, "lowercase": True}),
+    Variant("normalizer", "ByteLevel", "", V.IMPOSSIBLE, "nothing", "format:normalizer.ByteLevel",
+            why="a table normalizer spaces control characters whatever it maps them to, so no table spells "
+                "every byte", example={"type": "ByteLevel"}),
+    Variant("normalizer", "Sequence", "", V.EXACT, "Sequence of the children's rows (each decided on its own)",
+            example={"type": "Sequence", "normalizers": [{"type": "Replace", "pattern": {"String": "a"},
+                                                           "content": "b"}, {"type": "Prepend", "prepend": "x"}]}),
+)

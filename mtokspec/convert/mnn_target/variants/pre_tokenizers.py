@@ -1,0 +1,225 @@
+"""Pre-tokenizers: how ``--target mnn`` carries each HF pre-tokenizer on the released format.
+
+MNN's Split knows the behaviours Isolated, Removed and MergedWithPrevious; a pattern with a
+``\\p{..}`` runs on MNN's own engine (text folded to one byte per character class), one with other
+non-ASCII characters on ``std::wregex`` (exact on literal characters).  The other behaviours of a
+single character class are written as Isolated patterns: MergedWithNext ``C[^C]*``, Contiguous ``C+``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mtokspec.convert.mnn_target.variants import Context, Variant, Verdict as V
+from mtokspec.convert.mnn_target.variants.regex_literals import escape, literal
+from mtokspec.format import tree as t
+from mtokspec.runtime.hf.normalizers import WHITESPACE_STR
+
+__all__ = ["ROWS", "PUNCTUATION_CLASS", "DIGITS_SPLIT", "WHITE_SPACE_CLASS"]
+
+PUNCTUATION_CLASS = r"[\p{P}$+<=>^`|~]"
+"""HF ``Punctuation``'s characters: Unicode P* and ASCII punctuation (MNN's \\p{P} misses $+<=>^`|~)."""
+PUNCTUATION_NOT = r"[^\p{P}$+<=>^`|~]"
+DIGITS_SPLIT = r"\p{N}+"
+"""HF ``Digits(individual_digits=false)``: runs of numeric characters split off (isolated)."""
+WHITE_SPACE_CLASS = "[" + "".join("\\" + c if c in "\\]^-" else c for c in WHITESPACE_STR) + "]"
+"""Unicode White_Space as literal characters (a pattern ``std::wregex`` runs: exact on every one)."""
+
+TRAILING_WHITE_SPACE = WHITE_SPACE_CLASS + "+$"
+"""White space at the end of a text (``std::wregex``: ``$`` is the end of the input)."""
+LEADING_WHITE_SPACE = "^" + WHITE_SPACE_CLASS + "+"
+"""White space at the start of a text."""
+
+_ISOLATED, _REMOVED, _MERGED_PREVIOUS = (int(t.SplitBehavior.Isolated), int(t.SplitBehavior.Removed),
+                                         int(t.SplitBehavior.MergedWithPrevious))
+_NATIVE = {"Isolated": _ISOLATED, "Removed": _REMOVED, "MergedWithPrevious": _MERGED_PREVIOUS}
+_BEHAVIORS = {"isolated": "Isolated", "removed": "Removed", "merged_with_previous": "MergedWithPrevious",
+              "merged_with_next": "MergedWithNext", "contiguous": "Contiguous"}
+
+
+def behavior_of(node: Any) -> str:
+    """A node's split behaviour, as ``tokenizer.json`` spells it (``Isolated`` by default)."""
+    b = node.get("behavior", "Isolated")
+    return _BEHAVIORS.get(b, b) if isinstance(b, str) else ""
+
+
+def class_split(cls: str, negated: str, behavior: str, invert: bool = False) -> t.SplitPreTokenizer | None:
+    """A Split of one character class with any HF behaviour (None: not expressible)."""
+    if invert:
+        return None
+    if behavior in _NATIVE:
+        return t.SplitPreTokenizer(cls, False, _NATIVE[behavior])
+    if behavior == "MergedWithNext":
+        return t.SplitPreTokenizer(cls + negated + "*", False, _ISOLATED)
+    if behavior == "Contiguous":
+        return t.SplitPreTokenizer(cls + "+", False, _ISOLATED)
+    return None
+
+
+def _lower_punctuation(node: Any, _old: Any, _ctx: Context) -> t.PreTokenizer | None:
+    return class_split(PUNCTUATION_CLASS, PUNCTUATION_NOT, behavior_of(node))
+
+
+def _lower_whitespace(_node: Any, _old: Any, _ctx: Context) -> t.PreTokenizer:
+    from mtokspec.convert.hf.body import WHITESPACE_SPLIT
+
+    return t.SplitPreTokenizer(WHITESPACE_SPLIT.pattern, WHITESPACE_SPLIT.invert, WHITESPACE_SPLIT.behavior)
+
+
+def _lower_whitespace_split(_node: Any, _old: Any, _ctx: Context) -> t.PreTokenizer:
+    return t.SplitPreTokenizer(WHITE_SPACE_CLASS + "+", False, _REMOVED)
+
+
+def _lower_digits(node: Any, _old: Any, _ctx: Context) -> t.PreTokenizer:
+    if node.get("individual_digits", False):
+        return t.SplitPreTokenizer(r"\p{N}", False, _ISOLATED)
+    return t.SplitPreTokenizer(DIGITS_SPLIT, False, _ISOLATED)
+
+
+def _lower_byte_level(node: Any, old: Any, _ctx: Context) -> t.PreTokenizer | None:
+    if not isinstance(old, t.ByteLevelPreTokenizer):
+        return None
+    if node.get("add_prefix_space", False):
+        # MNN's Metaspace gives every split that does not start with a space one: HF's prefix space
+        return t.SequencePreTokenizer([t.MetaspacePreTokenizer(" ", True), old])
+    return None
+
+
+def _char_delimiter(node: Any, _old: Any, _ctx: Context) -> t.PreTokenizer | None:
+    d = node.get("delimiter")
+    return t.SplitPreTokenizer(escape(d), False, _REMOVED) if isinstance(d, str) and len(d) == 1 else None
+
+
+def _split_literal(node: Any) -> str | None:
+    """The text a Split's pattern matches when it is literal (a String, or a literal Regex)."""
+    p = node.get("pattern")
+    if isinstance(p, dict) and isinstance(p.get("String"), str):
+        return p["String"] or None
+    if isinstance(p, dict) and isinstance(p.get("Regex"), str):
+        return literal(p["Regex"])
+    return None
+
+
+def _lower_split_literal(node: Any, _old: Any, _ctx: Context) -> t.PreTokenizer | None:
+    text = _split_literal(node)
+    if text is None:
+        return None
+    if len(text) == 1 and not node.get("invert", False):
+        return class_split(escape(text), "[^" + ("\\" + text if text in "\\]^-" else text) + "]", behavior_of(node))
+    if behavior_of(node) in _NATIVE:
+        return t.SplitPreTokenizer(escape(text), bool(node.get("invert", False)), _NATIVE[behavior_of(node)])
+    return None
+
+
+def _literal_split_ok(node: Any) -> bool:
+    text = _split_literal(node)
+    if text is None:
+        return False
+    return behavior_of(node) in _NATIVE or (len(text) == 1 and not node.get("invert", False))
+
+
+def _metaspace_split(rep: str) -> t.SplitPreTokenizer:
+    """HF Metaspace's ``split``: the text cut before each replacement (MergedWithNext), as an
+    Isolated Split ``R[^R]*`` of the literal replacement (``std::wregex``: exact)."""
+    r = escape(rep)
+    return t.SplitPreTokenizer(r + "[^" + r + "]*", False, _ISOLATED)
+
+
+def _lower_metaspace(node: Any, old: Any, _ctx: Context) -> t.PreTokenizer | None:
+    if not isinstance(old, t.MetaspacePreTokenizer):
+        return None
+    rep = node.get("replacement", "\u2581")
+    if not isinstance(rep, str) or len(rep) != 1:
+        return None
+    scheme = node.get("prepend_scheme")
+    if scheme is None:
+        scheme = "always" if node.get("add_prefix_space", True) else "never"
+    meta = t.MetaspacePreTokenizer(rep, scheme != "never")
+    if node.get("split", True):
+        return t.SequencePreTokenizer([meta, _metaspace_split(rep)])
+    return meta
+
+
+def _metaspace_scheme(node: Any) -> str:
+    scheme = node.get("prepend_scheme")
+    return scheme if isinstance(scheme, str) else ("always" if node.get("add_prefix_space", True) else "never")
+
+
+_PUNCT = "Split of " + PUNCTUATION_CLASS
+
+ROWS: tuple[Variant, ...] = (
+    Variant("pre_tokenizer", "ByteLevel", "use_regex=false", V.EXACT,
+            "ByteLevel; add_prefix_space=true as Sequence[Metaspace(' ', prefix on), ByteLevel] (MNN's Metaspace "
+            "spaces every split not starting with one)", tag="use_regex=false",
+            applies=lambda n: not n.get("use_regex", True), lower=_lower_byte_level,
+            example={"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": False}),
+    Variant("pre_tokenizer", "ByteLevel", "use_regex=true", V.APPROXIMATED,
+            "ByteLevel with GPT-2's pattern; add_prefix_space as above", "mnn-regex-engine", tag="use_regex=true",
+            why="MNN runs GPT-2's pattern on folded text: U+0085, U+2028, U+2029 are no white space there",
+            applies=lambda n: bool(n.get("use_regex", True)), lower=_lower_byte_level,
+            example={"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}),
+    Variant("pre_tokenizer", "Whitespace", "", V.APPROXIMATED,
+            "Split of \\w+|[^\\w\\s]+ spelled for MNN's folded classes", "mnn-regex-engine",
+            why="MNN cannot see No, So with Other_Alphabetic, non-ASCII Pc, ZWJ/ZWNJ, U+0085/2028/2029",
+            lower=_lower_whitespace, example={"type": "Whitespace"}),
+    Variant("pre_tokenizer", "WhitespaceSplit", "", V.BOUNDED,
+            "Split (Removed) of a class of the White_Space characters written out (std::wregex)",
+            "mnn-regex-backtracking", bound="white-space runs of up to 26,000 characters (std::wregex's stack)",
+            lower=_lower_whitespace_split, example={"type": "WhitespaceSplit"}),
+    *(Variant("pre_tokenizer", "Punctuation", f"behavior={b}", V.EXACT,
+              _PUNCT + {"Isolated": " (Isolated)", "Removed": " (Removed)",
+                        "MergedWithPrevious": " (MergedWithPrevious)",
+                        "MergedWithNext": "[^...]* (Isolated)", "Contiguous": "+ (Isolated)"}[b],
+              applies=(lambda b: lambda n: behavior_of(n) == b)(b), lower=_lower_punctuation,
+              example={"type": "Punctuation", "behavior": b})
+      for b in ("Isolated", "Removed", "MergedWithPrevious", "MergedWithNext", "Contiguous")),
+    Variant("pre_tokenizer", "Digits", "individual_digits=false", V.EXACT, "Split of \\p{N}+ (Isolated)",
+            applies=lambda n: not n.get("individual_digits", False), lower=_lower_digits,
+            example={"type": "Digits", "individual_digits": False}),
+    Variant("pre_tokenizer", "Digits", "individual_digits=true", V.EXACT, "Split of \\p{N} (Isolated)",
+            applies=lambda n: bool(n.get("individual_digits", False)), lower=_lower_digits,
+            example={"type": "Digits", "individual_digits": True}),
+    Variant("pre_tokenizer", "Metaspace", "prepend_scheme=always", V.APPROXIMATED,
+            "Metaspace; split=true adds an Isolated Split R[^R]* of the replacement (std::wregex)",
+            "mnn-metaspace-prefix", tag="always",
+            why="a split starting with the replacement itself gets a second one; split=true: words of up to "
+                "26,000 characters (std::wregex's stack)",
+            applies=lambda n: _metaspace_scheme(n) == "always", lower=_lower_metaspace, model="bpe-fallback",
+            example={"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": True}),
+    Variant("pre_tokenizer", "Metaspace", "prepend_scheme=never", V.BOUNDED,
+            "Metaspace without the prefix; split=true adds an Isolated Split R[^R]* of the replacement (std::wregex)",
+            "mnn-regex-backtracking", tag="never", bound="words of up to 26,000 characters (std::wregex's stack) "
+                                                         "with split=true",
+            applies=lambda n: _metaspace_scheme(n) == "never", lower=_lower_metaspace, model="bpe-fallback",
+            example={"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "never", "split": True}),
+    Variant("pre_tokenizer", "Metaspace", "prepend_scheme=first", V.APPROXIMATED,
+            "Metaspace with the prefix on; split=true as above", "mnn-metaspace-every-split", tag="first", lossy=True,
+            why="MNN prefixes every split (after an added token too); HF only the first",
+            applies=lambda n: _metaspace_scheme(n) == "first", lower=_lower_metaspace, model="bpe-fallback",
+            example={"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first", "split": False}),
+    Variant("pre_tokenizer", "CharDelimiterSplit", "", V.EXACT, "Split (Removed) of the escaped delimiter",
+            lower=_char_delimiter, example={"type": "CharDelimiterSplit", "delimiter": "-"}),
+    Variant("pre_tokenizer", "Split", "a literal pattern", V.EXACT,
+            "Split of the escaped text (a one-character pattern: any behaviour, as for Punctuation)", tag="literal",
+            applies=_literal_split_ok, lower=_lower_split_literal,
+            example={"type": "Split", "pattern": {"String": "."}, "behavior": "MergedWithNext", "invert": False}),
+    Variant("pre_tokenizer", "Split", "a regular expression, Isolated/Removed/MergedWithPrevious", V.APPROXIMATED,
+            "Split of the pattern", "mnn-regex-engine", tag="regex",
+            why="MNN's own engine folds text to character classes (std::wregex for patterns without \\p)",
+            applies=lambda n: behavior_of(n) in _NATIVE,
+            example={"type": "Split", "pattern": {"Regex": "'s|'t|\\p{L}+|\\p{N}"}, "behavior": "Isolated",
+                     "invert": False}),
+    Variant("pre_tokenizer", "Split", "a regular expression, MergedWithNext/Contiguous", V.IMPOSSIBLE,
+            "Split of the pattern, Removed", "format:pre_tokenizer.Split[behavior]", tag="behavior",
+            why="MNN's Split has no MergedWithNext or Contiguous, and a general pattern has no Isolated form "
+                "without look-ahead", applies=lambda n: behavior_of(n) not in _NATIVE,
+            example={"type": "Split", "pattern": {"Regex": "\\p{L}+"}, "behavior": "Contiguous", "invert": False}),
+    Variant("pre_tokenizer", "BertPreTokenizer", "", V.APPROXIMATED, "BertPreTokenizer", "mnn-bert-pretokenizer",
+            model="wordpiece", example={"type": "BertPreTokenizer"}),
+    Variant("pre_tokenizer", "UnicodeScripts", "", V.IMPOSSIBLE, "nothing", "format:pre_tokenizer.UnicodeScripts",
+            why="MNN's regex engines cannot tell scripts apart (\\p{Script} is read as its first letter)",
+            example={"type": "UnicodeScripts"}),
+    Variant("pre_tokenizer", "Sequence", "", V.EXACT, "Sequence of the children's rows",
+            example={"type": "Sequence", "pretokenizers": [{"type": "WhitespaceSplit"},
+                                                           {"type": "Digits", "individual_digits": True}]}),
+)

@@ -1,0 +1,135 @@
+"""Regular expressions that are literal text, or runs of a set of characters, in literal terms.
+
+MNN's ``Replace`` (normalizer and decoder) and its ``std::wregex`` path take plain strings; a HF
+``Regex`` pattern can be carried exactly when it is a literal once unescaped (:func:`literal`) or a
+run of one character set, ``X+`` / ``X{m,}`` (:func:`char_run`), which a chain of literal Replaces
+rewrites (:func:`run_replaces`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mtokspec.runtime.hf.normalizers import WHITESPACE_STR
+from mtokspec.runtime.shared.text import REGEX_META
+
+__all__ = ["literal", "CharRun", "char_run", "run_replaces", "COLLAPSE_PASSES", "escape"]
+
+COLLAPSE_PASSES = 20
+"""Passes of ``ss -> s`` a run collapse writes: runs of up to 2**20 characters collapse exactly."""
+TRIPLE_PASSES = 36
+"""Passes of ``sss -> ss`` that bring a run of up to 2**20 characters (more than 3 * 2**19) down to
+two: each pass takes a run of ``3q + r`` to ``2q + r``, 34 passes at most."""
+
+_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f", "v": "\v", "0": "\0"}
+_CLASSES = {"s": WHITESPACE_STR}
+
+
+def _atom(p: str, i: int) -> tuple[str | None, int]:
+    """The characters one atom at ``p[i]`` stands for (a literal, an escape, ``\\s``), and the end."""
+    c = p[i]
+    if c == "\\":
+        if i + 1 >= len(p):
+            return None, i
+        e = p[i + 1]
+        if e in _CLASSES:
+            return _CLASSES[e], i + 2
+        if e in _ESCAPES:
+            return _ESCAPES[e], i + 2
+        if e == "x" and i + 4 <= len(p):
+            try:
+                return chr(int(p[i + 2:i + 4], 16)), i + 4
+            except ValueError:
+                return None, i
+        if e == "u" and i + 6 <= len(p):
+            try:
+                return chr(int(p[i + 2:i + 6], 16)), i + 6
+            except ValueError:
+                return None, i
+        if not e.isalnum():
+            return e, i + 2
+        return None, i
+    if c in REGEX_META:
+        return None, i
+    return c, i + 1
+
+
+def literal(pattern: str) -> str | None:
+    """The text a pattern matches when it is a literal (escapes allowed), else None."""
+    out, i = [], 0
+    while i < len(pattern):
+        chars, j = _atom(pattern, i)
+        if chars is None or j == i or (len(chars) != 1):
+            return None
+        out.append(chars)
+        i = j
+    return "".join(out) or None
+
+
+def _char_class(p: str, i: int) -> tuple[str | None, int]:
+    """``[...]`` of literals, escapes and ``\\s`` (no negation, no ranges) at ``p[i]``."""
+    assert p[i] == "["
+    i += 1
+    chars: list[str] = []
+    if i < len(p) and p[i] == "^":
+        return None, i
+    while i < len(p) and p[i] != "]":
+        if p[i] == "-" and chars and i + 1 < len(p) and p[i + 1] != "]":
+            return None, i
+        got, j = _atom(p, i) if p[i] not in "[" else (None, i)
+        if got is None:
+            return None, i
+        chars.append(got)
+        i = j
+    if i >= len(p):
+        return None, i
+    return "".join(dict.fromkeys("".join(chars))), i + 1
+
+
+@dataclass(frozen=True)
+class CharRun:
+    """A pattern ``X{minimum,}``: runs of characters of ``chars``, at least ``minimum`` long."""
+
+    chars: str
+    minimum: int
+
+
+def char_run(pattern: str) -> CharRun | None:
+    """The :class:`CharRun` a pattern is (``\\s+``, `` {2,}``, ``[ \\t]+``), else None."""
+    if not pattern:
+        return None
+    if pattern[0] == "[":
+        chars, i = _char_class(pattern, 0)
+    else:
+        chars, i = _atom(pattern, 0)
+    if not chars or i == 0:
+        return None
+    rest = pattern[i:]
+    if rest == "+":
+        return CharRun(chars, 1)
+    if rest.startswith("{") and rest.endswith(",}") and rest[1:-2].isdigit():
+        return CharRun(chars, int(rest[1:-2]))
+    return None
+
+
+def run_replaces(run: CharRun, content: str) -> list[tuple[str, str]] | None:
+    """Literal ``(pattern, content)`` steps, applied in order, equal to replacing every run of
+    ``run`` by ``content`` for runs up to ``2**COLLAPSE_PASSES`` characters; None when no literal
+    chain can (a minimum of 2 over several characters, a minimum above 2)."""
+    chars = run.chars
+    if run.minimum < 1 or run.minimum > 2 or (run.minimum == 2 and len(chars) != 1):
+        return None
+    s = " " if " " in chars else chars[0]
+    steps = [(c, s) for c in chars if c != s]
+    if run.minimum == 2 and content != s:
+        # runs of two or more become content, a lone s stays: every run down to "ss", then "ss" -> content
+        return [(s * 3, s * 2)] * TRIPLE_PASSES + [(s * 2, content)]
+    steps += [(s + s, s)] * COLLAPSE_PASSES
+    if content != s:
+        steps.append((s, content))
+    return steps
+
+
+def escape(text: str) -> str:
+    """``text`` as a regular expression matching it literally (both of MNN's engines)."""
+    return "".join("\\" + c if c in REGEX_META else c for c in text)

@@ -1,0 +1,174 @@
+"""How often MNN gives Hugging Face's answer on any HF model folder (by hand; no recorded reference).
+
+    python -m tools.folder_agreement DIR [DIR ...] [--json OUT]
+    MNN_TOK_BIN=/path/mnn_tok MNN_TEST_BIN=/path/test_tokenizer python -m tools.folder_agreement DIR ...
+
+For each folder: ``convert.from_hf(folder, target="mnn")``, then, over the corpus texts
+(``../shared/corpus/text/*.json`` when present, else the probe texts), HF ``tokenizers`` run live
+on the folder's ``tokenizer.json`` (the reference: never mtokspec's own HF semantics) against MNN:
+its real ``mnn_tok`` when ``MNN_TOK_BIN`` is set, else the ``mnn`` semantics.  Outputs: encode
+(with special tokens), raw (without), stream (the engine's per-id print of HF's ids, joined) and
+seq (``decode(ids)``) against HF's ``decode(ids, skip_special_tokens=False)``; "lenient" counts a
+decode with one extra leading space as passing, as MNN's ``test_tokenizer`` judges.  With
+``MNN_TEST_BIN``, MNN's ``test_tokenizer`` also runs on ``goldens`` of the folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+OUTPUTS = ("encode", "raw", "stream", "seq")
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+
+
+def corpus_texts() -> list[str]:
+    """The corpus's texts (en, zh, code, edge, mixed), else the probe texts."""
+    texts: list[str] = []
+    for name in ("en", "zh", "code", "edge", "mixed"):
+        p = CORPUS / "text" / f"{name}.json"
+        if p.is_file():
+            texts += json.loads(p.read_text(encoding="utf-8"))
+    if not texts:
+        from mtokspec.convert.mnn_target.reference import BASE_TEXTS
+        texts = list(BASE_TEXTS)
+    return texts
+
+
+def _mnn_tok(binary: str, path: Path, texts: list[str], ids: list[list[int]]) -> dict[str, list]:
+    def run(mode: str, payloads: list[dict]) -> list[dict]:
+        stdin = "".join(json.dumps(p, ensure_ascii=True) + "\n" for p in payloads).encode("ascii")
+        proc = subprocess.run([binary, mode, str(path)], input=stdin, capture_output=True, timeout=1200)
+        rows = [json.loads(line) for line in proc.stdout.decode("utf-8", "surrogateescape").splitlines() if line]
+        if len(rows) != len(payloads):
+            raise RuntimeError(f"mnn_tok {mode} {path}: {len(rows)} answers for {len(payloads)}")
+        return rows
+
+    def text_of(r: dict):
+        if "error" in r:
+            return None
+        return bytes.fromhex(r["hex"]) if r.get("invalid_utf8") else r["text"].encode("utf-8")
+
+    tp = [{"text": x} for x in texts]
+    ip = [{"ids": i} for i in ids]
+    return {"encode": [r.get("ids") for r in run("encode", tp)],
+            "raw": [r.get("ids") for r in run("encode-raw", tp)],
+            "stream": [text_of(r) for r in run("decode", ip)],
+            "seq": [text_of(r) for r in run("decode-seq", ip)]}
+
+
+def _semantics(path: Path, texts: list[str], ids: list[list[int]]) -> dict[str, list]:
+    from mtokspec import Error
+    from mtokspec.runtime.mnn import MnnTokenizer
+
+    tok = MnnTokenizer.from_file(path)
+
+    def safe(f, *a, **k):
+        try:
+            return f(*a, **k)
+        except Error:
+            return None
+
+    return {"encode": [safe(tok.encode, x) for x in texts],
+            "raw": [safe(tok.encode, x, add_special_tokens=False) for x in texts],
+            "stream": [safe(tok.decode_bytes, i, stream=True) for i in ids],
+            "seq": [safe(tok.decode_bytes, i) for i in ids]}
+
+
+def measure(folder: Path, texts: list[str], binary: str | None, test_bin: str | None, work: Path) -> dict:
+    """One folder's row: per output ``[agreeing, cases]``, lenient decode, convert time, device test."""
+    import tokenizers
+
+    import mtokspec
+    from mtokspec.convert import from_hf
+
+    hf = tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json"))
+    t0 = time.perf_counter()
+    conv = from_hf(folder, target="mnn")
+    seconds = time.perf_counter() - t0
+    path = work / folder.name / "tokenizer.mtok"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(mtokspec.build(conv.tree))
+    special = [hf.encode(x, add_special_tokens=True).ids for x in texts]
+    raw = [hf.encode(x, add_special_tokens=False).ids for x in texts]
+    decoded = [hf.decode(i, skip_special_tokens=False).encode("utf-8") for i in raw]
+    got = _mnn_tok(binary, path, texts, raw) if binary else _semantics(path, texts, raw)
+    want = {"encode": special, "raw": raw, "stream": decoded, "seq": decoded}
+    row: dict = {"folder": folder.name, "cases": len(texts), "convert_s": round(seconds, 2)}
+    examples: dict[str, list] = {}
+    for o in OUTPUTS:
+        ok = [a == b for a, b in zip(got[o], want[o])]
+        row[o] = sum(ok)
+        examples[o] = [(texts[k], want[o][k], got[o][k]) for k, v in enumerate(ok) if not v][:3]
+        if o in ("stream", "seq"):
+            row[o + "_lenient"] = sum(a == b or (a is not None and a == b" " + b) for a, b in zip(got[o], want[o]))
+    row["examples"] = {o: [[repr(x) for x in e] for e in v] for o, v in examples.items()}
+    row["report_first_line"] = conv.report.splitlines()[0] if getattr(conv, "report", None) else ""
+    if test_bin:
+        row["test_tokenizer"] = _device(folder, path, work / "models", test_bin)
+    return row
+
+
+def _device(folder: Path, path: Path, models: Path, test_bin: str) -> str:
+    from mtokspec.convert.mnn_target.goldens import goldens, jsonl
+
+    d = models / folder.name
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "tokenizer.mtok").write_bytes(path.read_bytes())
+    (d / "test_cases.jsonl").write_text(jsonl(goldens(folder)[0]), encoding="utf-8")
+    proc = subprocess.run([test_bin, str(models), folder.name], capture_output=True, timeout=1200)
+    out = re.sub(r"\x1b\[[0-9;]*m", "", proc.stdout.decode("utf-8", "replace"))
+    lines = [line for line in out.splitlines() if "passed" in line]
+    return lines[0].strip() if lines else f"no result (exit {proc.returncode})"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("folders", nargs="+", type=Path)
+    ap.add_argument("--json", type=Path, help="write the rows as JSON here")
+    ap.add_argument("--examples", action="store_true", help="print the first differing cases")
+    args = ap.parse_args(argv)
+    binary, test_bin = os.environ.get("MNN_TOK_BIN"), os.environ.get("MNN_TEST_BIN")
+    texts = corpus_texts()
+    print(f"runtime: {binary or 'the mnn semantics'}; reference: HF tokenizers live; {len(texts)} texts\n")
+    print("| folder | encode | raw | stream | seq | stream+1sp | seq+1sp | convert s | test_tokenizer |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    rows = []
+    tot = [0, 0, 0]
+    with tempfile.TemporaryDirectory() as tmp:
+        from mtokspec.convert import ConversionError
+
+        for folder in args.folders:
+            try:
+                row = measure(folder, texts, binary, test_bin, Path(tmp))
+            except ConversionError as e:  # refused: every output of the folder counts as differing
+                print(f"| {folder.name} | refused: {str(e)[:80]} |")
+                tot[2] += 4 * len(texts)
+                continue
+            rows.append(row)
+            n = row["cases"]
+            cells = [f"{row[o]}/{n}" for o in OUTPUTS] + [f"{row['stream_lenient']}/{n}", f"{row['seq_lenient']}/{n}"]
+            print(f"| {row['folder']} | " + " | ".join(cells) + f" | {row['convert_s']} | {row.get('test_tokenizer', '')} |")
+            tot[0] += sum(row[o] for o in OUTPUTS)
+            tot[1] += row["encode"] + row["raw"] + row["stream_lenient"] + row["seq_lenient"]
+            tot[2] += 4 * n
+            if args.examples:
+                for o, ex in row["examples"].items():
+                    for e in ex:
+                        print(f"    {o}: {' | '.join(e)}"[:400])
+    print(f"\nall outputs: {tot[0]}/{tot[2]} = {100 * tot[0] / max(tot[2], 1):.1f}%; "
+          f"decode with one extra leading space passing: {100 * tot[1] / max(tot[2], 1):.1f}%")
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
