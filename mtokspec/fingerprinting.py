@@ -31,11 +31,16 @@ from mtokspec.format import tree as t
 from mtokspec.reading import read_file
 from mtokspec.tokenizer import SEMANTICS, Semantics
 
-__all__ = ["PROBE_SET", "Fingerprint", "fingerprint", "probe_texts", "id_sequences", "completed"]
+__all__ = ["PROBE_SET", "PROBE_SET_DIGEST", "probe_digest", "Fingerprint", "fingerprint", "probe_texts", "id_sequences", "completed"]
 
 PROBE_SET = "mtokspec-probes/1"
 """The probe set's name and version: a change to any probe (texts, conversations, what is asked)
 is a new version, and fingerprints of different versions are not compared."""
+
+PROBE_SET_DIGEST = "29e284c4b555a05087a343b65977b8d5be9301458bd6cf8961c1a65fe5bc203e"
+"""SHA-256 of this version's texts, conversations and clock (:func:`probe_digest`): the texts are
+borrowed from :mod:`mtokspec.convert.mnn_target.reference`, and a test fails when they change
+without a new :data:`PROBE_SET`."""
 
 _RANDOM_TEXTS = 256
 _RANDOM_SEED = 34
@@ -67,6 +72,12 @@ def probe_texts() -> list[str]:
     from mtokspec.convert.mnn_target.reference import BASE_TEXTS, random_texts
 
     return list(BASE_TEXTS) + list(SWITCH_TEXTS) + random_texts([], n=_RANDOM_TEXTS, seed=_RANDOM_SEED)
+
+
+def probe_digest() -> str:
+    """The SHA-256 of what :data:`PROBE_SET_DIGEST` pins."""
+    data = json.dumps([probe_texts(), CONVERSATIONS, CHAT_CLOCK], ensure_ascii=False)
+    return hashlib.sha256(data.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def id_sequences(ids: list[int]) -> list[list[int]]:
@@ -166,15 +177,35 @@ def _round_trip(tok: Any, text: str) -> list[Any]:
             tok.decode_bytes(ids, stream=True)]
 
 
+_LEADS = (b"", b"\xd0", b"\xe5", b"\xf0")
+"""Lead bytes before 1-3 leading continuation bytes: Cyrillic (U+0400-043F) and CJK (U+5000-5FFF)
+letters, whatever the continuation bytes, so the GPT-2 split keeps them with a following letter."""
+
+_TAILS = {0xC2: b"\xaa", 0xE0: b"\xa4\x85", 0xE2: b"\xb0\x80", 0xED: b"\x80\x80", 0xEF: b"\xbc\xa1",
+          0xF0: b"\xa0\x80\x80"}
+"""Continuation bytes after a lead byte alone that make a letter (default: B8 80, or 80 for a
+two-byte lead: U+1E00, U+4E00-BE00 and Latin-1 letters)."""
+
+
 def completed(raw: bytes) -> str | None:
-    """``raw`` (a token's bytes, perhaps part of a character) made whole UTF-8 text: a lead byte
-    before leading continuation bytes, continuation bytes after an unfinished character; None when
-    no text holds these bytes."""
+    """``raw`` (a token's bytes, perhaps part of a character) made whole UTF-8 text, letters where
+    a byte is missing: a lead byte before leading continuation bytes, continuation bytes after an
+    unfinished character; None when no text holds these bytes."""
     k = 0
     while k < min(3, len(raw)) and 0x80 <= raw[k] < 0xC0:
         k += 1
-    data = (b"", b"\xc2", b"\xe1", b"\xf1")[k] + raw
-    for tail in (b"", b"\x80", b"\x80\x80", b"\x80\x80\x80", b"\xa0", b"\xa0\x80", b"\x90", b"\x90\x80", b"\x90\x80\x80"):
+    data = _LEADS[k] + raw
+    tails = [b""]
+    j = 0  # the trailing continuation bytes, after the last lead byte
+    while j < min(3, len(data)) and 0x80 <= data[len(data) - 1 - j] < 0xC0:
+        j += 1
+    if j < len(data) and data[len(data) - 1 - j] >= 0xC0:
+        lead = data[len(data) - 1 - j]
+        if j == 0:
+            tails.append(_TAILS.get(lead, b"\x80" if lead < 0xE0 else b"\xb8\x80" if lead < 0xF0 else b"\x80\x80\x80"))
+    tails += [b"\x80", b"\x80\x80", b"\x80\x80\x80", b"\xa0", b"\xa0\x80", b"\x90", b"\x90\x80",
+              b"\x90\x80\x80"]
+    for tail in tails[1:] + tails[:1]:
         try:
             return (data + tail).decode("utf-8")
         except UnicodeDecodeError:

@@ -194,3 +194,11 @@ def test_generated_trees(tree, data):
     else:
         assume(False)
     assert fingerprint(edited).behaviour != fp.behaviour
+
+
+def test_probe_set_is_pinned():
+    """The texts are borrowed from convert.mnn_target.reference: changing them (or the
+    conversations, or the clock) is a new probe set, so PROBE_SET and PROBE_SET_DIGEST change together."""
+    from mtokspec.fingerprinting import PROBE_SET_DIGEST, probe_digest
+
+    assert probe_digest() == PROBE_SET_DIGEST, f"the probes changed: bump PROBE_SET (now {PROBE_SET})"
