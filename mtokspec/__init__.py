@@ -42,12 +42,13 @@ if TYPE_CHECKING:
     from mtokspec.convert.loss import ConversionError
     from mtokspec.divergences.lint import lint
     from mtokspec.testing import strategies
-    from mtokspec.tokenizer import Semantics, Tokenizer, load
+    from mtokspec.tokenizer import Semantics, TextStream, Tokenizer, hold_table, load
+    from mtokspec.fingerprinting import Fingerprint, fingerprint
 
 __all__ = [
     "parse", "build", "validate", "lint", "Finding", "to_dict", "from_dict",
     "TokenizerFile", "MtokFile", "SentencePieceTxtFile", "TiktokenTxtFile", "BertTxtFile", "HuggingFaceTxtFile",
-    "Tokenizer", "Semantics", "load",
+    "Tokenizer", "Semantics", "load", "TextStream", "hold_table", "fingerprint", "Fingerprint",
     "Error", "MtokFormatError", "TokenizerError", "UndefinedInMnn", "ChatTemplateError", "ConversionError",
     "EditError", "CasesError", "ConversationsError", "ArgumentTypeError", "ArgumentValueError",
     "PathRefused",
@@ -69,6 +70,10 @@ _LAZY = {
     "Tokenizer": ("mtokspec.tokenizer", "Tokenizer"),
     "Semantics": ("mtokspec.tokenizer", "Semantics"),
     "load": ("mtokspec.tokenizer", "load"),
+    "TextStream": ("mtokspec.tokenizer", "TextStream"),
+    "hold_table": ("mtokspec.tokenizer", "hold_table"),
+    "fingerprint": ("mtokspec.fingerprinting", "fingerprint"),
+    "Fingerprint": ("mtokspec.fingerprinting", "Fingerprint"),
     "lint": ("mtokspec.divergences.lint", "lint"),
     "ConversionError": ("mtokspec.convert.loss", "ConversionError"),
     "convert": ("mtokspec.convert", None),

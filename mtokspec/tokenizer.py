@@ -21,7 +21,7 @@ from mtokspec.format import parse
 from mtokspec.format import tree as t
 from mtokspec.runtime.shared.gc import paused_gc
 
-__all__ = ["Tokenizer", "DecodeStream", "Semantics", "SEMANTICS", "load"]
+__all__ = ["Tokenizer", "DecodeStream", "TextStream", "Semantics", "SEMANTICS", "load", "hold_table"]
 
 Semantics = Literal["hf", "mnn"]
 SEMANTICS: tuple[Semantics, ...] = ("hf", "mnn")
@@ -32,6 +32,17 @@ class DecodeStream(Protocol):
     """Text as ids arrive: ``step(id)`` returns the new text, or None while a character is incomplete."""
 
     def step(self, token_id: int) -> str | None: ...
+
+
+@runtime_checkable
+class TextStream(Protocol):
+    """What the semantics' sequence decode of the ids so far adds, as ids arrive: ``step(id)``
+    returns the new text ("" while a later id can still change it), ``flush()`` the rest; joined,
+    they are ``decode(ids)``."""
+
+    def step(self, token_id: int) -> str: ...
+
+    def flush(self) -> str: ...
 
 
 class _TokenizerType(_ProtocolMeta):
@@ -90,6 +101,11 @@ class Tokenizer(Protocol, metaclass=_TokenizerType):
     def decode_batch(self, batch: Iterable[Iterable[int]], skip_special_tokens: bool = ...) -> list[str]: ...
 
     def decode_stream(self, skip_special_tokens: bool = ...) -> DecodeStream: ...
+
+    def stream(self, skip_special_tokens: bool = ...) -> TextStream:
+        """The streaming decoder: prints what ``decode`` of the prefix adds, where it is final
+        (``docs/design/streaming.md``)."""
+        ...
 
     def token_to_id(self, token: str) -> int | None: ...
 
@@ -195,3 +211,17 @@ def _build(tree: t.TokenizerFile, semantics: Semantics, upgrade_options: dict[st
     elif upgrade_options:
         raise TokenizerError("upgrade_options apply to legacy tokenizer.txt files only")
     return HfTokenizer(tree, **options)
+
+
+def hold_table(source: "Tokenizer | t.TokenizerFile | bytes | str | os.PathLike[str]", **options: Any) -> dict[str, Any]:
+    """The hold table of a file's decoder, as JSON data: the per-id table and the loop (in its
+    header) with which an app prints what HF's decode prints as ids arrive
+    (:mod:`mtokspec.runtime.hf.stream`).  ``source``: an HF-semantics tokenizer, or what
+    :func:`load` takes (``options`` go to it).  TokenizerError when the decoder acts across tokens."""
+    from mtokspec.runtime.hf import HfTokenizer
+
+    if isinstance(source, Tokenizer) and not isinstance(source, HfTokenizer):
+        raise ArgumentTypeError(f"source: the hold table describes HF semantics, got a {source.semantics!r} tokenizer")
+    tok = source if isinstance(source, HfTokenizer) else load(source, semantics="hf", **options)
+    assert isinstance(tok, HfTokenizer)
+    return tok.hold_table().to_json()

@@ -359,7 +359,26 @@ def check_runtime(args) -> None:
     stream = tok.decode_stream(skip_special_tokens=special)
     for i in ids:
         refused_or_ok("decode_stream.step", stream.step, i)
+    _check_stream(tok, ids, special, "")
+    refused_or_ok("hold_table", mtokspec.hold_table, tok)
     refused_or_ok("apply_chat_template", tok.apply_chat_template, messages, template=template)
+
+
+def _check_stream(tok, ids, special: bool, label: str) -> None:
+    """Tokenizer.stream(): each step and the flush refused or text; joined, the decode when that is one."""
+    stream = refused_or_ok(f"{label}stream", tok.stream, skip_special_tokens=special)
+    if stream is None:
+        return
+    out = []
+    for i in ids:
+        piece = refused_or_ok(f"{label}stream.step", stream.step, i)
+        if piece is None:
+            return
+        out.append(piece)
+    rest = refused_or_ok(f"{label}stream.flush", stream.flush)
+    whole = refused_or_ok(f"{label}decode", tok.decode, ids, skip_special_tokens=special)
+    if rest is not None and whole is not None:
+        assert "".join(out) + rest == whole, f"{label}stream joined {''.join(out) + rest!r} != decode {whole!r}"
 
 
 def check_to_hf(tree) -> None:
@@ -405,6 +424,8 @@ _COMMANDS = [
     ["compare", "{f}", "--against", "{d}/tokenizer.json"],
     ["lint", "{f}"], ["lint", "--json", "--all", "{f}"], ["encode", "{f}", "{text}", "--runtime", "mnn"],
     ["decode", "{f}", "{id}", "{id}", "--runtime", "mnn", "--stream"], ["compare", "{f}", "--runtime", "mnn"],
+    ["stream", "{f}", "{id}", "{id}"], ["stream", "{f}", "{id}", "{id}", "--runtime", "mnn", "--json"],
+    ["hold-table", "{f}", "-o", "{o}"],
 ]
 
 
@@ -426,6 +447,7 @@ def check_runtime_mnn(args) -> None:
     stream = tok.decode_stream()
     for i in ids:
         refused_or_ok("mnn decode_stream.step", stream.step, i)
+    _check_stream(tok, ids, special, "mnn ")
     refused_or_ok("mnn apply_chat_template", tok.apply_chat_template, messages, template=template)
 
 

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from mtokspec import __version__
-from mtokspec.cli import chat, codec, convert, edit, lint, mnn, report, runtime, upgrade
+from mtokspec.cli import chat, codec, convert, edit, fingerprint, lint, mnn, report, runtime, stream, upgrade
 from mtokspec.cli._io import configure_streams, one_line, silence_stdout
 from mtokspec.errors import Error
 
@@ -21,7 +21,7 @@ only a regular file (a symlink's target; a device, FIFO or folder is refused; '-
 output), keeps its mode and owner, and refuses the command's own input unless --force."""
 
 
-COMMAND_MODULES = [codec, edit, lint, runtime, chat, convert, upgrade, mnn, report]
+COMMAND_MODULES = [codec, edit, lint, runtime, stream, fingerprint, chat, convert, upgrade, mnn, report]
 """Each sub-command module has ``register(subparsers)``; the order is the order of ``--help``."""
 
 

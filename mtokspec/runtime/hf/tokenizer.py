@@ -6,7 +6,7 @@ Design record: ``docs/design/runtime-hf.md``.
 from __future__ import annotations
 
 import os
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from mtokspec.reading import read_tokenizer_file
 from mtokspec.format import tree as t
@@ -21,6 +21,10 @@ from mtokspec.runtime.shared.args import texts as _texts, token_id, token_ids, t
 from mtokspec.runtime.shared.args import token_id as _token_id
 from mtokspec.runtime.shared.bounds import MAX_EXPANSION, budget, budget_size, checked_max_expansion
 from mtokspec.runtime.shared.pickling import reduce_tokenizer
+
+if TYPE_CHECKING:
+    from mtokspec.runtime.hf.stream import HoldTable, TableStream
+    from mtokspec.runtime.shared.stream import PrefixStream
 
 __all__ = ["HfTokenizer", "HfDecodeStream"]
 
@@ -67,6 +71,7 @@ class HfTokenizer:
         # sequence appears once per sequence op (0 or 2+ only in hand-made programs)
         self._seq_repeat = self._post.count(None) if self._post else 1
         self._vocab_size = None
+        self._hold: "HoldTable | TokenizerError | None" = None
 
         # encode plan
         pt = self.pre_tokenizer
@@ -245,6 +250,30 @@ class HfTokenizer:
         """Incremental decoding: ``step(id)`` returns new text, or None while a character is
         incomplete (HF ``DecodeStream``)."""
         return HfDecodeStream(self, skip_special_tokens)
+
+    def stream(self, skip_special_tokens: bool = False) -> "TableStream | PrefixStream":
+        """What ``decode`` of the ids so far adds, as ids arrive: ``step(id)`` returns the new text
+        ("" while a later id can still change it), ``flush()`` the rest; joined, ``decode(ids)``
+        (:mod:`mtokspec.runtime.hf.stream`)."""
+        from mtokspec.runtime.hf.stream import stream
+
+        return stream(self, skip_special_tokens)
+
+    def hold_table(self) -> "HoldTable":
+        """The per-id table the streaming loop runs on (:func:`~mtokspec.runtime.hf.stream.compile_hold_table`;
+        TokenizerError when the decoder acts across tokens).  Built once."""
+        held = self._hold
+        if held is None:
+            from mtokspec.runtime.hf.stream import compile_hold_table
+
+            try:
+                held = compile_hold_table(self)
+            except TokenizerError as e:
+                held = e
+            self._hold = held
+        if isinstance(held, TokenizerError):
+            raise TokenizerError(str(held))
+        return held
 
     # --- vocabulary -----------------------------------------------------------------------------
     def token_to_id(self, token: str) -> int | None:

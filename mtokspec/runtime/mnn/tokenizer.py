@@ -15,7 +15,7 @@ from __future__ import annotations
 import codecs
 import os
 import re
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from mtokspec.reading import read_tokenizer_file
 from mtokspec.format import tree as t
@@ -28,6 +28,10 @@ from mtokspec.runtime.shared.bounds import (MAX_EXPANSION, budget_size, checked_
 from mtokspec.runtime.shared.pickling import reduce_tokenizer
 from mtokspec.runtime.mnn._compiled import stages
 from mtokspec.runtime.mnn._text import i32
+
+
+if TYPE_CHECKING:
+    from mtokspec.runtime.shared.stream import PrefixStream
 
 __all__ = ["MnnTokenizer", "MnnDecodeStream", "MNN_COMMIT"]
 
@@ -301,6 +305,14 @@ class MnnTokenizer:
         """What the LLM engine prints as ids arrive, in whole characters: ``step(id)`` returns the
         new complete characters, or None while a character is incomplete."""
         return MnnDecodeStream(self)
+
+    def stream(self, skip_special_tokens: bool = True) -> "PrefixStream":
+        """What ``decode`` (MNN's ``Tokenizer::decode(ids)``) of the ids so far adds, as ids arrive:
+        ``step(id)`` returns the new text ("" while a later id can still change it), ``flush()``
+        the rest (:mod:`mtokspec.runtime.mnn.stream`; ``skip_special_tokens`` as in :meth:`decode`)."""
+        from mtokspec.runtime.mnn.stream import stream
+
+        return stream(self)
 
     # --- vocabulary and header --------------------------------------------------------------------
     def is_special(self, i: int) -> bool:
