@@ -7,7 +7,7 @@ draw templates from :func:`tests._support.hostile.hostile_templates`."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import mtokspec
