@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mtokspec.convert.mnn_target.variants import Variant, Verdict as V
+from mtokspec.convert.mnn_target.variants.row import Variant, Verdict as V
 
 __all__ = ["ROWS"]
 

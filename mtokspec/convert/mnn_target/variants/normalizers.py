@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from mtokspec.convert.mnn_target.variants import Context, Variant, Verdict as V
+from mtokspec.convert.mnn_target.variants.row import Context, Variant, Verdict as V
 from mtokspec.convert.mnn_target.variants.regex_literals import char_run, literal, run_replaces
 from mtokspec.format import tree as t
 

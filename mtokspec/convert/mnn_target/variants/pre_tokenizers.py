@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mtokspec.convert.mnn_target.variants import Context, Variant, Verdict as V
+from mtokspec.convert.mnn_target.variants.row import Context, Variant, Verdict as V
 from mtokspec.convert.mnn_target.variants.regex_literals import escape, literal
 from mtokspec.format import tree as t
 from mtokspec.runtime.hf.normalizers import WHITESPACE_STR
