@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-OUTPUTS = ("encode", "raw", "stream", "seq")
+from tools.mnn_agreement import OUTPUTS, _mnn_tok_outputs
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 
 
@@ -40,28 +40,6 @@ def corpus_texts() -> list[str]:
         from mtokspec.convert.mnn_target.reference import BASE_TEXTS
         texts = list(BASE_TEXTS)
     return texts
-
-
-def _mnn_tok(binary: str, path: Path, texts: list[str], ids: list[list[int]]) -> dict[str, list]:
-    def run(mode: str, payloads: list[dict]) -> list[dict]:
-        stdin = "".join(json.dumps(p, ensure_ascii=True) + "\n" for p in payloads).encode("ascii")
-        proc = subprocess.run([binary, mode, str(path)], input=stdin, capture_output=True, timeout=1200)
-        rows = [json.loads(line) for line in proc.stdout.decode("utf-8", "surrogateescape").splitlines() if line]
-        if len(rows) != len(payloads):
-            raise RuntimeError(f"mnn_tok {mode} {path}: {len(rows)} answers for {len(payloads)}")
-        return rows
-
-    def text_of(r: dict):
-        if "error" in r:
-            return None
-        return bytes.fromhex(r["hex"]) if r.get("invalid_utf8") else r["text"].encode("utf-8")
-
-    tp = [{"text": x} for x in texts]
-    ip = [{"ids": i} for i in ids]
-    return {"encode": [r.get("ids") for r in run("encode", tp)],
-            "raw": [r.get("ids") for r in run("encode-raw", tp)],
-            "stream": [text_of(r) for r in run("decode", ip)],
-            "seq": [text_of(r) for r in run("decode-seq", ip)]}
 
 
 def _semantics(path: Path, texts: list[str], ids: list[list[int]]) -> dict[str, list]:
@@ -99,7 +77,7 @@ def measure(folder: Path, texts: list[str], binary: str | None, test_bin: str | 
     special = [hf.encode(x, add_special_tokens=True).ids for x in texts]
     raw = [hf.encode(x, add_special_tokens=False).ids for x in texts]
     decoded = [hf.decode(i, skip_special_tokens=False).encode("utf-8") for i in raw]
-    got = _mnn_tok(binary, path, texts, raw) if binary else _semantics(path, texts, raw)
+    got = _mnn_tok_outputs(binary, path, texts, raw) if binary else _semantics(path, texts, raw)
     want = {"encode": special, "raw": raw, "stream": decoded, "seq": decoded}
     row: dict = {"folder": folder.name, "cases": len(texts), "convert_s": round(seconds, 2)}
     examples: dict[str, list] = {}

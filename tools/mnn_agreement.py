@@ -35,27 +35,32 @@ def _bytes(v) -> bytes:
     return bytes.fromhex(v["hex"]) if isinstance(v, dict) else v.encode("utf-8")
 
 
+def mnn_tok_run(binary: str, mode: str, path: Path, payloads: list[dict]) -> list[dict]:
+    """One answer per payload from ``mnn_tok MODE FILE`` (lines cut at ``\n`` only: its JSON keeps
+    U+2028 and U+0085 as they are)."""
+    stdin = "".join(json.dumps(p, ensure_ascii=True) + "\n" for p in payloads).encode("ascii")
+    proc = subprocess.run([binary, mode, str(path)], input=stdin, capture_output=True, timeout=1200)
+    rows = [json.loads(line) for line in proc.stdout.decode("utf-8", "surrogateescape").split("\n") if line]
+    if len(rows) != len(payloads):
+        raise RuntimeError(f"mnn_tok {mode} {path}: {len(rows)} answers for {len(payloads)} requests: "
+                           f"{proc.stderr.decode(errors='replace')[-500:]}")
+    return rows
+
+
+def mnn_tok_text(r: dict):
+    """A decode answer's bytes (None: MNN's error)."""
+    if "error" in r:
+        return None
+    return bytes.fromhex(r["hex"]) if r.get("invalid_utf8") else r["text"].encode("utf-8")
+
+
 def _mnn_tok_outputs(binary: str, path: Path, texts: list[str], ids: list[list[int]]) -> dict[str, list]:
-    def run(mode: str, payloads: list[dict]) -> list[dict]:
-        stdin = "".join(json.dumps(p, ensure_ascii=True) + "\n" for p in payloads).encode("ascii")
-        proc = subprocess.run([binary, mode, str(path)], input=stdin, capture_output=True, timeout=1200)
-        rows = [json.loads(line) for line in proc.stdout.decode("utf-8", "surrogateescape").splitlines() if line]
-        if len(rows) != len(payloads):
-            raise RuntimeError(f"mnn_tok {mode} {path}: {len(rows)} answers for {len(payloads)} requests: "
-                               f"{proc.stderr.decode(errors='replace')[-500:]}")
-        return rows
-
-    def text_of(r: dict):
-        if "error" in r:
-            return None
-        return bytes.fromhex(r["hex"]) if r.get("invalid_utf8") else r["text"].encode("utf-8")
-
     tp = [{"text": x} for x in texts]
     ip = [{"ids": i} for i in ids]
-    return {"encode": [r.get("ids") for r in run("encode", tp)],
-            "raw": [r.get("ids") for r in run("encode-raw", tp)],
-            "stream": [text_of(r) for r in run("decode", ip)],
-            "seq": [text_of(r) for r in run("decode-seq", ip)]}
+    return {"encode": [r.get("ids") for r in mnn_tok_run(binary, "encode", path, tp)],
+            "raw": [r.get("ids") for r in mnn_tok_run(binary, "encode-raw", path, tp)],
+            "stream": [mnn_tok_text(r) for r in mnn_tok_run(binary, "decode", path, ip)],
+            "seq": [mnn_tok_text(r) for r in mnn_tok_run(binary, "decode-seq", path, ip)]}
 
 
 def _semantics_outputs(path: Path, texts: list[str], ids: list[list[int]]) -> dict[str, list]:

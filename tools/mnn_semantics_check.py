@@ -16,27 +16,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+from tools.mnn_agreement import mnn_tok_run, mnn_tok_text
+
 RECORD = Path(__file__).resolve().parents[1] / "benchmarks" / "records" / "mnn_semantics_new.json"
-
-
-def _run(binary: str, mode: str, path: Path, payloads: list[dict]) -> list[dict]:
-    stdin = "".join(json.dumps(p, ensure_ascii=True) + "\n" for p in payloads).encode("ascii")
-    out = subprocess.run([binary, mode, str(path)], input=stdin, capture_output=True, timeout=1200).stdout
-    rows = [json.loads(line) for line in out.decode("utf-8", "surrogateescape").split("\n") if line]
-    if len(rows) != len(payloads):
-        raise RuntimeError(f"mnn_tok {mode} {path}: {len(rows)} answers for {len(payloads)}")
-    return rows
-
-
-def _text(r: dict):
-    if "error" in r:
-        return None
-    return bytes.fromhex(r["hex"]) if r.get("invalid_utf8") else r["text"].encode("utf-8")
 
 
 def check(folder: Path, binary: str, extra: list[str], work: Path) -> dict:
@@ -55,10 +41,10 @@ def check(folder: Path, binary: str, extra: list[str], work: Path) -> dict:
     hf = tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json"))
     texts = probe_texts([a.content for a in tree.added_tokens], extra)
     ids = [hf.encode(x, add_special_tokens=False).ids for x in texts]
-    theirs = list(zip([r.get("ids") for r in _run(binary, "encode", path, [{"text": x} for x in texts])],
-                      [r.get("ids") for r in _run(binary, "encode-raw", path, [{"text": x} for x in texts])],
-                      [_text(r) for r in _run(binary, "decode-seq", path, [{"ids": i} for i in ids])],
-                      [_text(r) for r in _run(binary, "decode", path, [{"ids": i} for i in ids])]))
+    theirs = list(zip([r.get("ids") for r in mnn_tok_run(binary, "encode", path, [{"text": x} for x in texts])],
+                      [r.get("ids") for r in mnn_tok_run(binary, "encode-raw", path, [{"text": x} for x in texts])],
+                      [mnn_tok_text(r) for r in mnn_tok_run(binary, "decode-seq", path, [{"ids": i} for i in ids])],
+                      [mnn_tok_text(r) for r in mnn_tok_run(binary, "decode", path, [{"ids": i} for i in ids])]))
     agree, examples = 0, []
     for k, x in enumerate(texts):
         try:
