@@ -25,6 +25,8 @@ import os
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Iterable, Iterator
 
+import regex
+
 from mtokspec.errors import ArgumentTypeError, Error
 from mtokspec.format import build, parse
 from mtokspec.format import tree as t
@@ -177,6 +179,8 @@ def _round_trip(tok: Any, text: str) -> list[Any]:
             tok.decode_bytes(ids, stream=True)]
 
 
+_LETTER = regex.compile(r"\p{L}")
+
 _LEADS = (b"", b"\xd0", b"\xe5", b"\xf0")
 """Lead bytes before 1-3 leading continuation bytes: Cyrillic (U+0400-043F) and CJK (U+5000-5FFF)
 letters, whatever the continuation bytes, so the GPT-2 split keeps them with a following letter."""
@@ -205,12 +209,14 @@ def completed(raw: bytes) -> str | None:
             tails.append(_TAILS.get(lead, b"\x80" if lead < 0xE0 else b"\xb8\x80" if lead < 0xF0 else b"\x80\x80\x80"))
     tails += [b"\x80", b"\x80\x80", b"\x80\x80\x80", b"\xa0", b"\xa0\x80", b"\x90", b"\x90\x80",
               b"\x90\x80\x80"]
+    texts = []
     for tail in tails[1:] + tails[:1]:
         try:
-            return (data + tail).decode("utf-8")
+            texts.append((data + tail).decode("utf-8"))
         except UnicodeDecodeError:
             continue
-    return None
+    # a completion that ends in a letter keeps the GPT-2 split from cutting the token's last character off
+    return next((x for x in texts if x and _LETTER.match(x[-1])), texts[0] if texts else None)
 
 
 def _id_probe(tok: Any, i: int, raw: Callable[[int], bytes]) -> list[Any]:

@@ -97,6 +97,22 @@ def test_every_single_row_edit_changes_the_fingerprint(kind, data):
     assert fp.behaviour != base.behaviour, what
 
 
+def test_every_merge_dropped_changes_the_behaviour():
+    """Each of tiny.mtok's merges, dropped alone, changes the behaviour fingerprint: the probe of the
+    merged token's id completes its bytes into letters, so a merge across a character boundary
+    (rank 146: A1 + E3 81) is asked in one piece of the GPT-2 split."""
+    base = base_tiny()
+    same = []
+    for r in range(len(tiny().model.merges)):
+        tree = tiny()
+        merges = list(tree.model.merges)
+        del merges[r]
+        tree.model.merges = merges
+        if fingerprint(tree).behaviour == base.behaviour:
+            same.append(r)
+    assert same == []
+
+
 @pytest.mark.skipif(not (CORPUS / "tok").is_dir(), reason="the reference corpus is absent")
 def test_corpus_one_token_changes():
     """bert-base-cased-derived's exporter file: one vocabulary row renamed, one added token's text
