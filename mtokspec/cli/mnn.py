@@ -122,8 +122,8 @@ def register(subparsers) -> None:
                         "the same for any N)")
     g.add_argument("--reference", choices=("hf", "mtokspec"), default="hf",
                    help="what gives the answers: hf (HF tokenizers; refused when missing) or mtokspec (its own HF "
-                        "semantics of the --target mnn file: not HF where the format loses something; recorded "
-                        "in the meta line)")
+                        "semantics of the folder's plain .mtok, recorded in the meta line; refused where the "
+                        "format loses or approximates a stage, so its cases are HF's own or none)")
     g.add_argument("--quiet", "-q", action="store_true", help="no progress line on a terminal")
     g.add_argument("--force", action="store_true", help=FORCE_HELP)
     g.set_defaults(func=cmd_goldens)

@@ -78,13 +78,28 @@ def chat_template_of(folder: Path) -> tuple[str | None, str | None, str | None]:
 
 def reference_for_folder(path: str | os.PathLike, reference: str = "hf"):
     """HF's answers for a model folder (or its ``tokenizer.json``): :class:`~.reference.HFReference`
-    (``reference="mtokspec"``: the ``--target mnn`` tree's own HF semantics, said so in its ``source``)."""
+    (``reference="mtokspec"``: mtokspec's HF semantics of the folder's plain ``.mtok`` (the exporter's
+    tree, not the ``--target mnn`` one, which is shaped for MNN's runtime), said so in its ``source``,
+    and refused with :class:`ConversionError` where that tree cannot hold HF's answers: a stage the
+    format loses or approximates, a decoder or post-processor it replaces; so such goldens never
+    pass a device case HF's would fail)."""
     from mtokspec.convert.hf import from_hf_inputs, load_hf
     from mtokspec.convert.mnn_target.reference import HFReference, check_reference
 
     inputs = load_hf(path)  # (checks the path)
     check_reference(reference)
-    fallback = from_hf_inputs(inputs, target="mnn", reference="mtokspec").tree if reference == "mtokspec" else None
+    fallback = None
+    if reference == "mtokspec":
+        conv = from_hf_inputs(inputs)  # the exporter's tree: HF's pipeline as far as the format holds it
+        lost = [loss for loss in conv.losses if loss.may_change_tokenization or loss.path.startswith(("decoder",
+                                                                                                     "post_processor"))]
+        if lost:
+            raise ConversionError(
+                "reference 'mtokspec': mtokspec's HF semantics cannot stand in for HF tokenizers on this folder, "
+                "the .mtok it runs on loses " + "; ".join(f"{x.path} ({x.what})" for x in lost[:3])
+                + (f" and {len(lost) - 3} more" if len(lost) > 3 else "")
+                + ": install HF tokenizers (pip install 'mtokspec[hf]') and use the default reference 'hf'", lost)
+        fallback = conv.tree
     return HFReference(inputs.tokenizer_json, fallback, reference)
 
 
