@@ -303,10 +303,28 @@ def hf_folder(path: Path, pattern: str) -> Path:
     return path
 
 
+def _goldens_are_hf(folder: Path) -> None:
+    """``goldens`` of a hostile folder: every basic line is HF ``tokenizers``' own answer (asked here
+    again, outside goldens), or goldens refuses with the library's error."""
+    import tokenizers
+
+    from mtokspec.convert.mnn_target.goldens import goldens
+
+    lines = goldens(folder, list(HOSTILE_TEXTS), [])[0]
+    hf = tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json"))
+    for line in lines:
+        if line.get("type") == "basic":
+            raw = hf.encode(line["input"], add_special_tokens=False).ids
+            assert line["ids_raw"] == raw, f"goldens ids_raw of {line['input'][:20]!r}: not HF's"
+            assert line["ids_full"] == hf.encode(line["input"], add_special_tokens=True).ids
+            assert line["decoded_full"] == hf.decode(raw, skip_special_tokens=False)
+
+
 def fuzz_patterns(examples: int, folders: int, workdir: str) -> int:
     """The property run (in a child under a memory limit: ``tests/runtime/test_pattern_hostile.py``):
     ``examples`` drawn patterns through :func:`check_entry_points`, ``folders`` of them as HF
-    folders through ``convert.from_hf(target="mnn")``; one JSON line per case."""
+    folders through ``convert.from_hf(target="mnn")`` and ``goldens`` (its lines checked against HF
+``tokenizers`` asked again); one JSON line per case."""
     from hypothesis import HealthCheck, given, settings
 
     import mtokspec
@@ -326,16 +344,18 @@ def fuzz_patterns(examples: int, folders: int, workdir: str) -> int:
     def convert_folders(pattern):
         folder = hf_folder(Path(workdir) / f"f{len(made)}", pattern)
         made.append(folder)
-        t0 = time.process_time()
-        try:
-            from_hf(folder, target="mnn")
-            outcome = "ok"
-        except mtokspec.Error as e:
-            outcome = type(e).__name__
-        spent = time.process_time() - t0
-        assert spent < CASE_SECONDS, f"convert of {pattern[:80]!r}: {spent:.1f} s"
-        print(json.dumps({"pattern": pattern[:60], "entry": "convert mnn", "outcome": outcome,
-                          "seconds": round(spent, 3)}), flush=True)
+        for entry, call in (("convert mnn", lambda: from_hf(folder, target="mnn")),
+                            ("goldens", lambda: _goldens_are_hf(folder))):
+            t0 = time.process_time()
+            try:
+                call()
+                outcome = "ok"
+            except mtokspec.Error as e:
+                outcome = type(e).__name__
+            spent = time.process_time() - t0
+            assert spent < CASE_SECONDS, f"{entry} of {pattern[:80]!r}: {spent:.1f} s"
+            print(json.dumps({"pattern": pattern[:60], "entry": entry, "outcome": outcome,
+                              "seconds": round(spent, 3)}), flush=True)
 
     entry_points()
     if folders:

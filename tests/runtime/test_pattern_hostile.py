@@ -3,7 +3,8 @@ compiling (``mtokspec.format.growth.pattern_cost``, the bounds in ``mtokspec.run
 MNN's own refusals where MNN throws or crashes, class reads counted as steps, and the HF regex
 time budget held per thread.  The property run draws patterns (nested counted repeats, deep groups,
 huge classes, one inside another) through HF and MNN encode, ``validate``, ``lint`` and, as HF
-folders made with ``tokenizers``, ``convert.from_hf(target="mnn")``: in a child process under
+folders made with ``tokenizers``, ``convert.from_hf(target="mnn")`` and ``goldens`` (every line HF's
+own answer, asked again, or the library's refusal): in a child process under
 2 GiB, each case within 10 s of CPU time (``tools/hostile.py``: ``check_entry_points``).
 """
 
