@@ -68,6 +68,10 @@ def _base(kind: str) -> tuple[dict, object]:
                      decoder={"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": True}),
                 trainers.UnigramTrainer(vocab_size=400, show_progress=False, unk_token="<unk>",
                                         special_tokens=["<unk>"]))
+    if kind == "wordlevel":
+        return (_doc({"type": "WordLevel", "vocab": {}, "unk_token": "[UNK]"}, normalizer={"type": "Lowercase"},
+                     pre={"type": "WhitespaceSplit"}),
+                trainers.WordLevelTrainer(vocab_size=300, show_progress=False, special_tokens=["[UNK]"]))
     raise ValueError(kind)
 
 

@@ -2,11 +2,26 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from mtokspec.convert.mnn_target.variants.row import Variant, Verdict as V
 
-__all__ = ["ROWS"]
+__all__ = ["ROWS", "wordlevel_as_wordpiece", "NO_WORD_LIMIT"]
+
+NO_WORD_LIMIT = 2**31 - 1
+"""A WordPiece ``max_input_chars_per_word`` no word reaches (MNN reads the field as a signed int)."""
+
+
+def wordlevel_as_wordpiece(model: Mapping[str, Any]) -> dict[str, Any]:
+    """A HF ``WordLevel`` model node as the ``WordPiece`` node giving its answers on both runtimes:
+    a continuing-subword prefix no vocabulary token starts with (so a word is one whole token or
+    the unknown token, as WordLevel's look-up) and no length limit (:data:`NO_WORD_LIMIT`)."""
+    vocab = model.get("vocab")
+    tokens = [k for k in vocab if isinstance(k, str)] if isinstance(vocab, dict) else []
+    prefix = "\x01" * (1 + max((len(tok) - len(tok.lstrip("\x01")) for tok in tokens), default=0))
+    return {"type": "WordPiece", "vocab": vocab, "unk_token": model.get("unk_token", "<unk>"),
+            "continuing_subword_prefix": prefix, "max_input_chars_per_word": NO_WORD_LIMIT}
 
 
 def _set(node: Any, key: str) -> bool:
@@ -49,8 +64,7 @@ ROWS: tuple[Variant, ...] = (
             why="on an exact tie of scores MNN keeps another segmentation; a literal '<0xHH>' in the text",
             model="unigram-fallback", lossy=True, applies=lambda n: bool(n.get("byte_fallback")),
             example={"byte_fallback": True}),
-    Variant("model", "WordLevel", "", V.IMPOSSIBLE, "refused (no file written)", "format:model.WordLevel",
-            why="the format's models are BPE, WordPiece and Unigram, and the converter does not rewrite a "
-                "WordLevel vocabulary as one of them (a WordPiece whose prefix no token holds might: not done)",
-            model="wordlevel"),
+    Variant("model", "WordLevel", "", V.EXACT,
+            "WordPiece whose continuing-subword prefix no token starts with and max_input_chars_per_word 2**31-1 "
+            "(a word is one whole token or the unknown token)", model="wordlevel", example={}),
 )
