@@ -49,6 +49,12 @@ ROWS: tuple[Variant, ...] = (
             "format:model.BPE[ignore_merges]",
             why="MNN always merges: a word that is a token but that the merges do not reach differs",
             applies=lambda n: _set(n, "ignore_merges"), example={"ignore_merges": True}),
+    Variant("model", "BPE", "unk_token without byte_fallback", V.IMPOSSIBLE, "BPE without the unknown token",
+            "format:model.BPE[unk_token]", tag="unk_token",
+            why="MNN's BPE has no unknown token: a character no token covers is dropped (HF: the unknown id, one "
+                "per run with fuse_unk); written as byte pieces it would be one per byte",
+            applies=lambda n: _plain_bpe(n) and _set(n, "unk_token") and not n.get("byte_fallback"),
+            model="bpe-unk", example={"unk_token": "<unk>", "fuse_unk": True}),
     Variant("model", "BPE", "byte_fallback", V.EXACT, "BPE with byte fallback", model="bpe-fallback",
             applies=lambda n: _plain_bpe(n) and bool(n.get("byte_fallback")), example={"byte_fallback": True}),
     Variant("model", "BPE", "", V.EXACT, "BPE: the vocabulary sorted by bytes, merges by pair",
