@@ -18,7 +18,8 @@ from mtokspec.format import tree as t
 from mtokspec.runtime.shared.args import instance, items, mapping, number, token_text
 from mtokspec.runtime.shared.args import path as path_arg
 
-__all__ = ["REFERENCES", "check_reference", "HFReference", "FileReference", "probe_texts", "random_texts", "read_texts", "BASE_TEXTS", "PIECES"]
+__all__ = ["REFERENCES", "check_reference", "HFReference", "FileReference", "probe_texts", "random_texts", "read_texts", "BASE_TEXTS", "PIECES",
+           "RUN_TEXTS"]
 
 BASE_TEXTS: tuple[str, ...] = (
     "Hello world",
@@ -59,6 +60,13 @@ BASE_TEXTS: tuple[str, ...] = (
 """Texts for every component a tokenizer file uses: white space runs, digits, accents and
 compatibility characters, CJK, other scripts, emoji sequences, symbols, code, control and format
 characters, rare characters (byte fallback), a long word."""
+
+RUN_TEXTS: tuple[str, ...] = (
+    "../../../../ :::: 11110 ====== ------ \n      x",
+    "xxxxxxx ......... 111111111 :::::",
+)
+"""Runs of one character: where a Unigram lattice holds segmentations of exactly equal score (the
+``--target mnn`` report probes them besides the others; not part of the fingerprint's texts)."""
 
 
 PIECES: tuple[str, ...] = (

@@ -232,16 +232,16 @@ ROWS: tuple[Variant, ...] = (
     Variant("normalizer", "Lowercase", "", V.APPROXIMATED, "BertNormalizer with lowercase only",
             "mnn-bert-normalizer", example={"type": "Lowercase"}),
     Variant("normalizer", "Strip", "strip_left only", V.APPROXIMATED,
-            "Strip (type 8); when only white-space Replaces and tables follow it, a first pre-tokenizer Split "
+            "Strip (type 8); when only tables and Replaces that keep the white space at the ends follow it, a first pre-tokenizer Split "
             "(Removed) of ^[White_Space]+ (std::wregex) strips instead", "mnn-strip-normalizer",
-            tag="left", lossy=True, why="MNN strips ASCII white space and Zs only; moved to the pre-tokenizer: a "
+            tag="left", lossy=True, also_in=("pre_tokenizer",), why="MNN strips ASCII white space and Zs only; moved to the pre-tokenizer: a "
             "character a later table maps to white space at an end",
             applies=lambda n: not n.get("strip_right", True),
             example={"type": "Strip", "strip_left": True, "strip_right": False}),
     Variant("normalizer", "Strip", "strip_right", V.APPROXIMATED,
-            "Strip (type 8); when only white-space Replaces and tables follow it, a first pre-tokenizer Split "
+            "Strip (type 8); when only tables and Replaces that keep the white space at the ends follow it, a first pre-tokenizer Split "
             "(Removed) of [White_Space]+$ (and ^[White_Space]+) (std::wregex) strips instead", "mnn-strip-normalizer",
-            tag="right", lossy=True, why="MNN's strip_right strips nothing (its loop reads past the end of the text); left: "
+            tag="right", lossy=True, also_in=("pre_tokenizer",), why="MNN's strip_right strips nothing (its loop reads past the end of the text); left: "
                              "ASCII white space and Zs only",
             applies=lambda n: bool(n.get("strip_right", True)),
             example={"type": "Strip", "strip_left": True, "strip_right": True}),
