@@ -171,7 +171,13 @@ def _lower_precompiled(node: Any, old: Any, _ctx: Context) -> t.Normalizer | Non
     if cm is None:
         return None
     table = cm.per_code_point()
-    return _with_compositions(composed(table, cm.transform), protected_table(table))
+    mapped = dict(table)
+    crlf = cm.transform("\r\n")
+    # CR LF is one grapheme, which HF replaces whole by its first key's replacement: a literal
+    # Replace first (when the table leaves what it writes)
+    first = [t.ReplaceNormalizer("\r\n", crlf)] if crlf is not None and not any(ord(c) in mapped for c in crlf) \
+        else []
+    return _with_compositions(first + composed(table, cm.transform), protected_table(table))
 
 
 @lru_cache(maxsize=1)
@@ -224,8 +230,9 @@ ROWS: tuple[Variant, ...] = (
             example={"type": "NFKD"}, lower=_lower_table("NFKD")),
     Variant("normalizer", "Precompiled", "", V.APPROXIMATED,
             "the character map per code point, the controls MNN's table spaces through stand-ins, and literal "
-            "Replaces of the base + mark pairs the map composes",
-            _TABLE_RULE, lossy=True, why="keys of more than one character (and its grapheme-wise matching) are lost",
+            "Replaces of the base + mark pairs the map composes and of CR LF (one grapheme, replaced whole)",
+            _TABLE_RULE, lossy=True, why="other keys of more than one character (and its grapheme-wise matching) "
+                                          "are lost",
             example=None, lower=_lower_precompiled),
     Variant("normalizer", "Nmt", "", V.EXACT, "literal Replaces: the deleted controls, then the spaced characters",
             example={"type": "Nmt"}, lower=_lower_nmt),
