@@ -1,6 +1,7 @@
 """A Split of one character class (or a run of one), with every behaviour and ``invert``, on a
 folder HF ``tokenizers`` builds: ``--target mnn``'s file run through the ``mnn`` semantics gives
-HF's ids, live, on drawn texts (leading, trailing and only-delimiter texts among them)."""
+HF's ids, live, on drawn texts (leading, trailing and only-delimiter texts among them); an
+alternation of classes with Contiguous too."""
 
 from __future__ import annotations
 
@@ -22,14 +23,18 @@ from tests._support.variant_folders import folder_for  # noqa: E402
 
 PATTERNS = {"space-run": {"Regex": "\\s+"}, "space": {"Regex": "\\s"}, "word-run": {"Regex": "[\\p{L}\\p{N}]+"},
             "not-comma": {"Regex": "[^,;]"}, "comma": {"String": ","}}
+ALTERNATIONS = {"word-or-other": {"Regex": "[\\p{L}\\p{N}]+|[^\\s\\p{L}\\p{N}]+"},
+                "letter-or-digit": {"Regex": "\\p{L}+|\\p{N}"}, "comma-or-t": {"Regex": ",|t+"}}
+"""Alternations of classes: carried for Contiguous (the runs of their union)."""
 BEHAVIORS = ("Isolated", "Removed", "MergedWithPrevious", "MergedWithNext", "Contiguous")
-CASES = list(itertools.product(PATTERNS, BEHAVIORS, (False, True)))
+CASES = list(itertools.product(PATTERNS, BEHAVIORS, (False, True))) + \
+    list(itertools.product(ALTERNATIONS, ("Contiguous",), (False, True)))
 ALPHABET = "the,; \t\n\u3000\u2028\x85\u00e91\u0663!.-"
 
 
 @lru_cache(maxsize=None)
 def _pair(name: str, behavior: str, invert: bool, root: Path) -> tuple[object, MnnTokenizer]:
-    node = {"type": "Split", "pattern": PATTERNS[name], "behavior": behavior, "invert": invert}
+    node = {"type": "Split", "pattern": {**PATTERNS, **ALTERNATIONS}[name], "behavior": behavior, "invert": invert}
     row = variant_of("pre_tokenizer", node)
     assert row is not None and row.verdict in (Verdict.EXACT, Verdict.BOUNDED), (node, row)
     folder = folder_for(dataclasses.replace(row, example=node, tag=f"{name}-{behavior}-{invert}"), root)

@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from mtokspec.convert.mnn_target.variants.row import Context, Variant, Verdict as V
-from mtokspec.convert.mnn_target.variants.regex_literals import ClassPattern, class_pattern, escape, literal
+from mtokspec.convert.mnn_target.variants.regex_literals import (ClassPattern, class_alternatives, class_pattern, escape,
+                                                                  literal)
 from mtokspec.format import tree as t
 from mtokspec.runtime.hf.normalizers import WHITESPACE_STR
 
@@ -168,6 +169,49 @@ def _lower_split_class(node: Any, _old: Any, _ctx: Context) -> t.PreTokenizer | 
     return class_split(*spelled, behavior_of(node), bool(node.get("invert", False)), cp.run)
 
 
+def class_union(cps: list[ClassPattern]) -> ClassPattern | None:
+    """One class (a run) holding every character of ``cps`` (None: none this module spells): the
+    literal characters and properties joined; with one negated class ``[^X]``, ``[^X']`` where
+    ``X'`` is ``X`` less the others' characters (None when a literal of the others lies inside a
+    property ``X'`` keeps)."""
+    import unicodedata
+
+    neg, pos = [c for c in cps if c.negated], [c for c in cps if not c.negated]
+    chars = "".join(dict.fromkeys("".join(c.chars for c in pos)))
+    props = "".join(dict.fromkeys("".join(c.properties for c in pos)))
+    if not neg:
+        return ClassPattern(chars, props, False, True)
+    if len(neg) > 1:
+        return None
+    x = neg[0]
+    kept_props = "".join(p for p in x.properties if p not in props)
+    if any(unicodedata.category(c)[0] in kept_props for c in chars):
+        return None
+    kept = "".join(c for c in x.chars if c not in chars and unicodedata.category(c)[0] not in props)
+    return ClassPattern(kept, kept_props, True, True) if kept or kept_props else None
+
+
+def _split_union(node: Any) -> ClassPattern | None:
+    """The union of a Contiguous Split's alternatives of classes, when MNN's engine reads it exactly."""
+    p = node.get("pattern")
+    alts = class_alternatives(p["Regex"]) if isinstance(p, dict) and isinstance(p.get("Regex"), str) else None
+    union = class_union(alts) if alts and behavior_of(node) == "Contiguous" else None
+    return union if union is not None and mnn_class(union) is not None else None
+
+
+def _lower_split_union(node: Any, _old: Any, _ctx: Context) -> t.PreTokenizer | None:
+    union = _split_union(node)
+    spelled = mnn_class(union) if union is not None else None
+    return None if spelled is None else t.SplitPreTokenizer(spelled[0] + "+", False, _ISOLATED)
+
+
+def _union_on(engine_wregex: bool) -> Any:
+    def applies(node: Any) -> bool:
+        union = _split_union(node)
+        return union is not None and on_wregex(union) == engine_wregex
+    return applies
+
+
 def _class_on(engine_wregex: bool) -> Any:
     def applies(node: Any) -> bool:
         cp = _split_class(node)
@@ -274,6 +318,18 @@ ROWS: tuple[Variant, ...] = (
             bound="matches of up to 26,000 characters (std::wregex's stack)", applies=_class_on(True),
             lower=_lower_split_class,
             example={"type": "Split", "pattern": {"Regex": "\\s+"}, "behavior": "Contiguous", "invert": False}),
+    Variant("pre_tokenizer", "Split", "Contiguous, an alternation of character classes or runs of them (as above)",
+            V.EXACT, "Isolated Split of U+, U the union of the classes (MNN's own engine): every character of U is "
+                     "matched, so HF's Contiguous (inverted or not) keeps the runs of U and the gaps",
+            tag="classes-contiguous", applies=_union_on(False), lower=_lower_split_union,
+            example={"type": "Split", "pattern": {"Regex": "\\p{L}+|\\p{N}+"}, "behavior": "Contiguous",
+                     "invert": True}),
+    Variant("pre_tokenizer", "Split", "Contiguous, an alternation of character classes or runs of them, the union "
+            "written out", V.BOUNDED, "as the row above, U written out (std::wregex)", "mnn-regex-backtracking",
+            tag="classes-contiguous-wregex", bound="matches of up to 26,000 characters (std::wregex's stack)",
+            applies=_union_on(True), lower=_lower_split_union,
+            example={"type": "Split", "pattern": {"Regex": "[\\p{L}\\p{N}]+|[^\\s\\p{L}\\p{N}]+"},
+                     "behavior": "Contiguous", "invert": True}),
     Variant("pre_tokenizer", "Split", "a regular expression, Isolated/Removed/MergedWithPrevious", V.APPROXIMATED,
             "Split of the pattern", "mnn-regex-engine", tag="regex",
             why="MNN's own engine folds text to character classes (std::wregex for patterns without \\p)",
@@ -284,7 +340,7 @@ ROWS: tuple[Variant, ...] = (
             "Split of the pattern, Removed", "format:pre_tokenizer.Split[behavior]", tag="behavior",
             why="MNN's Split has no MergedWithNext or Contiguous, and a general pattern has no Isolated form "
                 "without look-ahead", applies=lambda n: behavior_of(n) not in _NATIVE,
-            example={"type": "Split", "pattern": {"Regex": "\\p{L}+|\\p{N}+"}, "behavior": "Contiguous",
+            example={"type": "Split", "pattern": {"Regex": "'s|\\p{L}+"}, "behavior": "Contiguous",
                      "invert": False}),
     Variant("pre_tokenizer", "BertPreTokenizer", "", V.APPROXIMATED, "BertPreTokenizer", "mnn-bert-pretokenizer",
             model="wordpiece", example={"type": "BertPreTokenizer"}),

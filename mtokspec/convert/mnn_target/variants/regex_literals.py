@@ -16,7 +16,7 @@ from mtokspec.runtime.hf.normalizers import WHITESPACE_STR
 from mtokspec.runtime.shared.text import REGEX_META
 
 __all__ = ["literal", "CharRun", "char_run", "run_replaces", "COLLAPSE_PASSES", "escape", "ClassPattern",
-           "class_pattern", "PROPERTIES"]
+           "class_pattern", "class_alternatives", "PROPERTIES"]
 
 COLLAPSE_PASSES = 20
 """Passes of ``ss -> s`` a run collapse writes: runs of up to 2**20 characters collapse exactly."""
@@ -213,3 +213,26 @@ def class_pattern(pattern: str) -> ClassPattern | None:
     if got is None or i == 0 or pattern[i:] not in ("", "+"):
         return None
     return ClassPattern(got.chars, got.properties, got.negated, pattern[i:] == "+")
+
+
+def class_alternatives(pattern: str) -> list[ClassPattern] | None:
+    """The class patterns of ``A|B|...`` when every top-level alternative is one (else None)."""
+    parts, depth, start, i = [], 0, 0, 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "[":
+            depth += 1
+        elif c == "]" and depth:
+            depth -= 1
+        elif c in "()" and not depth:
+            return None
+        elif c == "|" and not depth:
+            parts.append(pattern[start:i])
+            start = i + 1
+        i += 1
+    parts.append(pattern[start:])
+    got = [class_pattern(p) for p in parts]
+    return None if any(g is None for g in got) else [g for g in got if g is not None]
