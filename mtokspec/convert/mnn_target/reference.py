@@ -65,8 +65,8 @@ RUN_TEXTS: tuple[str, ...] = (
     "../../../../ :::: 11110 ====== ------ \n      x",
     "xxxxxxx ......... 111111111 :::::",
 )
-"""Runs of one character: where a Unigram lattice holds segmentations of exactly equal score (the
-``--target mnn`` report probes them besides the others; not part of the fingerprint's texts)."""
+"""Runs of one character: where a Unigram lattice holds segmentations of exactly equal score
+(probed besides :data:`BASE_TEXTS`; not among the fingerprint's texts)."""
 
 
 PIECES: tuple[str, ...] = (
@@ -100,12 +100,13 @@ def random_texts(added_contents: list[str], n: int = 400, seed: int = 0) -> list
 
 
 def probe_texts(added_contents: list[str], extra: list[str] | None = None, limit: int = 64) -> list[str]:
-    """:data:`BASE_TEXTS`, each added token spelled out in context (the first ``limit``; the
-    specials first, so the rest is left out of a long list), :func:`random_texts`, then ``extra``."""
+    """:data:`BASE_TEXTS` and :data:`RUN_TEXTS`, each added token spelled out in context (the first
+    ``limit``; the specials first, so the rest is left out of a long list), :func:`random_texts`,
+    then ``extra``."""
     items("added_contents", added_contents, str, "strs")
     items("extra", extra, str, "strs", optional=True)
     number("limit", limit, integral=True)
-    out = list(BASE_TEXTS)
+    out = [*BASE_TEXTS, *RUN_TEXTS]
     for c in added_contents[:limit]:
         out += [c, f"a{c}b", f"Hi {c} there", f"{c}{c} \n{c}", f"x\u3000{c}\u00a0y\x85"]
     out += random_texts(added_contents)

@@ -13,7 +13,7 @@ from typing import Any
 from mtokspec.convert.loss import ConversionError, Loss
 from mtokspec.convert.mnn_target.chat import with_chat_template_for_mnn
 from mtokspec.convert.mnn_target.choices import retarget
-from mtokspec.convert.mnn_target.reference import RUN_TEXTS, HFReference, probe_texts
+from mtokspec.convert.mnn_target.reference import HFReference, probe_texts
 from mtokspec.convert.mnn_target.report import MnnReport, mnn_report
 from mtokspec.convert.mnn_target.variants import rows_of
 from mtokspec.format import tree as t
@@ -124,6 +124,6 @@ def retarget_conversion(inputs, tree: t.MtokFile, losses: list[Loss], template: 
                          "flag off: MNN's decode(ids) follows HF tokenizers, which never applies it", False))
     ref = HFReference(inputs.tokenizer_json, new, reference)
     added = sorted(tree.added_tokens, key=lambda a: not a.special)
-    probes = probe_texts([a.content for a in added], [*RUN_TEXTS, *(texts or [])])
+    probes = probe_texts([a.content for a in added], texts)
     report = mnn_report(new, ref, probes, rows_of(tj))
     return new, kept + chat_losses + report.losses, report, ref.source
