@@ -52,7 +52,7 @@ def _base(kind: str) -> tuple[dict, object]:
                      decoder={**_BYTE_LEVEL_PRE, "add_prefix_space": True}),
                 trainers.BpeTrainer(vocab_size=600, show_progress=False,
                                     initial_alphabet=tokenizers.pre_tokenizers.ByteLevel.alphabet()))
-    if kind == "bpe-fallback":
+    if kind in ("bpe-fallback", "bpe-unk"):
         return (_doc({"type": "BPE", "vocab": {}, "merges": []}, normalizer=_SP_NORMALIZER, decoder=_SP_DECODER),
                 trainers.BpeTrainer(vocab_size=500, show_progress=False, max_token_length=8))
     if kind == "wordpiece":
@@ -68,6 +68,10 @@ def _base(kind: str) -> tuple[dict, object]:
                      decoder={"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": True}),
                 trainers.UnigramTrainer(vocab_size=400, show_progress=False, unk_token="<unk>",
                                         special_tokens=["<unk>"]))
+    if kind == "wordlevel":
+        return (_doc({"type": "WordLevel", "vocab": {}, "unk_token": "[UNK]"}, normalizer={"type": "Lowercase"},
+                     pre={"type": "WhitespaceSplit"}),
+                trainers.WordLevelTrainer(vocab_size=300, show_progress=False, special_tokens=["[UNK]"]))
     raise ValueError(kind)
 
 
@@ -140,8 +144,12 @@ def folder_for(row, root: Path) -> Path:
                 trainer = trainers.BpeTrainer(vocab_size=600, show_progress=False, **opts,
                                               initial_alphabet=tokenizers.pre_tokenizers.ByteLevel.alphabet())
     trained = _train(doc, trainer)
-    if kind == "bpe-fallback":
+    if kind in ("bpe-fallback", "bpe-unk"):
         trained = _with_byte_fallback(trained)
+    if kind == "bpe-unk":  # the unknown token without the byte pieces
+        kept = [k for k in sorted(trained["model"]["vocab"], key=trained["model"]["vocab"].get)
+                if not (k.startswith("<0x") and len(k) == 6)]
+        trained["model"].update(byte_fallback=False, vocab={k: i for i, k in enumerate(kept)})
     if kind == "unigram-fallback":
         m = trained["model"]
         m["vocab"] = m["vocab"] + [[f"<0x{b:02X}>", 0.0] for b in range(256)]  # SentencePiece scores them 0

@@ -66,7 +66,7 @@ def from_hf_inputs(inputs: HFInputs, *, strict: bool = False, exact_whitespace: 
     if target not in ("exporter", "mnn"):
         raise ConversionError(f"target {target!r}: expected 'exporter' (MNN's exporter's bytes) or 'mnn'")
     try:
-        conv = _Converter(inputs, exact_whitespace=exact_whitespace, model_type=model_type)
+        conv = _Converter(inputs, exact_whitespace=exact_whitespace, model_type=model_type, target=target)
         tree = conv.run()
         report, source = None, None
         if target == "mnn":
@@ -98,7 +98,8 @@ def from_hf_inputs(inputs: HFInputs, *, strict: bool = False, exact_whitespace: 
 class _Converter(HeaderRules, ProbeRules, BodyTranscription):
     """One conversion: the folder's files, the losses so far, and the probe's state."""
 
-    def __init__(self, inputs: HFInputs, *, exact_whitespace: bool, model_type: str | None):
+    def __init__(self, inputs: HFInputs, *, exact_whitespace: bool, model_type: str | None,
+                 target: str = "exporter"):
         self.inp = inputs
         self.tj = inputs.tokenizer_json
         self.tc = inputs.tokenizer_config
@@ -116,6 +117,10 @@ class _Converter(HeaderRules, ProbeRules, BodyTranscription):
             if not isinstance(at.get("content"), str):
                 raise ConversionError(f"added_tokens[{i}].content: expected a string, got {json_kind(at.get('content'))}")
         self.mtype = self._model_type()
+        if target == "mnn" and self.mtype == "WordLevel":  # the row model.WordLevel: as a WordPiece
+            from mtokspec.convert.mnn_target.variants.models import wordlevel_as_wordpiece
+
+            self.model, self.mtype = wordlevel_as_wordpiece(model), "WordPiece"
         self._body: t.MtokFile | None = None  # the converted body, once built (the probes run it)
         self._probe: Any = None  # probe_tokenizer's answer; False when there is none
         self._special: tuple[dict[str, str], list[str]] | None = None

@@ -191,10 +191,15 @@ def _leaves(node: t.Normalizer) -> list[t.Normalizer]:
 def _keeps_ends(node: t.Normalizer) -> bool:
     """A written normalizer after which stripping the ends gives what stripping before it gives
     (as far as per-code-point tables go): a literal Replace of white space by white space (or by
-    nothing) or of one character by one, a table, a lower-casing."""
+    nothing), of one character by one, or of text without white space by such text (not empty: a
+    text's white space ends stay where they were), a table, a lower-casing."""
+    from mtokspec.runtime.hf.normalizers import WHITESPACE_STR
+
     if isinstance(node, t.ReplaceNormalizer):
         if len(node.pattern) == 1 and len(node.content) == 1:
             return True  # a per-code-point map, as a table (the stand-ins of a protected table)
+        if node.content and not any(c in WHITESPACE_STR for c in node.pattern + node.content):
+            return True  # the base + mark pairs a SentencePiece map composes
         return node.pattern.isspace() and (node.content.isspace() or not node.content)
     if isinstance(node, t.BertNormalizer):
         return not (node.clean_text or node.handle_chinese_chars or node.strip_accents)

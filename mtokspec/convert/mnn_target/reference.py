@@ -18,7 +18,8 @@ from mtokspec.format import tree as t
 from mtokspec.runtime.shared.args import instance, items, mapping, number, token_text
 from mtokspec.runtime.shared.args import path as path_arg
 
-__all__ = ["REFERENCES", "check_reference", "HFReference", "FileReference", "probe_texts", "random_texts", "read_texts", "BASE_TEXTS", "PIECES"]
+__all__ = ["REFERENCES", "check_reference", "HFReference", "FileReference", "probe_texts", "random_texts", "read_texts", "BASE_TEXTS", "PIECES",
+           "RUN_TEXTS"]
 
 BASE_TEXTS: tuple[str, ...] = (
     "Hello world",
@@ -60,6 +61,13 @@ BASE_TEXTS: tuple[str, ...] = (
 compatibility characters, CJK, other scripts, emoji sequences, symbols, code, control and format
 characters, rare characters (byte fallback), a long word."""
 
+RUN_TEXTS: tuple[str, ...] = (
+    "../../../../ :::: 11110 ====== ------ \n      x",
+    "xxxxxxx ......... 111111111 :::::",
+)
+"""Runs of one character: where a Unigram lattice holds segmentations of exactly equal score
+(probed besides :data:`BASE_TEXTS`; not among the fingerprint's texts)."""
+
 
 PIECES: tuple[str, ...] = (
     " ", "  ", "\n", "\t", "\r\n", "a", "Z", "The", " the", "ab", "don", "'s", "'", "t", "1", "23", "456",
@@ -92,12 +100,13 @@ def random_texts(added_contents: list[str], n: int = 400, seed: int = 0) -> list
 
 
 def probe_texts(added_contents: list[str], extra: list[str] | None = None, limit: int = 64) -> list[str]:
-    """:data:`BASE_TEXTS`, each added token spelled out in context (the first ``limit``; the
-    specials first, so the rest is left out of a long list), :func:`random_texts`, then ``extra``."""
+    """:data:`BASE_TEXTS` and :data:`RUN_TEXTS`, each added token spelled out in context (the first
+    ``limit``; the specials first, so the rest is left out of a long list), :func:`random_texts`,
+    then ``extra``."""
     items("added_contents", added_contents, str, "strs")
     items("extra", extra, str, "strs", optional=True)
     number("limit", limit, integral=True)
-    out = list(BASE_TEXTS)
+    out = [*BASE_TEXTS, *RUN_TEXTS]
     for c in added_contents[:limit]:
         out += [c, f"a{c}b", f"Hi {c} there", f"{c}{c} \n{c}", f"x\u3000{c}\u00a0y\x85"]
     out += random_texts(added_contents)

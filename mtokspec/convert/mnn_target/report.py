@@ -180,7 +180,7 @@ def format_causes(rows, normalizer_differs: bool, decode: bool = False) -> list[
         stages, fallback = ("normalizer",), "format:normalizer"
     else:
         stages, fallback = ("pre_tokenizer", "model", "added_tokens", "post_processor"), "format:pre_tokenizer/model"
-    return [v.cause for v in lossy if v.stage in stages] or [fallback]
+    return [v.cause for v in lossy if v.stage in stages or set(v.also_in) & set(stages)] or [fallback]
 
 
 def mnn_losses(tree: t.MtokFile, ref, texts: list[str]) -> list[MnnLoss]:

@@ -24,6 +24,19 @@ def _lower_replace(node: Any, old: Any, _ctx: Context) -> t.Decoder | None:
     return t.ReplaceDecoder(text, old.content) if text else None
 
 
+def _metaspace_prefix(node: Any) -> bool:
+    """Whether HF's Metaspace decoder drops the first token's leading space (prepend_scheme, else
+    the older add_prefix_space)."""
+    scheme = node.get("prepend_scheme")
+    return scheme != "never" if isinstance(scheme, str) else bool(node.get("add_prefix_space", True))
+
+
+def _lower_metaspace(node: Any, old: Any, _ctx: Context) -> t.Decoder | None:
+    if not isinstance(old, t.MetaspaceDecoder):
+        return None
+    return t.MetaspaceDecoder(old.replacement, _metaspace_prefix(node))
+
+
 ROWS: tuple[Variant, ...] = (
     Variant("decoder", "ByteLevel", "", V.EXACT, "ByteLevel",
             example={"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True}),
@@ -40,7 +53,12 @@ ROWS: tuple[Variant, ...] = (
             "format:decoder.Replace[Regex]", tag="Regex", why="MNN's Replace decoder is literal",
             applies=lambda n: _regex(n) is not None and literal(_regex(n) or "") is None,
             example={"type": "Replace", "pattern": {"Regex": "\\s+"}, "content": " "}),
-    Variant("decoder", "Metaspace", "", V.APPROXIMATED, "Metaspace", "mnn-decoder-chain", model="unigram",
+    Variant("decoder", "Metaspace", "prepend_scheme=never", V.APPROXIMATED,
+            "Metaspace without the prefix (the exporter reads add_prefix_space only: on)", "mnn-decoder-chain",
+            tag="never", model="unigram", applies=lambda n: not _metaspace_prefix(n), lower=_lower_metaspace,
+            example={"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "never", "split": True}),
+    Variant("decoder", "Metaspace", "prepend_scheme=always/first", V.APPROXIMATED, "Metaspace",
+            "mnn-decoder-chain", model="unigram", applies=_metaspace_prefix, lower=_lower_metaspace,
             example={"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": True}),
     Variant("decoder", "WordPiece", "", V.APPROXIMATED, "WordPiece", "mnn-wordpiece-cleanup", model="wordpiece",
             example={"type": "WordPiece", "prefix": "##", "cleanup": True}),

@@ -2,11 +2,26 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from mtokspec.convert.mnn_target.variants.row import Variant, Verdict as V
 
-__all__ = ["ROWS"]
+__all__ = ["ROWS", "wordlevel_as_wordpiece", "NO_WORD_LIMIT"]
+
+NO_WORD_LIMIT = 2**31 - 1
+"""A WordPiece ``max_input_chars_per_word`` no word reaches (MNN reads the field as a signed int)."""
+
+
+def wordlevel_as_wordpiece(model: Mapping[str, Any]) -> dict[str, Any]:
+    """A HF ``WordLevel`` model node as the ``WordPiece`` node giving its answers on both runtimes:
+    a continuing-subword prefix no vocabulary token starts with (so a word is one whole token or
+    the unknown token, as WordLevel's look-up) and no length limit (:data:`NO_WORD_LIMIT`)."""
+    vocab = model.get("vocab")
+    tokens = [k for k in vocab if isinstance(k, str)] if isinstance(vocab, dict) else []
+    prefix = "\x01" * (1 + max((len(tok) - len(tok.lstrip("\x01")) for tok in tokens), default=0))
+    return {"type": "WordPiece", "vocab": vocab, "unk_token": model.get("unk_token", "<unk>"),
+            "continuing_subword_prefix": prefix, "max_input_chars_per_word": NO_WORD_LIMIT}
 
 
 def _set(node: Any, key: str) -> bool:
@@ -34,6 +49,12 @@ ROWS: tuple[Variant, ...] = (
             "format:model.BPE[ignore_merges]",
             why="MNN always merges: a word that is a token but that the merges do not reach differs",
             applies=lambda n: _set(n, "ignore_merges"), example={"ignore_merges": True}),
+    Variant("model", "BPE", "unk_token without byte_fallback", V.IMPOSSIBLE, "BPE without the unknown token",
+            "format:model.BPE[unk_token]", tag="unk_token",
+            why="MNN's BPE has no unknown token: a character no token covers is dropped (HF: the unknown id, one "
+                "per run with fuse_unk); written as byte pieces it would be one per byte",
+            applies=lambda n: _plain_bpe(n) and _set(n, "unk_token") and not n.get("byte_fallback"),
+            model="bpe-unk", example={"unk_token": "<unk>", "fuse_unk": True}),
     Variant("model", "BPE", "byte_fallback", V.EXACT, "BPE with byte fallback", model="bpe-fallback",
             applies=lambda n: _plain_bpe(n) and bool(n.get("byte_fallback")), example={"byte_fallback": True}),
     Variant("model", "BPE", "", V.EXACT, "BPE: the vocabulary sorted by bytes, merges by pair",
@@ -49,8 +70,7 @@ ROWS: tuple[Variant, ...] = (
             why="on an exact tie of scores MNN keeps another segmentation; a literal '<0xHH>' in the text",
             model="unigram-fallback", lossy=True, applies=lambda n: bool(n.get("byte_fallback")),
             example={"byte_fallback": True}),
-    Variant("model", "WordLevel", "", V.IMPOSSIBLE, "refused (no file written)", "format:model.WordLevel",
-            why="the format's models are BPE, WordPiece and Unigram, and the converter does not rewrite a "
-                "WordLevel vocabulary as one of them (a WordPiece whose prefix no token holds might: not done)",
-            model="wordlevel"),
+    Variant("model", "WordLevel", "", V.EXACT,
+            "WordPiece whose continuing-subword prefix no token starts with and max_input_chars_per_word 2**31-1 "
+            "(a word is one whole token or the unknown token)", model="wordlevel", example={}),
 )

@@ -171,7 +171,13 @@ def _lower_precompiled(node: Any, old: Any, _ctx: Context) -> t.Normalizer | Non
     if cm is None:
         return None
     table = cm.per_code_point()
-    return _with_compositions(composed(table, cm.transform), protected_table(table))
+    mapped = dict(table)
+    crlf = cm.transform("\r\n")
+    # CR LF is one grapheme, which HF replaces whole by its first key's replacement: a literal
+    # Replace first (when the table leaves what it writes)
+    first = [t.ReplaceNormalizer("\r\n", crlf)] if crlf is not None and not any(ord(c) in mapped for c in crlf) \
+        else []
+    return _with_compositions(first + composed(table, cm.transform), protected_table(table))
 
 
 @lru_cache(maxsize=1)
@@ -224,24 +230,25 @@ ROWS: tuple[Variant, ...] = (
             example={"type": "NFKD"}, lower=_lower_table("NFKD")),
     Variant("normalizer", "Precompiled", "", V.APPROXIMATED,
             "the character map per code point, the controls MNN's table spaces through stand-ins, and literal "
-            "Replaces of the base + mark pairs the map composes",
-            _TABLE_RULE, lossy=True, why="keys of more than one character (and its grapheme-wise matching) are lost",
+            "Replaces of the base + mark pairs the map composes and of CR LF (one grapheme, replaced whole)",
+            _TABLE_RULE, lossy=True, why="other keys of more than one character (and its grapheme-wise matching) "
+                                          "are lost",
             example=None, lower=_lower_precompiled),
     Variant("normalizer", "Nmt", "", V.EXACT, "literal Replaces: the deleted controls, then the spaced characters",
             example={"type": "Nmt"}, lower=_lower_nmt),
     Variant("normalizer", "Lowercase", "", V.APPROXIMATED, "BertNormalizer with lowercase only",
             "mnn-bert-normalizer", example={"type": "Lowercase"}),
     Variant("normalizer", "Strip", "strip_left only", V.APPROXIMATED,
-            "Strip (type 8); when only white-space Replaces and tables follow it, a first pre-tokenizer Split "
+            "Strip (type 8); when only tables and Replaces that keep the white space at the ends follow it, a first pre-tokenizer Split "
             "(Removed) of ^[White_Space]+ (std::wregex) strips instead", "mnn-strip-normalizer",
-            tag="left", lossy=True, why="MNN strips ASCII white space and Zs only; moved to the pre-tokenizer: a "
+            tag="left", lossy=True, also_in=("pre_tokenizer",), why="MNN strips ASCII white space and Zs only; moved to the pre-tokenizer: a "
             "character a later table maps to white space at an end",
             applies=lambda n: not n.get("strip_right", True),
             example={"type": "Strip", "strip_left": True, "strip_right": False}),
     Variant("normalizer", "Strip", "strip_right", V.APPROXIMATED,
-            "Strip (type 8); when only white-space Replaces and tables follow it, a first pre-tokenizer Split "
+            "Strip (type 8); when only tables and Replaces that keep the white space at the ends follow it, a first pre-tokenizer Split "
             "(Removed) of [White_Space]+$ (and ^[White_Space]+) (std::wregex) strips instead", "mnn-strip-normalizer",
-            tag="right", lossy=True, why="MNN's strip_right strips nothing (its loop reads past the end of the text); left: "
+            tag="right", lossy=True, also_in=("pre_tokenizer",), why="MNN's strip_right strips nothing (its loop reads past the end of the text); left: "
                              "ASCII white space and Zs only",
             applies=lambda n: bool(n.get("strip_right", True)),
             example={"type": "Strip", "strip_left": True, "strip_right": True}),

@@ -3,7 +3,8 @@
 MNN's Split knows the behaviours Isolated, Removed and MergedWithPrevious; a pattern with a
 ``\\p{..}`` runs on MNN's own engine (text folded to one byte per character class), one with other
 non-ASCII characters on ``std::wregex`` (exact on literal characters).  The other behaviours of a
-single character class are written as Isolated patterns: MergedWithNext ``C[^C]*``, Contiguous ``C+``.
+single character class (or a run of one, inverted or not) are written as Isolated patterns
+(:func:`class_split`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from mtokspec.convert.mnn_target.variants.row import Context, Variant, Verdict as V
-from mtokspec.convert.mnn_target.variants.regex_literals import escape, literal
+from mtokspec.convert.mnn_target.variants.regex_literals import (ClassPattern, class_alternatives, class_pattern, escape,
+                                                                  literal)
 from mtokspec.format import tree as t
 from mtokspec.runtime.hf.normalizers import WHITESPACE_STR
 
@@ -43,17 +45,49 @@ def behavior_of(node: Any) -> str:
     return _BEHAVIORS.get(b, b) if isinstance(b, str) else ""
 
 
-def class_split(cls: str, negated: str, behavior: str, invert: bool = False) -> t.SplitPreTokenizer | None:
-    """A Split of one character class with any HF behaviour (None: not expressible)."""
-    if invert:
-        return None
-    if behavior in _NATIVE:
-        return t.SplitPreTokenizer(cls, False, _NATIVE[behavior])
-    if behavior == "MergedWithNext":
-        return t.SplitPreTokenizer(cls + negated + "*", False, _ISOLATED)
+def class_split(cls: str, negated: str, behavior: str, invert: bool = False,
+                run: bool = False) -> t.SplitPreTokenizer:
+    """A Split of one character class ``cls`` (``run``: of ``cls+``; ``negated``: its complement
+    ``N``) with any HF behaviour and ``invert``, as MNN's Split runs it.  HF cuts the text into
+    matches and gaps (never two gaps in a row; two matches in a row only for a single class):
+
+    - Isolated ignores the flags; Removed as is; Contiguous joins neighbours of one flag: ``C+``;
+    - MergedWithNext joins a match to the piece after it when that is no match: ``C[^C]*`` / ``C+N*``;
+      inverted the gaps (runs of ``N``) are the matches: ``N+C*`` (run) / ``N+C?|C`` (single);
+    - MergedWithPrevious joins a match to the piece before it when that is no match; MNN's also
+      joins a match to a match, the same where matches are never neighbours (a run, or inverted),
+      else written ``N+C?|C``."""
+    pattern = cls + "+" if run else cls
+    if behavior == "Isolated":
+        return t.SplitPreTokenizer(pattern, False, _ISOLATED)
     if behavior == "Contiguous":
         return t.SplitPreTokenizer(cls + "+", False, _ISOLATED)
-    return None
+    if behavior == "MergedWithNext":
+        if not invert:
+            return t.SplitPreTokenizer(pattern + negated + "*", False, _ISOLATED)
+        return t.SplitPreTokenizer(negated + "+" + cls + ("*" if run else "?|" + cls), False, _ISOLATED)
+    if behavior == "MergedWithPrevious" and not (run or invert):
+        return t.SplitPreTokenizer(negated + "+" + cls + "?|" + cls, False, _ISOLATED)
+    return t.SplitPreTokenizer(pattern, invert, _NATIVE.get(behavior, _REMOVED))
+
+
+def mnn_class(cp: ClassPattern) -> tuple[str, str] | None:
+    """A class pattern's class and complement spelled so MNN's engine reads them exactly (None:
+    it cannot): with properties on MNN's own engine (ASCII literals only, none of its fold
+    markers U+0001..U+0007), else literal characters (``std::wregex`` when any is not ASCII)."""
+    if "\0" in cp.chars or (cp.properties and not cp.chars.isascii()):
+        return None
+    if (cp.properties or cp.chars.isascii()) and any(c < "\x08" for c in cp.chars):
+        return None
+    body = "".join("\\p{" + p + "}" for p in cp.properties) + "".join(
+        "\\" + c if c in "\\]^-" else c for c in cp.chars)
+    pos, neg = "[" + body + "]", "[^" + body + "]"
+    return (neg, pos) if cp.negated else (pos, neg)
+
+
+def on_wregex(cp: ClassPattern) -> bool:
+    """Whether MNN runs a class pattern's Split on ``std::wregex`` (literal non-ASCII characters)."""
+    return not cp.properties and not cp.chars.isascii()
 
 
 def _lower_punctuation(node: Any, _old: Any, _ctx: Context) -> t.PreTokenizer | None:
@@ -104,10 +138,12 @@ def _lower_split_literal(node: Any, _old: Any, _ctx: Context) -> t.PreTokenizer 
     text = _split_literal(node)
     if text is None:
         return None
-    if len(text) == 1 and not node.get("invert", False):
-        return class_split(escape(text), "[^" + ("\\" + text if text in "\\]^-" else text) + "]", behavior_of(node))
+    invert = bool(node.get("invert", False))
+    if len(text) == 1:
+        return class_split(escape(text), "[^" + ("\\" + text if text in "\\]^-" else text) + "]",
+                           behavior_of(node), invert)
     if behavior_of(node) in _NATIVE:
-        return t.SplitPreTokenizer(escape(text), bool(node.get("invert", False)), _NATIVE[behavior_of(node)])
+        return t.SplitPreTokenizer(escape(text), invert, _NATIVE[behavior_of(node)])
     return None
 
 
@@ -115,7 +151,72 @@ def _literal_split_ok(node: Any) -> bool:
     text = _split_literal(node)
     if text is None:
         return False
-    return behavior_of(node) in _NATIVE or (len(text) == 1 and not node.get("invert", False))
+    return behavior_of(node) in _NATIVE or len(text) == 1
+
+
+def _split_class(node: Any) -> ClassPattern | None:
+    """The class pattern a Split's Regex is, when MNN's engine can read it exactly."""
+    p = node.get("pattern")
+    cp = class_pattern(p["Regex"]) if isinstance(p, dict) and isinstance(p.get("Regex"), str) else None
+    return cp if cp is not None and mnn_class(cp) is not None else None
+
+
+def _lower_split_class(node: Any, _old: Any, _ctx: Context) -> t.PreTokenizer | None:
+    cp = _split_class(node)
+    spelled = mnn_class(cp) if cp is not None else None
+    if cp is None or spelled is None:
+        return None
+    return class_split(*spelled, behavior_of(node), bool(node.get("invert", False)), cp.run)
+
+
+def class_union(cps: list[ClassPattern]) -> ClassPattern | None:
+    """One class (a run) holding every character of ``cps`` (None: none this module spells): the
+    literal characters and properties joined; with one negated class ``[^X]``, ``[^X']`` where
+    ``X'`` is ``X`` less the others' characters (None when a literal of the others lies inside a
+    property ``X'`` keeps)."""
+    import unicodedata
+
+    neg, pos = [c for c in cps if c.negated], [c for c in cps if not c.negated]
+    chars = "".join(dict.fromkeys("".join(c.chars for c in pos)))
+    props = "".join(dict.fromkeys("".join(c.properties for c in pos)))
+    if not neg:
+        return ClassPattern(chars, props, False, True)
+    if len(neg) > 1:
+        return None
+    x = neg[0]
+    kept_props = "".join(p for p in x.properties if p not in props)
+    if any(unicodedata.category(c)[0] in kept_props for c in chars):
+        return None
+    kept = "".join(c for c in x.chars if c not in chars and unicodedata.category(c)[0] not in props)
+    return ClassPattern(kept, kept_props, True, True) if kept or kept_props else None
+
+
+def _split_union(node: Any) -> ClassPattern | None:
+    """The union of a Contiguous Split's alternatives of classes, when MNN's engine reads it exactly."""
+    p = node.get("pattern")
+    alts = class_alternatives(p["Regex"]) if isinstance(p, dict) and isinstance(p.get("Regex"), str) else None
+    union = class_union(alts) if alts and behavior_of(node) == "Contiguous" else None
+    return union if union is not None and mnn_class(union) is not None else None
+
+
+def _lower_split_union(node: Any, _old: Any, _ctx: Context) -> t.PreTokenizer | None:
+    union = _split_union(node)
+    spelled = mnn_class(union) if union is not None else None
+    return None if spelled is None else t.SplitPreTokenizer(spelled[0] + "+", False, _ISOLATED)
+
+
+def _union_on(engine_wregex: bool) -> Any:
+    def applies(node: Any) -> bool:
+        union = _split_union(node)
+        return union is not None and on_wregex(union) == engine_wregex
+    return applies
+
+
+def _class_on(engine_wregex: bool) -> Any:
+    def applies(node: Any) -> bool:
+        cp = _split_class(node)
+        return cp is not None and on_wregex(cp) == engine_wregex
+    return applies
 
 
 def _metaspace_split(rep: str) -> t.SplitPreTokenizer:
@@ -200,9 +301,35 @@ ROWS: tuple[Variant, ...] = (
     Variant("pre_tokenizer", "CharDelimiterSplit", "", V.EXACT, "Split (Removed) of the escaped delimiter",
             lower=_char_delimiter, example={"type": "CharDelimiterSplit", "delimiter": "-"}),
     Variant("pre_tokenizer", "Split", "a literal pattern", V.EXACT,
-            "Split of the escaped text (a one-character pattern: any behaviour, as for Punctuation)", tag="literal",
+            "Split of the escaped text (a one-character pattern: any behaviour and invert, as a class)",
+            tag="literal",
             applies=_literal_split_ok, lower=_lower_split_literal,
             example={"type": "Split", "pattern": {"String": "."}, "behavior": "MergedWithNext", "invert": False}),
+    Variant("pre_tokenizer", "Split", "one character class or a run of one (\\p{L}, \\p{M}, \\p{N}, \\p{P}, "
+            "\\p{S} and ASCII characters)", V.EXACT,
+            "Split of the class (MNN's own engine); MergedWithNext C[^C]* / C+N*, Contiguous C+, inverted "
+            "MergedWithNext N+C* / N+C?|C, MergedWithPrevious of a single class N+C?|C (all Isolated)",
+            tag="class", applies=_class_on(False), lower=_lower_split_class,
+            example={"type": "Split", "pattern": {"Regex": "[\\p{L}\\p{N}]+"}, "behavior": "MergedWithNext",
+                     "invert": True}),
+    Variant("pre_tokenizer", "Split", "one character class or a run of one of literal characters, some not ASCII "
+            "(\\s: the White_Space characters)", V.BOUNDED,
+            "as the row above, the class written out (std::wregex)", "mnn-regex-backtracking", tag="class-wregex",
+            bound="matches of up to 26,000 characters (std::wregex's stack)", applies=_class_on(True),
+            lower=_lower_split_class,
+            example={"type": "Split", "pattern": {"Regex": "\\s+"}, "behavior": "Contiguous", "invert": False}),
+    Variant("pre_tokenizer", "Split", "Contiguous, an alternation of character classes or runs of them (as above)",
+            V.EXACT, "Isolated Split of U+, U the union of the classes (MNN's own engine): every character of U is "
+                     "matched, so HF's Contiguous (inverted or not) keeps the runs of U and the gaps",
+            tag="classes-contiguous", applies=_union_on(False), lower=_lower_split_union,
+            example={"type": "Split", "pattern": {"Regex": "\\p{L}+|\\p{N}+"}, "behavior": "Contiguous",
+                     "invert": True}),
+    Variant("pre_tokenizer", "Split", "Contiguous, an alternation of character classes or runs of them, the union "
+            "written out", V.BOUNDED, "as the row above, U written out (std::wregex)", "mnn-regex-backtracking",
+            tag="classes-contiguous-wregex", bound="matches of up to 26,000 characters (std::wregex's stack)",
+            applies=_union_on(True), lower=_lower_split_union,
+            example={"type": "Split", "pattern": {"Regex": "[\\p{L}\\p{N}]+|[^\\s\\p{L}\\p{N}]+"},
+                     "behavior": "Contiguous", "invert": True}),
     Variant("pre_tokenizer", "Split", "a regular expression, Isolated/Removed/MergedWithPrevious", V.APPROXIMATED,
             "Split of the pattern", "mnn-regex-engine", tag="regex",
             why="MNN's own engine folds text to character classes (std::wregex for patterns without \\p)",
@@ -213,7 +340,8 @@ ROWS: tuple[Variant, ...] = (
             "Split of the pattern, Removed", "format:pre_tokenizer.Split[behavior]", tag="behavior",
             why="MNN's Split has no MergedWithNext or Contiguous, and a general pattern has no Isolated form "
                 "without look-ahead", applies=lambda n: behavior_of(n) not in _NATIVE,
-            example={"type": "Split", "pattern": {"Regex": "\\p{L}+"}, "behavior": "Contiguous", "invert": False}),
+            example={"type": "Split", "pattern": {"Regex": "'s|\\p{L}+"}, "behavior": "Contiguous",
+                     "invert": False}),
     Variant("pre_tokenizer", "BertPreTokenizer", "", V.APPROXIMATED, "BertPreTokenizer", "mnn-bert-pretokenizer",
             model="wordpiece", example={"type": "BertPreTokenizer"}),
     Variant("pre_tokenizer", "UnicodeScripts", "", V.IMPOSSIBLE, "nothing", "format:pre_tokenizer.UnicodeScripts",

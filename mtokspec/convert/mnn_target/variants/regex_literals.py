@@ -3,7 +3,9 @@
 MNN's ``Replace`` (normalizer and decoder) and its ``std::wregex`` path take plain strings; a HF
 ``Regex`` pattern can be carried exactly when it is a literal once unescaped (:func:`literal`) or a
 run of one character set, ``X+`` / ``X{m,}`` (:func:`char_run`), which a chain of literal Replaces
-rewrites (:func:`run_replaces`).
+rewrites (:func:`run_replaces`); a pattern that is one character class or a run of one
+(:func:`class_pattern`: ``\\s+``, ``[\\p{L}\\p{N}]``, ``[^,;]+``) in terms of its characters and
+one-letter properties.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from dataclasses import dataclass
 from mtokspec.runtime.hf.normalizers import WHITESPACE_STR
 from mtokspec.runtime.shared.text import REGEX_META
 
-__all__ = ["literal", "CharRun", "char_run", "run_replaces", "COLLAPSE_PASSES", "escape"]
+__all__ = ["literal", "CharRun", "char_run", "run_replaces", "COLLAPSE_PASSES", "escape", "ClassPattern",
+           "class_pattern", "class_alternatives", "PROPERTIES"]
 
 COLLAPSE_PASSES = 20
 """Passes of ``ss -> s`` a run collapse writes: runs of up to 2**20 characters collapse exactly."""
@@ -133,3 +136,103 @@ def run_replaces(run: CharRun, content: str) -> list[tuple[str, str]] | None:
 def escape(text: str) -> str:
     """``text`` as a regular expression matching it literally (both of MNN's engines)."""
     return "".join("\\" + c if c in REGEX_META else c for c in text)
+
+
+PROPERTIES = "LMNPS"
+"""The ``\\p{X}`` a class may hold: one-letter general categories that MNN's own engine (which reads a
+property by its first letter and folds every non-ASCII character to its category's marker) reads as
+the whole category (``Z`` is Zs only there, ``C`` no marker)."""
+_RANGE_LIMIT = 4096
+
+
+@dataclass(frozen=True)
+class ClassPattern:
+    """A pattern ``C`` or ``C+`` of one character class: its literal characters (``\\s`` written out
+    as the White_Space characters, which is Oniguruma's ``\\s``), its one-letter ``properties``,
+    whether ``C`` is ``negated`` (``[^...]``) and whether the pattern is a ``run`` (``C+``)."""
+
+    chars: str
+    properties: str
+    negated: bool
+    run: bool
+
+
+def _property(p: str, i: int) -> tuple[str | None, int]:
+    """``\\p{X}`` at ``p[i]`` with ``X`` in :data:`PROPERTIES`, and the end."""
+    if p.startswith("\\p{", i) and i + 4 < len(p) and p[i + 4] == "}" and p[i + 3] in PROPERTIES:
+        return p[i + 3], i + 5
+    return None, i
+
+
+def _bracket(p: str, i: int) -> tuple[ClassPattern | None, int]:
+    """``[...]`` / ``[^...]`` of literals, escapes, ranges, ``\\s`` and ``\\p{X}`` at ``p[i]``."""
+    i += 1
+    negated = i < len(p) and p[i] == "^"
+    i += negated
+    chars: list[str] = []
+    props: list[str] = []
+    while i < len(p) and p[i] != "]":
+        if p[i] == "[" or p.startswith("&&", i):
+            return None, i  # Oniguruma's nested sets and intersections
+        prop, j = _property(p, i)
+        if prop is not None:
+            props.append(prop)
+            i = j
+            continue
+        if p[i] == "\\":
+            got, j = _atom(p, i)
+        else:
+            got, j = p[i], i + 1
+        if got is None or j == i:
+            return None, i
+        if len(got) == 1 and p.startswith("-", j) and j + 1 < len(p) and p[j + 1] != "]":
+            end, k = _atom(p, j + 1) if p[j + 1] == "\\" else (p[j + 1], j + 2)
+            if end is None or len(end) != 1 or not ord(got) <= ord(end) < ord(got) + _RANGE_LIMIT:
+                return None, i
+            got, j = "".join(map(chr, range(ord(got), ord(end) + 1))), k
+        chars.append(got)
+        i = j
+    if i >= len(p) or not (chars or props):
+        return None, i
+    return ClassPattern("".join(dict.fromkeys("".join(chars))), "".join(dict.fromkeys(props)), negated, False), i + 1
+
+
+def class_pattern(pattern: str) -> ClassPattern | None:
+    """The :class:`ClassPattern` a HF (Oniguruma) pattern is, else None."""
+    if not pattern:
+        return None
+    if pattern[0] == "[":
+        got, i = _bracket(pattern, 0)
+    else:
+        prop, i = _property(pattern, 0)
+        if prop is not None:
+            got = ClassPattern("", prop, False, False)
+        else:
+            chars, i = _atom(pattern, 0)
+            got = ClassPattern(chars, "", False, False) if chars else None
+    if got is None or i == 0 or pattern[i:] not in ("", "+"):
+        return None
+    return ClassPattern(got.chars, got.properties, got.negated, pattern[i:] == "+")
+
+
+def class_alternatives(pattern: str) -> list[ClassPattern] | None:
+    """The class patterns of ``A|B|...`` when every top-level alternative is one (else None)."""
+    parts, depth, start, i = [], 0, 0, 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "[":
+            depth += 1
+        elif c == "]" and depth:
+            depth -= 1
+        elif c in "()" and not depth:
+            return None
+        elif c == "|" and not depth:
+            parts.append(pattern[start:i])
+            start = i + 1
+        i += 1
+    parts.append(pattern[start:])
+    got = [class_pattern(p) for p in parts]
+    return None if any(g is None for g in got) else [g for g in got if g is not None]

@@ -43,7 +43,8 @@ class Variant:
     """One row: ``stage``, HF ``type`` tag, the ``option`` values it covers ("" for all),
     ``verdict``, ``written_as`` (what the file holds), ``rule`` (the divergence rule naming the
     loss, for APPROXIMATED / IMPOSSIBLE / BOUNDED past the bound), ``bound`` (BOUNDED rows),
-    ``why`` (IMPOSSIBLE rows: what the format lacks), ``tag`` (a short name of ``option`` for
+    ``why`` (IMPOSSIBLE rows: what the format lacks), ``also_in`` (the later stages the written form
+    may land in, e.g. a Strip moved to the pre-tokenizer), ``tag`` (a short name of ``option`` for
     :attr:`key`), ``lossy`` (the written node is not HF's even on HF's semantics: see
     :attr:`format_loss`), ``example`` (the ``tokenizer.json`` node the
     live test builds a folder around; None: covered by the named other row), ``applies`` (whether
@@ -62,6 +63,7 @@ class Variant:
     model: str = "bpe"
     tag: str = ""
     lossy: bool = False
+    also_in: tuple[str, ...] = ()
     applies: Callable[[Mapping[str, Any]], bool] | None = field(default=None, compare=False)
     lower: Lowering | None = field(default=None, compare=False)
 
