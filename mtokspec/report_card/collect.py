@@ -279,7 +279,7 @@ def collect_card(path: str | os.PathLike[str], *, against: str | os.PathLike[str
     from mtokspec.runtime.mnn import MNN_COMMIT
 
     from mtokspec.errors import ArgumentTypeError
-    from mtokspec.runtime.shared import args as a
+    from mtokspec import args as a
 
     a.path("path", path)
     if against is not None:

@@ -24,7 +24,7 @@ from mtokspec.convert.loss import ConversionError, Loss
 from mtokspec.errors import Error
 from mtokspec.convert.result import ConversionResult
 from mtokspec.format import tree as t
-from mtokspec.runtime.shared.args import instance, optional_text, token_text
+from mtokspec.args import instance, optional_text, token_text
 
 __all__ = ["ConversionResult", "HFInputs", "from_hf", "from_hf_tree", "from_hf_inputs",
            "load_hf", "WHITESPACE_SPLIT", "CLASS_DEFAULTS", "TEMPLATE_FROM_FLAGS", "CLASS_PIPELINES"]

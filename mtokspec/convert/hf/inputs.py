@@ -42,7 +42,7 @@ def read_json(path: Path) -> Any:
 def load_hf(path: str | os.PathLike) -> HFInputs:
     """Read a model folder (or a ``tokenizer.json`` file and its siblings); a path that does not
     exist is ``FileNotFoundError``, as ``open`` raises it."""
-    from mtokspec.runtime.shared.args import path as path_arg
+    from mtokspec.args import path as path_arg
 
     p = Path(path_arg("path", path))
     try:

@@ -21,7 +21,7 @@ from dataclasses import replace
 
 from mtokspec.format import tree as t
 from mtokspec.convert.loss import Loss
-from mtokspec.runtime.shared.args import instance, items, path
+from mtokspec.args import instance, items, path
 
 __all__ = ["fix"]
 

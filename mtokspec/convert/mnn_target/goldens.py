@@ -54,7 +54,7 @@ def _token_text(v) -> str | None:
 def chat_template_of(folder: Path) -> tuple[str | None, str | None, str | None]:
     """``(template, bos_token, eos_token)`` of a model folder (``tokenizer_config.json``'s
     ``chat_template`` -- the ``default`` one of a list -- or ``chat_template.jinja``)."""
-    from mtokspec.runtime.shared.args import path
+    from mtokspec.args import path
 
     folder = Path(path("folder", folder))
     tc: dict = {}
@@ -112,7 +112,7 @@ def goldens(path: str | os.PathLike, texts: list[str] | None = None, conversatio
     from mtokspec.convert.hf import load_hf
     from mtokspec.convert.mnn_target.reference import BASE_TEXTS
     from mtokspec.errors import ArgumentTypeError, Error
-    from mtokspec.runtime.shared.args import items, path as path_arg
+    from mtokspec.args import items, path as path_arg
 
     path_arg("path", path)
     for i, text in enumerate(items("texts", texts, str, "strs", optional=True) or ()):
@@ -163,7 +163,7 @@ def _utf8(text: str) -> bool:
 def jsonl(lines: list[dict]) -> str:
     """The cases as ``test_cases.jsonl`` text: one JSON object a line (text as UTF-8; JSON escapes
     keep U+2028 and U+0085 inside their line, lines end at ``\n`` only)."""
-    from mtokspec.runtime.shared.args import items
+    from mtokspec.args import items
 
     items("lines", lines, dict, "dicts")
     return "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines)

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from mtokspec.convert.loss import ConversionError
 from mtokspec.format import tree as t
-from mtokspec.runtime.shared.args import instance, items, mapping, number, token_text
-from mtokspec.runtime.shared.args import path as path_arg
+from mtokspec.args import instance, items, mapping, number, token_text
+from mtokspec.args import path as path_arg
 
 __all__ = ["REFERENCES", "check_reference", "HFReference", "FileReference", "probe_texts", "random_texts", "read_texts", "BASE_TEXTS", "PIECES"]
 

@@ -17,7 +17,7 @@ from mtokspec.convert.mnn_target.reference import HFReference, probe_texts
 from mtokspec.convert.mnn_target.report import MnnReport, mnn_report
 from mtokspec.convert.mnn_target.variants import rows_of
 from mtokspec.format import tree as t
-from mtokspec.runtime.shared.args import instance, items
+from mtokspec.args import instance, items
 
 __all__ = ["retarget_conversion"]
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable, Union
 from mtokspec.errors import TokenizerError
 from mtokspec.runtime.hf import decoders as d
 from mtokspec.runtime.hf.pre_tokenizers import UNICODE_TO_BYTES
-from mtokspec.runtime.shared.args import token_id
+from mtokspec.args import token_id
 from mtokspec.runtime.shared.stream import PrefixStream
 
 if TYPE_CHECKING:

@@ -17,8 +17,8 @@ from mtokspec.runtime.hf.added_tokens import AddedVocabulary
 from mtokspec.runtime.hf.models._compiled import extend_pieces
 from mtokspec.runtime.hf.models.bpe import BPE
 from mtokspec.runtime.shared.gc import paused_gc
-from mtokspec.runtime.shared.args import texts as _texts, token_id, token_ids, token_text
-from mtokspec.runtime.shared.args import token_id as _token_id
+from mtokspec.args import texts as _texts, token_id, token_ids, token_text
+from mtokspec.args import token_id as _token_id
 from mtokspec.runtime.shared.bounds import MAX_EXPANSION, budget, budget_size, checked_max_expansion
 from mtokspec.runtime.shared.pickling import reduce_tokenizer
 

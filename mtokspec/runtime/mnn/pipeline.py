@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from mtokspec.format import tree as t
-from mtokspec.runtime.shared.args import token_id, token_text
+from mtokspec.args import token_id, token_text
 from mtokspec.runtime.shared.bounds import budget, regex_steps, running_budget
 from mtokspec.runtime.mnn import decoders, models, normalizers, pre_tokenizers
 from mtokspec.runtime.mnn._compiled import stages

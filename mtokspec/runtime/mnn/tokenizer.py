@@ -22,7 +22,7 @@ from mtokspec.format import tree as t
 from mtokspec.errors import ArgumentTypeError, TokenizerError, UndefinedInMnn
 from mtokspec._generated.codec import build_node
 from mtokspec.format import parse
-from mtokspec.runtime.shared.args import texts, token_id, token_ids, token_text
+from mtokspec.args import texts, token_id, token_ids, token_text
 from mtokspec.runtime.shared.bounds import (MAX_EXPANSION, budget_size, checked_max_expansion, enter_budget,
                                              exit_budget)
 from mtokspec.runtime.shared.pickling import reduce_tokenizer

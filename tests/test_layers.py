@@ -1,0 +1,159 @@
+"""The house (``docs/design/README.md``) as data, checked on every import of the package.
+
+``LAYERS`` lists the wings bottom up, each with the modules it holds and the wings directly below
+it; a wing may import itself and everything below (the closure).  Every ``import`` and ``from ...
+import`` counts, at module level or inside a function (a lazy import is still a dependency), and
+``from mtokspec import speedups`` is an import of ``mtokspec.speedups``, not of the package.
+Sideways (``runtime.hf`` from ``runtime.mnn``) is as wrong as upwards.  ``UPWARD`` is the one
+exception list, each with its reason in ``docs/design/README.md``; it holds at most two."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "mtokspec"
+
+# wing: (the modules it holds, by dotted name: a package holds its submodules unless a longer name
+# is listed; "=" before a name holds that module alone), the wings directly below it)
+LAYERS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "errors": (("mtokspec.errors",), ()),
+    "args": (("mtokspec.args",), ("errors",)),
+    "reading": (("mtokspec.reading",), ("args",)),
+    "parallel": (("mtokspec.parallel",), ("errors",)),
+    "speedups": (("mtokspec.speedups", "mtokspec._speedups"), ()),
+    "format": (("mtokspec.format", "mtokspec._spec", "mtokspec._generated"), ("reading", "parallel", "speedups")),
+    "chat": (("mtokspec.chat",), ("format",)),
+    "runtime.shared": (("mtokspec.runtime.shared", "=mtokspec.runtime"), ("format",)),
+    "runtime.hf": (("mtokspec.runtime.hf",), ("runtime.shared", "chat")),
+    "runtime.mnn": (("mtokspec.runtime.mnn",), ("runtime.shared", "chat")),
+    "divergences": (("mtokspec.divergences",), ("runtime.hf", "runtime.mnn")),
+    "convert": (("mtokspec.convert",), ("divergences",)),
+    "tokenizer": (("mtokspec.tokenizer",), ("convert",)),
+    "compare": (("mtokspec.compare", "mtokspec.behaviour", "mtokspec.fingerprinting", "mtokspec.testing"),
+                ("tokenizer",)),
+    "mtokspec": (("=mtokspec",), ("compare",)),
+    "report_card": (("mtokspec.report_card",), ("mtokspec",)),
+    "cli": (("mtokspec.cli", "mtokspec.__main__"), ("report_card",)),
+}
+
+#: (importer, imported): the imports that go against the house, each justified in docs/design/README.md
+UPWARD: set[tuple[str, str]] = set()
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for f in PACKAGE.rglob("*.py"):
+        parts = f.relative_to(ROOT).with_suffix("").parts
+        out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = f
+    return out
+
+
+MODULES = _modules()
+
+
+def wing_of(module: str) -> str | None:
+    """The wing holding ``module`` (the longest name that holds it), None when none does."""
+    best, length = None, -1
+    for wing, (names, _) in LAYERS.items():
+        for name in names:
+            exact = name.startswith("=")
+            name = name.lstrip("=")
+            holds = module == name or (not exact and module.startswith(name + "."))
+            if holds and len(name) > length:
+                best, length = wing, len(name)
+    return best
+
+
+def _below(wing: str) -> set[str]:
+    out, todo = set(), list(LAYERS[wing][1])
+    while todo:
+        w = todo.pop()
+        if w not in out:
+            out.add(w)
+            todo.extend(LAYERS[w][1])
+    return out
+
+
+def _is_module(name: str) -> bool:
+    return name in MODULES or any(name == n or name.startswith(n + ".") for n in
+                                  ("mtokspec._speedups", "mtokspec._spec", "mtokspec._generated"))
+
+
+def imports(module: str) -> list[tuple[str, str | None, int]]:
+    """``(imported module, name or None, line)`` for every import of the package in ``module``,
+    wherever it is; ``name`` is what a ``from`` import takes from the module (None: the module)."""
+    path = MODULES[module]
+    out: list[tuple[str, str | None, int]] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out += [(a.name, None, node.lineno) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = module.split(".")
+                base = base[: len(base) - node.level + (1 if path.name == "__init__.py" else 0)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            for a in node.names:
+                sub = f"{target}.{a.name}"
+                out.append((sub, None, node.lineno) if _is_module(sub) else (target, a.name, node.lineno))
+    return [i for i in out if i[0] == "mtokspec" or i[0].startswith("mtokspec.")]
+
+
+def _inside(package: str, other: str) -> bool:
+    return package == other or package.startswith(other + ".")
+
+
+def _package(module: str) -> str:
+    path = MODULES.get(module)
+    return module if path is not None and path.name == "__init__.py" else module.rpartition(".")[0]
+
+
+def violations() -> list[str]:
+    found = []
+    for module in sorted(MODULES):
+        wing = wing_of(module)
+        allowed = _below(wing) | {wing} if wing else set()
+        for imported, name, line in imports(module):
+            other = wing_of(imported)
+            where = f"{MODULES[module].relative_to(ROOT)}:{line}: {module} ({wing}) imports {imported}"
+            if other not in allowed and (module, imported) not in UPWARD:
+                found.append(f"{where} ({other}), not below it")
+            elif name and name.startswith("_") and not _inside(_package(module), _package(imported)):
+                found.append(f"{where}.{name}, a private name of another package")
+    return sorted(set(found))
+
+
+def test_every_module_has_a_wing():
+    assert [m for m in MODULES if wing_of(m) is None] == []
+
+
+def test_the_layers_are_a_house():
+    """Each wing's lower wings are listed before it (so the closure has no loop)."""
+    order = list(LAYERS)
+    for wing, (_, below) in LAYERS.items():
+        assert all(order.index(b) < order.index(wing) for b in below), wing
+
+
+def test_no_import_runs_up_or_sideways():
+    found = violations()
+    assert not found, "\n".join(found)
+
+
+def test_at_most_two_justified_exceptions():
+    design = (ROOT / "docs" / "design" / "README.md").read_text(encoding="utf-8")
+    assert len(UPWARD) <= 2
+    for importer, imported in UPWARD:
+        assert f"`{importer}` → `{imported}`" in design, (importer, imported)
+        assert any(i == imported for i, _, _ in imports(importer)), f"{importer} no longer imports {imported}"
+
+
+@pytest.mark.parametrize("bad, wing", [("mtokspec.format.validate", "format"), ("mtokspec.runtime", "runtime.shared"),
+                                       ("mtokspec", "mtokspec"), ("mtokspec._generated.codec", "format")])
+def test_wing_of(bad, wing):
+    assert wing_of(bad) == wing
+
