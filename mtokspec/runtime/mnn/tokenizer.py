@@ -314,6 +314,11 @@ class MnnTokenizer:
 
         return stream(self)
 
+    def tail_hold(self) -> int | None:
+        """How many trailing bytes of the decode a later id can still change (None: all of them);
+        the legacy types join their per-id decodes: none."""
+        return 0
+
     # --- vocabulary and header --------------------------------------------------------------------
     def is_special(self, i: int) -> bool:
         return token_id("i", i) in self._special_set
