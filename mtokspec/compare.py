@@ -356,7 +356,7 @@ def device_tally(file: t.TokenizerFile | str | os.PathLike[str], texts: Iterable
     The chat output renders the built-in conversations of ``goldens`` with the file's template,
     as transformers and as MNN's engine."""
     from mtokspec.chat.compare import compare_chat
-    from mtokspec.convert.hf import load_hf
+    from mtokspec.convert.inputs import load_hf
     from mtokspec.convert.mnn_target.goldens import CONVERSATIONS
     from mtokspec.convert.mnn_target.reference import FileReference, HFReference
     from mtokspec.convert.mnn_target.report import mnn_report

@@ -110,7 +110,7 @@ def cmd_convert(args) -> int:
 
 def hf_inputs(model_dir: str) -> list[str]:
     """The files ``convert`` may read from a model folder (or a tokenizer.json and its folder)."""
-    from mtokspec.convert.hf.inputs import HF_INPUT_NAMES
+    from mtokspec.convert.inputs import HF_INPUT_NAMES
 
     folder = Path(model_dir)
     files = [] if folder.is_dir() else [folder]

@@ -79,12 +79,17 @@ def chat_template_of(folder: Path) -> tuple[str | None, str | None, str | None]:
 def reference_for_folder(path: str | os.PathLike, reference: str = "hf"):
     """HF's answers for a model folder (or its ``tokenizer.json``): :class:`~.reference.HFReference`
     (``reference="mtokspec"``: the ``--target mnn`` tree's own HF semantics, said so in its ``source``)."""
-    from mtokspec.convert.hf import from_hf_inputs, load_hf
+    from mtokspec.convert.hf import export
+    from mtokspec.convert.inputs import load_hf
     from mtokspec.convert.mnn_target.reference import HFReference, check_reference
+    from mtokspec.convert.mnn_target.retarget import retarget_conversion
 
     inputs = load_hf(path)  # (checks the path)
     check_reference(reference)
-    fallback = from_hf_inputs(inputs, target="mnn", reference="mtokspec").tree if reference == "mtokspec" else None
+    fallback = None
+    if reference == "mtokspec":
+        tree, losses = export(inputs)
+        fallback = retarget_conversion(inputs, tree, losses, inputs.template(), reference="mtokspec")[0]
     return HFReference(inputs.tokenizer_json, fallback, reference)
 
 
@@ -109,7 +114,7 @@ def goldens(path: str | os.PathLike, texts: list[str] | None = None, conversatio
     share the texts (the lines are the same for any ``jobs``); ``progress(done, total)`` as they
     finish."""
     from mtokspec.chat.render import render_chat_template
-    from mtokspec.convert.hf import load_hf
+    from mtokspec.convert.inputs import load_hf
     from mtokspec.convert.mnn_target.reference import BASE_TEXTS
     from mtokspec.errors import ArgumentTypeError, Error
     from mtokspec.args import items, path as path_arg
