@@ -29,7 +29,7 @@ from mtokspec.errors import ArgumentTypeError, Error
 from mtokspec.format import build, parse
 from mtokspec.format import tree as t
 from mtokspec.reading import read_file
-from mtokspec.tokenizer import SEMANTICS, Semantics
+from mtokspec.names import SEMANTICS, Semantics
 
 __all__ = ["PROBE_SET", "PROBE_SET_DIGEST", "probe_digest", "Fingerprint", "fingerprint", "probe_texts", "id_sequences", "completed"]
 

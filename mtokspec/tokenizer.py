@@ -13,18 +13,17 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Iterable, Literal, Protocol, _ProtocolMeta, runtime_checkable
+from typing import Any, Iterable, Protocol, _ProtocolMeta, runtime_checkable
 
 from mtokspec.reading import read_tokenizer_file
 from mtokspec.errors import ArgumentTypeError, TokenizerError
 from mtokspec.format import parse
 from mtokspec.format import tree as t
+from mtokspec.names import SEMANTICS, Semantics
 from mtokspec.runtime.shared.gc import paused_gc
 
 __all__ = ["Tokenizer", "DecodeStream", "TextStream", "Semantics", "SEMANTICS", "load", "hold_table"]
 
-Semantics = Literal["hf", "mnn"]
-SEMANTICS: tuple[Semantics, ...] = ("hf", "mnn")
 
 
 @runtime_checkable

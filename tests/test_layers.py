@@ -22,10 +22,12 @@ PACKAGE = ROOT / "mtokspec"
 LAYERS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "errors": (("mtokspec.errors",), ()),
     "args": (("mtokspec.args",), ("errors",)),
+    "names": (("mtokspec.names",), ()),
     "reading": (("mtokspec.reading",), ("args",)),
     "parallel": (("mtokspec.parallel",), ("errors",)),
     "speedups": (("mtokspec.speedups", "mtokspec._speedups"), ()),
-    "format": (("mtokspec.format", "mtokspec._spec", "mtokspec._generated"), ("reading", "parallel", "speedups")),
+    "format": (("mtokspec.format", "mtokspec._spec", "mtokspec._generated"),
+               ("reading", "parallel", "speedups", "names")),
     "chat": (("mtokspec.chat",), ("format",)),
     "runtime.shared": (("mtokspec.runtime.shared", "=mtokspec.runtime"), ("format",)),
     "runtime.hf": (("mtokspec.runtime.hf",), ("runtime.shared", "chat")),

@@ -39,6 +39,7 @@ from hypothesis import strategies as st
 
 import mtokspec
 from mtokspec.testing import strategies as ms
+from mtokspec.names import SEMANTICS
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "corpus"
@@ -463,7 +464,7 @@ def hostile_inputs():
 
     amplifying = hostile.amplifying_files().map(lambda tree: (tree, None))
     cases = st.sampled_from(hostile.QUICK).map(lambda name: hostile.CASES[name].make())
-    return st.tuples(st.one_of(amplifying, cases), st.sampled_from(["hf", "mnn"]))
+    return st.tuples(st.one_of(amplifying, cases), st.sampled_from(SEMANTICS))
 
 
 def check_hostile(args) -> None:

@@ -1,4 +1,5 @@
-"""``from_hf``: a Hugging Face folder as a ``.mtok`` tree for one of the :data:`TARGETS`.
+"""``from_hf``: a Hugging Face folder as a ``.mtok`` tree for one of the targets
+(:data:`mtokspec.names.TARGETS`).
 
 ``exporter`` is :func:`mtokspec.convert.hf.export` (MNN's exporter's bytes); ``mnn`` then sets every
 lever for MNN's runtime (:func:`mtokspec.convert.mnn_target.retarget.retarget_conversion`).  Both
@@ -17,14 +18,9 @@ from mtokspec.convert.loss import ConversionError
 from mtokspec.convert.result import ConversionResult
 from mtokspec.errors import Error
 from mtokspec.format import tree as t
+from mtokspec.names import TARGETS
 
-__all__ = ["TARGETS", "from_hf", "from_hf_tree", "from_hf_inputs", "UNCHECKED"]
-
-TARGETS = {
-    "exporter": "MNN's exporter's bytes (what llmexport writes from the folder)",
-    "mnn": "the bytes for which MNN's runtime gives HF's answers, with what it still does differently",
-}
-"""The targets of ``from_hf`` (and of ``mtokspec convert --target``), with what each writes."""
+__all__ = ["from_hf", "from_hf_tree", "from_hf_inputs", "UNCHECKED"]
 
 UNCHECKED = "tokenizer.json holds a malformed value in a field without a check of its own"
 """How a refusal that no field check made begins (tests/test_fuzz.py asserts none happens)."""
@@ -61,8 +57,7 @@ def from_hf_inputs(inputs: HFInputs, *, strict: bool = False, exact_whitespace: 
     token_text("target", target)
     optional_text("model_type", model_type)
     if target not in TARGETS:
-        raise ConversionError(f"target {target!r}: expected one of " + ", ".join(
-            f"{name!r} ({what})" for name, what in TARGETS.items()))
+        raise ConversionError(f"target {target!r}: expected one of {', '.join(map(repr, TARGETS))}")
     try:
         tree, losses = export(inputs, exact_whitespace=exact_whitespace, model_type=model_type)
         report, source = None, None
