@@ -4,7 +4,8 @@
 it; a wing may import itself and everything below (the closure).  Every ``import`` and ``from ...
 import`` counts, at module level or inside a function (a lazy import is still a dependency), and
 ``from mtokspec import speedups`` is an import of ``mtokspec.speedups``, not of the package.
-Sideways (``runtime.hf`` from ``runtime.mnn``) is as wrong as upwards.  ``UPWARD`` is the one
+Sideways (``runtime.hf`` from ``runtime.mnn``) is as wrong as upwards; a private name
+(``_Converter``) is taken only inside its package, and ``PRIVATE`` modules only by their wing.  ``UPWARD`` is the one
 exception list, each with its reason in ``docs/design/README.md``; it holds at most two."""
 
 from __future__ import annotations
@@ -46,6 +47,10 @@ LAYERS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "report_card": (("mtokspec.report_card",), ("mtokspec",)),
     "cli": (("mtokspec.cli", "mtokspec.__main__"), ("report_card",)),
 }
+
+#: modules only their own wing imports: the codec and declarations behind ``format``'s public names
+#: (``format.files``, ``format.tree``), the compiled module behind ``speedups``
+PRIVATE = {"mtokspec._generated": "format", "mtokspec._spec": "format", "mtokspec._speedups": "speedups"}
 
 #: (importer, imported): the imports that go against the house, each justified in docs/design/README.md
 UPWARD: set[tuple[str, str]] = set()
@@ -130,6 +135,8 @@ def violations() -> list[str]:
             where = f"{MODULES[module].relative_to(ROOT)}:{line}: {module} ({wing}) imports {imported}"
             if other not in allowed and (module, imported) not in UPWARD:
                 found.append(f"{where} ({other}), not below it")
+            elif any(_inside(imported, p) and wing != w for p, w in PRIVATE.items()):
+                found.append(f"{where}, behind {other}'s public names")
             elif name and name.startswith("_") and not _inside(_package(module), _package(imported)):
                 found.append(f"{where}.{name}, a private name of another package")
     return sorted(set(found))

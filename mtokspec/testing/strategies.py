@@ -204,7 +204,7 @@ def added_tokens(ids: st.SearchStrategy[int] = st.integers(0, 2**31 - 1)) -> st.
 
 def _legacy_ids_ok(ids: list[int]) -> bool:
     """Legacy ids whose bytes would not also read as a current program (build refuses those)."""
-    from mtokspec._generated.codec import ops_fit
+    from mtokspec.format.files import ops_fit
 
     raw = struct.pack(f"<H{len(ids)}I", len(ids), *ids)
     return bool(ids) and not ops_fit(raw, 2, len(raw), len(ids))

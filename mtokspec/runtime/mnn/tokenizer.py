@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from mtokspec.reading import read_tokenizer_file
 from mtokspec.format import tree as t
 from mtokspec.errors import ArgumentTypeError, TokenizerError, UndefinedInMnn
-from mtokspec._generated.codec import build_node
 from mtokspec.format import parse
+from mtokspec.format.files import build_node
 from mtokspec.args import texts, token_id, token_ids, token_text
 from mtokspec.runtime.shared.bounds import (MAX_EXPANSION, budget_size, checked_max_expansion, enter_budget,
                                              exit_budget)
@@ -35,7 +35,8 @@ if TYPE_CHECKING:
 
 __all__ = ["MnnTokenizer", "MnnDecodeStream", "MNN_COMMIT"]
 
-MNN_COMMIT = "4d40bdbd7efb73a58383bb5da867a6f41eb1776e"
+MNN_COMMIT = t.MNN_COMMIT
+"""The MNN commit this semantics models: the one ``spec/`` reads the layout from."""
 _HEX = frozenset(b"0123456789abcdefABCDEF")
 _COUNT_BYTES = len(build_node(t.PostProcessorProgram(ops=[])))  # the section's op count
 
