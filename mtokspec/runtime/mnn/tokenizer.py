@@ -17,12 +17,11 @@ import os
 import re
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from mtokspec.reading import read_tokenizer_file
 from mtokspec.format import tree as t
 from mtokspec.errors import ArgumentTypeError, TokenizerError, UndefinedInMnn
 from mtokspec.format import parse
-from mtokspec.format.files import build_node
-from mtokspec.args import texts, token_id, token_ids, token_text
+from mtokspec.format.files import build_node, tree_of
+from mtokspec.args import keyword_options, path as path_arg, texts, token_id, token_ids, token_text
 from mtokspec.runtime.shared.bounds import (MAX_EXPANSION, budget_size, checked_max_expansion, enter_budget,
                                              exit_budget)
 from mtokspec.runtime.shared.pickling import reduce_tokenizer
@@ -176,9 +175,10 @@ class MnnTokenizer:
     def from_tree(cls, tree: t.TokenizerFile, **options: Any) -> "MnnTokenizer":
         """The tokenizer MNN builds for this tree (its class is chosen by the file type, as MNN's
         loader chooses it)."""
-        bad = set(options) - {"max_expansion"}
+        takes = keyword_options(MnnTokenizer.__init__)
+        bad = set(options) - set(takes)
         if bad:
-            raise TokenizerError(f"semantics='mnn' takes no options but max_expansion, got {sorted(bad)}")
+            raise TokenizerError(f"semantics='mnn' takes no options but {', '.join(takes)}, got {sorted(bad)}")
         kind = MnnTokenizer._by_tree.get(type(tree))
         if kind is None:
             raise ArgumentTypeError(f"tree: expected a tokenizer file tree, got {type(tree).__name__}")
@@ -190,7 +190,7 @@ class MnnTokenizer:
 
     @classmethod
     def from_file(cls, path: str | os.PathLike, **options: Any) -> "MnnTokenizer":
-        return cls.from_bytes(read_tokenizer_file(path), **options)
+        return cls.from_tree(tree_of(path_arg("path", path)), **options)
 
     # --- what subclasses supply -----------------------------------------------------------------
     def _encode_piece(self, text: bytes, ids: list[int]) -> None:  # pragma: no cover - abstract
