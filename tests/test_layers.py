@@ -95,18 +95,23 @@ def _is_module(name: str) -> bool:
                                   ("mtokspec._speedups", "mtokspec._spec", "mtokspec._generated"))
 
 
-def imports(module: str) -> list[tuple[str, str | None, int]]:
-    """``(imported module, name or None, line)`` for every import of the package in ``module``,
-    wherever it is; ``name`` is what a ``from`` import takes from the module (None: the module)."""
-    path = MODULES[module]
+def imports(module: str, source: str | None = None) -> list[tuple[str, str | None, int]]:
+    """``(imported module, name or None, line)`` for every import of the package in ``module`` (its
+    file, or ``source``), wherever it is; ``name`` is what a ``from`` import takes from the module
+    (None: the module itself)."""
+    path = MODULES.get(module)
+    is_package = path is not None and path.name == "__init__.py"
+    if source is None:
+        assert path is not None, module
+        source = path.read_text(encoding="utf-8")
     out: list[tuple[str, str | None, int]] = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
             out += [(a.name, None, node.lineno) for a in node.names]
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = module.split(".")
-                base = base[: len(base) - node.level + (1 if path.name == "__init__.py" else 0)]
+                base = base[: len(base) - node.level + (1 if is_package else 0)]
                 target = ".".join(base + ([node.module] if node.module else []))
             else:
                 target = node.module or ""
@@ -125,20 +130,22 @@ def _package(module: str) -> str:
     return module if path is not None and path.name == "__init__.py" else module.rpartition(".")[0]
 
 
-def violations() -> list[str]:
+def check(module: str, source: str | None = None) -> list[str]:
+    """What in ``module`` (its file, or ``source``) breaks the house, one line per import:
+    ``path:line: importer (wing) imports imported ...``."""
+    wing = wing_of(module)
+    allowed = _below(wing) | {wing} if wing else set()
+    path = MODULES[module].relative_to(ROOT) if module in MODULES else module
     found = []
-    for module in sorted(MODULES):
-        wing = wing_of(module)
-        allowed = _below(wing) | {wing} if wing else set()
-        for imported, name, line in imports(module):
-            other = wing_of(imported)
-            where = f"{MODULES[module].relative_to(ROOT)}:{line}: {module} ({wing}) imports {imported}"
-            if other not in allowed and (module, imported) not in UPWARD:
-                found.append(f"{where} ({other}), not below it")
-            elif any(_inside(imported, p) and wing != w for p, w in PRIVATE.items()):
-                found.append(f"{where}, behind {other}'s public names")
-            elif name and name.startswith("_") and not _inside(_package(module), _package(imported)):
-                found.append(f"{where}.{name}, a private name of another package")
+    for imported, name, line in imports(module, source):
+        other = wing_of(imported)
+        where = f"{path}:{line}: {module} ({wing}) imports {imported}"
+        if other not in allowed and (module, imported) not in UPWARD:
+            found.append(f"{where} ({other}), not below it")
+        elif any(_inside(imported, p) and wing != w for p, w in PRIVATE.items()):
+            found.append(f"{where}, behind {other}'s public names")
+        elif name and name.startswith("_") and not _inside(_package(module), _package(imported)):
+            found.append(f"{where}.{name}, a private name of another package")
     return sorted(set(found))
 
 
@@ -154,7 +161,7 @@ def test_the_layers_are_a_house():
 
 
 def test_no_import_runs_up_or_sideways():
-    found = violations()
+    found = [line for module in sorted(MODULES) for line in check(module)]
     assert not found, "\n".join(found)
 
 
@@ -166,8 +173,32 @@ def test_at_most_two_justified_exceptions():
         assert any(i == imported for i, _, _ in imports(importer)), f"{importer} no longer imports {imported}"
 
 
-@pytest.mark.parametrize("bad, wing", [("mtokspec.format.validate", "format"), ("mtokspec.runtime", "runtime.shared"),
-                                       ("mtokspec", "mtokspec"), ("mtokspec._generated.codec", "format")])
-def test_wing_of(bad, wing):
-    assert wing_of(bad) == wing
+@pytest.mark.parametrize("module, wing", [("mtokspec.format.validate", "format"), ("mtokspec.runtime", "runtime.shared"),
+                                          ("mtokspec", "mtokspec"), ("mtokspec._generated.codec", "format"),
+                                          ("mtokspec.convert", "convert"), ("mtokspec.convert.hf.body", "convert.hf")])
+def test_wing_of(module, wing):
+    assert wing_of(module) == wing
 
+
+@pytest.mark.parametrize("module, source, found", [
+    ("mtokspec.chat.render", "import os\ndef f():\n    from mtokspec.runtime.hf import tokenizer\n",
+     "mtokspec/chat/render.py:3: mtokspec.chat.render (chat) imports mtokspec.runtime.hf.tokenizer (runtime.hf), not below it"),
+    ("mtokspec.format.validate", "def f():\n    from mtokspec import build\n",
+     "mtokspec/format/validate.py:2: mtokspec.format.validate (format) imports mtokspec (mtokspec), not below it"),
+    ("mtokspec.runtime.mnn.stream", "from . import pipeline\nfrom ..hf import stream\n",
+     "mtokspec/runtime/mnn/stream.py:2: mtokspec.runtime.mnn.stream (runtime.mnn) imports mtokspec.runtime.hf.stream "
+     "(runtime.hf), not below it"),
+    ("mtokspec.convert.mnn_target.fix", "from mtokspec.convert.hf import _Converter\n",
+     "mtokspec/convert/mnn_target/fix.py:1: mtokspec.convert.mnn_target.fix (convert.mnn_target) imports "
+     "mtokspec.convert.hf._Converter, a private name of another package"),
+    ("mtokspec.runtime.mnn.tokenizer", "from mtokspec._generated.codec import build_node\n",
+     "mtokspec/runtime/mnn/tokenizer.py:1: mtokspec.runtime.mnn.tokenizer (runtime.mnn) imports "
+     "mtokspec._generated.codec.build_node, behind format's public names"),
+])
+def test_check_names_the_import(module, source, found):
+    assert check(module, source) == [found]
+
+
+def test_check_lets_the_house_be():
+    assert check("mtokspec.runtime.hf.models.bpe", "from mtokspec import speedups\nfrom . import _vocab\n"
+                 "from mtokspec.format import tree\nfrom mtokspec.chat.render import render_chat_template\n") == []
