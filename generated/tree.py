@@ -644,3 +644,7 @@ ROOTS_BY_MAGIC_LINE = {
 
 # each root -> the type number its line 1 gives ('430 <type>')
 ROOT_TYPES = {cls: int(line.split()[1]) for line, cls in ROOTS_BY_MAGIC_LINE.items()}
+
+
+# the MNN source spec/ reads the layout from (spec/mtok.py); the mnn semantics models the same
+MNN_COMMIT = '4d40bdbd7efb73a58383bb5da867a6f41eb1776e'

@@ -15,10 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mtokspec.reading import read_file
 from mtokspec.format import tree as t
+from mtokspec.format.files import tree_and_bytes, tree_of
 from mtokspec.errors import TokenizerError
-from mtokspec.format import parse
 from mtokspec.runtime.shared.pickling import remember_source
 from mtokspec.tokenizer import Tokenizer
 
@@ -290,12 +289,7 @@ def compare_runtimes(file: t.TokenizerFile | str | os.PathLike[str], texts: Iter
     from mtokspec.format.token_names import tokens_by_id
     from mtokspec.runtime.mnn import MnnTokenizer
 
-    data: bytes | None = None
-    if isinstance(file, (str, os.PathLike)):
-        data = read_file(file)
-        tree = parse(data)
-    else:
-        tree = file
+    tree, data = tree_and_bytes(file)
     mnn = remember_source(MnnTokenizer.from_tree(tree), data)
     hf_file = Tokenizer.from_tree(tree)
     remember_source(hf_file, data if hf_file.tree is tree else None)
@@ -356,14 +350,14 @@ def device_tally(file: t.TokenizerFile | str | os.PathLike[str], texts: Iterable
     The chat output renders the built-in conversations of ``goldens`` with the file's template,
     as transformers and as MNN's engine."""
     from mtokspec.chat.compare import compare_chat
-    from mtokspec.convert.hf import load_hf
+    from mtokspec.convert.inputs import load_hf
     from mtokspec.convert.mnn_target.goldens import CONVERSATIONS
     from mtokspec.convert.mnn_target.reference import FileReference, HFReference
     from mtokspec.convert.mnn_target.report import mnn_report
     from mtokspec.convert.mnn_target.variants import rows_of
     from mtokspec.convert.upgrade import upgrade
 
-    tree = parse(read_file(file)) if isinstance(file, (str, os.PathLike)) else file
+    tree = tree_of(file)
     if not isinstance(tree, t.MtokFile):
         tree = upgrade(tree).tree
     if against is not None:

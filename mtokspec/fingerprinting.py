@@ -28,10 +28,10 @@ from typing import Any, Callable, Iterable, Iterator
 import regex
 
 from mtokspec.errors import ArgumentTypeError, Error
-from mtokspec.format import build, parse
+from mtokspec.format import build
 from mtokspec.format import tree as t
-from mtokspec.reading import read_file
-from mtokspec.tokenizer import SEMANTICS, Semantics
+from mtokspec.format.files import tree_of
+from mtokspec.names import SEMANTICS, Semantics
 
 __all__ = ["PROBE_SET", "PROBE_SET_DIGEST", "probe_digest", "Fingerprint", "fingerprint", "probe_texts", "id_sequences", "completed"]
 
@@ -283,13 +283,8 @@ def _chat_hash(tree: t.TokenizerFile) -> str:
 
 def fingerprint(source: t.TokenizerFile | bytes | str | os.PathLike[str]) -> Fingerprint:
     """The fingerprint of a file (a path, its bytes or a parsed tree) under :data:`PROBE_SET`."""
-    if isinstance(source, (bytes, bytearray, memoryview)):
-        tree = parse(bytes(source))
-    elif isinstance(source, (str, os.PathLike)):
-        tree = parse(read_file(source))
-    elif isinstance(source, t.TokenizerFile):
-        tree = source
-    else:
+    tree = tree_of(source)
+    if not isinstance(tree, t.TokenizerFile):
         raise ArgumentTypeError(f"source: expected a tree, bytes or a path, got {type(source).__name__}")
     structure = hashlib.sha256(build(tree)).hexdigest()[:HASH_DIGITS]
     texts = probe_texts()

@@ -13,18 +13,20 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Iterable, Literal, Protocol, _ProtocolMeta, runtime_checkable
+from typing import Any, Iterable, Protocol, TypeVar, cast, runtime_checkable
 
-from mtokspec.reading import read_tokenizer_file
+from mtokspec.args import keyword_options
 from mtokspec.errors import ArgumentTypeError, TokenizerError
-from mtokspec.format import parse
+from mtokspec.format.files import tree_and_bytes
 from mtokspec.format import tree as t
+from mtokspec.names import SEMANTICS, Semantics
 from mtokspec.runtime.shared.gc import paused_gc
 
 __all__ = ["Tokenizer", "DecodeStream", "TextStream", "Semantics", "SEMANTICS", "load", "hold_table"]
 
-Semantics = Literal["hf", "mnn"]
-SEMANTICS: tuple[Semantics, ...] = ("hf", "mnn")
+
+
+_T = TypeVar("_T", bound="Tokenizer")
 
 
 @runtime_checkable
@@ -45,28 +47,29 @@ class TextStream(Protocol):
     def flush(self) -> str: ...
 
 
-class _TokenizerType(_ProtocolMeta):
-    """The constructors of :class:`Tokenizer`: ``Tokenizer.from_file(...)`` and the others are
-    methods of its type, so they are not part of the contract a runtime implements."""
-
-    def from_tree(cls, tree: t.TokenizerFile, *, semantics: Semantics = "hf", **options: Any) -> "Tokenizer":
-        """The tokenizer for a parsed tree (see :func:`load` for the options)."""
-        return load(tree, semantics=semantics, **options)
-
-    def from_bytes(cls, data: bytes, *, semantics: Semantics = "hf", **options: Any) -> "Tokenizer":
-        """The tokenizer for the bytes of a ``.mtok`` or legacy ``tokenizer.txt`` file."""
-        return load(data, semantics=semantics, **options)
-
-    def from_file(cls, path: str | os.PathLike[str], *, semantics: Semantics = "hf", **options: Any) -> "Tokenizer":
-        """The tokenizer for a ``.mtok`` or legacy ``tokenizer.txt`` file."""
-        return load(Path(path), semantics=semantics, **options)
-
-
 @runtime_checkable
-class Tokenizer(Protocol, metaclass=_TokenizerType):
+class Tokenizer(Protocol):
     """A tokenizer file run in one semantics: ``"hf"`` (Hugging Face ``tokenizers``) or ``"mnn"``
     (MNN's C++ runtime).  Build one with :meth:`from_file`, :meth:`from_bytes`, :meth:`from_tree`
-    or :func:`load`."""
+    or :func:`load`: on ``Tokenizer`` they choose the runtime by ``semantics``; each runtime's
+    class has its own, which build that runtime."""
+
+    # The constructors are part of the contract: each runtime's class builds its own runtime, and
+    # on ``Tokenizer`` itself they choose it by the ``semantics`` option (``"hf"`` unless given).
+    @classmethod
+    def from_tree(cls: type[_T], tree: t.TokenizerFile, **options: Any) -> _T:
+        """The tokenizer for a parsed tree (``semantics=`` and the options: see :func:`load`)."""
+        return cast(_T, load(tree, **options))
+
+    @classmethod
+    def from_bytes(cls: type[_T], data: bytes, **options: Any) -> _T:
+        """The tokenizer for the bytes of a ``.mtok`` or legacy ``tokenizer.txt`` file."""
+        return cast(_T, load(data, **options))
+
+    @classmethod
+    def from_file(cls: type[_T], path: str | os.PathLike[str], **options: Any) -> _T:
+        """The tokenizer for a ``.mtok`` or legacy ``tokenizer.txt`` file."""
+        return cast(_T, load(Path(path), **options))
 
     semantics: str
     special_ids: list[int]
@@ -137,35 +140,41 @@ def load(source: t.TokenizerFile | bytes | bytearray | memoryview | str | os.Pat
     (both semantics: :mod:`mtokspec.runtime.shared.bounds`).
     """
     if not isinstance(semantics, str):
-        raise ArgumentTypeError(f"semantics: expected 'hf' or 'mnn', got {type(semantics).__name__}")
+        raise ArgumentTypeError(f"semantics: expected one of {', '.join(map(repr, SEMANTICS))}, got {type(semantics).__name__}")
     if semantics not in SEMANTICS:
-        raise TokenizerError(f"semantics must be 'hf' or 'mnn', got {semantics!r}")
+        raise TokenizerError(f"semantics must be one of {', '.join(map(repr, SEMANTICS))}, got {semantics!r}")
     _check_options(semantics, upgrade_options, options)
     with paused_gc():
         return _load(source, semantics, upgrade_options, options)
 
 
-# the keywords each semantics' tokenizer takes (HfTokenizer's, MnnTokenizer.from_tree's)
-_OPTIONS: dict[str, tuple[str, ...]] = {"hf": ("max_expansion", "serde_scores"), "mnn": ("max_expansion",)}
+def _options(semantics: Semantics) -> tuple[str, ...]:
+    """The keywords the semantics' tokenizer takes (its constructor's)."""
+    if semantics == "mnn":
+        from mtokspec.runtime.mnn import MnnTokenizer
+
+        return keyword_options(MnnTokenizer.__init__)
+    from mtokspec.runtime.hf import HfTokenizer
+
+    return keyword_options(HfTokenizer.__init__)
 
 
 def _check_options(semantics: Semantics, upgrade_options: Any, options: dict[str, Any]) -> None:
     """An option the semantics does not take, or ``upgrade_options`` that are no dict of
     :func:`mtokspec.convert.upgrade`'s keywords: ``ArgumentTypeError`` naming it (as Python's own
     ``TypeError`` for an unknown keyword would)."""
+    takes = _options(semantics)
     for name in options:
-        if name not in _OPTIONS[semantics]:
+        if name not in takes:
             raise ArgumentTypeError(f"{name}: not an option of semantics={semantics!r} (it takes "
-                                    f"{', '.join(_OPTIONS[semantics])}{', upgrade_options' if semantics == 'hf' else ''})")
+                                    f"{', '.join(takes)}{', upgrade_options' if semantics == 'hf' else ''})")
     if upgrade_options is None:
         return
     if not isinstance(upgrade_options, dict):
         raise ArgumentTypeError(f"upgrade_options: expected a dict or None, got {type(upgrade_options).__name__}")
-    import inspect
-
     from mtokspec.convert.upgrade import upgrade
 
-    known = [p.name for p in inspect.signature(upgrade).parameters.values() if p.kind is p.KEYWORD_ONLY]
+    known = keyword_options(upgrade)
     for name in upgrade_options:
         if name not in known:
             raise ArgumentTypeError(f"upgrade_options: {name!r} is not an option of mtokspec.convert.upgrade "
@@ -176,17 +185,8 @@ def _load(source: Any, semantics: Semantics, upgrade_options: dict[str, Any] | N
           options: dict[str, Any]) -> Tokenizer:
     from mtokspec.runtime.shared.pickling import remember_source
 
-    if isinstance(source, (bytes, bytearray, memoryview)):
-        data = bytes(source)
-    elif isinstance(source, (str, os.PathLike)):
-        data = read_tokenizer_file(source)
-    else:
-        data = None
-    if data is not None:
-        tree = parse(data)
-    elif isinstance(source, t.TokenizerFile):
-        tree = source
-    else:
+    tree, data = tree_and_bytes(source)
+    if not isinstance(tree, t.TokenizerFile):
         raise ArgumentTypeError(f"source must be a tree, bytes or a path, got {type(source).__name__}")
     tok = _build(tree, semantics, upgrade_options, options)
     # the bytes a pickle carries: the file's own, unless it was upgraded (then its new tree's)

@@ -51,7 +51,10 @@ MAGIC = 430
 PIPELINE = 4
 MAX_NESTING = 32  # Sequence-in-Sequence depth; real files use 2.
 
-_MNN = "https://github.com/alibaba/MNN/blob/4d40bdbd7efb73a58383bb5da867a6f41eb1776e/transformers/llm"
+MNN_COMMIT = "4d40bdbd7efb73a58383bb5da867a6f41eb1776e"
+"""The MNN source this layout is read from (every ``ref=`` links it); the ``mnn`` semantics models
+the same commit (``generated/tree.py`` carries it to ``mtokspec.runtime.mnn.MNN_COMMIT``)."""
+_MNN = f"https://github.com/alibaba/MNN/blob/{MNN_COMMIT}/transformers/llm"
 LOADER = _MNN + "/engine/src/tokenizer/tokenizer.cpp"
 EXPORTER = _MNN + "/export/utils/tokenizer.py"
 

@@ -187,7 +187,6 @@ def test_cli_error_is_one_line_on_stderr(tmp_path, capsys):
 def test_roberta_processing_with_a_malformed_cls_is_not_a_template(cls_value):
     # found by the 10-minute from_hf fuzz after the merge: a dict as "cls" raised KeyError inside
     # the template reader (caught by the last guard, which the fuzz counts as a failure)
-    from mtokspec.convert.hf import _Converter
+    from mtokspec.convert.inputs import post_processor_template
 
-    converter = object.__new__(_Converter)  # _template_of reads only its argument
-    assert converter._template_of({"type": "RobertaProcessing", "cls": cls_value, "sep": ["</s>", 2]}) is None
+    assert post_processor_template({"type": "RobertaProcessing", "cls": cls_value, "sep": ["</s>", 2]}) is None

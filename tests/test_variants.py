@@ -17,7 +17,7 @@ import re
 import pytest
 
 from mtokspec import Tokenizer
-from mtokspec.convert.hf import from_hf_tree
+from mtokspec.convert import from_hf_tree
 from mtokspec.convert.to_hf import to_hf
 from mtokspec.divergences import RULES
 from mtokspec.divergences.lint import lint

@@ -39,6 +39,7 @@ from hypothesis import strategies as st
 
 import mtokspec
 from mtokspec.testing import strategies as ms
+from mtokspec.names import SEMANTICS
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "corpus"
@@ -403,7 +404,7 @@ def check_upgrade(tree) -> None:
 def check_from_hf(files: dict[str, object]) -> None:
     """from_hf on a written folder, then build of the tree."""
     from mtokspec.convert import from_hf
-    from mtokspec.convert.hf import UNCHECKED
+    from mtokspec.convert.targets import UNCHECKED
     with tempfile.TemporaryDirectory(prefix="mtokspec-fuzz-") as tmp:
         write_folder(Path(tmp), files)
         try:
@@ -463,7 +464,7 @@ def hostile_inputs():
 
     amplifying = hostile.amplifying_files().map(lambda tree: (tree, None))
     cases = st.sampled_from(hostile.QUICK).map(lambda name: hostile.CASES[name].make())
-    return st.tuples(st.one_of(amplifying, cases), st.sampled_from(["hf", "mnn"]))
+    return st.tuples(st.one_of(amplifying, cases), st.sampled_from(SEMANTICS))
 
 
 def check_hostile(args) -> None:

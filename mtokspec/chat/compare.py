@@ -18,7 +18,7 @@ from typing import Any
 from mtokspec.chat import rewrite as _rw
 from mtokspec.chat.rewrite.printer import Unprintable, print_template
 from mtokspec.errors import ArgumentTypeError, ConversationsError
-from mtokspec.runtime.shared.args import instance, items, number, optional_text, token_text
+from mtokspec.args import instance, items, number, optional_text, token_text
 
 __all__ = ["ChatComparison", "compare_chat", "load_conversations", "format_comparison"]
 

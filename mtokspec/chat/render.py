@@ -21,7 +21,7 @@ from jinja2.exceptions import TemplateSyntaxError
 from mtokspec.chat.bounds import MAX_OUTPUT_CHARS, MAX_TEMPLATE_CHARS, TIMEOUT_SECONDS, RenderBounds
 from mtokspec.chat.sandbox import ENV, SSTI_NAMES, STATE
 from mtokspec.errors import ArgumentTypeError, ChatTemplateError
-from mtokspec.runtime.shared.args import items, number, optional_text, token_text
+from mtokspec.args import items, number, optional_text, token_text
 
 __all__ = ["ChatTemplateError", "render_chat_template", "render_file_template"]
 

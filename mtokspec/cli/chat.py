@@ -8,6 +8,7 @@ import sys
 
 from mtokspec.cli._io import one_line, read_input, read_tokenizer_file
 from mtokspec.errors import MtokFormatError
+from mtokspec.names import SEMANTICS
 
 
 def cmd_chat(args) -> int:
@@ -123,7 +124,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "apply_chat_template(tokenize=True)); mnn, MNN's encode(prompt), the ids a device feeds "
                         "the model (the file's prefix ids and post-processor included, as Llm::response)")
     p.add_argument("--template", metavar="FILE", help="use this template instead of the file's")
-    p.add_argument("--runtime", choices=("hf", "mnn"), default="hf",
+    p.add_argument("--runtime", choices=SEMANTICS, default="hf",
                    help="hf: render as transformers does (default); mnn: the prompt a device builds, "
                         "rendered as MNN's own Jinja engine does (exit 1 where MNN would never return)")
     p.set_defaults(func=cmd_chat)

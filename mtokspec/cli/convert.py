@@ -10,6 +10,7 @@ from pathlib import Path
 import mtokspec
 from mtokspec.cli._io import FORCE_HELP, check_output, one_line, read_tokenizer_file, write_output
 from mtokspec.errors import MtokFormatError
+from mtokspec.names import REFERENCES, TARGETS
 
 
 MAX_INDENT = 16
@@ -110,7 +111,7 @@ def cmd_convert(args) -> int:
 
 def hf_inputs(model_dir: str) -> list[str]:
     """The files ``convert`` may read from a model folder (or a tokenizer.json and its folder)."""
-    from mtokspec.convert.hf.inputs import HF_INPUT_NAMES
+    from mtokspec.convert.inputs import HF_INPUT_NAMES
 
     folder = Path(model_dir)
     files = [] if folder.is_dir() else [folder]
@@ -172,13 +173,9 @@ def register(subparsers) -> None:
     p.add_argument("--exact-whitespace", action="store_true",
                    help="write HF's Whitespace pre-tokenizer as an equivalent Split instead of dropping "
                         "it (differs from the reference exporter's bytes)")
-    p.add_argument("--target", choices=("exporter", "mnn"), default="exporter",
-                   help="exporter: MNN's exporter's bytes, byte for byte; mnn: the bytes for which MNN's "
-                        "C++ runtime gives Hugging Face's answers wherever the format allows (program "
-                        "layout, prefix and special ids, exact pre-tokenizers, decoder, clean-up flag); "
-                        "the report then lists, per divergence rule, what MNN still does differently, "
-                        "with a minimal example, and the exit status says whether anything does")
-    p.add_argument("--reference", choices=("hf", "mtokspec"), default="hf", help=REFERENCE_HELP + " (--target mnn)")
+    p.add_argument("--target", choices=tuple(TARGETS), default="exporter",
+                   help="; ".join(f"{name}: {what}" for name, what in TARGETS.items()))
+    p.add_argument("--reference", choices=REFERENCES, default="hf", help=REFERENCE_HELP + " (--target mnn)")
     p.add_argument("--report", choices=("text", "json"), default="text",
                    help="format of the loss report printed to stderr")
     add_force(p)

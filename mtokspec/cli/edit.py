@@ -7,6 +7,8 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
+from mtokspec.names import SEMANTICS
+
 if TYPE_CHECKING:
     from mtokspec.format.tree import TokenizerFile
 
@@ -258,7 +260,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--text", action="append", metavar="FILE",
                    help="cases to run both files on: a JSON list, JSON Lines or plain text (one case per "
                         "line); repeatable")
-    p.add_argument("--runtime", choices=("hf", "mnn"), default="hf",
+    p.add_argument("--runtime", choices=SEMANTICS, default="hf",
                    help="the semantics of the behavioural diff (default hf)")
     p.add_argument("--show", type=int, default=10, help="differing cases to print (default 10)")
     p.add_argument("--json", action="store_true", help="print the whole report as JSON")

@@ -9,6 +9,7 @@ import sys
 from mtokspec.cli._io import FORCE_HELP, one_line, read_tokenizer_file, write_output
 from mtokspec.cli.convert import EXIT_DIFFERS, REFERENCE_HELP, hf_inputs, write_conversion
 from mtokspec.cli.progress import Progress
+from mtokspec.names import REFERENCES
 
 
 def cmd_fix(args) -> int:
@@ -99,7 +100,7 @@ def register(subparsers) -> None:
     p.add_argument("-o", "--output", required=True, metavar="OUT.mtok",
                    help="where to write the fixed .mtok (atomically)")
     p.add_argument("--text", metavar="FILE", help="more probe texts (a JSON list of strings, or one per line)")
-    p.add_argument("--reference", choices=("hf", "mtokspec"), default="hf", help=REFERENCE_HELP + " (with --against)")
+    p.add_argument("--reference", choices=REFERENCES, default="hf", help=REFERENCE_HELP + " (with --against)")
     p.add_argument("--report", choices=("text", "json"), default="text",
                    help="format of the report printed to stderr")
     p.add_argument("--force", action="store_true", help=FORCE_HELP)
@@ -120,7 +121,7 @@ def register(subparsers) -> None:
     g.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
                    help="HF's answers in N processes (default: every core this process may use; the file is "
                         "the same for any N)")
-    g.add_argument("--reference", choices=("hf", "mtokspec"), default="hf",
+    g.add_argument("--reference", choices=REFERENCES, default="hf",
                    help="what gives the answers: hf (HF tokenizers; refused when missing) or mtokspec (its own HF "
                         "semantics of the folder's plain .mtok, recorded in the meta line; refused where the "
                         "format loses or approximates a stage, so its cases are HF's own or none)")

@@ -9,6 +9,7 @@ import sys
 
 from mtokspec.cli._io import read_input, read_tokenizer_file
 from mtokspec.errors import MtokFormatError
+from mtokspec.names import SEMANTICS
 
 
 def _fail(what: str, err: Exception) -> int:
@@ -137,7 +138,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "runtime does on a device (its encode(text): prefix ids, special split, post-processor).")
     p.add_argument("file", metavar="FILE", help="the .mtok file (or a legacy tokenizer.txt)")
     p.add_argument("text", metavar="TEXT", nargs="?", help="the text ('-' or omitted: standard input)")
-    p.add_argument("--runtime", choices=("hf", "mnn"), default="hf",
+    p.add_argument("--runtime", choices=SEMANTICS, default="hf",
                    help="tokenize as HF tokenizers (default) or as MNN's C++ runtime on a device")
     p.add_argument("--special", action=argparse.BooleanOptionalAction, default=None,
                    help="add special tokens (hf: the post-processor program, else the header's prefix ids; "
@@ -153,7 +154,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "engine prints; MNN's bytes are written as they are, UTF-8 or not.")
     p.add_argument("file", metavar="FILE", help="the .mtok file (or a legacy tokenizer.txt)")
     p.add_argument("ids", metavar="ID", nargs="+", type=int, help="token ids")
-    p.add_argument("--runtime", choices=("hf", "mnn"), default="hf",
+    p.add_argument("--runtime", choices=SEMANTICS, default="hf",
                    help="decode as HF tokenizers (default) or as MNN's C++ runtime (its exact bytes)")
     p.add_argument("--skip-special", action="store_true", help="leave out special tokens (hf)")
     p.add_argument("--stream", action="store_true",
@@ -178,7 +179,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "Exit 0 when all match, 1 when some differ, 2 on errors. --against needs the "
                     "`tokenizers` package.")
     p.add_argument("file", metavar="FILE", help="the .mtok file (or a legacy tokenizer.txt with --runtime mnn)")
-    p.add_argument("--runtime", choices=("hf", "mnn"), default="hf",
+    p.add_argument("--runtime", choices=SEMANTICS, default="hf",
                    help="the semantics to run the file with (default hf)")
     p.add_argument("--against", metavar="tokenizer.json",
                    help="the HF tokenizer.json (or its model folder with --runtime mnn) to compare with "

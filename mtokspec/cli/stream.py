@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from mtokspec.cli._io import one_line, write_output
 from mtokspec.reading import read_input
 from mtokspec.errors import Error
+from mtokspec.names import SEMANTICS
 
 if TYPE_CHECKING:
     from mtokspec.tokenizer import Tokenizer
@@ -69,7 +70,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
                     "`decode FILE ID...`. (decode --stream --runtime mnn is the MNN engine's per-id print.)")
     p.add_argument("file", metavar="FILE", help="the .mtok file (or a legacy tokenizer.txt)")
     p.add_argument("ids", metavar="ID", nargs="+", type=int, help="token ids, in the order they arrive")
-    p.add_argument("--runtime", choices=("hf", "mnn"), default="hf",
+    p.add_argument("--runtime", choices=SEMANTICS, default="hf",
                    help="hf: what HF tokenizers' decode adds (default); mnn: what MNN's Tokenizer::decode adds")
     p.add_argument("--skip-special", action="store_true", help="leave out special tokens (hf)")
     p.add_argument("--json", action="store_true", help="one JSON list: each id with the text it printed, then the flush")

@@ -9,9 +9,10 @@
 No runtime dependency beyond the standard library and mtokspec (no transformers, torch, tokenizers).
 """
 
-from mtokspec.convert.hf import WHITESPACE_SPLIT, HFInputs, from_hf, from_hf_inputs, from_hf_tree, load_hf
+from mtokspec.convert.inputs import WHITESPACE_SPLIT, HFInputs, load_hf
 from mtokspec.convert.loss import ConversionError, Loss, render_json, render_text
 from mtokspec.convert.result import ConversionResult
+from mtokspec.convert.targets import from_hf, from_hf_inputs, from_hf_tree
 from mtokspec.convert.to_hf import to_hf, to_hf_with_notes
 from mtokspec.convert.unicode_tables import UNIDATA_VERSION
 from mtokspec.convert.upgrade import upgrade

@@ -12,7 +12,7 @@ import json
 from dataclasses import asdict, dataclass
 
 from mtokspec.errors import Error
-from mtokspec.runtime.shared.args import items
+from mtokspec.args import items
 
 __all__ = ["Loss", "ConversionError", "render_text", "render_json", "losses_to_plain"]
 

@@ -10,7 +10,7 @@ from typing import Any
 from mtokspec.format import tree as t
 from mtokspec.convert import unicode_tables
 from mtokspec.convert.loss import ConversionError
-from mtokspec.runtime.shared.args import instance
+from mtokspec.args import instance
 from mtokspec.runtime.shared.text import REGEX_META
 
 __all__ = ["to_hf", "to_hf_with_notes"]

@@ -17,7 +17,7 @@ from functools import lru_cache
 from typing import Callable, cast
 
 from mtokspec.errors import ArgumentTypeError
-from mtokspec.runtime.shared.args import texts, token_text
+from mtokspec.args import texts, token_text
 
 __all__ = ["UNIDATA_VERSION", "FORMS", "normalization_table", "nfkc_table", "nfc_table",
            "nfd_table", "identify_table", "closest_form"]

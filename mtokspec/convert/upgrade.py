@@ -19,7 +19,7 @@ from mtokspec.format import tree as t
 from mtokspec.convert import unicode_tables
 from mtokspec.format.byte_level import bytes_to_unicode
 from mtokspec.errors import ArgumentTypeError
-from mtokspec.runtime.shared.args import instance, items, mapping, texts, token_text
+from mtokspec.args import instance, items, mapping, texts, token_text
 from mtokspec.convert.result import ConversionResult
 from mtokspec.convert.loss import ConversionError, Loss
 from mtokspec.runtime.shared.text import GPT2_PATTERN, METASPACE

@@ -1,4 +1,8 @@
-"""Bytes to tree and back, for every file type: ``.mtok`` and the legacy ``tokenizer.txt`` types 0-3."""
+"""Bytes to tree and back, for every file type: ``.mtok`` and the legacy ``tokenizer.txt`` types 0-3.
+
+The codec's public face: :func:`parse`, :func:`build`, :func:`tree_of` and :func:`tree_and_bytes`
+(the one way in from bytes or a path), and, for callers that need a record's bytes, ``build_node`` (one record as ``build``
+writes it) and ``ops_fit`` (whether bytes hold exactly n post-processor ops)."""
 
 from __future__ import annotations
 
@@ -6,11 +10,12 @@ import os
 from typing import Any
 
 from mtokspec._generated import codec as _codec
+from mtokspec._generated.codec import build_node, ops_fit
 from mtokspec._generated.tree import ROOTS_BY_MAGIC_LINE
 from mtokspec.errors import MtokFormatError
 from mtokspec.format.tree import TokenizerFile
 
-__all__ = ["parse", "build", "tree_of"]
+__all__ = ["parse", "build", "tree_of", "tree_and_bytes", "build_node", "ops_fit"]
 
 # line 1 of the file -> its root class; "430 4" is .mtok, "430 0".."430 3" the legacy text types
 _PARSE = {cls: getattr(_codec, f"parse_{cls.__name__}") for cls in ROOTS_BY_MAGIC_LINE.values()}
@@ -45,13 +50,20 @@ def build(tree: TokenizerFile) -> bytes:
 
 
 def tree_of(source: Any) -> Any:
-    """What ``validate`` and ``lint`` check, from what ``mtokspec.load`` takes: bytes parsed, a path
-    (``str`` or ``os.PathLike``) read as ``load`` reads it and parsed, anything else as it is (the
-    caller refuses what is not a tree)."""
+    """The tree of what ``mtokspec.load`` takes (the one way in from bytes or a path): bytes parsed,
+    a path (``str`` or ``os.PathLike``) read as a tokenizer file and parsed, anything else as it is
+    (the caller refuses what is not a tree)."""
+    return tree_and_bytes(source)[0]
+
+
+def tree_and_bytes(source: Any) -> tuple[Any, bytes | None]:
+    """:func:`tree_of` and the bytes it parsed (None when ``source`` was neither bytes nor a path)."""
     if isinstance(source, (bytes, bytearray, memoryview)):
-        return parse(source)
-    if isinstance(source, (str, os.PathLike)):
+        data = bytes(source)
+    elif isinstance(source, (str, os.PathLike)):
         from mtokspec.reading import read_tokenizer_file
 
-        return parse(read_tokenizer_file(source))
-    return source
+        data = read_tokenizer_file(source)
+    else:
+        return source, None
+    return parse(data), data

@@ -16,12 +16,12 @@ from typing import Any, NamedTuple, NoReturn
 
 from mtokspec._generated import tree as _t
 from mtokspec._generated.tree import *  # noqa: F403
-from mtokspec._generated.tree import CLASSES, ENUMS, SCHEMA, UNIONS, VARIANTS
+from mtokspec._generated.tree import CLASSES, ENUMS, MNN_COMMIT, SCHEMA, UNIONS, VARIANTS
 from mtokspec.format.codec_support import value_text
 from mtokspec.errors import MtokFormatError
 
 __all__ = [*CLASSES, *UNIONS, *ENUMS, "TokenizerFile", "FORMATS", "format_key", "to_dict", "from_dict", "make_header", "header_roles", "HeaderRoles",
-           "ROOT_TYPES", "LEGACY_ROOTS", "walk_stage", "OversizeNumber", "HEADER_ROLES"]
+           "ROOT_TYPES", "MNN_COMMIT", "LEGACY_ROOTS", "walk_stage", "OversizeNumber", "HEADER_ROLES"]
 
 #: the ``format`` key of the plain form -> root class
 FORMATS: dict[str, type] = {

@@ -76,7 +76,7 @@ _BAD_FIELD = (TypeError, AttributeError, ValueError, KeyError, IndexError, Overf
 
 def _buildable(ck: _Checker, tree: t.TokenizerFile) -> bool:
     """Whether the codec can write the tree; else its finding (the field's path) is added."""
-    from mtokspec import build
+    from mtokspec.format.files import build
 
     try:
         build(tree)

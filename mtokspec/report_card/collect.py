@@ -274,12 +274,11 @@ def collect_card(path: str | os.PathLike[str], *, against: str | os.PathLike[str
     from mtokspec.chat.compare import load_conversations
     from mtokspec.convert.mnn_target.goldens import CONVERSATIONS, chat_template_of
     from mtokspec.convert.mnn_target.reference import probe_texts
-    from mtokspec.format import parse
-    from mtokspec.reading import read_file
     from mtokspec.runtime.mnn import MNN_COMMIT
 
     from mtokspec.errors import ArgumentTypeError
-    from mtokspec.runtime.shared import args as a
+    from mtokspec import args as a
+    from mtokspec.format.files import tree_of
 
     a.path("path", path)
     if against is not None:
@@ -313,7 +312,7 @@ def collect_card(path: str | os.PathLike[str], *, against: str | os.PathLike[str
         file_desc = f"converted from the folder with `mtokspec convert --target mnn` (mtokspec {mtokspec.__version__})"
         card_name = name or src.resolve().name
     else:
-        tree = parse(read_file(src))
+        tree = tree_of(src)
         tj_or_none = None
         folder = None
         if against is not None:

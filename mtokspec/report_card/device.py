@@ -34,7 +34,7 @@ class LogError(TokenizerError):
 def parse_test_tokenizer_log(text: str, source: str = "test_tokenizer log") -> list[DeviceResult]:
     """One :class:`~.data.DeviceResult` per model the log reports a result for, in order (a model
     the test skipped whole prints none).  A log without any is a :class:`LogError`."""
-    from mtokspec.runtime.shared.args import token_text
+    from mtokspec.args import token_text
 
     token_text("text", text)
     token_text("source", source)
@@ -59,7 +59,7 @@ def parse_test_tokenizer_log(text: str, source: str = "test_tokenizer log") -> l
 def read_goldens(text: str, source: str = "goldens") -> list[Any]:
     """The lines of a ``test_cases.jsonl`` as JSON values (``None`` for a line MNN's parser
     rejects, which its test skips; empty lines left out)."""
-    from mtokspec.runtime.shared.args import token_text
+    from mtokspec.args import token_text
 
     token_text("text", text)
     token_text("source", source)
@@ -97,7 +97,7 @@ def run_goldens(tree: t.TokenizerFile, lines: list[Any], model: str, source: str
     """MNN's device test of ``lines`` (:func:`read_goldens`) on ``tree``, with the ``mnn``
     semantics standing in for the device (see the module)."""
     from mtokspec.runtime.mnn import MnnTokenizer
-    from mtokspec.runtime.shared.args import instance, items, token_text
+    from mtokspec.args import instance, items, token_text
 
     instance("tree", tree, tuple(t.ROOT_TYPES), "a tokenizer tree (MtokFile or a legacy root)")
     items("lines", lines, object, "JSON values")

@@ -23,6 +23,7 @@ except ImportError as e:  # an optional extra
 
 from mtokspec.format import build
 from mtokspec.format import tree as t
+from mtokspec.names import SEMANTICS
 
 __all__ = [
     "texts", "token_bytes", "norm_tables", "headers", "normalizers", "pre_tokenizers", "models",
@@ -203,7 +204,7 @@ def added_tokens(ids: st.SearchStrategy[int] = st.integers(0, 2**31 - 1)) -> st.
 
 def _legacy_ids_ok(ids: list[int]) -> bool:
     """Legacy ids whose bytes would not also read as a current program (build refuses those)."""
-    from mtokspec._generated.codec import ops_fit
+    from mtokspec.format.files import ops_fit
 
     raw = struct.pack(f"<H{len(ids)}I", len(ids), *ids)
     return bool(ids) and not ops_fit(raw, 2, len(raw), len(ids))
@@ -265,7 +266,7 @@ def runnable(draw: st.DrawFn, max_text: int = 24) -> tuple[t.MtokFile, str]:
     alphabet = sorted({c for row in tree.model.vocab for c in row[0].decode("utf-8", "ignore")} | {" "})
     text = draw(st.one_of(st.text(st.sampled_from(alphabet), max_size=max_text), texts(max_text)))
     try:
-        for semantics in ("hf", "mnn"):
+        for semantics in SEMANTICS:
             tok = load(tree, semantics=semantics)
             for special in (False, True):
                 tok.decode(tok.encode(text, add_special_tokens=special))

@@ -38,8 +38,9 @@ def test_mtokspec_goldens_are_refused_or_hf_s_own(row, root):
     assert "HF tokenizers" in hf[0]["reference"]
     try:
         ours = goldens(folder, TEXTS, [], reference="mtokspec")[0]
-    except ConversionError as e:
-        assert "cannot stand in for HF tokenizers" in str(e) and "install HF tokenizers" in str(e)
+    except ConversionError as e:  # what the format loses, or the plain .mtok refused outright (WordLevel)
+        assert ("cannot stand in for HF tokenizers" in str(e) and "install HF tokenizers" in str(e)
+                or "no such model" in str(e)), e
         return
     assert "not HF tokenizers" in ours[0]["reference"]
     differing = [(a["input"], a, b) for a, b in zip(_cases(ours), _cases(hf)) if a != b]

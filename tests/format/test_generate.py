@@ -69,7 +69,7 @@ def test_source_links_are_pinned_and_point_at_lines_that_exist():
     m = collect(mtok.MtokFile)
     refs = [url for info in [*m.records.values(), *m.unions.values()] for url in info.ref]
     assert len(refs) >= 10
-    prefix = "https://github.com/alibaba/MNN/blob/4d40bdbd7efb73a58383bb5da867a6f41eb1776e/"
+    prefix = f"https://github.com/alibaba/MNN/blob/{mtok.MNN_COMMIT}/"
     for url in refs:
         assert url.startswith(prefix), url
         path, _, lines = url[len(prefix):].partition("#")

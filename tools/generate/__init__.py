@@ -37,7 +37,7 @@ def outputs() -> dict[str, str]:
     txt_notes = (ROOT / "spec" / "NOTES_TXT.md").read_text(encoding="utf-8")
     return {
         "__init__.py": BANNER + '"""Generated from spec/: tree classes (tree.py) and the fast codec (codec.py)."""\n',
-        "tree.py": emit_tree(m),
+        "tree.py": emit_tree(m, mtok.MNN_COMMIT),
         "codec.py": emit_codec(m, ["MtokFile", *txt_roots]),
         "FORMAT.md": emit_format(m, "MtokFile", txt_roots, notes, txt_notes, KSY_LIMITS),
         "mtok.ksy": emit_ksy(

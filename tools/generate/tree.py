@@ -29,7 +29,13 @@ def emit_magic_lines(m: Model) -> list[str]:
     return L
 
 
-def emit_tree(m: Model) -> str:
+def emit_commit(mnn_commit: str) -> list[str]:
+    """The MNN commit the spec reads the layout from (``spec/mtok.py``), for the runtime that models it."""
+    return ["", "# the MNN source spec/ reads the layout from (spec/mtok.py); the mnn semantics models the same",
+            f"MNN_COMMIT = {mnn_commit!r}", ""]
+
+
+def emit_tree(m: Model, mnn_commit: str) -> str:
     L = [BANNER, '"""Tree classes of the MNN tokenizer formats: one dataclass per record and variant."""', "",
          "from __future__ import annotations", "", "from dataclasses import dataclass, field",
          *(["from enum import IntEnum, IntFlag"] if m.enums else []), "", *emit_enums(m)]
@@ -79,5 +85,6 @@ def emit_tree(m: Model) -> str:
     L += ["", "CLASSES = {", *[f"    {n!r}: {n}," for n in m.order if n in m.records], "}", ""]
     L += ["", "ENUMS = {", *[f"    {n!r}: {n}," for n in m.enums], "}", ""]
     L += emit_magic_lines(m)
+    L += emit_commit(mnn_commit)
     return "\n".join(L)
 

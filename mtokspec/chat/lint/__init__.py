@@ -16,7 +16,7 @@ from mtokspec.chat.lint.guards import mnn_view
 from mtokspec.chat.sandbox import MAX_TEMPLATE_CHARS
 from mtokspec.errors import ChatTemplateError
 from mtokspec.format.validate import Finding
-from mtokspec.runtime.shared.args import optional_text, token_text
+from mtokspec.args import optional_text, token_text
 
 __all__ = ["lint_chat_template", "RAISED"]
 

@@ -31,7 +31,7 @@ from mtokspec.chat.bounds import MAX_OUTPUT_CHARS, MAX_TEMPLATE_CHARS, TIMEOUT_S
 from mtokspec.chat.mnn.values import (Room, compare, dump_into, equal, from_python, is_undefined,
                                       py_str_into, truthy, undefined, weight, wrap64)
 from mtokspec.errors import ArgumentTypeError, ChatTemplateError
-from mtokspec.runtime.shared.args import mapping, optional_text, token_text
+from mtokspec.args import mapping, optional_text, token_text
 
 _PROBE = b"<__jinja_content_probe__>"
 class _Frame:

@@ -58,7 +58,7 @@ from mtokspec.chat.mnn import render_mnn
 from mtokspec.chat.render import render_chat_template
 from mtokspec.chat.rewrite.printer import RAISED, Unprintable, print_template, raise_probe
 from mtokspec.errors import ChatTemplateError
-from mtokspec.runtime.shared.args import items, optional_text, token_text
+from mtokspec.args import items, optional_text, token_text
 
 __all__ = ["rewrite_for_mnn", "Rewrite", "Loss", "RAISED", "PROBE_CONVERSATIONS", "matches", "transformers_prompt",
            "mnn_prompt", "device_raise"]

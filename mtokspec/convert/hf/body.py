@@ -8,28 +8,11 @@ from typing import Any, cast
 
 from mtokspec.convert import unicode_tables
 from mtokspec.convert.hf.classes import all_byte_tokens
-from mtokspec.convert.hf.inputs import (SEQ_A, as_list, as_object, flag_field, id_field, int_field, json_kind,
-                                        pattern_kind, token_text, utf8_field)
+from mtokspec.convert.inputs import (SEQ_A, WHITESPACE_SPLIT, as_list, as_object, flag_field, id_field, int_field,
+                                     json_kind, pattern_kind, post_processor_template, token_text, utf8_field)
 from mtokspec.convert.loss import ConversionError
 from mtokspec.format import tree as t
 from mtokspec.runtime.shared.text import REGEX_META
-
-WHITESPACE_SPLIT = t.SplitPreTokenizer(
-    pattern=(r"[\p{L}\p{Alphabetic}\p{M}\d\p{Connector_Punctuation}_\p{Join_Control}]+"
-             r"|[^\p{L}\p{Alphabetic}\p{M}\d\p{Connector_Punctuation}_\p{Join_Control}\s\p{White_Space}]+"),
-    invert=True, behavior=1)
-"""HF ``Whitespace`` as a Split: the pieces are runs of word characters (Rust regex ``\\w`` =
-Alphabetic, Mark, Nd, Pc, Join_Control) or runs of other non-space characters (``\\s`` = White_Space);
-the white space between them is removed.  HF's ``Split`` runs Oniguruma, whose ``\\w`` differs from
-the Rust ``\\w`` of ``Whitespace`` (e.g. U+00B2, U+200D), hence the spelled-out classes; with HF
-``tokenizers`` this Split gives the same ``pre_tokenize_str`` as ``Whitespace`` on every code point.
-The redundant ``\\p{L}``, ``\\d``, ``_`` and ``\\s`` are for MNN's C++ runtime, whose regex engine folds
-each non-ASCII character to its general category and reads only the first letter of a property
-name (``\\p{Alphabetic}``, ``\\p{Join_Control}``, ``\\p{Connector_Punctuation}``, ``\\p{White_Space}``
-become empty classes there).  It then splits ASCII text exactly like HF but differs on non-ASCII
-characters whose class it cannot see: No (e.g. U+00B2: MNN word, HF not), So with Other_Alphabetic
-(circled letters), non-ASCII Pc (U+203F), ZWNJ/ZWJ, and U+0085/U+2028/U+2029 (HF space, MNN not)."""
-
 
 class BodyTranscription:
     """The body, mixed into the converter."""
@@ -293,7 +276,7 @@ class BodyTranscription:
         pp = self.tj.get("post_processor")
         ops = exporter_ops(pp)
         if not ops and isinstance(pp, dict):
-            tpl = self._template_of(pp)
+            tpl = post_processor_template(pp)
             if tpl is None or tpl != [SEQ_A]:
                 self.loss("post_processor", f"{pp.get('type')} post-processor",
                           "empty program (encode with special tokens adds nothing)", True)

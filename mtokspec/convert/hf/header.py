@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from mtokspec.convert.hf.classes import CLASS_DEFAULTS, SPECIAL_ATTRS, TEMPLATE_FROM_FLAGS
-from mtokspec.convert.hf.inputs import SEQ_A, as_list, as_object, id_field, json_kind, token_text
+from mtokspec.convert.inputs import SEQ_A, as_list, id_field, json_kind, post_processor_template, token_text
 from mtokspec.convert.loss import ConversionError
 from mtokspec.errors import Error
 from mtokspec.format import tree as t
@@ -202,51 +202,6 @@ class HeaderRules:
 
     # -- rule S5/S6: templates and encode of marker strings -----------------------------------
 
-    def _template_of(self, pp: Any) -> list | None:
-        """A post-processor as a list of ids and SEQ_A, or None when it is not modelled."""
-        if pp is None:
-            return [SEQ_A]
-        if not isinstance(pp, dict):
-            return [SEQ_A]
-        ptype = pp.get("type")
-        if ptype == "TemplateProcessing":
-            out: list = []
-            st = as_object(pp.get("special_tokens"), "post_processor.special_tokens")
-            for item in as_list(pp.get("single"), "post_processor.single"):
-                if not isinstance(item, dict) or len(item) != 1:
-                    return None
-                key, value = next(iter(item.items()))
-                if key == "Sequence":
-                    out.append(SEQ_A)
-                elif key == "SpecialToken" and isinstance(value, dict) and isinstance(value.get("id"), str):
-                    entry = as_object(st.get(value["id"]), f"post_processor.special_tokens[{value['id']!r}]")
-                    ids = as_list(entry.get("ids"), f"post_processor.special_tokens[{value['id']!r}].ids")
-                    out.extend(id_field(i, "post_processor.special_tokens[].ids[]") for i in ids)
-                else:
-                    return None
-            return out
-        if ptype in ("RobertaProcessing", "BertProcessing"):
-            cls: Any = pp.get("cls")  # malformed values raise below and are caught
-            sep: Any = pp.get("sep")
-            try:
-                return [int(cls[1]), SEQ_A, int(sep[1])]
-            except (TypeError, IndexError, KeyError, ValueError, OverflowError):  # a dict, a short list, inf ...
-                return None
-        if ptype == "ByteLevel":
-            return [SEQ_A]
-        if ptype == "Sequence":
-            cur: list = [SEQ_A]
-            for child in as_list(pp.get("processors"), "post_processor.processors"):
-                tpl = self._template_of(child)
-                if tpl is None:
-                    return None
-                new: list = []
-                for x in tpl:
-                    new.extend(cur if x == SEQ_A else [x])
-                cur = new
-            return cur
-        return None
-
     def effective_template(self) -> list | None:
         """Rule S5: what ``encode(text)`` puts around the text's ids.  transformers 5 keeps the
         ``tokenizer.json`` post-processor; only a class that passes ``add_bos_token`` to the base
@@ -256,7 +211,7 @@ class HeaderRules:
         pp = self.tj.get("post_processor")
         flags = TEMPLATE_FROM_FLAGS.get(cls) if cls else None
         if flags is None and pp is not None:
-            return self._template_of(pp)
+            return post_processor_template(pp)
         add_bos, add_eos = flags or (False, False)
         named, _ = self.special_tokens()
         bos, eos = named.get("bos_token"), named.get("eos_token")

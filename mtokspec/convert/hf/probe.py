@@ -8,7 +8,7 @@ from typing import Any, cast
 
 from mtokspec.convert.hf.classes import CLASS_PIPELINES
 from mtokspec.convert.loss import ConversionError
-from mtokspec.convert.hf.inputs import as_list, int_field, metaspace_prepends_as_stored, pattern_kind
+from mtokspec.convert.inputs import as_list, int_field, metaspace_prepends_as_stored, pattern_kind
 from mtokspec.errors import Error
 from mtokspec.format import tree as t
 from mtokspec.format.byte_level import bytes_to_unicode

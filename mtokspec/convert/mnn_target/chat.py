@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from mtokspec.convert.loss import Loss
 from mtokspec.format import tree as t
-from mtokspec.runtime.shared.args import instance, optional_text, token_text
+from mtokspec.args import instance, optional_text, token_text
 
 __all__ = ["chat_template_for_mnn", "with_chat_template_for_mnn"]
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from mtokspec.convert.hf.inputs import SEQ_A as _SEQ_A
+from mtokspec.convert.inputs import SEQ_A as _SEQ_A
 from mtokspec.format import tree as t
 
 NOOP_ID = 0xFFFFFFFF

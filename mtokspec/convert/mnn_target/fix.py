@@ -21,7 +21,7 @@ from dataclasses import replace
 
 from mtokspec.format import tree as t
 from mtokspec.convert.loss import Loss
-from mtokspec.runtime.shared.args import instance, items, path
+from mtokspec.args import instance, items, path
 
 __all__ = ["fix"]
 
@@ -61,10 +61,11 @@ def _file_alone(tree: t.MtokFile) -> tuple[t.MtokFile, list[Loss]]:
 
 
 def fix(tree, against: str | os.PathLike | None = None, texts: list[str] | None = None, *, reference: str = "hf"):
-    """Fix a parsed tokenizer file for MNN's runtime; a :class:`~mtokspec.convert.hf.ConversionResult`
+    """Fix a parsed tokenizer file for MNN's runtime; a :class:`~mtokspec.convert.result.ConversionResult`
     (``reference`` answers for HF against ``against``: see :class:`~.reference.HFReference`)."""
     from mtokspec.convert import unicode_tables
-    from mtokspec.convert.hf import ConversionResult, HFInputs, _Converter, load_hf
+    from mtokspec.convert.inputs import HFInputs, load_hf
+    from mtokspec.convert.result import ConversionResult
     from mtokspec.convert.mnn_target.chat import with_chat_template_for_mnn
     from mtokspec.convert.mnn_target.choices import retarget
     from mtokspec.convert.mnn_target.reference import FileReference, HFReference, check_reference, probe_texts
@@ -84,9 +85,7 @@ def fix(tree, against: str | os.PathLike | None = None, texts: list[str] | None 
         tree, losses = up.tree, list(up.losses)
     if against is not None:
         inputs: HFInputs = load_hf(against)
-        template = _Converter(inputs, exact_whitespace=False, model_type=None)._template_of(
-            inputs.tokenizer_json.get("post_processor"))
-        new = retarget(tree, inputs.tokenizer_json, template)
+        new = retarget(tree, inputs.tokenizer_json, inputs.template())
         if new.flags is not None and (tree.flags or 0) & t.MtokFlags.clean_up_tokenization_spaces:
             losses.append(Loss("flags", "clean_up_tokenization_spaces set (transformers applies it on decode)",
                                "off: MNN's decode(ids) follows HF tokenizers, which never applies it", False))

@@ -54,7 +54,7 @@ def _token_text(v) -> str | None:
 def chat_template_of(folder: Path) -> tuple[str | None, str | None, str | None]:
     """``(template, bos_token, eos_token)`` of a model folder (``tokenizer_config.json``'s
     ``chat_template`` -- the ``default`` one of a list -- or ``chat_template.jinja``)."""
-    from mtokspec.runtime.shared.args import path
+    from mtokspec.args import path
 
     folder = Path(path("folder", folder))
     tc: dict = {}
@@ -83,23 +83,24 @@ def reference_for_folder(path: str | os.PathLike, reference: str = "hf"):
     and refused with :class:`ConversionError` where that tree cannot hold HF's answers: a stage the
     format loses or approximates, a decoder or post-processor it replaces; so such goldens never
     pass a device case HF's would fail)."""
-    from mtokspec.convert.hf import from_hf_inputs, load_hf
+    from mtokspec.convert.hf import export
+    from mtokspec.convert.inputs import load_hf
     from mtokspec.convert.mnn_target.reference import HFReference, check_reference
 
     inputs = load_hf(path)  # (checks the path)
     check_reference(reference)
     fallback = None
     if reference == "mtokspec":
-        conv = from_hf_inputs(inputs)  # the exporter's tree: HF's pipeline as far as the format holds it
-        lost = [loss for loss in conv.losses if loss.may_change_tokenization or loss.path.startswith(("decoder",
-                                                                                                     "post_processor"))]
+        tree, losses = export(inputs)  # the exporter's tree: HF's pipeline as far as the format holds it
+        lost = [loss for loss in losses
+                if loss.may_change_tokenization or loss.path.startswith(("decoder", "post_processor"))]
         if lost:
             raise ConversionError(
                 "reference 'mtokspec': mtokspec's HF semantics cannot stand in for HF tokenizers on this folder, "
                 "the .mtok it runs on loses " + "; ".join(f"{x.path} ({x.what})" for x in lost[:3])
                 + (f" and {len(lost) - 3} more" if len(lost) > 3 else "")
                 + ": install HF tokenizers (pip install 'mtokspec[hf]') and use the default reference 'hf'", lost)
-        fallback = conv.tree
+        fallback = tree
     return HFReference(inputs.tokenizer_json, fallback, reference)
 
 
@@ -124,10 +125,10 @@ def goldens(path: str | os.PathLike, texts: list[str] | None = None, conversatio
     share the texts (the lines are the same for any ``jobs``); ``progress(done, total)`` as they
     finish."""
     from mtokspec.chat.render import render_chat_template
-    from mtokspec.convert.hf import load_hf
+    from mtokspec.convert.inputs import load_hf
     from mtokspec.convert.mnn_target.reference import BASE_TEXTS
     from mtokspec.errors import ArgumentTypeError, Error
-    from mtokspec.runtime.shared.args import items, path as path_arg
+    from mtokspec.args import items, path as path_arg
 
     path_arg("path", path)
     for i, text in enumerate(items("texts", texts, str, "strs", optional=True) or ()):
@@ -178,7 +179,7 @@ def _utf8(text: str) -> bool:
 def jsonl(lines: list[dict]) -> str:
     """The cases as ``test_cases.jsonl`` text: one JSON object a line (text as UTF-8; JSON escapes
     keep U+2028 and U+0085 inside their line, lines end at ``\n`` only)."""
-    from mtokspec.runtime.shared.args import items
+    from mtokspec.args import items
 
     items("lines", lines, dict, "dicts")
     return "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines)

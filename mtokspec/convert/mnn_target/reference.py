@@ -15,10 +15,11 @@ from pathlib import Path
 
 from mtokspec.convert.loss import ConversionError
 from mtokspec.format import tree as t
-from mtokspec.runtime.shared.args import instance, items, mapping, number, token_text
-from mtokspec.runtime.shared.args import path as path_arg
+from mtokspec.args import instance, items, mapping, number, token_text
+from mtokspec.args import path as path_arg
+from mtokspec.names import REFERENCES
 
-__all__ = ["REFERENCES", "check_reference", "HFReference", "FileReference", "probe_texts", "random_texts", "read_texts", "BASE_TEXTS", "PIECES",
+__all__ = ["check_reference", "HFReference", "FileReference", "probe_texts", "random_texts", "read_texts", "BASE_TEXTS", "PIECES",
            "RUN_TEXTS"]
 
 BASE_TEXTS: tuple[str, ...] = (
@@ -142,17 +143,13 @@ def _utf8(name: str, text: object) -> None:
         raise ConversionError(f"{name}: a lone surrogate: HF tokenizers takes UTF-8 text only") from None
 
 
-REFERENCES = ("hf", "mtokspec")
-"""What answers for HF: ``hf`` (HF ``tokenizers``, the default) or ``mtokspec`` (its own HF
-semantics of the written tree: an approximation of HF, named so in every output)."""
-
 NO_TOKENIZERS = ("HF tokenizers is not installed: it answers for HF here (pip install 'mtokspec[hf]'); "
                  "reference='mtokspec' (--reference mtokspec) checks against mtokspec's own HF semantics "
                  "of the written file instead, which is not HF wherever the format loses something")
 
 
 def check_reference(reference: object) -> str:
-    """``reference`` checked: one of :data:`REFERENCES`."""
+    """``reference`` checked: one of :data:`mtokspec.names.REFERENCES`."""
     token_text("reference", reference)
     if reference not in REFERENCES:
         raise ConversionError(f"reference {reference!r}: expected one of {', '.join(REFERENCES)}")

@@ -207,7 +207,7 @@ def mnn_report(tree: t.MtokFile, ref, texts: list[str], rows=()) -> MnnReport:
     folder's :mod:`.variants` rows (:func:`~.variants.rows_of`), which name what the format lost."""
     from mtokspec.divergences import RULES
     from mtokspec.errors import ArgumentTypeError, UndefinedInMnn
-    from mtokspec.runtime.shared.args import instance, items
+    from mtokspec.args import instance, items
 
     instance("tree", tree, t.MtokFile, "an MtokFile tree")
     if not all(callable(getattr(ref, m, None)) for m in ("encode", "decode", "normalize")):

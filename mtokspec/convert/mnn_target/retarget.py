@@ -17,7 +17,7 @@ from mtokspec.convert.mnn_target.reference import HFReference, probe_texts
 from mtokspec.convert.mnn_target.report import MnnReport, mnn_report
 from mtokspec.convert.mnn_target.variants import rows_of
 from mtokspec.format import tree as t
-from mtokspec.runtime.shared.args import instance, items
+from mtokspec.args import instance, items
 
 __all__ = ["retarget_conversion"]
 
@@ -99,12 +99,12 @@ def retarget_conversion(inputs, tree: t.MtokFile, losses: list[Loss], template: 
     """The exporter's conversion (tree and losses) made for MNN's runtime: ``(tree, losses,
     report, reference)``; ``texts`` are probed besides the built-in ones, ``reference`` names what
     answered for HF (``reference``: see :class:`~.reference.HFReference`)."""
-    from mtokspec.convert.hf.inputs import HFInputs
+    from mtokspec.convert.inputs import HFInputs
 
     instance("inputs", inputs, HFInputs, "HFInputs (load_hf's)")
     instance("tree", tree, t.MtokFile, "an MtokFile tree")
     items("losses", losses, Loss, "Loss records")
-    from mtokspec.convert.hf.inputs import SEQ_A
+    from mtokspec.convert.inputs import SEQ_A
 
     for x in items("template", template, (int, str), "ids and SEQ_A (a post-processor template)", optional=True) or ():
         if isinstance(x, str) and x != SEQ_A:

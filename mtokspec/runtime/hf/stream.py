@@ -17,22 +17,39 @@ from __future__ import annotations
 
 import codecs
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Union
+from typing import Any, Callable, Protocol, Union
 
+from mtokspec.args import token_id
 from mtokspec.errors import TokenizerError
 from mtokspec.runtime.hf import decoders as d
+from mtokspec.runtime.hf.added_tokens import AddedVocabulary
 from mtokspec.runtime.hf.pre_tokenizers import UNICODE_TO_BYTES
-from mtokspec.runtime.shared.args import token_id
 from mtokspec.runtime.shared.stream import PrefixStream
-
-if TYPE_CHECKING:
-    from mtokspec.runtime.hf.tokenizer import HfTokenizer
 
 __all__ = ["HOLD_TABLE_FORMAT", "HOLD_TABLE_VERSION", "HOLD_REASONS", "HoldTable", "TableStream",
            "compile_hold_table", "stream"]
 
 HOLD_TABLE_FORMAT = "mtokspec-hold-table"
 HOLD_TABLE_VERSION = 1
+
+
+
+class _Tokenizer(Protocol):
+    """What this module reads of a :class:`~mtokspec.runtime.hf.HfTokenizer` (named here: the
+    tokenizer imports this module, never the other way)."""
+
+    @property
+    def decoder(self) -> d.Decoder: ...
+    @property
+    def model(self) -> Any: ...
+    @property
+    def added(self) -> AddedVocabulary: ...
+    @property
+    def _special_set(self) -> frozenset[int]: ...
+    def _tokens(self, ids: list[int], skip_special_tokens: bool) -> list[str]: ...
+    def decode(self, ids: list[int], skip_special_tokens: bool = False) -> str: ...
+    def hold_table(self) -> HoldTable: ...
+
 
 Piece = Union[bytes, int]
 """What one id contributes: bytes, or (an int 0-255) one byte of a ``<0xHH>`` byte-fallback run."""
@@ -274,7 +291,7 @@ def _assemble(plan: _Plan, piece: str) -> Piece:
     return piece.encode("utf-8", "surrogatepass")
 
 
-def compile_hold_table(tok: "HfTokenizer") -> HoldTable:
+def compile_hold_table(tok: _Tokenizer) -> HoldTable:
     """The hold table of ``tok``'s decoder and vocabulary (TokenizerError when a stage acts across
     tokens, so that no per-id table describes it)."""
     plan = _plan(tok.decoder)
@@ -372,7 +389,7 @@ class TableStream:
         return s[:len(s) - k] if k else s
 
 
-def _hf_stable_end(tok: "HfTokenizer", skip: bool, byte_fallback: bool) -> Callable[[list[int], str], int]:
+def _hf_stable_end(tok: _Tokenizer, skip: bool, byte_fallback: bool) -> Callable[[list[int], str], int]:
     def stable_end(ids: list[int], text: str) -> int:
         end = len(text)
         if byte_fallback:  # a trailing byte-fallback run is not final: decode what precedes it
@@ -392,7 +409,7 @@ def _nothing_final(ids: list[int], text: str) -> int:
     return 0
 
 
-def stream(tok: "HfTokenizer", skip_special_tokens: bool = False) -> TableStream | PrefixStream:
+def stream(tok: _Tokenizer, skip_special_tokens: bool = False) -> TableStream | PrefixStream:
     """The streaming decoder of ``tok`` (see the module doc)."""
     try:
         table = tok.hold_table()

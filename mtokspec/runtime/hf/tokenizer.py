@@ -8,17 +8,17 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any, cast
 
-from mtokspec.reading import read_tokenizer_file
 from mtokspec.format import tree as t
 from mtokspec.errors import ArgumentTypeError, TokenizerError
 from mtokspec.format import parse
+from mtokspec.format.files import tree_of
 from mtokspec.runtime.hf import decoders, models, normalizers, pre_tokenizers
 from mtokspec.runtime.hf.added_tokens import AddedVocabulary
 from mtokspec.runtime.hf.models._compiled import extend_pieces
 from mtokspec.runtime.hf.models.bpe import BPE
 from mtokspec.runtime.shared.gc import paused_gc
-from mtokspec.runtime.shared.args import texts as _texts, token_id, token_ids, token_text
-from mtokspec.runtime.shared.args import token_id as _token_id
+from mtokspec.args import texts as _texts, token_id, token_ids, token_text
+from mtokspec.args import path as path_arg, token_id as _token_id
 from mtokspec.runtime.shared.bounds import MAX_EXPANSION, budget, budget_size, checked_max_expansion
 from mtokspec.runtime.shared.pickling import reduce_tokenizer
 
@@ -97,13 +97,13 @@ class HfTokenizer:
 
     # --- construction ---------------------------------------------------------------------------
     @classmethod
-    def from_tree(cls, mtok: t.TokenizerFile, **options: Any) -> "HfTokenizer":
+    def from_tree(cls, tree: t.TokenizerFile, **options: Any) -> "HfTokenizer":
         """A tokenizer for a ``.mtok`` tree (options: ``serde_scores``).  A legacy ``tokenizer.txt``
         tree runs with HF semantics once upgraded: :func:`mtokspec.load` does that."""
-        if not isinstance(mtok, t.MtokFile):
-            raise TokenizerError(f"expected an MtokFile tree, got {type(mtok).__name__} "
+        if not isinstance(tree, t.MtokFile):
+            raise TokenizerError(f"expected an MtokFile tree, got {type(tree).__name__} "
                                  "(mtokspec.load upgrades legacy tokenizer.txt trees)")
-        return cls(mtok, **options)
+        return cls(tree, **options)
 
     @classmethod
     def from_bytes(cls, data: bytes, **options: Any) -> "HfTokenizer":
@@ -114,7 +114,7 @@ class HfTokenizer:
     @classmethod
     def from_file(cls, path: str | os.PathLike, **options: Any) -> "HfTokenizer":
         """A tokenizer for a ``.mtok`` file."""
-        return cls.from_bytes(read_tokenizer_file(path), **options)
+        return cls.from_tree(tree_of(path_arg("path", path)), **options)
 
     # --- chat template ----------------------------------------------------------------------------
     def apply_chat_template(self, messages: list[dict], add_generation_prompt: bool = True, tools=None,

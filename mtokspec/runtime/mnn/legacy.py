@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from functools import cached_property
 
 from mtokspec.format import tree as t
-from mtokspec.runtime.shared.args import token_id
+from mtokspec.args import token_id
 from mtokspec.runtime.shared.merge import merge_lowest_pairs
 from mtokspec.runtime.mnn._compiled import stages
 from mtokspec.runtime.mnn._text import BYTE_PIECES, META

@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from mtokspec.format import tree as t
-from mtokspec.runtime.shared.args import token_id, token_text
+from mtokspec.args import token_id, token_text
 from mtokspec.runtime.shared.bounds import budget, regex_steps, running_budget
 from mtokspec.runtime.mnn import decoders, models, normalizers, pre_tokenizers
 from mtokspec.runtime.mnn._compiled import stages
@@ -187,6 +187,28 @@ class PipelineTokenizer(MnnTokenizer):
             for a, b in _CLEANUP:
                 out = out.replace(a, b)
         return out
+
+    def tail_hold(self) -> int | None:
+        """How many trailing bytes of the decode a later id can still change (None: all of them):
+        a clean-up replacement's longest pattern, less one; all after a joining decoder stage
+        (``Fuse``, ``WordPiece``) followed by one that replaces across tokens."""
+        tree = self.tree
+        assert isinstance(tree, t.MtokFile)
+        joined = False
+        for node, _ in t.walk_stage(tree.decoder):
+            if isinstance(node, (t.FuseDecoder, t.WordPieceDecoder)):
+                joined = True
+            elif joined and (isinstance(node, t.ReplaceDecoder) and len(node.pattern.encode("utf-8", "surrogatepass")) > 1
+                             or isinstance(node, t.StripDecoder) and node.start > 0
+                             and len(node.content.encode("utf-8", "surrogatepass")) > 1
+                             or isinstance(node, (t.MetaspaceDecoder, t.ByteFallbackDecoder))):
+                return None
+        patterns: list[bytes] = []
+        if self.wordpiece_decode:
+            patterns += [a for a, _ in _WORDPIECE_CLEANUP]
+        if self.clean_up_spaces:
+            patterns += [a for a, _ in _CLEANUP]
+        return max((len(a) - 1 for a in patterns), default=0)
 
     def _decode_one(self, i: int) -> bytes:
         token = self.model.id_to_token(i)

@@ -11,45 +11,25 @@ everything until ``flush()``.  Design: ``docs/design/streaming.md``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from mtokspec.format import tree as t
 from mtokspec.runtime.shared.stream import PrefixStream, utf8_complete_end
 
-if TYPE_CHECKING:
-    from mtokspec.runtime.mnn.tokenizer import MnnTokenizer
-
-__all__ = ["stream", "tail_hold"]
+__all__ = ["stream"]
 
 
-def tail_hold(tok: "MnnTokenizer") -> int | None:
-    """How many trailing bytes of the decode a later id can still change (None: all of them)."""
-    from mtokspec.runtime.mnn import pipeline
+class _Tokenizer(Protocol):
+    """What this module reads of an :class:`~mtokspec.runtime.mnn.MnnTokenizer` (named here: the
+    tokenizer imports this module, never the other way)."""
 
-    if not isinstance(tok, pipeline.PipelineTokenizer):
-        return 0  # the legacy types join their per-id decodes
-    tree = tok.tree
-    assert isinstance(tree, t.MtokFile)
-    joined = False
-    for node, _ in t.walk_stage(tree.decoder):
-        if isinstance(node, (t.FuseDecoder, t.WordPieceDecoder)):
-            joined = True
-        elif joined and (isinstance(node, t.ReplaceDecoder) and len(node.pattern.encode("utf-8", "surrogatepass")) > 1
-                         or isinstance(node, t.StripDecoder) and node.start > 0
-                         and len(node.content.encode("utf-8", "surrogatepass")) > 1
-                         or isinstance(node, (t.MetaspaceDecoder, t.ByteFallbackDecoder))):
-            return None
-    patterns: list[bytes] = []
-    if tok.wordpiece_decode:
-        patterns += [a for a, _ in pipeline._WORDPIECE_CLEANUP]
-    if tok.clean_up_spaces:
-        patterns += [a for a, _ in pipeline._CLEANUP]
-    return max((len(a) - 1 for a in patterns), default=0)
+    def tail_hold(self) -> int | None: ...
+    def decode_bytes(self, ids: list[int]) -> bytes: ...
+    def decode(self, ids: list[int]) -> str: ...
 
 
-def stream(tok: "MnnTokenizer") -> PrefixStream:
+def stream(tok: _Tokenizer) -> PrefixStream:
     """The streaming decoder of ``tok`` (see the module doc)."""
-    hold = tail_hold(tok)
+    hold = tok.tail_hold()
 
     def stable_end(ids: list[int], text: str) -> int:
         if hold is None:

@@ -17,12 +17,11 @@ import os
 import re
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from mtokspec.reading import read_tokenizer_file
 from mtokspec.format import tree as t
 from mtokspec.errors import ArgumentTypeError, TokenizerError, UndefinedInMnn
-from mtokspec._generated.codec import build_node
 from mtokspec.format import parse
-from mtokspec.runtime.shared.args import texts, token_id, token_ids, token_text
+from mtokspec.format.files import build_node, tree_of
+from mtokspec.args import keyword_options, path as path_arg, texts, token_id, token_ids, token_text
 from mtokspec.runtime.shared.bounds import (MAX_EXPANSION, budget_size, checked_max_expansion, enter_budget,
                                              exit_budget)
 from mtokspec.runtime.shared.pickling import reduce_tokenizer
@@ -35,7 +34,8 @@ if TYPE_CHECKING:
 
 __all__ = ["MnnTokenizer", "MnnDecodeStream", "MNN_COMMIT"]
 
-MNN_COMMIT = "4d40bdbd7efb73a58383bb5da867a6f41eb1776e"
+MNN_COMMIT = t.MNN_COMMIT
+"""The MNN commit this semantics models: the one ``spec/`` reads the layout from."""
 _HEX = frozenset(b"0123456789abcdefABCDEF")
 _COUNT_BYTES = len(build_node(t.PostProcessorProgram(ops=[])))  # the section's op count
 
@@ -175,9 +175,10 @@ class MnnTokenizer:
     def from_tree(cls, tree: t.TokenizerFile, **options: Any) -> "MnnTokenizer":
         """The tokenizer MNN builds for this tree (its class is chosen by the file type, as MNN's
         loader chooses it)."""
-        bad = set(options) - {"max_expansion"}
+        takes = keyword_options(MnnTokenizer.__init__)
+        bad = set(options) - set(takes)
         if bad:
-            raise TokenizerError(f"semantics='mnn' takes no options but max_expansion, got {sorted(bad)}")
+            raise TokenizerError(f"semantics='mnn' takes no options but {', '.join(takes)}, got {sorted(bad)}")
         kind = MnnTokenizer._by_tree.get(type(tree))
         if kind is None:
             raise ArgumentTypeError(f"tree: expected a tokenizer file tree, got {type(tree).__name__}")
@@ -189,7 +190,7 @@ class MnnTokenizer:
 
     @classmethod
     def from_file(cls, path: str | os.PathLike, **options: Any) -> "MnnTokenizer":
-        return cls.from_bytes(read_tokenizer_file(path), **options)
+        return cls.from_tree(tree_of(path_arg("path", path)), **options)
 
     # --- what subclasses supply -----------------------------------------------------------------
     def _encode_piece(self, text: bytes, ids: list[int]) -> None:  # pragma: no cover - abstract
@@ -313,6 +314,11 @@ class MnnTokenizer:
         from mtokspec.runtime.mnn.stream import stream
 
         return stream(self)
+
+    def tail_hold(self) -> int | None:
+        """How many trailing bytes of the decode a later id can still change (None: all of them);
+        the legacy types join their per-id decodes: none."""
+        return 0
 
     # --- vocabulary and header --------------------------------------------------------------------
     def is_special(self, i: int) -> bool:

@@ -13,7 +13,7 @@ import codecs
 from typing import Callable
 
 from mtokspec.errors import TokenizerError
-from mtokspec.runtime.shared.args import token_id
+from mtokspec.args import token_id
 
 __all__ = ["PrefixStream", "utf8_complete_end"]
 

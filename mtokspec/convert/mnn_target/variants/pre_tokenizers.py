@@ -95,7 +95,7 @@ def _lower_punctuation(node: Any, _old: Any, _ctx: Context) -> t.PreTokenizer | 
 
 
 def _lower_whitespace(_node: Any, _old: Any, _ctx: Context) -> t.PreTokenizer:
-    from mtokspec.convert.hf.body import WHITESPACE_SPLIT
+    from mtokspec.convert.inputs import WHITESPACE_SPLIT
 
     return t.SplitPreTokenizer(WHITESPACE_SPLIT.pattern, WHITESPACE_SPLIT.invert, WHITESPACE_SPLIT.behavior)
 

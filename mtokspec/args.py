@@ -12,7 +12,7 @@ from typing import Any
 from mtokspec.errors import ArgumentTypeError
 
 __all__ = ["token_id", "token_ids", "token_text", "texts", "optional_text", "path", "number", "mapping", "items",
-           "instance"]
+           "instance", "keyword_options"]
 
 
 def _refuse(name: str, expected: str, value: object) -> ArgumentTypeError:
@@ -99,3 +99,11 @@ def instance(name: str, value, kind: type | tuple[type, ...], what: str) -> Any:
     if isinstance(value, kind):
         return value
     raise _refuse(name, what, value)
+
+
+def keyword_options(fn: Any) -> tuple[str, ...]:
+    """The keyword-only parameters of ``fn``: the options a constructor or function takes, read
+    from its signature (the one place they are declared)."""
+    import inspect
+
+    return tuple(p.name for p in inspect.signature(fn).parameters.values() if p.kind is p.KEYWORD_ONLY)

@@ -1,4 +1,7 @@
-"""The files a conversion reads, and the checked reads of their JSON fields.
+"""The parsed Hugging Face folder both targets of ``convert`` read (:mod:`.hf`, the exporter's
+bytes; :mod:`.mnn_target`, the bytes MNN runs as HF): its files (:class:`HFInputs`,
+:func:`load_hf`), the checked reads of their JSON fields, and what both make of its components
+(:func:`post_processor_template`, :data:`WHITESPACE_SPLIT`).
 
 Every field helper refuses a malformed value with a :class:`~mtokspec.convert.loss.ConversionError`
 naming the field's path in ``tokenizer.json``."""
@@ -11,7 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mtokspec.args import path as path_arg
 from mtokspec.convert.loss import ConversionError
+from mtokspec.format import tree as t
 
 SEQ_A = "A"  # marker for "sequence A" inside a template list
 
@@ -26,6 +31,11 @@ class HFInputs:
     generation_config: dict | None = None
     folder: Path | None = None
     extra_files: list[str] = field(default_factory=list)
+
+    def template(self) -> list | None:
+        """HF's single-sequence template of the folder (:func:`post_processor_template` of the
+        ``tokenizer.json`` post-processor)."""
+        return post_processor_template(self.tokenizer_json.get("post_processor"))
 
 
 #: the files of a model folder the converter reads (tokenizer.json may also be given by its own path)
@@ -42,8 +52,6 @@ def read_json(path: Path) -> Any:
 def load_hf(path: str | os.PathLike) -> HFInputs:
     """Read a model folder (or a ``tokenizer.json`` file and its siblings); a path that does not
     exist is ``FileNotFoundError``, as ``open`` raises it."""
-    from mtokspec.runtime.shared.args import path as path_arg
-
     p = Path(path_arg("path", path))
     try:
         os.stat(p)
@@ -88,6 +96,70 @@ def load_hf(path: str | os.PathLike) -> HFInputs:
     extra = [n for n in ("chat_template.jinja", "chat_template.json") if (folder / n).is_file()]
     return HFInputs(tj, tc if isinstance(tc, dict) else None, stm if isinstance(stm, dict) else None,
                     gc if isinstance(gc, dict) else None, folder, extra)
+
+
+def post_processor_template(pp: Any) -> list | None:
+    """Rule S5's reading of a ``tokenizer.json`` post-processor: what HF puts around a single
+    sequence, as a list of ids and :data:`SEQ_A`; None when it is not modelled."""
+    if pp is None:
+        return [SEQ_A]
+    if not isinstance(pp, dict):
+        return [SEQ_A]
+    ptype = pp.get("type")
+    if ptype == "TemplateProcessing":
+        out: list = []
+        st = as_object(pp.get("special_tokens"), "post_processor.special_tokens")
+        for item in as_list(pp.get("single"), "post_processor.single"):
+            if not isinstance(item, dict) or len(item) != 1:
+                return None
+            key, value = next(iter(item.items()))
+            if key == "Sequence":
+                out.append(SEQ_A)
+            elif key == "SpecialToken" and isinstance(value, dict) and isinstance(value.get("id"), str):
+                entry = as_object(st.get(value["id"]), f"post_processor.special_tokens[{value['id']!r}]")
+                ids = as_list(entry.get("ids"), f"post_processor.special_tokens[{value['id']!r}].ids")
+                out.extend(id_field(i, "post_processor.special_tokens[].ids[]") for i in ids)
+            else:
+                return None
+        return out
+    if ptype in ("RobertaProcessing", "BertProcessing"):
+        cls: Any = pp.get("cls")  # malformed values raise below and are caught
+        sep: Any = pp.get("sep")
+        try:
+            return [int(cls[1]), SEQ_A, int(sep[1])]
+        except (TypeError, IndexError, KeyError, ValueError, OverflowError):  # a dict, a short list, inf ...
+            return None
+    if ptype == "ByteLevel":
+        return [SEQ_A]
+    if ptype == "Sequence":
+        cur: list = [SEQ_A]
+        for child in as_list(pp.get("processors"), "post_processor.processors"):
+            tpl = post_processor_template(child)
+            if tpl is None:
+                return None
+            new: list = []
+            for x in tpl:
+                new.extend(cur if x == SEQ_A else [x])
+            cur = new
+        return cur
+    return None
+
+
+WHITESPACE_SPLIT = t.SplitPreTokenizer(
+    pattern=(r"[\p{L}\p{Alphabetic}\p{M}\d\p{Connector_Punctuation}_\p{Join_Control}]+"
+             r"|[^\p{L}\p{Alphabetic}\p{M}\d\p{Connector_Punctuation}_\p{Join_Control}\s\p{White_Space}]+"),
+    invert=True, behavior=1)
+"""HF ``Whitespace`` as a Split: the pieces are runs of word characters (Rust regex ``\\w`` =
+Alphabetic, Mark, Nd, Pc, Join_Control) or runs of other non-space characters (``\\s`` = White_Space);
+the white space between them is removed.  HF's ``Split`` runs Oniguruma, whose ``\\w`` differs from
+the Rust ``\\w`` of ``Whitespace`` (e.g. U+00B2, U+200D), hence the spelled-out classes; with HF
+``tokenizers`` this Split gives the same ``pre_tokenize_str`` as ``Whitespace`` on every code point.
+The redundant ``\\p{L}``, ``\\d``, ``_`` and ``\\s`` are for MNN's C++ runtime, whose regex engine folds
+each non-ASCII character to its general category and reads only the first letter of a property
+name (``\\p{Alphabetic}``, ``\\p{Join_Control}``, ``\\p{Connector_Punctuation}``, ``\\p{White_Space}``
+become empty classes there).  It then splits ASCII text exactly like HF but differs on non-ASCII
+characters whose class it cannot see: No (e.g. U+00B2: MNN word, HF not), So with Other_Alphabetic
+(circled letters), non-ASCII Pc (U+203F), ZWNJ/ZWJ, and U+0085/U+2028/U+2029 (HF space, MNN not)."""
 
 
 def json_kind(value: Any) -> str:
