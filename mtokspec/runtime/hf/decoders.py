@@ -8,7 +8,7 @@ as HF's ``Decoder::decode`` does.  A missing or unknown HF decoder is written by
 from __future__ import annotations
 
 from mtokspec.format import tree as t
-from mtokspec.runtime.shared.registry import build_from_registry
+from mtokspec.runtime.shared.registry import build_from_registry, pieces_size, run_chain
 from mtokspec.runtime.hf.pre_tokenizers import UNICODE_TO_BYTES
 from mtokspec.runtime.shared.bounds import current, grown
 
@@ -218,11 +218,7 @@ class Sequence(Decoder):
         self.decoders = decoders
 
     def decode_chain(self, tokens: list[str]) -> list[str]:
-        b = current(sum(map(len, tokens)))
-        for d in self.decoders:
-            tokens = d.decode_chain(tokens)
-            b.size("decoder Sequence", sum(map(len, tokens)))
-        return tokens
+        return run_chain(self.decoders, tokens, "decode_chain", "decoder Sequence", pieces_size)
 
     @classmethod
     def from_tree(cls, node: t.SequenceDecoder) -> "Sequence":

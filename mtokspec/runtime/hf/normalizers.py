@@ -10,7 +10,7 @@ import unicodedata
 import regex
 
 from mtokspec.format import tree as t
-from mtokspec.runtime.shared.registry import build_from_registry
+from mtokspec.runtime.shared.registry import build_from_registry, run_chain
 from mtokspec.runtime.shared.bounds import current, grown
 
 __all__ = [
@@ -141,11 +141,7 @@ class Sequence(Normalizer):
         self.normalizers = [n for n in normalizers if not n.is_identity]
 
     def normalize(self, s: str) -> str:
-        b = current(len(s))
-        for n in self.normalizers:
-            s = n.normalize(s)
-            b.size("normalizer Sequence", len(s))
-        return s
+        return run_chain(self.normalizers, s, "normalize", "normalizer Sequence")
 
     @property
     def is_identity(self) -> bool:

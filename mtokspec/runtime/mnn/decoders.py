@@ -4,7 +4,7 @@ through each decoder's ``decode_chain``, then joined."""
 from __future__ import annotations
 
 from mtokspec.format import tree as t
-from mtokspec.runtime.shared.registry import build_from_registry
+from mtokspec.runtime.shared.registry import build_from_registry, pieces_size, run_chain
 from mtokspec.runtime.mnn._text import i32, utf8
 from mtokspec.runtime.shared.bounds import current, grown
 from mtokspec.runtime.mnn import unicode as U
@@ -182,11 +182,7 @@ class Sequence:
         self.children = children
 
     def decode_chain(self, tokens: list[bytes]) -> list[bytes]:
-        b = current(sum(map(len, tokens)))
-        for c in self.children:
-            tokens = c.decode_chain(tokens)
-            b.size("decoder Sequence", sum(map(len, tokens)))
-        return tokens
+        return run_chain(self.children, tokens, "decode_chain", "decoder Sequence", pieces_size)
 
 
 # tree class -> the decoder MNN's loader builds for it

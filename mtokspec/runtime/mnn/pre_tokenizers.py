@@ -8,7 +8,7 @@ are the reference.
 from __future__ import annotations
 
 from mtokspec.format import tree as t
-from mtokspec.runtime.shared.registry import build_from_registry
+from mtokspec.runtime.shared.registry import build_from_registry, pieces_size, run_chain
 from mtokspec.runtime.mnn._compiled import stages
 from mtokspec.runtime.mnn._text import ASCII_PUNCT as _ASCII_PUNCT, BYTE_MAP, utf8
 from mtokspec.runtime.shared.bounds import current, grown
@@ -171,11 +171,7 @@ class Sequence:
         self.children = [c for c in children if c is not None]
 
     def pre_tokenize(self, splits: list[bytes]) -> list[bytes]:
-        b = current(sum(map(len, splits)))
-        for c in self.children:
-            splits = c.pre_tokenize(splits)
-            b.size("pre-tokenizer Sequence", sum(map(len, splits)))
-        return splits
+        return run_chain(self.children, splits, "pre_tokenize", "pre-tokenizer Sequence", pieces_size)
 
 
 # tree class -> the pre-tokenizer MNN's loader builds for it (None: a null one, skipped)

@@ -1,10 +1,13 @@
-"""Building a stage's runtime object from its tree node through a registry keyed by tree class."""
+"""The two things every stage module (normalizers, pre-tokenizers, decoders, models) of both
+runtimes does alike: build a stage's runtime object from its tree node through a registry keyed
+by tree class, and run a ``Sequence`` stage's children in turn under the call's size bound."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable, Iterable
 
 from mtokspec.errors import TokenizerError
+from mtokspec.runtime.shared.bounds import current
 
 
 def build_from_registry(registry: dict, node: Any, stage: str) -> Any:
@@ -14,3 +17,19 @@ def build_from_registry(registry: dict, node: Any, stage: str) -> Any:
         raise TokenizerError(f"unknown {stage} node {type(node).__name__}")
     cls = registry[type(node)]
     return None if cls is None else cls.from_tree(node)
+
+
+def pieces_size(pieces: Iterable[Any]) -> int:
+    """The size of a list of pieces (characters, or bytes under the ``mnn`` semantics)."""
+    return sum(map(len, pieces))
+
+
+def run_chain(children: Iterable[Any], value: Any, method: str, stage: str,
+              measure: Callable[[Any], int] = len) -> Any:
+    """``value`` through each child's ``method`` in turn (a ``Sequence`` stage); each result's size
+    (``measure``) is checked against the call's size bound, which names ``stage``."""
+    b = current(measure(value))
+    for child in children:
+        value = getattr(child, method)(value)
+        b.size(stage, measure(value))
+    return value
