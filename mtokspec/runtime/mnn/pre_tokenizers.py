@@ -14,8 +14,9 @@ from mtokspec.runtime.mnn._text import ASCII_PUNCT as _ASCII_PUNCT, BYTE_MAP, ut
 from mtokspec.runtime.shared.bounds import current, grown
 from mtokspec.runtime.mnn import regex as R
 from mtokspec.runtime.mnn import unicode as U
+from mtokspec.runtime.shared.text import GPT2_PATTERN
 
-_GPT2 = R.GPT2_PATTERN.encode()
+_GPT2 = GPT2_PATTERN.encode()
 _BYTE_TABLE = {b: BYTE_MAP[b] for b in range(256)}
 # MNN's loader reads Isolated and MergedWithPrevious by their codes and anything else as Removed
 _KEPT_BEHAVIORS = (t.SplitBehavior.Isolated, t.SplitBehavior.MergedWithPrevious)
