@@ -8,7 +8,7 @@ as HF's ``Decoder::decode`` does.  A missing or unknown HF decoder is written by
 from __future__ import annotations
 
 from mtokspec.format import tree as t
-from mtokspec.runtime.shared.registry import build_from_registry, pieces_size, run_chain
+from mtokspec.runtime.shared.registry import build_from_registry, pieces_size, run_chain, stage_registry
 from mtokspec.runtime.hf.pre_tokenizers import UNICODE_TO_BYTES
 from mtokspec.runtime.shared.bounds import current, grown
 
@@ -225,16 +225,8 @@ class Sequence(Decoder):
         return cls([from_tree(d) for d in node.decoders])
 
 
-REGISTRY: dict[type, type[Decoder]] = {
-    t.ByteLevelDecoder: ByteLevel,
-    t.ByteFallbackDecoder: ByteFallback,
-    t.MetaspaceDecoder: Metaspace,
-    t.WordPieceDecoder: WordPiece,
-    t.FuseDecoder: Fuse,
-    t.ReplaceDecoder: Replace,
-    t.StripDecoder: Strip,
-    t.SequenceDecoder: Sequence,
-}
+REGISTRY: dict[type, type[Decoder]] = stage_registry(
+    "Decoder", ByteLevel, ByteFallback, Metaspace, WordPiece, Fuse, Replace, Strip, Sequence)
 
 
 def from_tree(node) -> Decoder:

@@ -17,7 +17,7 @@ import heapq
 from mtokspec import speedups
 from mtokspec.format import tree as t
 from mtokspec.format.table import Table
-from mtokspec.runtime.shared.registry import build_from_registry
+from mtokspec.runtime.shared.registry import build_from_registry, stage_registry
 from mtokspec.runtime.mnn import unicode as U
 from mtokspec.errors import UndefinedInMnn
 from mtokspec.runtime.mnn.pre_tokenizers import BYTE_MAP
@@ -456,7 +456,7 @@ def _candidate_lengths(token_lengths: set[int], max_len: int) -> list[int]:
 
 
 # tree class -> the model MNN's loader builds for it
-REGISTRY: dict[type, type | None] = {t.BPEModel: BPE, t.WordPieceModel: WordPiece, t.UnigramModel: Unigram}
+REGISTRY: dict[type, type | None] = stage_registry("Model", BPE, WordPiece, Unigram)
 
 
 def from_tree(node):

@@ -10,8 +10,7 @@ reference, and the size checks before them are the same for both.
 
 from __future__ import annotations
 
-from mtokspec.format import tree as t
-from mtokspec.runtime.shared.registry import build_from_registry, run_chain
+from mtokspec.runtime.shared.registry import build_from_registry, run_chain, stage_registry
 from mtokspec.runtime.mnn import unicode as U
 from mtokspec.runtime.mnn._compiled import stages
 from mtokspec.runtime.mnn._text import CHINESE as _CHINESE, TO_SPACE as _TO_SPACE, table_lookup, utf8
@@ -199,17 +198,9 @@ class Sequence:
 
 
 # tree class -> the normalizer MNN's loader builds for it (None: a null normalizer, skipped)
-REGISTRY: dict[type, type | None] = {
-    t.NoNormalizer: None,
-    t.LegacyNFKCNormalizer: Table,
-    t.PrependNormalizer: Prepend,
-    t.ReplaceNormalizer: Replace,
-    t.SequenceNormalizer: Sequence,
-    t.BertNormalizer: Bert,
-    t.TableNormalizer: Table,
-    t.BertNFDNormalizer: Bert,
-    t.StripNormalizer: Strip,
-}
+REGISTRY: dict[type, type | None] = stage_registry(
+    "Normalizer", Prepend, Replace, Sequence, Bert, Table, Strip,
+    NoNormalizer=None, LegacyNFKCNormalizer=Table, BertNFDNormalizer=Bert)
 
 
 

@@ -8,7 +8,7 @@ are the reference.
 from __future__ import annotations
 
 from mtokspec.format import tree as t
-from mtokspec.runtime.shared.registry import build_from_registry, pieces_size, run_chain
+from mtokspec.runtime.shared.registry import build_from_registry, pieces_size, run_chain, stage_registry
 from mtokspec.runtime.mnn._compiled import stages
 from mtokspec.runtime.mnn._text import ASCII_PUNCT as _ASCII_PUNCT, BYTE_MAP, utf8
 from mtokspec.runtime.shared.bounds import current, grown
@@ -176,15 +176,8 @@ class Sequence:
 
 
 # tree class -> the pre-tokenizer MNN's loader builds for it (None: a null one, skipped)
-REGISTRY: dict[type, type | None] = {
-    t.NoPreTokenizer: None,
-    t.ByteLevelPreTokenizer: ByteLevel,
-    t.DigitsPreTokenizer: Digits,
-    t.MetaspacePreTokenizer: Metaspace,
-    t.SplitPreTokenizer: Split,
-    t.BertPreTokenizer: Bert,
-    t.SequencePreTokenizer: Sequence,
-}
+REGISTRY: dict[type, type | None] = stage_registry(
+    "PreTokenizer", ByteLevel, Digits, Metaspace, Split, Bert, Sequence, NoPreTokenizer=None)
 
 
 

@@ -1,6 +1,7 @@
-"""The two things every stage module (normalizers, pre-tokenizers, decoders, models) of both
-runtimes does alike: build a stage's runtime object from its tree node through a registry keyed
-by tree class, and run a ``Sequence`` stage's children in turn under the call's size bound."""
+"""What every stage module (normalizers, pre-tokenizers, decoders, models) of both runtimes does
+alike: name its runtime classes in a registry keyed by tree class (:func:`stage_registry`), build a
+stage's runtime object from its tree node through it, and run a ``Sequence`` stage's children in
+turn under the call's size bound."""
 
 from __future__ import annotations
 
@@ -8,6 +9,17 @@ from typing import Any, Callable, Iterable
 
 from mtokspec.errors import TokenizerError
 from mtokspec.runtime.shared.bounds import current
+
+
+def stage_registry(kind: str, *classes: type, **others: type | None) -> dict[type, Any]:
+    """A stage's registry (tree class -> runtime class): each of ``classes`` under the tree class
+    named after it (``ByteLevel`` -> ``tree.ByteLevelDecoder`` for ``kind="Decoder"``), and
+    ``others`` by tree class name (``None``: a stage the runtime skips)."""
+    from mtokspec.format import tree as t
+
+    out: dict[type, Any] = {getattr(t, cls.__name__ + kind): cls for cls in classes}
+    out.update({getattr(t, name): cls for name, cls in others.items()})
+    return out
 
 
 def build_from_registry(registry: dict, node: Any, stage: str) -> Any:
