@@ -1,6 +1,6 @@
 """Every public entry point refuses hostile input with an ``mtokspec.Error``, and only that.
 
-The entry points and their input strategies live in ``tools/fuzz.py`` (``python -m tools.fuzz
+The entry points and their input strategies live in ``tools/fuzz/`` (``python -m tools.fuzz
 --minutes N`` runs them for longer); here each runs for a bounded number of examples, and the
 failures found so far are pinned as regression tests.
 """
@@ -22,6 +22,7 @@ from mtokspec.convert.upgrade import tiktoken_merges
 from mtokspec.errors import MtokFormatError
 from mtokspec import TokenizerError
 from tools import fuzz
+from tools.fuzz.inputs import mutated
 
 # examples per entry point: together about 40 s on one core
 EXAMPLES = {"codec": 150, "from_dict": 80, "runtime": 150, "runtime_mnn": 150, "lint": 100, "to_hf": 150,
@@ -57,7 +58,7 @@ def test_mutator_edits_copies_and_leaves_the_seed_alone():
     seen = set()
 
     @settings(max_examples=60, database=None)
-    @given(fuzz.mutated(seed))
+    @given(mutated(seed))
     def collect(doc):
         seen.add(json.dumps(doc, sort_keys=True, default=repr))
 

@@ -158,7 +158,7 @@ def test_nesting_within_the_bound_is_linted(kind):
 
 def test_the_lint_has_the_renderers_template_cap():
     from mtokspec.chat.lint import lint_chat_template
-    from mtokspec.chat.sandbox import MAX_TEMPLATE_CHARS
+    from mtokspec.chat.bounds import MAX_TEMPLATE_CHARS
     from mtokspec.errors import ChatTemplateError
 
     with pytest.raises(ChatTemplateError, match="too long"):

@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 
 from tests._support.public_pipelines import public_pipelines  # noqa: F401
-from tools.public_pipelines import train_bpe
+from tools.public_pipelines.training import train_bpe
 
 
 def test_train_bpe_takes_the_most_frequent_pair_then_breaks_ties_by_the_pair():

@@ -669,7 +669,7 @@ static PyObject *mnn_table_normalize(PyObject *mod, PyObject *const *args, Py_ss
 
 /* --- pre-tokenizers ------------------------------------------------------------------------------ */
 
-static int append_slice(PyObject *out, const uint8_t *p, Py_ssize_t n)
+static int append_slice(void *out, const uint8_t *p, Py_ssize_t n)
 {
     PyObject *b = PyBytes_FromStringAndSize((const char *)p, n);
     int rc;
@@ -680,88 +680,77 @@ static int append_slice(PyObject *out, const uint8_t *p, Py_ssize_t n)
     return rc;
 }
 
-/* pre_tokenizers.Bert.pre_tokenize: cur is the run [start, i) of the current word (MNN copies the
- * characters one by one, contiguously) */
-static PyObject *mnn_bert_pre_tokenize(PyObject *mod, PyObject *splits)
+/* each split of splits (a sequence of bytes) given to each(ctx, bytes, size) in turn: 0, or -1 with
+ * the error set (a split that is not bytes: TypeError) -- the loop every splits-taking stage runs */
+typedef int (*split_fn)(void *ctx, const uint8_t *s, Py_ssize_t n);
+
+static int for_each_split(PyObject *splits, split_fn each, void *ctx)
 {
-    PyObject *fast, *out;
+    PyObject *fast = PySequence_Fast(splits, "splits");
     Py_ssize_t k;
-    (void)mod;
-    if (check_ready() < 0)
-        return NULL;
-    fast = PySequence_Fast(splits, "splits");
+    int rc = 0;
     if (fast == NULL)
-        return NULL;
-    out = PyList_New(0);
-    if (out == NULL)
-        goto fail;
-    for (k = 0; k < PySequence_Fast_GET_SIZE(fast); k++) {
+        return -1;
+    for (k = 0; k < PySequence_Fast_GET_SIZE(fast) && rc == 0; k++) {
         PyObject *o = PySequence_Fast_GET_ITEM(fast, k);
-        const uint8_t *s;
-        Py_ssize_t n, i, r, start = 0;
         if (!PyBytes_Check(o)) {
             PyErr_SetString(PyExc_TypeError, "splits are bytes");
-            goto fail;
+            rc = -1;
+        } else {
+            rc = each(ctx, (const uint8_t *)PyBytes_AS_STRING(o), PyBytes_GET_SIZE(o));
         }
-        s = (const uint8_t *)PyBytes_AS_STRING(o);
-        n = PyBytes_GET_SIZE(o);
-        for (i = 0; i < n; i += r) {
-            uint32_t cp = decode(s, n, i, &r);
-            if (is_whitespace(cp)) {
-                if (i > start && append_slice(out, s + start, i - start) < 0)
-                    goto fail;
-                start = i + r;
-            } else if ((cp < 128 && ascii_punct[cp]) || cat0(cp) == 'P') {
-                if (i > start && append_slice(out, s + start, i - start) < 0)
-                    goto fail;
-                if (append_slice(out, s + i, r) < 0)
-                    goto fail;
-                start = i + r;
-            }
-        }
-        if (n > start && append_slice(out, s + start, n - start) < 0)
-            goto fail;
     }
     Py_DECREF(fast);
-    return out;
-fail:
-    Py_DECREF(fast);
-    Py_XDECREF(out);
-    return NULL;
+    return rc;
 }
 
-static int append_mapped(PyObject *out, const uint8_t *p, Py_ssize_t n);
+/* a new list of what each(list, split) appends for each split (NULL with the error set) */
+static PyObject *map_splits(PyObject *splits, split_fn each)
+{
+    PyObject *out;
+    if (check_ready() < 0 || (out = PyList_New(0)) == NULL)
+        return NULL;
+    if (for_each_split(splits, each, out) < 0)
+        Py_CLEAR(out);
+    return out;
+}
+
+/* one split's pieces under pre_tokenizers.Bert, appended to out: cur is the run [start, i) of the
+ * current word (MNN copies the characters one by one, contiguously) */
+static int bert_split(void *out, const uint8_t *s, Py_ssize_t n)
+{
+    Py_ssize_t i, r, start = 0;
+    for (i = 0; i < n; i += r) {
+        uint32_t cp = decode(s, n, i, &r);
+        if (is_whitespace(cp)) {
+            if (i > start && append_slice(out, s + start, i - start) < 0)
+                return -1;
+            start = i + r;
+        } else if ((cp < 128 && ascii_punct[cp]) || cat0(cp) == 'P') {
+            if (i > start && append_slice(out, s + start, i - start) < 0)
+                return -1;
+            if (append_slice(out, s + i, r) < 0)
+                return -1;
+            start = i + r;
+        }
+    }
+    return n > start ? append_slice(out, s + start, n - start) : 0;
+}
+
+/* pre_tokenizers.Bert.pre_tokenize */
+static PyObject *mnn_bert_pre_tokenize(PyObject *mod, PyObject *splits)
+{
+    (void)mod;
+    return map_splits(splits, bert_split);
+}
+
+static int append_mapped(void *out, const uint8_t *p, Py_ssize_t n);
 
 /* pre_tokenizers.byte_level_map of each split */
 static PyObject *mnn_byte_level_map(PyObject *mod, PyObject *splits)
 {
-    PyObject *fast, *out;
-    Py_ssize_t k, m;
     (void)mod;
-    if (check_ready() < 0)
-        return NULL;
-    fast = PySequence_Fast(splits, "splits");
-    if (fast == NULL)
-        return NULL;
-    m = PySequence_Fast_GET_SIZE(fast);
-    out = PyList_New(0);
-    if (out == NULL)
-        goto fail;
-    for (k = 0; k < m; k++) {
-        PyObject *o = PySequence_Fast_GET_ITEM(fast, k);
-        if (!PyBytes_Check(o)) {
-            PyErr_SetString(PyExc_TypeError, "splits are bytes");
-            goto fail;
-        }
-        if (append_mapped(out, (const uint8_t *)PyBytes_AS_STRING(o), PyBytes_GET_SIZE(o)) < 0)
-            goto fail;
-    }
-    Py_DECREF(fast);
-    return out;
-fail:
-    Py_DECREF(fast);
-    Py_XDECREF(out);
-    return NULL;
+    return map_splits(splits, append_mapped);
 }
 
 /* --- the special-token split (tokenizer.py split_specials) --------------------------------------- */
@@ -1108,10 +1097,31 @@ static Py_ssize_t *read_spans(PyObject *spans, Py_ssize_t chars, Py_ssize_t *cou
     return out;
 }
 
+/* regex.scan's pieces of s (chars characters at byte offsets offs) given the m matched spans, each
+ * passed to append(out, ...): every match, and every character no alternative matches on its own */
+static int append_scanned(PyObject *out, const uint8_t *s, const Py_ssize_t *offs, Py_ssize_t chars,
+                          const Py_ssize_t *spans, Py_ssize_t m, split_fn append)
+{
+    Py_ssize_t k, j, prev = 0;
+    for (k = 0; k <= m; k++) {
+        Py_ssize_t a = k < m ? spans[2 * k] : chars;
+        for (j = prev; j < a; j++)
+            if (append(out, s + offs[j], offs[j + 1] - offs[j]) < 0)
+                return -1;
+        if (k < m) {
+            Py_ssize_t b = spans[2 * k + 1];
+            if (append(out, s + offs[a], offs[b] - offs[a]) < 0)
+                return -1;
+            prev = b;
+        }
+    }
+    return 0;
+}
+
 static PyObject *mnn_scan_pieces(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
 {
     const uint8_t *s;
-    Py_ssize_t n, chars, m, k, j, prev = 0, *offs, *spans = NULL;
+    Py_ssize_t n, chars, m, *offs, *spans = NULL;
     PyObject *out = NULL;
     (void)mod;
     if (nargs != 2 || !PyBytes_Check(args[0])) {
@@ -1123,21 +1133,8 @@ static PyObject *mnn_scan_pieces(PyObject *mod, PyObject *const *args, Py_ssize_
     offs = char_offsets(s, n, &chars);
     if (offs == NULL || (spans = read_spans(args[1], chars, &m)) == NULL || (out = PyList_New(0)) == NULL)
         goto done;
-    for (k = 0; k <= m; k++) {
-        Py_ssize_t a = k < m ? spans[2 * k] : chars;
-        for (j = prev; j < a; j++)
-            if (append_slice(out, s + offs[j], offs[j + 1] - offs[j]) < 0)
-                goto fail;
-        if (k < m) {
-            Py_ssize_t b = spans[2 * k + 1];
-            if (append_slice(out, s + offs[a], offs[b] - offs[a]) < 0)
-                goto fail;
-            prev = b;
-        }
-    }
-    goto done;
-fail:
-    Py_CLEAR(out);
+    if (append_scanned(out, s, offs, chars, spans, m, append_slice) < 0)
+        Py_CLEAR(out);
 done:
     PyMem_Free(offs);
     PyMem_Free(spans);
@@ -1145,7 +1142,7 @@ done:
 }
 
 /* one piece's bytes as GPT-2 characters (pre_tokenizers.byte_level_map), appended to out */
-static int append_mapped(PyObject *out, const uint8_t *p, Py_ssize_t n)
+static int append_mapped(void *out, const uint8_t *p, Py_ssize_t n)
 {
     Py_ssize_t size = 0, i;
     PyObject *b;
@@ -1175,7 +1172,7 @@ static int append_mapped(PyObject *out, const uint8_t *p, Py_ssize_t n)
 static PyObject *mnn_scan_byte_level(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
 {
     const uint8_t *s;
-    Py_ssize_t n, i, r, chars = 0, m = 0, k, j, prev = 0, *offs = NULL, *spans = NULL;
+    Py_ssize_t n, i, r, chars = 0, m = 0, *offs = NULL, *spans = NULL;
     long long steps, window;
     uint8_t *folded = NULL;
     PyObject *out = NULL;
@@ -1211,22 +1208,10 @@ static PyObject *mnn_scan_byte_level(PyObject *mod, PyObject *const *args, Py_ss
     }
     if ((out = PyList_New(0)) == NULL)
         goto done;
-    for (k = 0; k <= m; k++) {
-        Py_ssize_t a = k < m ? spans[2 * k] : chars;
-        for (j = prev; j < a; j++)  /* a character no alternative matches: a piece of its own */
-            if (append_mapped(out, s + offs[j], offs[j + 1] - offs[j]) < 0)
-                goto fail;
-        if (k < m) {
-            Py_ssize_t b = spans[2 * k + 1];
-            if (append_mapped(out, s + offs[a], offs[b] - offs[a]) < 0)
-                goto fail;
-            prev = b;
-        }
-    }
-    Py_SETREF(out, Py_BuildValue("(OL)", out, steps));
-    goto done;
-fail:
-    Py_CLEAR(out);
+    if (append_scanned(out, s, offs, chars, spans, m, append_mapped) < 0)
+        Py_CLEAR(out);
+    else
+        Py_SETREF(out, Py_BuildValue("(OL)", out, steps));
 done:
     PyMem_Free(offs);
     PyMem_Free(folded);
@@ -1313,102 +1298,89 @@ done:
 
 /* --- Metaspace (pre_tokenizers.Metaspace) ---------------------------------------------------------- */
 
+typedef struct {
+    PyObject *out;      /* mnn_metaspace: the list the pieces go to */
+    const char *rep;    /* the replacement */
+    Py_ssize_t nrep;
+    int prefix;         /* add_prefix_space */
+    Py_ssize_t total;   /* mnn_metaspace_size: the size so far */
+} Meta;
+
+/* n + len(rep) + (spaces * (len(rep) - 1) where len(rep) > 1) for one split */
+static int meta_size(void *ctx, const uint8_t *p, Py_ssize_t n)
+{
+    Meta *m = ctx;
+    Py_ssize_t i, spaces = 0;
+    for (i = 0; i < n; i++)
+        spaces += p[i] == ' ';
+    m->total += n + m->nrep + (m->nrep > 1 ? spaces * (m->nrep - 1) : 0);
+    return 0;
+}
+
 static PyObject *mnn_metaspace_size(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
 {
-    PyObject *fast;
-    Py_ssize_t k, m, rep, total = 0;
+    Meta m = {NULL, NULL, 0, 0, 0};
     (void)mod;
     if (nargs != 2 || !PyBytes_Check(args[1])) {
         PyErr_SetString(PyExc_TypeError, "mnn_metaspace_size(splits, replacement: bytes)");
         return NULL;
     }
-    rep = PyBytes_GET_SIZE(args[1]);
-    fast = PySequence_Fast(args[0], "splits");
-    if (fast == NULL)
-        return NULL;
-    m = PySequence_Fast_GET_SIZE(fast);
+    m.nrep = PyBytes_GET_SIZE(args[1]);
     /* n + len(splits) * len(rep) + sum(grown(s, b" ", rep) - len(s)) */
-    for (k = 0; k < m; k++) {
-        PyObject *o = PySequence_Fast_GET_ITEM(fast, k);
-        const char *p;
-        Py_ssize_t n, i, spaces = 0;
-        if (!PyBytes_Check(o)) {
-            Py_DECREF(fast);
-            PyErr_SetString(PyExc_TypeError, "splits are bytes");
-            return NULL;
-        }
-        p = PyBytes_AS_STRING(o);
-        n = PyBytes_GET_SIZE(o);
-        for (i = 0; i < n; i++)
-            spaces += p[i] == ' ';
-        total += n + rep + (rep > 1 ? spaces * (rep - 1) : 0);
+    if (for_each_split(args[0], meta_size, &m) < 0)
+        return NULL;
+    return PyLong_FromSsize_t(m.total);
+}
+
+/* one split with each space replaced (and the replacement in front where prefix asks), appended */
+static int meta_split(void *ctx, const uint8_t *p, Py_ssize_t n)
+{
+    Meta *m = ctx;
+    Py_ssize_t i, spaces = 0, size;
+    int add = m->prefix && n > 0 && p[0] != ' ', rc;
+    PyObject *b;
+    char *w;
+    for (i = 0; i < n; i++)
+        spaces += p[i] == ' ';
+    size = n - spaces + (spaces + add) * m->nrep;
+    b = PyBytes_FromStringAndSize(NULL, size);
+    if (b == NULL)
+        return -1;
+    w = PyBytes_AS_STRING(b);
+    if (add) {
+        memcpy(w, m->rep, (size_t)m->nrep);
+        w += m->nrep;
     }
-    Py_DECREF(fast);
-    return PyLong_FromSsize_t(total);
+    for (i = 0; i < n; i++) {
+        if (p[i] == ' ') {
+            memcpy(w, m->rep, (size_t)m->nrep);
+            w += m->nrep;
+        } else {
+            *w++ = (char)p[i];
+        }
+    }
+    rc = PyList_Append(m->out, b);
+    Py_DECREF(b);
+    return rc;
 }
 
 static PyObject *mnn_metaspace(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
 {
-    PyObject *fast, *out;
-    const char *rep;
-    Py_ssize_t k, m, nrep;
-    int prefix;
+    Meta m = {NULL, NULL, 0, 0, 0};
     (void)mod;
     if (nargs != 3 || !PyBytes_Check(args[1])) {
         PyErr_SetString(PyExc_TypeError, "mnn_metaspace(splits, replacement: bytes, add_prefix_space)");
         return NULL;
     }
-    if ((prefix = PyObject_IsTrue(args[2])) < 0)
+    if ((m.prefix = PyObject_IsTrue(args[2])) < 0)
         return NULL;
-    rep = PyBytes_AS_STRING(args[1]);
-    nrep = PyBytes_GET_SIZE(args[1]);
-    fast = PySequence_Fast(args[0], "splits");
-    if (fast == NULL)
+    m.rep = PyBytes_AS_STRING(args[1]);
+    m.nrep = PyBytes_GET_SIZE(args[1]);
+    if ((m.out = PyList_New(0)) == NULL)
         return NULL;
-    m = PySequence_Fast_GET_SIZE(fast);
-    out = PyList_New(m);
-    if (out == NULL)
-        goto fail;
-    for (k = 0; k < m; k++) {
-        PyObject *o = PySequence_Fast_GET_ITEM(fast, k), *b;
-        const char *p;
-        Py_ssize_t n, i, spaces = 0, size;
-        int add;
-        char *w;
-        if (!PyBytes_Check(o)) {
-            PyErr_SetString(PyExc_TypeError, "splits are bytes");
-            goto fail;
-        }
-        p = PyBytes_AS_STRING(o);
-        n = PyBytes_GET_SIZE(o);
-        add = prefix && n > 0 && p[0] != ' ';
-        for (i = 0; i < n; i++)
-            spaces += p[i] == ' ';
-        size = n - spaces + (spaces + add) * nrep;
-        b = PyBytes_FromStringAndSize(NULL, size);
-        if (b == NULL)
-            goto fail;
-        w = PyBytes_AS_STRING(b);
-        if (add) {
-            memcpy(w, rep, (size_t)nrep);
-            w += nrep;
-        }
-        for (i = 0; i < n; i++) {
-            if (p[i] == ' ') {
-                memcpy(w, rep, (size_t)nrep);
-                w += nrep;
-            } else {
-                *w++ = p[i];
-            }
-        }
-        PyList_SET_ITEM(out, k, b);
-    }
-    Py_DECREF(fast);
-    return out;
-fail:
-    Py_DECREF(fast);
-    Py_XDECREF(out);
-    return NULL;
+    if (for_each_split(args[0], meta_split, &m) < 0)
+        Py_CLEAR(m.out);
+    return m.out;
 }
 
 static PyMethodDef stage_methods[] = {

@@ -16,7 +16,8 @@ from datetime import datetime
 from typing import Any
 
 from mtokspec.chat import rewrite as _rw
-from mtokspec.chat.rewrite.printer import Unprintable, print_template
+from mtokspec.chat.rewrite.names import Unprintable
+from mtokspec.chat.rewrite.printer import print_template
 from mtokspec.errors import ArgumentTypeError, ConversationsError
 from mtokspec.args import instance, items, number, optional_text, token_text
 

@@ -19,7 +19,8 @@ import jinja2.utils
 from jinja2.exceptions import TemplateSyntaxError
 
 from mtokspec.chat.bounds import MAX_OUTPUT_CHARS, MAX_TEMPLATE_CHARS, TIMEOUT_SECONDS, RenderBounds
-from mtokspec.chat.sandbox import ENV, SSTI_NAMES, STATE
+from mtokspec.chat.sandbox import ENV
+from mtokspec.chat.sandbox_checks import SSTI_NAMES, STATE
 from mtokspec.errors import ArgumentTypeError, ChatTemplateError
 from mtokspec.args import items, number, optional_text, token_text
 

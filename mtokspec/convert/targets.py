@@ -80,7 +80,7 @@ def from_hf_inputs(inputs: HFInputs, *, strict: bool = False, exact_whitespace: 
     except Error as e:  # a bound of the runtimes the checks run it through (a pattern too costly ...)
         raise ConversionError(f"{type(e).__name__}: {e}") from e
     except (TypeError, AttributeError, ValueError, KeyError, IndexError, OverflowError, RecursionError) as e:
-        # the checks name each field the fuzzer (tools/fuzz.py) has found malformed; this keeps a
+        # the checks name each field the fuzzer (tools/fuzz/) has found malformed; this keeps a
         # field none of them covers a refusal too
         raise ConversionError(f"{UNCHECKED} ({type(e).__name__}: {e})") from e
     if strict and losses:

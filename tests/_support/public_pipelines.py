@@ -45,8 +45,9 @@ def public_pipelines(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., 
                     "(pip install sentencepiece protobuf transformers)")
     corpus = corpus_path()
     from tools import public_pipelines as pp
+    from tools.public_pipelines.training import TEXT_BUDGET
 
-    if not all((corpus / "text" / name).is_file() for name, _ in pp.TEXT_BUDGET):
+    if not all((corpus / "text" / name).is_file() for name, _ in TEXT_BUDGET):
         pytest.skip(f"public pipeline folders NOT BUILT: the training text is not under {corpus / 'text'}")
     root = tmp_path_factory.mktemp("public_pipelines")
     built: dict[str, Path] = {}

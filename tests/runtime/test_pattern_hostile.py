@@ -22,7 +22,7 @@ from mtokspec import Tokenizer
 from mtokspec.errors import TokenizerError, UndefinedInMnn
 from mtokspec.format import tree as t
 from mtokspec.format.growth import pattern_cost
-from mtokspec.runtime.mnn import wregex as W
+from mtokspec.runtime.mnn import wregex as W, wregex_compile as WC
 from mtokspec.runtime.shared import bounds
 from tests._support.bounded_run import run_bounded
 from tools import hostile
@@ -69,8 +69,8 @@ _LIBSTDCXX_LAST_OK = {"a{N}é": 99_992, "(?:ab){N}é": 24_997, "(a|b){N}é": 12_
 @pytest.mark.parametrize("family", sorted(_LIBSTDCXX_LAST_OK))
 def test_wregex_state_count_is_libstdcxx_count(family):
     n = _LIBSTDCXX_LAST_OK[family]
-    states = [W.states(W.parse(family.replace("N", str(k)))) for k in (n, n + 1)]
-    assert states[0] <= W.STATE_LIMIT < states[1]
+    states = [WC.states(WC.parse(family.replace("N", str(k)))) for k in (n, n + 1)]
+    assert states[0] <= WC.STATE_LIMIT < states[1]
     with pytest.raises(UndefinedInMnn, match="error_space"):
         _encode(family.replace("N", str(n + 1)), "ab", "mnn")
 
@@ -132,16 +132,16 @@ def test_astral_class_is_fast_and_counted():
     assert _encode(hostile.ASTRAL_CLASS, hostile.ASTRAL[:20_000], "mnn") == []  # no token matches
     assert time.process_time() - t0 < 5
     # each test of the class costs its binary search, as libstdc++ makes it, in steps
-    prog = W.compile(hostile.ASTRAL_CLASS)
+    prog = WC.compile(hostile.ASTRAL_CLASS)
     steps, spans = W.check(prog, hostile.ASTRAL[:1000], 10**9, b"")
     assert len(spans) == 250 and steps >= 1000 * (1 + (21_000).bit_length())
-    assert W.parse(hostile.ASTRAL_CLASS)[1][0][1].cost == 1 + (21_000).bit_length()
+    assert WC.parse(hostile.ASTRAL_CLASS)[1][0][1].cost == 1 + (21_000).bit_length()
 
 
 def test_a_class_of_ranges_costs_each_range():
     ranges = "".join(f"{chr(0x10000 + 3 * i)}-{chr(0x10000 + 3 * i + 1)}" for i in range(5000))
-    assert W.parse("[" + ranges + "]")[1][0][1].cost == 5001
-    assert W.parse("[" + ranges[::3] + "]")[1][0][1].cost == 1 + (5000).bit_length()  # single characters
+    assert WC.parse("[" + ranges + "]")[1][0][1].cost == 5001
+    assert WC.parse("[" + ranges[::3] + "]")[1][0][1].cost == 1 + (5000).bit_length()  # single characters
     with pytest.raises(UndefinedInMnn, match="std::wregex backtracks"):
         _encode("[" + ranges + "]", "\U0010ffff" * 2000, "mnn")  # 2,000 tests of 5,000 ranges each
 

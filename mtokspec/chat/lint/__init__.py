@@ -13,7 +13,7 @@ from mtokspec.chat.lint.checks import TemplateLint
 from mtokspec.chat.environment import parsing_environment
 from mtokspec.chat.lint.expressions import free_names, target_key
 from mtokspec.chat.lint.guards import mnn_view
-from mtokspec.chat.sandbox import MAX_TEMPLATE_CHARS
+from mtokspec.chat.bounds import MAX_TEMPLATE_CHARS
 from mtokspec.errors import ChatTemplateError
 from mtokspec.format.validate import Finding
 from mtokspec.args import optional_text, token_text

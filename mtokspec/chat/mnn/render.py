@@ -25,7 +25,8 @@ from datetime import datetime
 from typing import Any
 
 from mtokspec.chat.mnn import builtins as B
-from mtokspec.chat.mnn import parser as P
+from mtokspec.chat.mnn import nodes as N
+from mtokspec.chat.mnn.parser import parse
 from mtokspec.chat.mnn.lexer import tokenize
 from mtokspec.chat.bounds import MAX_OUTPUT_CHARS, MAX_TEMPLATE_CHARS, TIMEOUT_SECONDS, RenderBounds
 from mtokspec.chat.mnn.values import (Room, compare, dump_into, equal, from_python, is_undefined,
@@ -41,7 +42,7 @@ class _Frame:
 
     def __init__(self, scopes: list[dict], limits: RenderBounds):
         self.scopes = scopes
-        self.macros: dict[bytes, P.MacroNode] = {}
+        self.macros: dict[bytes, N.MacroNode] = {}
         self.limits = limits
         self.depth = 0
 
@@ -171,44 +172,44 @@ class _Evaluator:
         self.f = frame
 
     # expressions
-    def ev(self, e: P.Expr) -> Any:
+    def ev(self, e: N.Expr) -> Any:
         t = type(e)
-        if t is P.Lit:
+        if t is N.Lit:
             return e.value
-        if t is P.Var:
+        if t is N.Var:
             return self.f.get(e.name)
-        if t is P.GetAttr:
+        if t is N.GetAttr:
             obj = self.ev(e.obj)
             if type(obj) is dict and e.name in obj:
                 return obj[e.name]
             if type(obj) is list and e.name == b"length":
                 return len(obj)
             return undefined()
-        if t is P.GetItem:
+        if t is N.GetItem:
             return self._getitem(e)
-        if t is P.Slice:
+        if t is N.Slice:
             return {b"_type": b"slice",
                     b"start": self.ev(e.start) if e.start is not None else None,
                     b"stop": self.ev(e.stop) if e.stop is not None else None,
                     b"step": self.ev(e.step) if e.step is not None else None}
-        if t is P.Call:
+        if t is N.Call:
             return self._call(e)
-        if t is P.Method:
+        if t is N.Method:
             obj = self.ev(e.obj)
             return B.call_method(obj, e.name, e.args, self.ev, self.f.limits)
-        if t is P.Filter:
+        if t is N.Filter:
             val = self.ev(e.left)
             return B.apply_filter(e.name, val, e.args, self.ev, self.f.limits)
-        if t is P.Binary:
+        if t is N.Binary:
             left = self.ev(e.left)
             right = self.ev(e.right)
             return _binary(e.op, left, right, self.f.limits)
-        if t is P.Test:
+        if t is N.Test:
             r = B.apply_test(e.name, self.ev(e.expr))
             return (not r) if e.negated else r
-        if t is P.Ternary:
+        if t is N.Ternary:
             return self.ev(e.yes) if truthy(self.ev(e.cond)) else self.ev(e.no)
-        if t is P.ListLit:
+        if t is N.ListLit:
             limit = self.f.limits.value_limit
             size = 1
             items = []
@@ -219,7 +220,7 @@ class _Evaluator:
                     raise self.f.limits.too_large("a list literal")
                 items.append(item)
             return items
-        if t is P.DictLit:
+        if t is N.DictLit:
             limit = self.f.limits.value_limit
             size = 1
             obj: dict = {}
@@ -234,7 +235,7 @@ class _Evaluator:
             return obj
         raise AssertionError(t)
 
-    def _getitem(self, e: P.GetItem) -> Any:
+    def _getitem(self, e: N.GetItem) -> Any:
         obj = self.ev(e.obj)
         key = self.ev(e.key)
         if type(obj) is list:
@@ -249,7 +250,7 @@ class _Evaluator:
                 return obj[key]
         return b""
 
-    def _call(self, e: P.Call) -> Any:
+    def _call(self, e: N.Call) -> Any:
         if e.name in B.FUNCTIONS:
             args = [(n, self.ev(a)) for n, a in e.args]
             if e.name == b"namespace":
@@ -278,14 +279,14 @@ class _Evaluator:
         return self.f.limits.now if self.f.limits.now is not None else datetime.now()
 
     # statements
-    def render(self, nodes: list[P.Node], out: bytearray) -> None:
+    def render(self, nodes: list[N.Node], out: bytearray) -> None:
         f = self.f
         for node in nodes:
             f.tick()
             t = type(node)
-            if t is P.TextNode:
+            if t is N.TextNode:
                 out += node.text
-            elif t is P.PrintNode:
+            elif t is N.PrintNode:
                 val = self.ev(node.expr)
                 if is_undefined(val):
                     continue
@@ -295,13 +296,13 @@ class _Evaluator:
                     out += val
                 else:  # written into the output, up to its bound
                     dump_into(val, Room(f.limits.max_output - len(out), f.limits, f.limits.output_exceeded, out))
-            elif t is P.IfNode:
+            elif t is N.IfNode:
                 self.render(node.yes if truthy(self.ev(node.cond)) else node.no, out)
-            elif t is P.ForNode:
+            elif t is N.ForNode:
                 self._for(node, out)
-            elif t is P.SetNode:
+            elif t is N.SetNode:
                 self._set(node)
-            elif t is P.MacroNode:
+            elif t is N.MacroNode:
                 f.macros[node.name] = node
             if len(out) > f.limits.max_output:
                 raise f.limits.output_exceeded()
@@ -317,7 +318,7 @@ class _Evaluator:
             scope[names[0]] = copy.deepcopy(item)
         return scope
 
-    def _for(self, node: P.ForNode, out: bytearray) -> None:
+    def _for(self, node: N.ForNode, out: bytearray) -> None:
         it = self.ev(node.iterable)
         if is_undefined(it):
             return
@@ -351,14 +352,14 @@ class _Evaluator:
             finally:
                 self.f.scopes.pop()
 
-    def _set(self, node: P.SetNode) -> None:
+    def _set(self, node: N.SetNode) -> None:
         val = self.ev(node.value)
         target = node.target
         f = self.f
-        if type(target) is P.Var:
+        if type(target) is N.Var:
             f.check_size(val, f"the value of {target.name.decode('utf-8', 'replace')}")
             f.scopes[-1][target.name] = copy.deepcopy(val)
-        elif type(target) is P.GetAttr and type(target.obj) is P.Var:
+        elif type(target) is N.GetAttr and type(target.obj) is N.Var:
             name = target.obj.name
             home = next((s for s in reversed(f.scopes) if name in s), None)
             obj = home[name] if home is not None else undefined()
@@ -392,7 +393,7 @@ class MnnTemplate:
         for name in B.FUNCTIONS:
             self.default.setdefault(name, b"<function " + name + b">")
         try:
-            self.nodes = P.parse(tokenize(src))
+            self.nodes = parse(tokenize(src))
         except RecursionError:
             raise ChatTemplateError("the template nests expressions too deeply to emulate MNN's "
                                     "parser (its C++ recursion may overflow the stack)") from None

@@ -56,7 +56,9 @@ from mtokspec.chat.bounds import TIMEOUT_SECONDS
 
 from mtokspec.chat.mnn import render_mnn
 from mtokspec.chat.render import render_chat_template
-from mtokspec.chat.rewrite.printer import RAISED, Unprintable, print_template, raise_probe
+from mtokspec.chat.lint import RAISED
+from mtokspec.chat.rewrite.names import Unprintable
+from mtokspec.chat.rewrite.printer import print_template, raise_probe
 from mtokspec.errors import ChatTemplateError
 from mtokspec.args import items, optional_text, token_text
 

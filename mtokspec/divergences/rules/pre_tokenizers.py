@@ -10,6 +10,7 @@ from mtokspec.format import tree as t
 from mtokspec.format.growth import nested_quantifier
 from mtokspec.format.validate import ERROR, INFO, WARNING
 from mtokspec.runtime.mnn import regex as R
+from mtokspec.runtime.mnn.regex_compile import dropped_alternatives
 
 
 def _nodes(tree) -> list[tuple[object, str]]:
@@ -185,7 +186,7 @@ def _predict_regex(ctx: LintContext) -> Iterator[Prediction]:
                    "this pattern holds non-ASCII characters and no \\p{..}: MNN runs it with C++ std::wregex "
                    "(ECMAScript, C-locale classes), not a Unicode regex engine (mtokspec approximates it)")
             continue
-        if R.dropped_alternatives(p):
+        if dropped_alternatives(p):
             yield (ERROR, f"{path}.pattern",
                    "MNN's regex engine drops the alternatives of this pattern that use \\b, \\B, \\A, \\Z, "
                    "back-references, look-ahead (?=, look-behind or named groups (all of them: it uses GPT-2's "

@@ -8,7 +8,7 @@ as HF's ``Decoder::decode`` does.  A missing or unknown HF decoder is written by
 from __future__ import annotations
 
 from mtokspec.format import tree as t
-from mtokspec.runtime.shared.registry import build_from_registry
+from mtokspec.runtime.shared.registry import build_from_registry, pieces_size, run_chain, stage_registry
 from mtokspec.runtime.hf.pre_tokenizers import UNICODE_TO_BYTES
 from mtokspec.runtime.shared.bounds import current, grown
 
@@ -218,27 +218,15 @@ class Sequence(Decoder):
         self.decoders = decoders
 
     def decode_chain(self, tokens: list[str]) -> list[str]:
-        b = current(sum(map(len, tokens)))
-        for d in self.decoders:
-            tokens = d.decode_chain(tokens)
-            b.size("decoder Sequence", sum(map(len, tokens)))
-        return tokens
+        return run_chain(self.decoders, tokens, "decode_chain", "decoder Sequence", pieces_size)
 
     @classmethod
     def from_tree(cls, node: t.SequenceDecoder) -> "Sequence":
         return cls([from_tree(d) for d in node.decoders])
 
 
-REGISTRY: dict[type, type[Decoder]] = {
-    t.ByteLevelDecoder: ByteLevel,
-    t.ByteFallbackDecoder: ByteFallback,
-    t.MetaspaceDecoder: Metaspace,
-    t.WordPieceDecoder: WordPiece,
-    t.FuseDecoder: Fuse,
-    t.ReplaceDecoder: Replace,
-    t.StripDecoder: Strip,
-    t.SequenceDecoder: Sequence,
-}
+REGISTRY: dict[type, type[Decoder]] = stage_registry(
+    "Decoder", ByteLevel, ByteFallback, Metaspace, WordPiece, Fuse, Replace, Strip, Sequence)
 
 
 def from_tree(node) -> Decoder:

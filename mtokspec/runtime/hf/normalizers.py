@@ -10,7 +10,7 @@ import unicodedata
 import regex
 
 from mtokspec.format import tree as t
-from mtokspec.runtime.shared.registry import build_from_registry
+from mtokspec.runtime.shared.registry import build_from_registry, run_chain, stage_registry
 from mtokspec.runtime.shared.bounds import current, grown
 
 __all__ = [
@@ -141,11 +141,7 @@ class Sequence(Normalizer):
         self.normalizers = [n for n in normalizers if not n.is_identity]
 
     def normalize(self, s: str) -> str:
-        b = current(len(s))
-        for n in self.normalizers:
-            s = n.normalize(s)
-            b.size("normalizer Sequence", len(s))
-        return s
+        return run_chain(self.normalizers, s, "normalize", "normalizer Sequence")
 
     @property
     def is_identity(self) -> bool:
@@ -292,17 +288,9 @@ class Strip(Normalizer):
         return cls(node.strip_left, node.strip_right)
 
 
-REGISTRY: dict[type, type[Normalizer]] = {
-    t.NoNormalizer: NoNormalizer,
-    t.LegacyNFKCNormalizer: LegacyNFKC,
-    t.PrependNormalizer: Prepend,
-    t.ReplaceNormalizer: Replace,
-    t.SequenceNormalizer: Sequence,
-    t.BertNormalizer: Bert,
-    t.TableNormalizer: Table,
-    t.BertNFDNormalizer: Bert,
-    t.StripNormalizer: Strip,
-}
+REGISTRY: dict[type, type[Normalizer]] = stage_registry(
+    "Normalizer", Prepend, Replace, Sequence, Bert, Table, Strip,
+    NoNormalizer=NoNormalizer, LegacyNFKCNormalizer=LegacyNFKC, BertNFDNormalizer=Bert)
 
 
 def from_tree(node) -> Normalizer:

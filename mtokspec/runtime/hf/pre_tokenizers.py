@@ -11,7 +11,7 @@ import regex
 
 from mtokspec.format import tree as t
 from mtokspec.format.byte_level import BYTE_TO_CHAR, CHAR_TO_BYTE
-from mtokspec.runtime.shared.registry import build_from_registry
+from mtokspec.runtime.shared.registry import build_from_registry, pieces_size, run_chain, stage_registry
 from mtokspec.runtime.hf.normalizers import WHITESPACE_STR
 from mtokspec.runtime.shared.bounds import current, pattern_cost, pattern_refusal
 
@@ -363,27 +363,15 @@ class Sequence(PreTokenizer):
                 else:
                     out.append(pre + w)
             return out
-        pieces = [s] if s else []
-        b = current(len(s))
-        for p in self.pretokenizers:
-            pieces = p.pre_tokenize(pieces)
-            b.size("pre-tokenizer Sequence", sum(map(len, pieces)))
-        return pieces
+        return run_chain(self.pretokenizers, [s] if s else [], "pre_tokenize", "pre-tokenizer Sequence", pieces_size)
 
     @classmethod
     def from_tree(cls, node: t.SequencePreTokenizer) -> "Sequence":
         return cls([from_tree(p) for p in node.pretokenizers])
 
 
-REGISTRY: dict[type, type[PreTokenizer]] = {
-    t.NoPreTokenizer: NoPreTokenizer,
-    t.ByteLevelPreTokenizer: ByteLevel,
-    t.DigitsPreTokenizer: Digits,
-    t.MetaspacePreTokenizer: Metaspace,
-    t.SplitPreTokenizer: Split,
-    t.BertPreTokenizer: Bert,
-    t.SequencePreTokenizer: Sequence,
-}
+REGISTRY: dict[type, type[PreTokenizer]] = stage_registry(
+    "PreTokenizer", ByteLevel, Digits, Metaspace, Split, Bert, Sequence, NoPreTokenizer=NoPreTokenizer)
 
 
 def from_tree(node) -> PreTokenizer:

@@ -3,8 +3,7 @@ through each decoder's ``decode_chain``, then joined."""
 
 from __future__ import annotations
 
-from mtokspec.format import tree as t
-from mtokspec.runtime.shared.registry import build_from_registry
+from mtokspec.runtime.shared.registry import build_from_registry, pieces_size, run_chain, stage_registry
 from mtokspec.runtime.mnn._text import i32, utf8
 from mtokspec.runtime.shared.bounds import current, grown
 from mtokspec.runtime.mnn import unicode as U
@@ -182,24 +181,12 @@ class Sequence:
         self.children = children
 
     def decode_chain(self, tokens: list[bytes]) -> list[bytes]:
-        b = current(sum(map(len, tokens)))
-        for c in self.children:
-            tokens = c.decode_chain(tokens)
-            b.size("decoder Sequence", sum(map(len, tokens)))
-        return tokens
+        return run_chain(self.children, tokens, "decode_chain", "decoder Sequence", pieces_size)
 
 
 # tree class -> the decoder MNN's loader builds for it
-REGISTRY: dict[type, type | None] = {
-    t.ByteLevelDecoder: ByteLevel,
-    t.ByteFallbackDecoder: ByteFallback,
-    t.MetaspaceDecoder: Metaspace,
-    t.WordPieceDecoder: WordPiece,
-    t.FuseDecoder: Fuse,
-    t.ReplaceDecoder: Replace,
-    t.StripDecoder: Strip,
-    t.SequenceDecoder: Sequence,
-}
+REGISTRY: dict[type, type | None] = stage_registry(
+    "Decoder", ByteLevel, ByteFallback, Metaspace, WordPiece, Fuse, Replace, Strip, Sequence)
 
 
 

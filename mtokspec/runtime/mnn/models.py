@@ -17,7 +17,7 @@ import heapq
 from mtokspec import speedups
 from mtokspec.format import tree as t
 from mtokspec.format.table import Table
-from mtokspec.runtime.shared.registry import build_from_registry
+from mtokspec.runtime.shared.registry import build_from_registry, stage_registry
 from mtokspec.runtime.mnn import unicode as U
 from mtokspec.errors import UndefinedInMnn
 from mtokspec.runtime.mnn.pre_tokenizers import BYTE_MAP
@@ -116,7 +116,29 @@ class Vocab:
         return self._tokens
 
 
-class BPE:
+class _Model:
+    """What MNN's three models share: ``tokenize`` (each model's ``_tokenize``, through the piece
+    cache), ``tokenize_pieces``, and ``id_to_token`` (an id outside the vocabulary reads as
+    ``unk_token``)."""
+
+    unk_token = b""
+    vocab: Vocab
+    _cache: dict[bytes, list[int]]
+
+    def id_to_token(self, i: int) -> bytes:
+        token = self.vocab.token(i)
+        return self.unk_token if token is None else token
+
+    def tokenize(self, text: bytes) -> list[int]:
+        return _cached(self._cache, text, self._tokenize)
+
+    def tokenize_pieces(self, pieces: list[bytes], out: list[int]) -> None:
+        """``out += tokenize(piece)`` for each piece."""
+        for s in pieces:
+            out.extend(self.tokenize(s))
+
+
+class BPE(_Model):
     """MNN's BPE: characters (or bytes, for ``byte_level``) to ids, then the lowest-ranked merge of
     adjacent ids, leftmost first, until none applies -- or until a merge's joined text is not in the
     vocabulary, which ends merging for the whole split.  Ranks of 10^9 and up never apply."""
@@ -151,21 +173,9 @@ class BPE:
         except (TypeError, ValueError, OverflowError):
             return None  # (a merge the core cannot hold: a rank or an id outside u32)
 
-    def tokenize_pieces(self, pieces: list[bytes], out: list[int]) -> None:
-        """``out += tokenize(piece)`` for each piece."""
-        for s in pieces:
-            out.extend(self.tokenize(s))
-
-    def id_to_token(self, i: int) -> bytes:
-        token = self.vocab.token(i)
-        return b"" if token is None else token
-
-    def tokenize(self, text: bytes) -> list[int]:
+    def _tokenize(self, text: bytes) -> list[int]:
         if not text:
             return []
-        hit = self._cache.get(text)
-        if hit is not None:
-            return list(hit)
         find = self.vocab.token_to_id
         out: list[int] = []
         if self.byte_level:
@@ -188,10 +198,7 @@ class BPE:
                     i = find(BYTE_PIECES[b])
                     if i != -1:
                         out.append(i)
-        out = self._merge(out)
-        if len(self._cache) < _CACHE_LIMIT:
-            self._cache[text] = out
-        return list(out)
+        return self._merge(out)
 
     def _merge(self, ids: list[int]) -> list[int]:
         n = len(ids)
@@ -252,7 +259,7 @@ class BPE:
         return out
 
 
-class WordPiece:
+class WordPiece(_Model):
     """Greedy longest match over bytes (a piece may end inside a UTF-8 character); the unknown
     token itself never matches; a word that cannot be covered is the unknown id alone, and a
     word longer than ``max_input_chars_per_word`` *bytes* too."""
@@ -278,18 +285,6 @@ class WordPiece:
         if self.vocab.core is not None:
             _compiled(self, speedups.module().MnnWordPiece(self.vocab.core, self.prefix, self.max_chars, self.unk_id,
                                                            self.longest))
-
-    def id_to_token(self, i: int) -> bytes:
-        token = self.vocab.token(i)
-        return self.unk_token if token is None else token
-
-    def tokenize(self, text: bytes) -> list[int]:
-        return _cached(self._cache, text, self._tokenize)
-
-    def tokenize_pieces(self, pieces: list[bytes], out: list[int]) -> None:
-        """``out += tokenize(piece)`` for each piece."""
-        for s in pieces:
-            out.extend(self.tokenize(s))
 
     def _tokenize(self, text: bytes) -> list[int]:
         if not text:
@@ -320,7 +315,7 @@ class WordPiece:
         return out
 
 
-class Unigram:
+class Unigram(_Model):
     """MNN's Viterbi: over byte offsets (a piece may start or end inside a character), the
     shortest piece first with ties kept; byte fallback only for one-byte steps; an offset no
     piece reaches takes the unknown id over the character before it; adjacent unknowns fuse."""
@@ -371,10 +366,6 @@ class Unigram:
             self.scores = self.core.scores()
         return Unigram.tokenize(self, text)
 
-    def id_to_token(self, i: int) -> bytes:
-        token = self.vocab.token(i)
-        return self.unk_token if token is None else token
-
     def _score(self, i: int) -> float:
         if i < 0:
             raise UndefinedInMnn(f"MNN's Unigram reads scores[{i}] here (no such piece)")
@@ -382,14 +373,6 @@ class Unigram:
 
     def _unk_score(self) -> float:
         return self._score(self.unk_id) if self.unk_id < len(self.scores) else -10.0
-
-    def tokenize(self, text: bytes) -> list[int]:
-        return _cached(self._cache, text, self._tokenize)
-
-    def tokenize_pieces(self, pieces: list[bytes], out: list[int]) -> None:
-        """``out += tokenize(piece)`` for each piece."""
-        for s in pieces:
-            out.extend(self.tokenize(s))
 
     def _tokenize(self, text: bytes) -> list[int]:
         if not text:
@@ -473,7 +456,7 @@ def _candidate_lengths(token_lengths: set[int], max_len: int) -> list[int]:
 
 
 # tree class -> the model MNN's loader builds for it
-REGISTRY: dict[type, type | None] = {t.BPEModel: BPE, t.WordPieceModel: WordPiece, t.UnigramModel: Unigram}
+REGISTRY: dict[type, type | None] = stage_registry("Model", BPE, WordPiece, Unigram)
 
 
 def from_tree(node):

@@ -10,8 +10,7 @@ reference, and the size checks before them are the same for both.
 
 from __future__ import annotations
 
-from mtokspec.format import tree as t
-from mtokspec.runtime.shared.registry import build_from_registry
+from mtokspec.runtime.shared.registry import build_from_registry, run_chain, stage_registry
 from mtokspec.runtime.mnn import unicode as U
 from mtokspec.runtime.mnn._compiled import stages
 from mtokspec.runtime.mnn._text import CHINESE as _CHINESE, TO_SPACE as _TO_SPACE, table_lookup, utf8
@@ -195,25 +194,13 @@ class Sequence:
         self.children = [c for c in children if c is not None]
 
     def normalize(self, text: bytes) -> bytes:
-        b = current(len(text))
-        for c in self.children:
-            text = c.normalize(text)
-            b.size("normalizer Sequence", len(text))
-        return text
+        return run_chain(self.children, text, "normalize", "normalizer Sequence")
 
 
 # tree class -> the normalizer MNN's loader builds for it (None: a null normalizer, skipped)
-REGISTRY: dict[type, type | None] = {
-    t.NoNormalizer: None,
-    t.LegacyNFKCNormalizer: Table,
-    t.PrependNormalizer: Prepend,
-    t.ReplaceNormalizer: Replace,
-    t.SequenceNormalizer: Sequence,
-    t.BertNormalizer: Bert,
-    t.TableNormalizer: Table,
-    t.BertNFDNormalizer: Bert,
-    t.StripNormalizer: Strip,
-}
+REGISTRY: dict[type, type | None] = stage_registry(
+    "Normalizer", Prepend, Replace, Sequence, Bert, Table, Strip,
+    NoNormalizer=None, LegacyNFKCNormalizer=Table, BertNFDNormalizer=Bert)
 
 
 

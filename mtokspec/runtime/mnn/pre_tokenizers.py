@@ -8,14 +8,15 @@ are the reference.
 from __future__ import annotations
 
 from mtokspec.format import tree as t
-from mtokspec.runtime.shared.registry import build_from_registry
+from mtokspec.runtime.shared.registry import build_from_registry, pieces_size, run_chain, stage_registry
 from mtokspec.runtime.mnn._compiled import stages
 from mtokspec.runtime.mnn._text import ASCII_PUNCT as _ASCII_PUNCT, BYTE_MAP, utf8
 from mtokspec.runtime.shared.bounds import current, grown
 from mtokspec.runtime.mnn import regex as R
 from mtokspec.runtime.mnn import unicode as U
+from mtokspec.runtime.shared.text import GPT2_PATTERN
 
-_GPT2 = R.GPT2_PATTERN.encode()
+_GPT2 = GPT2_PATTERN.encode()
 _BYTE_TABLE = {b: BYTE_MAP[b] for b in range(256)}
 # MNN's loader reads Isolated and MergedWithPrevious by their codes and anything else as Removed
 _KEPT_BEHAVIORS = (t.SplitBehavior.Isolated, t.SplitBehavior.MergedWithPrevious)
@@ -171,23 +172,12 @@ class Sequence:
         self.children = [c for c in children if c is not None]
 
     def pre_tokenize(self, splits: list[bytes]) -> list[bytes]:
-        b = current(sum(map(len, splits)))
-        for c in self.children:
-            splits = c.pre_tokenize(splits)
-            b.size("pre-tokenizer Sequence", sum(map(len, splits)))
-        return splits
+        return run_chain(self.children, splits, "pre_tokenize", "pre-tokenizer Sequence", pieces_size)
 
 
 # tree class -> the pre-tokenizer MNN's loader builds for it (None: a null one, skipped)
-REGISTRY: dict[type, type | None] = {
-    t.NoPreTokenizer: None,
-    t.ByteLevelPreTokenizer: ByteLevel,
-    t.DigitsPreTokenizer: Digits,
-    t.MetaspacePreTokenizer: Metaspace,
-    t.SplitPreTokenizer: Split,
-    t.BertPreTokenizer: Bert,
-    t.SequencePreTokenizer: Sequence,
-}
+REGISTRY: dict[type, type | None] = stage_registry(
+    "PreTokenizer", ByteLevel, Digits, Metaspace, Split, Bert, Sequence, NoPreTokenizer=None)
 
 
 

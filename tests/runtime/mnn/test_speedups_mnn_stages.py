@@ -18,6 +18,7 @@ from mtokspec.format import tree as t
 from mtokspec.runtime.mnn import normalizers as N
 from mtokspec.runtime.mnn import pre_tokenizers as P
 from mtokspec.runtime.mnn import regex as R
+from mtokspec.runtime.shared.text import GPT2_PATTERN
 from mtokspec.runtime.mnn.pipeline import PipelineTokenizer
 from mtokspec.runtime.shared.bounds import REGEX_STEPS, REGEX_STEPS_PER_BYTE, budget
 from mtokspec.testing.strategies import SPLIT_PATTERNS, mtok_files, normalizers, pre_tokenizers
@@ -99,7 +100,7 @@ def test_pre_tokenizers(paths, node, splits):
     assert pure == compiled
 
 
-_PATTERNS = st.sampled_from([*SPLIT_PATTERNS, R.GPT2_PATTERN, r"\p{P}+|\p{M}|\p{S}", r"[^\p{L}\p{N}\s]+", "-", "a"])
+_PATTERNS = st.sampled_from([*SPLIT_PATTERNS, GPT2_PATTERN, r"\p{P}+|\p{M}|\p{S}", r"[^\p{L}\p{N}\s]+", "-", "a"])
 
 
 @SETTINGS

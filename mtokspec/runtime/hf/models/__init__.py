@@ -7,19 +7,14 @@ which the cycle collector stops tracking), ``token_to_id``,
 
 from __future__ import annotations
 
-from mtokspec.format import tree as t
-from mtokspec.runtime.shared.registry import build_from_registry
+from mtokspec.runtime.shared.registry import build_from_registry, stage_registry
 from mtokspec.runtime.hf.models.bpe import BPE
 from mtokspec.runtime.hf.models.unigram import Unigram
 from mtokspec.runtime.hf.models.wordpiece import WordPiece
 
 __all__ = ["BPE", "WordPiece", "Unigram", "REGISTRY", "from_tree"]
 
-REGISTRY: dict[type, type] = {
-    t.BPEModel: BPE,
-    t.WordPieceModel: WordPiece,
-    t.UnigramModel: Unigram,
-}
+REGISTRY: dict[type, type] = stage_registry("Model", BPE, WordPiece, Unigram)
 
 
 def from_tree(node):

@@ -1,0 +1,212 @@
+"""The ``tokenizers-api`` folders: pipeline variants public models use that no converter produces,
+assembled with the ``tokenizers`` API on the trained vocabularies."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .training import Models, with_specials
+from .converters import BERT, BERT_FRONT, ES, FAIRSEQ, ROBERTA_FRONT, S, U, Spec
+
+
+def _wp(models: Models, prefix: str = "##", lowercase: bool = True) -> Any:
+    from tokenizers import AddedToken, Tokenizer, models as m
+
+    vocab = with_specials(BERT_FRONT, models.wordpiece(lowercase, prefix))
+    tok = Tokenizer(m.WordPiece(vocab, unk_token="[UNK]", continuing_subword_prefix=prefix))
+    tok.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in BERT_FRONT])
+    return tok
+
+
+def _bl(models: Models, **kw: Any) -> Any:
+    from tokenizers import AddedToken, Tokenizer, models as m
+
+    trained, merges = models.bpe("bytelevel")
+    vocab = with_specials(ROBERTA_FRONT, trained, ["<mask>"])
+    tok = Tokenizer(m.BPE(vocab, merges, **kw))
+    tok.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in [*ROBERTA_FRONT, "<mask>"]])
+    return tok
+
+
+def _unigram(models: Models, byte_fallback: bool = False) -> Any:
+    import sentencepiece as spm
+    from tokenizers import AddedToken, Tokenizer, models as m
+
+    sp = spm.SentencePieceProcessor(model_file=str(models.spm("unigram", byte_fallback)))
+    vocab = [(sp.id_to_piece(i), sp.get_score(i)) for i in range(sp.get_piece_size())]
+    tok = Tokenizer(m.Unigram(vocab, unk_id=sp.unk_id(), byte_fallback=byte_fallback))
+    tok.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in (U, S, ES)])
+    return tok
+
+
+def _variant(base: Callable[[Models], Any], normalizer: Any = None, pre: Any = None, decoder: Any = None,
+             post: Any = None) -> Callable[[Models], Any]:
+    """A base model with pipeline parts; each part is a factory ``() -> component`` (or ``tok -> component``)."""
+
+    def build(models: Models) -> Any:
+        tok = base(models)
+        for attr, part in (("normalizer", normalizer), ("pre_tokenizer", pre), ("decoder", decoder),
+                           ("post_processor", post)):
+            if part is not None:
+                setattr(tok, attr, part(tok))
+        return tok
+
+    return build
+
+
+def variant_specs() -> list[Spec]:
+    """Pipelines public models use that no converter writes, on the trained vocabularies."""
+    from tokenizers import Regex, decoders as d, normalizers as n, pre_tokenizers as p, processors as pp
+
+    def bert_post(t: Any) -> Any:
+        return pp.BertProcessing(("[SEP]", t.token_to_id("[SEP]")), ("[CLS]", t.token_to_id("[CLS]")))
+
+    def roberta_post(t: Any) -> Any:
+        return pp.RobertaProcessing((ES, t.token_to_id(ES)), (S, t.token_to_id(S)), trim_offsets=True,
+                                    add_prefix_space=True)
+
+    def bos_post(t: Any) -> Any:
+        return pp.TemplateProcessing(single=f"{S} $A", pair=f"{S} $A {S} $B", special_tokens=[(S, t.token_to_id(S))])
+
+    def seq_post(t: Any) -> Any:
+        return pp.Sequence([pp.ByteLevel(trim_offsets=False), bos_post(t)])
+
+    def wp_dec(t: Any) -> Any:
+        return d.WordPiece(prefix="##")
+
+    def bl_dec(t: Any) -> Any:
+        return d.ByteLevel()
+
+    bert_cfg = dict(tokenizer_class="BertTokenizer", **BERT)
+    rob_cfg = dict(tokenizer_class="RobertaTokenizer", **FAIRSEQ)
+    sp_cfg = dict(tokenizer_class="PreTrainedTokenizerFast", bos_token=S, eos_token=ES, unk_token=U)
+    out = [
+        Spec("v-bert-punct-contiguous", "tokenizers-api", _variant(
+            _wp, lambda t: n.BertNormalizer(lowercase=True),
+            lambda t: p.Sequence([p.BertPreTokenizer(), p.Punctuation(behavior="contiguous")]), wp_dec, bert_post),
+             bert_cfg),
+        Spec("v-wp-strip-digits", "tokenizers-api", _variant(
+            _wp, lambda t: n.Sequence([n.Strip(left=True, right=True), n.NFD(), n.Lowercase(), n.StripAccents()]),
+            lambda t: p.Sequence([p.Whitespace(), p.Digits(individual_digits=True)]), wp_dec, bert_post),
+             bert_cfg),
+        Spec("v-wp-digits-grouped", "tokenizers-api", _variant(
+            _wp, lambda t: n.Sequence([n.Strip(left=False, right=True), n.Lowercase()]),
+            lambda t: p.Sequence([p.WhitespaceSplit(), p.Punctuation(), p.Digits(individual_digits=False)]),
+            wp_dec, bert_post), bert_cfg),
+        Spec("v-wp-prefix-at", "tokenizers-api", _variant(
+            lambda m: _wp(m, prefix="@@"), lambda t: n.Lowercase(), lambda t: p.BertPreTokenizer(),
+            lambda t: d.WordPiece(prefix="@@", cleanup=False), bert_post), bert_cfg),
+        Spec("v-wp-unicode-scripts", "tokenizers-api", _variant(
+            _wp, lambda t: n.Sequence([n.NFKC(), n.Lowercase()]),
+            lambda t: p.Sequence([p.UnicodeScripts(), p.Whitespace()]), wp_dec, bert_post), bert_cfg),
+        Spec("v-wp-char-delimiter", "tokenizers-api", _variant(
+            _wp, lambda t: n.Sequence([n.Replace(Regex(r"\s+"), " "), n.Lowercase()]),
+            lambda t: p.CharDelimiterSplit(" "), wp_dec, bert_post), bert_cfg),
+        Spec("v-bytelevel-prefix", "tokenizers-api", _variant(
+            _bl, None, lambda t: p.ByteLevel(add_prefix_space=True), bl_dec, roberta_post), rob_cfg),
+        Spec("v-bytelevel-replace-ws", "tokenizers-api", _variant(
+            _bl, lambda t: n.Sequence([n.Replace(Regex(r"\s+"), " "), n.Strip(left=True, right=False)]),
+            lambda t: p.ByteLevel(add_prefix_space=False), bl_dec, seq_post), rob_cfg),
+        Spec("v-bytelevel-ignore-merges", "tokenizers-api", _variant(
+            lambda m: _bl(m, ignore_merges=True), None,
+            lambda t: p.Sequence([p.Split(Regex(r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"""
+                                                 r"""| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""),
+                                           behavior="isolated"), p.ByteLevel(add_prefix_space=False, use_regex=False)]),
+            bl_dec, bos_post), rob_cfg),
+        Spec("v-bytelevel-template", "tokenizers-api", _variant(
+            _bl, lambda t: n.NFKC(), lambda t: p.ByteLevel(add_prefix_space=False, trim_offsets=False), bl_dec,
+            lambda t: pp.TemplateProcessing(single=f"{S} $A {ES}", pair=f"{S} $A {ES} {ES} $B {ES}",
+                                            special_tokens=[(S, t.token_to_id(S)), (ES, t.token_to_id(ES))])),
+             rob_cfg),
+    ]
+    for beh in ("removed", "isolated", "merged_with_previous", "merged_with_next", "contiguous"):
+        for invert in (False, True):
+            pattern = Regex(r"\s+") if not invert else Regex(r"[\p{L}\p{N}]+|[^\s\p{L}\p{N}]+")
+            out.append(Spec(f"v-split-{beh.replace('_', '-')}{'-invert' if invert else ''}", "tokenizers-api",
+                            _variant(_bl, None, lambda t, pat=pattern, b=beh, inv=invert: p.Sequence([
+                                p.Split(pat, behavior=b, invert=inv), p.ByteLevel(add_prefix_space=False,
+                                                                                  use_regex=False)]),
+                                     bl_dec, lambda t: pp.ByteLevel(trim_offsets=False)), rob_cfg))
+    out.append(Spec("v-split-string-space", "tokenizers-api", _variant(
+        _bl, None, lambda t: p.Sequence([p.Split(" ", behavior="merged_with_next"),
+                                         p.ByteLevel(add_prefix_space=False, use_regex=False)]), bl_dec), rob_cfg))
+    for scheme in ("first", "never", "always"):
+        for split in (True, False):
+            out.append(Spec(f"v-metaspace-{scheme}-{'split' if split else 'nosplit'}", "tokenizers-api", _variant(
+                _unigram, lambda t: n.Sequence([n.Strip(left=False, right=True), n.Replace(Regex(" {2,}"), " ")]),
+                lambda t, s=scheme, sp=split: p.Metaspace(replacement="\u2581", prepend_scheme=s, split=sp),
+                lambda t, s=scheme: d.Metaspace(replacement="\u2581", prepend_scheme=s), bos_post), sp_cfg))
+    out += [
+        Spec("v-unigram-byte-fallback", "tokenizers-api", _variant(
+            lambda m: _unigram(m, byte_fallback=True), lambda t: n.Replace(" ", "\u2581"),
+            lambda t: p.Split("\u2581", behavior="merged_with_next"),
+            lambda t: d.Sequence([d.Replace("\u2581", " "), d.ByteFallback(), d.Fuse(),
+                                  d.Strip(content=" ", left=1, right=0)]), bos_post), sp_cfg),
+        Spec("v-unigram-strip-decoder", "tokenizers-api", _variant(
+            _unigram, lambda t: n.Sequence([n.Prepend("\u2581"), n.Replace(" ", "\u2581")]), None,
+            lambda t: d.Sequence([d.Replace("\u2581", " "), d.Fuse(), d.Strip(content=" ", left=1, right=0)]),
+            bos_post), sp_cfg),
+        Spec("v-bpe-suffix-whitespace", "tokenizers-api", _bpe_suffix_variant, dict(
+            tokenizer_class="PreTrainedTokenizerFast", unk_token=U)),
+        Spec("v-bpe-continuing-prefix", "tokenizers-api", _bpe_prefix_variant, dict(
+            tokenizer_class="PreTrainedTokenizerFast", unk_token=U)),
+        Spec("v-bpe-fuse-unk", "tokenizers-api", _bpe_fuse_unk_variant, dict(
+            tokenizer_class="PreTrainedTokenizerFast", unk_token=U)),
+        Spec("v-ctc-chars", "tokenizers-api", _ctc_variant, dict(
+            tokenizer_class="Wav2Vec2CTCTokenizer", unk_token="<unk>", pad_token="<pad>", word_delimiter_token="|")),
+    ]
+    return out
+
+
+def _bpe_suffix_variant(models: Models) -> Any:
+    from tokenizers import AddedToken, Tokenizer, decoders as d, models as m, normalizers as n, pre_tokenizers as p
+
+    trained, merges = models.bpe("herbert")
+    vocab = with_specials([U], trained)
+    tok = Tokenizer(m.BPE(vocab, merges, unk_token=U, end_of_word_suffix="</w>", dropout=None))
+    tok.add_special_tokens([AddedToken(U, special=True, normalized=False)])
+    tok.normalizer = n.Sequence([n.NFC(), n.Strip()])
+    tok.pre_tokenizer = p.Sequence([p.WhitespaceSplit(), p.Punctuation(behavior="isolated")])
+    tok.decoder = d.BPEDecoder(suffix="</w>")
+    return tok
+
+
+def _bpe_prefix_variant(models: Models) -> Any:
+    from tokenizers import AddedToken, Tokenizer, decoders as d, models as m, normalizers as n, pre_tokenizers as p
+
+    trained, merges = models.bpe("prefix")
+    vocab = with_specials([U], trained)
+    tok = Tokenizer(m.BPE(vocab, merges, unk_token=U, continuing_subword_prefix="##"))
+    tok.add_special_tokens([AddedToken(U, special=True, normalized=False)])
+    tok.normalizer = n.BertNormalizer(lowercase=False)
+    tok.pre_tokenizer = p.BertPreTokenizer()
+    tok.decoder = d.WordPiece(prefix="##")
+    return tok
+
+
+def _bpe_fuse_unk_variant(models: Models) -> Any:
+    from tokenizers import AddedToken, Tokenizer, decoders as d, models as m, pre_tokenizers as p
+
+    trained, merges = models.bpe("herbert")
+    # the same merges without the suffix: a character BPE whose rare characters fall to one fused <unk>
+    vocab = with_specials([U], {k: v for k, v in trained.items() if not k.endswith("</w>")})
+    merges = [(a, b) for a, b in merges if a in vocab and b in vocab and a + b in vocab]
+    tok = Tokenizer(m.BPE(vocab, merges, unk_token=U, fuse_unk=True))
+    tok.add_special_tokens([AddedToken(U, special=True, normalized=False)])
+    tok.pre_tokenizer = p.Whitespace()
+    tok.decoder = d.Fuse()
+    return tok
+
+
+def _ctc_variant(models: Models) -> Any:
+    from tokenizers import AddedToken, Regex, Tokenizer, decoders as d, models as m, normalizers as n, pre_tokenizers as p
+
+    chars = sorted({c for line in models.lines for c in line.lower() if c.isascii() and (c.isalnum() or c in "'")})
+    vocab = with_specials(["<pad>", "<s>", "</s>", "<unk>", "|"], chars)
+    tok = Tokenizer(m.WordLevel(vocab, unk_token="<unk>"))
+    tok.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in ("<pad>", "<s>", "</s>", "<unk>")])
+    tok.normalizer = n.Sequence([n.Lowercase(), n.Replace(" ", "|")])
+    tok.pre_tokenizer = p.Split(Regex("."), behavior="isolated")
+    tok.decoder = d.CTC(pad_token="<pad>", word_delimiter_token="|", cleanup=True)
+    return tok
