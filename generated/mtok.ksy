@@ -56,6 +56,10 @@ seq:
   size-eos: true
   doc: single-sequence post-processor program; optional section
   if: not _io.eof
+- id: extension
+  type: extension
+  doc: 'format next: fields a patched MNN reads, released MNN ignores; optional section'
+  if: not _io.eof
 - id: trailing_bytes
   size-eos: true
   valid:
@@ -739,6 +743,47 @@ types:
         size-eos: true
         type: post_op_walk
         if: count > 0 and _io.size - 2 == 4 * count
+  extension:
+    doc: 'Format next: behaviour the released sections cannot state, after the post-processor. Released MNN stops
+      reading after the post-processor''s ops, so it ignores this section.'
+    seq:
+    - id: magic
+      type: u4
+      enum: extension_magic
+      doc: 'b''MNX1'': a reader that finds another value ignores the section'
+    - id: num_fields
+      type: u2
+      doc: number of fields
+    - id: fields
+      type: extension_field
+      repeat: expr
+      repeat-expr: num_fields
+      doc: the fields, tags ascending, each at most once
+  extension_field:
+    doc: 'One field of the extension: a u8 tag, then the field. Tags ascend; a reader stops at the first tag it
+      does not know (every later field has a larger tag).'
+    seq:
+    - id: tag
+      type: u1
+      enum: extension_field_type
+      valid:
+        in-enum: true
+      doc: selects the variant
+    - id: variant
+      type:
+        switch-on: tag
+        cases:
+          extension_field_type::decode_cleanup_field: decode_cleanup_field
+      doc: the variant's fields
+  decode_cleanup_field:
+    doc: 'Whether the sequence decode of a WordPiece decoder cleans up; released MNN always does. HF without a decoder
+      joins tokens with spaces and no cleanup: a WordPiece decoder with this field 0.'
+    seq:
+    - id: cleanup
+      type: u1
+      valid:
+        max: 1
+      doc: remove the space before . ? ! , in decode(ids) (HF's WordPiece decoder `cleanup`)
 enums:
   normalizer_type:
     0:
@@ -846,3 +891,12 @@ enums:
     1:
       id: special_token_op
       doc: 'op 1: insert a special id.'
+  extension_magic:
+    827870797:
+      id: mnx1
+      doc: format-next, version 1
+  extension_field_type:
+    1:
+      id: decode_cleanup_field
+      doc: 'Whether the sequence decode of a WordPiece decoder cleans up; released MNN always does. HF without a
+        decoder joins tokens with spaces and no cleanup: a WordPiece decoder with this field 0.'

@@ -32,6 +32,12 @@ def parse(data: bytes | bytearray | memoryview) -> TokenizerFile:
             f"not an MNN tokenizer file: line 1 must be '430 <type>' with type 0-4, got {head!r}", 0, "header.magic"
         )
     tree: TokenizerFile = _PARSE[cls](data)
+    if getattr(tree, "extension", None) is not None:
+        from mtokspec.format.extension import extension_refusal, extension_size
+
+        refusal = extension_refusal(tree, extension_size(tree.extension))  # type: ignore[arg-type, union-attr]
+        if refusal is not None:
+            raise refusal
     return tree
 
 
@@ -41,6 +47,14 @@ def build(tree: TokenizerFile) -> bytes:
     if fn is None:
         raise MtokFormatError(f"expected a tokenizer file tree (MtokFile, ...), got {type(tree).__name__}")
     data: bytes = fn(tree)
+    if getattr(tree, "extension", None) is not None:
+        from dataclasses import replace
+
+        from mtokspec.format.extension import extension_refusal
+
+        refusal = extension_refusal(tree, len(data) - len(fn(replace(tree, extension=None))))
+        if refusal is not None:
+            raise refusal
     return data
 
 
