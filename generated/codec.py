@@ -1693,6 +1693,15 @@ def _build_DecodeCleanupField(obj, out, path):
         bad_value(path + ".cleanup", str(e), (obj.cleanup,))
 
 
+def _parse_StreamDecodeField(b, p, end, path, depth):
+    return StreamDecodeField(), p
+
+
+def _build_StreamDecodeField(obj, out, path):
+    if obj.__class__ is not StreamDecodeField:
+        bad_value(path, "expected StreamDecodeField", obj)
+
+
 def _parse_ExtensionField(b, p, end, path, depth):
     if depth > 32:
         invalid(p, path, "ExtensionField nested deeper than 32")
@@ -1722,8 +1731,8 @@ def _parse_Extension(b, p, end, path, depth):
         truncated(p, 2, end, path + ".fields")
     n_fields, = _S_H.unpack_from(b, p)
     p += 2
-    if n_fields * 2 > end - p:
-        invalid(p, path + ".fields", "count %d needs at least %d bytes, %d left" % (n_fields, n_fields * 2, end - p))
+    if n_fields * 1 > end - p:
+        invalid(p, path + ".fields", "count %d needs at least %d bytes, %d left" % (n_fields, n_fields * 1, end - p))
     v_fields = [None] * n_fields
     for i_fields in range(n_fields):
         v_fields[i_fields], p = _parse_ExtensionField(b, p, end, path + ".fields" + "[%d]" % i_fields, 1)
@@ -2429,9 +2438,11 @@ _POSTOP_BUILDERS = {
 }
 _EXTENSIONFIELD_PARSERS = {
     1: _parse_DecodeCleanupField,
+    2: _parse_StreamDecodeField,
 }
 _EXTENSIONFIELD_BUILDERS = {
     DecodeCleanupField: (1, _build_DecodeCleanupField),
+    StreamDecodeField: (2, _build_StreamDecodeField),
 }
 _NODE_BUILDERS = {
     NoNormalizer: _build_NoNormalizer,
@@ -2467,6 +2478,7 @@ _NODE_BUILDERS = {
     PostProcessorProgram: _build_PostProcessorProgram,
     LegacyPostProcessor: _build_LegacyPostProcessor,
     DecodeCleanupField: _build_DecodeCleanupField,
+    StreamDecodeField: _build_StreamDecodeField,
     Extension: _build_Extension,
     MtokFile: _build_MtokFile,
     SentencePieceTxtFile: _build_SentencePieceTxtFile,

@@ -774,6 +774,7 @@ types:
         switch-on: tag
         cases:
           extension_field_type::decode_cleanup_field: decode_cleanup_field
+          extension_field_type::stream_decode_field: stream_decode_field
       doc: the variant's fields
   decode_cleanup_field:
     doc: 'Whether the sequence decode of a WordPiece decoder cleans up; released MNN always does. HF without a decoder
@@ -784,6 +785,11 @@ types:
       valid:
         max: 1
       doc: remove the space before . ? ! , in decode(ids) (HF's WordPiece decoder `cleanup`)
+  stream_decode_field:
+    doc: 'The engine''s per-id decode prints what HF''s incremental decode (`DecodeStream`) prints: `decode(id)`
+      keeps the ids since the last encode and returns what `decode(ids)` of them adds, nothing while that ends in
+      an incomplete UTF-8 character. Released MNN decodes each id alone (a leading space on the first word, no decoder
+      chain).'
 enums:
   normalizer_type:
     0:
@@ -900,3 +906,9 @@ enums:
       id: decode_cleanup_field
       doc: 'Whether the sequence decode of a WordPiece decoder cleans up; released MNN always does. HF without a
         decoder joins tokens with spaces and no cleanup: a WordPiece decoder with this field 0.'
+    2:
+      id: stream_decode_field
+      doc: 'The engine''s per-id decode prints what HF''s incremental decode (`DecodeStream`) prints: `decode(id)`
+        keeps the ids since the last encode and returns what `decode(ids)` of them adds, nothing while that ends
+        in an incomplete UTF-8 character. Released MNN decodes each id alone (a leading space on the first word,
+        no decoder chain).'

@@ -432,7 +432,14 @@ class DecodeCleanupField:
     cleanup: bool = False
 
 
-ExtensionField = DecodeCleanupField
+@dataclass(slots=True)
+class StreamDecodeField:
+    """The engine's per-id decode prints what HF's incremental decode (`DecodeStream`) prints: `decode(id)` keeps the ids since the last encode and returns what `decode(ids)` of them adds, nothing while that ends in an incomplete UTF-8 character. Released MNN decodes each id alone (a leading space on the first word, no decoder chain)."""
+
+    pass
+
+
+ExtensionField = DecodeCleanupField | StreamDecodeField
 """One field of the extension: a u8 tag, then the field. Tags ascend; a reader stops at the first tag it does not know (every later field has a larger tag)."""
 
 
@@ -568,6 +575,7 @@ SCHEMA = {
     'PostProcessorProgram': (('ops', ('list', ('union', 'PostOp'))),),
     'LegacyPostProcessor': (('ids', ('list', ('int',))),),
     'DecodeCleanupField': (('cleanup', ('bool',)),),
+    'StreamDecodeField': (),
     'Extension': (('magic', ('int',)), ('fields', ('list', ('union', 'ExtensionField')))),
     'MtokFile': (('header', ('record', 'Header')), ('normalizer', ('union', 'Normalizer')), ('pre_tokenizer', ('union', 'PreTokenizer')), ('model', ('union', 'Model')), ('decoder', ('union', 'Decoder')), ('added_tokens', ('list', ('record', 'AddedToken'))), ('chat_template', ('optional', ('str',))), ('eos_token', ('optional', ('str',))), ('flags', ('optional', ('int',))), ('bos_token', ('optional', ('str',))), ('post_processor', ('optional', ('union', 'PostProcessor'))), ('extension', ('optional', ('record', 'Extension')))),
     'SentencePieceTxtFile': (('header', ('record', 'Header')), ('pieces', ('list', ('row', (('bytes',), ('str',), ('int',)))))),
@@ -584,7 +592,7 @@ UNIONS = {
     'Decoder': ('ByteLevelDecoder', 'ByteFallbackDecoder', 'MetaspaceDecoder', 'WordPieceDecoder', 'FuseDecoder', 'ReplaceDecoder', 'StripDecoder', 'SequenceDecoder',),
     'PostOp': ('SequenceOp', 'SpecialTokenOp',),
     'PostProcessor': ('PostProcessorProgram', 'LegacyPostProcessor',),
-    'ExtensionField': ('DecodeCleanupField',),
+    'ExtensionField': ('DecodeCleanupField', 'StreamDecodeField',),
 }
 
 # variant class name -> (union name, tag); the post-processor layouts have no tag
@@ -621,6 +629,7 @@ VARIANTS = {
     'PostProcessorProgram': ('PostProcessor', None),
     'LegacyPostProcessor': ('PostProcessor', None),
     'DecodeCleanupField': ('ExtensionField', 1),
+    'StreamDecodeField': ('ExtensionField', 2),
 }
 
 CLASSES = {
@@ -658,6 +667,7 @@ CLASSES = {
     'PostProcessorProgram': PostProcessorProgram,
     'LegacyPostProcessor': LegacyPostProcessor,
     'DecodeCleanupField': DecodeCleanupField,
+    'StreamDecodeField': StreamDecodeField,
     'Extension': Extension,
     'MtokFile': MtokFile,
     'SentencePieceTxtFile': SentencePieceTxtFile,

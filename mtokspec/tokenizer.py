@@ -21,10 +21,14 @@ from mtokspec.format import parse
 from mtokspec.format import tree as t
 from mtokspec.runtime.shared.gc import paused_gc
 
-__all__ = ["Tokenizer", "DecodeStream", "TextStream", "Semantics", "SEMANTICS", "load", "hold_table"]
+__all__ = ["Tokenizer", "DecodeStream", "TextStream", "Semantics", "SEMANTICS", "DEVICES", "load", "hold_table"]
 
-Semantics = Literal["hf", "mnn"]
-SEMANTICS: tuple[Semantics, ...] = ("hf", "mnn")
+Semantics = Literal["hf", "mnn", "mnn-next"]
+SEMANTICS: tuple[Semantics, ...] = ("hf", "mnn", "mnn-next")
+"""Every semantics, declared once: HF ``tokenizers``, then the devices' runtimes (:data:`DEVICES`)."""
+DEVICES: tuple[Semantics, ...] = SEMANTICS[1:]
+"""The device runtimes: released MNN (``mnn``) and MNN with the format-next patch (``mnn-next``,
+``patches/mnn/``); each is a ``convert --target`` and a ``lint --target``."""
 
 
 @runtime_checkable
@@ -137,16 +141,17 @@ def load(source: t.TokenizerFile | bytes | bytearray | memoryview | str | os.Pat
     (both semantics: :mod:`mtokspec.runtime.shared.bounds`).
     """
     if not isinstance(semantics, str):
-        raise ArgumentTypeError(f"semantics: expected 'hf' or 'mnn', got {type(semantics).__name__}")
+        raise ArgumentTypeError(f"semantics: expected one of {', '.join(SEMANTICS)}, got {type(semantics).__name__}")
     if semantics not in SEMANTICS:
-        raise TokenizerError(f"semantics must be 'hf' or 'mnn', got {semantics!r}")
+        raise TokenizerError(f"semantics must be one of {', '.join(map(repr, SEMANTICS))}, got {semantics!r}")
     _check_options(semantics, upgrade_options, options)
     with paused_gc():
         return _load(source, semantics, upgrade_options, options)
 
 
 # the keywords each semantics' tokenizer takes (HfTokenizer's, MnnTokenizer.from_tree's)
-_OPTIONS: dict[str, tuple[str, ...]] = {"hf": ("max_expansion", "serde_scores"), "mnn": ("max_expansion",)}
+_OPTIONS: dict[str, tuple[str, ...]] = {"hf": ("max_expansion", "serde_scores"), "mnn": ("max_expansion",),
+                                        "mnn-next": ("max_expansion",)}
 
 
 def _check_options(semantics: Semantics, upgrade_options: Any, options: dict[str, Any]) -> None:
@@ -196,12 +201,13 @@ def _load(source: Any, semantics: Semantics, upgrade_options: dict[str, Any] | N
 
 def _build(tree: t.TokenizerFile, semantics: Semantics, upgrade_options: dict[str, Any] | None,
            options: dict[str, Any]) -> Tokenizer:
-    if semantics == "mnn":
+    if semantics in DEVICES:
         if upgrade_options:
-            raise TokenizerError("upgrade_options: semantics='mnn' runs a legacy file as MNN does, not upgraded")
+            raise TokenizerError(f"upgrade_options: semantics={semantics!r} runs a legacy file as MNN does, not upgraded")
         from mtokspec.runtime.mnn import MnnTokenizer
+        from mtokspec.runtime.mnn.next import next_tokenizer
 
-        return MnnTokenizer.from_tree(tree, **options)
+        return next_tokenizer(tree, **options) if semantics == "mnn-next" else MnnTokenizer.from_tree(tree, **options)
     from mtokspec.runtime.hf import HfTokenizer
 
     if not isinstance(tree, t.MtokFile):

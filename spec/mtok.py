@@ -327,6 +327,14 @@ ExtensionField = Union(
                 "HF without a decoder joins tokens with spaces and no cleanup: a WordPiece decoder "
                 "with this field 0.",
         ),
+        2: Record(
+            "StreamDecodeField",
+            doc="The engine's per-id decode prints what HF's incremental decode (`DecodeStream`) "
+                "prints: `decode(id)` keeps the ids since the last encode and returns what "
+                "`decode(ids)` of them adds, nothing while that ends in an incomplete UTF-8 "
+                "character. Released MNN decodes each id alone (a leading space on the first "
+                "word, no decoder chain).",
+        ),
     },
     doc="One field of the extension: a u8 tag, then the field. Tags ascend; a reader stops at the "
         "first tag it does not know (every later field has a larger tag).",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from mtokspec.tokenizer import DEVICES
 import argparse
 import json
 import sys
@@ -172,13 +173,15 @@ def register(subparsers) -> None:
     p.add_argument("--exact-whitespace", action="store_true",
                    help="write HF's Whitespace pre-tokenizer as an equivalent Split instead of dropping "
                         "it (differs from the reference exporter's bytes)")
-    p.add_argument("--target", choices=("exporter", "mnn"), default="exporter",
+    p.add_argument("--target", choices=("exporter", *DEVICES), default="exporter",
                    help="exporter: MNN's exporter's bytes, byte for byte; mnn: the bytes for which MNN's "
                         "C++ runtime gives Hugging Face's answers wherever the format allows (program "
                         "layout, prefix and special ids, exact pre-tokenizers, decoder, clean-up flag); "
                         "the report then lists, per divergence rule, what MNN still does differently, "
-                        "with a minimal example, and the exit status says whether anything does")
-    p.add_argument("--reference", choices=("hf", "mtokspec"), default="hf", help=REFERENCE_HELP + " (--target mnn)")
+                        "with a minimal example, and the exit status says whether anything does; "
+                        "mnn-next: the mnn file plus format next's extension, which released MNN ignores "
+                        "and MNN with patches/mnn/ reads (the report is the patched runtime's)")
+    p.add_argument("--reference", choices=("hf", "mtokspec"), default="hf", help=REFERENCE_HELP + " (--target mnn, mnn-next)")
     p.add_argument("--report", choices=("text", "json"), default="text",
                    help="format of the loss report printed to stderr")
     add_force(p)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from mtokspec.tokenizer import DEVICES, SEMANTICS
 import argparse
 import json
 import os
@@ -30,7 +31,7 @@ def cmd_encode(args) -> int:
         tok = _load(args.file, args.runtime)
         # standard input: bounded, and bytes that are not UTF-8 kept as surrogates (as the CLI's stdin)
         text = read_input("-").decode("utf-8", "surrogateescape") if args.text in (None, "-") else args.text
-        special = args.special if args.special is not None else args.runtime == "mnn"
+        special = args.special if args.special is not None else args.runtime in DEVICES
         ids = tok.encode(text, add_special_tokens=special)
     except (OSError, MtokFormatError, TokenizerError) as e:
         return _fail(args.file, e)
@@ -52,7 +53,7 @@ def cmd_decode(args) -> int:
             shown = ", ".join(map(str, unknown[:10])) + (", ..." if len(unknown) > 10 else "")
             raise TokenizerError(f"not a token of this file: id {shown} (--allow-unknown decodes them as the "
                                  "runtime does: nothing, or the unknown token)")
-        if args.runtime == "mnn":
+        if args.runtime in DEVICES:
             data = tok.decode_bytes(args.ids, stream=args.stream)
         else:
             if args.stream:
@@ -99,12 +100,12 @@ def cmd_compare(args) -> int:
     try:
         with Progress("compare", len(texts), quiet=args.quiet) as progress:
             tally = None
-            if args.runtime == "mnn":
+            if args.runtime in DEVICES:
                 from mtokspec.compare import compare_runtimes, device_tally
                 report = compare_runtimes(args.file, texts, against=args.against,
                                           add_special_tokens=True if special is None else special,
-                                          sets=sets, progress=progress.update, jobs=jobs)
-                tally = device_tally(args.file, texts, against=args.against)
+                                          sets=sets, progress=progress.update, jobs=jobs, semantics=args.runtime)
+                tally = device_tally(args.file, texts, against=args.against, semantics=args.runtime)
             else:
                 if args.against is None:
                     return _fail("compare", ValueError("--against tokenizer.json is needed with --runtime hf"))
@@ -137,7 +138,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "runtime does on a device (its encode(text): prefix ids, special split, post-processor).")
     p.add_argument("file", metavar="FILE", help="the .mtok file (or a legacy tokenizer.txt)")
     p.add_argument("text", metavar="TEXT", nargs="?", help="the text ('-' or omitted: standard input)")
-    p.add_argument("--runtime", choices=("hf", "mnn"), default="hf",
+    p.add_argument("--runtime", choices=SEMANTICS, default="hf",
                    help="tokenize as HF tokenizers (default) or as MNN's C++ runtime on a device")
     p.add_argument("--special", action=argparse.BooleanOptionalAction, default=None,
                    help="add special tokens (hf: the post-processor program, else the header's prefix ids; "
@@ -153,7 +154,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "engine prints; MNN's bytes are written as they are, UTF-8 or not.")
     p.add_argument("file", metavar="FILE", help="the .mtok file (or a legacy tokenizer.txt)")
     p.add_argument("ids", metavar="ID", nargs="+", type=int, help="token ids")
-    p.add_argument("--runtime", choices=("hf", "mnn"), default="hf",
+    p.add_argument("--runtime", choices=SEMANTICS, default="hf",
                    help="decode as HF tokenizers (default) or as MNN's C++ runtime (its exact bytes)")
     p.add_argument("--skip-special", action="store_true", help="leave out special tokens (hf)")
     p.add_argument("--stream", action="store_true",
@@ -178,7 +179,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "Exit 0 when all match, 1 when some differ, 2 on errors. --against needs the "
                     "`tokenizers` package.")
     p.add_argument("file", metavar="FILE", help="the .mtok file (or a legacy tokenizer.txt with --runtime mnn)")
-    p.add_argument("--runtime", choices=("hf", "mnn"), default="hf",
+    p.add_argument("--runtime", choices=SEMANTICS, default="hf",
                    help="the semantics to run the file with (default hf)")
     p.add_argument("--against", metavar="tokenizer.json",
                    help="the HF tokenizer.json (or its model folder with --runtime mnn) to compare with "

@@ -220,7 +220,8 @@ def post_processors(ids: st.SearchStrategy[int] = _U32) -> st.SearchStrategy:
 
 def extension_fields() -> st.SearchStrategy[list[t.ExtensionField]]:
     """Format next's fields: each present or not, in ascending tag order."""
-    return st.tuples(st.none() | st.booleans().map(t.DecodeCleanupField)).map(
+    return st.tuples(st.none() | st.booleans().map(t.DecodeCleanupField),
+                     st.none() | st.just(t.StreamDecodeField())).map(
         lambda fs: [f for f in fs if f is not None])
 
 
@@ -311,6 +312,7 @@ def variants(cls: type) -> st.SearchStrategy:
         t.BPEModel: bpe_models(), t.WordPieceModel: wordpiece_models(), t.UnigramModel: unigram_models(),
         t.SequenceOp: st.just(t.SequenceOp()),
         t.DecodeCleanupField: st.booleans().map(t.DecodeCleanupField),
+        t.StreamDecodeField: st.just(t.StreamDecodeField()),
         t.SpecialTokenOp: _U32.map(t.SpecialTokenOp),
         t.PostProcessorProgram: st.lists(st.one_of(st.just(t.SequenceOp()), _U32.map(t.SpecialTokenOp)),
                                          max_size=6).map(t.PostProcessorProgram),

@@ -40,7 +40,8 @@ def from_hf(path: str | os.PathLike, *, strict: bool = False, exact_whitespace: 
     ``strict=True`` raises :class:`ConversionError` listing the losses instead of returning.
     ``exact_whitespace=True`` writes HF ``Whitespace`` as :data:`WHITESPACE_SPLIT`.
     ``model_type`` is the exporter's model type (only ``glm_ocr`` changes anything).
-    ``target="mnn"``: the bytes for which MNN's runtime gives HF's answers
+    ``target="mnn"``: the bytes for which MNN's runtime gives HF's answers (``"mnn-next"``: with
+    format next's extension, for MNN with ``patches/mnn/``)
     (:mod:`mtokspec.convert.mnn_target`); the losses are then what MNN still does differently,
     checked against HF ``tokenizers`` (``reference="mtokspec"``: against mtokspec's own HF
     semantics, named so in the result's ``reference``).
@@ -63,18 +64,21 @@ def from_hf_inputs(inputs: HFInputs, *, strict: bool = False, exact_whitespace: 
     check_reference(reference)
     token_text("target", target)
     optional_text("model_type", model_type)
-    if target not in ("exporter", "mnn"):
-        raise ConversionError(f"target {target!r}: expected 'exporter' (MNN's exporter's bytes) or 'mnn'")
+    from mtokspec.tokenizer import DEVICES
+
+    if target not in ("exporter", *DEVICES):
+        raise ConversionError(f"target {target!r}: expected 'exporter' (MNN's exporter's bytes) or one of "
+                              f"{', '.join(DEVICES)}")
     try:
         conv = _Converter(inputs, exact_whitespace=exact_whitespace, model_type=model_type)
         tree = conv.run()
         report, source = None, None
-        if target == "mnn":
+        if target in DEVICES:
             from mtokspec.convert.mnn_target.retarget import retarget_conversion
 
             tree, conv.losses, report, source = retarget_conversion(
                 inputs, tree, conv.losses, conv._template_of(inputs.tokenizer_json.get("post_processor")),
-                reference=reference)
+                reference=reference, target=target)
     except ConversionError:
         raise
     except Error as e:  # a bound of the runtimes the checks run it through (a pattern too costly ...)
