@@ -13,22 +13,18 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Iterable, Literal, Protocol, _ProtocolMeta, runtime_checkable
+from typing import Any, Iterable, Protocol, _ProtocolMeta, runtime_checkable
 
 from mtokspec.reading import read_tokenizer_file
 from mtokspec.errors import ArgumentTypeError, TokenizerError
 from mtokspec.format import parse
 from mtokspec.format import tree as t
+from mtokspec.runtime.semantics import DEVICES, SEMANTICS, Semantics, device_tokenizer
 from mtokspec.runtime.shared.gc import paused_gc
 
 __all__ = ["Tokenizer", "DecodeStream", "TextStream", "Semantics", "SEMANTICS", "DEVICES", "load", "hold_table"]
 
-Semantics = Literal["hf", "mnn", "mnn-next"]
-SEMANTICS: tuple[Semantics, ...] = ("hf", "mnn", "mnn-next")
-"""Every semantics, declared once: HF ``tokenizers``, then the devices' runtimes (:data:`DEVICES`)."""
-DEVICES: tuple[Semantics, ...] = SEMANTICS[1:]
-"""The device runtimes: released MNN (``mnn``) and MNN with the format-next patch (``mnn-next``,
-``patches/mnn/``); each is a ``convert --target`` and a ``lint --target``."""
+
 
 
 @runtime_checkable
@@ -204,10 +200,7 @@ def _build(tree: t.TokenizerFile, semantics: Semantics, upgrade_options: dict[st
     if semantics in DEVICES:
         if upgrade_options:
             raise TokenizerError(f"upgrade_options: semantics={semantics!r} runs a legacy file as MNN does, not upgraded")
-        from mtokspec.runtime.mnn import MnnTokenizer
-        from mtokspec.runtime.mnn.next import next_tokenizer
-
-        return next_tokenizer(tree, **options) if semantics == "mnn-next" else MnnTokenizer.from_tree(tree, **options)
+        return device_tokenizer(tree, semantics, **options)
     from mtokspec.runtime.hf import HfTokenizer
 
     if not isinstance(tree, t.MtokFile):

@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from mtokspec.tokenizer import DEVICES
+from mtokspec.runtime.semantics import DEVICES
 from tools.mnn_agreement import OUTPUTS, _mnn_tok_outputs
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mtokspec.tokenizer import DEVICES
+from mtokspec.runtime.semantics import DEVICES
 import argparse
 
 from mtokspec.cli.codec import report_findings

@@ -16,7 +16,7 @@ from mtokspec.errors import ArgumentTypeError, Error
 from mtokspec.format.files import tree_of
 from mtokspec.format import tree as t
 from mtokspec.format.validate import ERROR, INFO, WARNING, Finding
-from mtokspec.tokenizer import DEVICES as TARGETS  # the device runtimes, declared once
+from mtokspec.runtime.semantics import DEVICES as TARGETS  # the device runtimes, declared once
 
 __all__ = ["lint", "TARGETS", "LintTargetError"]
 _ORDER = {ERROR: 0, WARNING: 1, INFO: 2}

@@ -26,10 +26,10 @@ class LintContext:
     @property
     def mnn(self) -> Any:
         if self._mnn is ...:
-            from mtokspec.tokenizer import load
+            from mtokspec.runtime.semantics import device_tokenizer
 
             try:
-                self._mnn = load(self.tree, semantics=self.target)
+                self._mnn = device_tokenizer(self.tree, self.target)
             except UndefinedInMnn as e:
                 self._mnn, self.undefined = None, str(e)
         return self._mnn

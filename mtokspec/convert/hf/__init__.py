@@ -64,7 +64,7 @@ def from_hf_inputs(inputs: HFInputs, *, strict: bool = False, exact_whitespace: 
     check_reference(reference)
     token_text("target", target)
     optional_text("model_type", model_type)
-    from mtokspec.tokenizer import DEVICES
+    from mtokspec.runtime.semantics import DEVICES
 
     if target not in ("exporter", *DEVICES):
         raise ConversionError(f"target {target!r}: expected 'exporter' (MNN's exporter's bytes) or one of "

@@ -76,9 +76,9 @@ class MnnReport:
 class _Prober:
     def __init__(self, tree: t.MtokFile, ref, rows=(), semantics: str = "mnn"):
         from mtokspec.runtime.hf import HfTokenizer as Tokenizer
-        from mtokspec.tokenizer import load
+        from mtokspec.runtime.semantics import device_tokenizer
 
-        self.mnn = load(tree, semantics=semantics)
+        self.mnn = device_tokenizer(tree, semantics)
         self.hf_file = Tokenizer.from_tree(tree)
         self.ref = ref
         from mtokspec.convert.mnn_target.variants import Verdict
