@@ -20,7 +20,7 @@ from mtokspec.format import tree as t
 from mtokspec.errors import TokenizerError
 from mtokspec.format import parse
 from mtokspec.runtime.shared.pickling import remember_source
-from mtokspec.tokenizer import Tokenizer, load
+from mtokspec.tokenizer import Semantics, Tokenizer, load
 
 TokenName = Callable[[int], "str | None"]
 """A token's text by id (None: no such token)."""
@@ -280,7 +280,7 @@ def compare_runtimes(file: t.TokenizerFile | str | os.PathLike[str], texts: Iter
                      against: str | os.PathLike[str] | None = None, add_special_tokens: bool = True,
                      max_mismatches: int | None = None, context: int = 3, sets: Sequence[str] | None = None,
                      progress: Callable[[int], None] | None = None, jobs: int = 1,
-                     semantics: str = "mnn") -> CompareReport:
+                     semantics: Semantics = "mnn") -> CompareReport:
     """Encode each text the way MNN's C++ runtime does (``semantics``: ``"mnn"``, or ``"mnn-next"``
     for MNN with ``patches/mnn/``) and the way HF does:
     HF ``tokenizers`` loading ``against`` (a ``tokenizer.json``), or, without it, the file's own HF

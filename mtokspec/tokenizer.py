@@ -200,7 +200,8 @@ def _build(tree: t.TokenizerFile, semantics: Semantics, upgrade_options: dict[st
     if semantics in DEVICES:
         if upgrade_options:
             raise TokenizerError(f"upgrade_options: semantics={semantics!r} runs a legacy file as MNN does, not upgraded")
-        return device_tokenizer(tree, semantics, **options)
+        device: Tokenizer = device_tokenizer(tree, semantics, **options)
+        return device
     from mtokspec.runtime.hf import HfTokenizer
 
     if not isinstance(tree, t.MtokFile):
