@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from mtokspec.runtime.semantics import DEVICES
 import argparse
 import json
 import sys
 from pathlib import Path
 
+from mtokspec.runtime.semantics import DEVICES
 import mtokspec
 from mtokspec.cli._io import FORCE_HELP, check_output, one_line, read_tokenizer_file, write_output
 from mtokspec.errors import MtokFormatError

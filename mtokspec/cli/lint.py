@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from mtokspec.runtime.semantics import DEVICES
 import argparse
 
 from mtokspec.cli.codec import report_findings
+from mtokspec.runtime.semantics import DEVICES
 
 
 def cmd_lint(args) -> int:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from mtokspec.tokenizer import DEVICES, SEMANTICS
 import argparse
 import json
 import os
@@ -10,6 +9,7 @@ import sys
 
 from mtokspec.cli._io import read_input, read_tokenizer_file
 from mtokspec.errors import MtokFormatError
+from mtokspec.runtime.semantics import DEVICES, SEMANTICS
 
 
 def _fail(what: str, err: Exception) -> int:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from mtokspec.tokenizer import SEMANTICS
 import argparse
 import json
 import sys
@@ -11,6 +10,7 @@ from typing import TYPE_CHECKING, cast
 from mtokspec.cli._io import one_line, write_output
 from mtokspec.reading import read_input
 from mtokspec.errors import Error
+from mtokspec.runtime.semantics import SEMANTICS
 
 if TYPE_CHECKING:
     from mtokspec.tokenizer import Semantics, Tokenizer
