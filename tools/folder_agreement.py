@@ -43,10 +43,13 @@ def corpus_texts() -> list[str]:
     return texts
 
 
-def _semantics(path: Path, texts: list[str], ids: list[list[int]], target: str = "mnn") -> dict[str, list]:
-    from mtokspec import Error, Tokenizer
+def semantics_outputs(source, semantics: str, texts: list[str], ids: list[list[int]]) -> dict[str, list]:
+    """The four outputs of a file (a tree or a path) run in ``semantics`` (None where it refuses:
+    undefined in MNN)."""
+    from mtokspec import Error
+    from mtokspec.tokenizer import load
 
-    tok = Tokenizer.from_file(path, semantics=target)
+    tok = load(source, semantics=semantics)
 
     def safe(f, *a, **k):
         try:
@@ -78,7 +81,7 @@ def measure(folder: Path, texts: list[str], binary: str | None, test_bin: str | 
     special = [hf.encode(x, add_special_tokens=True).ids for x in texts]
     raw = [hf.encode(x, add_special_tokens=False).ids for x in texts]
     decoded = [hf.decode(i, skip_special_tokens=False).encode("utf-8") for i in raw]
-    got = _mnn_tok_outputs(binary, path, texts, raw) if binary else _semantics(path, texts, raw, target)
+    got = _mnn_tok_outputs(binary, path, texts, raw) if binary else semantics_outputs(path, target, texts, raw)
     want = {"encode": special, "raw": raw, "stream": decoded, "seq": decoded}
     row: dict = {"folder": folder.name, "cases": len(texts), "convert_s": round(seconds, 2)}
     examples: dict[str, list] = {}

@@ -27,6 +27,7 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
+from tools.folder_agreement import semantics_outputs
 from tools.mnn_agreement import OUTPUTS, _mnn_tok_outputs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,24 +40,6 @@ def texts_for(tree, extra: list[str]) -> list[str]:
     from mtokspec.convert.mnn_target.reference import probe_texts
 
     return probe_texts([a.content for a in sorted(tree.added_tokens, key=lambda a: not a.special)], extra)
-
-
-def semantics_outputs(tree, semantics: str, texts: list[str], ids: list[list[int]]) -> dict[str, list]:
-    """The four outputs of ``tree`` run in ``semantics`` (None where it refuses: undefined in MNN)."""
-    from mtokspec import Error, Tokenizer
-
-    tok = Tokenizer.from_tree(tree, semantics=semantics)
-
-    def safe(f, *a, **k):
-        try:
-            return f(*a, **k)
-        except Error:
-            return None
-
-    return {"encode": [safe(tok.encode, x) for x in texts],
-            "raw": [safe(tok.encode, x, add_special_tokens=False) for x in texts],
-            "stream": [safe(tok.decode_bytes, i, stream=True) for i in ids],
-            "seq": [safe(tok.decode_bytes, i) for i in ids]}
 
 
 def digest(values: list) -> str:

@@ -10,13 +10,12 @@ the space before ``. ? ! ,``) and ``StreamDecodeField`` (the engine's per-id dec
 
 from __future__ import annotations
 
-import codecs
 from typing import Any, ClassVar
 
 from mtokspec.format import tree as t
 from mtokspec.format.extension import field_of
 from mtokspec.runtime.mnn.pipeline import PipelineTokenizer
-from mtokspec.runtime.mnn.tokenizer import MnnTokenizer, engine_fix
+from mtokspec.runtime.mnn.tokenizer import MnnDecodeStream, MnnTokenizer, engine_fix
 from mtokspec.runtime.shared.args import token_ids
 
 __all__ = ["NextPipelineTokenizer", "EngineStream", "next_tokenizer"]
@@ -100,17 +99,14 @@ class NextPipelineTokenizer(PipelineTokenizer):
         return _NextDecodeStream(EngineStream(self))
 
 
-class _NextDecodeStream:
+class _NextDecodeStream(MnnDecodeStream):
     """Complete characters of the patched engine's per-id decode, as ids arrive."""
 
-    __slots__ = ("engine", "_decoder")
+    __slots__ = ("engine",)
 
     def __init__(self, engine: EngineStream):
+        super().__init__(engine.tok)
         self.engine = engine
-        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
 
     def step(self, token_id: int) -> str | None:
         return self._decoder.decode(engine_fix(self.engine.step(token_ids("token_id", [token_id])[0]))) or None
-
-    def flush(self) -> str:
-        return self._decoder.decode(b"", final=True)
