@@ -19,7 +19,7 @@ from mtokspec.reading import read_tokenizer_file
 from mtokspec.errors import ArgumentTypeError, TokenizerError
 from mtokspec.format import parse
 from mtokspec.format import tree as t
-from mtokspec.runtime.semantics import DEVICES, SEMANTICS, Semantics, device_tokenizer
+from mtokspec.runtime.semantics import DEVICES, EXTENDED, SEMANTICS, Semantics
 from mtokspec.runtime.shared.gc import paused_gc
 
 __all__ = ["Tokenizer", "DecodeStream", "TextStream", "Semantics", "SEMANTICS", "DEVICES", "load", "hold_table"]
@@ -147,7 +147,7 @@ def load(source: t.TokenizerFile | bytes | bytearray | memoryview | str | os.Pat
 
 # the keywords each semantics' tokenizer takes (HfTokenizer's, MnnTokenizer.from_tree's)
 _OPTIONS: dict[str, tuple[str, ...]] = {"hf": ("max_expansion", "serde_scores"), "mnn": ("max_expansion",),
-                                        "mnn-next": ("max_expansion",)}
+                                        EXTENDED: ("max_expansion",)}
 
 
 def _check_options(semantics: Semantics, upgrade_options: Any, options: dict[str, Any]) -> None:
@@ -200,6 +200,8 @@ def _build(tree: t.TokenizerFile, semantics: Semantics, upgrade_options: dict[st
     if semantics in DEVICES:
         if upgrade_options:
             raise TokenizerError(f"upgrade_options: semantics={semantics!r} runs a legacy file as MNN does, not upgraded")
+        from mtokspec.runtime.mnn.next import device_tokenizer
+
         device: Tokenizer = device_tokenizer(tree, semantics, **options)
         return device
     from mtokspec.runtime.hf import HfTokenizer

@@ -28,7 +28,7 @@ class LintTargetError(Error, ValueError):
 
 def lint(tree_or_bytes: t.TokenizerFile | bytes | bytearray | memoryview | str | os.PathLike[str],
          target: str = "mnn") -> list[Finding]:
-    """The findings for ``target`` (``"mnn"``, or ``"mnn-next"``: MNN with ``patches/mnn/``, which
+    """The findings for ``target`` (one of :data:`TARGETS`; the extended one is MNN with ``patches/mnn/``, which
     reads format next's extension), errors first, for a tree, the bytes of
     a file or its path (as :func:`mtokspec.load` takes them).
 

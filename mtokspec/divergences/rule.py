@@ -26,7 +26,7 @@ class LintContext:
     @property
     def mnn(self) -> Any:
         if self._mnn is ...:
-            from mtokspec.runtime.semantics import device_tokenizer
+            from mtokspec.runtime.mnn.next import device_tokenizer
 
             try:
                 self._mnn = device_tokenizer(self.tree, self.target)
@@ -36,7 +36,9 @@ class LintContext:
 
     def field(self, cls: type) -> Any:
         """Format next's field of type ``cls`` when the target reads it (``mnn-next``), else None."""
-        if self.target != "mnn-next" or getattr(self.tree, "extension", None) is None:
+        from mtokspec.runtime.semantics import EXTENDED
+
+        if self.target != EXTENDED or getattr(self.tree, "extension", None) is None:
             return None
         from mtokspec.format.extension import field_of
 

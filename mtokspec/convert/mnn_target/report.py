@@ -76,7 +76,7 @@ class MnnReport:
 class _Prober:
     def __init__(self, tree: t.MtokFile, ref, rows=(), semantics: str = "mnn"):
         from mtokspec.runtime.hf import HfTokenizer as Tokenizer
-        from mtokspec.runtime.semantics import device_tokenizer
+        from mtokspec.runtime.mnn.next import device_tokenizer
 
         self.mnn = device_tokenizer(tree, semantics)
         self.hf_file = Tokenizer.from_tree(tree)

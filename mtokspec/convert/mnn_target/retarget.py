@@ -17,6 +17,7 @@ from mtokspec.convert.mnn_target.reference import HFReference, probe_texts
 from mtokspec.convert.mnn_target.report import MnnReport, mnn_report
 from mtokspec.convert.mnn_target.variants import rows_of
 from mtokspec.format import tree as t
+from mtokspec.runtime.semantics import EXTENDED
 from mtokspec.runtime.shared.args import instance, items
 
 __all__ = ["retarget_conversion"]
@@ -112,7 +113,7 @@ def retarget_conversion(inputs, tree: t.MtokFile, losses: list[Loss], template: 
             raise ConversionError(f"template: {x!r} is neither an id nor SEQ_A ({SEQ_A!r})")
     items("texts", texts, str, "strs", optional=True)
     new, chat_losses = with_chat_template_for_mnn(retarget(tree, inputs.tokenizer_json, template))
-    if target == "mnn-next":
+    if target == EXTENDED:
         from mtokspec.convert.mnn_target.next import with_extension
 
         new, ext_losses = with_extension(new)

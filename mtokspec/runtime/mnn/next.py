@@ -15,10 +15,16 @@ from typing import Any, ClassVar
 from mtokspec.format import tree as t
 from mtokspec.format.extension import field_of
 from mtokspec.runtime.mnn.pipeline import PipelineTokenizer
+from mtokspec.runtime.semantics import EXTENDED
 from mtokspec.runtime.mnn.tokenizer import MnnDecodeStream, MnnTokenizer, engine_fix
 from mtokspec.runtime.shared.args import token_ids
 
-__all__ = ["NextPipelineTokenizer", "EngineStream", "next_tokenizer"]
+__all__ = ["NextPipelineTokenizer", "EngineStream", "next_tokenizer", "device_tokenizer"]
+
+
+def device_tokenizer(tree: t.TokenizerFile, semantics: str, **options: Any) -> MnnTokenizer:
+    """The tokenizer device runtime ``semantics`` (one of ``runtime.semantics.DEVICES``) builds."""
+    return next_tokenizer(tree, **options) if semantics == EXTENDED else MnnTokenizer.from_tree(tree, **options)
 
 
 def next_tokenizer(tree: t.TokenizerFile, **options: Any) -> MnnTokenizer:
@@ -70,7 +76,7 @@ class EngineStream:
 class NextPipelineTokenizer(PipelineTokenizer):
     """A ``.mtok`` file run by the patched MNN (``semantics="mnn-next"``)."""
 
-    semantics = "mnn-next"
+    semantics = EXTENDED
     tree_type: ClassVar[type | None] = None  # (the mnn pipeline stays the class MnnTokenizer picks)
 
     def __init__(self, mtok: t.MtokFile, **kw: Any):
