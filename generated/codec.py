@@ -1702,6 +1702,37 @@ def _build_StreamDecodeField(obj, out, path):
         bad_value(path, "expected StreamDecodeField", obj)
 
 
+def _parse_BPESuffixField(b, p, end, path, depth):
+    if p + 2 > end:
+        truncated(p, 2, end, path + ".end_of_word_suffix")
+    n_end_of_word_suffix = b[p] | (b[p + 1] << 8)
+    q_end_of_word_suffix = p + 2 + n_end_of_word_suffix
+    if q_end_of_word_suffix + 0 > end:
+        truncated(p + 2, n_end_of_word_suffix + 0, end, path + ".end_of_word_suffix")
+    v_end_of_word_suffix = b[p + 2:q_end_of_word_suffix]
+    try:
+        v_end_of_word_suffix = v_end_of_word_suffix.decode()
+    except UnicodeDecodeError as e:
+        invalid(p + 2 + e.start, path + ".end_of_word_suffix", "invalid UTF-8")
+    p = q_end_of_word_suffix + 0
+    return BPESuffixField(end_of_word_suffix=v_end_of_word_suffix), p
+
+
+def _build_BPESuffixField(obj, out, path):
+    if obj.__class__ is not BPESuffixField:
+        bad_value(path, "expected BPESuffixField", obj)
+    if obj.end_of_word_suffix.__class__ is not str:
+        bad_value(path + ".end_of_word_suffix", "expected str", obj.end_of_word_suffix)
+    try:
+        s_end_of_word_suffix = obj.end_of_word_suffix.encode()
+    except UnicodeEncodeError:
+        bad_value(path + ".end_of_word_suffix", "text is not encodable as UTF-8", obj.end_of_word_suffix)
+    if len(s_end_of_word_suffix) > 65535:
+        bad_value(path + ".end_of_word_suffix", "longer than 65535 bytes", len(s_end_of_word_suffix))
+    out.append(_S_H.pack(len(s_end_of_word_suffix)))
+    out.append(s_end_of_word_suffix)
+
+
 def _parse_ExtensionField(b, p, end, path, depth):
     if depth > 32:
         invalid(p, path, "ExtensionField nested deeper than 32")
@@ -2439,10 +2470,12 @@ _POSTOP_BUILDERS = {
 _EXTENSIONFIELD_PARSERS = {
     1: _parse_DecodeCleanupField,
     2: _parse_StreamDecodeField,
+    3: _parse_BPESuffixField,
 }
 _EXTENSIONFIELD_BUILDERS = {
     DecodeCleanupField: (1, _build_DecodeCleanupField),
     StreamDecodeField: (2, _build_StreamDecodeField),
+    BPESuffixField: (3, _build_BPESuffixField),
 }
 _NODE_BUILDERS = {
     NoNormalizer: _build_NoNormalizer,
@@ -2479,6 +2512,7 @@ _NODE_BUILDERS = {
     LegacyPostProcessor: _build_LegacyPostProcessor,
     DecodeCleanupField: _build_DecodeCleanupField,
     StreamDecodeField: _build_StreamDecodeField,
+    BPESuffixField: _build_BPESuffixField,
     Extension: _build_Extension,
     MtokFile: _build_MtokFile,
     SentencePieceTxtFile: _build_SentencePieceTxtFile,

@@ -775,6 +775,7 @@ types:
         cases:
           extension_field_type::decode_cleanup_field: decode_cleanup_field
           extension_field_type::stream_decode_field: stream_decode_field
+          extension_field_type::bpe_suffix_field: bpe_suffix_field
       doc: the variant's fields
   decode_cleanup_field:
     doc: 'Whether the sequence decode of a WordPiece decoder cleans up; released MNN always does. HF without a decoder
@@ -790,6 +791,13 @@ types:
       keeps the ids since the last encode and returns what `decode(ids)` of them adds, nothing while that ends in
       an incomplete UTF-8 character. Released MNN decodes each id alone (a leading space on the first word, no decoder
       chain).'
+  bpe_suffix_field:
+    doc: 'HF BPE `end_of_word_suffix`: before the merges, the last character of each word (each pre-tokenized piece)
+      becomes that character''s token with the suffix, when the vocabulary has it. Released MNN''s BPE has no suffix.'
+    seq:
+    - id: end_of_word_suffix
+      type: text16
+      doc: appended to the token of each word's last character, e.g. </w>
 enums:
   normalizer_type:
     0:
@@ -912,3 +920,8 @@ enums:
         keeps the ids since the last encode and returns what `decode(ids)` of them adds, nothing while that ends
         in an incomplete UTF-8 character. Released MNN decodes each id alone (a leading space on the first word,
         no decoder chain).'
+    3:
+      id: bpe_suffix_field
+      doc: 'HF BPE `end_of_word_suffix`: before the merges, the last character of each word (each pre-tokenized
+        piece) becomes that character''s token with the suffix, when the vocabulary has it. Released MNN''s BPE
+        has no suffix.'

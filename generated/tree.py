@@ -439,7 +439,17 @@ class StreamDecodeField:
     pass
 
 
-ExtensionField = DecodeCleanupField | StreamDecodeField
+@dataclass(slots=True)
+class BPESuffixField:
+    """HF BPE `end_of_word_suffix`: before the merges, the last character of each word (each pre-tokenized piece) becomes that character's token with the suffix, when the vocabulary has it. Released MNN's BPE has no suffix.
+
+    ``end_of_word_suffix``: appended to the token of each word's last character, e.g. </w>
+    """
+
+    end_of_word_suffix: str = ""
+
+
+ExtensionField = DecodeCleanupField | StreamDecodeField | BPESuffixField
 """One field of the extension: a u8 tag, then the field. Tags ascend; a reader stops at the first tag it does not know (every later field has a larger tag)."""
 
 
@@ -576,6 +586,7 @@ SCHEMA = {
     'LegacyPostProcessor': (('ids', ('list', ('int',))),),
     'DecodeCleanupField': (('cleanup', ('bool',)),),
     'StreamDecodeField': (),
+    'BPESuffixField': (('end_of_word_suffix', ('str',)),),
     'Extension': (('magic', ('int',)), ('fields', ('list', ('union', 'ExtensionField')))),
     'MtokFile': (('header', ('record', 'Header')), ('normalizer', ('union', 'Normalizer')), ('pre_tokenizer', ('union', 'PreTokenizer')), ('model', ('union', 'Model')), ('decoder', ('union', 'Decoder')), ('added_tokens', ('list', ('record', 'AddedToken'))), ('chat_template', ('optional', ('str',))), ('eos_token', ('optional', ('str',))), ('flags', ('optional', ('int',))), ('bos_token', ('optional', ('str',))), ('post_processor', ('optional', ('union', 'PostProcessor'))), ('extension', ('optional', ('record', 'Extension')))),
     'SentencePieceTxtFile': (('header', ('record', 'Header')), ('pieces', ('list', ('row', (('bytes',), ('str',), ('int',)))))),
@@ -592,7 +603,7 @@ UNIONS = {
     'Decoder': ('ByteLevelDecoder', 'ByteFallbackDecoder', 'MetaspaceDecoder', 'WordPieceDecoder', 'FuseDecoder', 'ReplaceDecoder', 'StripDecoder', 'SequenceDecoder',),
     'PostOp': ('SequenceOp', 'SpecialTokenOp',),
     'PostProcessor': ('PostProcessorProgram', 'LegacyPostProcessor',),
-    'ExtensionField': ('DecodeCleanupField', 'StreamDecodeField',),
+    'ExtensionField': ('DecodeCleanupField', 'StreamDecodeField', 'BPESuffixField',),
 }
 
 # variant class name -> (union name, tag); the post-processor layouts have no tag
@@ -630,6 +641,7 @@ VARIANTS = {
     'LegacyPostProcessor': ('PostProcessor', None),
     'DecodeCleanupField': ('ExtensionField', 1),
     'StreamDecodeField': ('ExtensionField', 2),
+    'BPESuffixField': ('ExtensionField', 3),
 }
 
 CLASSES = {
@@ -668,6 +680,7 @@ CLASSES = {
     'LegacyPostProcessor': LegacyPostProcessor,
     'DecodeCleanupField': DecodeCleanupField,
     'StreamDecodeField': StreamDecodeField,
+    'BPESuffixField': BPESuffixField,
     'Extension': Extension,
     'MtokFile': MtokFile,
     'SentencePieceTxtFile': SentencePieceTxtFile,

@@ -335,6 +335,13 @@ ExtensionField = Union(
                 "character. Released MNN decodes each id alone (a leading space on the first "
                 "word, no decoder chain).",
         ),
+        3: Record(
+            "BPESuffixField",
+            "end_of_word_suffix" / Text16 * "appended to the token of each word's last character, e.g. </w>",
+            doc="HF BPE `end_of_word_suffix`: before the merges, the last character of each word (each "
+                "pre-tokenized piece) becomes that character's token with the suffix, when the "
+                "vocabulary has it. Released MNN's BPE has no suffix.",
+        ),
     },
     doc="One field of the extension: a u8 tag, then the field. Tags ascend; a reader stops at the "
         "first tag it does not know (every later field has a larger tag).",

@@ -221,7 +221,8 @@ def post_processors(ids: st.SearchStrategy[int] = _U32) -> st.SearchStrategy:
 def extension_fields() -> st.SearchStrategy[list[t.ExtensionField]]:
     """Format next's fields: each present or not, in ascending tag order."""
     return st.tuples(st.none() | st.booleans().map(t.DecodeCleanupField),
-                     st.none() | st.just(t.StreamDecodeField())).map(
+                     st.none() | st.just(t.StreamDecodeField()),
+                     st.none() | texts(4).map(t.BPESuffixField)).map(
         lambda fs: [f for f in fs if f is not None])
 
 
@@ -313,6 +314,7 @@ def variants(cls: type) -> st.SearchStrategy:
         t.SequenceOp: st.just(t.SequenceOp()),
         t.DecodeCleanupField: st.booleans().map(t.DecodeCleanupField),
         t.StreamDecodeField: st.just(t.StreamDecodeField()),
+        t.BPESuffixField: texts(4).map(t.BPESuffixField),
         t.SpecialTokenOp: _U32.map(t.SpecialTokenOp),
         t.PostProcessorProgram: st.lists(st.one_of(st.just(t.SequenceOp()), _U32.map(t.SpecialTokenOp)),
                                          max_size=6).map(t.PostProcessorProgram),

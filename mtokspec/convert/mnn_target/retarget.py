@@ -116,7 +116,7 @@ def retarget_conversion(inputs, tree: t.MtokFile, losses: list[Loss], template: 
     if target == EXTENDED:
         from mtokspec.convert.mnn_target.next import with_extension
 
-        new, ext_losses = with_extension(new)
+        new, ext_losses = with_extension(new, inputs.tokenizer_json)
         chat_losses += ext_losses
     tj = inputs.tokenizer_json
     kept = [_restated(loss, tree, new, tj) for loss in losses if not _fixed(loss, tree, new, template, tj)]

@@ -5,7 +5,7 @@
 The patched loader reads the ``extension`` section (``spec/mtok.py``); everything else is the ``mnn``
 semantics.  Fields: ``DecodeCleanupField`` (whether ``decode(ids)`` of a WordPiece decoder removes
 the space before ``. ? ! ,``) and ``StreamDecodeField`` (the engine's per-id decode prints what HF's
-``DecodeStream`` prints).  Design: ``docs/design/format-next.md``.
+``DecodeStream`` prints), ``BPESuffixField`` (HF BPE's ``end_of_word_suffix``).  Design: ``docs/design/format-next.md``.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from typing import Any, ClassVar
 
 from mtokspec.format import tree as t
 from mtokspec.format.extension import field_of
+from mtokspec.runtime.mnn._text import utf8
+from mtokspec.runtime.mnn.models import BPE
 from mtokspec.runtime.mnn.pipeline import PipelineTokenizer
 from mtokspec.runtime.semantics import EXTENDED
 from mtokspec.runtime.mnn.tokenizer import MnnDecodeStream, MnnTokenizer, engine_fix
@@ -85,6 +87,9 @@ class NextPipelineTokenizer(PipelineTokenizer):
         if cleanup is not None:
             self.wordpiece_cleanup = bool(cleanup.cleanup)  # type: ignore[union-attr]
         self.stream_decode = field_of(mtok, t.StreamDecodeField) is not None
+        suffix = field_of(mtok, t.BPESuffixField)
+        if suffix is not None and isinstance(mtok.model, t.BPEModel):
+            self.model = BPE(mtok.model, utf8(suffix.end_of_word_suffix))  # type: ignore[union-attr]
 
     @classmethod
     def from_tree(cls, tree: t.TokenizerFile, **options: Any) -> MnnTokenizer:
