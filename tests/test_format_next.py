@@ -105,6 +105,16 @@ def test_stream_field_prints_what_hf_decodestream_prints():
     assert "".join(filter(None, map(s.step, ids))) + s.flush() == want
 
 
+def test_bpe_suffix_field_marks_the_last_character_of_each_piece():
+    vocab = sorted([(b"a", 0), (b"b", 1), (b"b</w>", 2), (b"ab</w>", 3), (b"a</w>", 4)])
+    bpe = t.BPEModel(vocab=vocab, merges=[(0, 2, 0)])
+    pre = t.SplitPreTokenizer(" ", False, t.SplitBehavior.Removed)
+    ext = t.Extension(int(t.ExtensionMagic.MNX1), [t.BPESuffixField("</w>")])
+    tree = _file(t.PostProcessorProgram([t.SequenceOp()]), ext, model=bpe, pre_tokenizer=pre)
+    assert mtokspec.Tokenizer.from_tree(tree, semantics="mnn-next").encode("ab a b") == [3, 4, 2]
+    assert mtokspec.Tokenizer.from_tree(tree, semantics="mnn").encode("ab a b") == [0, 1, 0, 1]
+
+
 def test_the_stream_holds_an_incomplete_character():
     from mtokspec.runtime.mnn.next import _ends_incomplete
 
