@@ -199,3 +199,19 @@ def test_recorded_rows_answers_replay(tmp_path):
             assert len(texts) == row["cases"], f"{folder.name}: the probe texts changed; re-record"
             got = semantics_outputs(replace(tree, extension=None) if semantics == "mnn" else tree, semantics, texts, ids)
             assert {o: digest(got[o]) for o in OUTPUTS} == row["digests"], (name, folder.name)
+
+
+def test_the_command_line_takes_the_new_target(tmp_path, capsys):
+    """convert --target mnn-next writes the section; lint, encode and decode --stream take it."""
+    pytest.importorskip("tokenizers")
+    from mtokspec.cli import main
+    from mtokspec.convert.to_hf import to_hf
+
+    (tmp_path / "tokenizer.json").write_text(json.dumps(to_hf(_wordpiece(None))), encoding="utf-8")
+    out = tmp_path / "next.mtok"
+    assert main(["convert", str(tmp_path), "--target", "mnn-next", "-o", str(out)]) in (0, 3)
+    assert mtokspec.parse(out.read_bytes()).extension.fields == [t.DecodeCleanupField(False), t.StreamDecodeField()]
+    main(["lint", "--target", "mnn-next", "--json", str(out)])
+    assert "mnn-stream-decode" not in capsys.readouterr().out
+    assert main(["decode", str(out), "1", "3", "2", "--runtime", "mnn-next", "--stream"]) == 0
+    assert capsys.readouterr().out.strip() == "ab ."
