@@ -56,15 +56,15 @@ seq:
   size-eos: true
   doc: single-sequence post-processor program; optional section
   if: not _io.eof
-- id: extension
-  type: extension
-  doc: 'format next: fields a patched MNN reads, released MNN ignores; optional section'
-  if: not _io.eof
 - id: trailing_bytes
   size-eos: true
   valid:
     expr: _.length == 0
   doc: nothing may follow the last section
+instances:
+  extension:
+    value: post_processor.extension
+    doc: 'format next: fields a patched MNN reads, released MNN ignores; optional section'
 types:
   decimal:
     doc: a decimal integer in ASCII text (its canonical form is not checked here)
@@ -711,38 +711,6 @@ types:
       repeat: expr
       repeat-expr: _parent.count
       doc: the ops in order
-  post_processor:
-    doc: 'The post-processor program, the last section. Two layouts share `[u16 count]`: * `current`: `count` ops
-      of the `ops` union (what today''s exporter writes); * `legacy`: `count` u32 ids, meaning "sequence A, then
-      these ids" (an older exporter). Readers take `legacy` when the bytes left after the count are exactly `count
-      * 4` *and* those bytes are not exactly `count` well-formed ops. MNN''s C++ loader checks only the size, so
-      it misreads a current program with three special ids per sequence op (whisper''s `SOT NOTIMESTAMPS A EOT`
-      is one); see FORMAT.md.'
-    seq:
-    - id: count
-      type: u2
-      doc: number of ids (legacy) or ops (current)
-    - id: layout
-      type:
-        switch-on: is_legacy
-        cases:
-          'true': legacy_post_processor
-          'false': post_processor_program
-      doc: the layout the bytes hold
-    - id: trailing_bytes
-      size-eos: true
-      valid:
-        expr: _.length == 0
-      doc: nothing may follow the last section
-    instances:
-      is_legacy:
-        value: count > 0 and _io.size - 2 == 4 * count and not ops_probe.fits
-        doc: legacy when the rest is count u32 ids and not count well-formed ops
-      ops_probe:
-        pos: 2
-        size-eos: true
-        type: post_op_walk
-        if: count > 0 and _io.size - 2 == 4 * count
   extension:
     doc: 'Format next: behaviour the released sections cannot state, after the post-processor. Released MNN stops
       reading after the post-processor''s ops, so it ignores this section.'
@@ -798,6 +766,42 @@ types:
     - id: end_of_word_suffix
       type: text16
       doc: appended to the token of each word's last character, e.g. </w>
+  post_processor:
+    doc: 'The post-processor program, the last section released MNN reads. Two layouts share `[u16 count]`: * `current`:
+      `count` ops of the `ops` union (what today''s exporter writes); * `legacy`: `count` u32 ids, meaning "sequence
+      A, then these ids" (an older exporter). Readers take `legacy` when the bytes left after the count are exactly
+      `count * 4` *and* those bytes are not exactly `count` well-formed ops. MNN''s C++ loader checks only the size,
+      so it misreads a current program with three special ids per sequence op (whisper''s `SOT NOTIMESTAMPS A EOT`
+      is one); see FORMAT.md.'
+    seq:
+    - id: count
+      type: u2
+      doc: number of ids (legacy) or ops (current)
+    - id: layout
+      type:
+        switch-on: is_legacy
+        cases:
+          'true': legacy_post_processor
+          'false': post_processor_program
+      doc: the layout the bytes hold
+    - id: extension
+      type: extension
+      doc: 'format next: fields a patched MNN reads, released MNN ignores; optional section'
+      if: not _io.eof
+    - id: trailing_bytes
+      size-eos: true
+      valid:
+        expr: _.length == 0
+      doc: nothing may follow the last section
+    instances:
+      is_legacy:
+        value: count > 0 and _io.size - 2 == 4 * count and not ops_probe.fits
+        doc: legacy when the rest is count u32 ids and not count well-formed ops
+      ops_probe:
+        pos: 2
+        size-eos: true
+        type: post_op_walk
+        if: count > 0 and _io.size - 2 == 4 * count
 enums:
   normalizer_type:
     0:

@@ -31,9 +31,6 @@ def extension_refusal(tree: t.MtokFile, ext_size: int) -> MtokFormatError | None
     ext = tree.extension
     if ext is None:
         return None
-    if ext.magic != t.ExtensionMagic.MNX1:
-        return MtokFormatError(f"magic {ext.magic:#x} is not MNX1 ({int(t.ExtensionMagic.MNX1):#x}): "
-                               "readers would ignore the section", path="extension.magic")
     tags = [t.VARIANTS[type(f).__name__][1] for f in ext.fields]
     for i in range(1, len(tags)):
         if tags[i] <= tags[i - 1]:
@@ -56,7 +53,8 @@ def extension_refusal(tree: t.MtokFile, ext_size: int) -> MtokFormatError | None
 
 
 def field_of(tree: t.MtokFile, cls: type[t.ExtensionField]) -> t.ExtensionField | None:
-    """The extension's field of type ``cls``, or None (no extension, or the field is absent)."""
-    if tree.extension is None:
+    """The extension's field of type ``cls``, or None (no extension, another magic -- a reader
+    ignores that section -- or the field is absent)."""
+    if tree.extension is None or tree.extension.magic != t.ExtensionMagic.MNX1:
         return None
     return next((f for f in tree.extension.fields if isinstance(f, cls)), None)
