@@ -42,6 +42,12 @@ def texts_for(tree, extra: list[str]) -> list[str]:
     return probe_texts([a.content for a in sorted(tree.added_tokens, key=lambda a: not a.special)], extra)
 
 
+def source_sha256(folder: Path) -> str:
+    """sha256 of the folder's ``tokenizer.json`` (some decision-table folders come out of HF's
+    trainers differently from run to run: a replay skips a folder that is not the recorded one)."""
+    return hashlib.sha256((folder / "tokenizer.json").read_bytes()).hexdigest()
+
+
 def digest(values: list) -> str:
     """sha256 of one output's answers (ids lists, decoded bytes as hex, None)."""
     plain = [v.hex() if isinstance(v, bytes) else v for v in values]
@@ -74,7 +80,8 @@ def run(mode: str, folder: Path, binary: str, extra: list[str], work: Path) -> d
         want = _mnn_tok_outputs(binary, plain, texts, ids)
     else:
         want = semantics_outputs(tree, "mnn-next", texts, ids)
-    row: dict = {"folder": folder.name, "cases": len(texts), "extension": tree.extension is not None}
+    row: dict = {"folder": folder.name, "cases": len(texts), "extension": tree.extension is not None,
+                 "source_sha256": source_sha256(folder)}
     examples = []
     for o in OUTPUTS:
         bad = [k for k, (a, b) in enumerate(zip(got[o], want[o])) if a != b]
@@ -144,7 +151,8 @@ def main(argv: list[str] | None = None) -> int:
             "made_by": f"python -m tools.mnn_next_check {args.mode}" + (" --rows" if args.rows else ""),
             "mnn_commit": commit.read_text().strip() if commit.is_file() else "unknown",
             "patched": args.mode == "patched",
-            "rows": [{k: r[k] for k in ("folder", "cases", "extension", "digests", *OUTPUTS)} for r in rows]},
+            "rows": [{k: r[k] for k in ("folder", "cases", "extension", "source_sha256", "digests", *OUTPUTS)}
+                     for r in rows]},
             indent=1) + "\n", encoding="utf-8")
         print(f"wrote {out.relative_to(ROOT)}")
     return 0 if bad == 0 else 1
