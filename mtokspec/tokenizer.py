@@ -133,8 +133,9 @@ def load(source: t.TokenizerFile | bytes | bytearray | memoryview | str | os.Pat
     ``semantics="hf"`` tokenizes as Hugging Face ``tokenizers`` (a legacy ``tokenizer.txt`` is first
     upgraded by :func:`mtokspec.convert.upgrade`, given ``upgrade_options``; other options go to
     :class:`~mtokspec.runtime.hf.HfTokenizer`).  ``semantics="mnn"`` runs the file as MNN's C++
-    runtime does, legacy types by MNN's own legacy tokenizers; its one option is ``max_expansion``
-    (both semantics: :mod:`mtokspec.runtime.shared.bounds`).
+    runtime does, legacy types by MNN's own legacy tokenizers; ``semantics="mnn-next"`` as MNN with
+    ``patches/mnn/``, which also reads the file's ``extension`` section; their one option is
+    ``max_expansion`` (every semantics: :mod:`mtokspec.runtime.shared.bounds`).
     """
     if not isinstance(semantics, str):
         raise ArgumentTypeError(f"semantics: expected one of {', '.join(SEMANTICS)}, got {type(semantics).__name__}")
