@@ -13,10 +13,12 @@ import os
 from dataclasses import replace
 
 import pytest
+from hypothesis import given, settings
 
 import mtokspec
 from mtokspec.errors import MtokFormatError
 from mtokspec.format import tree as t
+from mtokspec.testing import strategies
 from tests._support import CORPUS, ROOT, TESTS
 
 RECORDS = TESTS / "fixtures" / "format_next"
@@ -218,3 +220,22 @@ def test_the_command_line_takes_the_new_target(tmp_path, capsys):
     assert "mnn-stream-decode" not in capsys.readouterr().out
     assert main(["decode", str(out), "1", "3", "2", "--runtime", "mnn-next", "--stream"]) == 0
     assert capsys.readouterr().out.strip() == "ab ."
+
+
+@settings(max_examples=60)
+@given(strategies.runnable())
+def test_mnn_next_runs_every_file_the_mnn_semantics_runs(case):
+    """Whatever its extension, a file both runtimes run is run by mnn-next too (refusals are Errors);
+    without fields its answers are the mnn semantics'."""
+    tree, text = case
+    nxt = mtokspec.Tokenizer.from_tree(tree, semantics="mnn-next")
+    try:
+        ids = nxt.encode(text)
+        nxt.decode_bytes(ids)
+        streamed = nxt.decode_bytes(ids, stream=True)
+    except mtokspec.Error:
+        return
+    assert isinstance(streamed, bytes)
+    if tree.extension is None or not tree.extension.fields:
+        mnn = mtokspec.Tokenizer.from_tree(tree, semantics="mnn")
+        assert (ids, streamed) == (mnn.encode(text), mnn.decode_bytes(ids, stream=True))
