@@ -1733,6 +1733,37 @@ def _build_BPESuffixField(obj, out, path):
     out.append(s_end_of_word_suffix)
 
 
+def _parse_BPEDecoderField(b, p, end, path, depth):
+    if p + 2 > end:
+        truncated(p, 2, end, path + ".suffix")
+    n_suffix = b[p] | (b[p + 1] << 8)
+    q_suffix = p + 2 + n_suffix
+    if q_suffix + 0 > end:
+        truncated(p + 2, n_suffix + 0, end, path + ".suffix")
+    v_suffix = b[p + 2:q_suffix]
+    try:
+        v_suffix = v_suffix.decode()
+    except UnicodeDecodeError as e:
+        invalid(p + 2 + e.start, path + ".suffix", "invalid UTF-8")
+    p = q_suffix + 0
+    return BPEDecoderField(suffix=v_suffix), p
+
+
+def _build_BPEDecoderField(obj, out, path):
+    if obj.__class__ is not BPEDecoderField:
+        bad_value(path, "expected BPEDecoderField", obj)
+    if obj.suffix.__class__ is not str:
+        bad_value(path + ".suffix", "expected str", obj.suffix)
+    try:
+        s_suffix = obj.suffix.encode()
+    except UnicodeEncodeError:
+        bad_value(path + ".suffix", "text is not encodable as UTF-8", obj.suffix)
+    if len(s_suffix) > 65535:
+        bad_value(path + ".suffix", "longer than 65535 bytes", len(s_suffix))
+    out.append(_S_H.pack(len(s_suffix)))
+    out.append(s_suffix)
+
+
 def _parse_ExtensionField(b, p, end, path, depth):
     if depth > 32:
         invalid(p, path, "ExtensionField nested deeper than 32")
@@ -2471,11 +2502,13 @@ _EXTENSIONFIELD_PARSERS = {
     1: _parse_DecodeCleanupField,
     2: _parse_StreamDecodeField,
     3: _parse_BPESuffixField,
+    4: _parse_BPEDecoderField,
 }
 _EXTENSIONFIELD_BUILDERS = {
     DecodeCleanupField: (1, _build_DecodeCleanupField),
     StreamDecodeField: (2, _build_StreamDecodeField),
     BPESuffixField: (3, _build_BPESuffixField),
+    BPEDecoderField: (4, _build_BPEDecoderField),
 }
 _NODE_BUILDERS = {
     NoNormalizer: _build_NoNormalizer,
@@ -2513,6 +2546,7 @@ _NODE_BUILDERS = {
     DecodeCleanupField: _build_DecodeCleanupField,
     StreamDecodeField: _build_StreamDecodeField,
     BPESuffixField: _build_BPESuffixField,
+    BPEDecoderField: _build_BPEDecoderField,
     Extension: _build_Extension,
     MtokFile: _build_MtokFile,
     SentencePieceTxtFile: _build_SentencePieceTxtFile,

@@ -744,6 +744,7 @@ types:
           extension_field_type::decode_cleanup_field: decode_cleanup_field
           extension_field_type::stream_decode_field: stream_decode_field
           extension_field_type::bpe_suffix_field: bpe_suffix_field
+          extension_field_type::bpe_decoder_field: bpe_decoder_field
       doc: the variant's fields
   decode_cleanup_field:
     doc: 'Whether the sequence decode of a WordPiece decoder cleans up; released MNN always does. HF without a decoder
@@ -766,6 +767,13 @@ types:
     - id: end_of_word_suffix
       type: text16
       doc: appended to the token of each word's last character, e.g. </w>
+  bpe_decoder_field:
+    doc: 'HF `BPEDecoder`: decode(ids) replaces the suffix in each token by a space (in the last token by nothing)
+      instead of running the decoder section. Released MNN has no such decoder.'
+    seq:
+    - id: suffix
+      type: text16
+      doc: the end-of-word suffix, e.g. </w>
   post_processor:
     doc: 'The post-processor program, the last section released MNN reads. Two layouts share `[u16 count]`: * `current`:
       `count` ops of the `ops` union (what today''s exporter writes); * `legacy`: `count` u32 ids, meaning "sequence
@@ -929,3 +937,7 @@ enums:
       doc: 'HF BPE `end_of_word_suffix`: before the merges, the last character of each word (each pre-tokenized
         piece) becomes that character''s token with the suffix, when the vocabulary has it. Released MNN''s BPE
         has no suffix.'
+    4:
+      id: bpe_decoder_field
+      doc: 'HF `BPEDecoder`: decode(ids) replaces the suffix in each token by a space (in the last token by nothing)
+        instead of running the decoder section. Released MNN has no such decoder.'

@@ -449,7 +449,17 @@ class BPESuffixField:
     end_of_word_suffix: str = ""
 
 
-ExtensionField = DecodeCleanupField | StreamDecodeField | BPESuffixField
+@dataclass(slots=True)
+class BPEDecoderField:
+    """HF `BPEDecoder`: decode(ids) replaces the suffix in each token by a space (in the last token by nothing) instead of running the decoder section. Released MNN has no such decoder.
+
+    ``suffix``: the end-of-word suffix, e.g. </w>
+    """
+
+    suffix: str = ""
+
+
+ExtensionField = DecodeCleanupField | StreamDecodeField | BPESuffixField | BPEDecoderField
 """One field of the extension: a u8 tag, then the field. Tags ascend; a reader stops at the first tag it does not know (every later field has a larger tag)."""
 
 
@@ -587,6 +597,7 @@ SCHEMA = {
     'DecodeCleanupField': (('cleanup', ('bool',)),),
     'StreamDecodeField': (),
     'BPESuffixField': (('end_of_word_suffix', ('str',)),),
+    'BPEDecoderField': (('suffix', ('str',)),),
     'Extension': (('magic', ('int',)), ('fields', ('list', ('union', 'ExtensionField')))),
     'MtokFile': (('header', ('record', 'Header')), ('normalizer', ('union', 'Normalizer')), ('pre_tokenizer', ('union', 'PreTokenizer')), ('model', ('union', 'Model')), ('decoder', ('union', 'Decoder')), ('added_tokens', ('list', ('record', 'AddedToken'))), ('chat_template', ('optional', ('str',))), ('eos_token', ('optional', ('str',))), ('flags', ('optional', ('int',))), ('bos_token', ('optional', ('str',))), ('post_processor', ('optional', ('union', 'PostProcessor'))), ('extension', ('optional', ('record', 'Extension')))),
     'SentencePieceTxtFile': (('header', ('record', 'Header')), ('pieces', ('list', ('row', (('bytes',), ('str',), ('int',)))))),
@@ -603,7 +614,7 @@ UNIONS = {
     'Decoder': ('ByteLevelDecoder', 'ByteFallbackDecoder', 'MetaspaceDecoder', 'WordPieceDecoder', 'FuseDecoder', 'ReplaceDecoder', 'StripDecoder', 'SequenceDecoder',),
     'PostOp': ('SequenceOp', 'SpecialTokenOp',),
     'PostProcessor': ('PostProcessorProgram', 'LegacyPostProcessor',),
-    'ExtensionField': ('DecodeCleanupField', 'StreamDecodeField', 'BPESuffixField',),
+    'ExtensionField': ('DecodeCleanupField', 'StreamDecodeField', 'BPESuffixField', 'BPEDecoderField',),
 }
 
 # variant class name -> (union name, tag); the post-processor layouts have no tag
@@ -642,6 +653,7 @@ VARIANTS = {
     'DecodeCleanupField': ('ExtensionField', 1),
     'StreamDecodeField': ('ExtensionField', 2),
     'BPESuffixField': ('ExtensionField', 3),
+    'BPEDecoderField': ('ExtensionField', 4),
 }
 
 CLASSES = {
@@ -681,6 +693,7 @@ CLASSES = {
     'DecodeCleanupField': DecodeCleanupField,
     'StreamDecodeField': StreamDecodeField,
     'BPESuffixField': BPESuffixField,
+    'BPEDecoderField': BPEDecoderField,
     'Extension': Extension,
     'MtokFile': MtokFile,
     'SentencePieceTxtFile': SentencePieceTxtFile,

@@ -342,6 +342,13 @@ ExtensionField = Union(
                 "pre-tokenized piece) becomes that character's token with the suffix, when the "
                 "vocabulary has it. Released MNN's BPE has no suffix.",
         ),
+        4: Record(
+            "BPEDecoderField",
+            "suffix" / Text16 * "the end-of-word suffix, e.g. </w>",
+            doc="HF `BPEDecoder`: decode(ids) replaces the suffix in each token by a space (in the last "
+                "token by nothing) instead of running the decoder section. Released MNN has no such "
+                "decoder.",
+        ),
     },
     doc="One field of the extension: a u8 tag, then the field. Tags ascend; a reader stops at the "
         "first tag it does not know (every later field has a larger tag).",

@@ -117,6 +117,14 @@ def test_bpe_suffix_field_marks_the_last_character_of_each_piece():
     assert mtokspec.Tokenizer.from_tree(tree, semantics="mnn").encode("ab a b") == [0, 1, 0, 1]
 
 
+def test_bpe_decoder_field_turns_the_suffix_into_spaces():
+    vocab = sorted([(b"a", 0), (b"b</w>", 1), (b"ab</w>", 2)])
+    ext = t.Extension(int(t.ExtensionMagic.MNX1), [t.BPEDecoderField("</w>")])
+    tree = _file(t.PostProcessorProgram([t.SequenceOp()]), ext, model=t.BPEModel(vocab=vocab), decoder=t.FuseDecoder())
+    assert mtokspec.Tokenizer.from_tree(tree, semantics="mnn-next").decode([2, 0, 1, 2]) == "ab ab ab"
+    assert mtokspec.Tokenizer.from_tree(tree, semantics="mnn").decode([2, 0, 1, 2]) == "ab</w>ab</w>ab</w>"
+
+
 def test_the_stream_holds_an_incomplete_character():
     from mtokspec.runtime.mnn.next import _ends_incomplete
 

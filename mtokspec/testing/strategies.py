@@ -222,7 +222,8 @@ def extension_fields() -> st.SearchStrategy[list[t.ExtensionField]]:
     """Format next's fields: each present or not, in ascending tag order."""
     return st.tuples(st.none() | st.booleans().map(t.DecodeCleanupField),
                      st.none() | st.just(t.StreamDecodeField()),
-                     st.none() | texts(4).map(t.BPESuffixField)).map(
+                     st.none() | texts(4).map(t.BPESuffixField),
+                     st.none() | texts(4).map(t.BPEDecoderField)).map(
         lambda fs: [f for f in fs if f is not None])
 
 
@@ -315,6 +316,7 @@ def variants(cls: type) -> st.SearchStrategy:
         t.DecodeCleanupField: st.booleans().map(t.DecodeCleanupField),
         t.StreamDecodeField: st.just(t.StreamDecodeField()),
         t.BPESuffixField: texts(4).map(t.BPESuffixField),
+        t.BPEDecoderField: texts(4).map(t.BPEDecoderField),
         t.SpecialTokenOp: _U32.map(t.SpecialTokenOp),
         t.PostProcessorProgram: st.lists(st.one_of(st.just(t.SequenceOp()), _U32.map(t.SpecialTokenOp)),
                                          max_size=6).map(t.PostProcessorProgram),

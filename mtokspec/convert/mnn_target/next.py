@@ -2,7 +2,8 @@
 
 The fields written: ``StreamDecodeField`` always (HF's incremental decode is what an app prints),
 ``DecodeCleanupField(False)`` where a WordPiece decoder says ``cleanup=false`` (released MNN cleans
-up whatever the flag says), ``BPESuffixField`` where HF's BPE has an ``end_of_word_suffix``.  A released MNN reads the result exactly as the ``--target mnn`` file;
+up whatever the flag says), ``BPESuffixField`` where HF's BPE has an ``end_of_word_suffix``,
+``BPEDecoderField`` where HF's decoder is a ``BPEDecoder``.  A released MNN reads the result exactly as the ``--target mnn`` file;
 the patched one (``patches/mnn/``) also reads the extension.  Design: docs/design/format-next.md.
 """
 
@@ -29,6 +30,11 @@ def extension_fields(tree: t.MtokFile, tj: dict) -> list[t.ExtensionField]:
     suffix = model.get("end_of_word_suffix") if isinstance(model, dict) else None
     if isinstance(tree.model, t.BPEModel) and isinstance(suffix, str) and suffix:
         fields.append(t.BPESuffixField(suffix))
+    decoder = tj.get("decoder")
+    if isinstance(decoder, dict) and decoder.get("type") == "BPEDecoder":
+        word_end = decoder.get("suffix", "</w>")
+        if isinstance(word_end, str) and word_end:
+            fields.append(t.BPEDecoderField(word_end))
     return fields
 
 

@@ -5,7 +5,8 @@
 The patched loader reads the ``extension`` section (``spec/mtok.py``); everything else is the ``mnn``
 semantics.  Fields: ``DecodeCleanupField`` (whether ``decode(ids)`` of a WordPiece decoder removes
 the space before ``. ? ! ,``) and ``StreamDecodeField`` (the engine's per-id decode prints what HF's
-``DecodeStream`` prints), ``BPESuffixField`` (HF BPE's ``end_of_word_suffix``).  Design: ``docs/design/format-next.md``.
+``DecodeStream`` prints), ``BPESuffixField`` (HF BPE's ``end_of_word_suffix``), ``BPEDecoderField``
+(HF's ``BPEDecoder``).  Design: ``docs/design/format-next.md``.
 """
 
 from __future__ import annotations
@@ -75,6 +76,19 @@ class EngineStream:
         return out
 
 
+class _BPEDecoder:
+    """The patch's ``BPEDecoderField``: HF's ``BPEDecoder`` in place of the decoder chain."""
+
+    __slots__ = ("suffix",)
+
+    def __init__(self, suffix: bytes):
+        self.suffix = suffix
+
+    def decode_chain(self, tokens: list[bytes]) -> list[bytes]:
+        last = len(tokens) - 1
+        return [tok.replace(self.suffix, b"" if k == last else b" ") for k, tok in enumerate(tokens)]
+
+
 class NextPipelineTokenizer(PipelineTokenizer):
     """A ``.mtok`` file run by the patched MNN (``semantics="mnn-next"``)."""
 
@@ -87,6 +101,9 @@ class NextPipelineTokenizer(PipelineTokenizer):
         if cleanup is not None:
             self.wordpiece_cleanup = bool(cleanup.cleanup)  # type: ignore[union-attr]
         self.stream_decode = field_of(mtok, t.StreamDecodeField) is not None
+        decoder = field_of(mtok, t.BPEDecoderField)
+        if decoder is not None and decoder.suffix:  # type: ignore[union-attr]
+            self.decoder = _BPEDecoder(utf8(decoder.suffix))  # type: ignore[union-attr]
         suffix = field_of(mtok, t.BPESuffixField)
         if suffix is not None and isinstance(mtok.model, t.BPEModel):
             self.model = BPE(mtok.model, utf8(suffix.end_of_word_suffix))  # type: ignore[union-attr]
