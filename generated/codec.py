@@ -1671,6 +1671,154 @@ def _build_PostProcessor(obj, out, path):
         bad_value(path, "expected a post-processor layout", obj)
 
 
+def _parse_DecodeCleanupField(b, p, end, path, depth):
+    if p + 1 > end:
+        truncated(p, 1, end, path + ".cleanup")
+    v_cleanup = b[p]
+    if v_cleanup > 1:
+        invalid(p, path + ".cleanup", "flag must be 0 or 1, got %d" % v_cleanup)
+    v_cleanup = v_cleanup == 1
+    p += 1
+    return DecodeCleanupField(cleanup=v_cleanup), p
+
+
+def _build_DecodeCleanupField(obj, out, path):
+    if obj.__class__ is not DecodeCleanupField:
+        bad_value(path, "expected DecodeCleanupField", obj)
+    if obj.cleanup is not True and obj.cleanup is not False and obj.cleanup not in (0, 1):
+        bad_value(path + ".cleanup", "flag must be a bool", obj.cleanup)
+    try:
+        out.append(_S_B.pack(obj.cleanup))
+    except (struct.error, TypeError) as e:
+        bad_value(path + ".cleanup", str(e), (obj.cleanup,))
+
+
+def _parse_StreamDecodeField(b, p, end, path, depth):
+    return StreamDecodeField(), p
+
+
+def _build_StreamDecodeField(obj, out, path):
+    if obj.__class__ is not StreamDecodeField:
+        bad_value(path, "expected StreamDecodeField", obj)
+
+
+def _parse_BPESuffixField(b, p, end, path, depth):
+    if p + 2 > end:
+        truncated(p, 2, end, path + ".end_of_word_suffix")
+    n_end_of_word_suffix = b[p] | (b[p + 1] << 8)
+    q_end_of_word_suffix = p + 2 + n_end_of_word_suffix
+    if q_end_of_word_suffix + 0 > end:
+        truncated(p + 2, n_end_of_word_suffix + 0, end, path + ".end_of_word_suffix")
+    v_end_of_word_suffix = b[p + 2:q_end_of_word_suffix]
+    try:
+        v_end_of_word_suffix = v_end_of_word_suffix.decode()
+    except UnicodeDecodeError as e:
+        invalid(p + 2 + e.start, path + ".end_of_word_suffix", "invalid UTF-8")
+    p = q_end_of_word_suffix + 0
+    return BPESuffixField(end_of_word_suffix=v_end_of_word_suffix), p
+
+
+def _build_BPESuffixField(obj, out, path):
+    if obj.__class__ is not BPESuffixField:
+        bad_value(path, "expected BPESuffixField", obj)
+    if obj.end_of_word_suffix.__class__ is not str:
+        bad_value(path + ".end_of_word_suffix", "expected str", obj.end_of_word_suffix)
+    try:
+        s_end_of_word_suffix = obj.end_of_word_suffix.encode()
+    except UnicodeEncodeError:
+        bad_value(path + ".end_of_word_suffix", "text is not encodable as UTF-8", obj.end_of_word_suffix)
+    if len(s_end_of_word_suffix) > 65535:
+        bad_value(path + ".end_of_word_suffix", "longer than 65535 bytes", len(s_end_of_word_suffix))
+    out.append(_S_H.pack(len(s_end_of_word_suffix)))
+    out.append(s_end_of_word_suffix)
+
+
+def _parse_BPEDecoderField(b, p, end, path, depth):
+    if p + 2 > end:
+        truncated(p, 2, end, path + ".suffix")
+    n_suffix = b[p] | (b[p + 1] << 8)
+    q_suffix = p + 2 + n_suffix
+    if q_suffix + 0 > end:
+        truncated(p + 2, n_suffix + 0, end, path + ".suffix")
+    v_suffix = b[p + 2:q_suffix]
+    try:
+        v_suffix = v_suffix.decode()
+    except UnicodeDecodeError as e:
+        invalid(p + 2 + e.start, path + ".suffix", "invalid UTF-8")
+    p = q_suffix + 0
+    return BPEDecoderField(suffix=v_suffix), p
+
+
+def _build_BPEDecoderField(obj, out, path):
+    if obj.__class__ is not BPEDecoderField:
+        bad_value(path, "expected BPEDecoderField", obj)
+    if obj.suffix.__class__ is not str:
+        bad_value(path + ".suffix", "expected str", obj.suffix)
+    try:
+        s_suffix = obj.suffix.encode()
+    except UnicodeEncodeError:
+        bad_value(path + ".suffix", "text is not encodable as UTF-8", obj.suffix)
+    if len(s_suffix) > 65535:
+        bad_value(path + ".suffix", "longer than 65535 bytes", len(s_suffix))
+    out.append(_S_H.pack(len(s_suffix)))
+    out.append(s_suffix)
+
+
+def _parse_ExtensionField(b, p, end, path, depth):
+    if depth > 32:
+        invalid(p, path, "ExtensionField nested deeper than 32")
+    if p + 1 > end:
+        truncated(p, 1, end, path)
+    tag = b[p]
+    fn = _EXTENSIONFIELD_PARSERS.get(tag)
+    if fn is None:
+        invalid(p, path, "unknown ExtensionField tag %d" % tag)
+    return fn(b, p + 1, end, path, depth)
+
+
+def _build_ExtensionField(obj, out, path):
+    entry = _EXTENSIONFIELD_BUILDERS.get(obj.__class__)
+    if entry is None:
+        bad_value(path, "expected a ExtensionField variant", obj)
+    out.append(_S_B.pack(entry[0]))
+    entry[1](obj, out, path)
+
+
+def _parse_Extension(b, p, end, path, depth):
+    if p + 4 > end:
+        truncated(p, 4, end, path + ".magic")
+    v_magic, = _S_I.unpack_from(b, p)
+    p += 4
+    if p + 2 > end:
+        truncated(p, 2, end, path + ".fields")
+    n_fields, = _S_H.unpack_from(b, p)
+    p += 2
+    if n_fields * 1 > end - p:
+        invalid(p, path + ".fields", "count %d needs at least %d bytes, %d left" % (n_fields, n_fields * 1, end - p))
+    v_fields = [None] * n_fields
+    for i_fields in range(n_fields):
+        v_fields[i_fields], p = _parse_ExtensionField(b, p, end, path + ".fields" + "[%d]" % i_fields, 1)
+    return Extension(magic=v_magic, fields=v_fields), p
+
+
+def _build_Extension(obj, out, path):
+    if obj.__class__ is not Extension:
+        bad_value(path, "expected Extension", obj)
+    try:
+        out.append(_S_I.pack(obj.magic))
+    except (struct.error, TypeError) as e:
+        bad_value(path + ".magic", str(e), (obj.magic,))
+    lst_fields = obj.fields
+    if not isinstance(lst_fields, (list, tuple, Table)):
+        bad_value(path + ".fields", "expected a list", lst_fields)
+    try:
+        out.append(_S_H.pack(len(lst_fields)))
+    except (struct.error, TypeError) as e:
+        bad_value(path + ".fields", str(e), (len(lst_fields),))
+    for i_fields, it1 in enumerate(lst_fields):
+        _build_ExtensionField(it1, out, path + ".fields" + "[%d]" % i_fields)
+
+
 def _parse_MtokFile(b, p, end, path, depth):
     v_header, p = parse_header_lines(b, p, end, path + ".header", b'430 4\n', _COUNTS, _IDS)
     v_normalizer, p = _parse_Normalizer(b, p, end, path + ".normalizer", 1)
@@ -1746,9 +1894,13 @@ def _parse_MtokFile(b, p, end, path, depth):
         v_post_processor = None
     else:
         v_post_processor, p = _parse_PostProcessor(b, p, end, path + ".post_processor", 1)
+    if p == end:
+        v_extension = None
+    else:
+        v_extension, p = _parse_Extension(b, p, end, path + ".extension", 1)
     if p != end:
         invalid(p, path, "%d trailing bytes after the last section" % (end - p))
-    return MtokFile(header=v_header, normalizer=v_normalizer, pre_tokenizer=v_pre_tokenizer, model=v_model, decoder=v_decoder, added_tokens=v_added_tokens, chat_template=v_chat_template, eos_token=v_eos_token, flags=v_flags, bos_token=v_bos_token, post_processor=v_post_processor), p
+    return MtokFile(header=v_header, normalizer=v_normalizer, pre_tokenizer=v_pre_tokenizer, model=v_model, decoder=v_decoder, added_tokens=v_added_tokens, chat_template=v_chat_template, eos_token=v_eos_token, flags=v_flags, bos_token=v_bos_token, post_processor=v_post_processor, extension=v_extension), p
 
 
 def _build_MtokFile(obj, out, path):
@@ -1829,6 +1981,12 @@ def _build_MtokFile(obj, out, path):
         if absent:
             bad_value(path + ".post_processor", "a trailing section cannot follow an absent one", obj.post_processor)
         _build_PostProcessor(obj.post_processor, out, path + ".post_processor")
+    if obj.extension is None:
+        absent = True
+    else:
+        if absent:
+            bad_value(path + ".extension", "a trailing section cannot follow an absent one", obj.extension)
+        _build_Extension(obj.extension, out, path + ".extension")
 
 
 def _parse_SentencePieceTxtFile(b, p, end, path, depth):
@@ -2137,6 +2295,14 @@ def section_sizes_MtokFile(obj):
             bad_value("post_processor", "a trailing section cannot follow an absent one", obj.post_processor)
         _build_PostProcessor(obj.post_processor, out, "post_processor")
     sizes.append(('post_processor', None if obj.post_processor is None else sum(map(len, out))))
+    out: list[bytes] = []
+    if obj.extension is None:
+        absent = True
+    else:
+        if absent:
+            bad_value("extension", "a trailing section cannot follow an absent one", obj.extension)
+        _build_Extension(obj.extension, out, "extension")
+    sizes.append(('extension', None if obj.extension is None else sum(map(len, out))))
     return sizes
 
 
@@ -2332,6 +2498,18 @@ _POSTOP_BUILDERS = {
     SequenceOp: (0, _build_SequenceOp),
     SpecialTokenOp: (1, _build_SpecialTokenOp),
 }
+_EXTENSIONFIELD_PARSERS = {
+    1: _parse_DecodeCleanupField,
+    2: _parse_StreamDecodeField,
+    3: _parse_BPESuffixField,
+    4: _parse_BPEDecoderField,
+}
+_EXTENSIONFIELD_BUILDERS = {
+    DecodeCleanupField: (1, _build_DecodeCleanupField),
+    StreamDecodeField: (2, _build_StreamDecodeField),
+    BPESuffixField: (3, _build_BPESuffixField),
+    BPEDecoderField: (4, _build_BPEDecoderField),
+}
 _NODE_BUILDERS = {
     NoNormalizer: _build_NoNormalizer,
     LegacyNFKCNormalizer: _build_LegacyNFKCNormalizer,
@@ -2365,6 +2543,11 @@ _NODE_BUILDERS = {
     SpecialTokenOp: _build_SpecialTokenOp,
     PostProcessorProgram: _build_PostProcessorProgram,
     LegacyPostProcessor: _build_LegacyPostProcessor,
+    DecodeCleanupField: _build_DecodeCleanupField,
+    StreamDecodeField: _build_StreamDecodeField,
+    BPESuffixField: _build_BPESuffixField,
+    BPEDecoderField: _build_BPEDecoderField,
+    Extension: _build_Extension,
     MtokFile: _build_MtokFile,
     SentencePieceTxtFile: _build_SentencePieceTxtFile,
     TiktokenTxtFile: _build_TiktokenTxtFile,

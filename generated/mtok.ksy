@@ -61,6 +61,10 @@ seq:
   valid:
     expr: _.length == 0
   doc: nothing may follow the last section
+instances:
+  extension:
+    value: post_processor.extension
+    doc: 'format next: fields a patched MNN reads, released MNN ignores; optional section'
 types:
   decimal:
     doc: a decimal integer in ASCII text (its canonical form is not checked here)
@@ -707,12 +711,75 @@ types:
       repeat: expr
       repeat-expr: _parent.count
       doc: the ops in order
+  extension:
+    doc: 'Format next: behaviour the released sections cannot state, after the post-processor. Released MNN stops
+      reading after the post-processor''s ops, so it ignores this section.'
+    seq:
+    - id: magic
+      type: u4
+      enum: extension_magic
+      doc: 'b''MNX1'': a reader that finds another value ignores the section'
+    - id: num_fields
+      type: u2
+      doc: number of fields
+    - id: fields
+      type: extension_field
+      repeat: expr
+      repeat-expr: num_fields
+      doc: the fields, tags ascending, each at most once
+  extension_field:
+    doc: 'One field of the extension: a u8 tag, then the field. Tags ascend; a reader stops at the first tag it
+      does not know (every later field has a larger tag).'
+    seq:
+    - id: tag
+      type: u1
+      enum: extension_field_type
+      valid:
+        in-enum: true
+      doc: selects the variant
+    - id: variant
+      type:
+        switch-on: tag
+        cases:
+          extension_field_type::decode_cleanup_field: decode_cleanup_field
+          extension_field_type::stream_decode_field: stream_decode_field
+          extension_field_type::bpe_suffix_field: bpe_suffix_field
+          extension_field_type::bpe_decoder_field: bpe_decoder_field
+      doc: the variant's fields
+  decode_cleanup_field:
+    doc: 'Whether the sequence decode of a WordPiece decoder cleans up; released MNN always does. HF without a decoder
+      joins tokens with spaces and no cleanup: a WordPiece decoder with this field 0.'
+    seq:
+    - id: cleanup
+      type: u1
+      valid:
+        max: 1
+      doc: remove the space before . ? ! , in decode(ids) (HF's WordPiece decoder `cleanup`)
+  stream_decode_field:
+    doc: 'The engine''s per-id decode prints what HF''s incremental decode (`DecodeStream`) prints: `decode(id)`
+      keeps the ids since the last encode and returns what `decode(ids)` of them adds, nothing while that ends in
+      an incomplete UTF-8 character. Released MNN decodes each id alone (a leading space on the first word, no decoder
+      chain).'
+  bpe_suffix_field:
+    doc: 'HF BPE `end_of_word_suffix`: before the merges, the last character of each word (each pre-tokenized piece)
+      becomes that character''s token with the suffix, when the vocabulary has it. Released MNN''s BPE has no suffix.'
+    seq:
+    - id: end_of_word_suffix
+      type: text16
+      doc: appended to the token of each word's last character, e.g. </w>
+  bpe_decoder_field:
+    doc: 'HF `BPEDecoder`: decode(ids) replaces the suffix in each token by a space (in the last token by nothing)
+      instead of running the decoder section. Released MNN has no such decoder.'
+    seq:
+    - id: suffix
+      type: text16
+      doc: the end-of-word suffix, e.g. </w>
   post_processor:
-    doc: 'The post-processor program, the last section. Two layouts share `[u16 count]`: * `current`: `count` ops
-      of the `ops` union (what today''s exporter writes); * `legacy`: `count` u32 ids, meaning "sequence A, then
-      these ids" (an older exporter). Readers take `legacy` when the bytes left after the count are exactly `count
-      * 4` *and* those bytes are not exactly `count` well-formed ops. MNN''s C++ loader checks only the size, so
-      it misreads a current program with three special ids per sequence op (whisper''s `SOT NOTIMESTAMPS A EOT`
+    doc: 'The post-processor program, the last section released MNN reads. Two layouts share `[u16 count]`: * `current`:
+      `count` ops of the `ops` union (what today''s exporter writes); * `legacy`: `count` u32 ids, meaning "sequence
+      A, then these ids" (an older exporter). Readers take `legacy` when the bytes left after the count are exactly
+      `count * 4` *and* those bytes are not exactly `count` well-formed ops. MNN''s C++ loader checks only the size,
+      so it misreads a current program with three special ids per sequence op (whisper''s `SOT NOTIMESTAMPS A EOT`
       is one); see FORMAT.md.'
     seq:
     - id: count
@@ -725,6 +792,10 @@ types:
           'true': legacy_post_processor
           'false': post_processor_program
       doc: the layout the bytes hold
+    - id: extension
+      type: extension
+      doc: 'format next: fields a patched MNN reads, released MNN ignores; optional section'
+      if: not _io.eof
     - id: trailing_bytes
       size-eos: true
       valid:
@@ -846,3 +917,27 @@ enums:
     1:
       id: special_token_op
       doc: 'op 1: insert a special id.'
+  extension_magic:
+    827870797:
+      id: mnx1
+      doc: format-next, version 1
+  extension_field_type:
+    1:
+      id: decode_cleanup_field
+      doc: 'Whether the sequence decode of a WordPiece decoder cleans up; released MNN always does. HF without a
+        decoder joins tokens with spaces and no cleanup: a WordPiece decoder with this field 0.'
+    2:
+      id: stream_decode_field
+      doc: 'The engine''s per-id decode prints what HF''s incremental decode (`DecodeStream`) prints: `decode(id)`
+        keeps the ids since the last encode and returns what `decode(ids)` of them adds, nothing while that ends
+        in an incomplete UTF-8 character. Released MNN decodes each id alone (a leading space on the first word,
+        no decoder chain).'
+    3:
+      id: bpe_suffix_field
+      doc: 'HF BPE `end_of_word_suffix`: before the merges, the last character of each word (each pre-tokenized
+        piece) becomes that character''s token with the suffix, when the vocabulary has it. Released MNN''s BPE
+        has no suffix.'
+    4:
+      id: bpe_decoder_field
+      doc: 'HF `BPEDecoder`: decode(ids) replaces the suffix in each token by a space (in the last token by nothing)
+        instead of running the decoder section. Released MNN has no such decoder.'

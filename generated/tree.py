@@ -9,7 +9,7 @@ from enum import IntEnum, IntFlag
 
 
 class SplitBehavior(IntEnum):
-    """Named values of a u8 field (values as spec/ declares them)."""
+    """Named values of a scalar field (values as spec/ declares them)."""
 
     Isolated = 0  # each match is a piece of its own
     Removed = 1  # matches are dropped
@@ -17,9 +17,15 @@ class SplitBehavior(IntEnum):
 
 
 class MtokFlags(IntFlag):
-    """Named values of a u8 field (bits as spec/ declares them)."""
+    """Named values of a scalar field (bits as spec/ declares them)."""
 
     clean_up_tokenization_spaces = 1  # transformers' clean_up_tokenization_spaces (exposed, not applied)
+
+
+class ExtensionMagic(IntEnum):
+    """Named values of a scalar field (values as spec/ declares them)."""
+
+    MNX1 = 827870797  # format-next, version 1
 
 
 @dataclass(slots=True)
@@ -417,6 +423,59 @@ PostProcessor = PostProcessorProgram | LegacyPostProcessor
 
 
 @dataclass(slots=True)
+class DecodeCleanupField:
+    """Whether the sequence decode of a WordPiece decoder cleans up; released MNN always does. HF without a decoder joins tokens with spaces and no cleanup: a WordPiece decoder with this field 0.
+
+    ``cleanup``: remove the space before . ? ! , in decode(ids) (HF's WordPiece decoder `cleanup`)
+    """
+
+    cleanup: bool = False
+
+
+@dataclass(slots=True)
+class StreamDecodeField:
+    """The engine's per-id decode prints what HF's incremental decode (`DecodeStream`) prints: `decode(id)` keeps the ids since the last encode and returns what `decode(ids)` of them adds, nothing while that ends in an incomplete UTF-8 character. Released MNN decodes each id alone (a leading space on the first word, no decoder chain)."""
+
+    pass
+
+
+@dataclass(slots=True)
+class BPESuffixField:
+    """HF BPE `end_of_word_suffix`: before the merges, the last character of each word (each pre-tokenized piece) becomes that character's token with the suffix, when the vocabulary has it. Released MNN's BPE has no suffix.
+
+    ``end_of_word_suffix``: appended to the token of each word's last character, e.g. </w>
+    """
+
+    end_of_word_suffix: str = ""
+
+
+@dataclass(slots=True)
+class BPEDecoderField:
+    """HF `BPEDecoder`: decode(ids) replaces the suffix in each token by a space (in the last token by nothing) instead of running the decoder section. Released MNN has no such decoder.
+
+    ``suffix``: the end-of-word suffix, e.g. </w>
+    """
+
+    suffix: str = ""
+
+
+ExtensionField = DecodeCleanupField | StreamDecodeField | BPESuffixField | BPEDecoderField
+"""One field of the extension: a u8 tag, then the field. Tags ascend; a reader stops at the first tag it does not know (every later field has a larger tag)."""
+
+
+@dataclass(slots=True)
+class Extension:
+    """Format next: behaviour the released sections cannot state, after the post-processor. Released MNN stops reading after the post-processor's ops, so it ignores this section.
+
+    ``magic``: b'MNX1': a reader that finds another value ignores the section
+    ``fields``: the fields, tags ascending, each at most once
+    """
+
+    magic: int = 0
+    fields: list[ExtensionField] = field(default_factory=list)
+
+
+@dataclass(slots=True)
 class MtokFile:
     """A `.mtok` file: text header, binary body, optional trailing sections in this order.
 
@@ -431,6 +490,7 @@ class MtokFile:
     ``flags``: bit flags; optional section
     ``bos_token``: BOS token text; optional section
     ``post_processor``: single-sequence post-processor program; optional section
+    ``extension``: format next: fields a patched MNN reads, released MNN ignores; optional section
     """
 
     header: Header = field(default_factory=Header)
@@ -444,6 +504,7 @@ class MtokFile:
     flags: int | None = None
     bos_token: str | None = None
     post_processor: PostProcessor | None = None
+    extension: Extension | None = None
 
 
 @dataclass(slots=True)
@@ -533,7 +594,12 @@ SCHEMA = {
     'SpecialTokenOp': (('token_id', ('int',)),),
     'PostProcessorProgram': (('ops', ('list', ('union', 'PostOp'))),),
     'LegacyPostProcessor': (('ids', ('list', ('int',))),),
-    'MtokFile': (('header', ('record', 'Header')), ('normalizer', ('union', 'Normalizer')), ('pre_tokenizer', ('union', 'PreTokenizer')), ('model', ('union', 'Model')), ('decoder', ('union', 'Decoder')), ('added_tokens', ('list', ('record', 'AddedToken'))), ('chat_template', ('optional', ('str',))), ('eos_token', ('optional', ('str',))), ('flags', ('optional', ('int',))), ('bos_token', ('optional', ('str',))), ('post_processor', ('optional', ('union', 'PostProcessor')))),
+    'DecodeCleanupField': (('cleanup', ('bool',)),),
+    'StreamDecodeField': (),
+    'BPESuffixField': (('end_of_word_suffix', ('str',)),),
+    'BPEDecoderField': (('suffix', ('str',)),),
+    'Extension': (('magic', ('int',)), ('fields', ('list', ('union', 'ExtensionField')))),
+    'MtokFile': (('header', ('record', 'Header')), ('normalizer', ('union', 'Normalizer')), ('pre_tokenizer', ('union', 'PreTokenizer')), ('model', ('union', 'Model')), ('decoder', ('union', 'Decoder')), ('added_tokens', ('list', ('record', 'AddedToken'))), ('chat_template', ('optional', ('str',))), ('eos_token', ('optional', ('str',))), ('flags', ('optional', ('int',))), ('bos_token', ('optional', ('str',))), ('post_processor', ('optional', ('union', 'PostProcessor'))), ('extension', ('optional', ('record', 'Extension')))),
     'SentencePieceTxtFile': (('header', ('record', 'Header')), ('pieces', ('list', ('row', (('bytes',), ('str',), ('int',)))))),
     'TiktokenTxtFile': (('header', ('record', 'Header')), ('tokens', ('list', ('bytes',)))),
     'BertTxtFile': (('header', ('record', 'Header')), ('tokens', ('list', ('bytes',)))),
@@ -548,6 +614,7 @@ UNIONS = {
     'Decoder': ('ByteLevelDecoder', 'ByteFallbackDecoder', 'MetaspaceDecoder', 'WordPieceDecoder', 'FuseDecoder', 'ReplaceDecoder', 'StripDecoder', 'SequenceDecoder',),
     'PostOp': ('SequenceOp', 'SpecialTokenOp',),
     'PostProcessor': ('PostProcessorProgram', 'LegacyPostProcessor',),
+    'ExtensionField': ('DecodeCleanupField', 'StreamDecodeField', 'BPESuffixField', 'BPEDecoderField',),
 }
 
 # variant class name -> (union name, tag); the post-processor layouts have no tag
@@ -583,6 +650,10 @@ VARIANTS = {
     'SpecialTokenOp': ('PostOp', 1),
     'PostProcessorProgram': ('PostProcessor', None),
     'LegacyPostProcessor': ('PostProcessor', None),
+    'DecodeCleanupField': ('ExtensionField', 1),
+    'StreamDecodeField': ('ExtensionField', 2),
+    'BPESuffixField': ('ExtensionField', 3),
+    'BPEDecoderField': ('ExtensionField', 4),
 }
 
 CLASSES = {
@@ -619,6 +690,11 @@ CLASSES = {
     'SpecialTokenOp': SpecialTokenOp,
     'PostProcessorProgram': PostProcessorProgram,
     'LegacyPostProcessor': LegacyPostProcessor,
+    'DecodeCleanupField': DecodeCleanupField,
+    'StreamDecodeField': StreamDecodeField,
+    'BPESuffixField': BPESuffixField,
+    'BPEDecoderField': BPEDecoderField,
+    'Extension': Extension,
     'MtokFile': MtokFile,
     'SentencePieceTxtFile': SentencePieceTxtFile,
     'TiktokenTxtFile': TiktokenTxtFile,
@@ -630,6 +706,7 @@ CLASSES = {
 ENUMS = {
     'SplitBehavior': SplitBehavior,
     'MtokFlags': MtokFlags,
+    'ExtensionMagic': ExtensionMagic,
 }
 
 

@@ -19,7 +19,7 @@ from mtokspec.format import tree as t
 from mtokspec.format.files import tree_and_bytes, tree_of
 from mtokspec.errors import TokenizerError
 from mtokspec.runtime.shared.pickling import remember_source
-from mtokspec.tokenizer import Tokenizer
+from mtokspec.tokenizer import Semantics, Tokenizer, load
 
 TokenName = Callable[[int], "str | None"]
 """A token's text by id (None: no such token)."""
@@ -278,8 +278,10 @@ def _named(token: TokenName, names: dict[int, bytes]) -> TokenName:
 def compare_runtimes(file: t.TokenizerFile | str | os.PathLike[str], texts: Iterable[str], *,
                      against: str | os.PathLike[str] | None = None, add_special_tokens: bool = True,
                      max_mismatches: int | None = None, context: int = 3, sets: Sequence[str] | None = None,
-                     progress: Callable[[int], None] | None = None, jobs: int = 1) -> CompareReport:
-    """Encode each text the way MNN's C++ runtime does (``semantics="mnn"``) and the way HF does:
+                     progress: Callable[[int], None] | None = None, jobs: int = 1,
+                     semantics: Semantics = "mnn") -> CompareReport:
+    """Encode each text the way MNN's C++ runtime does (``semantics``: ``"mnn"``, or ``"mnn-next"``
+    for MNN with ``patches/mnn/``) and the way HF does:
     HF ``tokenizers`` loading ``against`` (a ``tokenizer.json``), or, without it, the file's own HF
     semantics.  Each differing case names the divergence rules that explain it
     (:mod:`mtokspec.divergences`); ``[]`` marks it unexplained.  Against a ``tokenizer.json``, a
@@ -287,10 +289,9 @@ def compare_runtimes(file: t.TokenizerFile | str | os.PathLike[str], texts: Iter
     (:func:`mtokspec.convert.mnn_target.report.format_causes`).  ``max_mismatches``, ``sets``,
     ``progress`` and ``jobs`` as :func:`compare`."""
     from mtokspec.format.token_names import tokens_by_id
-    from mtokspec.runtime.mnn import MnnTokenizer
 
     tree, data = tree_and_bytes(file)
-    mnn = remember_source(MnnTokenizer.from_tree(tree), data)
+    mnn = remember_source(load(tree, semantics=semantics), data)
     hf_file = Tokenizer.from_tree(tree)
     remember_source(hf_file, data if hf_file.tree is tree else None)
     names = tokens_by_id(tree)
@@ -344,7 +345,7 @@ class DeviceTally:
 
 
 def device_tally(file: t.TokenizerFile | str | os.PathLike[str], texts: Iterable[str], *,
-                 against: str | os.PathLike[str] | None = None) -> DeviceTally:
+                 against: str | os.PathLike[str] | None = None, semantics: str = "mnn") -> DeviceTally:
     """Every output a device produces for ``file``, against HF ``tokenizers`` on ``against`` (a
     ``tokenizer.json`` or its folder) or, without it, the file's own HF semantics (named so).
     The chat output renders the built-in conversations of ``goldens`` with the file's template,
@@ -367,7 +368,7 @@ def device_tally(file: t.TokenizerFile | str | os.PathLike[str], texts: Iterable
     else:
         ref, rows = FileReference(tree), []
     texts = list(texts)
-    report = mnn_report(tree, ref, texts, rows)
+    report = mnn_report(tree, ref, texts, rows, semantics=semantics)
     outputs = {o: (n - bad, n) for o, (bad, n) in report.agreement.items()}
     causes: dict[str, dict[str, int]] = {o: {} for o in outputs}
     for loss in report.losses:

@@ -10,12 +10,19 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-__all__ = ["Semantics", "SEMANTICS", "TARGETS", "REFERENCES"]
+__all__ = ["Semantics", "SEMANTICS", "DEVICES", "EXTENDED", "TARGETS", "REFERENCES"]
 
-Semantics = Literal["hf", "mnn"]
-"""``hf``: Hugging Face ``tokenizers``' answers; ``mnn``: MNN's C++ runtime's, exactly."""
+Semantics = Literal["hf", "mnn", "mnn-next"]
+"""``hf``: Hugging Face ``tokenizers``' answers; ``mnn``: MNN's C++ runtime's, exactly; ``mnn-next``:
+MNN with the format-next patch (``patches/mnn/``), which reads the ``extension`` section."""
 
 SEMANTICS: tuple[Semantics, ...] = get_args(Semantics)
+
+DEVICES: tuple[Semantics, ...] = SEMANTICS[1:]
+"""The devices: each is a ``convert --target``, a ``lint --target`` and a ``--runtime``."""
+
+EXTENDED: Semantics = "mnn-next"
+"""The device that reads format next's ``extension`` section."""
 
 TARGETS = {
     "exporter": "MNN's exporter's bytes, byte for byte",
@@ -23,6 +30,8 @@ TARGETS = {
            "(program layout, prefix and special ids, exact pre-tokenizers, decoder, clean-up flag); the report "
            "then lists, per divergence rule, what MNN still does differently, with a minimal example, and the "
            "exit status says whether anything does",
+    "mnn-next": "the mnn file plus format next's extension, which released MNN ignores and MNN with patches/mnn/ "
+                "reads (the report is the patched runtime's)",
 }
 """The targets of ``from_hf``, with what each writes."""
 

@@ -19,10 +19,11 @@ from mtokspec.args import keyword_options
 from mtokspec.errors import ArgumentTypeError, TokenizerError
 from mtokspec.format.files import tree_and_bytes
 from mtokspec.format import tree as t
-from mtokspec.names import SEMANTICS, Semantics
+from mtokspec.names import DEVICES, SEMANTICS, Semantics
 from mtokspec.runtime.shared.gc import paused_gc
 
-__all__ = ["Tokenizer", "DecodeStream", "TextStream", "Semantics", "SEMANTICS", "load", "hold_table"]
+__all__ = ["Tokenizer", "DecodeStream", "TextStream", "Semantics", "SEMANTICS", "DEVICES", "load", "hold_table"]
+
 
 
 
@@ -136,8 +137,9 @@ def load(source: t.TokenizerFile | bytes | bytearray | memoryview | str | os.Pat
     ``semantics="hf"`` tokenizes as Hugging Face ``tokenizers`` (a legacy ``tokenizer.txt`` is first
     upgraded by :func:`mtokspec.convert.upgrade`, given ``upgrade_options``; other options go to
     :class:`~mtokspec.runtime.hf.HfTokenizer`).  ``semantics="mnn"`` runs the file as MNN's C++
-    runtime does, legacy types by MNN's own legacy tokenizers; its one option is ``max_expansion``
-    (both semantics: :mod:`mtokspec.runtime.shared.bounds`).
+    runtime does, legacy types by MNN's own legacy tokenizers; ``semantics="mnn-next"`` as MNN with
+    ``patches/mnn/``, which also reads the file's ``extension`` section; their one option is
+    ``max_expansion`` (every semantics: :mod:`mtokspec.runtime.shared.bounds`).
     """
     if not isinstance(semantics, str):
         raise ArgumentTypeError(f"semantics: expected one of {', '.join(map(repr, SEMANTICS))}, got {type(semantics).__name__}")
@@ -150,7 +152,7 @@ def load(source: t.TokenizerFile | bytes | bytearray | memoryview | str | os.Pat
 
 def _options(semantics: Semantics) -> tuple[str, ...]:
     """The keywords the semantics' tokenizer takes (its constructor's)."""
-    if semantics == "mnn":
+    if semantics in DEVICES:  # MnnTokenizer and the mnn-next device take the same
         from mtokspec.runtime.mnn import MnnTokenizer
 
         return keyword_options(MnnTokenizer.__init__)
@@ -196,12 +198,13 @@ def _load(source: Any, semantics: Semantics, upgrade_options: dict[str, Any] | N
 
 def _build(tree: t.TokenizerFile, semantics: Semantics, upgrade_options: dict[str, Any] | None,
            options: dict[str, Any]) -> Tokenizer:
-    if semantics == "mnn":
+    if semantics in DEVICES:
         if upgrade_options:
-            raise TokenizerError("upgrade_options: semantics='mnn' runs a legacy file as MNN does, not upgraded")
-        from mtokspec.runtime.mnn import MnnTokenizer
+            raise TokenizerError(f"upgrade_options: semantics={semantics!r} runs a legacy file as MNN does, not upgraded")
+        from mtokspec.runtime.mnn.next import device_tokenizer
 
-        return MnnTokenizer.from_tree(tree, **options)
+        device: Tokenizer = device_tokenizer(tree, semantics, **options)
+        return device
     from mtokspec.runtime.hf import HfTokenizer
 
     if not isinstance(tree, t.MtokFile):

@@ -454,7 +454,7 @@ def _read_line(stream, path) -> bytes:
 
 
 class PostProcessorLayouts(c.Construct):
-    """The post-processor program, the last section.  Two layouts share ``[u16 count]``:
+    """The post-processor program, the last section released MNN reads.  Two layouts share ``[u16 count]``:
 
     * ``current``: ``count`` ops of the ``ops`` union (what today's exporter writes);
     * ``legacy``: ``count`` u32 ids, meaning "sequence A, then these ids" (an older exporter).

@@ -316,6 +316,56 @@ PostProcessor = PostProcessorLayouts(
     op_union=PostOp,
 )
 
+# --- Format next: the extension section (read by a patched MNN; released MNN ignores it) -------------
+EXTENSION_MAGIC = 0x3158_4E4D  # b"MNX1" little-endian
+
+ExtensionField = Union(
+    "ExtensionField",
+    u8,
+    {
+        1: Record(
+            "DecodeCleanupField",
+            "cleanup" / Flag * "remove the space before . ? ! , in decode(ids) (HF's WordPiece decoder `cleanup`)",
+            doc="Whether the sequence decode of a WordPiece decoder cleans up; released MNN always does. "
+                "HF without a decoder joins tokens with spaces and no cleanup: a WordPiece decoder "
+                "with this field 0.",
+        ),
+        2: Record(
+            "StreamDecodeField",
+            doc="The engine's per-id decode prints what HF's incremental decode (`DecodeStream`) "
+                "prints: `decode(id)` keeps the ids since the last encode and returns what "
+                "`decode(ids)` of them adds, nothing while that ends in an incomplete UTF-8 "
+                "character. Released MNN decodes each id alone (a leading space on the first "
+                "word, no decoder chain).",
+        ),
+        3: Record(
+            "BPESuffixField",
+            "end_of_word_suffix" / Text16 * "appended to the token of each word's last character, e.g. </w>",
+            doc="HF BPE `end_of_word_suffix`: before the merges, the last character of each word (each "
+                "pre-tokenized piece) becomes that character's token with the suffix, when the "
+                "vocabulary has it. Released MNN's BPE has no suffix.",
+        ),
+        4: Record(
+            "BPEDecoderField",
+            "suffix" / Text16 * "the end-of-word suffix, e.g. </w>",
+            doc="HF `BPEDecoder`: decode(ids) replaces the suffix in each token by a space (in the last "
+                "token by nothing) instead of running the decoder section. Released MNN has no such "
+                "decoder.",
+        ),
+    },
+    doc="One field of the extension: a u8 tag, then the field. Tags ascend; a reader stops at the "
+        "first tag it does not know (every later field has a larger tag).",
+)
+
+Extension = Record(
+    "Extension",
+    "magic" / Enum(u32, "ExtensionMagic", {EXTENSION_MAGIC: ("MNX1", "format-next, version 1")})
+    * "b'MNX1': a reader that finds another value ignores the section",
+    "fields" / List(u16, ExtensionField) * "the fields, tags ascending, each at most once",
+    doc="Format next: behaviour the released sections cannot state, after the post-processor. "
+        "Released MNN stops reading after the post-processor's ops, so it ignores this section.",
+)
+
 MtokFlags = Enum(u8, "MtokFlags", {
     1: ("clean_up_tokenization_spaces", "transformers' clean_up_tokenization_spaces (exposed, not applied)"),
 }, flags=True)
@@ -334,6 +384,7 @@ MtokFile = Record(
     "flags" / Tail(MtokFlags) * "bit flags; optional section",
     "bos_token" / Tail(Text16) * "BOS token text; optional section",
     "post_processor" / Tail(PostProcessor) * "single-sequence post-processor program; optional section",
+    "extension" / Tail(Extension) * "format next: fields a patched MNN reads, released MNN ignores; optional section",
     End(),
     doc="A `.mtok` file: text header, binary body, optional trailing sections in this order.",
     ref=(LOADER + "#L2230-L2529", EXPORTER + "#L192-L594"),

@@ -3,10 +3,10 @@
     python -m tools.folder_agreement DIR [DIR ...] [--json OUT]
     MNN_TOK_BIN=/path/mnn_tok MNN_TEST_BIN=/path/test_tokenizer python -m tools.folder_agreement DIR ...
 
-For each folder: ``convert.from_hf(folder, target="mnn")``, then, over the corpus texts
+For each folder: ``convert.from_hf(folder, target=...)`` (``--target``: mnn, or mnn-next), then, over the corpus texts
 (``../shared/corpus/text/*.json`` when present, else the probe texts), HF ``tokenizers`` run live
 on the folder's ``tokenizer.json`` (the reference: never mtokspec's own HF semantics) against MNN:
-its real ``mnn_tok`` when ``MNN_TOK_BIN`` is set, else the ``mnn`` semantics.  Outputs: encode
+its real ``mnn_tok`` when ``MNN_TOK_BIN`` is set, else the target's semantics.  Outputs: encode
 (with special tokens), raw (without), stream (the engine's per-id print of HF's ids, joined) and
 seq (``decode(ids)``) against HF's ``decode(ids, skip_special_tokens=False)``; "lenient" counts a
 decode with one extra leading space as passing, as MNN's ``test_tokenizer`` judges.  With
@@ -25,6 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from mtokspec.names import DEVICES
 from tools.mnn_agreement import OUTPUTS, _mnn_tok_outputs
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 
@@ -42,11 +43,13 @@ def corpus_texts() -> list[str]:
     return texts
 
 
-def _semantics(path: Path, texts: list[str], ids: list[list[int]]) -> dict[str, list]:
+def semantics_outputs(source, semantics: str, texts: list[str], ids: list[list[int]]) -> dict[str, list]:
+    """The four outputs of a file (a tree or a path) run in ``semantics`` (None where it refuses:
+    undefined in MNN)."""
     from mtokspec import Error
-    from mtokspec.runtime.mnn import MnnTokenizer
+    from mtokspec.tokenizer import load
 
-    tok = MnnTokenizer.from_file(path)
+    tok = load(source, semantics=semantics)
 
     def safe(f, *a, **k):
         try:
@@ -60,7 +63,8 @@ def _semantics(path: Path, texts: list[str], ids: list[list[int]]) -> dict[str, 
             "seq": [safe(tok.decode_bytes, i) for i in ids]}
 
 
-def measure(folder: Path, texts: list[str], binary: str | None, test_bin: str | None, work: Path) -> dict:
+def measure(folder: Path, texts: list[str], binary: str | None, test_bin: str | None, work: Path,
+            target: str = "mnn") -> dict:
     """One folder's row: per output ``[agreeing, cases]``, lenient decode, convert time, device test."""
     import tokenizers
 
@@ -69,7 +73,7 @@ def measure(folder: Path, texts: list[str], binary: str | None, test_bin: str | 
 
     hf = tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json"))
     t0 = time.perf_counter()
-    conv = from_hf(folder, target="mnn")
+    conv = from_hf(folder, target=target)
     seconds = time.perf_counter() - t0
     path = work / folder.name / "tokenizer.mtok"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -77,7 +81,7 @@ def measure(folder: Path, texts: list[str], binary: str | None, test_bin: str | 
     special = [hf.encode(x, add_special_tokens=True).ids for x in texts]
     raw = [hf.encode(x, add_special_tokens=False).ids for x in texts]
     decoded = [hf.decode(i, skip_special_tokens=False).encode("utf-8") for i in raw]
-    got = _mnn_tok_outputs(binary, path, texts, raw) if binary else _semantics(path, texts, raw)
+    got = _mnn_tok_outputs(binary, path, texts, raw) if binary else semantics_outputs(path, target, texts, raw)
     want = {"encode": special, "raw": raw, "stream": decoded, "seq": decoded}
     row: dict = {"folder": folder.name, "cases": len(texts), "convert_s": round(seconds, 2)}
     examples: dict[str, list] = {}
@@ -112,10 +116,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("folders", nargs="+", type=Path)
     ap.add_argument("--json", type=Path, help="write the rows as JSON here")
     ap.add_argument("--examples", action="store_true", help="print the first differing cases")
+    ap.add_argument("--target", choices=DEVICES, default="mnn",
+                    help="convert --target (mnn-next: run MNN_TOK_BIN built with patches/mnn/)")
     args = ap.parse_args(argv)
     binary, test_bin = os.environ.get("MNN_TOK_BIN"), os.environ.get("MNN_TEST_BIN")
     texts = corpus_texts()
-    print(f"runtime: {binary or 'the mnn semantics'}; reference: HF tokenizers live; {len(texts)} texts\n")
+    print(f"target {args.target}; runtime: {binary or 'the ' + args.target + ' semantics'}; reference: HF tokenizers live; {len(texts)} texts\n")
     print("| folder | encode | raw | stream | seq | stream+1sp | seq+1sp | convert s | test_tokenizer |")
     print("|---|---|---|---|---|---|---|---|---|")
     rows = []
@@ -125,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
 
         for folder in args.folders:
             try:
-                row = measure(folder, texts, binary, test_bin, Path(tmp))
+                row = measure(folder, texts, binary, test_bin, Path(tmp), args.target)
             except ConversionError as e:  # refused: every output of the folder counts as differing
                 print(f"| {folder.name} | refused: {str(e)[:80]} |")
                 tot[2] += 4 * len(texts)

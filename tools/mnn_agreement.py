@@ -55,11 +55,13 @@ def mnn_tok_text(r: dict):
 
 
 def _mnn_tok_outputs(binary: str, path: Path, texts: list[str], ids: list[list[int]]) -> dict[str, list]:
+    """encode, raw, stream and seq of ``mnn_tok``; each stream in a fresh process, as a response
+    follows its prompt's encode (the format-next patch starts a stream there)."""
     tp = [{"text": x} for x in texts]
     ip = [{"ids": i} for i in ids]
     return {"encode": [r.get("ids") for r in mnn_tok_run(binary, "encode", path, tp)],
             "raw": [r.get("ids") for r in mnn_tok_run(binary, "encode-raw", path, tp)],
-            "stream": [mnn_tok_text(r) for r in mnn_tok_run(binary, "decode", path, ip)],
+            "stream": [mnn_tok_text(mnn_tok_run(binary, "decode", path, [p])[0]) for p in ip],
             "seq": [mnn_tok_text(r) for r in mnn_tok_run(binary, "decode-seq", path, ip)]}
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from mtokspec.cli.codec import report_findings
+from mtokspec.names import DEVICES
 
 
 def cmd_lint(args) -> int:
@@ -25,7 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "Each finding names its rule (see README, Divergences). Exit codes as validate: 0 "
                     "nothing but info, 1 warnings or errors, 2 a file could not be read.")
     p.add_argument("files", nargs="+", metavar="FILE", help=".mtok or tokenizer.txt files ('-': standard input)")
-    p.add_argument("--target", choices=("mnn",), default="mnn", help="the runtime to lint for (default mnn)")
+    p.add_argument("--target", choices=DEVICES, default="mnn",
+                   help="the runtime to lint for (default mnn; mnn-next: MNN with patches/mnn/)")
     p.add_argument("--all", action="store_true", help="also print informational findings")
     p.add_argument("--json", action="store_true", help="one JSON object per file")
     p.set_defaults(func=cmd_lint)

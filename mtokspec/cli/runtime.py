@@ -9,7 +9,7 @@ import sys
 
 from mtokspec.cli._io import read_input, read_tokenizer_file
 from mtokspec.errors import MtokFormatError
-from mtokspec.names import SEMANTICS
+from mtokspec.names import DEVICES, SEMANTICS
 
 
 def _fail(what: str, err: Exception) -> int:
@@ -31,7 +31,7 @@ def cmd_encode(args) -> int:
         tok = _load(args.file, args.runtime)
         # standard input: bounded, and bytes that are not UTF-8 kept as surrogates (as the CLI's stdin)
         text = read_input("-").decode("utf-8", "surrogateescape") if args.text in (None, "-") else args.text
-        special = args.special if args.special is not None else args.runtime == "mnn"
+        special = args.special if args.special is not None else args.runtime in DEVICES
         ids = tok.encode(text, add_special_tokens=special)
     except (OSError, MtokFormatError, TokenizerError) as e:
         return _fail(args.file, e)
@@ -53,7 +53,7 @@ def cmd_decode(args) -> int:
             shown = ", ".join(map(str, unknown[:10])) + (", ..." if len(unknown) > 10 else "")
             raise TokenizerError(f"not a token of this file: id {shown} (--allow-unknown decodes them as the "
                                  "runtime does: nothing, or the unknown token)")
-        if args.runtime == "mnn":
+        if args.runtime in DEVICES:
             data = tok.decode_bytes(args.ids, stream=args.stream)
         else:
             if args.stream:
@@ -100,12 +100,12 @@ def cmd_compare(args) -> int:
     try:
         with Progress("compare", len(texts), quiet=args.quiet) as progress:
             tally = None
-            if args.runtime == "mnn":
+            if args.runtime in DEVICES:
                 from mtokspec.compare import compare_runtimes, device_tally
                 report = compare_runtimes(args.file, texts, against=args.against,
                                           add_special_tokens=True if special is None else special,
-                                          sets=sets, progress=progress.update, jobs=jobs)
-                tally = device_tally(args.file, texts, against=args.against)
+                                          sets=sets, progress=progress.update, jobs=jobs, semantics=args.runtime)
+                tally = device_tally(args.file, texts, against=args.against, semantics=args.runtime)
             else:
                 if args.against is None:
                     return _fail("compare", ValueError("--against tokenizer.json is needed with --runtime hf"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from mtokspec.cli._io import one_line, write_output
 from mtokspec.reading import read_input
@@ -13,13 +13,13 @@ from mtokspec.errors import Error
 from mtokspec.names import SEMANTICS
 
 if TYPE_CHECKING:
-    from mtokspec.tokenizer import Tokenizer
+    from mtokspec.tokenizer import Semantics, Tokenizer
 
 
 def _tokenizer(path: str, runtime: str) -> "Tokenizer":
     from mtokspec.tokenizer import Tokenizer
 
-    return Tokenizer.from_bytes(read_input(path), semantics="mnn" if runtime == "mnn" else "hf")
+    return Tokenizer.from_bytes(read_input(path), semantics=cast("Semantics", runtime))
 
 
 def cmd_stream(args: argparse.Namespace) -> int:

@@ -19,7 +19,7 @@ from mtokspec.convert.loss import ConversionError
 from mtokspec.convert.result import ConversionResult
 from mtokspec.errors import Error
 from mtokspec.format import tree as t
-from mtokspec.names import TARGETS
+from mtokspec.names import DEVICES, TARGETS
 
 __all__ = ["from_hf", "from_hf_tree", "from_hf_inputs", "UNCHECKED"]
 
@@ -34,7 +34,8 @@ def from_hf(path: str | os.PathLike, *, strict: bool = False, exact_whitespace: 
     ``strict=True`` raises :class:`ConversionError` listing the losses instead of returning.
     ``exact_whitespace=True`` writes HF ``Whitespace`` as :data:`~mtokspec.convert.inputs.WHITESPACE_SPLIT`.
     ``model_type`` is the exporter's model type (only ``glm_ocr`` changes anything).
-    ``target="mnn"``: the bytes for which MNN's runtime gives HF's answers
+    ``target="mnn"``: the bytes for which MNN's runtime gives HF's answers (``"mnn-next"``: with
+    format next's extension, for MNN with ``patches/mnn/``)
     (:mod:`mtokspec.convert.mnn_target`); the losses are then what MNN still does differently,
     checked against HF ``tokenizers`` (``reference="mtokspec"``: against mtokspec's own HF
     semantics, named so in the result's ``reference``).
@@ -61,7 +62,7 @@ def from_hf_inputs(inputs: HFInputs, *, strict: bool = False, exact_whitespace: 
         raise ConversionError(f"target {target!r}: expected one of {', '.join(map(repr, TARGETS))}")
     try:
         exported = inputs
-        if target == "mnn":
+        if target in DEVICES:
             from mtokspec.convert.mnn_target.variants.models import wordlevel_as_wordpiece
 
             model = inputs.tokenizer_json.get("model")
@@ -70,11 +71,11 @@ def from_hf_inputs(inputs: HFInputs, *, strict: bool = False, exact_whitespace: 
                                                            "model": wordlevel_as_wordpiece(model)})
         tree, losses = export(exported, exact_whitespace=exact_whitespace, model_type=model_type)
         report, source = None, None
-        if target == "mnn":
+        if target in DEVICES:
             from mtokspec.convert.mnn_target.retarget import retarget_conversion
 
             tree, losses, report, source = retarget_conversion(inputs, tree, losses, inputs.template(),
-                                                               reference=reference)
+                                                               reference=reference, target=target)
     except ConversionError:
         raise
     except Error as e:  # a bound of the runtimes the checks run it through (a pattern too costly ...)

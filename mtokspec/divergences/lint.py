@@ -16,10 +16,9 @@ from mtokspec.errors import ArgumentTypeError, Error
 from mtokspec.format.files import tree_of
 from mtokspec.format import tree as t
 from mtokspec.format.validate import ERROR, INFO, WARNING, Finding
+from mtokspec.names import DEVICES as TARGETS  # the device runtimes, declared once
 
 __all__ = ["lint", "TARGETS", "LintTargetError"]
-
-TARGETS = ("mnn",)
 _ORDER = {ERROR: 0, WARNING: 1, INFO: 2}
 
 
@@ -29,7 +28,8 @@ class LintTargetError(Error, ValueError):
 
 def lint(tree_or_bytes: t.TokenizerFile | bytes | bytearray | memoryview | str | os.PathLike[str],
          target: str = "mnn") -> list[Finding]:
-    """The findings for ``target`` (only ``"mnn"`` so far), errors first, for a tree, the bytes of
+    """The findings for ``target`` (one of :data:`TARGETS`; the extended one is MNN with ``patches/mnn/``, which
+    reads format next's extension), errors first, for a tree, the bytes of
     a file or its path (as :func:`mtokspec.load` takes them).
 
     Bytes that cannot be parsed raise :class:`MtokFormatError`, and a path is read, as
@@ -43,7 +43,7 @@ def lint(tree_or_bytes: t.TokenizerFile | bytes | bytearray | memoryview | str |
     if not isinstance(tree, t.TokenizerFile):
         raise ArgumentTypeError(f"tree_or_bytes: expected a tokenizer file tree, bytes or a path, "
                                 f"got {type(tree_or_bytes).__name__}")
-    ctx = LintContext(tree)
+    ctx = LintContext(tree, target)
     findings = [Finding(severity, path, message, rule.code)
                 for rule in RULES.values() if rule.predict is not None
                 for severity, path, message in rule.predict(ctx)]

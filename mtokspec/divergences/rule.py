@@ -16,8 +16,9 @@ class LintContext:
     """What a rule's prediction may ask about a file: the tree, and the file as MNN runs it (built
     once, on first use; ``None`` when MNN's loader has no defined behaviour on the file)."""
 
-    def __init__(self, tree: Any):
+    def __init__(self, tree: Any, target: str = "mnn"):
         self.tree = tree
+        self.target = target
         self._mnn: Any = ...
         self.undefined: str | None = None
         self._chat: list[Any] | None = None
@@ -25,13 +26,23 @@ class LintContext:
     @property
     def mnn(self) -> Any:
         if self._mnn is ...:
-            from mtokspec.runtime.mnn import MnnTokenizer
+            from mtokspec.runtime.mnn.next import device_tokenizer
 
             try:
-                self._mnn = MnnTokenizer.from_tree(self.tree)
+                self._mnn = device_tokenizer(self.tree, self.target)
             except UndefinedInMnn as e:
                 self._mnn, self.undefined = None, str(e)
         return self._mnn
+
+    def field(self, cls: type) -> Any:
+        """Format next's field of type ``cls`` when the target reads it (``mnn-next``), else None."""
+        from mtokspec.names import EXTENDED
+
+        if self.target != EXTENDED or getattr(self.tree, "extension", None) is None:
+            return None
+        from mtokspec.format.extension import field_of
+
+        return field_of(self.tree, cls)
 
     @property
     def chat_findings(self) -> list[Any]:

@@ -11,7 +11,7 @@ from typing import Any
 
 from mtokspec._generated import codec as _codec
 from mtokspec._generated.codec import build_node, ops_fit
-from mtokspec._generated.tree import ROOTS_BY_MAGIC_LINE
+from mtokspec._generated.tree import ROOTS_BY_MAGIC_LINE, MtokFile
 from mtokspec.errors import MtokFormatError
 from mtokspec.format.tree import TokenizerFile
 
@@ -37,6 +37,12 @@ def parse(data: bytes | bytearray | memoryview) -> TokenizerFile:
             f"not an MNN tokenizer file: line 1 must be '430 <type>' with type 0-4, got {head!r}", 0, "header.magic"
         )
     tree: TokenizerFile = _PARSE[cls](data)
+    if isinstance(tree, MtokFile) and tree.extension is not None:
+        from mtokspec.format.extension import extension_refusal, extension_size
+
+        refusal = extension_refusal(tree, extension_size(tree.extension))
+        if refusal is not None:
+            raise refusal
     return tree
 
 
@@ -46,6 +52,14 @@ def build(tree: TokenizerFile) -> bytes:
     if fn is None:
         raise MtokFormatError(f"expected a tokenizer file tree (MtokFile, ...), got {type(tree).__name__}")
     data: bytes = fn(tree)
+    if isinstance(tree, MtokFile) and tree.extension is not None:
+        from dataclasses import replace
+
+        from mtokspec.format.extension import extension_refusal
+
+        refusal = extension_refusal(tree, len(data) - len(fn(replace(tree, extension=None))))
+        if refusal is not None:
+            raise refusal
     return data
 
 

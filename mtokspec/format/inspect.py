@@ -147,5 +147,7 @@ def inspect_rows(tree: t.TokenizerFile) -> list[tuple[str, int | None, str]]:
                  f"{tree.flags:#04x} (clean_up_tokenization_spaces {_yn(bool(tree.flags & t.MtokFlags.clean_up_tokenization_spaces))})",
         "bos_token": _text_summary(tree.bos_token),
         "post_processor": "absent" if tree.post_processor is None else describe(tree.post_processor),
+        "extension": "absent" if tree.extension is None else
+                     "format next: " + (", ".join(map(repr, tree.extension.fields)) or "no fields"),
     }
     return [(name, size, detail[name]) for name, size in sizes]

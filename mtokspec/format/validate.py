@@ -296,6 +296,10 @@ def _check_decoder(ck: _Checker, d: t.Decoder, path: str) -> None:
 def _check_tails(ck: _Checker, tree: t.MtokFile, ids: set[int]) -> None:
     if tree.flags is not None and tree.flags & ~sum(t.MtokFlags):
         ck.add(WARNING, "flags", "flags-unknown-bits", f"flags {tree.flags:#04x} set bits other than bit 0")
+    if tree.extension is not None and tree.extension.magic != t.ExtensionMagic.MNX1:
+        ck.add(ERROR, "extension.magic", "extension-magic",
+               f"magic {tree.extension.magic:#x} is not MNX1 ({int(t.ExtensionMagic.MNX1):#x}): a patched MNN "
+               "ignores the section")
     pp = tree.post_processor
     if pp is None:
         return

@@ -28,7 +28,7 @@ from mtokspec.names import SEMANTICS
 __all__ = [
     "texts", "token_bytes", "norm_tables", "headers", "normalizers", "pre_tokenizers", "models",
     "bpe_models", "wordpiece_models", "unigram_models", "decoders", "added_tokens",
-    "post_processors", "mtok_files", "mtok_bytes", "variants", "txt_files", "txt_bytes", "runnable",
+    "post_processors", "extensions", "mtok_files", "mtok_bytes", "variants", "txt_files", "txt_bytes", "runnable",
     "SPLIT_PATTERNS",
 ]
 
@@ -219,6 +219,30 @@ def post_processors(ids: st.SearchStrategy[int] = _U32) -> st.SearchStrategy:
     )
 
 
+def extension_fields() -> st.SearchStrategy[list[t.ExtensionField]]:
+    """Format next's fields: each present or not, in ascending tag order."""
+    return st.tuples(st.none() | st.booleans().map(t.DecodeCleanupField),
+                     st.none() | st.just(t.StreamDecodeField()),
+                     st.none() | texts(4).map(t.BPESuffixField),
+                     st.none() | texts(4).map(t.BPEDecoderField)).map(
+        lambda fs: [f for f in fs if f is not None])
+
+
+def extensions() -> st.SearchStrategy[t.Extension]:
+    """The format-next section (its magic, then any of its fields)."""
+    return extension_fields().map(lambda fs: t.Extension(magic=int(t.ExtensionMagic.MNX1), fields=fs))
+
+
+def _with_extension(tree: t.MtokFile, ext: t.Extension) -> t.MtokFile:
+    """``tree`` carrying ``ext`` where released MNN would ignore it, else ``tree`` unchanged."""
+    from dataclasses import replace
+
+    from mtokspec.format.extension import extension_refusal, extension_size
+
+    withext = replace(tree, extension=ext)
+    return tree if extension_refusal(withext, extension_size(ext)) is not None else withext
+
+
 @st.composite
 def mtok_files(draw: st.DrawFn, valid: bool = True) -> t.MtokFile:
     """Whole ``.mtok`` trees: every union variant, and every count of optional trailing sections.
@@ -236,7 +260,7 @@ def mtok_files(draw: st.DrawFn, valid: bool = True) -> t.MtokFile:
         draw(post_processors(known)),
     ]
     values = values[:tails] + [None] * (5 - tails)
-    return t.MtokFile(
+    tree = t.MtokFile(
         header=draw(headers(known)),
         normalizer=draw(normalizers()),
         pre_tokenizer=draw(pre_tokenizers(valid=valid)),
@@ -249,6 +273,7 @@ def mtok_files(draw: st.DrawFn, valid: bool = True) -> t.MtokFile:
         bos_token=values[3],
         post_processor=values[4],
     )
+    return _with_extension(tree, draw(extensions())) if draw(st.booleans()) else tree
 
 
 @st.composite
@@ -289,6 +314,10 @@ def variants(cls: type) -> st.SearchStrategy:
         t.SequenceDecoder: st.lists(decoders(4), max_size=3).map(t.SequenceDecoder),
         t.BPEModel: bpe_models(), t.WordPieceModel: wordpiece_models(), t.UnigramModel: unigram_models(),
         t.SequenceOp: st.just(t.SequenceOp()),
+        t.DecodeCleanupField: st.booleans().map(t.DecodeCleanupField),
+        t.StreamDecodeField: st.just(t.StreamDecodeField()),
+        t.BPESuffixField: texts(4).map(t.BPESuffixField),
+        t.BPEDecoderField: texts(4).map(t.BPEDecoderField),
         t.SpecialTokenOp: _U32.map(t.SpecialTokenOp),
         t.PostProcessorProgram: st.lists(st.one_of(st.just(t.SequenceOp()), _U32.map(t.SpecialTokenOp)),
                                          max_size=6).map(t.PostProcessorProgram),

@@ -136,6 +136,10 @@ def _wrap(node):
                           post_processor=t.PostProcessorProgram([node]))
     if union == "PostProcessor":
         return t.MtokFile(chat_template="", eos_token="", flags=0, bos_token="", post_processor=node)
+    if union == "ExtensionField":
+        return t.MtokFile(chat_template="", eos_token="", flags=0, bos_token="",
+                          post_processor=t.PostProcessorProgram([t.SequenceOp()]),
+                          extension=t.Extension(magic=int(t.ExtensionMagic.MNX1), fields=[node]))
     return t.MtokFile(**{kinds[union]: node})
 
 
@@ -298,8 +302,16 @@ def test_unknown_tags_trailing_bytes_and_bad_utf8():
     with pytest.raises(MtokFormatError, match="unknown Normalizer tag 9") as info:
         mtokspec.parse(base[:i] + b"\x09" + base[i + 1:])
     assert info.value.offset == i and info.value.path == "normalizer"
-    with pytest.raises(MtokFormatError, match="trailing bytes"):
+    with pytest.raises(MtokFormatError, match="extension.magic: truncated"):
         mtokspec.parse(base + b"\x00")
+    extended = mtokspec.build(t.MtokFile(chat_template="", eos_token="", flags=0, bos_token="",
+                                         post_processor=t.PostProcessorProgram([t.SequenceOp()]),
+                                         extension=t.Extension(int(t.ExtensionMagic.MNX1), [])))
+    with pytest.raises(MtokFormatError, match="trailing bytes"):
+        mtokspec.parse(extended + b"\x00")
+    other = mtokspec.parse(extended[:-6] + b"MNX2" + extended[-2:])  # read as it is; validate says a reader ignores it
+    assert [(f.path, f.code) for f in mtokspec.validate(other) if f.code == "extension-magic"] == [
+        ("extension.magic", "extension-magic")]
     bad = mtokspec.build(t.MtokFile(chat_template="ab"))
     with pytest.raises(MtokFormatError, match="invalid UTF-8") as info:
         mtokspec.parse(bad[:-2] + b"\xffb")

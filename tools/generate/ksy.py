@@ -51,6 +51,7 @@ class KsyEmitter:
         self.m = m
         self.types: dict[str, dict] = {}
         self.enums: dict[str, dict] = {}
+        self.after_program: list = []  # the fields after the post-processor program (read inside it)
         self.one_header = one_header  # else each file type has its own header type (its magic line)
         self.instances: dict[str, dict] = {}  # instances the fields of the record being defined ask for
 
@@ -58,9 +59,20 @@ class KsyEmitter:
 
     def seq(self, fields, shared_count: str | None = None) -> list[dict]:
         out: list[dict] = []
-        for f in fields:
-            out += SEQ_EMITTERS.get(kind_of(f.sub), KsyEmitter.one_attr)(self, f.name, dsl.resolve(f.sub), f.doc,
-                                                                         shared_count)
+        fields = list(fields)
+        carried: set[str] = set()
+        for k, f in enumerate(fields):
+            if f.name in carried:
+                continue
+            sub = dsl.resolve(f.sub)
+            if kind_of(sub) == "tail" and kind_of(dsl.resolve(sub.subcon)) == "postprocessor":
+                # the program's layout looks at every byte left, so its type reads the rest of the
+                # file; the sections after it are read inside it and shown here as instances
+                self.after_program = [g for g in fields[k + 1:] if kind_of(g.sub) != "end"]
+                carried = {g.name for g in self.after_program}
+                for g in self.after_program:
+                    self.instances[g.name] = {"value": f"{f.name}.{g.name}", "doc": g.doc}
+            out += SEQ_EMITTERS.get(kind_of(f.sub), KsyEmitter.one_attr)(self, f.name, sub, f.doc, shared_count)
         return out
 
     def one_attr(self, name, sub, doc, shared_count=None) -> list[dict]:
@@ -277,6 +289,7 @@ class KsyEmitter:
                 attr("layout", {"type": {"switch-on": "is_legacy", "cases": {
                     "true": snake(sub.legacy.record_name), "false": snake(sub.current.record_name)}}},
                      "the layout the bytes hold"),
+                *self.seq(self.after_program),  # the sections after the program
                 *self.end_attrs("", None, ""),  # its stream is the rest of the file: it checks the end
             ],
             "instances": {
@@ -358,7 +371,7 @@ def emit_ksy(m: Model, root: str, meta: dict) -> str:
     info = m.records[root]
     seq = e.seq(info.fields)
     ksy = {"meta": {"id": snake(root), **meta, "endian": "le"}, "doc": info.doc, **doc_ref(info.ref), "seq": seq,
-           "types": e.types, "enums": e.enums}
+           **({"instances": e.instances} if e.instances else {}), "types": e.types, "enums": e.enums}
     body = yaml.safe_dump(ksy, sort_keys=False, allow_unicode=True, width=110, default_flow_style=False)
     return BANNER + body
 

@@ -10,7 +10,7 @@ def emit_enums(m: Model) -> list[str]:
     L = []
     for name, enum in m.enums.items():
         base = "IntFlag" if enum.flags else "IntEnum"
-        L += ["", f"class {name}({base}):", f'    """Named values of a u8 field ({"bits" if enum.flags else "values"} as spec/ declares them)."""', ""]
+        L += ["", f"class {name}({base}):", f'    """Named values of a scalar field ({"bits" if enum.flags else "values"} as spec/ declares them)."""', ""]
         L += [f"    {vname} = {value}  # {vdoc}" for value, (vname, vdoc) in enum.values.items()]
         L.append("")
     return L

@@ -5,7 +5,7 @@
 //
 // Each line: {"file": ..., "ok": true, "tree": ...} or {"file": ..., "ok": false, "error": ...}.
 // Objects hold their seq attributes and their instances (getters), names as the JS parser spells
-// them (camelCase); bytes are {"__bytes__": hex}; -0, NaN and infinities are {"__f64__": text}.
+// them (camelCase; an instance that reads an absent optional field is null); bytes are {"__bytes__": hex}; -0, NaN and infinities are {"__f64__": text}.
 "use strict";
 const fs = require("fs");
 const path = require("path");
@@ -25,7 +25,13 @@ function plain(value) {
   }
   const getters = Object.getOwnPropertyDescriptors(Object.getPrototypeOf(value));
   for (const [key, descriptor] of Object.entries(getters)) {
-    if (descriptor.get && !key.startsWith("_")) out[key] = plain(value[key]);
+    if (!descriptor.get || key.startsWith("_")) continue;
+    try {
+      out[key] = plain(value[key]);
+    } catch (err) {
+      if (!(err instanceof TypeError)) throw err;
+      out[key] = null;  // an instance over an absent optional field (mtok's extension without a program)
+    }
   }
   return out;
 }

@@ -74,11 +74,11 @@ class MnnReport:
 
 
 class _Prober:
-    def __init__(self, tree: t.MtokFile, ref, rows=()):
+    def __init__(self, tree: t.MtokFile, ref, rows=(), semantics: str = "mnn"):
         from mtokspec.runtime.hf import HfTokenizer as Tokenizer
-        from mtokspec.runtime.mnn import MnnTokenizer
+        from mtokspec.runtime.mnn.next import device_tokenizer
 
-        self.mnn = MnnTokenizer.from_tree(tree)
+        self.mnn = device_tokenizer(tree, semantics)
         self.hf_file = Tokenizer.from_tree(tree)
         self.ref = ref
         from mtokspec.convert.mnn_target.variants import Verdict
@@ -202,9 +202,10 @@ def _summary(rule: str):
     return "file", rule
 
 
-def mnn_report(tree: t.MtokFile, ref, texts: list[str], rows=()) -> MnnReport:
+def mnn_report(tree: t.MtokFile, ref, texts: list[str], rows=(), semantics: str = "mnn") -> MnnReport:
     """:class:`MnnReport` of MNN on ``tree`` against ``ref`` over ``texts``; ``rows`` are the
-    folder's :mod:`.variants` rows (:func:`~.variants.rows_of`), which name what the format lost."""
+    folder's :mod:`.variants` rows (:func:`~.variants.rows_of`), which name what the format lost;
+    ``semantics``: the device runtime (``mnn`` or ``mnn-next``)."""
     from mtokspec.divergences import RULES
     from mtokspec.errors import ArgumentTypeError, UndefinedInMnn
     from mtokspec.args import instance, items
@@ -214,7 +215,7 @@ def mnn_report(tree: t.MtokFile, ref, texts: list[str], rows=()) -> MnnReport:
         raise ArgumentTypeError(f"ref: expected a reference (HFReference, FileReference), got {type(ref).__name__}")
     items("texts", texts, str, "strs")
     try:
-        pr = _Prober(tree, ref, rows)
+        pr = _Prober(tree, ref, rows, semantics)
     except UndefinedInMnn as e:  # MNN cannot even load the file
         return MnnReport([MnnLoss("loader", f"load: {RULES['mnn-undefined'].summary}", "MNN's answer", True,
                                   "mnn-undefined", output, len(texts), len(texts), str(e), "") for output in OUTPUTS],

@@ -53,6 +53,9 @@ def _predict_wordpiece_cleanup(ctx: LintContext) -> Iterator[Prediction]:
     if found is None:
         return
     node, vocab = found
+    honoured = ctx.field(t.DecodeCleanupField)
+    if honoured is not None and honoured.cleanup == node.cleanup:
+        return  # the patched engine cleans up exactly when the decoder says so
     kept = not node.cleanup and any(tok[:1] in (b".", b"?", b"!", b",") for tok in vocab)
     for path in _decoders(ctx.tree, t.WordPieceDecoder)[:1]:
         yield (WARNING if kept else INFO, path,
@@ -77,6 +80,8 @@ def _predict_raw_bytes(ctx: LintContext) -> Iterator[Prediction]:
 
 def _predict_stream(ctx: LintContext) -> Iterator[Prediction]:
     tree = ctx.tree
+    if ctx.field(t.StreamDecodeField) is not None:
+        return  # the patched engine prints what HF's DecodeStream prints
     wordpiece = _decoders(tree, t.WordPieceDecoder)
     if wordpiece:
         yield (WARNING, wordpiece[0],

@@ -147,12 +147,15 @@ class BPE(_Model):
     def from_tree(cls, n) -> "BPE":
         return cls(n)
 
-    def __init__(self, node: t.BPEModel):
+    def __init__(self, node: t.BPEModel, end_of_word_suffix: bytes = b""):
         self.vocab = Vocab(node.vocab, "model.vocab")
         self.byte_level = node.byte_level
         self.core = None
+        # format next (mnn-next): the last symbol of each piece becomes its token + the suffix, when
+        # the vocabulary has it (the pure path: the compiled core has no suffix)
+        self.end_of_word_suffix = end_of_word_suffix
         merges = node.merges
-        core = self._core(merges)
+        core = None if end_of_word_suffix else self._core(merges)
         if core is not None:
             _compiled(self, core)
             return
@@ -198,6 +201,10 @@ class BPE(_Model):
                     i = find(BYTE_PIECES[b])
                     if i != -1:
                         out.append(i)
+        if self.end_of_word_suffix and out:
+            i = find(self.id_to_token(out[-1]) + self.end_of_word_suffix)
+            if i != -1:
+                out[-1] = i
         return self._merge(out)
 
     def _merge(self, ids: list[int]) -> list[int]:

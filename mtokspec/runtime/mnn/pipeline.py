@@ -58,6 +58,7 @@ class PipelineTokenizer(MnnTokenizer):
         wp = [d for d in nodes if isinstance(d, t.WordPieceDecoder)]
         self.wordpiece_decode = bool(wp)
         self.wordpiece_prefix = utf8(wp[-1].prefix) if wp else b""
+        self.wordpiece_cleanup = True  # format next's DecodeCleanupField (mnn-next) may turn it off
         self.added = [(i32(a.id), utf8(a.content), a.lstrip, a.rstrip) for a in mtok.added_tokens]
         self.clean_up_spaces = bool((mtok.flags or 0) & t.MtokFlags.clean_up_tokenization_spaces)
         self.chat_template = mtok.chat_template or None
@@ -180,7 +181,7 @@ class PipelineTokenizer(MnnTokenizer):
         with budget(sum(map(len, tokens)), self.max_expansion):
             tokens = self.decoder.decode_chain(tokens)
         out = b"".join(tokens)
-        if self.wordpiece_decode:
+        if self.wordpiece_decode and self.wordpiece_cleanup:
             for a, b in _WORDPIECE_CLEANUP:
                 out = out.replace(a, b)
         if self.clean_up_spaces:
