@@ -55,13 +55,14 @@ def token_window(ids: list[int], position: int, token: Any, context: int = 2) ->
 def behaviour(a: t.TokenizerFile, b: t.TokenizerFile, texts: list[str], semantics: Semantics = "hf",
               progress: Any = None) -> list[CaseDiff]:
     """The cases whose ids or decoded text differ between the files run with ``semantics``
-    (``hf``: encode without special tokens; ``mnn``: MNN's ``encode(text)`` and ``decode(ids)``)."""
+    (``hf``: encode without special tokens; ``mnn`` and ``mnn@VERSION``: MNN's ``encode(text)`` and
+    ``decode(ids)``)."""
     from mtokspec.tokenizer import Tokenizer
 
     runs = [Tokenizer.from_tree(x, semantics=semantics) for x in (a, b)]
 
     def run(tok: Any, text: str) -> tuple[list[int], str]:
-        if semantics == "mnn":
+        if semantics != "hf":
             ids = tok.encode(text)
             return ids, tok.decode_bytes(ids).decode("utf-8", "backslashreplace")
         ids = tok.encode(text, add_special_tokens=False)

@@ -19,12 +19,19 @@ from mtokspec.reading import read_tokenizer_file
 from mtokspec.errors import ArgumentTypeError, TokenizerError
 from mtokspec.format import parse
 from mtokspec.format import tree as t
+from mtokspec.runtime.mnn_versions import MNN_SEMANTICS, version_of
 from mtokspec.runtime.shared.gc import paused_gc
 
-__all__ = ["Tokenizer", "DecodeStream", "TextStream", "Semantics", "SEMANTICS", "load", "hold_table"]
+__all__ = ["Tokenizer", "DecodeStream", "TextStream", "Semantics", "SEMANTICS", "SEMANTICS_NAMES", "load",
+           "hold_table"]
 
-Semantics = Literal["hf", "mnn"]
-SEMANTICS: tuple[Semantics, ...] = ("hf", "mnn")
+#: a name of :data:`SEMANTICS_NAMES`
+Semantics = str
+#: the two semantics: HF ``tokenizers`` and MNN's C++ runtime (at HEAD)
+SEMANTICS: tuple[Literal["hf", "mnn"], ...] = ("hf", "mnn")
+#: every name ``load`` takes: the two semantics and ``mnn@VERSION`` for each released MNN version
+#: that runs a file differently from HEAD (:mod:`mtokspec.runtime.mnn_versions`)
+SEMANTICS_NAMES: tuple[str, ...] = ("hf", *MNN_SEMANTICS)
 
 
 @runtime_checkable
@@ -134,12 +141,14 @@ def load(source: t.TokenizerFile | bytes | bytearray | memoryview | str | os.Pat
     upgraded by :func:`mtokspec.convert.upgrade`, given ``upgrade_options``; other options go to
     :class:`~mtokspec.runtime.hf.HfTokenizer`).  ``semantics="mnn"`` runs the file as MNN's C++
     runtime does, legacy types by MNN's own legacy tokenizers; its one option is ``max_expansion``
-    (both semantics: :mod:`mtokspec.runtime.shared.bounds`).
+    (both semantics: :mod:`mtokspec.runtime.shared.bounds`).  ``semantics="mnn@3.6.1"`` (any name
+    of :data:`SEMANTICS_NAMES`) runs it as that released MNN version does.
     """
     if not isinstance(semantics, str):
-        raise ArgumentTypeError(f"semantics: expected 'hf' or 'mnn', got {type(semantics).__name__}")
-    if semantics not in SEMANTICS:
-        raise TokenizerError(f"semantics must be 'hf' or 'mnn', got {semantics!r}")
+        raise ArgumentTypeError(f"semantics: expected one of {', '.join(SEMANTICS_NAMES)}, "
+                                f"got {type(semantics).__name__}")
+    if semantics not in SEMANTICS_NAMES:
+        raise TokenizerError(f"semantics must be one of {', '.join(SEMANTICS_NAMES)}, got {semantics!r}")
     _check_options(semantics, upgrade_options, options)
     with paused_gc():
         return _load(source, semantics, upgrade_options, options)
@@ -153,10 +162,11 @@ def _check_options(semantics: Semantics, upgrade_options: Any, options: dict[str
     """An option the semantics does not take, or ``upgrade_options`` that are no dict of
     :func:`mtokspec.convert.upgrade`'s keywords: ``ArgumentTypeError`` naming it (as Python's own
     ``TypeError`` for an unknown keyword would)."""
+    takes = _OPTIONS["hf" if semantics == "hf" else "mnn"]
     for name in options:
-        if name not in _OPTIONS[semantics]:
+        if name not in takes:
             raise ArgumentTypeError(f"{name}: not an option of semantics={semantics!r} (it takes "
-                                    f"{', '.join(_OPTIONS[semantics])}{', upgrade_options' if semantics == 'hf' else ''})")
+                                    f"{', '.join(takes)}{', upgrade_options' if semantics == 'hf' else ''})")
     if upgrade_options is None:
         return
     if not isinstance(upgrade_options, dict):
@@ -196,12 +206,14 @@ def _load(source: Any, semantics: Semantics, upgrade_options: dict[str, Any] | N
 
 def _build(tree: t.TokenizerFile, semantics: Semantics, upgrade_options: dict[str, Any] | None,
            options: dict[str, Any]) -> Tokenizer:
-    if semantics == "mnn":
+    version = version_of(semantics)
+    if version is not None:
         if upgrade_options:
-            raise TokenizerError("upgrade_options: semantics='mnn' runs a legacy file as MNN does, not upgraded")
+            raise TokenizerError(f"upgrade_options: semantics={semantics!r} runs a legacy file as MNN does, "
+                                 f"not upgraded")
         from mtokspec.runtime.mnn import MnnTokenizer
 
-        return MnnTokenizer.from_tree(tree, **options)
+        return MnnTokenizer.from_tree(tree, version=version, **options)
     from mtokspec.runtime.hf import HfTokenizer
 
     if not isinstance(tree, t.MtokFile):

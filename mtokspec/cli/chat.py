@@ -8,6 +8,7 @@ import sys
 
 from mtokspec.cli._io import one_line, read_input, read_tokenizer_file
 from mtokspec.errors import MtokFormatError
+from mtokspec.cli.runtime import RUNTIMES
 
 
 def cmd_chat(args) -> int:
@@ -52,7 +53,7 @@ def cmd_chat(args) -> int:
     raised = None
     try:
         prompt = tok.apply_chat_template(messages, add_generation_prompt=agp, template=template)
-        if args.runtime == "mnn":  # a rewritten template's marker where transformers raises (chat-mnn.md)
+        if args.runtime != "hf":  # a rewritten template's marker where transformers raises (chat-mnn.md)
             from mtokspec.chat.rewrite import device_raise
 
             raised = device_raise(template if template is not None else tok.chat_template, prompt,
@@ -62,7 +63,7 @@ def cmd_chat(args) -> int:
         return 1
     sys.stdout.write(prompt)
     if args.tokens:  # hf: as apply_chat_template(tokenize=True); mnn: Llm::response's tokenizer_encode
-        ids = tok.encode(prompt, add_special_tokens=args.runtime == "mnn")
+        ids = tok.encode(prompt, add_special_tokens=args.runtime != "hf")
         sys.stdout.write("\n" + " ".join(map(str, ids)) + "\n")
     if raised is not None:
         print(f"mtokspec: chat template: raise_exception({one_line(raised)}) reached: transformers raises here; "
@@ -123,7 +124,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "apply_chat_template(tokenize=True)); mnn, MNN's encode(prompt), the ids a device feeds "
                         "the model (the file's prefix ids and post-processor included, as Llm::response)")
     p.add_argument("--template", metavar="FILE", help="use this template instead of the file's")
-    p.add_argument("--runtime", choices=("hf", "mnn"), default="hf",
+    p.add_argument("--runtime", choices=RUNTIMES, default="hf",
                    help="hf: render as transformers does (default); mnn: the prompt a device builds, "
-                        "rendered as MNN's own Jinja engine does (exit 1 where MNN would never return)")
+                        "rendered as MNN's own Jinja engine does (exit 1 where MNN would never return); "
+                        "mnn@VERSION: as that released version")
     p.set_defaults(func=cmd_chat)

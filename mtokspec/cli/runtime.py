@@ -9,6 +9,10 @@ import sys
 
 from mtokspec.cli._io import read_input, read_tokenizer_file
 from mtokspec.errors import MtokFormatError
+from mtokspec.runtime.mnn_versions import MNN_SEMANTICS
+
+#: what --runtime takes: hf, mnn, and mnn@VERSION for each released MNN version that differs from HEAD
+RUNTIMES = ("hf", *MNN_SEMANTICS)
 
 
 def _fail(what: str, err: Exception) -> int:
@@ -30,7 +34,7 @@ def cmd_encode(args) -> int:
         tok = _load(args.file, args.runtime)
         # standard input: bounded, and bytes that are not UTF-8 kept as surrogates (as the CLI's stdin)
         text = read_input("-").decode("utf-8", "surrogateescape") if args.text in (None, "-") else args.text
-        special = args.special if args.special is not None else args.runtime == "mnn"
+        special = args.special if args.special is not None else args.runtime != "hf"
         ids = tok.encode(text, add_special_tokens=special)
     except (OSError, MtokFormatError, TokenizerError) as e:
         return _fail(args.file, e)
@@ -52,7 +56,7 @@ def cmd_decode(args) -> int:
             shown = ", ".join(map(str, unknown[:10])) + (", ..." if len(unknown) > 10 else "")
             raise TokenizerError(f"not a token of this file: id {shown} (--allow-unknown decodes them as the "
                                  "runtime does: nothing, or the unknown token)")
-        if args.runtime == "mnn":
+        if args.runtime != "hf":
             data = tok.decode_bytes(args.ids, stream=args.stream)
         else:
             if args.stream:
@@ -137,8 +141,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "runtime does on a device (its encode(text): prefix ids, special split, post-processor).")
     p.add_argument("file", metavar="FILE", help="the .mtok file (or a legacy tokenizer.txt)")
     p.add_argument("text", metavar="TEXT", nargs="?", help="the text ('-' or omitted: standard input)")
-    p.add_argument("--runtime", choices=("hf", "mnn"), default="hf",
-                   help="tokenize as HF tokenizers (default) or as MNN's C++ runtime on a device")
+    p.add_argument("--runtime", choices=RUNTIMES, default="hf",
+                   help="tokenize as HF tokenizers (default) or as MNN's C++ runtime on a device (mnn@VERSION: "
+                        "as that released version)")
     p.add_argument("--special", action=argparse.BooleanOptionalAction, default=None,
                    help="add special tokens (hf: the post-processor program, else the header's prefix ids; "
                         "default off) -- with --runtime mnn, MNN's encode(text) (default on)")
@@ -153,8 +158,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "engine prints; MNN's bytes are written as they are, UTF-8 or not.")
     p.add_argument("file", metavar="FILE", help="the .mtok file (or a legacy tokenizer.txt)")
     p.add_argument("ids", metavar="ID", nargs="+", type=int, help="token ids")
-    p.add_argument("--runtime", choices=("hf", "mnn"), default="hf",
-                   help="decode as HF tokenizers (default) or as MNN's C++ runtime (its exact bytes)")
+    p.add_argument("--runtime", choices=RUNTIMES, default="hf",
+                   help="decode as HF tokenizers (default) or as MNN's C++ runtime (its exact bytes; "
+                        "mnn@VERSION: as that released version)")
     p.add_argument("--skip-special", action="store_true", help="leave out special tokens (hf)")
     p.add_argument("--stream", action="store_true",
                    help="with --runtime mnn: what the LLM engine prints, each id decoded alone")

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from mtokspec.cli._io import one_line, write_output
 from mtokspec.reading import read_input
 from mtokspec.errors import Error
+from mtokspec.cli.runtime import RUNTIMES
 
 if TYPE_CHECKING:
     from mtokspec.tokenizer import Tokenizer
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
 def _tokenizer(path: str, runtime: str) -> "Tokenizer":
     from mtokspec.tokenizer import Tokenizer
 
-    return Tokenizer.from_bytes(read_input(path), semantics="mnn" if runtime == "mnn" else "hf")
+    return Tokenizer.from_bytes(read_input(path), semantics=runtime)
 
 
 def cmd_stream(args: argparse.Namespace) -> int:
@@ -69,8 +70,9 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
                     "`decode FILE ID...`. (decode --stream --runtime mnn is the MNN engine's per-id print.)")
     p.add_argument("file", metavar="FILE", help="the .mtok file (or a legacy tokenizer.txt)")
     p.add_argument("ids", metavar="ID", nargs="+", type=int, help="token ids, in the order they arrive")
-    p.add_argument("--runtime", choices=("hf", "mnn"), default="hf",
-                   help="hf: what HF tokenizers' decode adds (default); mnn: what MNN's Tokenizer::decode adds")
+    p.add_argument("--runtime", choices=RUNTIMES, default="hf",
+                   help="hf: what HF tokenizers' decode adds (default); mnn: what MNN's Tokenizer::decode adds "
+                        "(mnn@VERSION: in that released version)")
     p.add_argument("--skip-special", action="store_true", help="leave out special tokens (hf)")
     p.add_argument("--json", action="store_true", help="one JSON list: each id with the text it printed, then the flush")
     p.set_defaults(func=cmd_stream)

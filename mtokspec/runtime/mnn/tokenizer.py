@@ -28,6 +28,7 @@ from mtokspec.runtime.shared.bounds import (MAX_EXPANSION, budget_size, checked_
 from mtokspec.runtime.shared.pickling import reduce_tokenizer
 from mtokspec.runtime.mnn._compiled import stages
 from mtokspec.runtime.mnn._text import i32
+from mtokspec.runtime.mnn_versions import HEAD, MNN_COMMIT, VERSIONS, MnnVersion
 
 
 if TYPE_CHECKING:
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
 
 __all__ = ["MnnTokenizer", "MnnDecodeStream", "MNN_COMMIT"]
 
-MNN_COMMIT = "4d40bdbd7efb73a58383bb5da867a6f41eb1776e"
 _HEX = frozenset(b"0123456789abcdefABCDEF")
 _COUNT_BYTES = len(build_node(t.PostProcessorProgram(ops=[])))  # the section's op count
 
@@ -57,6 +57,20 @@ def to_bytes(text: str | bytes) -> bytes:
             return text.encode("utf-8", "surrogateescape")
         except UnicodeEncodeError:
             return text.encode("utf-8", "surrogatepass")
+
+
+def checked_version(version: MnnVersion | str) -> MnnVersion:
+    """The :class:`MnnVersion` of ``version`` (one, or a tag of :data:`VERSIONS`, or ``"HEAD"``)."""
+    if isinstance(version, MnnVersion):
+        return version
+    if not isinstance(version, str):
+        raise ArgumentTypeError(f"version: expected an MNN version tag, got {type(version).__name__}")
+    if version == HEAD.name:
+        return HEAD
+    if version not in VERSIONS:
+        raise TokenizerError(f"version: MNN {version!r} is not a version the mnn semantics knows "
+                             f"(HEAD, {', '.join(VERSIONS)})")
+    return VERSIONS[version]
 
 
 def post_program_ops(pp) -> list[int | None]:
@@ -140,8 +154,11 @@ class MnnTokenizer:
 
     semantics = "mnn"
 
-    def __init__(self, tree: t.TokenizerFile, *, max_expansion: int = MAX_EXPANSION):
+    def __init__(self, tree: t.TokenizerFile, *, max_expansion: int = MAX_EXPANSION,
+                 version: MnnVersion | str = HEAD):
         self.max_expansion = checked_max_expansion(max_expansion)
+        self.version = checked_version(version)
+        self.semantics = self.version.semantics
         self.tree = tree
         # MNN reads the ids as int32
         self.special_ids, self.stop_ids, self.prefix_ids = ([i32(i) for i in ids] for ids in t.header_roles(tree.header))
@@ -159,7 +176,10 @@ class MnnTokenizer:
         self._vocab: dict[str, int] | None = None
 
     def __reduce__(self):
-        return reduce_tokenizer(self, {"max_expansion": self.max_expansion})
+        options: dict[str, Any] = {"max_expansion": self.max_expansion}
+        if self.version is not HEAD:
+            options["version"] = self.version.name
+        return reduce_tokenizer(self, options)
 
     # --- construction ----------------------------------------------------------------------------
     tree_type: ClassVar[type | None] = None
@@ -175,9 +195,9 @@ class MnnTokenizer:
     def from_tree(cls, tree: t.TokenizerFile, **options: Any) -> "MnnTokenizer":
         """The tokenizer MNN builds for this tree (its class is chosen by the file type, as MNN's
         loader chooses it)."""
-        bad = set(options) - {"max_expansion"}
+        bad = set(options) - {"max_expansion", "version"}
         if bad:
-            raise TokenizerError(f"semantics='mnn' takes no options but max_expansion, got {sorted(bad)}")
+            raise TokenizerError(f"semantics='mnn' takes no options but max_expansion and version, got {sorted(bad)}")
         kind = MnnTokenizer._by_tree.get(type(tree))
         if kind is None:
             raise ArgumentTypeError(f"tree: expected a tokenizer file tree, got {type(tree).__name__}")
@@ -353,7 +373,7 @@ class MnnTokenizer:
         from mtokspec.chat.mnn import render_file_mnn
 
         return render_file_mnn(self, messages, template=template, add_generation_prompt=add_generation_prompt,
-                               tools=tools, context=context, **kwargs)
+                               tools=tools, context=context, missing_filters=self.version.missing_filters, **kwargs)
 
 
 class MnnDecodeStream:
