@@ -10,6 +10,7 @@ from pathlib import Path
 import mtokspec
 from mtokspec.cli._io import FORCE_HELP, check_output, one_line, read_tokenizer_file, write_output
 from mtokspec.errors import MtokFormatError
+from mtokspec.runtime.mnn_versions import MNN_SEMANTICS
 
 
 MAX_INDENT = 16
@@ -172,12 +173,14 @@ def register(subparsers) -> None:
     p.add_argument("--exact-whitespace", action="store_true",
                    help="write HF's Whitespace pre-tokenizer as an equivalent Split instead of dropping "
                         "it (differs from the reference exporter's bytes)")
-    p.add_argument("--target", choices=("exporter", "mnn"), default="exporter",
+    p.add_argument("--target", choices=("exporter", *MNN_SEMANTICS), default="exporter",
                    help="exporter: MNN's exporter's bytes, byte for byte; mnn: the bytes for which MNN's "
                         "C++ runtime gives Hugging Face's answers wherever the format allows (program "
                         "layout, prefix and special ids, exact pre-tokenizers, decoder, clean-up flag); "
                         "the report then lists, per divergence rule, what MNN still does differently, "
-                        "with a minimal example, and the exit status says whether anything does")
+                        "with a minimal example, and the exit status says whether anything does; "
+                        "mnn@VERSION: the same for that released MNN version (what it cannot run is left "
+                        "out and reported)")
     p.add_argument("--reference", choices=("hf", "mtokspec"), default="hf", help=REFERENCE_HELP + " (--target mnn)")
     p.add_argument("--report", choices=("text", "json"), default="text",
                    help="format of the loss report printed to stderr")

@@ -40,6 +40,14 @@ class MnnVersion:
     def semantics(self) -> str:
         return "mnn" if self is HEAD else f"mnn@{self.name}"
 
+    def describe(self) -> str:
+        """What this version does otherwise than HEAD, in a few words ('' for HEAD)."""
+        return "; ".join(text for differs, text in (
+            (not self.post_processor, "no post-processor program"),
+            (not self.strip_normalizer, "no Strip normalizer"),
+            (not self.skips_null_children, "a null sequence child is called"),
+            (bool(self.missing_filters), f"no {', '.join(sorted(self.missing_filters))} filter")) if differs)
+
 
 HEAD = MnnVersion("HEAD", MNN_COMMIT)
 

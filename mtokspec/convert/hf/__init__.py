@@ -24,6 +24,7 @@ from mtokspec.convert.loss import ConversionError, Loss
 from mtokspec.errors import Error
 from mtokspec.convert.result import ConversionResult
 from mtokspec.format import tree as t
+from mtokspec.runtime.mnn_versions import MNN_SEMANTICS, version_of
 from mtokspec.runtime.shared.args import instance, optional_text, token_text
 
 __all__ = ["ConversionResult", "HFInputs", "from_hf", "from_hf_tree", "from_hf_inputs",
@@ -43,7 +44,8 @@ def from_hf(path: str | os.PathLike, *, strict: bool = False, exact_whitespace: 
     ``target="mnn"``: the bytes for which MNN's runtime gives HF's answers
     (:mod:`mtokspec.convert.mnn_target`); the losses are then what MNN still does differently,
     checked against HF ``tokenizers`` (``reference="mtokspec"``: against mtokspec's own HF
-    semantics, named so in the result's ``reference``).
+    semantics, named so in the result's ``reference``).  ``target="mnn@3.6.1"``: the same for that
+    released MNN version (:mod:`mtokspec.convert.mnn_target.versions`).
     """
     return from_hf_inputs(load_hf(path), strict=strict, exact_whitespace=exact_whitespace,
                           model_type=model_type, target=target, reference=reference)
@@ -63,18 +65,20 @@ def from_hf_inputs(inputs: HFInputs, *, strict: bool = False, exact_whitespace: 
     check_reference(reference)
     token_text("target", target)
     optional_text("model_type", model_type)
-    if target not in ("exporter", "mnn"):
-        raise ConversionError(f"target {target!r}: expected 'exporter' (MNN's exporter's bytes) or 'mnn'")
+    version = version_of(target)
+    if target != "exporter" and version is None:
+        raise ConversionError(f"target {target!r}: expected 'exporter' (MNN's exporter's bytes) or one of "
+                              f"{', '.join(MNN_SEMANTICS)}")
     try:
         conv = _Converter(inputs, exact_whitespace=exact_whitespace, model_type=model_type)
         tree = conv.run()
         report, source = None, None
-        if target == "mnn":
+        if version is not None:
             from mtokspec.convert.mnn_target.retarget import retarget_conversion
 
             tree, conv.losses, report, source = retarget_conversion(
                 inputs, tree, conv.losses, conv._template_of(inputs.tokenizer_json.get("post_processor")),
-                reference=reference)
+                reference=reference, version=version)
     except ConversionError:
         raise
     except Error as e:  # a bound of the runtimes the checks run it through (a pattern too costly ...)

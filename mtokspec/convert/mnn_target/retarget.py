@@ -16,7 +16,9 @@ from mtokspec.convert.mnn_target.choices import retarget
 from mtokspec.convert.mnn_target.reference import HFReference, probe_texts
 from mtokspec.convert.mnn_target.report import MnnReport, mnn_report
 from mtokspec.convert.mnn_target.variants import rows_of
+from mtokspec.convert.mnn_target.versions import for_version
 from mtokspec.format import tree as t
+from mtokspec.runtime.mnn_versions import HEAD, MnnVersion
 from mtokspec.runtime.shared.args import instance, items
 
 __all__ = ["retarget_conversion"]
@@ -94,11 +96,12 @@ def _regex_of(tj: dict, path: str) -> str | None:
 
 
 def retarget_conversion(inputs, tree: t.MtokFile, losses: list[Loss], template: list | None,
-                        texts: list[str] | None = None, *, reference: str = "hf",
+                        texts: list[str] | None = None, *, reference: str = "hf", version: MnnVersion = HEAD,
                         ) -> tuple[t.MtokFile, list[Loss], MnnReport, str]:
     """The exporter's conversion (tree and losses) made for MNN's runtime: ``(tree, losses,
     report, reference)``; ``texts`` are probed besides the built-in ones, ``reference`` names what
-    answered for HF (``reference``: see :class:`~.reference.HFReference`)."""
+    answered for HF (``reference``: see :class:`~.reference.HFReference`); ``version``: the MNN
+    release the file is for (:mod:`.versions`)."""
     from mtokspec.convert.hf.inputs import HFInputs
 
     instance("inputs", inputs, HFInputs, "HFInputs (load_hf's)")
@@ -111,6 +114,7 @@ def retarget_conversion(inputs, tree: t.MtokFile, losses: list[Loss], template: 
             raise ConversionError(f"template: {x!r} is neither an id nor SEQ_A ({SEQ_A!r})")
     items("texts", texts, str, "strs", optional=True)
     new, chat_losses = with_chat_template_for_mnn(retarget(tree, inputs.tokenizer_json, template))
+    new, version_losses = for_version(new, version, template)
     tj = inputs.tokenizer_json
     kept = [_restated(loss, tree, new, tj) for loss in losses if not _fixed(loss, tree, new, template, tj)]
     kept += [replace(loss, replacement="left out (MNN's decode never returns from the empty pattern the "
@@ -125,5 +129,5 @@ def retarget_conversion(inputs, tree: t.MtokFile, losses: list[Loss], template: 
     ref = HFReference(inputs.tokenizer_json, new, reference)
     added = sorted(tree.added_tokens, key=lambda a: not a.special)
     probes = probe_texts([a.content for a in added], texts)
-    report = mnn_report(new, ref, probes, rows_of(tj))
-    return new, kept + chat_losses + report.losses, report, ref.source
+    report = mnn_report(new, ref, probes, rows_of(tj), version=version)
+    return new, kept + chat_losses + version_losses + report.losses, report, ref.source
