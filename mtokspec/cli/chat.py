@@ -8,7 +8,7 @@ import sys
 
 from mtokspec.cli._io import one_line, read_input, read_tokenizer_file
 from mtokspec.errors import MtokFormatError
-from mtokspec.cli.runtime import RUNTIMES
+from mtokspec.cli._runtimes import RUNTIMES
 
 
 def cmd_chat(args) -> int:

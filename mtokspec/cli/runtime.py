@@ -9,10 +9,7 @@ import sys
 
 from mtokspec.cli._io import read_input, read_tokenizer_file
 from mtokspec.errors import MtokFormatError
-from mtokspec.runtime.mnn_versions import MNN_SEMANTICS
-
-#: what --runtime takes: hf, mnn, and mnn@VERSION for each released MNN version that differs from HEAD
-RUNTIMES = ("hf", *MNN_SEMANTICS)
+from mtokspec.cli._runtimes import RUNTIMES
 
 
 def _fail(what: str, err: Exception) -> int:

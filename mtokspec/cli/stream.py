@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from mtokspec.cli._io import one_line, write_output
 from mtokspec.reading import read_input
 from mtokspec.errors import Error
-from mtokspec.cli.runtime import RUNTIMES
+from mtokspec.cli._runtimes import RUNTIMES
 
 if TYPE_CHECKING:
     from mtokspec.tokenizer import Tokenizer

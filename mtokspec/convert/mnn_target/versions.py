@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from typing import Any
 
 from mtokspec.convert.hf.inputs import SEQ_A
 from mtokspec.convert.loss import Loss
@@ -23,7 +24,8 @@ from mtokspec.runtime.mnn_versions import HEAD, MnnVersion
 __all__ = ["for_version"]
 
 
-def for_version(tree: t.MtokFile, version: MnnVersion, template: list | None) -> tuple[t.MtokFile, list[Loss]]:
+def for_version(tree: t.MtokFile, version: MnnVersion, template: list[int | str] | None
+                ) -> tuple[t.MtokFile, list[Loss]]:
     """The ``--target mnn`` tree made for ``version`` (``template``: HF's post-processor template,
     None when it is not modelled), and the losses that version adds."""
     if version is HEAD:
@@ -51,7 +53,7 @@ def for_version(tree: t.MtokFile, version: MnnVersion, template: list | None) ->
     return tree, losses
 
 
-def _without_program(tree: t.MtokFile, version: MnnVersion, template: list | None,
+def _without_program(tree: t.MtokFile, version: MnnVersion, template: list[int | str] | None,
                      losses: list[Loss]) -> tuple[t.MtokFile, list[Loss]]:
     """The program left out; its ids before the text as prefix ids."""
     ops = tree.post_processor.ops if isinstance(tree.post_processor, t.PostProcessorProgram) else []
@@ -71,7 +73,7 @@ def _without_program(tree: t.MtokFile, version: MnnVersion, template: list | Non
     return replace(tree, header=t.make_header(h.special, h.stop, before), post_processor=None), losses
 
 
-def _without(node, kind: type, null):
+def _without(node: Any, kind: type, null: Any) -> Any:
     """``node`` with every ``kind`` node and ``null`` child left out of its sequences; a ``kind``
     node itself, or a sequence left empty, becomes ``null`` (the stage's null node)."""
     if isinstance(node, kind):
