@@ -15,7 +15,8 @@ Each version's binary and its semantics run the same cases:
 chat answers as digests, the probes in full), which ``tests/runtime/mnn/test_mnn_versions.py``
 checks the semantics against without a binary.  ``--folders DIR`` (``tools.public_pipelines``'s
 folders) also runs the ``--target mnn@VERSION`` and ``--target mnn`` files of each folder on its
-probe texts and writes the counts to ``benchmarks/records/mnn_versions.json``.
+probe texts, binary against semantics, counts the probes where the version differs from HF on each
+(per output), and writes the counts to ``benchmarks/records/mnn_versions.json``.
 """
 
 from __future__ import annotations
@@ -285,12 +286,26 @@ def folder_agreement(version: str, binary: str, folders: Path, work: Path) -> di
     from mtokspec.convert import from_hf
     from mtokspec.convert.mnn_target.reference import probe_texts
 
+    from mtokspec.convert.hf import load_hf
+    from mtokspec.convert.mnn_target.reference import HFReference
+    from mtokspec.convert.mnn_target.report import mnn_report
+
     out = {}
     for target in dict.fromkeys((_version(version).semantics, "mnn")):
         agree = total = 0
         bad = []
+        hf_differing = dict.fromkeys(("encode", "raw", "seq", "stream"), 0)
         for folder in sorted(p for p in folders.iterdir() if (p / "tokenizer.json").exists()):
-            tree = from_hf(folder, target=target).tree
+            try:
+                tree = from_hf(folder, target=target).tree
+            except mtokspec.Error:  # a folder the format cannot hold (a WordLevel model)
+                continue
+            # the version on this file against HF, on the report's probes
+            added = sorted(tree.added_tokens, key=lambda a: not a.special)
+            report = mnn_report(tree, HFReference(load_hf(folder).tokenizer_json, tree, "hf"),
+                                probe_texts([a.content for a in added]), version=_version(version))
+            for o, (n, _) in report.agreement.items():
+                hf_differing[o] += n
             data = mtokspec.build(tree)
             path = work / f"{folder.name}.mtok"
             path.write_bytes(data)
@@ -304,7 +319,8 @@ def folder_agreement(version: str, binary: str, folders: Path, work: Path) -> di
             agree, total = agree + a, total + n
             if a != n:
                 bad.append(folder.name)
-        out[target] = {"agree": agree, "answers": total, "folders_not_all_agreeing": bad}
+        out[target] = {"agree": agree, "answers": total, "folders_not_all_agreeing": bad,
+                       "probes_differing_from_hf": hf_differing}
     return out
 
 
