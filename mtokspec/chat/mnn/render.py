@@ -457,8 +457,8 @@ def render_mnn(template: str, messages: list[dict], *, add_generation_prompt: bo
     MNN takes from ``llm_config.json``'s ``jinja.context`` (the only way a ``tools`` list or other
     variables reach its templates); ``strftime_now`` freezes the clock (a datetime or an ISO-8601
     string); ``missing_filters`` are filters an older MNN's engine lacks (see
-    :mod:`mtokspec.runtime.mnn_versions`).  The result is the engine's bytes as text (bytes that are not UTF-8, which MNN's
-    byte-wise string operations can make, as surrogate escapes).
+    :mod:`mtokspec.runtime.mnn_versions`).  The result is the engine's bytes as text (bytes that
+    are not UTF-8, which MNN's byte-wise string operations can make, as surrogate escapes).
 
     Raises:
         ChatTemplateError: messages or context that are not JSON objects (MNN takes nothing else);
