@@ -135,3 +135,15 @@ def test_target_version_leaves_out_what_the_version_cannot_read():
     new, losses = for_version(tree, VERSIONS["3.6.1"], None)
     assert new == tree and losses == []
     assert for_version(tree, HEAD, None) == (tree, [])
+
+
+@needs_corpus
+def test_cli_converts_for_a_version(tmp_path: Path, capsys):
+    pytest.importorskip("tokenizers", reason="the --target report runs HF tokenizers")
+    from mtokspec.cli import main
+
+    out = tmp_path / "v.mtok"
+    main(["convert", str(CORPUS / "tok" / "t5-small"), "--target", "mnn@3.6.1", "-o", str(out)])
+    tree = mtokspec.parse(out.read_bytes())
+    assert tree.post_processor is None and list(tree.header.prefix) == []
+    assert "mnn@3.6.1" in capsys.readouterr().err  # the lost </s> is put down to the version
