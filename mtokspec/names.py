@@ -10,13 +10,28 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-__all__ = ["Semantics", "SEMANTICS", "DEVICES", "EXTENDED", "TARGETS", "REFERENCES"]
+__all__ = ["Semantics", "Current", "MnnRelease", "SEMANTICS", "CURRENT", "DEVICES", "EXTENDED", "MNN_VERSIONS",
+           "TARGETS", "REFERENCES"]
 
-Semantics = Literal["hf", "mnn", "mnn-next"]
-"""``hf``: Hugging Face ``tokenizers``' answers; ``mnn``: MNN's C++ runtime's, exactly; ``mnn-next``:
-MNN with the format-next patch (``patches/mnn/``), which reads the ``extension`` section."""
+Current = Literal["hf", "mnn", "mnn-next"]
+"""``hf``: Hugging Face ``tokenizers``' answers; ``mnn``: MNN's C++ runtime's, exactly (at
+``format.tree.MNN_COMMIT``); ``mnn-next``: MNN with the format-next patch (``patches/mnn/``), which
+reads the ``extension`` section."""
+
+MnnRelease = Literal["mnn@3.5.0", "mnn@3.6.0", "mnn@3.6.1"]
+"""``mnn@VERSION``: as that released MNN version runs a file, for each release that reads ``.mtok``
+and differs from ``mnn`` (its switches: ``runtime.mnn.versions``; ``docs/design/mnn-versions.md``)."""
+
+Semantics = Literal[Current, MnnRelease]
+"""Every semantics: the current ones, then the released MNN versions."""
 
 SEMANTICS: tuple[Semantics, ...] = get_args(Semantics)
+
+CURRENT: tuple[Current, ...] = get_args(Current)
+"""The semantics of today's runtimes (what ``fingerprint`` hashes; no release)."""
+
+MNN_VERSIONS: tuple[str, ...] = tuple(name.removeprefix("mnn@") for name in get_args(MnnRelease))
+"""The released MNN versions named by :data:`MnnRelease` (``"3.6.1"``)."""
 
 DEVICES: tuple[Semantics, ...] = SEMANTICS[1:]
 """The devices: each is a ``convert --target``, a ``lint --target`` and a ``--runtime``."""
@@ -32,6 +47,9 @@ TARGETS = {
            "exit status says whether anything does",
     "mnn-next": "the mnn file plus format next's extension, which released MNN ignores and MNN with patches/mnn/ "
                 "reads (the report is the patched runtime's)",
+    **{f"mnn@{version}": f"the mnn file made for MNN {version}: what that release reads otherwise than mnn "
+                         f"is changed, what it cannot run is left out and reported, and the report is that "
+                         f"release's" for version in MNN_VERSIONS},
 }
 """The targets of ``from_hf``, with what each writes."""
 

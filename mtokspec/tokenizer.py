@@ -138,7 +138,8 @@ def load(source: t.TokenizerFile | bytes | bytearray | memoryview | str | os.Pat
     upgraded by :func:`mtokspec.convert.upgrade`, given ``upgrade_options``; other options go to
     :class:`~mtokspec.runtime.hf.HfTokenizer`).  ``semantics="mnn"`` runs the file as MNN's C++
     runtime does, legacy types by MNN's own legacy tokenizers; ``semantics="mnn-next"`` as MNN with
-    ``patches/mnn/``, which also reads the file's ``extension`` section; their one option is
+    ``patches/mnn/``, which also reads the file's ``extension`` section; ``semantics="mnn@3.6.1"`` (each
+    of :data:`mtokspec.names.MnnRelease`) as that released MNN version; their one option is
     ``max_expansion`` (every semantics: :mod:`mtokspec.runtime.shared.bounds`).
     """
     if not isinstance(semantics, str):
@@ -155,7 +156,8 @@ def _options(semantics: Semantics) -> tuple[str, ...]:
     if semantics in DEVICES:  # MnnTokenizer and the mnn-next device take the same
         from mtokspec.runtime.mnn import MnnTokenizer
 
-        return keyword_options(MnnTokenizer.__init__)
+        # the semantics' name chooses the MNN version (mnn@VERSION), so ``version`` is no option of load
+        return tuple(name for name in keyword_options(MnnTokenizer.__init__) if name != "version")
     from mtokspec.runtime.hf import HfTokenizer
 
     return keyword_options(HfTokenizer.__init__)

@@ -8,7 +8,7 @@ import sys
 
 from mtokspec.cli._io import one_line, read_input, read_tokenizer_file
 from mtokspec.errors import MtokFormatError
-from mtokspec.names import SEMANTICS
+from mtokspec.names import DEVICES, SEMANTICS
 
 
 def cmd_chat(args) -> int:
@@ -53,7 +53,7 @@ def cmd_chat(args) -> int:
     raised = None
     try:
         prompt = tok.apply_chat_template(messages, add_generation_prompt=agp, template=template)
-        if args.runtime == "mnn":  # a rewritten template's marker where transformers raises (chat-mnn.md)
+        if args.runtime in DEVICES:  # a rewritten template's marker where transformers raises (chat-mnn.md)
             from mtokspec.chat.rewrite import device_raise
 
             raised = device_raise(template if template is not None else tok.chat_template, prompt,
@@ -63,7 +63,7 @@ def cmd_chat(args) -> int:
         return 1
     sys.stdout.write(prompt)
     if args.tokens:  # hf: as apply_chat_template(tokenize=True); mnn: Llm::response's tokenizer_encode
-        ids = tok.encode(prompt, add_special_tokens=args.runtime == "mnn")
+        ids = tok.encode(prompt, add_special_tokens=args.runtime in DEVICES)
         sys.stdout.write("\n" + " ".join(map(str, ids)) + "\n")
     if raised is not None:
         print(f"mtokspec: chat template: raise_exception({one_line(raised)}) reached: transformers raises here; "
@@ -126,5 +126,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--template", metavar="FILE", help="use this template instead of the file's")
     p.add_argument("--runtime", choices=SEMANTICS, default="hf",
                    help="hf: render as transformers does (default); mnn: the prompt a device builds, "
-                        "rendered as MNN's own Jinja engine does (exit 1 where MNN would never return)")
+                        "rendered as MNN's own Jinja engine does (exit 1 where MNN would never return); "
+                        "mnn@VERSION: as that released version")
     p.set_defaults(func=cmd_chat)

@@ -175,7 +175,7 @@ def register(subparsers) -> None:
                         "it (differs from the reference exporter's bytes)")
     p.add_argument("--target", choices=tuple(TARGETS), default="exporter",
                    help="; ".join(f"{name}: {what}" for name, what in TARGETS.items()))
-    p.add_argument("--reference", choices=REFERENCES, default="hf", help=REFERENCE_HELP + " (--target mnn, mnn-next)")
+    p.add_argument("--reference", choices=REFERENCES, default="hf", help=REFERENCE_HELP + " (the device targets: mnn, mnn-next, mnn@VERSION)")
     p.add_argument("--report", choices=("text", "json"), default="text",
                    help="format of the loss report printed to stderr")
     add_force(p)

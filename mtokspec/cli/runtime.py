@@ -139,7 +139,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("file", metavar="FILE", help="the .mtok file (or a legacy tokenizer.txt)")
     p.add_argument("text", metavar="TEXT", nargs="?", help="the text ('-' or omitted: standard input)")
     p.add_argument("--runtime", choices=SEMANTICS, default="hf",
-                   help="tokenize as HF tokenizers (default) or as MNN's C++ runtime on a device")
+                   help="tokenize as HF tokenizers (default) or as MNN's C++ runtime on a device (mnn@VERSION: "
+                        "as that released version)")
     p.add_argument("--special", action=argparse.BooleanOptionalAction, default=None,
                    help="add special tokens (hf: the post-processor program, else the header's prefix ids; "
                         "default off) -- with --runtime mnn, MNN's encode(text) (default on)")
@@ -155,7 +156,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("file", metavar="FILE", help="the .mtok file (or a legacy tokenizer.txt)")
     p.add_argument("ids", metavar="ID", nargs="+", type=int, help="token ids")
     p.add_argument("--runtime", choices=SEMANTICS, default="hf",
-                   help="decode as HF tokenizers (default) or as MNN's C++ runtime (its exact bytes)")
+                   help="decode as HF tokenizers (default) or as MNN's C++ runtime (its exact bytes; "
+                        "mnn@VERSION: as that released version)")
     p.add_argument("--skip-special", action="store_true", help="leave out special tokens (hf)")
     p.add_argument("--stream", action="store_true",
                    help="with --runtime mnn: what the LLM engine prints, each id decoded alone")

@@ -71,7 +71,8 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     p.add_argument("file", metavar="FILE", help="the .mtok file (or a legacy tokenizer.txt)")
     p.add_argument("ids", metavar="ID", nargs="+", type=int, help="token ids, in the order they arrive")
     p.add_argument("--runtime", choices=SEMANTICS, default="hf",
-                   help="hf: what HF tokenizers' decode adds (default); mnn: what MNN's Tokenizer::decode adds")
+                   help="hf: what HF tokenizers' decode adds (default); mnn: what MNN's Tokenizer::decode adds "
+                        "(mnn@VERSION: in that released version)")
     p.add_argument("--skip-special", action="store_true", help="leave out special tokens (hf)")
     p.add_argument("--json", action="store_true", help="one JSON list: each id with the text it printed, then the flush")
     p.set_defaults(func=cmd_stream)

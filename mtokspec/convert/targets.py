@@ -2,8 +2,9 @@
 (:data:`mtokspec.names.TARGETS`).
 
 ``exporter`` is :func:`mtokspec.convert.hf.export` (MNN's exporter's bytes); ``mnn`` then sets every
-lever for MNN's runtime (:func:`mtokspec.convert.mnn_target.retarget.retarget_conversion`).  Both
-read the same parsed folder (:mod:`mtokspec.convert.inputs`).
+lever for MNN's runtime (:func:`mtokspec.convert.mnn_target.retarget.retarget_conversion`), as do
+``mnn-next`` (plus format next's extension) and ``mnn@VERSION`` (for that MNN release).  All read
+the same parsed folder (:mod:`mtokspec.convert.inputs`).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ def from_hf(path: str | os.PathLike, *, strict: bool = False, exact_whitespace: 
     ``exact_whitespace=True`` writes HF ``Whitespace`` as :data:`~mtokspec.convert.inputs.WHITESPACE_SPLIT`.
     ``model_type`` is the exporter's model type (only ``glm_ocr`` changes anything).
     ``target="mnn"``: the bytes for which MNN's runtime gives HF's answers (``"mnn-next"``: with
-    format next's extension, for MNN with ``patches/mnn/``)
+    format next's extension, for MNN with ``patches/mnn/``; ``"mnn@3.6.1"``: for that MNN release)
     (:mod:`mtokspec.convert.mnn_target`); the losses are then what MNN still does differently,
     checked against HF ``tokenizers`` (``reference="mtokspec"``: against mtokspec's own HF
     semantics, named so in the result's ``reference``).

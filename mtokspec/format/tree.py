@@ -21,7 +21,8 @@ from mtokspec.format.codec_support import value_text
 from mtokspec.errors import MtokFormatError
 
 __all__ = [*CLASSES, *UNIONS, *ENUMS, "TokenizerFile", "FORMATS", "format_key", "to_dict", "from_dict", "make_header", "header_roles", "HeaderRoles",
-           "ROOT_TYPES", "MNN_COMMIT", "LEGACY_ROOTS", "walk_stage", "OversizeNumber", "HEADER_ROLES"]
+           "ROOT_TYPES", "MNN_COMMIT", "LEGACY_ROOTS", "walk_stage", "sequence_fields", "OversizeNumber",
+           "HEADER_ROLES"]
 
 #: the ``format`` key of the plain form -> root class
 FORMATS: dict[str, type] = {
@@ -71,6 +72,11 @@ _SEQUENCE_FIELDS: dict[type, tuple[str, ...]] = {
     if (fields := tuple(f for f, d in SCHEMA[name] if d == ("list", ("union", union))))
 }
 """Each sequence stage (``SequenceNormalizer``, ...) -> the fields holding its children, from the schema."""
+
+
+def sequence_fields(node: Any) -> tuple[str, ...]:
+    """The fields holding a sequence stage's children (``()`` for any other node)."""
+    return _SEQUENCE_FIELDS.get(type(node), ())
 
 
 def walk_stage(node: Any, path: str = "") -> Iterator[tuple[Any, str]]:

@@ -38,13 +38,14 @@ _PROBE = b"<__jinja_content_probe__>"
 class _Frame:
     """One render: the scope stack, the macros registered so far, the limits."""
 
-    __slots__ = ("scopes", "macros", "limits", "depth")
+    __slots__ = ("scopes", "macros", "limits", "depth", "missing")
 
-    def __init__(self, scopes: list[dict], limits: RenderBounds):
+    def __init__(self, scopes: list[dict], limits: RenderBounds, missing: frozenset[bytes] = frozenset()):
         self.scopes = scopes
         self.macros: dict[bytes, N.MacroNode] = {}
         self.limits = limits
         self.depth = 0
+        self.missing = missing  # filters the engine's version lacks: they pass their input through
 
     def get(self, name: bytes) -> Any:
         for scope in reversed(self.scopes):
@@ -199,6 +200,8 @@ class _Evaluator:
             return B.call_method(obj, e.name, e.args, self.ev, self.f.limits)
         if t is N.Filter:
             val = self.ev(e.left)
+            if e.name in self.f.missing:
+                return val
             return B.apply_filter(e.name, val, e.args, self.ev, self.f.limits)
         if t is N.Binary:
             left = self.ev(e.left)
@@ -376,7 +379,9 @@ class MnnTemplate:
     """A chat template compiled as MNN's ``jinja::Template`` compiles it, with its default
     context (which, as in MNN, persists across its renders)."""
 
-    def __init__(self, source: str | bytes, *, eos_token: str = "", bos_token: str = ""):
+    def __init__(self, source: str | bytes, *, eos_token: str = "", bos_token: str = "",
+                 missing_filters: frozenset[str] = frozenset()):
+        self.missing = frozenset(name.encode() for name in missing_filters)
         if not isinstance(source, (str, bytes, bytearray)):
             raise ArgumentTypeError(f"source: expected a str or bytes, got {type(source).__name__}")
         optional_text("eos_token", eos_token)
@@ -400,7 +405,7 @@ class MnnTemplate:
 
     def render(self, context: dict, limits: RenderBounds) -> bytes:
         """``Template::render`` of an engine-side context (values of :mod:`.values`)."""
-        frame = _Frame([self.default, context] if context else [self.default], limits)
+        frame = _Frame([self.default, context] if context else [self.default], limits, self.missing)
         out = bytearray()
         try:
             _Evaluator(frame).render(self.nodes, out)
@@ -444,15 +449,17 @@ def engine_messages(messages: list[dict]) -> list:
 def render_mnn(template: str, messages: list[dict], *, add_generation_prompt: bool = True,
                bos_token: str | None = None, eos_token: str | None = None,
                context: dict | None = None, strftime_now: datetime | str | None = None,
-               max_output_chars: int = MAX_OUTPUT_CHARS, timeout_seconds: float | None = TIMEOUT_SECONDS) -> str:
+               max_output_chars: int = MAX_OUTPUT_CHARS, timeout_seconds: float | None = TIMEOUT_SECONDS,
+               missing_filters: frozenset[str] = frozenset()) -> str:
     """The prompt MNN's ``Tokenizer::apply_chat_template`` renders for ``messages``.
 
     ``bos_token``/``eos_token`` are the file's strings (``None`` = empty: MNN defines
     ``eos_token`` always and ``bos_token`` only when non-empty); ``context`` is the extra context
     MNN takes from ``llm_config.json``'s ``jinja.context`` (the only way a ``tools`` list or other
     variables reach its templates); ``strftime_now`` freezes the clock (a datetime or an ISO-8601
-    string).  The result is the engine's bytes as text (bytes that are not UTF-8, which MNN's
-    byte-wise string operations can make, as surrogate escapes).
+    string); ``missing_filters`` are filters an older MNN's engine lacks (see
+    :mod:`mtokspec.runtime.mnn.versions`).  The result is the engine's bytes as text (bytes that
+    are not UTF-8, which MNN's byte-wise string operations can make, as surrogate escapes).
 
     Raises:
         ChatTemplateError: messages or context that are not JSON objects (MNN takes nothing else);
@@ -477,7 +484,8 @@ def render_mnn(template: str, messages: list[dict], *, add_generation_prompt: bo
         if type(extra) is not dict:
             raise ChatTemplateError("context must be a JSON object (MNN's jinja.context is one)")
         limits = RenderBounds.start(max_output_chars, timeout_seconds, now)
-        tpl = MnnTemplate(template, eos_token=eos_token or "", bos_token=bos_token or "")
+        tpl = MnnTemplate(template, eos_token=eos_token or "", bos_token=bos_token or "",
+                          missing_filters=missing_filters)
         out = tpl.apply(messages_in, bool(add_generation_prompt), extra, limits)
     except UnicodeEncodeError as e:  # a lone surrogate: no UTF-8 text, and MNN takes nothing else
         raise ChatTemplateError(f"not UTF-8 text (MNN's engine reads bytes): {e}") from None
@@ -491,7 +499,8 @@ def render_file_mnn(file: Any, messages: list[dict], *, template: str | None = N
     ``eos_token``): its template unless ``template`` is given, its BOS/EOS strings unless passed.
     MNN's API takes no ``tools`` nor template variables: a device app hands them over through
     ``llm_config.json``'s ``jinja.context``, which is where ``tools`` and every keyword other than
-    ``strftime_now``, ``max_output_chars`` and ``timeout_seconds`` go (``context`` is that object)."""
+    ``strftime_now``, ``max_output_chars``, ``timeout_seconds`` and ``missing_filters`` go (``context``
+    is that object)."""
     from mtokspec.chat.render import checked_file, checked_messages
 
     checked_file(file)
@@ -503,7 +512,8 @@ def render_file_mnn(file: Any, messages: list[dict], *, template: str | None = N
         raise ChatTemplateError("the file has no chat template; pass template=...")
     bos = kwargs.pop("bos_token", file.bos_token)
     eos = kwargs.pop("eos_token", file.eos_token)
-    options = {k: kwargs.pop(k) for k in ("strftime_now", "max_output_chars", "timeout_seconds") if k in kwargs}
+    options = {k: kwargs.pop(k) for k in ("strftime_now", "max_output_chars", "timeout_seconds", "missing_filters")
+               if k in kwargs}
     extra = dict(context or {})
     if tools is not None:
         extra["tools"] = tools

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from mtokspec.format import tree as t
 from mtokspec.convert.loss import Loss
 from mtokspec.format.tree import walk_stage as walk
+from mtokspec.runtime.mnn.versions import HEAD, version_of
 
 __all__ = ["MnnLoss", "MnnReport", "OUTPUTS", "mnn_losses", "mnn_report"]
 
@@ -79,6 +80,10 @@ class _Prober:
         from mtokspec.runtime.mnn.next import device_tokenizer
 
         self.mnn = device_tokenizer(tree, semantics)
+        # the runtime the divergence rules describe (mnn, mnn-next); a release's own difference
+        # from HEAD is its rule, mnn@VERSION
+        release = version_of(semantics) not in (None, HEAD)
+        self.head = device_tokenizer(tree, "mnn") if release else self.mnn
         self.hf_file = Tokenizer.from_tree(tree)
         self.ref = ref
         from mtokspec.convert.mnn_target.variants import Verdict
@@ -106,16 +111,20 @@ class _Prober:
     def _rules(self, output: str, text: str) -> list[str]:
         from mtokspec.divergences.explain import explain_decode, explain_encode
 
-        hf_file, mnn, ref = self.hf_file, self.mnn, self.ref
+        hf_file, mnn, ref = self.hf_file, self.head, self.ref
+        version = [self.mnn.semantics] if mnn is not self.mnn and self._version_differs(output, text) else []
         if output in ("encode", "raw"):
             special = output == "encode"
             want = ref.encode(text, special)
             rules = []
             if hf_file.encode(text, add_special_tokens=special) != want:
-                rules += self._format_rules(text)
+                # a version without the program: its ids after the text are not in the file
+                lost = special and not self.mnn.version.post_processor and \
+                    hf_file.encode(text, add_special_tokens=False) == ref.encode(text, False)
+                rules += [self.mnn.semantics] if lost else self._format_rules(text)
             if hf_file.encode(text, add_special_tokens=special) != mnn.encode(text, add_special_tokens=special):
                 rules += explain_encode(hf_file, mnn, text, special)
-            return rules
+            return list(dict.fromkeys(rules + version))
         ids = ref.encode(text, False)
         stream = output == "stream"
         want = ref.decode(ids).encode("utf-8", "surrogatepass")
@@ -123,7 +132,16 @@ class _Prober:
         rules = format_causes(self.rows, False, decode=True) if file_text != want else []
         if file_text != mnn.decode_bytes(ids, stream=stream):
             rules += explain_decode(hf_file, mnn, ids, stream=stream)
-        return rules
+        return rules + version
+
+    def _version_differs(self, output: str, text: str) -> bool:
+        """Whether the version's answer differs from HEAD's."""
+        if output in ("encode", "raw"):
+            special = output == "encode"
+            return self.mnn.encode(text, add_special_tokens=special) != self.head.encode(text, add_special_tokens=special)
+        ids = self.ref.encode(text, False)
+        stream = output == "stream"
+        return self.mnn.decode_bytes(ids, stream=stream) != self.head.decode_bytes(ids, stream=stream)
 
     def _format_rules(self, text: str) -> list[str]:
         """What a case where the file's own HF semantics differs from HF is put down to
@@ -196,6 +214,9 @@ def _summary(rule: str):
     r = RULES.get(rule)
     if r is not None:
         return r.component, r.summary
+    version = version_of(rule)
+    if version is not None:
+        return "file", f"MNN {version.name} differs from HEAD: {version.describe()}"
     v = by_cause(rule)
     if v is not None:
         return v.stage, v.describe()
@@ -205,7 +226,8 @@ def _summary(rule: str):
 def mnn_report(tree: t.MtokFile, ref, texts: list[str], rows=(), semantics: str = "mnn") -> MnnReport:
     """:class:`MnnReport` of MNN on ``tree`` against ``ref`` over ``texts``; ``rows`` are the
     folder's :mod:`.variants` rows (:func:`~.variants.rows_of`), which name what the format lost;
-    ``semantics``: the device runtime (``mnn`` or ``mnn-next``)."""
+    ``semantics``: the device runtime (``mnn``, ``mnn-next`` or ``mnn@VERSION``, whose own
+    differences from HEAD are the rule ``mnn@VERSION``)."""
     from mtokspec.divergences import RULES
     from mtokspec.errors import ArgumentTypeError, UndefinedInMnn
     from mtokspec.args import instance, items

@@ -16,9 +16,11 @@ from mtokspec.convert.mnn_target.choices import retarget
 from mtokspec.convert.mnn_target.reference import HFReference, probe_texts
 from mtokspec.convert.mnn_target.report import MnnReport, mnn_report
 from mtokspec.convert.mnn_target.variants import rows_of
+from mtokspec.convert.mnn_target.versions import for_version
 from mtokspec.format import tree as t
 from mtokspec.args import instance, items
 from mtokspec.names import EXTENDED
+from mtokspec.runtime.mnn.versions import version_of
 
 __all__ = ["retarget_conversion"]
 
@@ -100,7 +102,8 @@ def retarget_conversion(inputs, tree: t.MtokFile, losses: list[Loss], template: 
     """The exporter's conversion (tree and losses) made for MNN's runtime: ``(tree, losses,
     report, reference)``; ``texts`` are probed besides the built-in ones, ``reference`` names what
     answered for HF (``reference``: see :class:`~.reference.HFReference`); ``target="mnn-next"``
-    adds format next's extension (:mod:`.next`) and reports the patched runtime."""
+    adds format next's extension (:mod:`.next`) and reports the patched runtime; ``target="mnn@3.6.1"``
+    makes the file for that MNN release (:mod:`.versions`) and reports that release's runtime."""
     from mtokspec.convert.inputs import HFInputs
 
     instance("inputs", inputs, HFInputs, "HFInputs (load_hf's)")
@@ -118,6 +121,10 @@ def retarget_conversion(inputs, tree: t.MtokFile, losses: list[Loss], template: 
 
         new, ext_losses = with_extension(new, inputs.tokenizer_json)
         chat_losses += ext_losses
+    version = version_of(target)
+    if version is not None:  # mnn (nothing changes) or mnn@VERSION
+        new, version_losses = for_version(new, version, template)
+        chat_losses += version_losses
     tj = inputs.tokenizer_json
     kept = [_restated(loss, tree, new, tj) for loss in losses if not _fixed(loss, tree, new, template, tj)]
     kept += [replace(loss, replacement="left out (MNN's decode never returns from the empty pattern the "

@@ -20,14 +20,22 @@ from mtokspec.runtime.mnn.models import BPE
 from mtokspec.runtime.mnn.pipeline import PipelineTokenizer
 from mtokspec.names import EXTENDED
 from mtokspec.runtime.mnn.tokenizer import MnnDecodeStream, MnnTokenizer, engine_fix
+from mtokspec.runtime.mnn.versions import version_of
 from mtokspec.args import token_ids
+from mtokspec.errors import TokenizerError
 
 __all__ = ["NextPipelineTokenizer", "EngineStream", "next_tokenizer", "device_tokenizer"]
 
 
 def device_tokenizer(tree: t.TokenizerFile, semantics: str, **options: Any) -> MnnTokenizer:
-    """The tokenizer device runtime ``semantics`` (one of ``mtokspec.names.DEVICES``) builds."""
-    return next_tokenizer(tree, **options) if semantics == EXTENDED else MnnTokenizer.from_tree(tree, **options)
+    """The tokenizer device runtime ``semantics`` (one of ``mtokspec.names.DEVICES``) builds: the
+    patched MNN for ``mnn-next``, else MNN at HEAD (``mnn``) or at a release (``mnn@VERSION``)."""
+    if semantics == EXTENDED:
+        return next_tokenizer(tree, **options)
+    version = version_of(semantics)
+    if version is None:
+        raise TokenizerError(f"semantics: {semantics!r} is no device runtime")
+    return MnnTokenizer.from_tree(tree, version=version, **options)
 
 
 def next_tokenizer(tree: t.TokenizerFile, **options: Any) -> MnnTokenizer:

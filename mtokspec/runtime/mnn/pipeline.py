@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from mtokspec.errors import UndefinedInMnn
 from mtokspec.format import tree as t
 from mtokspec.args import token_id, token_text
 from mtokspec.runtime.shared.bounds import budget, regex_steps, running_budget
@@ -41,6 +42,30 @@ def _first_of_each_content(added) -> dict[bytes, tuple]:
     return first
 
 
+_NULL_NODES = (t.NoNormalizer, t.NoPreTokenizer)
+
+
+class _NullChildCall:
+    """A sequence stage holding a null child, in a version that calls it: every use is undefined."""
+
+    def __init__(self, message: str):
+        self.message = message
+
+    def _call(self, _: Any) -> Any:
+        raise UndefinedInMnn(self.message)
+
+    normalize = pre_tokenize = _call
+
+
+def _null_child_calls(stage: Any, node: Any, name: str, version: Any) -> Any:
+    """``stage``, or a :class:`_NullChildCall` when ``node`` is a sequence holding a null child."""
+    for child, path in t.walk_stage(node, name):
+        if path != name and isinstance(child, _NULL_NODES):
+            return _NullChildCall(f"{path}: a null child of a sequence, which MNN {version.name} calls "
+                                  f"(a null-pointer call; later versions skip it)")
+    return stage
+
+
 class PipelineTokenizer(MnnTokenizer):
     """A ``.mtok`` file: MNN's pipeline of normalizer, pre-tokenizer, model and decoders."""
 
@@ -64,7 +89,17 @@ class PipelineTokenizer(MnnTokenizer):
         self.chat_template = mtok.chat_template or None
         self.eos_token = mtok.eos_token or None
         self.bos_token = mtok.bos_token or None
-        self._post = post_program_ops(mtok.post_processor)
+        self._post = post_program_ops(mtok.post_processor) if self.version.post_processor else []
+        if not self.version.strip_normalizer:
+            for node, path in t.walk_stage(mtok.normalizer, "normalizer"):
+                if isinstance(node, t.StripNormalizer):
+                    raise UndefinedInMnn(f"{path}: MNN {self.version.name}'s loader does not know normalizer type 8 "
+                                         f"(Strip): it skips the type byte only and reads the rest of the file "
+                                         f"out of place")
+        if not self.version.skips_null_children:
+            self.normalizer = _null_child_calls(self.normalizer, mtok.normalizer, "normalizer", self.version)
+            self.pre_tokenizer = _null_child_calls(self.pre_tokenizer, mtok.pre_tokenizer, "pre_tokenizer",
+                                                   self.version)
         self._added_search = None  # built at the first encode: _find_added
         self._added_by_content: dict[bytes, tuple] = {}
         # no normalizer and ByteLevel's compiled scan: encode counts the scan's steps itself, without

@@ -27,6 +27,7 @@ from mtokspec.runtime.shared.bounds import (MAX_EXPANSION, budget_size, checked_
 from mtokspec.runtime.shared.pickling import reduce_tokenizer
 from mtokspec.runtime.mnn._compiled import stages
 from mtokspec.runtime.mnn._text import i32
+from mtokspec.runtime.mnn.versions import HEAD, VERSIONS, MnnVersion
 
 
 if TYPE_CHECKING:
@@ -57,6 +58,20 @@ def to_bytes(text: str | bytes) -> bytes:
             return text.encode("utf-8", "surrogateescape")
         except UnicodeEncodeError:
             return text.encode("utf-8", "surrogatepass")
+
+
+def checked_version(version: MnnVersion | str) -> MnnVersion:
+    """The :class:`MnnVersion` of ``version`` (one, or a tag of :data:`VERSIONS`, or ``"HEAD"``)."""
+    if isinstance(version, MnnVersion):
+        return version
+    if not isinstance(version, str):
+        raise ArgumentTypeError(f"version: expected an MNN version tag, got {type(version).__name__}")
+    if version == HEAD.name:
+        return HEAD
+    if version not in VERSIONS:
+        raise TokenizerError(f"version: MNN {version!r} is not a version the mnn semantics knows "
+                             f"(HEAD, {', '.join(VERSIONS)})")
+    return VERSIONS[version]
 
 
 def post_program_ops(pp) -> list[int | None]:
@@ -140,8 +155,12 @@ class MnnTokenizer:
 
     semantics = "mnn"
 
-    def __init__(self, tree: t.TokenizerFile, *, max_expansion: int = MAX_EXPANSION):
+    def __init__(self, tree: t.TokenizerFile, *, max_expansion: int = MAX_EXPANSION,
+                 version: MnnVersion | str = HEAD):
         self.max_expansion = checked_max_expansion(max_expansion)
+        self.version = checked_version(version)
+        if self.version is not HEAD:  # a release's name (a subclass keeps its own, mnn-next's)
+            self.semantics = self.version.semantics
         self.tree = tree
         # MNN reads the ids as int32
         self.special_ids, self.stop_ids, self.prefix_ids = ([i32(i) for i in ids] for ids in t.header_roles(tree.header))
@@ -159,7 +178,10 @@ class MnnTokenizer:
         self._vocab: dict[str, int] | None = None
 
     def __reduce__(self):
-        return reduce_tokenizer(self, {"max_expansion": self.max_expansion})
+        options: dict[str, Any] = {"max_expansion": self.max_expansion}
+        if self.version is not HEAD:
+            options["version"] = self.version.name
+        return reduce_tokenizer(self, options)
 
     # --- construction ----------------------------------------------------------------------------
     tree_type: ClassVar[type | None] = None
@@ -359,7 +381,7 @@ class MnnTokenizer:
         from mtokspec.chat.mnn import render_file_mnn
 
         return render_file_mnn(self, messages, template=template, add_generation_prompt=add_generation_prompt,
-                               tools=tools, context=context, **kwargs)
+                               tools=tools, context=context, missing_filters=self.version.missing_filters, **kwargs)
 
 
 class MnnDecodeStream:
