@@ -43,7 +43,8 @@ def test_semantics_gives_the_recorded_answers(version):
 
 
 @needs_corpus
-@pytest.mark.parametrize("version", sorted(LIVE))
+@pytest.mark.parametrize("version", sorted(LIVE) or [pytest.param(None, marks=pytest.mark.skip(
+    reason="MNN_VERSION_BINS=3.6.1=/path/mnn_tok,... not set (tools/mnn_release/build.sh builds them)"))])
 def test_semantics_gives_the_binary_answers_live(version, tmp_path: Path):
     result = check_version(version, record_version(version, LIVE[version], CORPUS, tmp_path), CORPUS)
     assert not result["differ"], result["differ"][:5]
