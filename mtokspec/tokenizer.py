@@ -24,9 +24,6 @@ from mtokspec.runtime.shared.gc import paused_gc
 
 __all__ = ["Tokenizer", "DecodeStream", "TextStream", "Semantics", "SEMANTICS", "DEVICES", "load", "hold_table"]
 
-
-
-
 _T = TypeVar("_T", bound="Tokenizer")
 
 

@@ -9,12 +9,14 @@ text to ids can differ from Hugging Face because of it (False: only decoding, of
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 
 from mtokspec.errors import Error
 from mtokspec.args import items
 
-__all__ = ["Loss", "ConversionError", "render_text", "render_json", "losses_to_plain"]
+__all__ = ["Loss", "ConversionError", "render_text", "render_json", "losses_to_plain", "UNCHECKED", "refusing"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,3 +69,23 @@ def render_text(losses: list[Loss]) -> str:
     lines = [f"{len(losses)} loss(es), {n} may change tokenization:"]
     lines += [f"  {'!' if loss.may_change_tokenization else '-'} {loss}" for loss in losses]
     return "\n".join(lines)
+
+
+UNCHECKED = "tokenizer.json holds a malformed value in a field without a check of its own"
+"""How a refusal that no field check made begins (tests/test_fuzz.py asserts none happens)."""
+
+
+@contextmanager
+def refusing() -> Iterator[None]:
+    """A conversion's body: a library error of the runtimes it runs (a pattern past a bound ...) or
+    a malformed field no check names becomes a :class:`ConversionError` (the error contract)."""
+    try:
+        yield
+    except ConversionError:
+        raise
+    except Error as e:
+        raise ConversionError(f"{type(e).__name__}: {e}") from e
+    except (TypeError, AttributeError, ValueError, KeyError, IndexError, OverflowError, RecursionError) as e:
+        # the checks name each field the fuzzer (tools/fuzz/) has found malformed; this keeps a
+        # field none of them covers a refusal too
+        raise ConversionError(f"{UNCHECKED} ({type(e).__name__}: {e})") from e

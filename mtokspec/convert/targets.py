@@ -16,17 +16,12 @@ from mtokspec.args import instance, optional_text, token_text
 from mtokspec.convert import unicode_tables
 from mtokspec.convert.hf import export
 from mtokspec.convert.inputs import HFInputs, load_hf
-from mtokspec.convert.loss import ConversionError
+from mtokspec.convert.loss import ConversionError, refusing
 from mtokspec.convert.result import ConversionResult
-from mtokspec.errors import Error
 from mtokspec.format import tree as t
 from mtokspec.names import DEVICES, TARGETS
 
-__all__ = ["from_hf", "from_hf_tree", "from_hf_inputs", "UNCHECKED"]
-
-UNCHECKED = "tokenizer.json holds a malformed value in a field without a check of its own"
-"""How a refusal that no field check made begins (tests/test_fuzz.py asserts none happens)."""
-
+__all__ = ["from_hf", "from_hf_tree", "from_hf_inputs"]
 
 def from_hf(path: str | os.PathLike, *, strict: bool = False, exact_whitespace: bool = False,
             model_type: str | None = None, target: str = "exporter", reference: str = "hf") -> ConversionResult:
@@ -61,7 +56,7 @@ def from_hf_inputs(inputs: HFInputs, *, strict: bool = False, exact_whitespace: 
     optional_text("model_type", model_type)
     if target not in TARGETS:
         raise ConversionError(f"target {target!r}: expected one of {', '.join(map(repr, TARGETS))}")
-    try:
+    with refusing():
         exported = inputs
         if target in DEVICES:
             from mtokspec.convert.mnn_target.variants.models import wordlevel_as_wordpiece
@@ -77,14 +72,6 @@ def from_hf_inputs(inputs: HFInputs, *, strict: bool = False, exact_whitespace: 
 
             tree, losses, report, source = retarget_conversion(inputs, tree, losses, inputs.template(),
                                                                reference=reference, target=target)
-    except ConversionError:
-        raise
-    except Error as e:  # a bound of the runtimes the checks run it through (a pattern too costly ...)
-        raise ConversionError(f"{type(e).__name__}: {e}") from e
-    except (TypeError, AttributeError, ValueError, KeyError, IndexError, OverflowError, RecursionError) as e:
-        # the checks name each field the fuzzer (tools/fuzz/) has found malformed; this keeps a
-        # field none of them covers a refusal too
-        raise ConversionError(f"{UNCHECKED} ({type(e).__name__}: {e})") from e
     if strict and losses:
         raise ConversionError("conversion would lose information (strict mode)", losses)
     if report is None:

@@ -121,7 +121,7 @@ def check_upgrade(tree) -> None:
 def check_from_hf(files: dict[str, object]) -> None:
     """from_hf on a written folder, then build of the tree."""
     from mtokspec.convert import from_hf
-    from mtokspec.convert.targets import UNCHECKED
+    from mtokspec.convert.loss import UNCHECKED
     with tempfile.TemporaryDirectory(prefix="mtokspec-fuzz-") as tmp:
         write_folder(Path(tmp), files)
         try:

@@ -16,7 +16,7 @@ from mtokspec.convert.hf.classes import CLASS_DEFAULTS, CLASS_PIPELINES, TEMPLAT
 from mtokspec.convert.hf.header import HeaderRules
 from mtokspec.convert.hf.probe import ProbeRules
 from mtokspec.convert.inputs import HFInputs, as_list, as_object, id_field, json_kind
-from mtokspec.convert.loss import ConversionError, Loss
+from mtokspec.convert.loss import ConversionError, Loss, refusing
 from mtokspec.format import tree as t
 
 __all__ = ["export", "CLASS_DEFAULTS", "TEMPLATE_FROM_FLAGS", "CLASS_PIPELINES"]
@@ -25,9 +25,11 @@ __all__ = ["export", "CLASS_DEFAULTS", "TEMPLATE_FROM_FLAGS", "CLASS_PIPELINES"]
 def export(inputs: HFInputs, *, exact_whitespace: bool = False,
            model_type: str | None = None) -> tuple[t.MtokFile, list[Loss]]:
     """The tree MNN's exporter writes from the folder, and what it loses (``exact_whitespace``,
-    ``model_type``: see :func:`mtokspec.convert.from_hf`)."""
-    conv = _Converter(inputs, exact_whitespace=exact_whitespace, model_type=model_type)
-    return conv.run(), conv.losses
+    ``model_type``: see :func:`mtokspec.convert.from_hf`); what it cannot read is a
+    :class:`ConversionError` (:func:`~mtokspec.convert.loss.refusing`)."""
+    with refusing():
+        conv = _Converter(inputs, exact_whitespace=exact_whitespace, model_type=model_type)
+        return conv.run(), conv.losses
 
 
 # ---------------------------------------------------------------------------------------------
