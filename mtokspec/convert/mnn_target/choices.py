@@ -9,8 +9,8 @@ Each function takes the exporter's tree (what ``from_hf`` builds) and the folder
   (a program of one sequence op and three ids has exactly ``count x 4`` bytes after its count: an
   op inserting id ``0xFFFFFFFF``, which MNN skips as negative, is added); the prefix ids are empty,
   since MNN applies the program after them (BOS twice otherwise);
-- header special ids: none (see :func:`without_specials`); a BPE vocabulary gets the added tokens
-  it lacks, which MNN's decode looks up there (:func:`with_added_in_vocab`);
+- header special ids: none (see :func:`without_specials`); a BPE or Unigram vocabulary gets the
+  added tokens whose ids follow it, which MNN's decode looks up there (:func:`with_added_in_vocab`);
 - normalizers, pre-tokenizers and decoders: each HF component as the row of :mod:`.variants` for
   its type and options writes it (the exporter's node where the row writes nothing); a Sequence
   is decided child by child;
@@ -74,25 +74,49 @@ def without_specials(tree: t.MtokFile) -> t.MtokFile:
     return replace(tree, header=t.make_header([], h.stop, h.prefix))
 
 
+UNREACHABLE_SCORE = -1e9
+"""The Unigram score of an added token's vocabulary row: no segmentation ever takes the piece."""
+
+
 def with_added_in_vocab(tree: t.MtokFile) -> t.MtokFile:
-    """A BPE vocabulary with the added tokens it lacks, so that MNN's ``decode``, which looks ids up
-    in the model's vocabulary only, gives their text as HF does.  Encoding cannot reach them: the
-    added-token split takes their text first, and a merge gives a token only when its two parts
-    join to it (the few added tokens some merge would make are left out)."""
+    """A BPE or Unigram vocabulary with rows for the added tokens whose ids follow it, so that
+    MNN's ``decode``, which looks ids up in the model's vocabulary only, gives their text as HF
+    does (nllb's language codes: HF "ace_Arab", MNN "<unk>" without the row).
+
+    Encoding cannot reach a row: the added-token split takes their text first; a BPE merge gives
+    a token only when its two parts join to it and a single character is an initial symbol (such
+    contents are left out); a Unigram piece scored :data:`UNREACHABLE_SCORE` loses to any other
+    segmentation, and one exists wherever the content's last character is itself a piece (others
+    are left out).  Rows stay a dense id range (MNN's loader writes ``id_to_token[id]`` into a
+    table of the row count): the run stops at the first id that gets no row."""
     m = tree.model
-    if not isinstance(m, t.BPEModel):
+    if not isinstance(m, (t.BPEModel, t.UnigramModel)):
         return tree
-    have_ids = {i for _, i in m.vocab}
-    have_tokens = {tok for tok, _ in m.vocab}
-    missing = {a.content.encode("utf-8", "surrogatepass"): a.id for a in tree.added_tokens
-               if a.id not in have_ids and a.content}
-    missing = {c: i for c, i in missing.items() if c not in have_tokens}
-    if not missing:
+    ids = {row[1] for row in m.vocab}
+    if ids != set(range(len(m.vocab))):
         return tree
-    by_id = {i: tok for tok, i in m.vocab}
-    made = {by_id.get(a, b"") + by_id.get(b, b"") for a, b, _ in m.merges}
-    rows = sorted([*m.vocab, *((c, i) for c, i in missing.items() if c not in made)])
-    return replace(tree, model=replace(m, vocab=rows))
+    by_id: dict[int, bytes] = {row[1]: row[0] for row in m.vocab}
+    tokens = set(by_id.values())
+    if isinstance(m, t.BPEModel):
+        made = {by_id.get(a, b"") + by_id.get(b, b"") for a, b, _ in m.merges}
+
+        def fits(raw: bytes) -> bool:
+            return len(raw.decode("utf-8", "replace")) > 1 and raw not in made
+    else:
+        def fits(raw: bytes) -> bool:
+            last = raw.decode("utf-8", "surrogatepass")[-1:].encode("utf-8", "surrogatepass")
+            return last in tokens
+    content = {a.id: a.content.encode("utf-8", "surrogatepass") for a in tree.added_tokens}
+    rows: list[Any] = []
+    at = len(m.vocab)
+    while at in content and content[at] and content[at] not in tokens and fits(content[at]):
+        raw = content[at]
+        rows.append((raw, at) if isinstance(m, t.BPEModel) else (raw, at, UNREACHABLE_SCORE))
+        tokens.add(raw)
+        at += 1
+    if not rows:
+        return tree
+    return replace(tree, model=replace(m, vocab=sorted([*m.vocab, *rows])))
 
 
 def _lowered(stage: str, node: Any, hf: Any, ctx: Any, children: str) -> Any:

@@ -8,7 +8,9 @@ __all__ = ["ROWS"]
 
 ROWS: tuple[Variant, ...] = (
     Variant("added_tokens", "special", "special=true or false", V.EXACT,
-            "an added token; no header special id (MNN's decode would drop it, HF's keeps it)",
+            "an added token, with a BPE or Unigram vocabulary row when its id follows the vocabulary "
+            "(MNN decodes ids from the vocabulary alone); no header special id (MNN's decode would drop it, "
+            "HF's keeps it)",
             example={"content": "<|x|>", "special": True, "lstrip": False, "rstrip": False,
                      "normalized": False, "single_word": False}),
     Variant("added_tokens", "lstrip/rstrip", "lstrip or rstrip", V.APPROXIMATED, "the flags",
