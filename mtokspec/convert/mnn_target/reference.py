@@ -20,7 +20,7 @@ from mtokspec.args import path as path_arg
 from mtokspec.names import REFERENCES
 
 __all__ = ["check_reference", "HFReference", "FileReference", "probe_texts", "random_texts", "read_texts", "BASE_TEXTS", "PIECES",
-           "RUN_TEXTS"]
+           "RUN_TEXTS", "CONTROL_TEXTS"]
 
 BASE_TEXTS: tuple[str, ...] = (
     "Hello world",
@@ -69,6 +69,12 @@ RUN_TEXTS: tuple[str, ...] = (
 """Runs of one character: where a Unigram lattice holds segmentations of exactly equal score
 (probed besides :data:`BASE_TEXTS`; not among the fingerprint's texts)."""
 
+CONTROL_TEXTS: tuple[str, ...] = (
+    "a\x01b 0\x020 x\x03y z\x04w m\x05n v\x06u s\x07t",
+)
+"""ASCII controls inside words, where MNN's regex engine reads U+0001-U+0007 as the class stand-ins
+it folds text to (probed besides :data:`BASE_TEXTS`; not among the fingerprint's texts)."""
+
 
 PIECES: tuple[str, ...] = (
     " ", "  ", "\n", "\t", "\r\n", "a", "Z", "The", " the", "ab", "don", "'s", "'", "t", "1", "23", "456",
@@ -101,13 +107,13 @@ def random_texts(added_contents: list[str], n: int = 400, seed: int = 0) -> list
 
 
 def probe_texts(added_contents: list[str], extra: list[str] | None = None, limit: int = 64) -> list[str]:
-    """:data:`BASE_TEXTS` and :data:`RUN_TEXTS`, each added token spelled out in context (the first
+    """:data:`BASE_TEXTS`, :data:`RUN_TEXTS` and :data:`CONTROL_TEXTS`, each added token spelled out in context (the first
     ``limit``; the specials first, so the rest is left out of a long list), :func:`random_texts`,
     then ``extra``."""
     items("added_contents", added_contents, str, "strs")
     items("extra", extra, str, "strs", optional=True)
     number("limit", limit, integral=True)
-    out = [*BASE_TEXTS, *RUN_TEXTS]
+    out = [*BASE_TEXTS, *RUN_TEXTS, *CONTROL_TEXTS]
     for c in added_contents[:limit]:
         out += [c, f"a{c}b", f"Hi {c} there", f"{c}{c} \n{c}", f"x\u3000{c}\u00a0y\x85"]
     out += random_texts(added_contents)

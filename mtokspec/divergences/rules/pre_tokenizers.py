@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from mtokspec.divergences.rule import LintContext, Prediction, Rule
@@ -173,7 +174,8 @@ def _predict_regex(ctx: LintContext) -> Iterator[Prediction]:
         if isinstance(node, t.ByteLevelPreTokenizer) and node.use_regex:
             yield (WARNING, path,
                    "MNN runs the GPT-2 pattern on text folded to classes: U+0085, U+2028 and U+2029 are no "
-                   "white space there (HF: \\s), so text around them splits differently")
+                   "white space there (HF: \\s), and U+0001-U+0007 read as the class stand-ins, so text "
+                   "around them splits differently")
             continue
         if not isinstance(node, t.SplitPreTokenizer):
             continue
@@ -186,6 +188,10 @@ def _predict_regex(ctx: LintContext) -> Iterator[Prediction]:
                    "this pattern holds non-ASCII characters and no \\p{..}: MNN runs it with C++ std::wregex "
                    "(ECMAScript, C-locale classes), not a Unicode regex engine (mtokspec approximates it)")
             continue
+        if not p.isascii() or re.search(rb"\\[pPwW]", p):
+            yield (WARNING, f"{path}.pattern",
+                   "MNN runs this pattern on text folded to one byte per character class: U+0001-U+0007 in the "
+                   "text read as the stand-ins of a letter, a digit, a space... (\"a\\x01b\" is one word there)")
         if dropped_alternatives(p):
             yield (ERROR, f"{path}.pattern",
                    "MNN's regex engine drops the alternatives of this pattern that use \\b, \\B, \\A, \\Z, "

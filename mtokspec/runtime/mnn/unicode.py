@@ -89,6 +89,13 @@ FOLD_LETTER, FOLD_NUMBER, FOLD_SPACE, FOLD_OTHER, FOLD_MARK, FOLD_PUNCT, FOLD_SY
 _fold_memo: dict[int, int] = {}
 
 
+def holds_stand_ins(text: str) -> bool:
+    """Whether ``text`` holds an ASCII control that MNN's regex engine reads as a stand-in
+    (U+0001-U+0007: it cannot tell them from the non-ASCII characters it folds to them)."""
+    return any(FOLD_LETTER <= ord(c) <= FOLD_SYMBOL for c in text)
+
+
+
 def fold(cp: int) -> int:
     """The byte MNN's ``cp_to_folded`` maps a code point to: ASCII as is, else its class marker."""
     if cp < 0x80:

@@ -16,6 +16,7 @@ from mtokspec.convert.mnn_target.variants.regex_literals import (ClassPattern, c
                                                                   literal)
 from mtokspec.format import tree as t
 from mtokspec.runtime.hf.normalizers import WHITESPACE_STR
+from mtokspec.runtime.mnn.unicode import holds_stand_ins
 
 __all__ = ["ROWS", "PUNCTUATION_CLASS", "DIGITS_SPLIT", "WHITE_SPACE_CLASS"]
 
@@ -247,6 +248,10 @@ def _metaspace_scheme(node: Any) -> str:
 
 
 _PUNCT = "Split of " + PUNCTUATION_CLASS
+_STAND_INS = dict(rule="mnn-regex-engine", past_bound=holds_stand_ins,
+                  bound="text without the controls U+0001-U+0007, which MNN's engine reads as the stand-ins "
+                        "of the classes it folds text to")
+"""Rows on MNN's own regex engine: exact but for the controls it takes for class stand-ins."""
 
 ROWS: tuple[Variant, ...] = (
     Variant("pre_tokenizer", "ByteLevel", "use_regex=false", V.EXACT,
@@ -267,18 +272,18 @@ ROWS: tuple[Variant, ...] = (
             "Split (Removed) of a class of the White_Space characters written out (std::wregex)",
             "mnn-regex-backtracking", bound="white-space runs of up to 26,000 characters (std::wregex's stack)",
             lower=_lower_whitespace_split, example={"type": "WhitespaceSplit"}),
-    *(Variant("pre_tokenizer", "Punctuation", f"behavior={b}", V.EXACT,
+    *(Variant("pre_tokenizer", "Punctuation", f"behavior={b}", V.BOUNDED,
               _PUNCT + {"Isolated": " (Isolated)", "Removed": " (Removed)",
                         "MergedWithPrevious": " (MergedWithPrevious)",
                         "MergedWithNext": "[^...]* (Isolated)", "Contiguous": "+ (Isolated)"}[b],
-              applies=(lambda b: lambda n: behavior_of(n) == b)(b), lower=_lower_punctuation,
+              applies=(lambda b: lambda n: behavior_of(n) == b)(b), lower=_lower_punctuation, **_STAND_INS,
               example={"type": "Punctuation", "behavior": b})
       for b in ("Isolated", "Removed", "MergedWithPrevious", "MergedWithNext", "Contiguous")),
-    Variant("pre_tokenizer", "Digits", "individual_digits=false", V.EXACT, "Split of \\p{N}+ (Isolated)",
-            applies=lambda n: not n.get("individual_digits", False), lower=_lower_digits,
+    Variant("pre_tokenizer", "Digits", "individual_digits=false", V.BOUNDED, "Split of \\p{N}+ (Isolated)",
+            **_STAND_INS, applies=lambda n: not n.get("individual_digits", False), lower=_lower_digits,
             example={"type": "Digits", "individual_digits": False}),
-    Variant("pre_tokenizer", "Digits", "individual_digits=true", V.EXACT, "Split of \\p{N} (Isolated)",
-            applies=lambda n: bool(n.get("individual_digits", False)), lower=_lower_digits,
+    Variant("pre_tokenizer", "Digits", "individual_digits=true", V.BOUNDED, "Split of \\p{N} (Isolated)",
+            **_STAND_INS, applies=lambda n: bool(n.get("individual_digits", False)), lower=_lower_digits,
             example={"type": "Digits", "individual_digits": True}),
     Variant("pre_tokenizer", "Metaspace", "prepend_scheme=always", V.APPROXIMATED,
             "Metaspace; split=true adds an Isolated Split R[^R]* of the replacement (std::wregex)",
@@ -306,10 +311,10 @@ ROWS: tuple[Variant, ...] = (
             applies=_literal_split_ok, lower=_lower_split_literal,
             example={"type": "Split", "pattern": {"String": "."}, "behavior": "MergedWithNext", "invert": False}),
     Variant("pre_tokenizer", "Split", "one character class or a run of one (\\p{L}, \\p{M}, \\p{N}, \\p{P}, "
-            "\\p{S} and ASCII characters)", V.EXACT,
+            "\\p{S} and ASCII characters)", V.BOUNDED,
             "Split of the class (MNN's own engine); MergedWithNext C[^C]* / C+N*, Contiguous C+, inverted "
             "MergedWithNext N+C* / N+C?|C, MergedWithPrevious of a single class N+C?|C (all Isolated)",
-            tag="class", applies=_class_on(False), lower=_lower_split_class,
+            tag="class", applies=_class_on(False), lower=_lower_split_class, **_STAND_INS,
             example={"type": "Split", "pattern": {"Regex": "[\\p{L}\\p{N}]+"}, "behavior": "MergedWithNext",
                      "invert": True}),
     Variant("pre_tokenizer", "Split", "one character class or a run of one of literal characters, some not ASCII "
@@ -319,9 +324,9 @@ ROWS: tuple[Variant, ...] = (
             lower=_lower_split_class,
             example={"type": "Split", "pattern": {"Regex": "\\s+"}, "behavior": "Contiguous", "invert": False}),
     Variant("pre_tokenizer", "Split", "Contiguous, an alternation of character classes or runs of them (as above)",
-            V.EXACT, "Isolated Split of U+, U the union of the classes (MNN's own engine): every character of U is "
+            V.BOUNDED, "Isolated Split of U+, U the union of the classes (MNN's own engine): every character of U is "
                      "matched, so HF's Contiguous (inverted or not) keeps the runs of U and the gaps",
-            tag="classes-contiguous", applies=_union_on(False), lower=_lower_split_union,
+            tag="classes-contiguous", applies=_union_on(False), lower=_lower_split_union, **_STAND_INS,
             example={"type": "Split", "pattern": {"Regex": "\\p{L}+|\\p{N}+"}, "behavior": "Contiguous",
                      "invert": True}),
     Variant("pre_tokenizer", "Split", "Contiguous, an alternation of character classes or runs of them, the union "

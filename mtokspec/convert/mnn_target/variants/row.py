@@ -43,6 +43,7 @@ class Variant:
     """One row: ``stage``, HF ``type`` tag, the ``option`` values it covers ("" for all),
     ``verdict``, ``written_as`` (what the file holds), ``rule`` (the divergence rule naming the
     loss, for APPROXIMATED / IMPOSSIBLE / BOUNDED past the bound), ``bound`` (BOUNDED rows),
+    ``past_bound`` (BOUNDED rows whose bound is a property of the text: whether a text is past it),
     ``why`` (IMPOSSIBLE rows: what the format lacks), ``also_in`` (the later stages the written form
     may land in, e.g. a Strip moved to the pre-tokenizer), ``tag`` (a short name of ``option`` for
     :attr:`key`), ``lossy`` (the written node is not HF's even on HF's semantics: see
@@ -58,6 +59,7 @@ class Variant:
     written_as: str
     rule: str | None = None
     bound: str = ""
+    past_bound: Callable[[str], bool] | None = field(default=None, compare=False)
     why: str = ""
     example: Mapping[str, Any] | None = None
     model: str = "bpe"
