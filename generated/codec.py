@@ -47,6 +47,7 @@ _S_IIB = struct.Struct('<IIB')
 _S_Id = struct.Struct('<Id')
 _S_II = struct.Struct('<II')
 _S_IBBB = struct.Struct('<IBBB')
+_S_IB = struct.Struct('<IB')
 
 # the text grammar, from spec/_dsl.py
 _COUNTS = re.compile(b'(0|[1-9][0-9]{0,9}) (0|[1-9][0-9]{0,9}) (0|[1-9][0-9]{0,9})\\n')
@@ -1764,6 +1765,28 @@ def _build_BPEDecoderField(obj, out, path):
     out.append(s_suffix)
 
 
+def _parse_BPEUnknownField(b, p, end, path, depth):
+    if p + 5 > end:
+        truncated(p, 5, end, path + ".unk_id")
+    v_unk_id, v_fuse = _S_IB.unpack_from(b, p)
+    if v_fuse > 1:
+        invalid(p, path + ".fuse", "flag must be 0 or 1, got %d" % v_fuse)
+    v_fuse = v_fuse == 1
+    p += 5
+    return BPEUnknownField(unk_id=v_unk_id, fuse=v_fuse), p
+
+
+def _build_BPEUnknownField(obj, out, path):
+    if obj.__class__ is not BPEUnknownField:
+        bad_value(path, "expected BPEUnknownField", obj)
+    if obj.fuse is not True and obj.fuse is not False and obj.fuse not in (0, 1):
+        bad_value(path + ".fuse", "flag must be a bool", obj.fuse)
+    try:
+        out.append(_S_IB.pack(obj.unk_id, obj.fuse))
+    except (struct.error, TypeError) as e:
+        bad_value(path + ".unk_id", str(e), (obj.unk_id, obj.fuse,))
+
+
 def _parse_ExtensionField(b, p, end, path, depth):
     if depth > 32:
         invalid(p, path, "ExtensionField nested deeper than 32")
@@ -2503,12 +2526,14 @@ _EXTENSIONFIELD_PARSERS = {
     2: _parse_StreamDecodeField,
     3: _parse_BPESuffixField,
     4: _parse_BPEDecoderField,
+    5: _parse_BPEUnknownField,
 }
 _EXTENSIONFIELD_BUILDERS = {
     DecodeCleanupField: (1, _build_DecodeCleanupField),
     StreamDecodeField: (2, _build_StreamDecodeField),
     BPESuffixField: (3, _build_BPESuffixField),
     BPEDecoderField: (4, _build_BPEDecoderField),
+    BPEUnknownField: (5, _build_BPEUnknownField),
 }
 _NODE_BUILDERS = {
     NoNormalizer: _build_NoNormalizer,
@@ -2547,6 +2572,7 @@ _NODE_BUILDERS = {
     StreamDecodeField: _build_StreamDecodeField,
     BPESuffixField: _build_BPESuffixField,
     BPEDecoderField: _build_BPEDecoderField,
+    BPEUnknownField: _build_BPEUnknownField,
     Extension: _build_Extension,
     MtokFile: _build_MtokFile,
     SentencePieceTxtFile: _build_SentencePieceTxtFile,

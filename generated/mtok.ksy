@@ -745,6 +745,7 @@ types:
           extension_field_type::stream_decode_field: stream_decode_field
           extension_field_type::bpe_suffix_field: bpe_suffix_field
           extension_field_type::bpe_decoder_field: bpe_decoder_field
+          extension_field_type::bpe_unknown_field: bpe_unknown_field
       doc: the variant's fields
   decode_cleanup_field:
     doc: 'Whether the sequence decode of a WordPiece decoder cleans up; released MNN always does. HF without a decoder
@@ -762,7 +763,8 @@ types:
       chain).'
   bpe_suffix_field:
     doc: 'HF BPE `end_of_word_suffix`: before the merges, the last character of each word (each pre-tokenized piece)
-      becomes that character''s token with the suffix, when the vocabulary has it. Released MNN''s BPE has no suffix.'
+      is looked up with the suffix; without that token it is unknown (field 5''s id, else dropped). Released MNN''s
+      BPE has no suffix.'
     seq:
     - id: end_of_word_suffix
       type: text16
@@ -774,6 +776,20 @@ types:
     - id: suffix
       type: text16
       doc: the end-of-word suffix, e.g. </w>
+  bpe_unknown_field:
+    doc: 'HF BPE `unk_token`: a character no token covers (with the suffix of field 3 for a word''s last one; a
+      byte''s character in a byte-level model) becomes the unknown id before the merges, unless the model''s byte_fallback
+      is set and every one of its bytes has a <0xHH> token (those are written instead). Released MNN''s BPE drops
+      such a character, or writes whichever byte tokens it finds.'
+    seq:
+    - id: unk_id
+      type: u4
+      doc: id of the unknown token
+    - id: fuse
+      type: u1
+      valid:
+        max: 1
+      doc: one unknown id for a run of unknown characters (HF `fuse_unk`)
   post_processor:
     doc: 'The post-processor program, the last section released MNN reads. Two layouts share `[u16 count]`: * `current`:
       `count` ops of the `ops` union (what today''s exporter writes); * `legacy`: `count` u32 ids, meaning "sequence
@@ -935,9 +951,15 @@ enums:
     3:
       id: bpe_suffix_field
       doc: 'HF BPE `end_of_word_suffix`: before the merges, the last character of each word (each pre-tokenized
-        piece) becomes that character''s token with the suffix, when the vocabulary has it. Released MNN''s BPE
-        has no suffix.'
+        piece) is looked up with the suffix; without that token it is unknown (field 5''s id, else dropped). Released
+        MNN''s BPE has no suffix.'
     4:
       id: bpe_decoder_field
       doc: 'HF `BPEDecoder`: decode(ids) replaces the suffix in each token by a space (in the last token by nothing)
         instead of running the decoder section. Released MNN has no such decoder.'
+    5:
+      id: bpe_unknown_field
+      doc: 'HF BPE `unk_token`: a character no token covers (with the suffix of field 3 for a word''s last one;
+        a byte''s character in a byte-level model) becomes the unknown id before the merges, unless the model''s
+        byte_fallback is set and every one of its bytes has a <0xHH> token (those are written instead). Released
+        MNN''s BPE drops such a character, or writes whichever byte tokens it finds.'

@@ -441,7 +441,7 @@ class StreamDecodeField:
 
 @dataclass(slots=True)
 class BPESuffixField:
-    """HF BPE `end_of_word_suffix`: before the merges, the last character of each word (each pre-tokenized piece) becomes that character's token with the suffix, when the vocabulary has it. Released MNN's BPE has no suffix.
+    """HF BPE `end_of_word_suffix`: before the merges, the last character of each word (each pre-tokenized piece) is looked up with the suffix; without that token it is unknown (field 5's id, else dropped). Released MNN's BPE has no suffix.
 
     ``end_of_word_suffix``: appended to the token of each word's last character, e.g. </w>
     """
@@ -459,7 +459,19 @@ class BPEDecoderField:
     suffix: str = ""
 
 
-ExtensionField = DecodeCleanupField | StreamDecodeField | BPESuffixField | BPEDecoderField
+@dataclass(slots=True)
+class BPEUnknownField:
+    """HF BPE `unk_token`: a character no token covers (with the suffix of field 3 for a word's last one; a byte's character in a byte-level model) becomes the unknown id before the merges, unless the model's byte_fallback is set and every one of its bytes has a <0xHH> token (those are written instead). Released MNN's BPE drops such a character, or writes whichever byte tokens it finds.
+
+    ``unk_id``: id of the unknown token
+    ``fuse``: one unknown id for a run of unknown characters (HF `fuse_unk`)
+    """
+
+    unk_id: int = 0
+    fuse: bool = False
+
+
+ExtensionField = DecodeCleanupField | StreamDecodeField | BPESuffixField | BPEDecoderField | BPEUnknownField
 """One field of the extension: a u8 tag, then the field. Tags ascend; a reader stops at the first tag it does not know (every later field has a larger tag)."""
 
 
@@ -598,6 +610,7 @@ SCHEMA = {
     'StreamDecodeField': (),
     'BPESuffixField': (('end_of_word_suffix', ('str',)),),
     'BPEDecoderField': (('suffix', ('str',)),),
+    'BPEUnknownField': (('unk_id', ('int',)), ('fuse', ('bool',))),
     'Extension': (('magic', ('int',)), ('fields', ('list', ('union', 'ExtensionField')))),
     'MtokFile': (('header', ('record', 'Header')), ('normalizer', ('union', 'Normalizer')), ('pre_tokenizer', ('union', 'PreTokenizer')), ('model', ('union', 'Model')), ('decoder', ('union', 'Decoder')), ('added_tokens', ('list', ('record', 'AddedToken'))), ('chat_template', ('optional', ('str',))), ('eos_token', ('optional', ('str',))), ('flags', ('optional', ('int',))), ('bos_token', ('optional', ('str',))), ('post_processor', ('optional', ('union', 'PostProcessor'))), ('extension', ('optional', ('record', 'Extension')))),
     'SentencePieceTxtFile': (('header', ('record', 'Header')), ('pieces', ('list', ('row', (('bytes',), ('str',), ('int',)))))),
@@ -614,7 +627,7 @@ UNIONS = {
     'Decoder': ('ByteLevelDecoder', 'ByteFallbackDecoder', 'MetaspaceDecoder', 'WordPieceDecoder', 'FuseDecoder', 'ReplaceDecoder', 'StripDecoder', 'SequenceDecoder',),
     'PostOp': ('SequenceOp', 'SpecialTokenOp',),
     'PostProcessor': ('PostProcessorProgram', 'LegacyPostProcessor',),
-    'ExtensionField': ('DecodeCleanupField', 'StreamDecodeField', 'BPESuffixField', 'BPEDecoderField',),
+    'ExtensionField': ('DecodeCleanupField', 'StreamDecodeField', 'BPESuffixField', 'BPEDecoderField', 'BPEUnknownField',),
 }
 
 # variant class name -> (union name, tag); the post-processor layouts have no tag
@@ -654,6 +667,7 @@ VARIANTS = {
     'StreamDecodeField': ('ExtensionField', 2),
     'BPESuffixField': ('ExtensionField', 3),
     'BPEDecoderField': ('ExtensionField', 4),
+    'BPEUnknownField': ('ExtensionField', 5),
 }
 
 CLASSES = {
@@ -694,6 +708,7 @@ CLASSES = {
     'StreamDecodeField': StreamDecodeField,
     'BPESuffixField': BPESuffixField,
     'BPEDecoderField': BPEDecoderField,
+    'BPEUnknownField': BPEUnknownField,
     'Extension': Extension,
     'MtokFile': MtokFile,
     'SentencePieceTxtFile': SentencePieceTxtFile,

@@ -342,8 +342,8 @@ ExtensionField = Union(
             "BPESuffixField",
             "end_of_word_suffix" / Text16 * "appended to the token of each word's last character, e.g. </w>",
             doc="HF BPE `end_of_word_suffix`: before the merges, the last character of each word (each "
-                "pre-tokenized piece) becomes that character's token with the suffix, when the "
-                "vocabulary has it. Released MNN's BPE has no suffix.",
+                "pre-tokenized piece) is looked up with the suffix; without that token it is unknown "
+                "(field 5's id, else dropped). Released MNN's BPE has no suffix.",
         ),
         4: Record(
             "BPEDecoderField",
@@ -351,6 +351,16 @@ ExtensionField = Union(
             doc="HF `BPEDecoder`: decode(ids) replaces the suffix in each token by a space (in the last "
                 "token by nothing) instead of running the decoder section. Released MNN has no such "
                 "decoder.",
+        ),
+        5: Record(
+            "BPEUnknownField",
+            "unk_id" / u32 * "id of the unknown token",
+            "fuse" / Flag * "one unknown id for a run of unknown characters (HF `fuse_unk`)",
+            doc="HF BPE `unk_token`: a character no token covers (with the suffix of field 3 for a word's "
+                "last one; a byte's character in a byte-level model) becomes the unknown id before the "
+                "merges, unless the model's byte_fallback is set and every one of its bytes has a <0xHH> "
+                "token (those are written instead). Released MNN's BPE drops such a character, or writes "
+                "whichever byte tokens it finds.",
         ),
     },
     doc="One field of the extension: a u8 tag, then the field. Tags ascend; a reader stops at the "

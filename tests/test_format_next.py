@@ -247,3 +247,33 @@ def test_mnn_next_runs_every_file_the_mnn_semantics_runs(case):
     if tree.extension is None or not tree.extension.fields:
         mnn = mtokspec.Tokenizer.from_tree(tree, semantics="mnn")
         assert (ids, streamed) == (mnn.encode(text), mnn.decode_bytes(ids, stream=True))
+
+
+@pytest.mark.parametrize(("key", "fuse"), [("model.BPE[unk_token]", True), ("model.BPE[unk_token]", False),
+                                           ("model.BPE[end_of_word_suffix]", False)])
+def test_bpe_unknown_field_gives_hf_unknown_ids(tmp_path, key, fuse):
+    """``BPEUnknownField``: on folders HF ``tokenizers`` builds (a BPE with an unknown token, fused
+    or not; a byte-level BPE with a suffix and an unknown token, as clip), the mnn-next semantics
+    gives HF's ids where released MNN drops the characters no token covers."""
+    tokenizers = pytest.importorskip("tokenizers")
+    from mtokspec.convert import from_hf
+    from mtokspec.convert.mnn_target.reference import probe_texts
+    from mtokspec.convert.mnn_target.variants import rows
+    from tests._support.variant_folders import PROBE_EXTRA, folder_for
+
+    folder = folder_for(next(v for v in rows() if v.key == key), tmp_path)
+    tj = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
+    model = tj["model"]
+    model["fuse_unk"] = fuse
+    if not model.get("unk_token"):
+        model["unk_token"] = min(model["vocab"], key=model["vocab"].get)
+    (folder / "tokenizer.json").write_text(json.dumps(tj), encoding="utf-8")
+    hf = tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json"))
+    tree = from_hf(folder, target="mnn-next").tree
+    assert t.BPEUnknownField(model["vocab"][model["unk_token"]], fuse) in tree.extension.fields
+    nxt = mtokspec.Tokenizer.from_tree(tree, semantics="mnn-next")
+    mnn = mtokspec.Tokenizer.from_tree(tree, semantics="mnn")
+    texts = [*probe_texts([]), *PROBE_EXTRA, "日本語 ü x", "ab中文字 z", "\u0f00\u0f00 a"]
+    assert [nxt.encode(s, add_special_tokens=False) for s in texts] == \
+        [hf.encode(s, add_special_tokens=False).ids for s in texts]
+    assert any(mnn.encode(s, add_special_tokens=False) != hf.encode(s, add_special_tokens=False).ids for s in texts)

@@ -224,7 +224,8 @@ def extension_fields() -> st.SearchStrategy[list[t.ExtensionField]]:
     return st.tuples(st.none() | st.booleans().map(t.DecodeCleanupField),
                      st.none() | st.just(t.StreamDecodeField()),
                      st.none() | texts(4).map(t.BPESuffixField),
-                     st.none() | texts(4).map(t.BPEDecoderField)).map(
+                     st.none() | texts(4).map(t.BPEDecoderField),
+                     st.none() | st.builds(t.BPEUnknownField, _U32, st.booleans())).map(
         lambda fs: [f for f in fs if f is not None])
 
 
@@ -318,6 +319,7 @@ def variants(cls: type) -> st.SearchStrategy:
         t.StreamDecodeField: st.just(t.StreamDecodeField()),
         t.BPESuffixField: texts(4).map(t.BPESuffixField),
         t.BPEDecoderField: texts(4).map(t.BPEDecoderField),
+        t.BPEUnknownField: st.builds(t.BPEUnknownField, _U32, st.booleans()),
         t.SpecialTokenOp: _U32.map(t.SpecialTokenOp),
         t.PostProcessorProgram: st.lists(st.one_of(st.just(t.SequenceOp()), _U32.map(t.SpecialTokenOp)),
                                          max_size=6).map(t.PostProcessorProgram),

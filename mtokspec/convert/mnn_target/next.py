@@ -3,7 +3,8 @@
 The fields written: ``StreamDecodeField`` always (HF's incremental decode is what an app prints),
 ``DecodeCleanupField(False)`` where a WordPiece decoder says ``cleanup=false`` (released MNN cleans
 up whatever the flag says), ``BPESuffixField`` where HF's BPE has an ``end_of_word_suffix``,
-``BPEDecoderField`` where HF's decoder is a ``BPEDecoder``.  A released MNN reads the result exactly as the ``--target mnn`` file;
+``BPEDecoderField`` where HF's decoder is a ``BPEDecoder``, ``BPEUnknownField`` where HF's
+BPE has an ``unk_token`` its vocabulary holds.  A released MNN reads the result exactly as the ``--target mnn`` file;
 the patched one (``patches/mnn/``) also reads the extension.  Design: docs/design/format-next.md.
 """
 
@@ -35,6 +36,12 @@ def extension_fields(tree: t.MtokFile, tj: dict) -> list[t.ExtensionField]:
         word_end = decoder.get("suffix", "</w>")
         if isinstance(word_end, str) and word_end:
             fields.append(t.BPEDecoderField(word_end))
+    unk = model.get("unk_token") if isinstance(model, dict) else None
+    if isinstance(tree.model, t.BPEModel) and isinstance(unk, str) and unk:
+        raw = unk.encode("utf-8", "surrogatepass")
+        unk_id = next((i for tok, i in tree.model.vocab if tok == raw), None)
+        if unk_id is not None:
+            fields.append(t.BPEUnknownField(unk_id, bool(model.get("fuse_unk"))))
     return fields
 
 

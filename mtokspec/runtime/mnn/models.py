@@ -147,15 +147,19 @@ class BPE(_Model):
     def from_tree(cls, n) -> "BPE":
         return cls(n)
 
-    def __init__(self, node: t.BPEModel, end_of_word_suffix: bytes = b""):
+    def __init__(self, node: t.BPEModel, end_of_word_suffix: bytes = b"", unk_id: int = -1, fuse_unk: bool = False):
         self.vocab = Vocab(node.vocab, "model.vocab")
         self.byte_level = node.byte_level
         self.core = None
-        # format next (mnn-next): the last symbol of each piece becomes its token + the suffix, when
-        # the vocabulary has it (the pure path: the compiled core has no suffix)
+        # format next (mnn-next), on the pure path (the compiled core has neither): the last
+        # character of each piece is looked up with the suffix; a character no token covers (nor,
+        # with the model's byte_fallback, its byte tokens) becomes unk_id, once per run with fuse_unk
         self.end_of_word_suffix = end_of_word_suffix
+        self.unk_id = unk_id
+        self.fuse_unk = fuse_unk
+        self.byte_fallback = bool(node.byte_fallback)
         merges = node.merges
-        core = None if end_of_word_suffix else self._core(merges)
+        core = None if end_of_word_suffix or unk_id >= 0 else self._core(merges)
         if core is not None:
             _compiled(self, core)
             return
@@ -181,30 +185,44 @@ class BPE(_Model):
             return []
         find = self.vocab.token_to_id
         out: list[int] = []
+        # format next: the word's last character with the suffix; unk_id for a character no token covers
+        suffix, unk, after_unk = self.end_of_word_suffix, self.unk_id, False
         if self.byte_level:
-            for b in text:
-                i = find(BYTE_MAP[b])
+            last = len(text) - 1
+            for k, b in enumerate(text):
+                i = find(BYTE_MAP[b] + suffix if suffix and k == last else BYTE_MAP[b])
+                if i == -1 and unk >= 0:
+                    if not (self.fuse_unk and after_unk):
+                        out.append(unk)
+                    after_unk = True
+                    continue
+                after_unk = False
                 if i != -1:
                     out.append(i)
         else:
+            n = len(text)
             for off, r, cp in U.chars(text):
                 if cp == U.REPLACEMENT and r == 1:
                     i = find(BYTE_PIECES[text[off]])
                     if i != -1:
                         out.append(i)
+                    after_unk = False
                     continue
-                i = find(text[off:off + r])
+                ch = text[off:off + r]
+                i = find(ch + suffix if suffix and off + r >= n else ch)
+                if i == -1 and unk >= 0 and not (self.byte_fallback and all(find(BYTE_PIECES[b]) != -1 for b in ch)):
+                    if not (self.fuse_unk and after_unk):
+                        out.append(unk)
+                    after_unk = True
+                    continue
+                after_unk = False
                 if i != -1:
                     out.append(i)
                     continue
-                for b in text[off:off + r]:
+                for b in ch:
                     i = find(BYTE_PIECES[b])
                     if i != -1:
                         out.append(i)
-        if self.end_of_word_suffix and out:
-            i = find(self.id_to_token(out[-1]) + self.end_of_word_suffix)
-            if i != -1:
-                out[-1] = i
         return self._merge(out)
 
     def _merge(self, ids: list[int]) -> list[int]:

@@ -6,7 +6,7 @@ The patched loader reads the ``extension`` section (``spec/mtok.py``); everythin
 semantics.  Fields: ``DecodeCleanupField`` (whether ``decode(ids)`` of a WordPiece decoder removes
 the space before ``. ? ! ,``) and ``StreamDecodeField`` (the engine's per-id decode prints what HF's
 ``DecodeStream`` prints), ``BPESuffixField`` (HF BPE's ``end_of_word_suffix``), ``BPEDecoderField``
-(HF's ``BPEDecoder``).  Design: ``docs/design/format-next.md``.
+(HF's ``BPEDecoder``), ``BPEUnknownField`` (HF BPE's ``unk_token`` and ``fuse_unk``).  Design: ``docs/design/format-next.md``.
 """
 
 from __future__ import annotations
@@ -113,8 +113,12 @@ class NextPipelineTokenizer(PipelineTokenizer):
         if decoder is not None and decoder.suffix:  # type: ignore[union-attr]
             self.decoder = _BPEDecoder(utf8(decoder.suffix))  # type: ignore[union-attr]
         suffix = field_of(mtok, t.BPESuffixField)
-        if suffix is not None and isinstance(mtok.model, t.BPEModel):
-            self.model = BPE(mtok.model, utf8(suffix.end_of_word_suffix))  # type: ignore[union-attr]
+        unknown = field_of(mtok, t.BPEUnknownField)
+        if (suffix is not None or unknown is not None) and isinstance(mtok.model, t.BPEModel):
+            unk_id = unknown.unk_id if unknown is not None else -1  # type: ignore[union-attr]
+            self.model = BPE(mtok.model, utf8(suffix.end_of_word_suffix) if suffix is not None else b"",  # type: ignore[union-attr]
+                             unk_id if 0 <= unk_id < len(mtok.model.vocab) else -1,
+                             bool(unknown is not None and unknown.fuse))  # type: ignore[union-attr]
 
     @classmethod
     def from_tree(cls, tree: t.TokenizerFile, **options: Any) -> MnnTokenizer:

@@ -52,7 +52,7 @@ ROWS: tuple[Variant, ...] = (
     Variant("model", "BPE", "unk_token without byte_fallback", V.IMPOSSIBLE, "BPE without the unknown token",
             "format:model.BPE[unk_token]", tag="unk_token",
             why="MNN's BPE has no unknown token: a character no token covers is dropped (HF: the unknown id, one "
-                "per run with fuse_unk); written as byte pieces it would be one per byte",
+                "per run with fuse_unk); written as byte pieces it would be one per byte (format-next: unk_token)",
             applies=lambda n: _plain_bpe(n) and _set(n, "unk_token") and not n.get("byte_fallback"),
             model="bpe-unk", example={"unk_token": "<unk>", "fuse_unk": True}),
     Variant("model", "BPE", "byte_fallback", V.EXACT, "BPE with byte fallback", model="bpe-fallback",
