@@ -104,3 +104,21 @@ def test_the_semantics_agrees_with_mnn_on_every_rows_folder():
             name = v.key.replace("/", "_").replace(" ", "_")
             assert name in seen, f"{v.key}: not in the record (run python -m tools.mnn_semantics_check --rows --record)"
             assert seen[name]["agree"] == seen[name]["cases"] > 0, seen[name]
+
+
+def test_bert_clean_text_drops_private_use_as_hf(root):
+    """The BertNormalizer row's table after MNN's clean-up deletes the BMP's private-use characters
+    (HF drops every Co; MNN keeps them), and U+2065, U+FFF0-U+FFF8, which that table would space and HF
+    keeps, cross it unchanged; planes 15-16 stay past the bound the lint names."""
+    from mtokspec.divergences.lint import lint
+
+    row = next(v for v in rows() if v.key == "normalizer.BertNormalizer")
+    folder = folder_for(row, root)
+    hf = tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json"))
+    tree = from_hf(folder, target="mnn").tree
+    mnn = MnnTokenizer.from_tree(tree)
+    for text in ["a\ue000b", "x \uf8ff\ue123 y", "the\ue000re", "a\ufff0b \ufff8", "\ue000", "x\u2065y"]:
+        assert mnn.encode(text) == hf.encode(text).ids, repr(text)
+    assert mnn.encode("a\U000f0000b") != hf.encode("a\U000f0000b").ids
+    codes = {(f.code, f.severity) for f in lint(tree, target="mnn")}
+    assert ("mnn-bert-normalizer", "warning") in codes and ("mnn-table-normalizer", "info") in codes

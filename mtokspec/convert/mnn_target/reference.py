@@ -71,9 +71,11 @@ RUN_TEXTS: tuple[str, ...] = (
 
 CONTROL_TEXTS: tuple[str, ...] = (
     "a\x01b 0\x020 x\x03y z\x04w m\x05n v\x06u s\x07t",
+    "p\U000f0000q \U0010fffd r\U000e0001s",
 )
 """ASCII controls inside words, where MNN's regex engine reads U+0001-U+0007 as the class stand-ins
-it folds text to (probed besides :data:`BASE_TEXTS`; not among the fingerprint's texts)."""
+it folds text to, and private-use and tag characters past the BMP, which clean-ups drop (probed
+besides :data:`BASE_TEXTS`; not among the fingerprint's texts)."""
 
 
 PIECES: tuple[str, ...] = (

@@ -188,15 +188,40 @@ def _format_characters() -> tuple[str, ...]:
     return tuple(chr(cp) for cp in range(0x110000) if unicodedata.category(chr(cp)) == "Cf")
 
 
+PRIVATE_USE_BMP = range(0xE000, 0xF900)
+"""The Basic Multilingual Plane's private-use characters (Co): a table of 6,400 rows (planes 15
+and 16 hold 131,068 more, left as they are)."""
+def _table_spaced() -> tuple[int, ...]:
+    """The characters MNN's table normalizer turns into a space before its look-up that HF's
+    clean-up keeps (unassigned: U+2065, U+FFF0-U+FFF8; this Python's Unicode version): they cross
+    the table as the plane-16 private-use characters from :data:`TABLE_SPACED_STAND_IN` on
+    (characters no vocabulary holds either)."""
+    import unicodedata
+
+    from mtokspec.runtime.mnn._text import TO_SPACE
+
+    return tuple(cp for cp in sorted(TO_SPACE) if unicodedata.category(chr(cp)) not in ("Cc", "Cf"))
+
+
+TABLE_SPACED_STAND_IN = 0x10FFF0
+"""The first plane-16 private-use character standing in for :func:`_table_spaced`'s characters."""
+
+
 def _lower_bert(_node: Any, old: Any, _ctx: Context) -> t.Normalizer | None:
     """BertNormalizer's ``clean_text`` as MNN can run HF's: literal Replaces before it delete the
     format characters (Cf) HF's clean-up drops and MNN keeps, and turn U+2028/U+2029 (white space
-    to HF, kept by MNN) into a space."""
+    to HF, kept by MNN) into a space; a table after it (MNN's clean-up has left it no control to
+    space) deletes the private-use characters of the Basic Multilingual Plane, with the ones it
+    would space that HF keeps (:func:`_table_spaced`) carried across it."""
     if not isinstance(old, (t.BertNormalizer, t.BertNFDNormalizer)) or not old.clean_text:
         return None
     replaces: list[t.Normalizer] = [t.ReplaceNormalizer(c, "") for c in _format_characters()]
     replaces += [t.ReplaceNormalizer("\u2028", " "), t.ReplaceNormalizer("\u2029", " ")]
-    return t.SequenceNormalizer([*replaces, old])
+    spaced = _table_spaced()
+    there = [t.ReplaceNormalizer(chr(cp), chr(TABLE_SPACED_STAND_IN + k)) for k, cp in enumerate(spaced)]
+    back = [t.ReplaceNormalizer(chr(TABLE_SPACED_STAND_IN + k), chr(cp)) for k, cp in enumerate(spaced)]
+    private_use = t.TableNormalizer([(cp, b"") for cp in PRIVATE_USE_BMP])
+    return t.SequenceNormalizer([*replaces, old, *there, private_use, *back])
 
 
 def _lower_table(kind: str):
@@ -273,7 +298,8 @@ ROWS: tuple[Variant, ...] = (
             example={"type": "Replace", "pattern": {"Regex": "(\\d)\\d"}, "content": "#"}),
     Variant("normalizer", "Prepend", "", V.EXACT, "Prepend", example={"type": "Prepend", "prepend": "\u2581"}),
     Variant("normalizer", "BertNormalizer", "", V.APPROXIMATED,
-            "BertNormalizer (types 5/7), clean_text completed by literal Replaces (Cf deleted, U+2028/9 spaced)",
+            "BertNormalizer (types 5/7), clean_text completed by literal Replaces before it (Cf deleted, U+2028/9 "
+            "spaced) and a table after it (the BMP's private use deleted)",
             "mnn-bert-normalizer", model="wordpiece", lower=_lower_bert,
             example={"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True,
                      "strip_accents": None, "lowercase": True}),
