@@ -1787,6 +1787,15 @@ def _build_BPEUnknownField(obj, out, path):
         bad_value(path + ".unk_id", str(e), (obj.unk_id, obj.fuse,))
 
 
+def _parse_UnigramTiesField(b, p, end, path, depth):
+    return UnigramTiesField(), p
+
+
+def _build_UnigramTiesField(obj, out, path):
+    if obj.__class__ is not UnigramTiesField:
+        bad_value(path, "expected UnigramTiesField", obj)
+
+
 def _parse_ExtensionField(b, p, end, path, depth):
     if depth > 32:
         invalid(p, path, "ExtensionField nested deeper than 32")
@@ -2527,6 +2536,7 @@ _EXTENSIONFIELD_PARSERS = {
     3: _parse_BPESuffixField,
     4: _parse_BPEDecoderField,
     5: _parse_BPEUnknownField,
+    6: _parse_UnigramTiesField,
 }
 _EXTENSIONFIELD_BUILDERS = {
     DecodeCleanupField: (1, _build_DecodeCleanupField),
@@ -2534,6 +2544,7 @@ _EXTENSIONFIELD_BUILDERS = {
     BPESuffixField: (3, _build_BPESuffixField),
     BPEDecoderField: (4, _build_BPEDecoderField),
     BPEUnknownField: (5, _build_BPEUnknownField),
+    UnigramTiesField: (6, _build_UnigramTiesField),
 }
 _NODE_BUILDERS = {
     NoNormalizer: _build_NoNormalizer,
@@ -2573,6 +2584,7 @@ _NODE_BUILDERS = {
     BPESuffixField: _build_BPESuffixField,
     BPEDecoderField: _build_BPEDecoderField,
     BPEUnknownField: _build_BPEUnknownField,
+    UnigramTiesField: _build_UnigramTiesField,
     Extension: _build_Extension,
     MtokFile: _build_MtokFile,
     SentencePieceTxtFile: _build_SentencePieceTxtFile,

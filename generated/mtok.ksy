@@ -746,6 +746,7 @@ types:
           extension_field_type::bpe_suffix_field: bpe_suffix_field
           extension_field_type::bpe_decoder_field: bpe_decoder_field
           extension_field_type::bpe_unknown_field: bpe_unknown_field
+          extension_field_type::unigram_ties_field: unigram_ties_field
       doc: the variant's fields
   decode_cleanup_field:
     doc: 'Whether the sequence decode of a WordPiece decoder cleans up; released MNN always does. HF without a decoder
@@ -790,6 +791,10 @@ types:
       valid:
         max: 1
       doc: one unknown id for a run of unknown characters (HF `fuse_unk`)
+  unigram_ties_field:
+    doc: 'HF''s Unigram Viterbi: of the segmentations of equal score that end at an offset, the one whose last piece
+      starts first (the longest last piece) is kept, so ''111'' over pieces ''1'' and ''11'' is [''1'', ''11''].
+      Released MNN keeps the shortest last piece ([''11'', ''1'']).'
   post_processor:
     doc: 'The post-processor program, the last section released MNN reads. Two layouts share `[u16 count]`: * `current`:
       `count` ops of the `ops` union (what today''s exporter writes); * `legacy`: `count` u32 ids, meaning "sequence
@@ -963,3 +968,8 @@ enums:
         a byte''s character in a byte-level model) becomes the unknown id before the merges, unless the model''s
         byte_fallback is set and every one of its bytes has a <0xHH> token (those are written instead). Released
         MNN''s BPE drops such a character, or writes whichever byte tokens it finds.'
+    6:
+      id: unigram_ties_field
+      doc: 'HF''s Unigram Viterbi: of the segmentations of equal score that end at an offset, the one whose last
+        piece starts first (the longest last piece) is kept, so ''111'' over pieces ''1'' and ''11'' is [''1'',
+        ''11'']. Released MNN keeps the shortest last piece ([''11'', ''1'']).'

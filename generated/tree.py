@@ -471,7 +471,14 @@ class BPEUnknownField:
     fuse: bool = False
 
 
-ExtensionField = DecodeCleanupField | StreamDecodeField | BPESuffixField | BPEDecoderField | BPEUnknownField
+@dataclass(slots=True)
+class UnigramTiesField:
+    """HF's Unigram Viterbi: of the segmentations of equal score that end at an offset, the one whose last piece starts first (the longest last piece) is kept, so '111' over pieces '1' and '11' is ['1', '11']. Released MNN keeps the shortest last piece (['11', '1'])."""
+
+    pass
+
+
+ExtensionField = DecodeCleanupField | StreamDecodeField | BPESuffixField | BPEDecoderField | BPEUnknownField | UnigramTiesField
 """One field of the extension: a u8 tag, then the field. Tags ascend; a reader stops at the first tag it does not know (every later field has a larger tag)."""
 
 
@@ -611,6 +618,7 @@ SCHEMA = {
     'BPESuffixField': (('end_of_word_suffix', ('str',)),),
     'BPEDecoderField': (('suffix', ('str',)),),
     'BPEUnknownField': (('unk_id', ('int',)), ('fuse', ('bool',))),
+    'UnigramTiesField': (),
     'Extension': (('magic', ('int',)), ('fields', ('list', ('union', 'ExtensionField')))),
     'MtokFile': (('header', ('record', 'Header')), ('normalizer', ('union', 'Normalizer')), ('pre_tokenizer', ('union', 'PreTokenizer')), ('model', ('union', 'Model')), ('decoder', ('union', 'Decoder')), ('added_tokens', ('list', ('record', 'AddedToken'))), ('chat_template', ('optional', ('str',))), ('eos_token', ('optional', ('str',))), ('flags', ('optional', ('int',))), ('bos_token', ('optional', ('str',))), ('post_processor', ('optional', ('union', 'PostProcessor'))), ('extension', ('optional', ('record', 'Extension')))),
     'SentencePieceTxtFile': (('header', ('record', 'Header')), ('pieces', ('list', ('row', (('bytes',), ('str',), ('int',)))))),
@@ -627,7 +635,7 @@ UNIONS = {
     'Decoder': ('ByteLevelDecoder', 'ByteFallbackDecoder', 'MetaspaceDecoder', 'WordPieceDecoder', 'FuseDecoder', 'ReplaceDecoder', 'StripDecoder', 'SequenceDecoder',),
     'PostOp': ('SequenceOp', 'SpecialTokenOp',),
     'PostProcessor': ('PostProcessorProgram', 'LegacyPostProcessor',),
-    'ExtensionField': ('DecodeCleanupField', 'StreamDecodeField', 'BPESuffixField', 'BPEDecoderField', 'BPEUnknownField',),
+    'ExtensionField': ('DecodeCleanupField', 'StreamDecodeField', 'BPESuffixField', 'BPEDecoderField', 'BPEUnknownField', 'UnigramTiesField',),
 }
 
 # variant class name -> (union name, tag); the post-processor layouts have no tag
@@ -668,6 +676,7 @@ VARIANTS = {
     'BPESuffixField': ('ExtensionField', 3),
     'BPEDecoderField': ('ExtensionField', 4),
     'BPEUnknownField': ('ExtensionField', 5),
+    'UnigramTiesField': ('ExtensionField', 6),
 }
 
 CLASSES = {
@@ -709,6 +718,7 @@ CLASSES = {
     'BPESuffixField': BPESuffixField,
     'BPEDecoderField': BPEDecoderField,
     'BPEUnknownField': BPEUnknownField,
+    'UnigramTiesField': UnigramTiesField,
     'Extension': Extension,
     'MtokFile': MtokFile,
     'SentencePieceTxtFile': SentencePieceTxtFile,

@@ -362,6 +362,12 @@ ExtensionField = Union(
                 "token (those are written instead). Released MNN's BPE drops such a character, or writes "
                 "whichever byte tokens it finds.",
         ),
+        6: Record(
+            "UnigramTiesField",
+            doc="HF's Unigram Viterbi: of the segmentations of equal score that end at an offset, the one "
+                "whose last piece starts first (the longest last piece) is kept, so '111' over pieces "
+                "'1' and '11' is ['1', '11']. Released MNN keeps the shortest last piece (['11', '1']).",
+        ),
     },
     doc="One field of the extension: a u8 tag, then the field. Tags ascend; a reader stops at the "
         "first tag it does not know (every later field has a larger tag).",

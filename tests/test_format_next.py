@@ -277,3 +277,28 @@ def test_bpe_unknown_field_gives_hf_unknown_ids(tmp_path, key, fuse):
     assert [nxt.encode(s, add_special_tokens=False) for s in texts] == \
         [hf.encode(s, add_special_tokens=False).ids for s in texts]
     assert any(mnn.encode(s, add_special_tokens=False) != hf.encode(s, add_special_tokens=False).ids for s in texts)
+
+
+def test_unigram_ties_field_keeps_hf_segmentation_of_equal_scores(tmp_path):
+    """``UnigramTiesField``: where two segmentations score the same (runs of one character over
+    pieces of it), the mnn-next semantics keeps HF's (the longest last piece) on a Unigram folder HF
+    ``tokenizers`` trains; released MNN keeps another."""
+    tokenizers = pytest.importorskip("tokenizers")
+    from mtokspec.convert import from_hf
+    from mtokspec.convert.mnn_target.reference import RUN_TEXTS, probe_texts
+    from mtokspec.convert.mnn_target.variants import rows
+    from tests._support.variant_folders import folder_for
+
+    folder = folder_for(next(v for v in rows() if v.key == "model.Unigram[byte_fallback=false]"), tmp_path)
+    hf = tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json"))
+    tree = from_hf(folder, target="mnn-next").tree
+    assert t.UnigramTiesField() in tree.extension.fields
+    nxt = mtokspec.Tokenizer.from_tree(tree, semantics="mnn-next")
+    mnn = mtokspec.Tokenizer.from_tree(tree, semantics="mnn")
+    ties = [*RUN_TEXTS, "111 1111 11111", "::: :::::", "lll lllll", "0000000 000000000"]
+    assert [nxt.encode(s) for s in ties] == [hf.encode(s).ids for s in ties]
+    assert any(mnn.encode(s) != hf.encode(s).ids for s in ties)
+    # elsewhere the field changes nothing MNN did not already get wrong (e.g. a text starting with ▁)
+    texts = probe_texts([])
+    wrong_next = {s for s in texts if nxt.encode(s) != hf.encode(s).ids}
+    assert wrong_next <= {s for s in texts if mnn.encode(s) != hf.encode(s).ids}

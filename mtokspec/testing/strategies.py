@@ -225,7 +225,8 @@ def extension_fields() -> st.SearchStrategy[list[t.ExtensionField]]:
                      st.none() | st.just(t.StreamDecodeField()),
                      st.none() | texts(4).map(t.BPESuffixField),
                      st.none() | texts(4).map(t.BPEDecoderField),
-                     st.none() | st.builds(t.BPEUnknownField, _U32, st.booleans())).map(
+                     st.none() | st.builds(t.BPEUnknownField, _U32, st.booleans()),
+                     st.none() | st.just(t.UnigramTiesField())).map(
         lambda fs: [f for f in fs if f is not None])
 
 
@@ -320,6 +321,7 @@ def variants(cls: type) -> st.SearchStrategy:
         t.BPESuffixField: texts(4).map(t.BPESuffixField),
         t.BPEDecoderField: texts(4).map(t.BPEDecoderField),
         t.BPEUnknownField: st.builds(t.BPEUnknownField, _U32, st.booleans()),
+        t.UnigramTiesField: st.just(t.UnigramTiesField()),
         t.SpecialTokenOp: _U32.map(t.SpecialTokenOp),
         t.PostProcessorProgram: st.lists(st.one_of(st.just(t.SequenceOp()), _U32.map(t.SpecialTokenOp)),
                                          max_size=6).map(t.PostProcessorProgram),

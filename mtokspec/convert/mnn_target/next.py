@@ -4,7 +4,7 @@ The fields written: ``StreamDecodeField`` always (HF's incremental decode is wha
 ``DecodeCleanupField(False)`` where a WordPiece decoder says ``cleanup=false`` (released MNN cleans
 up whatever the flag says), ``BPESuffixField`` where HF's BPE has an ``end_of_word_suffix``,
 ``BPEDecoderField`` where HF's decoder is a ``BPEDecoder``, ``BPEUnknownField`` where HF's
-BPE has an ``unk_token`` its vocabulary holds.  A released MNN reads the result exactly as the ``--target mnn`` file;
+BPE has an ``unk_token`` its vocabulary holds, ``UnigramTiesField`` for a Unigram model.  A released MNN reads the result exactly as the ``--target mnn`` file;
 the patched one (``patches/mnn/``) also reads the extension.  Design: docs/design/format-next.md.
 """
 
@@ -42,6 +42,8 @@ def extension_fields(tree: t.MtokFile, tj: dict) -> list[t.ExtensionField]:
         unk_id = next((i for tok, i in tree.model.vocab if tok == raw), None)
         if unk_id is not None:
             fields.append(t.BPEUnknownField(unk_id, bool(model.get("fuse_unk"))))
+    if isinstance(tree.model, t.UnigramModel):
+        fields.append(t.UnigramTiesField())
     return fields
 
 

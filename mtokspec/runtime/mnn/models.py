@@ -349,7 +349,7 @@ class Unigram(_Model):
     def from_tree(cls, n) -> "Unigram":
         return cls(n)
 
-    def __init__(self, node: t.UnigramModel):
+    def __init__(self, node: t.UnigramModel, hf_ties: bool = False):
         rows = node.vocab
         self.vocab = Vocab(rows, "model.vocab")  # (token, id, score) rows: it reads token and id
         self.unk_id = i32(node.unk_id)
@@ -357,7 +357,10 @@ class Unigram(_Model):
         self.unk_token = self.vocab.token(self.unk_id) or b""
         self._cache: dict[bytes, list[int]] = {}
         self.core = None
-        if self.vocab.core is not None and self._compile(rows):
+        # format next (mnn-next), on the pure path (the compiled lattice keeps MNN's ties): of equal
+        # scores at an offset, the longest last piece
+        self.hf_ties = hf_ties
+        if not hf_ties and self.vocab.core is not None and self._compile(rows):
             return
         tokens = self.vocab.id_to_token
         scores = [0.0] * len(rows)
@@ -432,7 +435,7 @@ class Unigram(_Model):
                 else:
                     continue
                 s = bj + score
-                if s > bi or bi <= -1e17:
+                if s > bi or bi <= -1e17 or (s == bi and self.hf_ties):
                     bi = s
                     best[i] = s
                     prev[i] = j

@@ -6,7 +6,8 @@ The patched loader reads the ``extension`` section (``spec/mtok.py``); everythin
 semantics.  Fields: ``DecodeCleanupField`` (whether ``decode(ids)`` of a WordPiece decoder removes
 the space before ``. ? ! ,``) and ``StreamDecodeField`` (the engine's per-id decode prints what HF's
 ``DecodeStream`` prints), ``BPESuffixField`` (HF BPE's ``end_of_word_suffix``), ``BPEDecoderField``
-(HF's ``BPEDecoder``), ``BPEUnknownField`` (HF BPE's ``unk_token`` and ``fuse_unk``).  Design: ``docs/design/format-next.md``.
+(HF's ``BPEDecoder``), ``BPEUnknownField`` (HF BPE's ``unk_token`` and ``fuse_unk``),
+``UnigramTiesField`` (HF's Viterbi on equal scores).  Design: ``docs/design/format-next.md``.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any, ClassVar
 from mtokspec.format import tree as t
 from mtokspec.format.extension import field_of
 from mtokspec.runtime.mnn._text import utf8
-from mtokspec.runtime.mnn.models import BPE
+from mtokspec.runtime.mnn.models import BPE, Unigram
 from mtokspec.runtime.mnn.pipeline import PipelineTokenizer
 from mtokspec.names import EXTENDED
 from mtokspec.runtime.mnn.tokenizer import MnnDecodeStream, MnnTokenizer, engine_fix
@@ -112,6 +113,8 @@ class NextPipelineTokenizer(PipelineTokenizer):
         decoder = field_of(mtok, t.BPEDecoderField)
         if decoder is not None and decoder.suffix:  # type: ignore[union-attr]
             self.decoder = _BPEDecoder(utf8(decoder.suffix))  # type: ignore[union-attr]
+        if field_of(mtok, t.UnigramTiesField) is not None and isinstance(mtok.model, t.UnigramModel):
+            self.model = Unigram(mtok.model, hf_ties=True)
         suffix = field_of(mtok, t.BPESuffixField)
         unknown = field_of(mtok, t.BPEUnknownField)
         if (suffix is not None or unknown is not None) and isinstance(mtok.model, t.BPEModel):
