@@ -17,13 +17,14 @@ from mtokspec.chat.mnn import render_mnn
 from mtokspec.chat.render import render_chat_template
 from mtokspec.chat.rewrite import rewrite_for_mnn
 
-# jinja2 compiles the drawn templates to Python; a literal such as ``1[0]`` makes CPython warn at
-# compile time (SyntaxWarning), which is what these templates are for
-pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")
 from mtokspec.errors import ChatTemplateError
 from tests._support import ROOT
 from tests._support.hostile import (CASE_SECONDS, MESSAGES, RENDER_OVERRUN, RENDER_SECONDS, big_string_setup, bounded,
                                     hostile_templates, issue_templates, outcome, repeated_literal)
+
+# jinja2 compiles the drawn templates to Python; a literal such as ``1[0]`` makes CPython warn at
+# compile time (SyntaxWarning), which is what these templates are for
+pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")
 
 ISSUE = issue_templates()
 BIG = "integer_of_5000_digits"
