@@ -16,7 +16,6 @@ from mtokspec.chat.lint import lint_chat_template
 from mtokspec.chat.mnn import render_mnn
 from mtokspec.chat.render import render_chat_template
 from mtokspec.chat.rewrite import rewrite_for_mnn
-
 from mtokspec.errors import ChatTemplateError
 from tests._support import ROOT
 from tests._support.hostile import (CASE_SECONDS, MESSAGES, RENDER_OVERRUN, RENDER_SECONDS, big_string_setup, bounded,
