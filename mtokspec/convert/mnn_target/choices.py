@@ -96,7 +96,8 @@ def with_added_in_vocab(tree: t.MtokFile) -> t.MtokFile:
     if ids != set(range(len(m.vocab))):
         return tree
     by_id: dict[int, bytes] = {row[1]: row[0] for row in m.vocab}
-    tokens = set(by_id.values())
+    pieces = frozenset(by_id.values())
+    tokens = set(pieces)
     if isinstance(m, t.BPEModel):
         made = {by_id.get(a, b"") + by_id.get(b, b"") for a, b, _ in m.merges}
 
@@ -105,7 +106,7 @@ def with_added_in_vocab(tree: t.MtokFile) -> t.MtokFile:
     else:
         def fits(raw: bytes) -> bool:
             last = raw.decode("utf-8", "surrogatepass")[-1:].encode("utf-8", "surrogatepass")
-            return last in tokens
+            return last in pieces
     content = {a.id: a.content.encode("utf-8", "surrogatepass") for a in tree.added_tokens}
     rows: list[Any] = []
     at = len(m.vocab)
