@@ -186,25 +186,31 @@ def decoder(tree: t.MtokFile, tj: dict) -> t.MtokFile:
     return replace(tree, decoder=node, flags=int(flags) if tree.flags is not None else None)
 
 
-BYTE_PIECE_SCORE = -1e9
-"""The score ``--target mnn`` gives a Unigram model's ``<0xHH>`` pieces: MNN's lattice tries a byte
-piece at every one-byte step (HF only for a character no piece covers), so with this score it
-takes them only where no other piece reaches, as HF does."""
+UNK_PENALTY = 10.0
+"""HF's Unigram scores a character no piece covers ``min_score - UNK_PENALTY`` (``K_UNK_PENALTY``)."""
 
 
 def serde_scores(tree: t.MtokFile) -> t.MtokFile:
     """Unigram scores as HF reads them from ``tokenizer.json`` (serde_json's parse, which is not
     correctly rounded), so that MNN's lattice meets the exact ties HF meets; with byte fallback,
-    the byte pieces at :data:`BYTE_PIECE_SCORE`."""
+    the ``<0xHH>`` pieces at HF's unknown score (the lowest score less :data:`UNK_PENALTY`): MNN's
+    lattice tries a byte piece at every one-byte step, HF an unknown node for a character no piece
+    covers (its bytes written after), so MNN takes them where HF does, and a one-byte character's
+    path sums to HF's exactly (a far lower score would round the sums after it: ties HF meets
+    would not be ties there)."""
     from mtokspec.runtime.hf.models.unigram import serde_f64
     from mtokspec.runtime.mnn._text import BYTE_PIECES
 
     m = tree.model
     if not isinstance(m, t.UnigramModel):
         return tree
-    bytes_pieces = frozenset(BYTE_PIECES) if m.byte_fallback else frozenset()
-    return replace(tree, model=replace(m, vocab=[(p, i, BYTE_PIECE_SCORE if p in bytes_pieces else serde_f64(s))
-                                                 for p, i, s in m.vocab]))
+    scores = [serde_f64(s) for _, _, s in m.vocab]
+    if not m.byte_fallback or not scores:
+        return replace(tree, model=replace(m, vocab=[(p, i, s) for (p, i, _), s in zip(m.vocab, scores)]))
+    unknown = min(scores) - UNK_PENALTY
+    byte_pieces = frozenset(BYTE_PIECES)
+    return replace(tree, model=replace(m, vocab=[(p, i, unknown if p in byte_pieces else s)
+                                                 for (p, i, _), s in zip(m.vocab, scores)]))
 
 
 def _leaves(node: t.Normalizer) -> list[t.Normalizer]:

@@ -65,8 +65,8 @@ ROWS: tuple[Variant, ...] = (
             "mnn-unigram-bytes", why="on an exact tie of scores MNN keeps another segmentation", model="unigram",
             applies=lambda n: not n.get("byte_fallback"), example={}),
     Variant("model", "Unigram", "byte_fallback=true", V.APPROXIMATED,
-            "Unigram with HF's scores, the <0xHH> pieces at -1e9 (MNN tries a byte piece at every byte; HF only for "
-            "a character no piece covers)", "mnn-unigram-bytes",
+            "Unigram with HF's scores, the <0xHH> pieces at HF's unknown score (MNN tries a byte piece at every byte; "
+            "HF an unknown node for a character no piece covers)", "mnn-unigram-bytes",
             why="on an exact tie of scores MNN keeps another segmentation; a literal '<0xHH>' in the text",
             model="unigram-fallback", lossy=True, applies=lambda n: bool(n.get("byte_fallback")),
             example={"byte_fallback": True}),
