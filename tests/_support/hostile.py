@@ -17,15 +17,14 @@ integer literals past every limit, deep nesting, recursion and long loops.
 from __future__ import annotations
 
 import contextlib
-import gc
 import resource
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from hypothesis import strategies as st
 
 import mtokspec
+from tools.fuzz.calls import work_clock
 
 CASE_SECONDS = 10.0
 """CPU seconds one hostile case may take (the issue's bound)."""
@@ -54,26 +53,21 @@ def _address_space() -> int:
 def bounded(what: str, seconds: float = CASE_SECONDS, memory: int = CASE_MEMORY) -> Iterator[None]:
     """The block may take ``seconds`` of CPU time (``WAIT_FACTOR`` times more of wall time) and
     grow the address space by ``memory`` bytes (past it: ``MemoryError``, which fails the test).
-    The cyclic garbage collector is paused meanwhile, as ``tools/fuzz``'s bound pauses it: a
-    collection of the whole test session's heap is not the call's work (one billed 15 s to a
-    render that takes 0.8 s)."""
+    Timed by ``tools/fuzz``'s :func:`~tools.fuzz.calls.work_clock` (the cyclic garbage collector
+    paused: a collection of the whole test session's heap is not the call's work; one billed 15 s
+    to a render that takes 0.8 s)."""
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
     cap = _address_space() + memory
     if hard != resource.RLIM_INFINITY:
         cap = min(cap, hard)
     resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
-    collecting = gc.isenabled()
-    gc.disable()
-    start, wall = time.process_time(), time.monotonic()
     try:
-        yield
+        with work_clock() as clock:
+            yield
     finally:
-        spent, waited = time.process_time() - start, time.monotonic() - wall
-        if collecting:
-            gc.enable()
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
-    assert spent <= seconds, f"{what}: {spent:.2f} s of CPU time (bound {seconds} s)"
-    assert waited <= seconds * WAIT_FACTOR, f"{what}: {waited:.2f} s (bound {seconds * WAIT_FACTOR} s)"
+    assert clock.cpu <= seconds, f"{what}: {clock.cpu:.2f} s of CPU time (bound {seconds} s)"
+    assert clock.wall <= seconds * WAIT_FACTOR, f"{what}: {clock.wall:.2f} s (bound {seconds * WAIT_FACTOR} s)"
 
 
 def outcome(what: str, fn: Callable[..., Any], *args: Any, seconds: float = CASE_SECONDS, **kwargs: Any) -> Any:

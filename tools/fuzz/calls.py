@@ -8,7 +8,7 @@ import contextlib
 import gc
 import time
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 
@@ -34,33 +34,48 @@ class TooBig(AssertionError):
     """A call allocated more than the bound."""
 
 
+class Clock:
+    """The CPU and wall-clock seconds a :func:`work_clock` block took (set when it ends)."""
+
+    cpu = 0.0
+    wall = 0.0
+
+
 @contextlib.contextmanager
-def timed(what: str, limit: float):
-    """Bound the work of the block by the process's CPU time (not the wall clock, which other
-    processes on a shared CI machine stretch), with the cyclic garbage collector paused so that a
-    collection of the whole test session's heap is not billed to the call under test.  The wall
-    clock still bounds waiting (ten times the limit), where no CPU time is spent."""
-    if MEMORY_LIMIT is not None:
-        tracemalloc.reset_peak()
-        base = tracemalloc.get_traced_memory()[0]
+def work_clock() -> Iterator[Clock]:
+    """Time the block's own work: the process's CPU time (which other processes on a shared CI
+    machine do not stretch) and the wall clock, with the cyclic garbage collector paused so that a
+    collection of the whole test session's heap is not billed to the call under test."""
+    clock = Clock()
     collecting = gc.isenabled()
     gc.disable()
     start, wall_start = time.process_time(), time.perf_counter()
     try:
-        yield
+        yield clock
     finally:
-        spent, waited = time.process_time() - start, time.perf_counter() - wall_start
+        clock.cpu, clock.wall = time.process_time() - start, time.perf_counter() - wall_start
         if collecting:
             gc.enable()
+
+
+@contextlib.contextmanager
+def timed(what: str, limit: float):
+    """Bound the work of the block by :func:`work_clock`'s CPU time; the wall clock still bounds
+    waiting (ten times the limit), where no CPU time is spent."""
+    if MEMORY_LIMIT is not None:
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
+    with work_clock() as clock:
+        yield
     if MEMORY_LIMIT is not None:
         peak = tracemalloc.get_traced_memory()[1] - base
         if peak > MEMORY_LIMIT:
             raise TooBig(f"{what} allocated {peak / 2**20:.1f} MB (bound {MEMORY_LIMIT / 2**20:.0f} MB)")
         limit *= 4  # tracing slows every allocation down
-    if spent > limit:
-        raise TooSlow(f"{what} took {spent:.2f} s of CPU time (bound {limit} s)")
-    if waited > 10 * limit:
-        raise TooSlow(f"{what} took {waited:.2f} s (bound {10 * limit} s while waiting)")
+    if clock.cpu > limit:
+        raise TooSlow(f"{what} took {clock.cpu:.2f} s of CPU time (bound {limit} s)")
+    if clock.wall > 10 * limit:
+        raise TooSlow(f"{what} took {clock.wall:.2f} s (bound {10 * limit} s while waiting)")
 
 
 def refused_or_ok(what: str, fn: Callable, *args, limit: float = SLOW_CALL_SECONDS, **kw):

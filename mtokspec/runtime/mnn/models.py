@@ -415,6 +415,7 @@ class Unigram(_Model):
         unk = self.unk_id
         scores = self.scores
         lengths = self.lengths
+        hf_ties = self.hf_ties
         for i in range(1, n + 1):
             bi = best[i]
             # the starts MNN tries, nearest first, but those where no look-up can succeed
@@ -435,7 +436,7 @@ class Unigram(_Model):
                 else:
                     continue
                 s = bj + score
-                if s > bi or bi <= -1e17 or (s == bi and self.hf_ties):
+                if s > bi or bi <= -1e17 or (s == bi and hf_ties):
                     bi = s
                     best[i] = s
                     prev[i] = j
