@@ -33,7 +33,8 @@ def _spaced_reach(tree: t.MtokFile, node: object) -> bool:
     seq = tree.normalizer
     if not isinstance(seq, t.SequenceNormalizer) or not any(n is node for n in seq.normalizers):
         return True
-    before = [from_tree(n) for n in seq.normalizers[:next(k for k, n in enumerate(seq.normalizers) if n is node)]]
+    upto = next(k for k, n in enumerate(seq.normalizers) if n is node)
+    before = [s for s in map(from_tree, seq.normalizers[:upto]) if s is not None]  # None: a null step
     for cp in TO_SPACE:
         for text in (chr(cp), f"a{chr(cp)}b"):
             out = text.encode("utf-8")
