@@ -14,6 +14,7 @@ from mtokspec.format.byte_level import BYTE_TO_CHAR, CHAR_TO_BYTE
 from mtokspec.runtime.shared.registry import build_from_registry, pieces_size, run_chain, stage_registry
 from mtokspec.runtime.hf.normalizers import WHITESPACE_STR
 from mtokspec.runtime.shared.bounds import current, pattern_cost, pattern_refusal
+from mtokspec.runtime.shared.text import flatten_sets
 
 __all__ = [
     "PreTokenizer", "NoPreTokenizer", "ByteLevel", "Digits", "Metaspace", "Split",
@@ -248,7 +249,7 @@ def compile_split(pattern: str):
     if why is not None:
         raise _error(f"Split: pattern {pattern!r:.80}: {why}")
     try:
-        return regex.compile(pattern, regex.VERSION0)
+        return regex.compile(flatten_sets(pattern), regex.VERSION0)
     except (regex.error, OverflowError, RecursionError, ValueError, MemoryError) as e:
         raise _error(f"Split: cannot compile pattern {pattern!r:.80}: {str(e) or type(e).__name__}") from None
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from mtokspec.convert.mnn_target.variants.row import Context, Variant, Verdict as V
 from mtokspec.convert.mnn_target.variants.regex_literals import (ClassPattern, class_alternatives, class_pattern, escape,
-                                                                  literal)
+                                                                  literal, wregex_pattern)
 from mtokspec.format import tree as t
 from mtokspec.runtime.hf.normalizers import WHITESPACE_STR
 from mtokspec.runtime.mnn.unicode import holds_stand_ins
@@ -220,6 +220,21 @@ def _class_on(engine_wregex: bool) -> Any:
     return applies
 
 
+def _split_wregex(node: Any) -> str | None:
+    """An Isolated (or not inverted Removed) Split's Regex spelled for ``std::wregex``, when it
+    has no property and :func:`wregex_pattern` can spell it."""
+    p = node.get("pattern")
+    behavior = behavior_of(node)
+    if not (behavior == "Isolated" or behavior == "Removed" and not node.get("invert", False)):
+        return None
+    return wregex_pattern(p["Regex"]) if isinstance(p, dict) and isinstance(p.get("Regex"), str) else None
+
+
+def _lower_split_wregex(node: Any, _old: Any, _ctx: Context) -> t.PreTokenizer | None:
+    spelled = _split_wregex(node)
+    return None if spelled is None else t.SplitPreTokenizer(spelled, False, _NATIVE[behavior_of(node)])
+
+
 def _metaspace_split(rep: str) -> t.SplitPreTokenizer:
     """HF Metaspace's ``split``: the text cut before each replacement (MergedWithNext), as an
     Isolated Split ``R[^R]*`` of the literal replacement (``std::wregex``: exact)."""
@@ -335,6 +350,14 @@ ROWS: tuple[Variant, ...] = (
             applies=_union_on(True), lower=_lower_split_union,
             example={"type": "Split", "pattern": {"Regex": "[\\p{L}\\p{N}]+|[^\\s\\p{L}\\p{N}]+"},
                      "behavior": "Contiguous", "invert": True}),
+    Variant("pre_tokenizer", "Split", "a regular expression without \\p{..}, anchors or look-around, with a character "
+            "past ASCII or \\s (Isolated, or Removed not inverted)", V.BOUNDED,
+            "Split of the pattern spelled for std::wregex: classes and \\s as their characters (nested sets "
+            "joined), . as [^\\n], groups non-capturing", "mnn-regex-backtracking", tag="regex-wregex",
+            bound="matches of up to 26,000 characters (std::wregex's stack)",
+            applies=lambda n: _split_wregex(n) is not None, lower=_lower_split_wregex,
+            example={"type": "Split", "pattern": {"Regex": " ?[^(\\s|[.,!?\u2026\u3002\uff0c\u3001\u0964\u06d4\u060c])]+"},
+                     "behavior": "Isolated", "invert": False}),
     Variant("pre_tokenizer", "Split", "a regular expression, Isolated/Removed/MergedWithPrevious", V.APPROXIMATED,
             "Split of the pattern", "mnn-regex-engine", tag="regex",
             why="MNN's own engine folds text to character classes (std::wregex for patterns without \\p)",

@@ -10,13 +10,14 @@ one-letter properties.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from mtokspec.runtime.hf.normalizers import WHITESPACE_STR
-from mtokspec.runtime.shared.text import REGEX_META
+from mtokspec.runtime.shared.text import REGEX_META, flatten_sets
 
 __all__ = ["literal", "CharRun", "char_run", "run_replaces", "COLLAPSE_PASSES", "escape", "ClassPattern",
-           "class_pattern", "class_alternatives", "PROPERTIES"]
+           "class_pattern", "class_alternatives", "PROPERTIES", "wregex_pattern"]
 
 COLLAPSE_PASSES = 20
 """Passes of ``ss -> s`` a run collapse writes: runs of up to 2**20 characters collapse exactly."""
@@ -173,7 +174,7 @@ def _bracket(p: str, i: int) -> tuple[ClassPattern | None, int]:
     props: list[str] = []
     while i < len(p) and p[i] != "]":
         if p[i] == "[" or p.startswith("&&", i):
-            return None, i  # Oniguruma's nested sets and intersections
+            return None, i  # Oniguruma's nested sets (see flatten_sets) and intersections
         prop, j = _property(p, i)
         if prop is not None:
             props.append(prop)
@@ -198,7 +199,8 @@ def _bracket(p: str, i: int) -> tuple[ClassPattern | None, int]:
 
 
 def class_pattern(pattern: str) -> ClassPattern | None:
-    """The :class:`ClassPattern` a HF (Oniguruma) pattern is, else None."""
+    """The :class:`ClassPattern` a HF (Oniguruma) pattern is (nested sets joined), else None."""
+    pattern = flatten_sets(pattern)
     if not pattern:
         return None
     if pattern[0] == "[":
@@ -236,3 +238,104 @@ def class_alternatives(pattern: str) -> list[ClassPattern] | None:
     parts.append(pattern[start:])
     got = [class_pattern(p) for p in parts]
     return None if any(g is None for g in got) else [g for g in got if g is not None]
+
+
+_QUANTIFIER = re.compile(r"(?:[?*+]|\{\d+(?:,\d*)?\})\??")
+"""A greedy or lazy quantifier, as both Oniguruma and ECMAScript read it."""
+
+
+def _wregex_char(c: str) -> str:
+    """One character as ``std::wregex`` reads it literally, inside or outside a class."""
+    if c in REGEX_META or c in "-/":
+        return "\\" + c
+    return f"\\x{ord(c):02x}" if ord(c) < 0x20 or c == "\x7f" else c
+
+
+def _wregex_class(chars: str, negated: bool) -> str:
+    """A class of ``chars`` (runs of three or more code points as ranges) for ``std::wregex``."""
+    cps = sorted(set(map(ord, chars)))
+    parts, k = [], 0
+    while k < len(cps):
+        j = k
+        while j + 1 < len(cps) and cps[j + 1] == cps[j] + 1:
+            j += 1
+        if j - k >= 2:
+            parts.append(_wregex_char(chr(cps[k])) + "-" + _wregex_char(chr(cps[j])))
+        else:
+            parts.extend(_wregex_char(chr(c)) for c in cps[k:j + 1])
+        k = j + 1
+    return "[" + ("^" if negated else "") + "".join(parts) + "]"
+
+
+def wregex_pattern(pattern: str) -> str | None:
+    """A HF (Oniguruma) pattern spelled for MNN's ``std::wregex`` path with the same matches, or None.
+
+    It takes literals, escapes, ``.``, ``\\s``/``\\S``, classes (ranges, negation, nested literal
+    sets), groups, alternation and greedy or lazy quantifiers; the classes and ``\\s`` are written
+    as their characters (``.`` as ``[^\\n]``, Oniguruma's), groups non-capturing.  None for anything
+    else (properties, anchors, look-around, back-references, flags), for a repeated group holding
+    a choice or a repeat (on which libstdc++'s backtracking search can take exponential time), for
+    a pattern that matches the empty string, and for one with no character past ASCII (MNN runs
+    those on its own engine)."""
+    import regex
+
+    pattern = flatten_sets(pattern)
+    out: list[str] = []
+    branching = [False]  # per open group: whether it holds a quantifier or an alternation
+    i, quantifiable, closed_branching = 0, False, False
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "(":
+            if pattern.startswith("(?", i) and not pattern.startswith("(?:", i):
+                return None
+            i += 3 if pattern.startswith("(?:", i) else 1
+            out.append("(?:")
+            branching.append(False)
+            quantifiable = False
+            continue
+        if c in ")|":
+            if c == ")" and len(branching) == 1:
+                return None
+            if c == ")":
+                closed_branching = branching.pop()
+                branching[-1] |= closed_branching
+            else:
+                branching[-1] = True
+            out.append(c)
+            i, quantifiable = i + 1, c == ")"
+            continue
+        if c in "?*+{":
+            m = _QUANTIFIER.match(pattern, i)
+            if m is None or not quantifiable or pattern.startswith("+", m.end()):
+                return None
+            if out[-1] == ")" and closed_branching:
+                return None  # a repeated group of choices: libstdc++'s search is exponential there
+            out.append(m.group())
+            branching[-1] = True
+            i, quantifiable = m.end(), False
+            continue
+        if c == "[":
+            cp, j = _bracket(pattern, i)
+            if cp is None or cp.properties:
+                return None
+            piece = _wregex_class(cp.chars, cp.negated)
+        elif c == ".":
+            piece, j = "[^\\n]", i + 1
+        elif pattern.startswith(("\\s", "\\S"), i):
+            piece, j = _wregex_class(WHITESPACE_STR, pattern[i + 1] == "S"), i + 2
+        elif c in "^$":
+            return None
+        else:
+            chars, j = _atom(pattern, i)
+            if chars is None or j == i or len(chars) != 1:
+                return None
+            piece = _wregex_char(chars)
+        out.append(piece)
+        i, quantifiable = j, True
+    spelled = "".join(out)
+    if len(branching) > 1 or spelled.isascii():
+        return None
+    try:
+        return None if regex.fullmatch(spelled, "") is not None else spelled
+    except regex.error:
+        return None
