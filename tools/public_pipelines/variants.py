@@ -176,10 +176,18 @@ _DEEPSEEK_LETTERS = (
 """DeepSeek-LLM's letter class (its tokenizer.json's second Split), as code points."""
 
 
+O200K_PATTERN = (
+    "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+"
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+"
+    "[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*"
+    "|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")
+"""GPT-4o's pre-tokenizer pattern (tiktoken's o200k_base), as Phi-4-mini's tokenizer.json holds it."""
+
+
 def _public_byte_level() -> list[tuple[str, Any, Any, Any]]:
     """Byte-level BPE pipelines of public models (their ``tokenizer.json``'s normalizer,
     pre-tokenizer and post-processor; the trained vocabulary): Falcon, StarCoder, BLOOM,
-    DeepSeek-LLM, GPT-NeoX."""
+    DeepSeek-LLM, GPT-NeoX, and GPT-4o's o200k pattern (Phi-4-mini)."""
     from tokenizers import Regex, normalizers as n, pre_tokenizers as p, processors as pp
 
     def bl(regex: bool) -> Any:
@@ -203,6 +211,8 @@ def _public_byte_level() -> list[tuple[str, Any, Any, Any]]:
             isolated("\\s+$"), isolated("[\u4e00-\u9fa5\u0800-\u4e00\uac00-\ud7ff]+"), isolated("\\p{N}+"),
             bl(False)]), lambda t: pp.ByteLevel(trim_offsets=True)),
         ("v-neox", lambda t: n.NFC(), lambda t: bl(True), lambda t: pp.ByteLevel(trim_offsets=True)),
+        ("v-o200k", None, lambda t: p.Sequence([isolated(O200K_PATTERN), bl(False)]),
+         lambda t: pp.ByteLevel(trim_offsets=False)),
     ]
 
 

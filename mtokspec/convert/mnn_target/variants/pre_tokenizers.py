@@ -13,7 +13,7 @@ from typing import Any
 
 from mtokspec.convert.mnn_target.variants.row import Context, Variant, Verdict as V
 from mtokspec.convert.mnn_target.variants.regex_literals import (ClassPattern, class_alternatives, class_pattern, escape,
-                                                                  literal, wregex_pattern)
+                                                                  literal, spell_letter_cases, wregex_pattern)
 from mtokspec.format import tree as t
 from mtokspec.runtime.hf.normalizers import WHITESPACE_STR
 from mtokspec.runtime.mnn.unicode import holds_stand_ins
@@ -235,6 +235,14 @@ def _lower_split_wregex(node: Any, _old: Any, _ctx: Context) -> t.PreTokenizer |
     return None if spelled is None else t.SplitPreTokenizer(spelled, False, _NATIVE[behavior_of(node)])
 
 
+def _lower_split_regex(node: Any, old: Any, _ctx: Context) -> t.PreTokenizer | None:
+    p = node.get("pattern")
+    spelled = spell_letter_cases(p["Regex"]) if isinstance(p, dict) and isinstance(p.get("Regex"), str) else None
+    if spelled is None or not isinstance(old, t.SplitPreTokenizer):
+        return None
+    return t.SplitPreTokenizer(spelled, old.invert, old.behavior)
+
+
 def _metaspace_split(rep: str) -> t.SplitPreTokenizer:
     """HF Metaspace's ``split``: the text cut before each replacement (MergedWithNext), as an
     Isolated Split ``R[^R]*`` of the literal replacement (``std::wregex``: exact)."""
@@ -359,9 +367,11 @@ ROWS: tuple[Variant, ...] = (
             example={"type": "Split", "pattern": {"Regex": " ?[^(\\s|[.,!?\u2026\u3002\uff0c\u3001\u0964\u06d4\u060c])]+"},
                      "behavior": "Isolated", "invert": False}),
     Variant("pre_tokenizer", "Split", "a regular expression, Isolated/Removed/MergedWithPrevious", V.APPROXIMATED,
-            "Split of the pattern", "mnn-regex-engine", tag="regex",
-            why="MNN's own engine folds text to character classes (std::wregex for patterns without \\p)",
-            applies=lambda n: behavior_of(n) in _NATIVE,
+            "Split of the pattern; \\p{Lu}, \\p{Ll}, \\p{Lt}, \\p{Lm}, \\p{Lo} spelled as their ASCII letters and "
+            "a letter past ASCII (MNN's engine reads them as \\p{L})", "mnn-regex-engine", tag="regex",
+            why="MNN's own engine folds text to character classes, every letter past ASCII to one (std::wregex "
+                "for patterns without \\p)",
+            applies=lambda n: behavior_of(n) in _NATIVE, lower=_lower_split_regex,
             example={"type": "Split", "pattern": {"Regex": "'s|'t|\\p{L}+|\\p{N}"}, "behavior": "Isolated",
                      "invert": False}),
     Variant("pre_tokenizer", "Split", "a regular expression, MergedWithNext/Contiguous", V.IMPOSSIBLE,

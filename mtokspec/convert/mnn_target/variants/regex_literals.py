@@ -17,7 +17,8 @@ from mtokspec.runtime.hf.normalizers import WHITESPACE_STR
 from mtokspec.runtime.shared.text import REGEX_META, flatten_sets
 
 __all__ = ["literal", "CharRun", "char_run", "run_replaces", "COLLAPSE_PASSES", "escape", "ClassPattern",
-           "class_pattern", "class_alternatives", "PROPERTIES", "wregex_pattern"]
+           "class_pattern", "class_alternatives", "PROPERTIES", "wregex_pattern", "LETTER_CASES",
+           "spell_letter_cases"]
 
 COLLAPSE_PASSES = 20
 """Passes of ``ss -> s`` a run collapse writes: runs of up to 2**20 characters collapse exactly."""
@@ -339,3 +340,44 @@ def wregex_pattern(pattern: str) -> str | None:
         return None if regex.fullmatch(spelled, "") is not None else spelled
     except regex.error:
         return None
+
+
+LETTER_CASES = {"Lu": "A-Z", "Ll": "a-z", "Lt": "", "Lm": "", "Lo": ""}
+"""The ASCII letters of each two-letter letter property (Lt, Lm and Lo have none)."""
+NON_ASCII_LETTER = "\u00e9"
+"""A letter past ASCII: in a pattern on MNN's own engine it stands for every such letter."""
+
+
+def spell_letter_cases(pattern: str) -> str | None:
+    """A pattern for MNN's own engine (it has a ``\\p{..}``) whose letter-case properties
+    (``\\p{Lu}``, ``\\p{Ll}``, ``\\p{Lt}``, ``\\p{Lm}``, ``\\p{Lo}``, which that engine reads as
+    ``\\p{L}``) are spelled as their ASCII letters and a letter past ASCII: exact on ASCII text,
+    every letter past ASCII still of every case.  None: nothing to spell, a negated one
+    (``\\P{Lu}``), or a pattern left without a ``\\p{..}`` (it would go to ``std::wregex``)."""
+    out: list[str] = []
+    i, in_class, changed, stand_in = 0, False, False, False
+    while i < len(pattern):
+        c = pattern[i]
+        prop = pattern[i + 3:i + 5] if pattern.startswith(("\\p{", "\\P{"), i) and pattern[i + 5:i + 6] == "}" else ""
+        if prop in LETTER_CASES:
+            if pattern[i + 1] == "P":
+                return None
+            if in_class:
+                out.append(LETTER_CASES[prop] + ("" if stand_in else NON_ASCII_LETTER))
+                stand_in = True
+            else:
+                out.append("[" + LETTER_CASES[prop] + NON_ASCII_LETTER + "]")
+            i, changed = i + 6, True
+            continue
+        if c == "\\":
+            out.append(pattern[i:i + 2])
+            i += 2
+            continue
+        if c == "[" and not in_class:
+            in_class, stand_in = True, False
+        elif c == "]" and in_class and not (out and out[-1] in ("[", "[^")):
+            in_class = False
+        out.append(c + ("^" if c == "[" and pattern.startswith("^", i + 1) else ""))
+        i += 2 if c == "[" and pattern.startswith("^", i + 1) else 1
+    spelled = "".join(out)
+    return spelled if changed and ("\\p{" in spelled or "\\P{" in spelled) else None
