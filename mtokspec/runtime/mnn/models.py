@@ -192,9 +192,7 @@ class BPE(_Model):
             for k, b in enumerate(text):
                 i = find(BYTE_MAP[b] + suffix if suffix and k == last else BYTE_MAP[b])
                 if i == -1 and unk >= 0:
-                    if not (self.fuse_unk and after_unk):
-                        out.append(unk)
-                    after_unk = True
+                    after_unk = self._unknown(out, after_unk)
                     continue
                 after_unk = False
                 if i != -1:
@@ -211,9 +209,7 @@ class BPE(_Model):
                 ch = text[off:off + r]
                 i = find(ch + suffix if suffix and off + r >= n else ch)
                 if i == -1 and unk >= 0 and not (self.byte_fallback and all(find(BYTE_PIECES[b]) != -1 for b in ch)):
-                    if not (self.fuse_unk and after_unk):
-                        out.append(unk)
-                    after_unk = True
+                    after_unk = self._unknown(out, after_unk)
                     continue
                 after_unk = False
                 if i != -1:
@@ -224,6 +220,12 @@ class BPE(_Model):
                     if i != -1:
                         out.append(i)
         return self._merge(out)
+
+    def _unknown(self, out: list[int], after_unk: bool) -> bool:
+        """Format next's unknown character: ``unk_id`` appended (once per run with ``fuse_unk``)."""
+        if not (self.fuse_unk and after_unk):
+            out.append(self.unk_id)
+        return True
 
     def _merge(self, ids: list[int]) -> list[int]:
         n = len(ids)
