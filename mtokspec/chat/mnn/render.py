@@ -194,16 +194,20 @@ class _Evaluator:
                     b"stop": self.ev(e.stop) if e.stop is not None else None,
                     b"step": self.ev(e.step) if e.step is not None else None}
         if t is N.Call:
+            self.f.tick()  # calls, methods, filters and operators do the work: the deadline between them
             return self._call(e)
         if t is N.Method:
+            self.f.tick()
             obj = self.ev(e.obj)
             return B.call_method(obj, e.name, e.args, self.ev, self.f.limits)
         if t is N.Filter:
+            self.f.tick()
             val = self.ev(e.left)
             if e.name in self.f.missing:
                 return val
             return B.apply_filter(e.name, val, e.args, self.ev, self.f.limits)
         if t is N.Binary:
+            self.f.tick()
             left = self.ev(e.left)
             right = self.ev(e.right)
             return _binary(e.op, left, right, self.f.limits)
