@@ -126,7 +126,10 @@ def test_pre_tokenizer_findings():
     look = _file(pre_tokenizer=t.SplitPreTokenizer(r"\bx|y", False, 0))
     assert ("error", "mnn-regex-engine") in {(f.severity, f.code) for f in lint(look)}
     assert "mnn-regex-engine" not in _codes(_file(pre_tokenizer=t.SplitPreTokenizer(r"\s+", False, 1)))
-    assert "mnn-regex-engine" in _codes(_file(pre_tokenizer=t.SplitPreTokenizer("[一-龥]+", False, 0)))
+    # a range is compared by code point (std::wregex without regex::collate, as MNN builds it; the
+    # real binary agrees on DeepSeek's [一-龥...]+); a C-locale class such as \s is not exact
+    assert "mnn-regex-engine" not in _codes(_file(pre_tokenizer=t.SplitPreTokenizer("[一-龥]+", False, 0)))
+    assert "mnn-regex-engine" in _codes(_file(pre_tokenizer=t.SplitPreTokenizer("\\s?[一-龥]+", False, 0)))
     assert "mnn-bpe-quadratic" in _codes(_file())
     assert "mnn-bpe-quadratic" not in _codes(_file(pre_tokenizer=t.ByteLevelPreTokenizer(True)))
 

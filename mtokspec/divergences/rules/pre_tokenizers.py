@@ -12,6 +12,7 @@ from mtokspec.format.growth import nested_quantifier
 from mtokspec.format.validate import ERROR, INFO, WARNING
 from mtokspec.runtime.mnn import regex as R
 from mtokspec.runtime.mnn.regex_compile import dropped_alternatives
+from mtokspec.runtime.shared.text import QUANTIFIER
 
 
 def _nodes(tree) -> list[tuple[object, str]]:
@@ -97,76 +98,72 @@ def _predict_metaspace_no_split(ctx: LintContext) -> Iterator[Prediction]:
                    "of the model spans a cut, so the ids agree")
 
 
-def literal_classes(pattern: str) -> bool:
-    """Whether a pattern is only literal characters and bracket classes of them (negated too),
-    each repeated by ``+``, ``*`` or ``?``, in top-level alternatives that may start with ``^`` and
-    end with ``$``: ``std::wregex`` compares such a pattern's characters as code points, which is
-    exact (no C-locale class, no Unicode property is involved)."""
-    branches = _top_level_branches(pattern)
-    if branches is None:
-        return False
-    return all(_literal_branch(b[1:] if b.startswith("^") else b) for b in
-               (b[:-1] if b.endswith("$") and not b.endswith("\\$") else b for b in branches))
+def _escape_end(p: str, i: int) -> int | None:
+    """The end of the escape at ``p[i]`` when ``std::wregex`` reads it as one code point
+    (punctuation, ``\\xHH``, ``\\t \\n \\r \\f \\v``), else None (a class such as ``\\s``)."""
+    e = p[i + 1:i + 2]
+    if e and not e.isalnum() or e and e in "tnrfv":
+        return i + 2
+    if e == "x" and len(p) >= i + 4 and all(c in "0123456789abcdefABCDEF" for c in p[i + 2:i + 4]):
+        return i + 4
+    return None
 
 
-def _top_level_branches(pattern: str) -> list[str] | None:
-    """The pattern cut at its top-level ``|`` (None: a group, where a ``|`` may nest)."""
-    out, cur, i, in_class = [], [], 0, False
-    while i < len(pattern):
-        c = pattern[i]
-        if c == "\\":
-            cur.append(pattern[i:i + 2])
-            i += 2
-            continue
-        if c == "[" and not in_class:
-            in_class = True
-        elif c == "]" and in_class and cur and cur[-1] not in ("[", "[^"):
-            in_class = False
-        elif c in "()" and not in_class:
+def _class_end(p: str, i: int) -> int | None:
+    """The end of the bracket class at ``p[i]`` when it holds only code points and ranges of them."""
+    i += 2 if p[i + 1:i + 2] == "^" else 1
+    start = i
+    while i < len(p) and p[i] != "]":
+        if p[i] == "[":
+            return None  # a POSIX class or a collating element
+        j = _escape_end(p, i) if p[i] == "\\" else i + 1
+        if j is None:
             return None
-        if c == "|" and not in_class:
-            out.append("".join(cur))
-            cur = []
-        else:
-            cur.append(c)
-        i += 1
-    out.append("".join(cur))
-    return out
+        i = j
+    return None if i >= len(p) or i == start else i + 1
 
 
-def _literal_branch(pattern: str) -> bool:
-    i, n, atom = 0, len(pattern), False
+def literal_classes(pattern: str) -> bool:
+    """Whether a pattern is the part of ECMAScript that ``std::wregex`` runs as mtokspec's emulation
+    does, on code points: literal characters and escapes of one (:func:`_escape_end`), bracket
+    classes of them with ranges (negated too; without ``regex::collate``, as MNN builds it, a
+    range is compared by code point), groups (``(?:`` too), alternation, greedy and lazy
+    quantifiers, and ``^``/``$`` at the ends of a top-level alternative.  No C-locale class
+    (``\\s``, ``\\w``, ``\\d``, ``.``), look-around or back-reference is involved."""
+    i, n, depth, atom, start = 0, len(pattern), 0, False, True
     while i < n:
         c = pattern[i]
-        if c == "\\":
-            if i + 1 >= n or pattern[i + 1].isalnum():
-                return False
-            i, atom = i + 2, True
-        elif c == "[":
-            i += 2 if pattern[i + 1:i + 2] == "^" else 1
-            start = i
-            while i < n and pattern[i] != "]":
-                if pattern[i] == "\\":
-                    if i + 1 >= n or pattern[i + 1].isalnum():
-                        return False
-                    i += 1
-                elif pattern[i] == "-" and i != start and pattern[i + 1:i + 2] not in ("]", ""):
-                    return False  # a range: which code points it covers depends on the locale
-                elif pattern[i] == "[":
-                    return False
-                i += 1
-            if i >= n or i == start:
-                return False
-            i, atom = i + 1, True
-        elif c in "+*?":
-            if not atom:
-                return False
+        if c == "^" and start:
+            i, start = i + 1, False
+            continue
+        start = False
+        if c == "$" and not depth and pattern[i + 1:i + 2] in ("", "|"):
             i, atom = i + 1, False
-        elif c in "(){}|.^$":
+            continue
+        if c in "?*+{":
+            m = QUANTIFIER.match(pattern, i)
+            if m is None or not atom:
+                return False
+            i, atom = m.end(), False
+            continue
+        if c == "(":
+            if pattern.startswith("(?", i) and not pattern.startswith("(?:", i):
+                return False
+            i, depth, atom = i + (3 if pattern.startswith("(?:", i) else 1), depth + 1, False
+            continue
+        if c in ")|":
+            if c == ")" and not depth:
+                return False
+            depth -= c == ")"
+            i, atom, start = i + 1, c == ")", c == "|" and not depth
+            continue
+        if c in ".^$}]":
             return False
-        else:
-            i, atom = i + 1, True
-    return True
+        j = _escape_end(pattern, i) if c == "\\" else _class_end(pattern, i) if c == "[" else i + 1
+        if j is None:
+            return False
+        i, atom = j, True
+    return not depth
 
 
 def _predict_regex(ctx: LintContext) -> Iterator[Prediction]:

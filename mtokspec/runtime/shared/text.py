@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 METASPACE = "\u2581"
 """SentencePiece's word marker ``▁`` (U+2581), which Metaspace and SentencePiece models put for a space."""
 
@@ -11,6 +13,9 @@ uses for a pattern its regex engine cannot read."""
 
 REGEX_META = frozenset(".^$*+?{}[]\\|()")
 """The characters that make a pattern a regular expression rather than a literal string."""
+
+QUANTIFIER = re.compile(r"(?:[?*+]|\{\d+(?:,\d*)?\})\??")
+"""A greedy or lazy quantifier, as Oniguruma, ECMAScript and Python's engines all read it."""
 
 
 def flatten_sets(pattern: str) -> str:

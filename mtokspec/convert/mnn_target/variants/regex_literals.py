@@ -10,11 +10,10 @@ one-letter properties.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from mtokspec.runtime.hf.normalizers import WHITESPACE_STR
-from mtokspec.runtime.shared.text import REGEX_META, flatten_sets
+from mtokspec.runtime.shared.text import QUANTIFIER, REGEX_META, flatten_sets
 
 __all__ = ["literal", "CharRun", "char_run", "run_replaces", "COLLAPSE_PASSES", "escape", "ClassPattern",
            "class_pattern", "class_alternatives", "PROPERTIES", "wregex_pattern", "LETTER_CASES",
@@ -241,10 +240,6 @@ def class_alternatives(pattern: str) -> list[ClassPattern] | None:
     return None if any(g is None for g in got) else [g for g in got if g is not None]
 
 
-_QUANTIFIER = re.compile(r"(?:[?*+]|\{\d+(?:,\d*)?\})\??")
-"""A greedy or lazy quantifier, as both Oniguruma and ECMAScript read it."""
-
-
 def _wregex_char(c: str) -> str:
     """One character as ``std::wregex`` reads it literally, inside or outside a class."""
     if c in REGEX_META or c in "-/":
@@ -306,7 +301,7 @@ def wregex_pattern(pattern: str) -> str | None:
             i, quantifiable = i + 1, c == ")"
             continue
         if c in "?*+{":
-            m = _QUANTIFIER.match(pattern, i)
+            m = QUANTIFIER.match(pattern, i)
             if m is None or not quantifiable or pattern.startswith("+", m.end()):
                 return None
             if out[-1] == ")" and closed_branching:
