@@ -187,7 +187,7 @@ O200K_PATTERN = (
 def _public_byte_level() -> list[tuple[str, Any, Any, Any]]:
     """Byte-level BPE pipelines of public models (their ``tokenizer.json``'s normalizer,
     pre-tokenizer and post-processor; the trained vocabulary): Falcon, StarCoder, BLOOM,
-    DeepSeek-LLM, GPT-NeoX, and GPT-4o's o200k pattern (Phi-4-mini)."""
+    DeepSeek-LLM, DeepSeek-Coder, GPT-NeoX, and GPT-4o's o200k pattern (Phi-4-mini)."""
     from tokenizers import Regex, normalizers as n, pre_tokenizers as p, processors as pp
 
     def bl(regex: bool) -> Any:
@@ -210,6 +210,10 @@ def _public_byte_level() -> list[tuple[str, Any, Any, Any]]:
             isolated("\\s?[!-/:-~\uff01-\uff0f\uff1a-\uff5e\u2018-\u201f\u3000-\u3002]+"),
             isolated("\\s+$"), isolated("[\u4e00-\u9fa5\u0800-\u4e00\uac00-\ud7ff]+"), isolated("\\p{N}+"),
             bl(False)]), lambda t: pp.ByteLevel(trim_offsets=True)),
+        ("v-deepseek-coder", None, lambda t: p.Sequence([
+            isolated("[\\r\\n]"), isolated("\\s?\\p{L}+"), isolated("\\s?\\p{P}+"),
+            isolated("[\u4e00-\u9fa5\u0800-\u4e00\uac00-\ud7ff]+"), p.Digits(individual_digits=True), bl(False)]),
+         lambda t: pp.ByteLevel(trim_offsets=True)),
         ("v-neox", lambda t: n.NFC(), lambda t: bl(True), lambda t: pp.ByteLevel(trim_offsets=True)),
         ("v-o200k", None, lambda t: p.Sequence([isolated(O200K_PATTERN), bl(False)]),
          lambda t: pp.ByteLevel(trim_offsets=False)),
