@@ -211,7 +211,7 @@ def _public_byte_level() -> list[tuple[str, Any, Any, Any]]:
             isolated("\\s+$"), isolated("[\u4e00-\u9fa5\u0800-\u4e00\uac00-\ud7ff]+"), isolated("\\p{N}+"),
             bl(False)]), lambda t: pp.ByteLevel(trim_offsets=True)),
         ("v-deepseek-coder", None, lambda t: p.Sequence([
-            isolated("[\\r\\n]"), isolated("\\s?\\p{L}+"), isolated("\\s?\\p{P}+"),
+            isolated("[\r\n]"), isolated("\\s?\\p{L}+"), isolated("\\s?\\p{P}+"),
             isolated("[\u4e00-\u9fa5\u0800-\u4e00\uac00-\ud7ff]+"), p.Digits(individual_digits=True), bl(False)]),
          lambda t: pp.ByteLevel(trim_offsets=True)),
         ("v-neox", lambda t: n.NFC(), lambda t: bl(True), lambda t: pp.ByteLevel(trim_offsets=True)),
