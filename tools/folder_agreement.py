@@ -2,6 +2,7 @@
 
     python -m tools.folder_agreement DIR [DIR ...] [--json OUT]
     MNN_TOK_BIN=/path/mnn_tok MNN_TEST_BIN=/path/test_tokenizer python -m tools.folder_agreement DIR ...
+    ... --record     # merge the rows into benchmarks/records/public_pipelines.json (the README's table)
 
 For each folder: ``convert.from_hf(folder, target=...)`` (``--target``: mnn, or mnn-next), then, over the corpus texts
 (``../shared/corpus/text/*.json`` when present, else the probe texts), HF ``tokenizers`` run live
@@ -10,7 +11,10 @@ its real ``mnn_tok`` when ``MNN_TOK_BIN`` is set, else the target's semantics.  
 (with special tokens), raw (without), stream (the engine's per-id print of HF's ids, joined) and
 seq (``decode(ids)``) against HF's ``decode(ids, skip_special_tokens=False)``; "lenient" counts a
 decode with one extra leading space as passing, as MNN's ``test_tokenizer`` judges.  With
-``MNN_TEST_BIN``, MNN's ``test_tokenizer`` also runs on ``goldens`` of the folder.
+``MNN_TEST_BIN``, MNN's ``test_tokenizer`` also runs on ``goldens`` of the folder.  ``--record``
+(MNN's binaries only) merges the rows, by folder, into the target's section of
+``benchmarks/records/public_pipelines.json``, each with the kind of folder ``tools.public_pipelines``
+built it as.
 """
 
 from __future__ import annotations
@@ -27,7 +31,11 @@ from pathlib import Path
 
 from mtokspec.names import DEVICES
 from tools.mnn_agreement import OUTPUTS, _mnn_tok_outputs
+
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+RECORD = Path(__file__).resolve().parents[1] / "benchmarks" / "records" / "public_pipelines.json"
+KEPT = ("folder", "kind", "cases", "encode", "raw", "stream", "stream_lenient", "seq", "seq_lenient", "test_tokenizer")
+"""What the record keeps of a row."""
 
 
 def corpus_texts() -> list[str]:
@@ -98,6 +106,31 @@ def measure(folder: Path, texts: list[str], binary: str | None, test_bin: str | 
     return row
 
 
+def record(rows: list[dict], target: str, binary: str, n_texts: int, path: Path = RECORD) -> None:
+    """Merge ``rows`` (by folder) into ``target``'s section of the record, with the date, the
+    commit, the MNN commit the binary was built from and HF ``tokenizers``' version."""
+    import datetime as dt
+
+    import tokenizers
+
+    from benchmarks.records import _commit
+    from mtokspec.runtime.mnn import MNN_COMMIT
+    from tools.public_pipelines import all_specs
+
+    kinds = {s.name: s.source for s in all_specs()}
+    doc = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"targets": {}}
+    section = doc["targets"].get(target, {})
+    by_folder = {r["folder"]: r for r in section.get("rows", [])}
+    for r in rows:
+        by_folder[r["folder"]] = {k: v for k, v in {**r, "kind": kinds.get(r["folder"], "other")}.items() if k in KEPT}
+    built = Path(binary).parent / "MNN_COMMIT"
+    doc["targets"][target] = {
+        "made_by": f"python -m tools.folder_agreement --target {target} --record", "date": dt.date.today().isoformat(),
+        "commit": _commit(), "mnn_commit": built.read_text().strip() if built.is_file() else MNN_COMMIT,
+        "patched": target == "mnn-next", "tokenizers": tokenizers.__version__, "texts": n_texts, "rows": sorted(by_folder.values(), key=lambda r: r["folder"])}
+    path.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
 def _device(folder: Path, path: Path, models: Path, test_bin: str) -> str:
     from mtokspec.convert.mnn_target.goldens import goldens, jsonl
 
@@ -118,8 +151,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--examples", action="store_true", help="print the first differing cases")
     ap.add_argument("--target", choices=DEVICES, default="mnn",
                     help="convert --target (mnn-next: run MNN_TOK_BIN built with patches/mnn/)")
+    ap.add_argument("--record", action="store_true",
+                    help="merge the rows into benchmarks/records/public_pipelines.json (needs MNN_TOK_BIN and MNN_TEST_BIN)")
     args = ap.parse_args(argv)
     binary, test_bin = os.environ.get("MNN_TOK_BIN"), os.environ.get("MNN_TEST_BIN")
+    if args.record and not (binary and test_bin):
+        ap.error("--record measures MNN's own binaries: set MNN_TOK_BIN and MNN_TEST_BIN")
     texts = corpus_texts()
     print(f"target {args.target}; runtime: {binary or 'the ' + args.target + ' semantics'}; reference: HF tokenizers live; {len(texts)} texts\n")
     print("| folder | encode | raw | stream | seq | stream+1sp | seq+1sp | convert s | test_tokenizer |")
@@ -151,6 +188,9 @@ def main(argv: list[str] | None = None) -> int:
           f"decode with one extra leading space passing: {100 * tot[1] / max(tot[2], 1):.1f}%")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    if args.record:
+        assert binary is not None
+        record(rows, args.target, binary, len(texts))
     return 0
 
 

@@ -5,7 +5,8 @@
 
 ``speed.json`` is written by ``benchmarks/bench_runtime.py --record`` and ``bench_codec.py
 --record``; ``mnn_agreement.json`` by ``python -m tools.mnn_report --record``; ``mnn_target.json``
-by ``python -m tools.mnn_agreement --record`` (MNN's own binaries).  No number in those
+by ``python -m tools.mnn_agreement --record`` and ``public_pipelines.json`` by ``python -m
+tools.folder_agreement --record`` (MNN's own binaries).  No number in those
 tables is typed by hand; ``tests/test_readme_tables.py`` checks that the README matches the records.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 from pathlib import Path
 
@@ -99,11 +101,48 @@ def target_table(doc: dict) -> str:
             "(`MNN_TOK_BIN=... MNN_TEST_BIN=... python -m tools.mnn_agreement --record`).\n")
 
 
+_KINDS = (("converter", "written by transformers' converters"), ("tokenizers-api", "assembled with the tokenizers API"))
+
+
+def _tally(rows: list[dict]) -> str:
+    n = sum(r["cases"] for r in rows)
+    strict = sum(r["encode"] + r["raw"] + r["stream"] + r["seq"] for r in rows)
+    lenient = sum(r["encode"] + r["raw"] + r["stream_lenient"] + r["seq_lenient"] for r in rows)
+    exact = sum(r["encode"] == r["cases"] == r["raw"] for r in rows)
+    device = [tuple(map(int, m.groups())) for r in rows
+              if (m := re.match(r"(\d+)/(\d+) passed", r.get("test_tokenizer") or ""))]
+    passed, cases = sum(d[0] for d in device), sum(d[1] for d in device)
+    whole = sum(a == b for a, b in device)
+    return (f"{len(rows)} | {100 * strict / (4 * n):.1f}% | {100 * lenient / (4 * n):.1f}% | {exact} | "
+            f"{passed:,} / {cases:,} = {100 * passed / max(cases, 1):.1f}% | {whole}")
+
+
+def pipelines_table(doc: dict) -> str:
+    """MNN's binaries against HF ``tokenizers`` on the public pipelines, per target and kind of folder."""
+    lines = ["| target | kind of folder | folders | all outputs | decode with one extra leading space passing | "
+             "encode and raw exact | MNN's test_tokenizer on the goldens | models whole |",
+             "|---|---|---|---|---|---|---|---|"]
+    runs = []
+    for target, sec in sorted(doc["targets"].items()):
+        rows = sec["rows"]
+        for kind, label in (*_KINDS, ("", "all")):
+            chosen = [r for r in rows if not kind or r["kind"] == kind]
+            if chosen:
+                lines.append(f"| `--target {target}` | {label} | {_tally(chosen)} |")
+        runs.append(f"`{target}`: {sec['date']}, commit {sec['commit']}, MNN {sec['mnn_commit'][:8]}"
+                    + (" with patches/mnn/" if sec["patched"] else "") + f", HF tokenizers {sec['tokenizers']}, "
+                    f"{sec['texts']} texts")
+    return ("\n".join(lines) + "\n\nOutputs: encode, encode without specials, the engine's stream print, "
+            "decode; MNN's `mnn_tok` and `test_tokenizer` against HF `tokenizers` live (`python -m "
+            "tools.folder_agreement --record`). Recorded runs: " + "; ".join(runs) + ".\n")
+
+
 def render(readme: str) -> str:
     for name, body in (("speed", speed_table(_load("speed.json"))),
                        ("mnn-speed", mnn_speed_table(_load("speed.json"))),
                        ("mnn-agreement", agreement_table(_load("mnn_agreement.json"))),
-                       ("mnn-target", target_table(_load("mnn_target.json")))):
+                       ("mnn-target", target_table(_load("mnn_target.json"))),
+                       ("public-pipelines", pipelines_table(_load("public_pipelines.json")))):
         readme = replace_section(readme, *_marker(name), body)
     return readme
 
