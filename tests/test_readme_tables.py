@@ -31,3 +31,28 @@ def test_the_agreement_record_is_this_corpus_and_this_mnn():
     assert {r["file"] for r in rows} == files
     assert {(r["file"], r["output"]) for r in rows} == {(f, o) for f in files for o in readme_tables.OUTPUTS}
     assert all(r["cases"] == cases and r["mnn_semantics_equals_mnn"] == cases for r in rows)
+
+
+def test_the_public_pipelines_record_merges_by_folder_and_tallies_per_kind(tmp_path):
+    """``tools.folder_agreement --record`` keeps one row per folder (a later run of some folders
+    replaces theirs), and the README's table tallies the rows per target and kind of folder."""
+    pytest.importorskip("tokenizers", reason="the record names HF tokenizers' version")
+    from tools import folder_agreement
+
+    def row(folder: str, ok: int, device: str) -> dict:
+        return {"folder": folder, "cases": 10, "encode": ok, "raw": ok, "stream": ok, "stream_lenient": 10,
+                "seq": 10, "seq_lenient": 10, "test_tokenizer": device, "examples": {}, "convert_s": 0.1}
+
+    path = tmp_path / "public_pipelines.json"
+    binary = str(tmp_path / "mnn_tok")
+    folder_agreement.record([row("gpt2", 10, "4/4 passed"), row("v-bloom", 5, "3/4 passed, 1 failed")],
+                            "mnn", binary, 10, path)
+    folder_agreement.record([row("v-bloom", 10, "4/4 passed")], "mnn", binary, 10, path)
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    rows = doc["targets"]["mnn"]["rows"]
+    assert [(r["folder"], r["kind"], r["encode"]) for r in rows] == [("gpt2", "converter", 10),
+                                                                      ("v-bloom", "tokenizers-api", 10)]
+    assert "examples" not in rows[0] and doc["targets"]["mnn"]["mnn_commit"] == MNN_COMMIT
+    table = readme_tables.pipelines_table(doc)
+    assert "| `--target mnn` | all | 2 | 100.0% | 100.0% | 2 | 8 / 8 = 100.0% | 2 |" in table
+    assert "| `--target mnn` | written by transformers' converters | 1 |" in table

@@ -117,7 +117,7 @@ def record(rows: list[dict], target: str, binary: str, n_texts: int, path: Path 
     from mtokspec.runtime.mnn import MNN_COMMIT
     from tools.public_pipelines import all_specs
 
-    kinds = {s.name: s.source for s in all_specs()}
+    kinds = {s.name: "tokenizers-api" if s.source == "tokenizers-api" else "converter" for s in all_specs()}
     doc = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"targets": {}}
     section = doc["targets"].get(target, {})
     by_folder = {r["folder"]: r for r in section.get("rows", [])}
