@@ -54,5 +54,25 @@ def test_the_public_pipelines_record_merges_by_folder_and_tallies_per_kind(tmp_p
                                                                       ("v-bloom", "tokenizers-api", 10)]
     assert "examples" not in rows[0] and doc["targets"]["mnn"]["mnn_commit"] == MNN_COMMIT
     table = readme_tables.pipelines_table(doc)
-    assert "| `--target mnn` | all | 2 | 100.0% | 100.0% | 2 | 8 / 8 = 100.0% | 2 |" in table
+    assert "| `--target mnn` | all | 2 | 100% | 100% | 2 | 8 / 8 = 100% | 2 |" in table
+    assert [readme_tables._percent(*x) for x in ((99_999, 100_000), (185_406, 185_416), (1, 3))] == [
+        "99.99%", "99.99%", "33.3%"]
     assert "| `--target mnn` | written by transformers' converters | 1 |" in table
+
+
+def test_the_public_pipelines_record_covers_every_folder_the_builder_makes():
+    """Freshness: each target's record holds a row for every ``tokenizers``-API folder
+    ``tools.public_pipelines`` builds (a folder added to the builder needs ``tools.folder_agreement
+    --record`` again; a converter folder is left out where transformers' converter fails) and none
+    for a folder it no longer builds, each measured on the same texts, by the MNN commit the
+    semantics models."""
+    pytest.importorskip("tokenizers", reason="the builder's specs are tokenizers components")
+    from tools.public_pipelines import all_specs
+
+    record = json.loads((ROOT / "benchmarks" / "records" / "public_pipelines.json").read_text(encoding="utf-8"))
+    names = {s.name for s in all_specs()}
+    api = {s.name for s in all_specs() if s.source == "tokenizers-api"}
+    for target, section in record["targets"].items():
+        folders = {r["folder"] for r in section["rows"]}
+        assert api <= folders <= names, (target, sorted(api - folders), sorted(folders - names))
+        assert {r["cases"] for r in section["rows"]} == {section["texts"]} and section["mnn_commit"] == MNN_COMMIT

@@ -104,6 +104,15 @@ def target_table(doc: dict) -> str:
 _KINDS = (("converter", "written by transformers' converters"), ("tokenizers-api", "assembled with the tokenizers API"))
 
 
+def _percent(part: int, whole: int) -> str:
+    """``part`` of ``whole`` as a percentage that never rounds a difference away (99.99%, not 100.0%)."""
+    if part == whole:
+        return "100%"
+    p = 100 * part / max(whole, 1)
+    text = f"{p:.1f}"
+    return (f"{math.floor(p * 100) / 100:.2f}" if text == "100.0" else text) + "%"
+
+
 def _tally(rows: list[dict]) -> str:
     n = sum(r["cases"] for r in rows)
     strict = sum(r["encode"] + r["raw"] + r["stream"] + r["seq"] for r in rows)
@@ -113,8 +122,8 @@ def _tally(rows: list[dict]) -> str:
               if (m := re.match(r"(\d+)/(\d+) passed", r.get("test_tokenizer") or ""))]
     passed, cases = sum(d[0] for d in device), sum(d[1] for d in device)
     whole = sum(a == b for a, b in device)
-    return (f"{len(rows)} | {100 * strict / (4 * n):.1f}% | {100 * lenient / (4 * n):.1f}% | {exact} | "
-            f"{passed:,} / {cases:,} = {100 * passed / max(cases, 1):.1f}% | {whole}")
+    return (f"{len(rows)} | {_percent(strict, 4 * n)} | {_percent(lenient, 4 * n)} | {exact} | "
+            f"{passed:,} / {cases:,} = {_percent(passed, cases)} | {whole}")
 
 
 def pipelines_table(doc: dict) -> str:
