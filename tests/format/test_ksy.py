@@ -279,3 +279,14 @@ def test_javascript_output_keeps_line_separators_in_text(compiled, tmp_path):
     (line,) = node_trees(compiled, [path])
     assert line["ok"], line.get("error")
     assert kaitai_plain(js_value(line["tree"]))["normalizer"]["prepend"] == "a\u2028b\x85c\x1cd"
+
+
+def test_javascript_output_keeps_the_sign_of_zero(compiled, tmp_path):
+    """A score of -0.0 reads as -0.0 (JavaScript's String(-0) is "0"; a hypothesis run found it)."""
+    t = mtokspec.format.tree
+    path = tmp_path / "zero.mtok"
+    path.write_bytes(mtokspec.build(t.MtokFile(model=t.UnigramModel(0, False, [(b"a", 0, -0.0), (b"b", 1, 0.0)]))))
+    (line,) = node_trees(compiled, [path])
+    assert line["ok"], line.get("error")
+    expected = tree_plain(mtokspec.parse(path.read_bytes()))
+    assert first_difference(expected, kaitai_plain(js_value(line["tree"]))) is None

@@ -15,7 +15,8 @@ function plain(value) {
   if (value === null || value === undefined) return null;
   if (value instanceof Uint8Array) return { __bytes__: Buffer.from(value).toString("hex") };
   if (typeof value === "number") {
-    return Number.isFinite(value) && !Object.is(value, -0) ? value : { __f64__: String(value) };
+    if (Object.is(value, -0)) return { __f64__: "-0" };  // String(-0) is "0": the sign would be lost
+    return Number.isFinite(value) ? value : { __f64__: String(value) };
   }
   if (Array.isArray(value)) return value.map(plain);
   if (typeof value !== "object") return value;  // strings, booleans
