@@ -17,7 +17,7 @@ from typing import Any
 
 from mtokspec.format import tree as t
 from mtokspec.format.files import tree_and_bytes, tree_of
-from mtokspec.errors import TokenizerError
+from mtokspec.errors import TokenizerError, hf_failure
 from mtokspec.runtime.shared.pickling import remember_source
 from mtokspec.tokenizer import Semantics, Tokenizer, load
 
@@ -135,8 +135,9 @@ class _HfCase:
         self.ours, self.theirs, self.add_special_tokens = ours, theirs, add_special_tokens
 
     def __call__(self, text: str) -> tuple[list[int], list[int], None]:
-        return (self.ours.encode(text, add_special_tokens=self.add_special_tokens),
-                self.theirs.encode(text, add_special_tokens=self.add_special_tokens).ids, None)
+        ours = self.ours.encode(text, add_special_tokens=self.add_special_tokens)
+        with hf_failure(f"encode {text[:20]!r}"):
+            return ours, self.theirs.encode(text, add_special_tokens=self.add_special_tokens).ids, None
 
 
 def _results(case: Callable[[str], Any], texts: list[str], jobs: int,
@@ -247,7 +248,8 @@ class _RuntimeCase:
         if self.theirs is None:
             b = self.hf_file.encode(text, add_special_tokens=special)
         else:
-            b = self.theirs.encode(text, add_special_tokens=special).ids
+            with hf_failure(f"encode {text[:20]!r}"):
+                b = self.theirs.encode(text, add_special_tokens=special).ids
         if a == b:
             return a, b, None
         rules: list[str] = []
@@ -257,7 +259,8 @@ class _RuntimeCase:
 
             norm = self.theirs.normalizer
             file_norm = self.hf_file._normalize
-            differs = norm is not None and norm.normalize_str(text) != (file_norm(text) if file_norm else text)
+            with hf_failure(f"normalize {text[:20]!r}"):
+                differs = norm is not None and norm.normalize_str(text) != (file_norm(text) if file_norm else text)
             rules += format_causes(self.rows, differs)
         if file_ids != a:
             rules += explain_encode(self.hf_file, self.mnn, text, special)

@@ -10,6 +10,9 @@ CLI will not read or write).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 
 class Error(Exception):
     """The base of every exception mtokspec raises on purpose: the input was refused."""
@@ -83,3 +86,17 @@ class PathRefused(Error, OSError):
     (``mtokspec.reading.max_input``), an output path that is not a regular file, the input given as
     the output without ``--force``, a file whose owner cannot be kept.  Also an ``OSError``, so code
     that handles unreadable files handles these."""
+
+
+@contextmanager
+def hf_failure(what: str, error: type[Error] = TokenizerError) -> Iterator[None]:
+    """Run HF ``tokenizers`` code (the reference): its own exceptions and its Rust panics (pyo3's
+    ``PanicException`` is a ``BaseException``: Oniguruma's "retry-limit-in-match over" on a
+    hostile pattern) become ``error``, naming ``what`` and HF's message."""
+    try:
+        yield
+    except (KeyboardInterrupt, SystemExit, GeneratorExit, Error):
+        raise
+    except BaseException as e:  # noqa: BLE001 - any failure of HF's code is the reference failing
+        first = str(e).splitlines()[0][:200] if str(e) else ""
+        raise error(f"{what}: HF tokenizers failed ({type(e).__name__}: {first})") from None

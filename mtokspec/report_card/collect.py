@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from mtokspec.compare import CompareReport, compare_runtimes
-from mtokspec.errors import TokenizerError, UndefinedInMnn
+from mtokspec.errors import TokenizerError, UndefinedInMnn, hf_failure
 from mtokspec.format import tree as t
 from mtokspec.report_card.data import (ChatCase, Card, DeviceResult, Example, OutputResult, Reference,
                                        RuleCount, Side)
@@ -138,8 +138,9 @@ class _DecodeCase:
 
         mnn, hf_file = self._tokenizers()
         if self.theirs is not None:
-            ids = self.theirs.encode(text, add_special_tokens=False).ids
-            want = self.theirs.decode(ids, skip_special_tokens=False)
+            with hf_failure(f"encode and decode {text[:20]!r}"):
+                ids = self.theirs.encode(text, add_special_tokens=False).ids
+                want = self.theirs.decode(ids, skip_special_tokens=False)
         else:
             ids = hf_file.encode(text, add_special_tokens=False)
             want = hf_file.decode(ids, skip_special_tokens=False)

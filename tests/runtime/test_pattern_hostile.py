@@ -231,6 +231,18 @@ def test_hf_regex_budget_holds_per_thread_and_spares_the_others():
     assert wall < 60
 
 
+def test_hf_panicking_on_a_pattern_is_the_librarys_error(tmp_path):
+    """HF tokenizers panics (Oniguruma's retry limit; pyo3's PanicException is no Exception) on
+    ``(?:a+{100})é$``: goldens and convert name it as the reference failing (the property run
+    found it escaping)."""
+    pytest.importorskip("tokenizers", reason="HF tokenizers (a test dependency) is the reference")
+    from mtokspec.convert import ConversionError
+
+    folder = hostile.hf_folder(tmp_path / "panics", "(?:a+{100})\u00e9$")
+    with pytest.raises(ConversionError, match="HF tokenizers failed .PanicException"):
+        hostile._goldens_are_hf(folder)
+
+
 # --- the property run -------------------------------------------------------------------------------
 
 def test_drawn_hostile_patterns_at_every_entry_point():

@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 
 from mtokspec.convert.loss import ConversionError
+from mtokspec.errors import hf_failure
 from mtokspec.format import tree as t
 from mtokspec.args import instance, items, mapping, number, token_text
 from mtokspec.args import path as path_arg
@@ -197,7 +198,8 @@ class HFReference:
     def encode(self, text: str, add_special_tokens: bool) -> list[int]:
         if self._hf is not None:
             _utf8("text", text)
-            return self._hf.encode(text, add_special_tokens=add_special_tokens).ids
+            with hf_failure(f"encode {text[:20]!r}", ConversionError):
+                return self._hf.encode(text, add_special_tokens=add_special_tokens).ids
         return self._ours.encode(text, add_special_tokens=add_special_tokens)
 
     def normalize(self, text: str) -> str | None:
@@ -205,11 +207,13 @@ class HFReference:
         if self._hf is None or self._hf.normalizer is None:
             return None
         _utf8("text", text)
-        return self._hf.normalizer.normalize_str(text)
+        with hf_failure(f"normalize {text[:20]!r}", ConversionError):
+            return self._hf.normalizer.normalize_str(text)
 
     def decode(self, ids: list[int]) -> str:
         if self._hf is not None:
-            return self._hf.decode(ids, skip_special_tokens=False)
+            with hf_failure(f"decode {ids[:8]}", ConversionError):
+                return self._hf.decode(ids, skip_special_tokens=False)
         return self._ours.decode(ids, skip_special_tokens=False)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mtokspec.runtime.hf.normalizers import WHITESPACE_STR
+from mtokspec.format.growth import pattern_refusal
 from mtokspec.runtime.shared.text import QUANTIFIER, REGEX_META, flatten_sets
 
 __all__ = ["literal", "CharRun", "char_run", "run_replaces", "COLLAPSE_PASSES", "escape", "ClassPattern",
@@ -269,12 +270,15 @@ def wregex_pattern(pattern: str) -> str | None:
     It takes literals, escapes, ``.``, ``\\s``/``\\S``, classes (ranges, negation, nested literal
     sets), groups, alternation and greedy or lazy quantifiers; the classes and ``\\s`` are written
     as their characters (``.`` as ``[^\\n]``, Oniguruma's), groups non-capturing.  None for anything
-    else (properties, anchors, look-around, back-references, flags), for a repeated group holding
+    else (properties, anchors, look-around, back-references, flags), for a pattern past the bounds
+    mtokspec compiles (:func:`~mtokspec.format.growth.pattern_refusal`), for a repeated group holding
     a choice or a repeat (on which libstdc++'s backtracking search can take exponential time), for
     a pattern that matches the empty string, and for one with no character past ASCII (MNN runs
     those on its own engine)."""
     import regex
 
+    if pattern_refusal(pattern) is not None:
+        return None  # past the bounds of a pattern mtokspec compiles
     pattern = flatten_sets(pattern)
     out: list[str] = []
     branching = [False]  # per open group: whether it holds a quantifier or an alternation
@@ -329,11 +333,11 @@ def wregex_pattern(pattern: str) -> str | None:
         out.append(piece)
         i, quantifiable = j, True
     spelled = "".join(out)
-    if len(branching) > 1 or spelled.isascii():
+    if len(branching) > 1 or spelled.isascii() or pattern_refusal(spelled) is not None:
         return None
     try:
         return None if regex.fullmatch(spelled, "") is not None else spelled
-    except regex.error:
+    except (regex.error, RecursionError, OverflowError, MemoryError):
         return None
 
 
