@@ -206,6 +206,54 @@ def _lower_split_union(node: Any, _old: Any, _ctx: Context) -> t.PreTokenizer | 
     return None if spelled is None else t.SplitPreTokenizer(spelled[0] + "+", False, _ISOLATED)
 
 
+WHITE_SPACE_PAST = "\x85\u2028\u2029"
+"""The White_Space characters MNN's own engine does not read as ``\\s`` (it folds them to other classes)."""
+
+
+def own_engine_class(cp: ClassPattern) -> tuple[str, str] | None:
+    """A class and its complement for MNN's own engine, the White_Space characters (all or none
+    of them) spelled ``\\s``: exact but on :data:`WHITE_SPACE_PAST` and the stand-ins; None for
+    other non-ASCII characters, which that engine reads as their whole class."""
+    chars = cp.chars
+    spaces = "\\s" if set(WHITESPACE_STR) <= set(chars) else ""
+    if spaces:
+        chars = "".join(c for c in chars if c not in WHITESPACE_STR)
+    if not chars.isascii() or any(c < "\x08" for c in chars):
+        return None
+    body = spaces + "".join("\\p{" + p + "}" for p in cp.properties) + "".join(
+        "\\" + c if c in "\\]^-" else c for c in chars)
+    if not body:
+        return None
+    pos, neg = "[" + body + "]", "[^" + body + "]"
+    return (neg, pos) if cp.negated else (pos, neg)
+
+
+def _merged_alternation(node: Any) -> t.SplitPreTokenizer | None:
+    """A MergedWithNext or MergedWithPrevious Split of an alternation of classes (or runs of them)
+    as an Isolated one: HF cuts the text into matches and gaps (runs of what no alternative
+    matches, N); a gap joins the match after it (``N*A1|N*A2|...|N+``: MergedWithNext inverted,
+    MergedWithPrevious not) or the match before it (``A1N*|...|N+``: the other two)."""
+    p = node.get("pattern")
+    alts = class_alternatives(p["Regex"]) if isinstance(p, dict) and isinstance(p.get("Regex"), str) else None
+    behavior, invert = behavior_of(node), bool(node.get("invert", False))
+    if not alts or len(alts) < 2 or behavior not in ("MergedWithNext", "MergedWithPrevious"):
+        return None
+    union = class_union(alts)
+    gap = own_engine_class(union) if union is not None else None
+    spelled = [own_engine_class(a) for a in alts]
+    if gap is None or any(a is None for a in spelled):
+        return None
+    n = gap[1]
+    parts = [a[0] + ("+" if cp.run else "") for a, cp in zip(spelled, alts) if a is not None]
+    gap_first = (behavior == "MergedWithNext") == invert
+    body = "|".join(n + "*" + a if gap_first else a + n + "*" for a in parts)
+    return t.SplitPreTokenizer(body + "|" + n + "+", False, _ISOLATED)
+
+
+def _past_own_engine(text: str) -> bool:
+    return holds_stand_ins(text) or any(c in text for c in WHITE_SPACE_PAST)
+
+
 def _union_on(engine_wregex: bool) -> Any:
     def applies(node: Any) -> bool:
         union = _split_union(node)
@@ -358,6 +406,16 @@ ROWS: tuple[Variant, ...] = (
             applies=_union_on(True), lower=_lower_split_union,
             example={"type": "Split", "pattern": {"Regex": "[\\p{L}\\p{N}]+|[^\\s\\p{L}\\p{N}]+"},
                      "behavior": "Contiguous", "invert": True}),
+    Variant("pre_tokenizer", "Split", "MergedWithNext/MergedWithPrevious, an alternation of character classes or "
+            "runs of them (\\p{L}, \\p{M}, \\p{N}, \\p{P}, \\p{S}, \\s and ASCII characters)", V.BOUNDED,
+            "Isolated Split N*A1|N*A2|...|N+ (a gap joined to the match after it) or A1N*|...|N+ (to the one "
+            "before it), N the characters no alternative matches (MNN's own engine)", "mnn-regex-engine",
+            tag="classes-merged", past_bound=_past_own_engine,
+            bound="text without U+0085, U+2028, U+2029 (no white space on MNN's own engine) or the controls "
+                  "U+0001-U+0007 (its class stand-ins)",
+            applies=lambda n: _merged_alternation(n) is not None, lower=lambda n, _o, _c: _merged_alternation(n),
+            example={"type": "Split", "pattern": {"Regex": "[\\p{L}\\p{N}]+|[^\\s\\p{L}\\p{N}]+"},
+                     "behavior": "MergedWithNext", "invert": True}),
     Variant("pre_tokenizer", "Split", "a regular expression without \\p{..}, anchors or look-around, with a character "
             "past ASCII or \\s (Isolated, or Removed not inverted)", V.BOUNDED,
             "Split of the pattern spelled for std::wregex: classes and \\s as their characters (nested sets "
