@@ -34,7 +34,8 @@ from tools.mnn_agreement import OUTPUTS, _mnn_tok_outputs
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 RECORD = Path(__file__).resolve().parents[1] / "benchmarks" / "records" / "public_pipelines.json"
-KEPT = ("folder", "kind", "cases", "encode", "raw", "stream", "stream_lenient", "seq", "seq_lenient", "test_tokenizer")
+KEPT = ("folder", "kind", "commit", "cases", "encode", "raw", "stream", "stream_lenient", "seq", "seq_lenient",
+        "test_tokenizer")
 """What the record keeps of a row."""
 
 
@@ -107,8 +108,8 @@ def measure(folder: Path, texts: list[str], binary: str | None, test_bin: str | 
 
 
 def record(rows: list[dict], target: str, binary: str, n_texts: int, path: Path = RECORD) -> None:
-    """Merge ``rows`` (by folder) into ``target``'s section of the record, with the date, the
-    commit, the MNN commit the binary was built from and HF ``tokenizers``' version."""
+    """Merge ``rows`` (by folder, each with the commit that measured it) into ``target``'s section of
+    the record, with the date, the MNN commit the binary was built from and HF ``tokenizers``' version."""
     import datetime as dt
 
     import tokenizers
@@ -121,12 +122,14 @@ def record(rows: list[dict], target: str, binary: str, n_texts: int, path: Path 
     doc = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"targets": {}}
     section = doc["targets"].get(target, {})
     by_folder = {r["folder"]: r for r in section.get("rows", [])}
+    commit = _commit()
     for r in rows:
-        by_folder[r["folder"]] = {k: v for k, v in {**r, "kind": kinds.get(r["folder"], "other")}.items() if k in KEPT}
+        row = {**r, "kind": kinds.get(r["folder"], "other"), "commit": commit}
+        by_folder[r["folder"]] = {k: row[k] for k in KEPT if k in row}
     built = Path(binary).parent / "MNN_COMMIT"
     doc["targets"][target] = {
         "made_by": f"python -m tools.folder_agreement --target {target} --record", "date": dt.date.today().isoformat(),
-        "commit": _commit(), "mnn_commit": built.read_text().strip() if built.is_file() else MNN_COMMIT,
+        "mnn_commit": built.read_text().strip() if built.is_file() else MNN_COMMIT,
         "patched": target == "mnn-next", "tokenizers": tokenizers.__version__, "texts": n_texts, "rows": sorted(by_folder.values(), key=lambda r: r["folder"])}
     path.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 

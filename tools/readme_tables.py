@@ -138,7 +138,8 @@ def pipelines_table(doc: dict) -> str:
             chosen = [r for r in rows if not kind or r["kind"] == kind]
             if chosen:
                 lines.append(f"| `--target {target}` | {label} | {_tally(chosen)} |")
-        runs.append(f"`{target}`: {sec['date']}, commit {sec['commit']}, MNN {sec['mnn_commit'][:8]}"
+        commits = ", ".join(sorted({r["commit"] for r in rows}))
+        runs.append(f"`{target}`: {sec['date']}, commit {commits}, MNN {sec['mnn_commit'][:8]}"
                     + (" with patches/mnn/" if sec["patched"] else "") + f", HF tokenizers {sec['tokenizers']}, "
                     f"{sec['texts']} texts")
     return ("\n".join(lines) + "\n\nOutputs: encode, encode without specials, the engine's stream print, "
