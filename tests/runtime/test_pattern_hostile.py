@@ -243,6 +243,19 @@ def test_hf_panicking_on_a_pattern_is_the_librarys_error(tmp_path):
         hostile._goldens_are_hf(folder)
 
 
+def test_hf_is_not_asked_to_run_a_pattern_past_the_bounds(tmp_path):
+    """Groups nested 200 deep: HF's Oniguruma takes a third of a second a text (26 s for goldens'
+    texts, found by the property run); the reference refuses the folder at once, naming the bound."""
+    pytest.importorskip("tokenizers", reason="HF tokenizers (a test dependency) is the reference")
+    from mtokspec.convert import ConversionError
+
+    folder = hostile.hf_folder(tmp_path / "deep", "(" * 200 + "a" + ")*" * 200)
+    t0 = time.process_time()
+    with pytest.raises(ConversionError, match="nested 200 deep.*HF tokenizers is not asked"):
+        hostile._goldens_are_hf(folder)
+    assert time.process_time() - t0 < 2
+
+
 # --- the property run -------------------------------------------------------------------------------
 
 def test_drawn_hostile_patterns_at_every_entry_point():

@@ -182,6 +182,7 @@ class HFReference:
                 raise ConversionError(NO_TOKENIZERS) from None
         self._hf = None
         if tokenizers is not None:
+            _check_patterns(tokenizer_json)
             try:
                 self._hf = tokenizers.Tokenizer.from_str(json.dumps(tokenizer_json))
             except Exception as e:  # tokenizers raises its own Exception for a file it refuses
@@ -215,6 +216,28 @@ class HFReference:
             with hf_failure(f"decode {ids[:8]}", ConversionError):
                 return self._hf.decode(ids, skip_special_tokens=False)
         return self._ours.decode(ids, skip_special_tokens=False)
+
+
+def _check_patterns(tokenizer_json: dict) -> None:
+    """Refuse a ``tokenizer.json`` holding a regular expression past the bounds of a pattern
+    mtokspec compiles (:func:`~mtokspec.format.growth.pattern_refusal`): HF's Oniguruma would run it
+    for as long as it takes (seconds per text on groups nested 200 deep), which no bound of a call
+    can stop."""
+    from mtokspec.format.growth import pattern_refusal
+
+    stack: list[tuple[str, object]] = [("", tokenizer_json)]
+    while stack:
+        where, node = stack.pop()
+        if isinstance(node, dict):
+            regex = node.get("pattern")
+            if isinstance(regex, dict) and isinstance(regex.get("Regex"), str):
+                why = pattern_refusal(regex["Regex"])
+                if why is not None:
+                    raise ConversionError(f"tokenizer.json{where}.pattern: {why}; HF tokenizers is not asked to "
+                                          "run it (its time on such a pattern cannot be bounded)")
+            stack += [(f"{where}.{k}", v) for k, v in node.items() if k not in ("vocab", "merges")]
+        elif isinstance(node, list) and where.rsplit(".", 1)[-1] not in ("added_tokens",):
+            stack += [(f"{where}[{i}]", v) for i, v in enumerate(node)]
 
 
 def _ours_source() -> str:
