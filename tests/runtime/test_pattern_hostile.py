@@ -226,7 +226,8 @@ def test_hf_regex_budget_holds_per_thread_and_spares_the_others():
     assert len(refused) == 3
     for message, spent in refused:
         assert "ran out of the call's regex time" in message
-        assert spent < bound * 1.5 + 0.5, (spent, bound)  # each thread's own CPU time, whatever the others do
+        assert spent < bound * 2 + 0.5, (spent, bound)  # each thread's own CPU time, whatever the others do (2x: the
+        # deadline is polled between searches, and a loaded machine stretches the last one; 2.03 s was seen)
     assert answers == [expected] * 5  # the normal encodes: unaffected, same answers
     assert wall < 60
 
@@ -254,6 +255,13 @@ def test_hf_is_not_asked_to_run_a_pattern_past_the_bounds(tmp_path):
     with pytest.raises(ConversionError, match="nested 200 deep.*HF tokenizers is not asked"):
         hostile._goldens_are_hf(folder)
     assert time.process_time() - t0 < 2
+    # within the bounds of a pattern, one that backtracks: Oniguruma took 12 minutes on goldens' texts;
+    # mtokspec's own bounded run of it refuses the text first
+    folder = hostile.hf_folder(tmp_path / "repeats", "(a+){2}\u00e9")
+    t0 = time.process_time()
+    with pytest.raises(ConversionError, match="ran out of the call's regex time.*reference='mtokspec'"):
+        hostile._goldens_are_hf(folder)
+    assert time.process_time() - t0 < 10
 
 
 # --- the property run -------------------------------------------------------------------------------

@@ -182,7 +182,7 @@ class HFReference:
                 raise ConversionError(NO_TOKENIZERS) from None
         self._hf = None
         if tokenizers is not None:
-            _check_patterns(tokenizer_json)
+            self._guard = _PatternGuard(tokenizer_json)
             try:
                 self._hf = tokenizers.Tokenizer.from_str(json.dumps(tokenizer_json))
             except Exception as e:  # tokenizers raises its own Exception for a file it refuses
@@ -199,6 +199,7 @@ class HFReference:
     def encode(self, text: str, add_special_tokens: bool) -> list[int]:
         if self._hf is not None:
             _utf8("text", text)
+            self._guard.check(text)
             with hf_failure(f"encode {text[:20]!r}", ConversionError):
                 return self._hf.encode(text, add_special_tokens=add_special_tokens).ids
         return self._ours.encode(text, add_special_tokens=add_special_tokens)
@@ -208,6 +209,7 @@ class HFReference:
         if self._hf is None or self._hf.normalizer is None:
             return None
         _utf8("text", text)
+        self._guard.check(text)
         with hf_failure(f"normalize {text[:20]!r}", ConversionError):
             return self._hf.normalizer.normalize_str(text)
 
@@ -218,26 +220,48 @@ class HFReference:
         return self._ours.decode(ids, skip_special_tokens=False)
 
 
-def _check_patterns(tokenizer_json: dict) -> None:
-    """Refuse a ``tokenizer.json`` holding a regular expression past the bounds of a pattern
-    mtokspec compiles (:func:`~mtokspec.format.growth.pattern_refusal`): HF's Oniguruma would run it
-    for as long as it takes (seconds per text on groups nested 200 deep), which no bound of a call
-    can stop."""
-    from mtokspec.format.growth import pattern_refusal
+class _PatternGuard:
+    """mtokspec's own bounded run of a ``tokenizer.json``'s regular expressions (its HF ``Split``,
+    on Python's ``regex``): a pattern past the bounds of one mtokspec compiles, or a text on which
+    one backtracks past the call's regex time, is refused before HF's Oniguruma runs it, which
+    backtracks for as long as it takes (``(a+){2}é`` on 2,000 ``a``: 12 minutes) and may panic.
+    A pattern in Oniguruma syntax Python's ``regex`` cannot read is left to HF alone."""
 
-    stack: list[tuple[str, object]] = [("", tokenizer_json)]
-    while stack:
-        where, node = stack.pop()
-        if isinstance(node, dict):
-            regex = node.get("pattern")
-            if isinstance(regex, dict) and isinstance(regex.get("Regex"), str):
-                why = pattern_refusal(regex["Regex"])
-                if why is not None:
-                    raise ConversionError(f"tokenizer.json{where}.pattern: {why}; HF tokenizers is not asked to "
-                                          "run it (its time on such a pattern cannot be bounded)")
-            stack += [(f"{where}.{k}", v) for k, v in node.items() if k not in ("vocab", "merges")]
-        elif isinstance(node, list) and where.rsplit(".", 1)[-1] not in ("added_tokens",):
-            stack += [(f"{where}[{i}]", v) for i, v in enumerate(node)]
+    def __init__(self, tokenizer_json: dict) -> None:
+        from mtokspec.errors import TokenizerError
+        from mtokspec.format.growth import pattern_refusal
+        from mtokspec.runtime.hf.pre_tokenizers import Split
+
+        self.splits: list[tuple[str, Split]] = []
+        stack: list[tuple[str, object]] = [("", tokenizer_json)]
+        while stack:
+            where, node = stack.pop()
+            if isinstance(node, dict):
+                regex = node.get("pattern")
+                if isinstance(regex, dict) and isinstance(regex.get("Regex"), str):
+                    why = pattern_refusal(regex["Regex"])
+                    if why is not None:
+                        raise ConversionError(f"tokenizer.json{where}.pattern: {why}; {_NOT_ASKED}")
+                    try:
+                        self.splits.append((f"tokenizer.json{where}.pattern", Split(regex["Regex"])))
+                    except TokenizerError:
+                        pass  # Oniguruma syntax Python's regex lacks (a+{100}): HF runs it unguarded
+                stack += [(f"{where}.{k}", v) for k, v in node.items() if k not in ("vocab", "merges", "added_tokens")]
+            elif isinstance(node, list):
+                stack += [(f"{where}[{i}]", v) for i, v in enumerate(node)]
+
+    def check(self, text: str) -> None:
+        from mtokspec.errors import TokenizerError
+
+        for where, split in self.splits:
+            try:
+                split.split(text)
+            except TokenizerError as e:
+                raise ConversionError(f"{where} on {text[:20]!r}: {e}; {_NOT_ASKED}") from None
+
+
+_NOT_ASKED = ("HF tokenizers is not asked to run it (its time on such a pattern cannot be bounded; "
+              "reference='mtokspec' checks against mtokspec's own HF semantics, which is bounded)")
 
 
 def _ours_source() -> str:
