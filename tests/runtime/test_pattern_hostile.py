@@ -264,6 +264,19 @@ def test_hf_is_not_asked_to_run_a_pattern_past_the_bounds(tmp_path):
     assert time.process_time() - t0 < 10
 
 
+def test_compiled_pattern_caches_keep_the_newest_few():
+    """A process that reads many files keeps at most ``PATTERN_CACHE`` compiled patterns per engine
+    (a long run of drawn patterns grew to 24 GB: ``(?:(?:(?:é{1000}){7}){7})``'s automaton alone is
+    49,000 states)."""
+    from mtokspec.runtime.mnn import regex as R, regex_compile as RC
+
+    for i in range(bounds.PATTERN_CACHE + 10):
+        R.split("aaa\u00e9".encode(), f"a{{1,{i + 1}}}\u00e9".encode(), False, "Isolated")  # std::wregex
+        R.split(b"abc", f"\\p{{L}}{{1,{i + 1}}}".encode(), False, "Isolated")  # MNN's own engine
+    assert max(len(R._wregex_cache), len(RC._compiled), len(R._programs)) <= bounds.PATTERN_CACHE
+    assert f"\\p{{L}}{{1,{bounds.PATTERN_CACHE + 10}}}".encode() in RC._compiled  # the newest stays
+
+
 # --- the property run -------------------------------------------------------------------------------
 
 def test_drawn_hostile_patterns_at_every_entry_point():

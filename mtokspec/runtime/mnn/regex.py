@@ -27,7 +27,7 @@ from typing import Any
 import regex
 
 from mtokspec import speedups
-from mtokspec.runtime.shared.bounds import REGEX_STEPS, Budget, current, pattern_refusal, regex_steps
+from mtokspec.runtime.shared.bounds import REGEX_STEPS, Budget, current, pattern_refusal, regex_steps, remember
 from mtokspec.runtime.mnn import unicode as U, wregex, wregex_compile
 from mtokspec.runtime.mnn.regex_compile import CS, MAX_FRAMES, NEG_LA, check_depth, compile_pattern, frames
 from mtokspec.runtime.mnn._compiled import stages
@@ -117,7 +117,7 @@ def _program(pattern: bytes):
             prog = sp.mnn_regex_program(_as_tuples(alts)) if frames(alts) <= MAX_FRAMES else False
         except RecursionError:
             prog = False
-        _programs[pattern] = prog
+        remember(_programs, pattern, prog)
     return None if prog is False else (sp, prog)
 
 
@@ -257,7 +257,7 @@ def _wregex(pattern: bytes):
             rx = regex.compile(source, regex.ASCII | regex.VERSION0)
         except (regex.error, ValueError, OverflowError, RecursionError, MemoryError):
             pass  # re's own engine, which has no time-out
-        found = _wregex_cache[pattern] = (rx, wregex_compile.compile(source, tree) if tree is not None else None)
+        found = remember(_wregex_cache, pattern, (rx, wregex_compile.compile(source, tree) if tree is not None else None))
     return found
 
 

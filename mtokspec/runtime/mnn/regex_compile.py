@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from mtokspec.runtime.shared.bounds import PATTERN_DEPTH, PATTERN_FRAMES, pattern_cost
+from mtokspec.runtime.shared.bounds import PATTERN_DEPTH, PATTERN_FRAMES, pattern_cost, remember
 from mtokspec.runtime.mnn import unicode as U
 from mtokspec.errors import TokenizerError, UndefinedInMnn
 from mtokspec.runtime.shared.text import GPT2_PATTERN
@@ -299,7 +299,8 @@ _compiled: dict[bytes, list] = {}
 
 def compile_pattern(pattern: bytes) -> list[list[Node]]:
     """The pattern's top-level alternatives as MNN compiles them (the GPT-2 pattern when none is
-    supported), cached like MNN's.  ``TokenizerError`` past the bounds mtokspec follows
+    supported), cached like MNN's (the newest few: :func:`~mtokspec.runtime.shared.bounds.remember`).
+    ``TokenizerError`` past the bounds mtokspec follows
     (:mod:`mtokspec.runtime.shared.bounds`), ``UndefinedInMnn`` where MNN throws or crashes."""
     c = _compiled.get(pattern)
     if c is None:
@@ -309,7 +310,7 @@ def compile_pattern(pattern: bytes) -> list[list[Node]]:
         if frames(c) > PATTERN_FRAMES:
             raise TokenizerError(f"pattern {pattern[:60]!r}: MNN's matcher would nest more than {PATTERN_FRAMES} "
                                  "calls for it (a long branch or deep groups), past what mtokspec follows")
-        _compiled[pattern] = c
+        remember(_compiled, pattern, c)
     return c
 
 

@@ -39,7 +39,8 @@ from mtokspec.format.growth import MAX_EXPANSION, PATTERN_DEPTH, PATTERN_SIZE, p
 
 __all__ = ["Budget", "budget", "budget_size", "current", "enter_budget", "exit_budget", "grown", "running_budget", "MAX_EXPANSION", "MIN_OUTPUT", "REGEX_SECONDS",
            "REGEX_SECONDS_PER_CHAR", "REGEX_STEPS", "REGEX_STEPS_PER_BYTE", "checked_max_expansion", "regex_steps",
-           "PATTERN_DEPTH", "PATTERN_SIZE", "PATTERN_FRAMES", "pattern_cost", "pattern_refusal"]
+           "PATTERN_DEPTH", "PATTERN_SIZE", "PATTERN_FRAMES", "PATTERN_CACHE", "pattern_cost", "pattern_refusal",
+           "remember"]
 
 MIN_OUTPUT = 1 << 20
 REGEX_SECONDS = 1.0
@@ -47,6 +48,18 @@ REGEX_SECONDS_PER_CHAR = 2e-6
 REGEX_STEPS = 200_000
 REGEX_STEPS_PER_BYTE = 10
 PATTERN_FRAMES = 600  # the mnn engine's matcher: nested calls a pattern may need (Python's stack)
+PATTERN_CACHE = 64
+"""How many compiled patterns a process keeps per engine, the newest (:func:`remember`): one
+automaton may take hundreds of megabytes, and a process that reads many files must not keep all."""
+
+
+def remember(cache: dict, key, value, limit: int = PATTERN_CACHE):
+    """``cache[key] = value``, the oldest entries dropped past ``limit``; returns ``value``."""
+    while len(cache) >= limit:
+        cache.pop(next(iter(cache)))
+    cache[key] = value
+    return value
+
 
 
 def regex_steps(n: int) -> int:
