@@ -222,14 +222,15 @@ class HFReference:
 
 class _PatternGuard:
     """mtokspec's own bounded run of a ``tokenizer.json``'s regular expressions (its HF ``Split``,
-    on Python's ``regex``): a pattern past the bounds of one mtokspec compiles, or a text on which
+    on Python's ``regex``): a pattern past the bounds of one mtokspec compiles or repeating without
+    bound a group that holds a quantifier or a choice, or a text on which
     one backtracks past the call's regex time, is refused before HF's Oniguruma runs it, which
     backtracks for as long as it takes (``(a+){2}é`` on 2,000 ``a``: 12 minutes) and may panic.
     A pattern in Oniguruma syntax Python's ``regex`` cannot read is left to HF alone."""
 
     def __init__(self, tokenizer_json: dict) -> None:
         from mtokspec.errors import TokenizerError
-        from mtokspec.format.growth import pattern_refusal
+        from mtokspec.format.growth import nested_quantifier, pattern_refusal
         from mtokspec.runtime.hf.pre_tokenizers import Split
 
         self.splits: list[tuple[str, Split]] = []
@@ -239,7 +240,9 @@ class _PatternGuard:
             if isinstance(node, dict):
                 regex = node.get("pattern")
                 if isinstance(regex, dict) and isinstance(regex.get("Regex"), str):
-                    why = pattern_refusal(regex["Regex"])
+                    why = pattern_refusal(regex["Regex"]) or (
+                        "it repeats without bound a group holding a quantifier or a choice" if nested_quantifier(
+                            regex["Regex"]) else None)
                     if why is not None:
                         raise ConversionError(f"tokenizer.json{where}.pattern: {why}; {_NOT_ASKED}")
                     try:
