@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 from mtokspec.convert.loss import ConversionError
-from mtokspec.errors import hf_failure
+from mtokspec.errors import TokenizerError, hf_failure
 from mtokspec.format import tree as t
 from mtokspec.args import instance, items, mapping, number, token_text
 from mtokspec.args import path as path_arg
@@ -221,15 +221,14 @@ class HFReference:
 
 
 class _PatternGuard:
-    """mtokspec's own bounded run of a ``tokenizer.json``'s regular expressions (its HF ``Split``,
-    on Python's ``regex``): a pattern past the bounds of one mtokspec compiles or repeating without
-    bound a group that holds a quantifier or a choice, or a text on which
-    one backtracks past the call's regex time, is refused before HF's Oniguruma runs it, which
-    backtracks for as long as it takes (``(a+){2}é`` on 2,000 ``a``: 12 minutes) and may panic.
-    A pattern in Oniguruma syntax Python's ``regex`` cannot read is left to HF alone."""
+    """What is refused before HF's Oniguruma, which backtracks for as long as it takes (``(a+){2}é``
+    on 2,000 ``a``: 12 minutes) and may panic, runs a ``tokenizer.json``'s regular expressions: a
+    pattern past the bounds of one mtokspec compiles, one repeating without bound a group that
+    holds a quantifier or a choice, and a text on which mtokspec's own bounded run of a pattern
+    (its HF ``Split``, on Python's ``regex``) runs out of the call's regex time.  A pattern in
+    Oniguruma syntax Python's ``regex`` cannot read is left to HF alone."""
 
     def __init__(self, tokenizer_json: dict) -> None:
-        from mtokspec.errors import TokenizerError
         from mtokspec.format.growth import nested_quantifier, pattern_refusal
         from mtokspec.runtime.hf.pre_tokenizers import Split
 
@@ -254,8 +253,6 @@ class _PatternGuard:
                 stack += [(f"{where}[{i}]", v) for i, v in enumerate(node)]
 
     def check(self, text: str) -> None:
-        from mtokspec.errors import TokenizerError
-
         for where, split in self.splits:
             try:
                 split.split(text)

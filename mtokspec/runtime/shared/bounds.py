@@ -61,7 +61,6 @@ def remember(cache: dict, key, value, limit: int = PATTERN_CACHE):
     return value
 
 
-
 def regex_steps(n: int) -> int:
     """The backtracking steps a call on an input of ``n`` bytes may spend (see the module doc)."""
     return REGEX_STEPS + REGEX_STEPS_PER_BYTE * n

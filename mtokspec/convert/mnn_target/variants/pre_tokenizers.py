@@ -80,8 +80,14 @@ def mnn_class(cp: ClassPattern) -> tuple[str, str] | None:
         return None
     if (cp.properties or cp.chars.isascii()) and any(c < "\x08" for c in cp.chars):
         return None
-    body = "".join("\\p{" + p + "}" for p in cp.properties) + "".join(
-        "\\" + c if c in "\\]^-" else c for c in cp.chars)
+    return _class_and_complement(cp, cp.chars)
+
+
+def _class_and_complement(cp: ClassPattern, chars: str, head: str = "") -> tuple[str, str]:
+    """``cp`` spelled as a bracket class and its complement: ``head`` (an escape such as ``\\s``),
+    its properties, then ``chars`` escaped; the class is the complement when ``cp`` is negated."""
+    body = head + "".join("\\p{" + p + "}" for p in cp.properties) + "".join(
+        "\\" + c if c in "\\]^-" else c for c in chars)
     pos, neg = "[" + body + "]", "[^" + body + "]"
     return (neg, pos) if cp.negated else (pos, neg)
 
@@ -218,14 +224,9 @@ def own_engine_class(cp: ClassPattern) -> tuple[str, str] | None:
     spaces = "\\s" if set(WHITESPACE_STR) <= set(chars) else ""
     if spaces:
         chars = "".join(c for c in chars if c not in WHITESPACE_STR)
-    if not chars.isascii() or any(c < "\x08" for c in chars):
+    if not chars.isascii() or any(c < "\x08" for c in chars) or not (spaces or cp.properties or chars):
         return None
-    body = spaces + "".join("\\p{" + p + "}" for p in cp.properties) + "".join(
-        "\\" + c if c in "\\]^-" else c for c in chars)
-    if not body:
-        return None
-    pos, neg = "[" + body + "]", "[^" + body + "]"
-    return (neg, pos) if cp.negated else (pos, neg)
+    return _class_and_complement(cp, chars, spaces)
 
 
 def _merged_alternation(node: Any) -> t.SplitPreTokenizer | None:
