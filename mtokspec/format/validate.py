@@ -154,24 +154,29 @@ def _check_eos(ck: _Checker, tree: t.MtokFile) -> None:
 
 
 def _check_vocab(ck: _Checker, vocab: Sequence[tuple[Any, ...]], path: str) -> set[int]:
+    """Rows sorted by token bytes (equal texts may follow each other: MNN's look-up finds the first);
+    ids inside the row count.  Rows of one id are aliases: each text looks the id up, and the id
+    decodes as its last row's text (MNN's loader writes ``id_to_token[id]`` row after row)."""
     n = len(vocab)
-    seen: set[int] = set()
+    seen: dict[int, Any] = {}
     prev = None
     for i, row in enumerate(vocab):
         tok, tid = row[0], row[1]
-        if prev is not None and tok <= prev:
-            code = "vocab-duplicate" if tok == prev else "vocab-order"
-            ck.add(ERROR, f"{path}[{i}].token", code,
-                   f"{tok!r} {'repeats' if tok == prev else 'is out of order'}: MNN's loader binary-searches "
-                   "the vocab sorted by token bytes")
+        if prev is not None and tok < prev:
+            ck.add(ERROR, f"{path}[{i}].token", "vocab-order",
+                   f"{tok!r} is out of order: MNN's loader binary-searches the vocab sorted by token bytes")
+        elif tok == prev:
+            ck.add(INFO, f"{path}[{i}].token", "vocab-duplicate",
+                   f"{tok!r} repeats: MNN's look-up finds the row before, this id ({tid}) is reached by its id only")
         prev = tok
         if tid >= n:
             ck.add(ERROR, f"{path}[{i}].id", "vocab-id-range",
                    f"id {tid} >= vocab size {n}: MNN's loader writes id_to_token[{tid}] out of bounds")
         if tid in seen:
-            ck.add(ERROR, f"{path}[{i}].id", "vocab-id-duplicate", f"id {tid} used twice")
-        seen.add(tid)
-    return seen
+            ck.add(INFO, f"{path}[{i}].id", "vocab-id-alias",
+                   f"id {tid} has rows {seen[tid]!r} and {tok!r}: each looks it up, it decodes as the last")
+        seen[tid] = tok
+    return set(seen)
 
 
 def _check_model(ck: _Checker, m: t.Model) -> set[int]:

@@ -15,6 +15,8 @@ Each function takes the exporter's tree (what ``from_hf`` builds) and the folder
   its type and options writes it (the exporter's node where the row writes nothing); a Sequence
   is decided child by child;
 - Unigram scores as HF's JSON reader reads them (:func:`serde_scores`);
+- a BERT WordPiece vocabulary whose tokens HF's clean-up joins to the one before (``. , ? !``)
+  print without a space on MNN too, token by token (:func:`joined_wordpiece_tokens`);
 - decoder: no decoder (HF joins the tokens with spaces) as a WordPiece decoder whose prefix no
   token starts with; a Regex Replace decoder (written with an empty pattern, on which MNN's decode
   never returns) as its text when it is a plain string, else left out; the clean-up flag off, as HF ``tokenizers`` decodes (it never applies
@@ -186,6 +188,53 @@ def decoder(tree: t.MtokFile, tj: dict) -> t.MtokFile:
     return replace(tree, decoder=node, flags=int(flags) if tree.flags is not None else None)
 
 
+JOINED_PREFIX = "\x7f"
+"""The continuing-subword prefix :func:`joined_wordpiece_tokens` writes: above every character that
+can begin a token HF's clean-up joins, so that a token's own text sorts before its prefixed row."""
+
+
+def joined_wordpiece_tokens(tree: t.MtokFile, tj: dict) -> t.MtokFile:
+    """A BERT WordPiece vocabulary on which MNN prints, token by token, what HF's decoder with
+    ``cleanup`` gives: no space before a token ``x`` (after the first) that HF's clean-up joins to
+    the one before (``cleanup(" " + x) == x``: ``. , ? !`` and tokens starting so).  MNN's one-id
+    print (its stream) and its ``decode`` put a space before every token that does not start with the
+    decoder's prefix; such a token is written as prefix + ``x`` (the text it decodes to), plus a
+    row ``x`` of the same id (MNN's look-up of a word's first piece).  MNN's loader keeps the last
+    row of an id as its text and its look-up finds the first row of a text, so the prefix is renamed
+    to :data:`JOINED_PREFIX` (continuing pieces, model and decoder), above ``x``'s first character;
+    a continuing piece ``##x`` has the same text as prefix + ``x`` and its row comes first.
+
+    Only where nothing else can change: HF's decoder is WordPiece with clean-up and the model's
+    prefix, the pre-tokenizer BERT's (it isolates punctuation, so no word starts with the
+    prefix and the continuing ``x`` is never looked up), no token starts with the new prefix."""
+    from mtokspec.runtime.hf.decoders import wordpiece_cleanup
+
+    m, dec, pre = tree.model, tree.decoder, tj.get("pre_tokenizer")
+    if not (isinstance(m, t.WordPieceModel) and isinstance(dec, t.WordPieceDecoder) and dec.cleanup
+            and m.continuing_subword_prefix and dec.prefix == m.continuing_subword_prefix
+            and isinstance(pre, dict) and pre.get("type") == "BertPreTokenizer"
+            and isinstance(tree.pre_tokenizer, t.BertPreTokenizer)):
+        return tree
+    old, new = m.continuing_subword_prefix.encode(), JOINED_PREFIX.encode()
+    if any(row[0].startswith(new) for row in m.vocab):
+        return tree
+    added = {a.id for a in tree.added_tokens}
+    rows: list[tuple[bytes, int, int]] = []  # (text, order among equal texts, id)
+    for tok, i in ((row[0], row[1]) for row in m.vocab):
+        if tok.startswith(old):
+            rows.append((new + tok[len(old):], 0, i))
+            continue
+        text = tok.decode("utf-8", "surrogateescape")
+        if i not in added and text and wordpiece_cleanup(" " + text) == text and tok < new + tok:
+            rows.append((new + tok, 1, i))
+        rows.append((tok, 1, i))
+    if len(rows) == len(m.vocab):
+        return tree
+    rows.sort()
+    return replace(tree, model=replace(m, continuing_subword_prefix=JOINED_PREFIX, vocab=[(s, i) for s, _, i in rows]),
+                   decoder=replace(dec, prefix=JOINED_PREFIX))
+
+
 UNK_PENALTY = 10.0
 """HF's Unigram scores a character no piece covers ``min_score - UNK_PENALTY`` (``K_UNK_PENALTY``)."""
 
@@ -273,6 +322,6 @@ def retarget(tree: t.MtokFile, tj: dict, template: list | None) -> t.MtokFile:
     tree = replace(tree, normalizer=normalizer(tree.normalizer, tj.get("normalizer"), ctx),
                    pre_tokenizer=pre_tokenizer(tree.pre_tokenizer, tj.get("pre_tokenizer"), ctx))
     tree = strip_split(tree)
-    tree = serde_scores(decoder(tree, tj))
+    tree = joined_wordpiece_tokens(serde_scores(decoder(tree, tj)), tj)
     tree = with_program(tree, template)
     return with_added_in_vocab(without_specials(tree))

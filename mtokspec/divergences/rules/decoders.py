@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from mtokspec.divergences.rule import LintContext, Prediction, Rule
 from mtokspec.divergences.rules import TOK
@@ -78,6 +79,22 @@ def _predict_raw_bytes(ctx: LintContext) -> Iterator[Prediction]:
                "are (HF: U+FFFD)")
 
 
+def _joins_punctuation(tree: Any) -> bool:
+    """Whether a WordPiece vocabulary spells '.' as a continuation of the decoder's prefix (the
+    look-up of '.' finds an id whose text, its last row, starts with it), so the engine prints it
+    without a space, as HF's clean-up joins it (``--target mnn`` writes BERT vocabularies so)."""
+    m, dec = getattr(tree, "model", None), getattr(tree, "decoder", None)
+    if not (isinstance(m, t.WordPieceModel) and isinstance(dec, t.WordPieceDecoder) and dec.prefix):
+        return False
+    found, text = None, b""
+    for row in m.vocab:
+        if found is None and row[0] == b".":
+            found = row[1]
+        if found is not None and row[1] == found:
+            text = row[0]
+    return found is not None and text.startswith(dec.prefix.encode("utf-8", "surrogatepass"))
+
+
 def _predict_stream(ctx: LintContext) -> Iterator[Prediction]:
     tree = ctx.tree
     if ctx.field(t.StreamDecodeField) is not None:
@@ -86,7 +103,7 @@ def _predict_stream(ctx: LintContext) -> Iterator[Prediction]:
     if wordpiece:
         yield (WARNING, wordpiece[0],
                "the engine prints each id alone: every WordPiece token that is not a continuation, the "
-               "first one too, gets a space before it, and ' .', ' ,' stay split")
+               "first one too, gets a space before it" + ("" if _joins_punctuation(tree) else ", and ' .', ' ,' stay split"))
         return
     leading = [p for n, p in t.walk_stage(tree.decoder, "decoder")
                if isinstance(n, t.MetaspaceDecoder) and n.add_prefix_space] if isinstance(tree, t.MtokFile) else []

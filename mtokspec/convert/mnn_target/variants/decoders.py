@@ -60,7 +60,13 @@ ROWS: tuple[Variant, ...] = (
     Variant("decoder", "Metaspace", "prepend_scheme=always/first", V.APPROXIMATED, "Metaspace",
             "mnn-decoder-chain", model="unigram", applies=_metaspace_prefix, lower=_lower_metaspace,
             example={"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": True}),
-    Variant("decoder", "WordPiece", "", V.APPROXIMATED, "WordPiece", "mnn-wordpiece-cleanup", model="wordpiece",
+    Variant("decoder", "WordPiece", "", V.APPROXIMATED,
+            "WordPiece; with cleanup after BERT's pre-tokenizer, the tokens the clean-up joins to the one before "
+            "(. , ? ! and tokens starting so) spelled as continuations too (a second row of their text looks them "
+            "up), the prefix renamed U+007F: MNN prints them without a space, token by token as in decode",
+            "mnn-wordpiece-cleanup", model="wordpiece",
+            why="MNN's decode removes the space before . ? ! , with cleanup off too; mtokspec's HF semantics of the "
+                "file keeps a first token's prefix (U+007F), as HF keeps '##'",
             example={"type": "WordPiece", "prefix": "##", "cleanup": True}),
     Variant("decoder", "BPEDecoder", "", V.IMPOSSIBLE, "ByteLevel (the exporter's fallback)",
             "format:decoder.BPEDecoder",

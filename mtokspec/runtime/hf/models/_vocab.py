@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from mtokspec import speedups
 
-__all__ = ["ByteKeyedVocab", "decode_token", "columns", "bytes_vocab", "zip_dict", "text_key", "text_vocab", "id_texts"]
+__all__ = ["ByteKeyedVocab", "decode_token", "columns", "bytes_vocab", "row_texts", "zip_dict", "text_key", "text_vocab",
+           "id_texts"]
 
 
 def decode_token(b: bytes) -> str:
@@ -53,11 +54,25 @@ def _texts(tokens) -> list[str]:
 
 
 def bytes_vocab(rows) -> dict[bytes, int]:
-    """``{token bytes: id}`` of ``(token bytes, id, ...)`` rows (of a repeated token, the later row wins)."""
+    """``{token bytes: id}`` of ``(token bytes, id, ...)`` rows; of a repeated token, the first row's
+    id (MNN's look-up of the sorted rows: the file's reading)."""
     if not rows:
         return {}
     tokens, ids = columns(rows, 2)[:2]
-    return zip_dict(tokens, ids)
+    d = zip_dict(tokens, ids)
+    if len(d) < len(tokens):
+        for tok, i in zip(reversed(tokens), reversed(ids)):
+            d[tok] = i
+    return d
+
+
+def row_texts(rows) -> dict[int, str]:
+    """``{id: token text}`` of ``(token bytes, id, ...)`` rows: an id's last row (MNN's loader
+    writes ``id_to_token[id]`` row after row, so of an id's aliases the last is its text)."""
+    if not rows:
+        return {}
+    tokens, ids = columns(rows, 2)[:2]
+    return dict(zip(ids, _texts(tokens)))
 
 
 def zip_dict(keys, values) -> dict:
@@ -83,16 +98,19 @@ class ByteKeyedVocab:
     """What the models share: ``bvocab`` (token bytes -> id, built at load) and the text views,
     built on first use: ``vocab`` (token text -> id) and the id -> token text table."""
 
-    __slots__ = ("bvocab", "_vocab", "_tokens")
+    __slots__ = ("bvocab", "_vocab", "_tokens", "_rows")
 
     bvocab: dict[bytes, int]
     _vocab: dict[str, int] | None
     _tokens: dict[int, str] | None
 
-    def _init_vocab(self, bvocab: dict[bytes, int]) -> None:
+    def _init_vocab(self, bvocab: dict[bytes, int], rows=None) -> None:
+        """``rows``: the file's vocabulary rows, when an id may have several (its text is then its
+        last row's, :func:`row_texts`); None: ``bvocab`` has one text per id."""
         self.bvocab = bvocab
         self._vocab = None
         self._tokens = None
+        self._rows = rows if rows is not None and len(bvocab) != len(set(bvocab.values())) else None
 
     @property
     def vocab(self) -> dict[str, int]:
@@ -105,7 +123,7 @@ class ByteKeyedVocab:
     def id_to_token_table(self) -> dict[int, str]:
         t = self._tokens
         if t is None:
-            t = self._tokens = id_texts(self.bvocab)
+            t = self._tokens = id_texts(self.bvocab) if self._rows is None else row_texts(self._rows)
         return t
 
     def token_to_id(self, token: str) -> int | None:

@@ -24,8 +24,8 @@ class WordPiece(ByteKeyedVocab):
     __slots__ = ("unk_token", "prefix", "_bprefix", "max_chars", "_cache", "_longest")
 
     def __init__(self, bvocab: dict[bytes, int], unk_token: str, continuing_subword_prefix: str,
-                 max_input_chars_per_word: int):
-        self._init_vocab(bvocab)
+                 max_input_chars_per_word: int, rows=None):
+        self._init_vocab(bvocab, rows)
         self.unk_token = unk_token
         self.prefix = continuing_subword_prefix
         self._bprefix = text_key(continuing_subword_prefix)
@@ -36,7 +36,7 @@ class WordPiece(ByteKeyedVocab):
     @classmethod
     def from_tree(cls, node: t.WordPieceModel) -> "WordPiece":
         return cls(bytes_vocab(node.vocab), node.unk_token, node.continuing_subword_prefix,
-                   node.max_input_chars_per_word)
+                   node.max_input_chars_per_word, node.vocab)
 
     def _unk(self) -> list[int]:
         i = self.token_to_id(self.unk_token)

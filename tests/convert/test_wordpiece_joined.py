@@ -1,0 +1,121 @@
+"""``--target mnn`` spells the tokens HF's WordPiece clean-up joins (``. , ? !``) so that MNN prints
+them without a space, token by token (``choices.joined_wordpiece_tokens``).  The folders are built
+here with HF ``tokenizers`` (a trained BERT vocabulary, with and without the ``##.`` continuations
+real BERT vocabularies carry) and judged live against HF's ``DecodeStream`` and ``decode``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mtokspec.convert import from_hf
+from mtokspec.convert.mnn_target.choices import JOINED_PREFIX
+from mtokspec.format import tree as t
+from mtokspec.format.validate import ERROR, validate
+from mtokspec.tokenizer import load
+from tests._support.variant_folders import _base, _train
+
+tokenizers = pytest.importorskip("tokenizers")
+
+TEXTS = ["Hello, world. How are you? Fine!", "a.b,c?d!e", "Wait... what?!", "x .y , z", ". starts", "end.",
+         "don't stop, it's fine.", "1,000.5 and 2.5?", "日本, 中文。", "[UNK] ,"]
+
+
+def _folder(root: Path, continuations: bool, cleanup: bool = True) -> Path:
+    doc, trainer = _base("wordpiece")
+    doc = _train(doc, trainer)
+    vocab = doc["model"]["vocab"]
+    if continuations:  # as bert-base's vocabulary: a continuation of each joined punctuation mark
+        for mark in ".,?!":
+            vocab.setdefault("##" + mark, len(vocab))
+    doc["decoder"]["cleanup"] = cleanup
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "tokenizer.json").write_text(json.dumps(doc), encoding="utf-8")
+    return root
+
+
+def _hf_stream(tok, ids: list[int]) -> str:
+    from tokenizers.decoders import DecodeStream
+
+    stream, out = DecodeStream(skip_special_tokens=False), ""
+    for i in ids:
+        out += stream.step(tok, i) or ""
+    return out
+
+
+def _converted(folder: Path):
+    return from_hf(folder, target="mnn").tree
+
+
+@pytest.fixture(scope="module", params=[False, True], ids=["trained", "with-continuations"])
+def pair(request, tmp_path_factory):
+    folder = _folder(tmp_path_factory.mktemp("wp"), request.param)
+    return tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json")), _converted(folder)
+
+
+def test_the_file_holds_the_joined_rows_and_validates(pair):
+    hf, tree = pair
+    m = tree.model
+    assert isinstance(m, t.WordPieceModel) and m.continuing_subword_prefix == JOINED_PREFIX
+    assert tree.decoder.prefix == JOINED_PREFIX
+    texts = {row[0] for row in m.vocab}
+    for mark in ".,?!":
+        assert mark.encode() in texts and (JOINED_PREFIX + mark).encode() in texts
+    assert not [f for f in validate(tree) if f.severity == ERROR]
+
+
+def _ids(hf, text: str) -> list[int]:
+    return hf.encode(text, add_special_tokens=False).ids
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(["a", "b", "hello", "world", ".", ",", "?", "!", " ", "...", "x1", "é"]),
+                max_size=10).map("".join))
+def test_mnn_prints_hf_stream_and_decode(pair, text):
+    hf, tree = pair
+    mnn = load(tree, semantics="mnn")
+    ids = _ids(hf, text)
+    assert mnn.encode(text, add_special_tokens=False) == ids
+    want = _hf_stream(hf, ids)
+    got = mnn.decode_bytes(ids, stream=True).decode("utf-8", "replace")
+    assert got in (want, " " + want), (text, want, got)  # the engine's first token: a space (a named rule)
+    assert mnn.decode_bytes(ids).decode("utf-8", "replace") == hf.decode(ids, skip_special_tokens=False)
+
+
+@pytest.mark.parametrize("text", TEXTS)
+def test_fixed_texts(pair, text):
+    hf, tree = pair
+    mnn = load(tree, semantics="mnn")
+    ids = _ids(hf, text)
+    assert mnn.encode(text, add_special_tokens=False) == ids
+    want = _hf_stream(hf, ids)
+    assert mnn.decode_bytes(ids, stream=True).decode("utf-8", "replace") in (want, " " + want)
+
+
+def test_every_id_decodes_in_both_semantics(pair):
+    hf, tree = pair
+    for semantics in ("hf", "mnn"):
+        tok = load(tree, semantics=semantics)
+        for i in range(hf.get_vocab_size()):
+            tok.decode([5, i])  # no id is lost by the renamed rows
+
+
+def test_the_continuation_is_what_the_lookup_finds(pair):
+    hf, tree = pair
+    from mtokspec.runtime.mnn.models import Vocab
+
+    vocab = Vocab(tree.model.vocab, "model.vocab")
+    for mark in ".,?!":
+        cont = hf.token_to_id("##" + mark)
+        found = vocab.token_to_id((JOINED_PREFIX + mark).encode())
+        assert found == (cont if cont is not None else hf.token_to_id(mark))
+        assert vocab.token_to_id(mark.encode()) == hf.token_to_id(mark)
+
+
+def test_cleanup_off_keeps_the_vocabulary(tmp_path):
+    tree = _converted(_folder(tmp_path, True, cleanup=False))
+    assert tree.model.continuing_subword_prefix == "##"
