@@ -128,7 +128,7 @@ def transformers_prompt(template: str, messages, add_generation_prompt: bool, bo
                         strftime_now) -> str:
     """transformers' rendering; where it raises, ``"\0raise:" + message`` for the template's
     ``raise_exception`` and ``"\0error:" + message`` for any other error (input it refuses)."""
-    seconds = _render_seconds()
+    seconds = _render_seconds(template)
     try:
         return render_chat_template(template, messages, add_generation_prompt=add_generation_prompt,
                                     bos_token=bos_token, eos_token=eos_token, strftime_now=strftime_now,
@@ -145,7 +145,7 @@ _hf = transformers_prompt
 
 def mnn_prompt(template: str, messages, add_generation_prompt: bool, bos_token, eos_token, strftime_now) -> str:
     """MNN's rendering (the emulation); ``"\0mnn-error:" + message`` where its engine fails."""
-    seconds = _render_seconds()
+    seconds = _render_seconds(template)
     try:
         return render_mnn(template, messages, add_generation_prompt=add_generation_prompt, bos_token=bos_token,
                           eos_token=eos_token, strftime_now=strftime_now,
@@ -210,7 +210,9 @@ def rewrite_for_mnn(template: str, *, bos_token: str | None = None, eos_token: s
         ast = parsing_environment().parse(template)
     except (jinja2.TemplateSyntaxError, RecursionError):  # nested deeper than the parser goes: as unparsable
         return Rewrite(template, [], _losses(template, bos_token, lint_chat_template))
-    token = _DEADLINE.set(time.thread_time() + REWRITE_SECONDS)
+    if 2 * _compile_seconds(template) >= REWRITE_SECONDS:  # the original and a rewrite cannot both compile
+        return Rewrite(template, [], _losses(template, bos_token, lint_chat_template))
+    token = _DEADLINE.set(_Budget(time.thread_time() + REWRITE_SECONDS))
     try:
         return _rewrite(template, ast, bos_token, eos_token, conversations, now)
     except (_OutOfTime, RecursionError):  # the checks cannot finish: the template stays as it is
@@ -225,19 +227,43 @@ REWRITE_SECONDS = 6.0
 own); past it the template is returned as it was.  What follows the deadline
 (parsing before it, the lint of the kept template after it) stays inside the 10 s bound of a call."""
 
-_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("rewrite_deadline", default=None)
+COMPILE_SECONDS_PER_CHAR = 25e-6
+"""CPU seconds jinja2 may take to compile one character of a template for a render (parse, free
+names, code generation: 10 to 21 us a character on the drawn hostile templates of 100-220 KB),
+which no clock stops: a render of a template not compiled yet starts only while a compile of its
+length still ends before the deadline."""
+
+
+def _compile_seconds(template: str) -> float:
+    return COMPILE_SECONDS_PER_CHAR * len(template)
+
+
+@dataclass
+class _Budget:
+    """The current rewrite's deadline (``time.thread_time()``), and the templates it has compiled."""
+
+    deadline: float
+    compiled: set[str] = field(default_factory=set)
+
+
+_DEADLINE: contextvars.ContextVar[_Budget | None] = contextvars.ContextVar("rewrite_deadline", default=None)
 
 
 class _OutOfTime(Exception):
     """The call's checks ran past :data:`REWRITE_SECONDS`."""
 
 
-def _render_seconds() -> float | None:
-    """What is left of the current rewrite's time for one render (None: no rewrite running)."""
-    deadline = _DEADLINE.get()
-    if deadline is None:
+def _render_seconds(template: str) -> float | None:
+    """What is left of the current rewrite's time for one render of ``template`` (None: no rewrite
+    running); out of time when its compile (the first render of it) could not end before the deadline."""
+    budget = _DEADLINE.get()
+    if budget is None:
         return None
-    left = deadline - time.thread_time()
+    left = budget.deadline - time.thread_time()
+    if template not in budget.compiled:
+        if left <= _compile_seconds(template):
+            raise _OutOfTime
+        budget.compiled.add(template)
     if left <= 0:
         raise _OutOfTime
     return min(left, TIMEOUT_SECONDS)
