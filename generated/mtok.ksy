@@ -438,7 +438,8 @@ types:
       type: token_id_row
       repeat: expr
       repeat-expr: num_vocab
-      doc: sorted by token bytes (readers binary-search it)
+      doc: 'sorted by token bytes (readers binary-search it; of equal texts the first is found); rows may share
+        an id: each text looks it up, the last row is the text it decodes to'
     - id: merges
       type: left_right_rank_row
       repeat: expr
@@ -484,7 +485,8 @@ types:
       type: token_id_row
       repeat: expr
       repeat-expr: num_vocab
-      doc: sorted by token bytes (readers binary-search it)
+      doc: 'sorted by token bytes (readers binary-search it; of equal texts the first is found); rows may share
+        an id: each text looks it up, the last row is the text it decodes to'
   unigram_model:
     doc: Unigram language model (SentencePiece).
     seq:
@@ -503,7 +505,8 @@ types:
       type: token_id_score_row
       repeat: expr
       repeat-expr: num_vocab
-      doc: sorted by token bytes (readers binary-search it)
+      doc: 'sorted by token bytes (readers binary-search it; of equal texts the first is found); rows may share
+        an id: each text looks it up, the last row is the text it decodes to'
   token_id_score_row:
     doc: 'one table row: token, id, score'
     seq:

@@ -230,7 +230,7 @@ class BPEModel:
 
     ``byte_fallback``: unknown characters become <0xXX> byte tokens
     ``byte_level``: tokens are byte-level (GPT-2 byte-to-unicode) strings without a ByteLevel pre-tokenizer
-    ``vocab``: sorted by token bytes (readers binary-search it)
+    ``vocab``: sorted by token bytes (readers binary-search it; of equal texts the first is found); rows may share an id: each text looks it up, the last row is the text it decodes to
     ``merges``: sorted by (left << 32) | right (readers binary-search it)
     """
 
@@ -247,7 +247,7 @@ class WordPieceModel:
     ``unk_token``: token for words that cannot be split, e.g. [UNK]
     ``continuing_subword_prefix``: prefix of non-initial pieces, e.g. ##
     ``max_input_chars_per_word``: longer words become unk_token
-    ``vocab``: sorted by token bytes (readers binary-search it)
+    ``vocab``: sorted by token bytes (readers binary-search it; of equal texts the first is found); rows may share an id: each text looks it up, the last row is the text it decodes to
     """
 
     unk_token: str = ""
@@ -262,7 +262,7 @@ class UnigramModel:
 
     ``unk_id``: id of the unknown token
     ``byte_fallback``: unknown characters become <0xXX> byte tokens
-    ``vocab``: sorted by token bytes (readers binary-search it)
+    ``vocab``: sorted by token bytes (readers binary-search it; of equal texts the first is found); rows may share an id: each text looks it up, the last row is the text it decodes to
     """
 
     unk_id: int = 0

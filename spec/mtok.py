@@ -181,7 +181,8 @@ PreTokenizer = Union(
 )
 
 # --- Model ---------------------------------------------------------------------------------------
-VOCAB_DOC = "sorted by token bytes (readers binary-search it)"
+VOCAB_DOC = ("sorted by token bytes (readers binary-search it; of equal texts the first is found); rows may "
+             "share an id: each text looks it up, the last row is the text it decodes to")
 
 Model = Union(
     "Model",

@@ -158,7 +158,7 @@ def _check_vocab(ck: _Checker, vocab: Sequence[tuple[Any, ...]], path: str) -> s
     ids inside the row count.  Rows of one id are aliases: each text looks the id up, and the id
     decodes as its last row's text (MNN's loader writes ``id_to_token[id]`` row after row)."""
     n = len(vocab)
-    seen: dict[int, Any] = {}
+    rows_of: dict[int, list[int]] = {}
     prev = None
     for i, row in enumerate(vocab):
         tok, tid = row[0], row[1]
@@ -172,11 +172,14 @@ def _check_vocab(ck: _Checker, vocab: Sequence[tuple[Any, ...]], path: str) -> s
         if tid >= n:
             ck.add(ERROR, f"{path}[{i}].id", "vocab-id-range",
                    f"id {tid} >= vocab size {n}: MNN's loader writes id_to_token[{tid}] out of bounds")
-        if tid in seen:
-            ck.add(INFO, f"{path}[{i}].id", "vocab-id-alias",
-                   f"id {tid} has rows {seen[tid]!r} and {tok!r}: each looks it up, it decodes as the last")
-        seen[tid] = tok
-    return set(seen)
+        rows_of.setdefault(tid, []).append(i)
+    for tid, at in rows_of.items():
+        if len(at) > 1:
+            texts = [vocab[i][0] for i in at]
+            shown = ", ".join(map(repr, texts[:3])) + (f" and {len(texts) - 3} more" if len(texts) > 3 else "")
+            ck.add(INFO, f"{path}[{at[-1]}].id", "vocab-id-alias",
+                   f"id {tid} has {len(at)} rows ({shown}): each looks it up, it decodes as the last ({texts[-1]!r})")
+    return set(rows_of)
 
 
 def _check_model(ck: _Checker, m: t.Model) -> set[int]:

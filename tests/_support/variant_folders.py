@@ -155,7 +155,7 @@ def folder_for(row, root: Path) -> Path:
         m["vocab"] = m["vocab"] + [[f"<0x{b:02X}>", 0.0] for b in range(256)]  # SentencePiece scores them 0
         m["byte_fallback"] = True
     if row.stage == "model":
-        trained["model"].update({k: v for k, v in example.items() if k == "ignore_merges"})
+        trained["model"].update({k: v for k, v in example.items() if k in ("ignore_merges", "fuse_unk")})
     if row.stage == "post_processor":
         ids = _specials(trained, ["[CLS]", "[SEP]"])
         trained["post_processor"] = _fill_ids(example, ids)

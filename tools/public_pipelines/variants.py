@@ -155,6 +155,9 @@ def variant_specs() -> list[Spec]:
             tokenizer_class="PreTrainedTokenizerFast", unk_token=U)),
         Spec("v-bpe-fuse-unk", "tokenizers-api", _bpe_fuse_unk_variant, dict(
             tokenizer_class="PreTrainedTokenizerFast", unk_token=U)),
+        Spec("v-bpe-quicktour", "tokenizers-api", _bpe_quicktour_variant, dict(
+            tokenizer_class="PreTrainedTokenizerFast", unk_token="[UNK]", cls_token="[CLS]", sep_token="[SEP]",
+            pad_token="[PAD]", mask_token="[MASK]")),
         Spec("v-ctc-chars", "tokenizers-api", _ctc_variant, dict(
             tokenizer_class="Wav2Vec2CTCTokenizer", unk_token="<unk>", pad_token="<pad>", word_delimiter_token="|")),
     ]
@@ -243,6 +246,23 @@ def _bpe_prefix_variant(models: Models) -> Any:
     tok.normalizer = n.BertNormalizer(lowercase=False)
     tok.pre_tokenizer = p.BertPreTokenizer()
     tok.decoder = d.WordPiece(prefix="##")
+    return tok
+
+
+def _bpe_quicktour_variant(models: Models) -> Any:
+    """HF tokenizers' quicktour pipeline: BPE with an unknown token ([UNK], not fused, no byte
+    fallback), Whitespace, [CLS] $A [SEP], no decoder."""
+    from tokenizers import AddedToken, Tokenizer, models as m, pre_tokenizers as p, processors as pp
+
+    specials = ["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"]
+    trained, merges = models.bpe("herbert")
+    vocab = with_specials(specials, {k: v for k, v in trained.items() if not k.endswith("</w>")})
+    merges = [(a, b) for a, b in merges if a in vocab and b in vocab and a + b in vocab]
+    tok = Tokenizer(m.BPE(vocab, merges, unk_token="[UNK]"))
+    tok.add_special_tokens([AddedToken(x, special=True, normalized=False) for x in specials])
+    tok.pre_tokenizer = p.Whitespace()
+    tok.post_processor = pp.TemplateProcessing(single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+                                               special_tokens=[(x, tok.token_to_id(x)) for x in ("[CLS]", "[SEP]")])
     return tok
 
 

@@ -17,6 +17,8 @@ Each function takes the exporter's tree (what ``from_hf`` builds) and the folder
 - Unigram scores as HF's JSON reader reads them (:func:`serde_scores`);
 - a BERT WordPiece vocabulary whose tokens HF's clean-up joins to the one before (``. , ? !``)
   print without a space on MNN too, token by token (:func:`joined_wordpiece_tokens`);
+- BPE's unknown token (without byte fallback or fuse_unk) as ``<0xHH>`` rows of its id, one per
+  byte that begins a character (:func:`bpe_unknown_rows`);
 - decoder: no decoder (HF joins the tokens with spaces) as a WordPiece decoder whose prefix no
   token starts with; a Regex Replace decoder (written with an empty pattern, on which MNN's decode
   never returns) as its text when it is a plain string, else left out; the clean-up flag off, as HF ``tokenizers`` decodes (it never applies
@@ -235,6 +237,33 @@ def joined_wordpiece_tokens(tree: t.MtokFile, tj: dict) -> t.MtokFile:
                    decoder=replace(dec, prefix=JOINED_PREFIX))
 
 
+def bpe_unknown_rows(tree: t.MtokFile, tj: dict) -> t.MtokFile:
+    """A BPE vocabulary on which MNN gives HF's unknown id for each character no token covers
+    (HF's ``unk_token`` without ``byte_fallback`` or ``fuse_unk``): MNN's BPE looks such a
+    character's bytes up as ``<0xHH>`` pieces (whatever the byte-fallback flag says) and drops those
+    it does not find, so a row ``<0xHH>`` of the unknown id for each byte that begins a character
+    (``LEAD_BYTES``), none for the bytes that continue one, gives one unknown id per character
+    (:func:`~mtokspec.runtime.shared.vocab_rows.unknown_rows_id` reads them back).
+
+    Only where nothing else can change: no ``<0xHH>`` token in the vocabulary, and the unknown
+    token's text sorts after the ``<0xHH>`` rows (``[UNK]``, ``<unk>``), so that it stays the
+    id's text (MNN's loader keeps the last row of an id)."""
+    from mtokspec.runtime.shared.vocab_rows import BYTE_PIECES, LEAD_BYTES
+
+    m, node = tree.model, tj.get("model")
+    if not (isinstance(m, t.BPEModel) and isinstance(node, dict) and node.get("type") == "BPE"
+            and isinstance(node.get("unk_token"), str) and not node.get("byte_fallback") and not node.get("fuse_unk")
+            and not node.get("end_of_word_suffix") and not node.get("continuing_subword_prefix")):
+        return tree
+    unk = node["unk_token"].encode("utf-8", "surrogatepass")
+    pieces = frozenset(BYTE_PIECES)
+    unk_id = next((row[1] for row in m.vocab if row[0] == unk), None)
+    if unk_id is None or unk <= BYTE_PIECES[0xF4] or any(row[0] in pieces for row in m.vocab):
+        return tree
+    rows = sorted([*m.vocab, *((BYTE_PIECES[b], unk_id) for b in sorted(LEAD_BYTES))])
+    return replace(tree, model=replace(m, vocab=rows))
+
+
 UNK_PENALTY = 10.0
 """HF's Unigram scores a character no piece covers ``min_score - UNK_PENALTY`` (``K_UNK_PENALTY``)."""
 
@@ -324,4 +353,4 @@ def retarget(tree: t.MtokFile, tj: dict, template: list | None) -> t.MtokFile:
     tree = strip_split(tree)
     tree = joined_wordpiece_tokens(serde_scores(decoder(tree, tj)), tj)
     tree = with_program(tree, template)
-    return with_added_in_vocab(without_specials(tree))
+    return bpe_unknown_rows(with_added_in_vocab(without_specials(tree)), tj)

@@ -21,6 +21,7 @@ from mtokspec.format import tree as t
 from mtokspec.args import instance, items
 from mtokspec.names import EXTENDED
 from mtokspec.runtime.mnn.versions import version_of
+from mtokspec.runtime.shared.vocab_rows import unknown_rows_id
 
 __all__ = ["retarget_conversion"]
 
@@ -66,6 +67,9 @@ def _fixed(loss: Loss, before: t.MtokFile, after: t.MtokFile, template: list | N
 
     if loss.path.startswith("post_processor"):
         return template is not None
+    if loss.path == "model.unk_token":  # the unknown token as rows of its id (choices.bpe_unknown_rows)
+        m = after.model
+        return isinstance(m, t.BPEModel) and unknown_rows_id(m.vocab, m.byte_fallback) is not None
     v = _row(loss, before, after, tj)
     if v is not None:
         return v.verdict in (Verdict.EXACT, Verdict.BOUNDED)

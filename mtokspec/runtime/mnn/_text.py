@@ -6,6 +6,7 @@ from bisect import bisect_left
 
 from mtokspec.format.byte_level import BYTE_TO_CHAR
 from mtokspec.runtime.shared.text import METASPACE
+from mtokspec.runtime.shared.vocab_rows import BYTE_PIECES  # noqa: F401  (the models read it here)
 
 
 def table_lookup(table):
@@ -61,7 +62,6 @@ def i32_all(values: list[int]) -> list[int]:
 
 
 META = METASPACE.encode()  # SentencePiece's word marker, as MNN spells it in its code
-BYTE_PIECES = [b"<0x%02X>" % b for b in range(256)]  # the byte-fallback piece of each byte
 
 
 def i32(v: int) -> int:

@@ -49,12 +49,21 @@ ROWS: tuple[Variant, ...] = (
             "format:model.BPE[ignore_merges]",
             why="MNN always merges: a word that is a token but that the merges do not reach differs",
             applies=lambda n: _set(n, "ignore_merges"), example={"ignore_merges": True}),
-    Variant("model", "BPE", "unk_token without byte_fallback", V.IMPOSSIBLE, "BPE without the unknown token",
+    Variant("model", "BPE", "unk_token without byte_fallback, fuse_unk=false", V.BOUNDED,
+            "BPE with a <0xHH> row of the unknown id for each byte that begins a character (MNN looks up the "
+            "bytes of a character no token covers as <0xHH> pieces, and drops those it does not find)",
             "format:model.BPE[unk_token]", tag="unk_token",
-            why="MNN's BPE has no unknown token: a character no token covers is dropped (HF: the unknown id, one "
-                "per run with fuse_unk); written as byte pieces it would be one per byte (format-next: unk_token)",
-            applies=lambda n: _plain_bpe(n) and _set(n, "unk_token") and not n.get("byte_fallback"),
-            model="bpe-unk", example={"unk_token": "<unk>", "fuse_unk": True}),
+            bound="a vocabulary without <0xHH> tokens whose unknown token sorts after them ([UNK], <unk>; else "
+                  "written without it)",
+            applies=lambda n: _plain_bpe(n) and _set(n, "unk_token") and not n.get("byte_fallback")
+            and not n.get("fuse_unk"), model="bpe-unk", example={"unk_token": "<unk>", "fuse_unk": False}),
+    Variant("model", "BPE", "unk_token without byte_fallback, fuse_unk=true", V.IMPOSSIBLE,
+            "BPE without the unknown token", "format:model.BPE[unk_token]", tag="fuse_unk",
+            why="MNN's BPE has no unknown token: a character no token covers is dropped; rows of the unknown id "
+                "give one per character, and no row can fuse a run (MNN's merge of two would look up the id's text "
+                "twice, which would have to be a row of the same id sorting after its own) (format-next: unk_token)",
+            applies=lambda n: _plain_bpe(n) and _set(n, "unk_token") and not n.get("byte_fallback")
+            and bool(n.get("fuse_unk")), model="bpe-unk", example={"unk_token": "<unk>", "fuse_unk": True}),
     Variant("model", "BPE", "byte_fallback", V.EXACT, "BPE with byte fallback", model="bpe-fallback",
             applies=lambda n: _plain_bpe(n) and bool(n.get("byte_fallback")), example={"byte_fallback": True}),
     Variant("model", "BPE", "", V.EXACT, "BPE: the vocabulary sorted by bytes, merges by pair",

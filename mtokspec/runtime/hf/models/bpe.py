@@ -14,6 +14,7 @@ import regex
 
 from mtokspec.format import tree as t
 from mtokspec.runtime.hf.models._vocab import ByteKeyedVocab, bytes_vocab, decode_token, text_key
+from mtokspec.runtime.shared.vocab_rows import unknown_rows_id
 from mtokspec import speedups
 from mtokspec.runtime.hf.models._compiled import CompiledCore, extend_pieces
 from mtokspec.runtime.hf.pre_tokenizers import BYTES_TO_UNICODE, byte_level_map
@@ -81,7 +82,7 @@ def _rights(keys):
 class BPE(CompiledCore, ByteKeyedVocab):
     __slots__ = ("_chars", "_spell", "_byte_ids", "_btokens", "_btokens_full", "_merge_rows", "_ranks_d", "_mids",
                  "byte_fallback", "byte_level", "map_bytes", "_cache", "_parts", "_units", "_cross", "_unit_gain",
-                 "_sp_chunk", "_bigrams", "_solo", "_chunk_re", "_core")
+                 "_sp_chunk", "_bigrams", "_solo", "_chunk_re", "_core", "unk_id")
 
     _btokens: dict[int, bytes]
     _btokens_full: bool
@@ -95,8 +96,9 @@ class BPE(CompiledCore, ByteKeyedVocab):
     _core: Any  # None until the first encode, then the compiled core or False (pure path)
 
     def __init__(self, bvocab: dict[bytes, int], merges_rows, byte_fallback: bool = False,
-                 byte_level: bool = False):
+                 byte_level: bool = False, unk_id: int | None = None):
         self._init_vocab(bvocab)
+        self.unk_id = unk_id  # a character no token covers: this id (HF's unk_token without fuse_unk), else dropped
         self._chars: dict[str, int] = {}  # character -> id of the one-character tokens seen so far
         self._spell: dict[str, tuple[int, ...]] = {}  # character -> its symbols (byte fallback, or none)
         self._byte_ids = None  # byte value -> id of its byte-fallback token <0xNN>
@@ -126,7 +128,8 @@ class BPE(CompiledCore, ByteKeyedVocab):
 
     @classmethod
     def from_tree(cls, node: t.BPEModel) -> "BPE":
-        return cls(bytes_vocab(node.vocab), node.merges, node.byte_fallback, node.byte_level)
+        return cls(bytes_vocab(node.vocab), node.merges, node.byte_fallback, node.byte_level,
+                   unknown_rows_id(node.vocab, node.byte_fallback))
 
     # --- tables ---------------------------------------------------------------------------------
     @property
@@ -151,7 +154,8 @@ class BPE(CompiledCore, ByteKeyedVocab):
 
     def _spelling(self, c: str) -> tuple[int, ...]:
         """The symbols of ``c``: its token, else its byte-fallback tokens (all must exist), else
-        none (unknown and no unk token stored: dropped)."""
+        the unknown id the rows carry (:func:`~mtokspec.runtime.shared.vocab_rows.unknown_rows_id`),
+        else none (dropped)."""
         i = self._char_id(c)
         if i is not None:
             return (i,)
@@ -160,7 +164,7 @@ class BPE(CompiledCore, ByteKeyedVocab):
             bts = [bids[b] for b in c.encode("utf-8", "surrogatepass")]
             if None not in bts:
                 return tuple(bts)  # type: ignore[arg-type]  # no None left
-        return ()
+        return () if self.unk_id is None else (self.unk_id,)
 
     def _spell_all(self, word: str) -> dict[str, tuple[int, ...]]:
         """The spelling table, with every character of ``word`` in it.  Never cleared (callers

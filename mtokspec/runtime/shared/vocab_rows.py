@@ -1,0 +1,29 @@
+"""Facts of a ``.mtok`` vocabulary's rows that both runtimes read: the byte pieces, and the rows
+``--target mnn`` writes for BPE's unknown token."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["BYTE_PIECES", "LEAD_BYTES", "unknown_rows_id"]
+
+BYTE_PIECES = [b"<0x%02X>" % b for b in range(256)]
+"""The byte-fallback piece of each byte."""
+
+LEAD_BYTES = frozenset((*range(0x80), *range(0xC2, 0xF5)))
+"""The bytes that begin a character in UTF-8 (continuation bytes 0x80-0xBF, never-used 0xC0, 0xC1,
+0xF5-0xFF are left out)."""
+
+
+def unknown_rows_id(rows: Any, byte_fallback: bool) -> int | None:
+    """The unknown id a BPE vocabulary's rows carry, or None: without byte fallback, ``<0xHH>`` rows
+    for exactly the bytes that begin a character, all of one id.  MNN's BPE looks a character no
+    token covers up byte by byte as ``<0xHH>`` pieces (whatever the flag) and drops the bytes it
+    does not find, so such rows give that id once per character: HF's ``unk_token`` without
+    ``fuse_unk``; mtokspec's HF semantics reads them so too."""
+    if byte_fallback:
+        return None
+    pieces = {p: b for b, p in enumerate(BYTE_PIECES)}
+    found = {pieces[row[0]]: row[1] for row in rows if row[0] in pieces}
+    ids = set(found.values())
+    return ids.pop() if len(ids) == 1 and found.keys() == LEAD_BYTES else None
