@@ -68,32 +68,28 @@ def test_the_file_holds_the_joined_rows_and_validates(pair):
     assert not [f for f in validate(tree) if f.severity == ERROR]
 
 
-def _ids(hf, text: str) -> list[int]:
-    return hf.encode(text, add_special_tokens=False).ids
+def _check(hf, tree, text: str) -> None:
+    """MNN encodes ``text`` as HF, prints HF's stream (with the engine's first space, a named rule)
+    and decodes as HF."""
+    mnn = load(tree, semantics="mnn")
+    ids = hf.encode(text, add_special_tokens=False).ids
+    assert mnn.encode(text, add_special_tokens=False) == ids
+    want = _hf_stream(hf, ids)
+    got = mnn.decode_bytes(ids, stream=True).decode("utf-8", "replace")
+    assert got in (want, " " + want), (text, want, got)
+    assert mnn.decode_bytes(ids).decode("utf-8", "replace") == hf.decode(ids, skip_special_tokens=False)
 
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.sampled_from(["a", "b", "hello", "world", ".", ",", "?", "!", " ", "...", "x1", "é"]),
                 max_size=10).map("".join))
 def test_mnn_prints_hf_stream_and_decode(pair, text):
-    hf, tree = pair
-    mnn = load(tree, semantics="mnn")
-    ids = _ids(hf, text)
-    assert mnn.encode(text, add_special_tokens=False) == ids
-    want = _hf_stream(hf, ids)
-    got = mnn.decode_bytes(ids, stream=True).decode("utf-8", "replace")
-    assert got in (want, " " + want), (text, want, got)  # the engine's first token: a space (a named rule)
-    assert mnn.decode_bytes(ids).decode("utf-8", "replace") == hf.decode(ids, skip_special_tokens=False)
+    _check(*pair, text)
 
 
 @pytest.mark.parametrize("text", TEXTS)
 def test_fixed_texts(pair, text):
-    hf, tree = pair
-    mnn = load(tree, semantics="mnn")
-    ids = _ids(hf, text)
-    assert mnn.encode(text, add_special_tokens=False) == ids
-    want = _hf_stream(hf, ids)
-    assert mnn.decode_bytes(ids, stream=True).decode("utf-8", "replace") in (want, " " + want)
+    _check(*pair, text)
 
 
 def test_every_id_decodes_in_both_semantics(pair):
