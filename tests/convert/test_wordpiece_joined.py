@@ -115,3 +115,19 @@ def test_the_continuation_is_what_the_lookup_finds(pair):
 def test_cleanup_off_keeps_the_vocabulary(tmp_path):
     tree = _converted(_folder(tmp_path, True, cleanup=False))
     assert tree.model.continuing_subword_prefix == "##"
+
+
+@pytest.mark.parametrize("continuations", [False, True], ids=["trained", "with-continuations"])
+def test_fix_without_a_folder_joins_them_too(continuations, tmp_path):
+    """``fix`` of the exporter's file (no tokenizer.json): the same rows, and a report against what
+    the file means (its own HF semantics before the fix) naming only the engine's first space."""
+    from mtokspec.convert.mnn_target.fix import fix
+
+    folder = _folder(tmp_path, continuations)
+    fixed = fix(from_hf(folder, target="exporter").tree)
+    assert fixed.tree.model.continuing_subword_prefix == JOINED_PREFIX
+    decoded = {loss.rule for loss in fixed.losses if getattr(loss, "output", "") in ("seq", "stream")}
+    assert decoded <= {"mnn-stream-decode"}, decoded
+    hf = tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json"))
+    for text in TEXTS:
+        _check(hf, fixed.tree, text)

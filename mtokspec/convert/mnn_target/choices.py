@@ -195,7 +195,7 @@ JOINED_PREFIX = "\x7f"
 can begin a token HF's clean-up joins, so that a token's own text sorts before its prefixed row."""
 
 
-def joined_wordpiece_tokens(tree: t.MtokFile, tj: dict) -> t.MtokFile:
+def joined_wordpiece_tokens(tree: t.MtokFile) -> t.MtokFile:
     """A BERT WordPiece vocabulary on which MNN prints, token by token, what HF's decoder with
     ``cleanup`` gives: no space before a token ``x`` (after the first) that HF's clean-up joins to
     the one before (``cleanup(" " + x) == x``: ``. , ? !`` and tokens starting so).  MNN's one-id
@@ -211,10 +211,9 @@ def joined_wordpiece_tokens(tree: t.MtokFile, tj: dict) -> t.MtokFile:
     prefix and the continuing ``x`` is never looked up), no token starts with the new prefix."""
     from mtokspec.runtime.hf.decoders import wordpiece_cleanup
 
-    m, dec, pre = tree.model, tree.decoder, tj.get("pre_tokenizer")
+    m, dec = tree.model, tree.decoder
     if not (isinstance(m, t.WordPieceModel) and isinstance(dec, t.WordPieceDecoder) and dec.cleanup
             and m.continuing_subword_prefix and dec.prefix == m.continuing_subword_prefix
-            and isinstance(pre, dict) and pre.get("type") == "BertPreTokenizer"
             and isinstance(tree.pre_tokenizer, t.BertPreTokenizer)):
         return tree
     old, new = m.continuing_subword_prefix.encode(), JOINED_PREFIX.encode()
@@ -351,6 +350,6 @@ def retarget(tree: t.MtokFile, tj: dict, template: list | None) -> t.MtokFile:
     tree = replace(tree, normalizer=normalizer(tree.normalizer, tj.get("normalizer"), ctx),
                    pre_tokenizer=pre_tokenizer(tree.pre_tokenizer, tj.get("pre_tokenizer"), ctx))
     tree = strip_split(tree)
-    tree = joined_wordpiece_tokens(serde_scores(decoder(tree, tj)), tj)
+    tree = joined_wordpiece_tokens(serde_scores(decoder(tree, tj)))
     tree = with_program(tree, template)
     return bpe_unknown_rows(with_added_in_vocab(without_specials(tree)), tj)

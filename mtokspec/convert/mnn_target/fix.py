@@ -8,7 +8,8 @@
 - Without it, what the file alone shows: a post-processor program MNN misreads (padded so it is read
   as written), BOS twice (prefix ids the program inserts too: the prefix goes), the header special
   ids MNN's decode drops where HF's keeps them, added tokens a BPE vocabulary lacks, the clean-up
-  flag (off: HF ``tokenizers`` never applies it); the report is against the file's own HF
+  flag (off: HF ``tokenizers`` never applies it), a BERT vocabulary's clean-up joins (printed
+  without a space token by token); the report is against the file's own HF
   semantics, and says what could not be checked.
 - The chat template: rewritten for MNN's Jinja engine (:func:`~.chat.chat_template_for_mnn`);
   what MNN still renders differently is listed.
@@ -27,8 +28,8 @@ __all__ = ["fix"]
 
 
 def _file_alone(tree: t.MtokFile) -> tuple[t.MtokFile, list[Loss]]:
-    from mtokspec.convert.mnn_target.choices import (NOOP_ID, misread_by_mnn, with_added_in_vocab,
-                                                     without_specials)
+    from mtokspec.convert.mnn_target.choices import (NOOP_ID, joined_wordpiece_tokens, misread_by_mnn,
+                                                     with_added_in_vocab, without_specials)
 
     losses: list[Loss] = []
     pp = tree.post_processor
@@ -57,7 +58,7 @@ def _file_alone(tree: t.MtokFile) -> tuple[t.MtokFile, list[Loss]]:
         losses.append(Loss("flags", "clean_up_tokenization_spaces set (transformers applies it on decode)",
                            "off: MNN's decode(ids) follows HF tokenizers, which never applies it", False))
     tree = replace(tree, flags=flags)
-    return with_added_in_vocab(without_specials(tree)), losses
+    return joined_wordpiece_tokens(with_added_in_vocab(without_specials(tree))), losses
 
 
 def fix(tree, against: str | os.PathLike | None = None, texts: list[str] | None = None, *, reference: str = "hf"):
@@ -99,7 +100,7 @@ def fix(tree, against: str | os.PathLike | None = None, texts: list[str] | None 
                            "not checked: what the exporter dropped (e.g. a Whitespace pre-tokenizer, a "
                            "Precompiled character map, a RobertaProcessing post-processor, the decoder) "
                            "cannot be restored; the report is against the file's own HF semantics", False))
-        ref = FileReference(new)
+        ref = FileReference(tree)  # what the file means: the fixed file is to give it on MNN
     new, chat_losses = with_chat_template_for_mnn(new)
     losses += chat_losses
     added = sorted(new.added_tokens, key=lambda a: not a.special)
