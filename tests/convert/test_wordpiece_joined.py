@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mtokspec.convert import from_hf
-from mtokspec.convert.mnn_target.choices import JOINED_PREFIX
+from mtokspec.convert.mnn_target.rows import JOINED_PREFIX
 from mtokspec.format import tree as t
 from mtokspec.format.validate import ERROR, validate
 from mtokspec.tokenizer import load

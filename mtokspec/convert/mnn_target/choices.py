@@ -16,9 +16,10 @@ Each function takes the exporter's tree (what ``from_hf`` builds) and the folder
   is decided child by child;
 - Unigram scores as HF's JSON reader reads them (:func:`serde_scores`);
 - a BERT WordPiece vocabulary whose tokens HF's clean-up joins to the one before (``. , ? !``)
-  print without a space on MNN too, token by token (:func:`joined_wordpiece_tokens`);
+  print without a space on MNN too, token by token (:func:`~.rows.joined_wordpiece_tokens`);
 - BPE's unknown token (without byte fallback or fuse_unk) as ``<0xHH>`` rows of its id, one per
-  byte that begins a character (:func:`bpe_unknown_rows`);
+  byte that begins a character (:func:`~.rows.bpe_unknown_rows`); BPE's continuing-subword prefix
+  as a mark before each word and renamed tokens (:func:`~.rows.bpe_continuing_prefix`);
 - decoder: no decoder (HF joins the tokens with spaces) as a WordPiece decoder whose prefix no
   token starts with; a Regex Replace decoder (written with an empty pattern, on which MNN's decode
   never returns) as its text when it is a plain string, else left out; the clean-up flag off, as HF ``tokenizers`` decodes (it never applies
@@ -34,6 +35,7 @@ from typing import Any
 
 from mtokspec.convert.inputs import SEQ_A as _SEQ_A
 from mtokspec.format import tree as t
+from mtokspec.convert.mnn_target.rows import bpe_continuing_prefix, bpe_unknown_rows, joined_wordpiece_tokens
 
 NOOP_ID = 0xFFFFFFFF
 """A program op inserting this id inserts nothing on MNN (read as -1, skipped as negative)."""
@@ -190,79 +192,6 @@ def decoder(tree: t.MtokFile, tj: dict) -> t.MtokFile:
     return replace(tree, decoder=node, flags=int(flags) if tree.flags is not None else None)
 
 
-JOINED_PREFIX = "\x7f"
-"""The continuing-subword prefix :func:`joined_wordpiece_tokens` writes: above every character that
-can begin a token HF's clean-up joins, so that a token's own text sorts before its prefixed row."""
-
-
-def joined_wordpiece_tokens(tree: t.MtokFile) -> t.MtokFile:
-    """A BERT WordPiece vocabulary on which MNN prints, token by token, what HF's decoder with
-    ``cleanup`` gives: no space before a token ``x`` (after the first) that HF's clean-up joins to
-    the one before (``cleanup(" " + x) == x``: ``. , ? !`` and tokens starting so).  MNN's one-id
-    print (its stream) and its ``decode`` put a space before every token that does not start with the
-    decoder's prefix; such a token is written as prefix + ``x`` (the text it decodes to), plus a
-    row ``x`` of the same id (MNN's look-up of a word's first piece).  MNN's loader keeps the last
-    row of an id as its text and its look-up finds the first row of a text, so the prefix is renamed
-    to :data:`JOINED_PREFIX` (continuing pieces, model and decoder), above ``x``'s first character;
-    a continuing piece ``##x`` has the same text as prefix + ``x`` and its row comes first.
-
-    Only where nothing else can change: HF's decoder is WordPiece with clean-up and the model's
-    prefix, the pre-tokenizer BERT's (it isolates punctuation, so no word starts with the
-    prefix and the continuing ``x`` is never looked up), no token starts with the new prefix."""
-    from mtokspec.runtime.hf.decoders import wordpiece_cleanup
-
-    m, dec = tree.model, tree.decoder
-    if not (isinstance(m, t.WordPieceModel) and isinstance(dec, t.WordPieceDecoder) and dec.cleanup
-            and m.continuing_subword_prefix and dec.prefix == m.continuing_subword_prefix
-            and isinstance(tree.pre_tokenizer, t.BertPreTokenizer)):
-        return tree
-    old, new = m.continuing_subword_prefix.encode(), JOINED_PREFIX.encode()
-    if any(row[0].startswith(new) for row in m.vocab):
-        return tree
-    added = {a.id for a in tree.added_tokens}
-    rows: list[tuple[bytes, int, int]] = []  # (text, order among equal texts, id)
-    for tok, i in ((row[0], row[1]) for row in m.vocab):
-        if tok.startswith(old):
-            rows.append((new + tok[len(old):], 0, i))
-            continue
-        text = tok.decode("utf-8", "surrogateescape")
-        if i not in added and text and wordpiece_cleanup(" " + text) == text and tok < new + tok:
-            rows.append((new + tok, 1, i))
-        rows.append((tok, 1, i))
-    if len(rows) == len(m.vocab):
-        return tree
-    rows.sort()
-    return replace(tree, model=replace(m, continuing_subword_prefix=JOINED_PREFIX, vocab=[(s, i) for s, _, i in rows]),
-                   decoder=replace(dec, prefix=JOINED_PREFIX))
-
-
-def bpe_unknown_rows(tree: t.MtokFile, tj: dict) -> t.MtokFile:
-    """A BPE vocabulary on which MNN gives HF's unknown id for each character no token covers
-    (HF's ``unk_token`` without ``byte_fallback`` or ``fuse_unk``): MNN's BPE looks such a
-    character's bytes up as ``<0xHH>`` pieces (whatever the byte-fallback flag says) and drops those
-    it does not find, so a row ``<0xHH>`` of the unknown id for each byte that begins a character
-    (``LEAD_BYTES``), none for the bytes that continue one, gives one unknown id per character
-    (:func:`~mtokspec.runtime.shared.vocab_rows.unknown_rows_id` reads them back).
-
-    Only where nothing else can change: no ``<0xHH>`` token in the vocabulary, and the unknown
-    token's text sorts after the ``<0xHH>`` rows (``[UNK]``, ``<unk>``), so that it stays the
-    id's text (MNN's loader keeps the last row of an id)."""
-    from mtokspec.runtime.shared.vocab_rows import BYTE_PIECES, LEAD_BYTES
-
-    m, node = tree.model, tj.get("model")
-    if not (isinstance(m, t.BPEModel) and isinstance(node, dict) and node.get("type") == "BPE"
-            and isinstance(node.get("unk_token"), str) and not node.get("byte_fallback") and not node.get("fuse_unk")
-            and not node.get("end_of_word_suffix") and not node.get("continuing_subword_prefix")):
-        return tree
-    unk = node["unk_token"].encode("utf-8", "surrogatepass")
-    pieces = frozenset(BYTE_PIECES)
-    unk_id = next((row[1] for row in m.vocab if row[0] == unk), None)
-    if unk_id is None or unk <= BYTE_PIECES[0xF4] or any(row[0] in pieces for row in m.vocab):
-        return tree
-    rows = sorted([*m.vocab, *((BYTE_PIECES[b], unk_id) for b in sorted(LEAD_BYTES))])
-    return replace(tree, model=replace(m, vocab=rows))
-
-
 UNK_PENALTY = 10.0
 """HF's Unigram scores a character no piece covers ``min_score - UNK_PENALTY`` (``K_UNK_PENALTY``)."""
 
@@ -352,4 +281,4 @@ def retarget(tree: t.MtokFile, tj: dict, template: list | None) -> t.MtokFile:
     tree = strip_split(tree)
     tree = joined_wordpiece_tokens(serde_scores(decoder(tree, tj)))
     tree = with_program(tree, template)
-    return bpe_unknown_rows(with_added_in_vocab(without_specials(tree)), tj)
+    return bpe_unknown_rows(bpe_continuing_prefix(with_added_in_vocab(without_specials(tree)), tj), tj)

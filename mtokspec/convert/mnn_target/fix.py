@@ -28,8 +28,8 @@ __all__ = ["fix"]
 
 
 def _file_alone(tree: t.MtokFile) -> tuple[t.MtokFile, list[Loss]]:
-    from mtokspec.convert.mnn_target.choices import (NOOP_ID, joined_wordpiece_tokens, misread_by_mnn,
-                                                     with_added_in_vocab, without_specials)
+    from mtokspec.convert.mnn_target.choices import NOOP_ID, misread_by_mnn, with_added_in_vocab, without_specials
+    from mtokspec.convert.mnn_target.rows import joined_wordpiece_tokens
 
     losses: list[Loss] = []
     pp = tree.post_processor

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from mtokspec.divergences.rule import LintContext, Prediction, Rule
 from mtokspec.divergences.rules import TOK
 from mtokspec.format import tree as t
+from mtokspec.runtime.shared.vocab_rows import unknown_rows_id
 from mtokspec.format.validate import WARNING
 
 # MNN's merge loop over a whole text (no pre-tokenizer), measured with MNN's own C++ code (phi-3's
@@ -22,7 +23,7 @@ def _predict_bpe_merges(ctx: LintContext) -> Iterator[Prediction]:
     m = getattr(ctx.tree, "model", None)
     if isinstance(m, t.BPEModel) and not m.byte_level:
         byte_pieces = sum(1 for tok, _ in m.vocab if len(tok) == 6 and tok.startswith(b"<0x") and tok.endswith(b">"))
-        if byte_pieces and not m.byte_fallback:
+        if byte_pieces and not m.byte_fallback and unknown_rows_id(m.vocab, m.byte_fallback) is None:
             yield (WARNING, "model.byte_fallback",
                    f"byte_fallback is off but the vocabulary has {byte_pieces} <0xHH> pieces: MNN falls back "
                    "to them for characters not in the vocabulary anyway (HF: unk or dropped)")

@@ -1,0 +1,165 @@
+"""The vocabulary levers of ``--target mnn``: texts written for MNN's reading of the rows.
+
+MNN's loader stores each row at ``id_to_token[id]``, row after row, and looks texts up by binary
+search over the sorted rows: rows may share an id (each text looks it up, the id decodes as its
+last row's text) and equal texts may follow each other (the look-up finds the first).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from mtokspec.format import tree as t
+from mtokspec.runtime.shared.vocab_rows import BYTE_PIECES, LEAD_BYTES
+
+__all__ = ["JOINED_PREFIX", "WORD_MARK", "joined_wordpiece_tokens", "bpe_unknown_rows", "bpe_continuing_prefix"]
+
+
+JOINED_PREFIX = "\x7f"
+"""The continuing-subword prefix :func:`joined_wordpiece_tokens` writes: above every character that
+can begin a token HF's clean-up joins, so that a token's own text sorts before its prefixed row."""
+
+
+def joined_wordpiece_tokens(tree: t.MtokFile) -> t.MtokFile:
+    """A BERT WordPiece vocabulary on which MNN prints, token by token, what HF's decoder with
+    ``cleanup`` gives: no space before a token ``x`` (after the first) that HF's clean-up joins to
+    the one before (``cleanup(" " + x) == x``: ``. , ? !`` and tokens starting so).  MNN's one-id
+    print (its stream) and its ``decode`` put a space before every token that does not start with the
+    decoder's prefix; such a token is written as prefix + ``x`` (the text it decodes to), plus a
+    row ``x`` of the same id (MNN's look-up of a word's first piece).  MNN's loader keeps the last
+    row of an id as its text and its look-up finds the first row of a text, so the prefix is renamed
+    to :data:`JOINED_PREFIX` (continuing pieces, model and decoder), above ``x``'s first character;
+    a continuing piece ``##x`` has the same text as prefix + ``x`` and its row comes first.
+
+    Only where nothing else can change: HF's decoder is WordPiece with clean-up and the model's
+    prefix, the pre-tokenizer BERT's (it isolates punctuation, so no word starts with the
+    prefix and the continuing ``x`` is never looked up), no token starts with the new prefix."""
+    from mtokspec.runtime.hf.decoders import wordpiece_cleanup
+
+    m, dec = tree.model, tree.decoder
+    if not (isinstance(m, t.WordPieceModel) and isinstance(dec, t.WordPieceDecoder) and dec.cleanup
+            and m.continuing_subword_prefix and dec.prefix == m.continuing_subword_prefix
+            and isinstance(tree.pre_tokenizer, t.BertPreTokenizer)):
+        return tree
+    old, new = m.continuing_subword_prefix.encode(), JOINED_PREFIX.encode()
+    if any(row[0].startswith(new) for row in m.vocab):
+        return tree
+    added = {a.id for a in tree.added_tokens}
+    rows: list[tuple[bytes, int, int]] = []  # (text, order among equal texts, id)
+    for tok, i in ((row[0], row[1]) for row in m.vocab):
+        if tok.startswith(old):
+            rows.append((new + tok[len(old):], 0, i))
+            continue
+        text = tok.decode("utf-8", "surrogateescape")
+        if i not in added and text and wordpiece_cleanup(" " + text) == text and tok < new + tok:
+            rows.append((new + tok, 1, i))
+        rows.append((tok, 1, i))
+    if len(rows) == len(m.vocab) or any(len(m.vocab) <= a.id < len(rows) for a in tree.added_tokens):
+        return tree  # (an added id past the rows would read a hole of the longer table: "", not unk_token)
+    rows.sort()
+    return replace(tree, model=replace(m, continuing_subword_prefix=JOINED_PREFIX, vocab=[(s, i) for s, _, i in rows]),
+                   decoder=replace(dec, prefix=JOINED_PREFIX))
+
+
+def bpe_unknown_rows(tree: t.MtokFile, tj: dict) -> t.MtokFile:
+    """A BPE vocabulary on which MNN gives HF's unknown id for each character no token covers
+    (HF's ``unk_token`` without ``byte_fallback`` or ``fuse_unk``): MNN's BPE looks such a
+    character's bytes up as ``<0xHH>`` pieces (whatever the byte-fallback flag says) and drops those
+    it does not find, so a row ``<0xHH>`` of the unknown id for each byte that begins a character
+    (``LEAD_BYTES``), none for the bytes that continue one, gives one unknown id per character
+    (:func:`~mtokspec.runtime.shared.vocab_rows.unknown_rows_id` reads them back).
+
+    Only where nothing else can change: no ``<0xHH>`` token in the vocabulary, and the unknown
+    token's text (its id's last row) sorts after the ``<0xHH>`` rows (``[UNK]``, ``<unk>``), so
+    that it stays the id's text (MNN's loader keeps the last row of an id)."""
+    m, node = tree.model, tj.get("model")
+    if not (isinstance(m, t.BPEModel) and isinstance(node, dict) and node.get("type") == "BPE"
+            and isinstance(node.get("unk_token"), str) and not node.get("byte_fallback") and not node.get("fuse_unk")
+            and not node.get("end_of_word_suffix") and isinstance(node.get("vocab"), dict)):
+        return tree
+    unk_id = node["vocab"].get(node["unk_token"])
+    texts = {row[1]: row[0] for row in m.vocab}  # an id's last row
+    pieces = frozenset(BYTE_PIECES)
+    if unk_id not in texts or texts[unk_id] <= BYTE_PIECES[0xF4] or any(row[0] in pieces for row in m.vocab):
+        return tree
+    rows = sorted([*m.vocab, *((BYTE_PIECES[b], unk_id) for b in sorted(LEAD_BYTES))])
+    return replace(tree, model=replace(m, vocab=rows))
+
+
+WORD_MARK = "\u2581"
+"""The mark :func:`bpe_continuing_prefix` puts before each word (MNN's Metaspace, which its one-id
+print turns into a space as HF's WordPiece decoder spaces a word's first token)."""
+
+_SPACE_FREE = ("BertPreTokenizer", "Whitespace", "WhitespaceSplit")
+"""HF pre-tokenizers whose pieces hold no space (so MNN's Metaspace after them only marks each)."""
+
+
+def _space_free(pre: Any) -> bool:
+    if not isinstance(pre, dict):
+        return False
+    if pre.get("type") == "Sequence":
+        kids = pre.get("pretokenizers") or []
+        return bool(kids) and _space_free(kids[0])
+    return pre.get("type") in _SPACE_FREE
+
+
+def bpe_continuing_prefix(tree: t.MtokFile, tj: dict) -> t.MtokFile:
+    """HF's BPE with a ``continuing_subword_prefix`` (``##``) on MNN's BPE, which has none: each
+    word is marked at its start instead (a last pre-tokenizer, Metaspace, puts U+2581 before each
+    piece), and the tokens renamed to match -- a word's first piece ``t`` as U+2581 ``t``, a
+    continuing ``##x`` as ``x`` -- so that each HF merge, kept by id, joins the renamed texts into
+    the renamed result (HF's ``a`` + ``##b`` makes ``ab``: U+2581 ``a`` + ``b``).  The mark has an
+    id of its own, merged first with the character after it into that character's first-piece id
+    (a character that is only ever a first piece gets a row of a new id for the merge).  MNN's
+    one-id print turns U+2581 into a space, as HF's WordPiece decoder spaces a first piece; the
+    decoder is Metaspace (HF's clean-up of ``. , ? !`` is lost).
+
+    Only where it holds: HF's decoder is WordPiece with the same prefix, the pre-tokenizer leaves
+    no space in a piece (BERT's, Whitespace, WhitespaceSplit first), no byte fallback, every merge's
+    right side continuing, the renamed texts distinct.  Bound: text without U+2581, words whose
+    first character is a token."""
+    m, node, dec = tree.model, tj.get("model"), tj.get("decoder")
+    prefix = node.get("continuing_subword_prefix") if isinstance(node, dict) else None
+    if not (isinstance(m, t.BPEModel) and not m.byte_level and not m.byte_fallback and isinstance(prefix, str)
+            and prefix and not node.get("end_of_word_suffix") and not node.get("byte_fallback")
+            and not node.get("fuse_unk") and isinstance(dec, dict) and dec.get("type") == "WordPiece"
+            and dec.get("prefix") == prefix and _space_free(tj.get("pre_tokenizer"))):
+        return tree
+    old, mark = prefix.encode(), WORD_MARK.encode()
+    texts = {row[1]: row[0] for row in m.vocab}
+    if not all(texts.get(b, b"").startswith(old) for _, b, _ in m.merges):
+        return tree
+    added = {a.id for a in tree.added_tokens}
+    renamed = {i: tok[len(old):] if tok.startswith(old) and i not in added else mark + tok for i, tok in texts.items()}
+    if len(set(renamed.values())) != len(renamed) or any(not v for v in renamed.values()):
+        return tree
+    by_text = {v: i for i, v in renamed.items()}
+    used = set(texts) | added
+    mark_id = max(used) + 1
+    rows: list[tuple[bytes, int]] = [(v, i) for i, v in renamed.items()] + [(mark, mark_id)]
+    firsts: list[tuple[int, int]] = []  # (continuing id of a character, its first-piece id)
+    fresh = mark_id + 1
+    for i, v in sorted(renamed.items()):
+        if not v.startswith(mark) or i in added:
+            continue
+        char = v[len(mark):]
+        if len(char.decode("utf-8", "surrogateescape")) != 1:
+            continue
+        cont = by_text.get(char)
+        if cont is None:  # only ever a first piece: a row of its own for the merge
+            rows.append((char, fresh))
+            cont, fresh = fresh, fresh + 1
+        firsts.append((cont, i))
+    if fresh > len(rows):  # MNN's loader writes id_to_token[id] into a table of the row count
+        return tree
+    k = len(firsts)
+    merges = [(mark_id, cont, rank) for rank, (cont, _) in enumerate(firsts)]
+    merges += [(a, b, rank + k) for a, b, rank in m.merges]
+    model = replace(m, vocab=sorted(rows), merges=sorted(merges, key=lambda r: (r[0] << 32) | r[1]))
+    pre = tree.pre_tokenizer
+    meta = t.MetaspacePreTokenizer(WORD_MARK, True)
+    kids = list(pre.pretokenizers) if isinstance(pre, t.SequencePreTokenizer) else (
+        [] if isinstance(pre, t.NoPreTokenizer) else [pre])
+    return replace(tree, model=model, pre_tokenizer=t.SequencePreTokenizer([*kids, meta]),
+                   decoder=t.MetaspaceDecoder(WORD_MARK, True))
