@@ -25,8 +25,14 @@ TEXTS = ["Hello, world. How are you? Fine!", "a.b,c?d!e", "Wait... what?!", "x .
          "don't stop, it's fine.", "1,000.5 and 2.5?", "日本, 中文。", "[UNK] ,"]
 
 
-def _folder(root: Path, continuations: bool, cleanup: bool = True) -> Path:
+PUNCTUATION_AFTER_SPACES = {"type": "Sequence", "pretokenizers": [{"type": "WhitespaceSplit"},
+                                                                  {"type": "Punctuation", "behavior": "Isolated"}]}
+
+
+def _folder(root: Path, continuations: bool, cleanup: bool = True, pre: dict | None = None) -> Path:
     doc, trainer = _base("wordpiece")
+    if pre is not None:
+        doc["pre_tokenizer"] = pre
     doc = _train(doc, trainer)
     vocab = doc["model"]["vocab"]
     if continuations:  # as bert-base's vocabulary: a continuation of each joined punctuation mark
@@ -51,9 +57,11 @@ def _converted(folder: Path):
     return from_hf(folder, target="mnn").tree
 
 
-@pytest.fixture(scope="module", params=[False, True], ids=["trained", "with-continuations"])
+@pytest.fixture(scope="module", params=[(False, None), (True, None), (True, PUNCTUATION_AFTER_SPACES)],
+                ids=["trained", "with-continuations", "punctuation-isolated"])
 def pair(request, tmp_path_factory):
-    folder = _folder(tmp_path_factory.mktemp("wp"), request.param)
+    continuations, pre = request.param
+    folder = _folder(tmp_path_factory.mktemp("wp"), continuations, pre=pre)
     return tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json")), _converted(folder)
 
 
@@ -112,9 +120,11 @@ def test_the_continuation_is_what_the_lookup_finds(pair):
         assert vocab.token_to_id(mark.encode()) == hf.token_to_id(mark)
 
 
-def test_cleanup_off_keeps_the_vocabulary(tmp_path):
-    tree = _converted(_folder(tmp_path, True, cleanup=False))
-    assert tree.model.continuing_subword_prefix == "##"
+def test_cleanup_off_or_punctuation_in_words_keeps_the_vocabulary(tmp_path):
+    assert _converted(_folder(tmp_path / "off", True, cleanup=False)).model.continuing_subword_prefix == "##"
+    # Whitespace keeps "###" a word: HF looks it up whole, a continuation's text
+    whitespace = _folder(tmp_path / "ws", True, pre={"type": "Whitespace"})
+    assert _converted(whitespace).model.continuing_subword_prefix == "##"
 
 
 @pytest.mark.parametrize("continuations", [False, True], ids=["trained", "with-continuations"])

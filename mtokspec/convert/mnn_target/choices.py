@@ -279,6 +279,6 @@ def retarget(tree: t.MtokFile, tj: dict, template: list | None) -> t.MtokFile:
     tree = replace(tree, normalizer=normalizer(tree.normalizer, tj.get("normalizer"), ctx),
                    pre_tokenizer=pre_tokenizer(tree.pre_tokenizer, tj.get("pre_tokenizer"), ctx))
     tree = strip_split(tree)
-    tree = joined_wordpiece_tokens(serde_scores(decoder(tree, tj)))
+    tree = joined_wordpiece_tokens(serde_scores(decoder(tree, tj)), tj)
     tree = with_program(tree, template)
     return bpe_unknown_rows(bpe_continuing_prefix(with_added_in_vocab(without_specials(tree)), tj), tj)

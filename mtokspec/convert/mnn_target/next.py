@@ -38,8 +38,10 @@ def extension_fields(tree: t.MtokFile, tj: dict) -> list[t.ExtensionField]:
             fields.append(t.BPEDecoderField(word_end))
     unk = model.get("unk_token") if isinstance(model, dict) else None
     if isinstance(tree.model, t.BPEModel) and isinstance(unk, str) and unk:
-        raw = unk.encode("utf-8", "surrogatepass")
-        unk_id = next((i for tok, i in tree.model.vocab if tok == raw), None)
+        vocab = model.get("vocab")  # HF's id: the written text may be renamed (rows.bpe_continuing_prefix)
+        unk_id = vocab.get(unk) if isinstance(vocab, dict) else None
+        if not isinstance(unk_id, int) or unk_id not in {row[1] for row in tree.model.vocab}:
+            unk_id = None
         if unk_id is not None:
             fields.append(t.BPEUnknownField(unk_id, bool(model.get("fuse_unk"))))
     if isinstance(tree.model, t.UnigramModel):

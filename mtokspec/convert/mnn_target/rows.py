@@ -10,7 +10,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+import regex
+
 from mtokspec.format import tree as t
+from mtokspec.runtime.hf.pre_tokenizers import Bert
 from mtokspec.runtime.shared.vocab_rows import BYTE_PIECES, LEAD_BYTES
 
 __all__ = ["JOINED_PREFIX", "WORD_MARK", "joined_wordpiece_tokens", "bpe_unknown_rows", "bpe_continuing_prefix"]
@@ -21,7 +24,20 @@ JOINED_PREFIX = "\x7f"
 can begin a token HF's clean-up joins, so that a token's own text sorts before its prefixed row."""
 
 
-def joined_wordpiece_tokens(tree: t.MtokFile) -> t.MtokFile:
+def _isolates_punctuation(tree: t.MtokFile, tj: dict | None) -> bool:
+    """Whether every punctuation character ends up a piece of its own: BERT's pre-tokenizer (or a
+    Sequence holding it: later stages only cut further), or HF's Punctuation with ``isolated``."""
+    pre = tree.pre_tokenizer
+    kids = pre.pretokenizers if isinstance(pre, t.SequencePreTokenizer) else [pre]
+    if any(isinstance(k, t.BertPreTokenizer) for k in kids):
+        return True
+    node = (tj or {}).get("pre_tokenizer")
+    nodes = (node.get("pretokenizers") or []) if isinstance(node, dict) and node.get("type") == "Sequence" else [node]
+    return any(isinstance(n, dict) and n.get("type") == "Punctuation" and n.get("behavior", "isolated").lower() == "isolated"
+               for n in nodes)
+
+
+def joined_wordpiece_tokens(tree: t.MtokFile, tj: dict | None = None) -> t.MtokFile:
     """A BERT WordPiece vocabulary on which MNN prints, token by token, what HF's decoder with
     ``cleanup`` gives: no space before a token ``x`` (after the first) that HF's clean-up joins to
     the one before (``cleanup(" " + x) == x``: ``. , ? !`` and tokens starting so).  MNN's one-id
@@ -33,14 +49,17 @@ def joined_wordpiece_tokens(tree: t.MtokFile) -> t.MtokFile:
     a continuing piece ``##x`` has the same text as prefix + ``x`` and its row comes first.
 
     Only where nothing else can change: HF's decoder is WordPiece with clean-up and the model's
-    prefix, the pre-tokenizer BERT's (it isolates punctuation, so no word starts with the
-    prefix and the continuing ``x`` is never looked up), no token starts with the new prefix."""
+    prefix, a prefix of punctuation, a pre-tokenizer that isolates punctuation (BERT's, HF's
+    Punctuation ``isolated``: no word starts with the prefix and the continuing ``x`` is never
+    looked up), no token starts with the new prefix.  ``tj``: the folder's ``tokenizer.json``
+    (None: the file alone, whose pre-tokenizer shows BERT's only)."""
     from mtokspec.runtime.hf.decoders import wordpiece_cleanup
 
     m, dec = tree.model, tree.decoder
     if not (isinstance(m, t.WordPieceModel) and isinstance(dec, t.WordPieceDecoder) and dec.cleanup
             and m.continuing_subword_prefix and dec.prefix == m.continuing_subword_prefix
-            and isinstance(tree.pre_tokenizer, t.BertPreTokenizer)):
+            and regex.fullmatch(f"[{Bert._P}]+", m.continuing_subword_prefix) is not None
+            and _isolates_punctuation(tree, tj)):
         return tree
     old, new = m.continuing_subword_prefix.encode(), JOINED_PREFIX.encode()
     if any(row[0].startswith(new) for row in m.vocab):

@@ -61,7 +61,8 @@ ROWS: tuple[Variant, ...] = (
             "mnn-decoder-chain", model="unigram", applies=_metaspace_prefix, lower=_lower_metaspace,
             example={"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": True}),
     Variant("decoder", "WordPiece", "", V.APPROXIMATED,
-            "WordPiece; with cleanup after BERT's pre-tokenizer, the tokens the clean-up joins to the one before "
+            "WordPiece; with cleanup after a pre-tokenizer isolating punctuation (BERT's, Punctuation isolated), "
+            "the tokens the clean-up joins to the one before "
             "(. , ? ! and tokens starting so) spelled as continuations too (a second row of their text looks them "
             "up), the prefix renamed U+007F: MNN prints them without a space, token by token as in decode",
             "mnn-wordpiece-cleanup", model="wordpiece",
