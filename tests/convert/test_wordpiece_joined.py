@@ -141,3 +141,18 @@ def test_fix_without_a_folder_joins_them_too(continuations, tmp_path):
     hf = tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json"))
     for text in TEXTS:
         _check(hf, fixed.tree, text)
+
+
+def test_a_special_token_the_clean_up_joins_is_joined_too(tmp_path):
+    """splinter's '.' is a special added token of the vocabulary's id: HF's decode (specials kept)
+    runs it through the WordPiece decoder and its clean-up like any token."""
+    from tokenizers import AddedToken
+
+    folder = _folder(tmp_path, False)
+    hf = tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json"))
+    hf.add_special_tokens([AddedToken(".", special=True, normalized=False)])
+    hf.save(str(folder / "tokenizer.json"))
+    tree = _converted(folder)
+    assert (JOINED_PREFIX + ".").encode() in {row[0] for row in tree.model.vocab}
+    for text in TEXTS:
+        _check(hf, tree, text)

@@ -64,14 +64,14 @@ def joined_wordpiece_tokens(tree: t.MtokFile, tj: dict | None = None) -> t.MtokF
     old, new = m.continuing_subword_prefix.encode(), JOINED_PREFIX.encode()
     if any(row[0].startswith(new) for row in m.vocab):
         return tree
-    added = {a.id for a in tree.added_tokens}
+    content = {a.id: a.content for a in tree.added_tokens}  # HF decodes an added token by its content
     rows: list[tuple[bytes, int, int]] = []  # (text, order among equal texts, id)
     for tok, i in ((row[0], row[1]) for row in m.vocab):
         if tok.startswith(old):
             rows.append((new + tok[len(old):], 0, i))
             continue
         text = tok.decode("utf-8", "surrogateescape")
-        if i not in added and text and wordpiece_cleanup(" " + text) == text and tok < new + tok:
+        if content.get(i, text) == text and text and wordpiece_cleanup(" " + text) == text and tok < new + tok:
             rows.append((new + tok, 1, i))
         rows.append((tok, 1, i))
     if len(rows) == len(m.vocab) or any(len(m.vocab) <= a.id < len(rows) for a in tree.added_tokens):
