@@ -13,7 +13,8 @@ from typing import Any
 import regex
 
 from mtokspec.format import tree as t
-from mtokspec.runtime.hf.pre_tokenizers import Bert
+from mtokspec.runtime.hf.pre_tokenizers import BERT_PUNCTUATION
+from mtokspec.runtime.shared.text import METASPACE
 from mtokspec.runtime.shared.vocab_rows import BYTE_PIECES, LEAD_BYTES
 
 __all__ = ["JOINED_PREFIX", "WORD_MARK", "joined_wordpiece_tokens", "bpe_unknown_rows", "bpe_continuing_prefix"]
@@ -58,7 +59,7 @@ def joined_wordpiece_tokens(tree: t.MtokFile, tj: dict | None = None) -> t.MtokF
     m, dec = tree.model, tree.decoder
     if not (isinstance(m, t.WordPieceModel) and isinstance(dec, t.WordPieceDecoder) and dec.cleanup
             and m.continuing_subword_prefix and dec.prefix == m.continuing_subword_prefix
-            and regex.fullmatch(f"[{Bert._P}]+", m.continuing_subword_prefix) is not None
+            and regex.fullmatch(f"[{BERT_PUNCTUATION}]+", m.continuing_subword_prefix) is not None
             and _isolates_punctuation(tree, tj)):
         return tree
     old, new = m.continuing_subword_prefix.encode(), JOINED_PREFIX.encode()
@@ -106,7 +107,7 @@ def bpe_unknown_rows(tree: t.MtokFile, tj: dict) -> t.MtokFile:
     return replace(tree, model=replace(m, vocab=rows))
 
 
-WORD_MARK = "\u2581"
+WORD_MARK = METASPACE
 """The mark :func:`bpe_continuing_prefix` puts before each word (MNN's Metaspace, which its one-id
 print turns into a space as HF's WordPiece decoder spaces a word's first token)."""
 

@@ -20,7 +20,7 @@ __all__ = [
     "PreTokenizer", "NoPreTokenizer", "ByteLevel", "Digits", "Metaspace", "Split",
     "Bert", "Sequence", "REGISTRY", "from_tree", "BYTES_TO_UNICODE", "UNICODE_TO_BYTES",
     "byte_level_map", "ISOLATED", "REMOVED", "MERGED_WITH_PREVIOUS", "MERGED_WITH_NEXT",
-    "CONTIGUOUS", "split_spans", "compile_split",
+    "CONTIGUOUS", "split_spans", "compile_split", "BERT_PUNCTUATION",
 ]
 
 # Split behaviours: the file's codes (spec/mtok.py declares them), then two HF behaviours that only
@@ -319,12 +319,17 @@ class Split(PreTokenizer):
         return cls(node.pattern, node.invert, node.behavior)
 
 
+BERT_PUNCTUATION = r"\p{P}!-/:-@\[-`{-~"
+"""The characters BERT's pre-tokenizer isolates, as the inside of a regex class: Unicode's P
+categories and every ASCII punctuation or symbol character."""
+
+
 class Bert(PreTokenizer):
     """HF ``BertPreTokenizer``: drop white space, isolate each punctuation character."""
 
     __slots__ = ()
 
-    _P = r"\p{P}!-/:-@\[-`{-~"
+    _P = BERT_PUNCTUATION
     _RE = regex.compile(f"[^{regex.escape(WHITESPACE_STR)}{_P}]+|[{_P}]")
     # for ASCII text: the same classes cut to ASCII, run by ``re`` (see ByteLevel.ASCII_PATTERN)
     _ASCII_RE = re.compile("[^{W}{P}]+|[{P}]".format(W=_ascii_class(f"[{regex.escape(WHITESPACE_STR)}]"),
