@@ -14,6 +14,7 @@ from dataclasses import replace
 
 from mtokspec.convert.loss import Loss
 from mtokspec.format import tree as t
+from mtokspec.runtime.shared.vocab_rows import texts_by_id
 from mtokspec.format.extension import extension_refusal, extension_size
 
 __all__ = ["with_extension", "extension_fields"]
@@ -40,9 +41,7 @@ def extension_fields(tree: t.MtokFile, tj: dict) -> list[t.ExtensionField]:
     if isinstance(tree.model, t.BPEModel) and isinstance(unk, str) and unk:
         vocab = model.get("vocab")  # HF's id: the written text may be renamed (rows.bpe_continuing_prefix)
         unk_id = vocab.get(unk) if isinstance(vocab, dict) else None
-        if not isinstance(unk_id, int) or unk_id not in {row[1] for row in tree.model.vocab}:
-            unk_id = None
-        if unk_id is not None:
+        if isinstance(unk_id, int) and unk_id in texts_by_id(tree.model.vocab):
             fields.append(t.BPEUnknownField(unk_id, bool(model.get("fuse_unk"))))
     if isinstance(tree.model, t.UnigramModel):
         fields.append(t.UnigramTiesField())

@@ -21,7 +21,6 @@ from mtokspec.format import tree as t
 from mtokspec.args import instance, items
 from mtokspec.names import EXTENDED
 from mtokspec.runtime.mnn.versions import version_of
-from mtokspec.runtime.shared.vocab_rows import unknown_rows_id
 
 __all__ = ["retarget_conversion"]
 
@@ -48,28 +47,30 @@ def _node_at(tj: dict, path: str) -> Any:
 
 
 def _row(loss: Loss, before: t.MtokFile, after: t.MtokFile, tj: dict):
-    """The :mod:`.variants` row that wrote the node of a normalizer, pre-tokenizer or decoder loss
-    (None: no row wrote anything there)."""
-    from mtokspec.convert.mnn_target.variants import variant_of
+    """The :mod:`.variants` row that wrote the node of a normalizer, pre-tokenizer or decoder loss,
+    or that a vocabulary lever of :mod:`.rows` carries a model loss by (None: no row wrote anything
+    there)."""
+    from mtokspec.convert.mnn_target.rows import CARRIED
+    from mtokspec.convert.mnn_target.variants import rows, variant_of
 
     for prefix, stage in _STAGE_OF_PATH:
         if loss.path.startswith(prefix) and getattr(before, stage) != getattr(after, stage):
             v = variant_of(stage, _node_at(tj, loss.path))
             return v if v is not None and v.lower is not None else None
+    key, applied = CARRIED.get(loss.path, ("", None))
+    if applied is not None and applied(after):
+        return next(v for v in rows() if v.key == key)
     return None
 
 
 def _fixed(loss: Loss, before: t.MtokFile, after: t.MtokFile, template: list | None, tj: dict) -> bool:
     """Whether a lever removed the cause of one of the exporter conversion's records: the
-    post-processor once HF's template is written; a normalizer, pre-tokenizer or decoder loss
-    whose :mod:`.variants` row is exact (or exact within its bound) and wrote the node."""
+    post-processor once HF's template is written; a loss whose :mod:`.variants` row (:func:`_row`)
+    is exact (or exact within its bound) and wrote the node."""
     from mtokspec.convert.mnn_target.variants import Verdict
 
     if loss.path.startswith("post_processor"):
         return template is not None
-    if loss.path == "model.unk_token":  # the unknown token as rows of its id (choices.bpe_unknown_rows)
-        m = after.model
-        return isinstance(m, t.BPEModel) and unknown_rows_id(m.vocab, m.byte_fallback) is not None
     v = _row(loss, before, after, tj)
     if v is not None:
         return v.verdict in (Verdict.EXACT, Verdict.BOUNDED)

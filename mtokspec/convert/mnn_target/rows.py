@@ -15,9 +15,9 @@ import regex
 from mtokspec.format import tree as t
 from mtokspec.runtime.hf.pre_tokenizers import BERT_PUNCTUATION
 from mtokspec.runtime.shared.text import METASPACE
-from mtokspec.runtime.shared.vocab_rows import BYTE_PIECES, LEAD_BYTES
+from mtokspec.runtime.shared.vocab_rows import BYTE_PIECES, LEAD_BYTES, texts_by_id, unknown_rows_id
 
-__all__ = ["JOINED_PREFIX", "WORD_MARK", "joined_wordpiece_tokens", "bpe_unknown_rows", "bpe_continuing_prefix"]
+__all__ = ["JOINED_PREFIX", "WORD_MARK", "CARRIED", "joined_wordpiece_tokens", "bpe_unknown_rows", "bpe_continuing_prefix"]
 
 
 JOINED_PREFIX = "\x7f"
@@ -99,7 +99,7 @@ def bpe_unknown_rows(tree: t.MtokFile, tj: dict) -> t.MtokFile:
             and not node.get("end_of_word_suffix") and isinstance(node.get("vocab"), dict)):
         return tree
     unk_id = node["vocab"].get(node["unk_token"])
-    texts = {row[1]: row[0] for row in m.vocab}  # an id's last row
+    texts = texts_by_id(m.vocab)
     pieces = frozenset(BYTE_PIECES)
     if unk_id not in texts or texts[unk_id] <= BYTE_PIECES[0xF4] or any(row[0] in pieces for row in m.vocab):
         return tree
@@ -147,7 +147,7 @@ def bpe_continuing_prefix(tree: t.MtokFile, tj: dict) -> t.MtokFile:
             and dec.get("prefix") == prefix and _space_free(tj.get("pre_tokenizer"))):
         return tree
     old, mark = prefix.encode(), WORD_MARK.encode()
-    texts = {row[1]: row[0] for row in m.vocab}
+    texts = texts_by_id(m.vocab)
     if not all(texts.get(b, b"").startswith(old) for _, b, _ in m.merges):
         return tree
     added = {a.id for a in tree.added_tokens}
@@ -183,3 +183,21 @@ def bpe_continuing_prefix(tree: t.MtokFile, tj: dict) -> t.MtokFile:
         [] if isinstance(pre, t.NoPreTokenizer) else [pre])
     return replace(tree, model=model, pre_tokenizer=t.SequencePreTokenizer([*kids, meta]),
                    decoder=t.MetaspaceDecoder(WORD_MARK, True))
+
+
+def _carries_unknown(tree: t.MtokFile) -> bool:
+    m = tree.model
+    return isinstance(m, t.BPEModel) and unknown_rows_id(m.vocab, m.byte_fallback) is not None
+
+
+def _marks_words(tree: t.MtokFile) -> bool:
+    pre = tree.pre_tokenizer
+    return (isinstance(tree.model, t.BPEModel) and isinstance(pre, t.SequencePreTokenizer) and bool(pre.pretokenizers)
+            and pre.pretokenizers[-1] == t.MetaspacePreTokenizer(WORD_MARK, True)
+            and tree.decoder == t.MetaspaceDecoder(WORD_MARK, True))
+
+
+CARRIED = {"model.unk_token": ("model.BPE[unk_token]", _carries_unknown),
+           "model.continuing_subword_prefix": ("model.BPE[continuing_subword_prefix]", _marks_words)}
+"""The exporter's model losses a lever here carries: loss path -> (the key of the decision-table row
+that says how, whether a written tree shows the lever applied)."""

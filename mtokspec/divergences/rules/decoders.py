@@ -10,6 +10,7 @@ from mtokspec.divergences.rules import TOK
 from mtokspec.format import tree as t
 from mtokspec.format.validate import INFO, WARNING
 from mtokspec.runtime.mnn._text import META
+from mtokspec.runtime.shared.vocab_rows import texts_by_id
 
 
 def _decoders(tree, *kinds: type) -> list[str]:
@@ -86,13 +87,8 @@ def _joins_punctuation(tree: Any) -> bool:
     m, dec = getattr(tree, "model", None), getattr(tree, "decoder", None)
     if not (isinstance(m, t.WordPieceModel) and isinstance(dec, t.WordPieceDecoder) and dec.prefix):
         return False
-    found, text = None, b""
-    for row in m.vocab:
-        if found is None and row[0] == b".":
-            found = row[1]
-        if found is not None and row[1] == found:
-            text = row[0]
-    return found is not None and text.startswith(dec.prefix.encode("utf-8", "surrogatepass"))
+    dot = next((row[1] for row in m.vocab if row[0] == b"."), None)  # MNN's look-up: the first row
+    return dot is not None and texts_by_id(m.vocab)[dot].startswith(dec.prefix.encode("utf-8", "surrogatepass"))
 
 
 def _predict_stream(ctx: LintContext) -> Iterator[Prediction]:

@@ -1,11 +1,11 @@
-"""Facts of a ``.mtok`` vocabulary's rows that both runtimes read: the byte pieces, and the rows
-``--target mnn`` writes for BPE's unknown token."""
+"""Facts of a ``.mtok`` vocabulary's rows that both runtimes read: an id's text, the byte pieces,
+and the rows ``--target mnn`` writes for BPE's unknown token."""
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["BYTE_PIECES", "LEAD_BYTES", "unknown_rows_id"]
+__all__ = ["BYTE_PIECES", "LEAD_BYTES", "texts_by_id", "unknown_rows_id"]
 
 BYTE_PIECES = [b"<0x%02X>" % b for b in range(256)]
 """The byte-fallback piece of each byte."""
@@ -13,6 +13,12 @@ BYTE_PIECES = [b"<0x%02X>" % b for b in range(256)]
 LEAD_BYTES = frozenset((*range(0x80), *range(0xC2, 0xF5)))
 """The bytes that begin a character in UTF-8 (continuation bytes 0x80-0xBF, never-used 0xC0, 0xC1,
 0xF5-0xFF are left out)."""
+
+
+def texts_by_id(rows: Any) -> dict[int, bytes]:
+    """Each id's text: its last row (MNN's loader writes ``id_to_token[id]`` row after row, so of
+    rows sharing an id the last is what the id decodes to)."""
+    return {row[1]: row[0] for row in rows}
 
 
 def unknown_rows_id(rows: Any, byte_fallback: bool) -> int | None:
