@@ -1,7 +1,9 @@
 """``--target mnn`` spells the tokens HF's WordPiece clean-up joins (``. , ? !``) so that MNN prints
-them without a space, token by token (``choices.joined_wordpiece_tokens``).  The folders are built
+them without a space, token by token (``rows.joined_wordpiece_tokens``).  The folders are built
 here with HF ``tokenizers`` (a trained BERT vocabulary, with and without the ``##.`` continuations
-real BERT vocabularies carry) and judged live against HF's ``DecodeStream`` and ``decode``."""
+real BERT vocabularies carry; after BERT's pre-tokenizer, Punctuation, and HF quicktour's Whitespace,
+which leaves punctuation runs and ``##`` inside words) and judged live against HF's ``DecodeStream``
+and ``decode``."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mtokspec.convert import from_hf
-from mtokspec.convert.mnn_target.rows import JOINED_PREFIX
+from mtokspec.convert.mnn_target.rows import JOINED_PREFIX, JOINED_PREFIXES
 from mtokspec.format import tree as t
 from mtokspec.format.validate import ERROR, validate
 from mtokspec.tokenizer import load
@@ -22,7 +24,8 @@ from tests._support.variant_folders import _base, _train
 tokenizers = pytest.importorskip("tokenizers")
 
 TEXTS = ["Hello, world. How are you? Fine!", "a.b,c?d!e", "Wait... what?!", "x .y , z", ". starts", "end.",
-         "don't stop, it's fine.", "1,000.5 and 2.5?", "日本, 中文。", "[UNK] ,"]
+         "don't stop, it's fine.", "1,000.5 and 2.5?", "日本, 中文。", "[UNK] ,", "### Title: ##a ## ,.",
+         "(s), f(x). ?! ,, .?"]
 
 
 PUNCTUATION_AFTER_SPACES = {"type": "Sequence", "pretokenizers": [{"type": "WhitespaceSplit"},
@@ -57,8 +60,13 @@ def _converted(folder: Path):
     return from_hf(folder, target="mnn").tree
 
 
-@pytest.fixture(scope="module", params=[(False, None), (True, None), (True, PUNCTUATION_AFTER_SPACES)],
-                ids=["trained", "with-continuations", "punctuation-isolated"])
+WHITESPACE = {"type": "Whitespace"}
+
+
+@pytest.fixture(scope="module", params=[(False, None), (True, None), (True, PUNCTUATION_AFTER_SPACES),
+                                        (False, WHITESPACE), (True, WHITESPACE)],
+                ids=["trained", "with-continuations", "punctuation-isolated", "whitespace",
+                     "whitespace-with-continuations"])
 def pair(request, tmp_path_factory):
     continuations, pre = request.param
     folder = _folder(tmp_path_factory.mktemp("wp"), continuations, pre=pre)
@@ -68,11 +76,12 @@ def pair(request, tmp_path_factory):
 def test_the_file_holds_the_joined_rows_and_validates(pair):
     hf, tree = pair
     m = tree.model
-    assert isinstance(m, t.WordPieceModel) and m.continuing_subword_prefix == JOINED_PREFIX
-    assert tree.decoder.prefix == JOINED_PREFIX
+    prefix = m.continuing_subword_prefix
+    assert isinstance(m, t.WordPieceModel) and prefix in JOINED_PREFIXES
+    assert tree.decoder.prefix == prefix
     texts = {row[0] for row in m.vocab}
     for mark in ".,?!":
-        assert mark.encode() in texts and (JOINED_PREFIX + mark).encode() in texts
+        assert mark.encode() in texts and (prefix + mark).encode() in texts
     assert not [f for f in validate(tree) if f.severity == ERROR]
 
 
@@ -82,14 +91,18 @@ def _check(hf, tree, text: str) -> None:
     mnn = load(tree, semantics="mnn")
     ids = hf.encode(text, add_special_tokens=False).ids
     assert mnn.encode(text, add_special_tokens=False) == ids
-    want = _hf_stream(hf, ids)
+    assert load(tree, semantics="hf").encode(text, add_special_tokens=False) == ids  # the file's own reading
+    # HF keeps a first token's prefix, MNN removes it (mnn-decoder-chain, named)
+    kept = 2 if ids and hf.id_to_token(ids[0]).startswith("##") else 0
+    want = _hf_stream(hf, ids)[kept:]
     got = mnn.decode_bytes(ids, stream=True).decode("utf-8", "replace")
     assert got in (want, " " + want), (text, want, got)
-    assert mnn.decode_bytes(ids).decode("utf-8", "replace") == hf.decode(ids, skip_special_tokens=False)
+    assert mnn.decode_bytes(ids).decode("utf-8", "replace") == hf.decode(ids, skip_special_tokens=False)[kept:]
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.sampled_from(["a", "b", "hello", "world", ".", ",", "?", "!", " ", "...", "x1", "é"]),
+@given(st.lists(st.sampled_from(["a", "b", "hello", "world", ".", ",", "?", "!", " ", "...", "x1", "é", "##",
+                                 "#", "(", ")", "'", "n't", "[UNK]"]),
                 max_size=10).map("".join))
 def test_mnn_prints_hf_stream_and_decode(pair, text):
     _check(*pair, text)
@@ -109,22 +122,70 @@ def test_every_id_decodes_in_both_semantics(pair):
 
 
 def test_the_continuation_is_what_the_lookup_finds(pair):
+    """MNN's look-up of prefix + mark finds HF's ``##mark``; where HF has none, the joined mark (no
+    word holds it after the first character) or, after Whitespace, the unknown id MNN passes over."""
     hf, tree = pair
     from mtokspec.runtime.mnn.models import Vocab
 
     vocab = Vocab(tree.model.vocab, "model.vocab")
+    prefix = tree.model.continuing_subword_prefix
+    isolated = hf.pre_tokenizer.__class__.__name__ != "Whitespace"
     for mark in ".,?!":
         cont = hf.token_to_id("##" + mark)
-        found = vocab.token_to_id((JOINED_PREFIX + mark).encode())
-        assert found == (cont if cont is not None else hf.token_to_id(mark))
+        found = vocab.token_to_id((prefix + mark).encode())
+        if cont is not None:
+            assert found == cont
+            assert vocab.token_to_id(("##" + mark).encode()) == cont or isolated  # a word "##." finds it too
+        else:
+            assert found == (hf.token_to_id(mark) if isolated else hf.token_to_id("[UNK]"))
         assert vocab.token_to_id(mark.encode()) == hf.token_to_id(mark)
+    assert vocab.token(hf.token_to_id("[UNK]")) == b"[UNK]"  # the unknown id's text stays its own
 
 
-def test_cleanup_off_or_punctuation_in_words_keeps_the_vocabulary(tmp_path):
+def test_cleanup_off_keeps_the_vocabulary(tmp_path):
     assert _converted(_folder(tmp_path / "off", True, cleanup=False)).model.continuing_subword_prefix == "##"
-    # Whitespace keeps "###" a word: HF looks it up whole, a continuation's text
-    whitespace = _folder(tmp_path / "ws", True, pre={"type": "Whitespace"})
-    assert _converted(whitespace).model.continuing_subword_prefix == "##"
+
+
+def test_an_unknown_token_sorting_first_joins_only_what_no_continuation_look_up_meets(tmp_path):
+    """After Whitespace, a joined mark with no ``##mark`` needs a row of the unknown id before it:
+    with ``<unk>`` (sorting before every new prefix) it stays spaced, the rest still matches HF."""
+    folder = _folder(tmp_path, False, pre=WHITESPACE)
+    doc = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
+    vocab = doc["model"]["vocab"]
+    vocab["<unk>"] = vocab.pop("[UNK]")
+    doc["model"]["unk_token"] = "<unk>"
+    for added in doc["added_tokens"]:
+        added["content"] = "<unk>" if added["content"] == "[UNK]" else added["content"]
+    vocab["##."] = len(vocab)  # one mark with its continuation: that one is joined
+    (folder / "tokenizer.json").write_text(json.dumps(doc), encoding="utf-8")
+    hf = tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json"))
+    tree = _converted(folder)
+    texts = {row[0] for row in tree.model.vocab}
+    prefix = tree.model.continuing_subword_prefix
+    assert prefix in JOINED_PREFIXES and (prefix + ".").encode() in texts
+    assert not {(prefix + mark).encode() for mark in ",?!"} & texts
+    mnn = load(tree, semantics="mnn")
+    for text in TEXTS:
+        ids = hf.encode(text, add_special_tokens=False).ids
+        assert mnn.encode(text, add_special_tokens=False) == ids
+        assert mnn.decode_bytes(ids).decode("utf-8", "replace") == hf.decode(ids, skip_special_tokens=False)
+
+
+def test_fix_of_a_file_that_leaves_punctuation_in_words(tmp_path):
+    """``fix`` of the exporter's file of a Whitespace pipeline (the exporter drops Whitespace: the
+    file's words are runs without space): MNN on the fixed file gives what the file means."""
+    from mtokspec.convert.mnn_target.fix import fix
+
+    original = from_hf(_folder(tmp_path, False, pre=WHITESPACE), target="exporter").tree
+    fixed = fix(original)
+    assert fixed.tree.model.continuing_subword_prefix in JOINED_PREFIXES
+    meant, mnn = load(original, semantics="hf"), load(fixed.tree, semantics="mnn")
+    for text in [*TEXTS, "a.", "a. b", "x?! y...", "##. ###"]:
+        ids = meant.encode(text, add_special_tokens=False)
+        assert mnn.encode(text, add_special_tokens=False) == ids, text
+        cut = 2 if ids and meant.decode([ids[0]]).startswith("##") else 0  # (mnn-decoder-chain, named)
+        want, got = meant.decode_bytes(ids)[cut:], mnn.decode_bytes(ids, stream=True)
+        assert got in (want, b" " + want) and mnn.decode_bytes(ids) == meant.decode_bytes(ids)[cut:], text
 
 
 @pytest.mark.parametrize("continuations", [False, True], ids=["trained", "with-continuations"])

@@ -17,12 +17,15 @@ from mtokspec.runtime.hf.pre_tokenizers import BERT_PUNCTUATION
 from mtokspec.runtime.shared.text import METASPACE
 from mtokspec.runtime.shared.vocab_rows import BYTE_PIECES, LEAD_BYTES, texts_by_id, unknown_rows_id
 
-__all__ = ["JOINED_PREFIX", "WORD_MARK", "CARRIED", "joined_wordpiece_tokens", "bpe_unknown_rows", "bpe_continuing_prefix"]
+__all__ = ["JOINED_PREFIX", "JOINED_PREFIXES", "WORD_MARK", "CARRIED", "joined_wordpiece_tokens", "bpe_unknown_rows", "bpe_continuing_prefix"]
 
 
-JOINED_PREFIX = "\x7f"
-"""The continuing-subword prefix :func:`joined_wordpiece_tokens` writes: above every character that
-can begin a token HF's clean-up joins, so that a token's own text sorts before its prefixed row."""
+JOINED_PREFIXES = ("\x7f", "@\x7f")
+"""The continuing-subword prefixes :func:`joined_wordpiece_tokens` may write, each above every
+character that can begin a token HF's clean-up joins (a token's own text sorts before its prefixed
+row); the second also below ``[UNK]``, for rows of the unknown id that must sort before it."""
+
+JOINED_PREFIX = JOINED_PREFIXES[0]
 
 
 def _isolates_punctuation(tree: t.MtokFile, tj: dict | None) -> bool:
@@ -38,6 +41,32 @@ def _isolates_punctuation(tree: t.MtokFile, tj: dict | None) -> bool:
                for n in nodes)
 
 
+def _joined_rows(m: t.WordPieceModel, joined: list[tuple[bytes, int]], new: bytes, words_may_start_with_prefix: bool,
+                 blocked: set[bytes], unk: tuple[bytes, int] | None) -> list[tuple[bytes, int]] | None:
+    """The rows of :func:`joined_wordpiece_tokens` with the prefix ``new``, or None when none joins."""
+    old = m.continuing_subword_prefix.encode()
+    keep = [(tok, i) for tok, i in joined if tok < new + tok and (tok not in blocked or (
+        unk is not None and new + tok < unk[0]))]
+    if not keep:
+        return None
+    rows: list[tuple[bytes, int, int]] = []  # (text, order among equal texts, id)
+    for tok, i in ((row[0], row[1]) for row in m.vocab):
+        if tok.startswith(old):
+            rows.append((new + tok[len(old):], 0, i))
+            if words_may_start_with_prefix:  # HF looks a word's first piece up among all texts
+                if not old + tok[len(old):] < new + tok[len(old):]:
+                    return None
+                rows.append((tok, 0, i))
+            continue
+        rows.append((tok, 1, i))
+    for tok, i in keep:
+        if tok in blocked and unk is not None:  # MNN's look-up of a continuation passes over the unknown id
+            rows.append((new + tok, 1, unk[1]))
+        rows.append((new + tok, 2, i))
+    rows.sort()
+    return [(s, i) for s, _, i in rows]
+
+
 def joined_wordpiece_tokens(tree: t.MtokFile, tj: dict | None = None) -> t.MtokFile:
     """A BERT WordPiece vocabulary on which MNN prints, token by token, what HF's decoder with
     ``cleanup`` gives: no space before a token ``x`` (after the first) that HF's clean-up joins to
@@ -46,40 +75,54 @@ def joined_wordpiece_tokens(tree: t.MtokFile, tj: dict | None = None) -> t.MtokF
     decoder's prefix; such a token is written as prefix + ``x`` (the text it decodes to), plus a
     row ``x`` of the same id (MNN's look-up of a word's first piece).  MNN's loader keeps the last
     row of an id as its text and its look-up finds the first row of a text, so the prefix is renamed
-    to :data:`JOINED_PREFIX` (continuing pieces, model and decoder), above ``x``'s first character;
-    a continuing piece ``##x`` has the same text as prefix + ``x`` and its row comes first.
+    (:data:`JOINED_PREFIXES`, in model and decoder), above ``x``'s first character; a continuing
+    piece ``##x`` has the same text as prefix + ``x`` and its row comes first.
 
-    Only where nothing else can change: HF's decoder is WordPiece with clean-up and the model's
-    prefix, a prefix of punctuation, a pre-tokenizer that isolates punctuation (BERT's, HF's
-    Punctuation ``isolated``: no word starts with the prefix and the continuing ``x`` is never
-    looked up), no token starts with the new prefix.  ``tj``: the folder's ``tokenizer.json``
-    (None: the file alone, whose pre-tokenizer shows BERT's only)."""
+    Where MNN may look ``x`` up as a continuation that is no token (no ``##x``, after a
+    pre-tokenizer that leaves punctuation inside words), a row prefix + ``x`` of the unknown id
+    comes first: MNN's look-up passes over the unknown id, as HF finds nothing (only while that row
+    sorts before the unknown token's text: ``[UNK]``).  Where a word may start with the old prefix,
+    each continuation keeps a row of its HF text too.  Only with HF's WordPiece decoder with
+    clean-up and the model's prefix, no token starting with the new prefix.  ``tj``: the folder's
+    ``tokenizer.json`` (None: the file alone, whose pre-tokenizer shows BERT's only).  Bound: text
+    without the new prefix at the start of a word."""
     from mtokspec.runtime.hf.decoders import wordpiece_cleanup
 
     m, dec = tree.model, tree.decoder
     if not (isinstance(m, t.WordPieceModel) and isinstance(dec, t.WordPieceDecoder) and dec.cleanup
-            and m.continuing_subword_prefix and dec.prefix == m.continuing_subword_prefix
-            and regex.fullmatch(f"[{BERT_PUNCTUATION}]+", m.continuing_subword_prefix) is not None
-            and _isolates_punctuation(tree, tj)):
+            and m.continuing_subword_prefix and dec.prefix == m.continuing_subword_prefix):
         return tree
-    old, new = m.continuing_subword_prefix.encode(), JOINED_PREFIX.encode()
-    if any(row[0].startswith(new) for row in m.vocab):
-        return tree
+    old = m.continuing_subword_prefix.encode()
+    isolated = _isolates_punctuation(tree, tj)
+    words_may_start_with_prefix = not (isolated and regex.fullmatch(f"[{BERT_PUNCTUATION}]+", m.continuing_subword_prefix))
+    texts = texts_by_id(m.vocab)
+    continuations = {tok[len(old):] for tok in texts.values() if tok.startswith(old)}
     content = {a.id: a.content for a in tree.added_tokens}  # HF decodes an added token by its content
-    rows: list[tuple[bytes, int, int]] = []  # (text, order among equal texts, id)
-    for tok, i in ((row[0], row[1]) for row in m.vocab):
-        if tok.startswith(old):
-            rows.append((new + tok[len(old):], 0, i))
-            continue
+    joined = []
+    for i, tok in sorted(texts.items()):
         text = tok.decode("utf-8", "surrogateescape")
-        if content.get(i, text) == text and text and wordpiece_cleanup(" " + text) == text and tok < new + tok:
-            rows.append((new + tok, 1, i))
-        rows.append((tok, 1, i))
-    if len(rows) == len(m.vocab) or any(len(m.vocab) <= a.id < len(rows) for a in tree.added_tokens):
+        if not tok.startswith(old) and content.get(i, text) == text and text and wordpiece_cleanup(" " + text) == text:
+            joined.append((tok, i))
+    # a joined token MNN may look up as a continuation HF does not have
+    blocked = set() if isolated else {tok for tok, _ in joined if tok not in continuations}
+    unk_text = m.unk_token.encode()
+    unk_id = next((row[1] for row in m.vocab if row[0] == unk_text), None)  # (MNN's look-up: the first row)
+    unk = (unk_text, unk_id) if unk_id is not None and texts.get(unk_id) == unk_text else None
+    best: tuple[int, str, list[tuple[bytes, int]]] | None = None
+    for prefix in JOINED_PREFIXES:
+        new = prefix.encode()
+        if any(row[0].startswith(new) for row in m.vocab):
+            continue
+        rows = _joined_rows(m, joined, new, words_may_start_with_prefix, blocked, unk)
+        if rows is not None and (best is None or len(rows) > best[0]):
+            best = (len(rows), prefix, rows)
+    if best is None:
+        return tree
+    _, prefix, rows = best
+    if any(len(m.vocab) <= a.id < len(rows) for a in tree.added_tokens):
         return tree  # (an added id past the rows would read a hole of the longer table: "", not unk_token)
-    rows.sort()
-    return replace(tree, model=replace(m, continuing_subword_prefix=JOINED_PREFIX, vocab=[(s, i) for s, _, i in rows]),
-                   decoder=replace(dec, prefix=JOINED_PREFIX))
+    return replace(tree, model=replace(m, continuing_subword_prefix=prefix, vocab=rows),
+                   decoder=replace(dec, prefix=prefix))
 
 
 def bpe_unknown_rows(tree: t.MtokFile, tj: dict) -> t.MtokFile:

@@ -61,13 +61,18 @@ ROWS: tuple[Variant, ...] = (
             "mnn-decoder-chain", model="unigram", applies=_metaspace_prefix, lower=_lower_metaspace,
             example={"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": True}),
     Variant("decoder", "WordPiece", "", V.APPROXIMATED,
-            "WordPiece; with cleanup after a pre-tokenizer isolating punctuation (BERT's, Punctuation isolated), "
-            "the tokens the clean-up joins to the one before "
+            "WordPiece; with cleanup, the tokens the clean-up joins to the one before "
             "(. , ? ! and tokens starting so) spelled as continuations too (a second row of their text looks them "
-            "up), the prefix renamed U+007F: MNN prints them without a space, token by token as in decode",
+            "up), the prefix renamed U+007F: MNN prints them without a space, token by token as in decode. "
+            "After a pre-tokenizer that leaves punctuation inside words (Whitespace, ...), a joined token with "
+            "no ##x has a row of [UNK]'s id first (MNN's continuation look-up passes over it, as HF finds "
+            "nothing; prefix @U+007F, below [UNK]), and each continuation keeps its ##x row for words that "
+            "start with ##",
             "mnn-wordpiece-cleanup", model="wordpiece",
-            why="MNN's decode removes the space before . ? ! , with cleanup off too; mtokspec's HF semantics of the "
-                "file keeps a first token's prefix (U+007F), as HF keeps '##'",
+            why="MNN's decode removes the space before . ? ! , with cleanup off too, and the prefix of a first "
+                "token (HF keeps '##'; mtokspec's HF semantics of the file keeps U+007F); text without the new "
+                "prefix at the start of a word; a joined token with no ##x stays spaced where the unknown "
+                "token sorts first (<unk>)",
             example={"type": "WordPiece", "prefix": "##", "cleanup": True}),
     Variant("decoder", "BPEDecoder", "", V.IMPOSSIBLE, "ByteLevel (the exporter's fallback)",
             "format:decoder.BPEDecoder",

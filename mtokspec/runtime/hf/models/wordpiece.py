@@ -35,8 +35,14 @@ class WordPiece(ByteKeyedVocab):
 
     @classmethod
     def from_tree(cls, node: t.WordPieceModel) -> "WordPiece":
-        return cls(bytes_vocab(node.vocab), node.unk_token, node.continuing_subword_prefix,
-                   node.max_input_chars_per_word, node.vocab)
+        """The file's WordPiece; a text whose (first) row is the unknown id under another text
+        marks a piece that is not a token (MNN's look-up passes over the unknown id)."""
+        bvocab = bytes_vocab(node.vocab)
+        unk = node.unk_token.encode("utf-8", "surrogateescape")
+        unk_id = bvocab.get(unk)
+        if unk_id is not None and len(bvocab) < len(node.vocab):
+            bvocab = {tok: i for tok, i in bvocab.items() if i != unk_id or tok == unk}
+        return cls(bvocab, node.unk_token, node.continuing_subword_prefix, node.max_input_chars_per_word, node.vocab)
 
     def _unk(self) -> list[int]:
         i = self.token_to_id(self.unk_token)
