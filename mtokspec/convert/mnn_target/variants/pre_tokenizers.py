@@ -13,12 +13,13 @@ from typing import Any
 
 from mtokspec.convert.mnn_target.variants.row import Context, Variant, Verdict as V
 from mtokspec.convert.mnn_target.variants.regex_literals import (ClassPattern, class_alternatives, class_pattern, escape,
-                                                                  literal, spell_letter_cases, wregex_pattern)
+                                                                  literal, spell_letter_cases, wregex_pattern,
+                                                                  wregex_ranges)
 from mtokspec.format import tree as t
 from mtokspec.runtime.hf.normalizers import WHITESPACE_STR
 from mtokspec.runtime.mnn.unicode import holds_stand_ins
 
-__all__ = ["ROWS", "PUNCTUATION_CLASS", "DIGITS_SPLIT", "WHITE_SPACE_CLASS"]
+__all__ = ["ROWS", "PUNCTUATION_CLASS", "DIGITS_SPLIT", "WHITE_SPACE_CLASS", "unicode_scripts_splits"]
 
 PUNCTUATION_CLASS = r"[\p{P}$+<=>^`|~]"
 """HF ``Punctuation``'s characters: Unicode P* and ASCII punctuation (MNN's \\p{P} misses $+<=>^`|~)."""
@@ -109,6 +110,48 @@ def _lower_whitespace(_node: Any, _old: Any, _ctx: Context) -> t.PreTokenizer:
 
 def _lower_whitespace_split(_node: Any, _old: Any, _ctx: Context) -> t.PreTokenizer:
     return t.SplitPreTokenizer(WHITE_SPACE_CLASS + "+", False, _REMOVED)
+
+
+_COMMON_SCRIPTS = ("Latin", "Common", "Han", "Cyrillic", "Inherited", "Greek", "Arabic", "Hangul", "Hebrew",
+                   "Devanagari", "Thai")
+"""Scripts tried first (the alternatives are apart: the order only saves MNN's matcher time)."""
+
+
+def unicode_scripts_splits() -> tuple[str, str]:
+    r"""HF's ``UnicodeScripts`` as two patterns for MNN's Split, written out for ``std::wregex`` (HF's
+    table: :func:`~mtokspec.runtime.hf.scripts.script_ranges`).  HF starts a piece at each character whose script is not the
+    last one's and joins the characters of no script (Any: the space, what its table does not list)
+    to the piece before; those before the first piece it drops.  The first pattern
+    (``[^A][\s\S]*``, inverted, Removed) drops them; the second, per script ``S`` ``(?:[S] *)+``
+    (inverted, MergedWithPrevious), makes the pieces, the characters between them joined to the one
+    before."""
+    from mtokspec.runtime.hf.scripts import ANY, script_ranges
+
+    table = script_ranges()
+    names = sorted((n for n in table if n != ANY),
+                   key=lambda n: (_COMMON_SCRIPTS.index(n) if n in _COMMON_SCRIPTS else len(_COMMON_SCRIPTS), n))
+    first = wregex_ranges(table.get(ANY, ()), negated=True) + "[\\s\\S]*"
+    return first, "|".join(f"(?:{wregex_ranges(table[n])} *)+" for n in names)
+
+
+def _past_unicode_scripts(text: str) -> bool:
+    """Whether a character HF's script table does not list (not the space) follows a listed one."""
+    from mtokspec.runtime.hf.scripts import ANY, script_ranges
+
+    ranges = script_ranges().get(ANY, ())
+    seen = False
+    for c in text:
+        unlisted = any(a <= ord(c) <= b for a, b in ranges)
+        if unlisted and seen and c != " ":
+            return True
+        seen = seen or not unlisted
+    return False
+
+
+def _lower_unicode_scripts(_node: Any, _old: Any, _ctx: Context) -> t.PreTokenizer:
+    first, pieces = unicode_scripts_splits()
+    return t.SequencePreTokenizer([t.SplitPreTokenizer(first, True, _REMOVED),
+                                   t.SplitPreTokenizer(pieces, True, _MERGED_PREVIOUS)])
 
 
 def _lower_digits(node: Any, _old: Any, _ctx: Context) -> t.PreTokenizer:
@@ -441,9 +484,14 @@ ROWS: tuple[Variant, ...] = (
                      "invert": False}),
     Variant("pre_tokenizer", "BertPreTokenizer", "", V.APPROXIMATED, "BertPreTokenizer", "mnn-bert-pretokenizer",
             model="wordpiece", example={"type": "BertPreTokenizer"}),
-    Variant("pre_tokenizer", "UnicodeScripts", "", V.IMPOSSIBLE, "nothing", "format:pre_tokenizer.UnicodeScripts",
-            why="MNN's regex engines cannot tell scripts apart (\\p{Script} is read as its first letter)",
-            example={"type": "UnicodeScripts"}),
+    Variant("pre_tokenizer", "UnicodeScripts", "", V.BOUNDED,
+            "Split (inverted, Removed) of [^A][\\s\\S]*, then Split (inverted, MergedWithPrevious) of (?:[S] *)+ "
+            "for each script S of HF's table (measured on HF), A its characters of no script, written out "
+            "(std::wregex)", "format:pre_tokenizer.UnicodeScripts",
+            bound="text without characters HF's table does not list (assigned after its Unicode version, private "
+                  "use) after the first character of a piece (HF joins them and what follows of the same script "
+                  "into one piece, MNN cuts after them); pieces of up to 26,000 characters (std::wregex's stack)",
+            past_bound=_past_unicode_scripts, lower=_lower_unicode_scripts, example={"type": "UnicodeScripts"}),
     Variant("pre_tokenizer", "Sequence", "", V.EXACT, "Sequence of the children's rows",
             example={"type": "Sequence", "pretokenizers": [{"type": "WhitespaceSplit"},
                                                            {"type": "Digits", "individual_digits": True}]}),

@@ -10,13 +10,14 @@ one-letter properties.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from mtokspec.runtime.hf.normalizers import WHITESPACE_STR
 from mtokspec.format.growth import pattern_refusal
 from mtokspec.runtime.shared.text import QUANTIFIER, REGEX_META, flatten_sets
 
-__all__ = ["literal", "CharRun", "char_run", "run_replaces", "COLLAPSE_PASSES", "escape", "ClassPattern",
+__all__ = ["literal", "wregex_ranges", "CharRun", "char_run", "run_replaces", "COLLAPSE_PASSES", "escape", "ClassPattern",
            "class_pattern", "class_alternatives", "PROPERTIES", "wregex_pattern", "LETTER_CASES",
            "spell_letter_cases"]
 
@@ -251,16 +252,25 @@ def _wregex_char(c: str) -> str:
 def _wregex_class(chars: str, negated: bool) -> str:
     """A class of ``chars`` (runs of three or more code points as ranges) for ``std::wregex``."""
     cps = sorted(set(map(ord, chars)))
-    parts, k = [], 0
+    runs, k = [], 0
     while k < len(cps):
         j = k
         while j + 1 < len(cps) and cps[j + 1] == cps[j] + 1:
             j += 1
-        if j - k >= 2:
-            parts.append(_wregex_char(chr(cps[k])) + "-" + _wregex_char(chr(cps[j])))
-        else:
-            parts.extend(_wregex_char(chr(c)) for c in cps[k:j + 1])
+        runs.append((cps[k], cps[j]))
         k = j + 1
+    return wregex_ranges(runs, negated)
+
+
+def wregex_ranges(ranges: Iterable[tuple[int, int]], negated: bool = False) -> str:
+    """A class of the code points of ``(first, last)`` ranges (sorted, apart) for ``std::wregex``:
+    runs of three or more as ranges."""
+    parts = []
+    for a, b in ranges:
+        if b - a >= 2:
+            parts.append(_wregex_char(chr(a)) + "-" + _wregex_char(chr(b)))
+        else:
+            parts.extend(_wregex_char(chr(c)) for c in range(a, b + 1))
     return "[" + ("^" if negated else "") + "".join(parts) + "]"
 
 

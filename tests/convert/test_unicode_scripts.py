@@ -1,0 +1,77 @@
+"""HF's ``UnicodeScripts`` on MNN's released format: two Splits of the scripts HF's own table tells
+apart (``variants.pre_tokenizers.unicode_scripts_splits``), judged live against HF ``tokenizers``:
+the pieces of drawn mixed-script texts, and the table itself as HF gives it today."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mtokspec.convert.mnn_target.variants import rows
+from mtokspec.convert.mnn_target.variants.pre_tokenizers import unicode_scripts_splits
+from mtokspec.format import tree as t
+from mtokspec.runtime.hf.scripts import ANY, TOKENIZERS_VERSION, script_ranges
+from mtokspec.runtime.mnn import pre_tokenizers as mnn_pre
+
+tokenizers = pytest.importorskip("tokenizers", reason="HF tokenizers (a test dependency) is the reference")
+from tokenizers.pre_tokenizers import UnicodeScripts  # noqa: E402
+
+ALPHABET = ("abc", "Z", "é", "ß", "абв", "αβ", "中文", "ひら", "カタ", "ー", "한글", "עב", "عر", "देव", "ไทย",
+            "\u0301", "\u200d", "1", "٣", ",", ".", "!", "(", "—", "€", "😀", " ", "  ", "\n", "\t", "\u3000",
+            "\ue000", "🟠", "\U0001f970", "\U00020000")
+"""Pieces of texts: many scripts, Common and Inherited characters, white space, and characters HF's
+table does not list (private use, emoji newer than its Unicode: HF's Any)."""
+
+
+def _mnn_pieces(text: str) -> list[str]:
+    first, pieces = unicode_scripts_splits()
+    node = t.SequencePreTokenizer([t.SplitPreTokenizer(first, True, int(t.SplitBehavior.Removed)),
+                                   t.SplitPreTokenizer(pieces, True, int(t.SplitBehavior.MergedWithPrevious))])
+    return [p.decode("utf-8") for p in mnn_pre.from_tree(node).pre_tokenize([text.encode("utf-8")])]
+
+
+def _hf_pieces(text: str) -> list[str]:
+    return [p for p, _ in UnicodeScripts().pre_tokenize_str(text)]
+
+
+_past_bound = next(v for v in rows() if v.key == "pre_tokenizer.UnicodeScripts").past_bound or (lambda text: False)
+"""The row's bound: a character HF's table does not list (not the space) after a listed one."""
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(ALPHABET), max_size=12).map("".join))
+def test_mnn_pieces_are_hfs(text):
+    if _past_bound(text):
+        return
+    assert _mnn_pieces(text) == _hf_pieces(text), text
+
+
+@pytest.mark.parametrize("text", ["", " ", "   abc", "abc def", "abc 中文", "中文ひらがなカタカナー", "a\u0301b",
+                                  "x1y", "Hello, world!", "\ue000abc", "🟠 abc", "abc\n\ndef", "Русский text"])
+def test_fixed_texts(text):
+    assert _mnn_pieces(text) == _hf_pieces(text), text
+
+
+def test_past_the_bound_mnn_cuts_after_an_unlisted_character():
+    """HF joins a character its table does not list, and what follows of the same script, to the
+    piece before; MNN's second Split cuts after it (the row's bound)."""
+    assert _hf_pieces("a\ue000b") == ["a\ue000b"]
+    assert _mnn_pieces("a\ue000b") == ["a\ue000", "b"]
+
+
+def test_the_table_is_what_hf_gives():
+    """The generated table (tools/make_hf_scripts.py) is what this HF tokenizers measures."""
+    from tools import make_hf_scripts
+
+    starts, labels = make_hf_scripts.measure()
+    table: dict[str, list[tuple[int, int]]] = {}
+    for start, end, label in zip(starts, (*starts[1:], 0x110000), labels):
+        for a, b in ((start, end - 1),) if not start <= 0xD800 < end else ((start, 0xD7FF), (0xE000, end - 1)):
+            if a <= b:
+                table.setdefault(label, []).append((a, b))
+    ours = script_ranges()
+    assert table.get("", []) == list(ours[ANY])
+    # script names come from the first character of each; compare the partitions
+    assert sorted(map(tuple, (v for k, v in table.items() if k))) == sorted(v for k, v in ours.items() if k != ANY), (
+        f"the table was measured on tokenizers {TOKENIZERS_VERSION}, this is {tokenizers.__version__}")
