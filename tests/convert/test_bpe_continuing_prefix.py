@@ -18,7 +18,8 @@ tokenizers = pytest.importorskip("tokenizers")
 
 TRAIN = ["the quick brown fox jumps over the lazy dog.", "hello world, hello there!", "a1 b22 c333 (x) [y]"] * 20
 WORDS = ["the", "quick", "fox", "hello", "there", "world", "a1", "b22", "xyz", "dog", ".", ",", "!", "(", ")", "ab",
-         "zzz", "hellothere"]
+         "zzz", "hellothere", "中", "ｶa", "éthe", "x中y", "🙂🙂", "the🙂"]
+"""Words of the trained characters, and of characters no token covers (HF's unknown id), first or inside."""
 
 
 def _folder(root, pre: str = "BertPreTokenizer", decoder: str = "WordPiece"):
@@ -52,11 +53,24 @@ def test_the_file_marks_words_and_renames_tokens(pair):
 
 
 def _within(hf, text: str) -> bool:
-    """The bound: each word's first character a first piece, each later one a continuing piece (a
-    later character HF has only as a first piece is HF's unknown id, and a new id on MNN)."""
+    """The bound: no later character of a word is one HF has only as a first piece (HF's unknown
+    id there, a new id on MNN); a character no token covers is HF's unknown id anywhere."""
     vocab = hf.get_vocab()
     words = [w for w, _ in hf.pre_tokenizer.pre_tokenize_str(text)]
-    return all(w[0] in vocab and all("##" + c in vocab for c in w[1:]) for w in words)
+    return all("##" + c in vocab or c not in vocab for w in words for c in w[1:])
+
+
+def test_a_word_starting_with_a_character_no_token_covers_is_hfs_unknown_id(pair):
+    """MNN merges the word's mark into the unknown id its rows give such a character (the mark's
+    text is U+2581 U+0001, so the rows its merges look up sort before each id's own text)."""
+    hf, tree = pair
+    texts = [x for x in ["中", "ｶ b", "the 🙂🙂 fox", "éé", "中 hello", "ｶe"] if _within(hf, x)]
+    assert len(texts) >= 5
+    for semantics in ("mnn", "hf"):
+        tok = load(tree, semantics=semantics)
+        for text in texts:
+            assert tok.encode(text, add_special_tokens=False) == hf.encode(text, add_special_tokens=False).ids, (
+                semantics, text)
 
 
 @settings(max_examples=80, deadline=None)

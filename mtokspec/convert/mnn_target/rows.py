@@ -174,14 +174,16 @@ def bpe_continuing_prefix(tree: t.MtokFile, tj: dict) -> t.MtokFile:
     continuing ``##x`` as ``x`` -- so that each HF merge, kept by id, joins the renamed texts into
     the renamed result (HF's ``a`` + ``##b`` makes ``ab``: U+2581 ``a`` + ``b``).  The mark has an
     id of its own, merged first with the character after it into that character's first-piece id
-    (a character that is only ever a first piece gets a row of a new id for the merge).  MNN's
+    (a character that is only ever a first piece gets a row of a new id for the merge), or with
+    HF's unknown id (a word starting with a character no token covers: :func:`bpe_unknown_rows`)
+    into the unknown id; its text (last row) is U+2581 U+0001, so that those merges look up rows
+    sorting before each id's own text.  MNN's
     one-id print turns U+2581 into a space, as HF's WordPiece decoder spaces a first piece; the
     decoder is Metaspace (HF's clean-up of ``. , ? !`` is lost).
 
     Only where it holds: HF's decoder is WordPiece with the same prefix, the pre-tokenizer leaves
     no space in a piece (BERT's, Whitespace, WhitespaceSplit first), no byte fallback, every merge's
-    right side continuing, the renamed texts distinct.  Bound: text without U+2581, words whose
-    first character is a token."""
+    right side continuing, the renamed texts distinct.  Bound: text without U+2581."""
     m, node, dec = tree.model, tj.get("model"), tj.get("decoder")
     prefix = node.get("continuing_subword_prefix") if isinstance(node, dict) else None
     if not (isinstance(m, t.BPEModel) and not m.byte_level and not m.byte_fallback and isinstance(prefix, str)
@@ -214,10 +216,24 @@ def bpe_continuing_prefix(tree: t.MtokFile, tj: dict) -> t.MtokFile:
             rows.append((char, fresh))
             cont, fresh = fresh, fresh + 1
         firsts.append((cont, i))
+    # the mark's text (its last row) is mark + \x01, so that its merges look up rows that sort
+    # before every token's own text: mark + \x01 + a character for that character's first piece, and
+    # mark + \x01 + the unknown token's text for HF's unknown id (a character no token covers, which
+    # bpe_unknown_rows gives the unknown id, starting a word)
+    link = mark + b"\x01"
+    rows.append((link, mark_id))
+    char_of = {i: v for v, i in rows}  # a continuing character's text (renamed or a fresh row)
+    firsts = [(cont, first) for cont, first in firsts if char_of[cont][:1] > b"\x01"]  # (sorting after link)
+    rows += [(link + char_of[cont], first) for cont, first in firsts]
+    unk_id = node["vocab"].get(node.get("unk_token")) if isinstance(node.get("vocab"), dict) else None
+    pairs = [(mark_id, cont) for cont, _ in firsts]
+    if unk_id in renamed and renamed[unk_id][len(mark):len(mark) + 1] > b"\x01" and (mark_id, unk_id) not in pairs:
+        rows.append((link + renamed[unk_id], unk_id))
+        pairs.append((mark_id, unk_id))
     if fresh > len(rows):  # MNN's loader writes id_to_token[id] into a table of the row count
         return tree
-    k = len(firsts)
-    merges = [(mark_id, cont, rank) for rank, (cont, _) in enumerate(firsts)]
+    k = len(pairs)
+    merges = [(a, b, rank) for rank, (a, b) in enumerate(pairs)]
     merges += [(a, b, rank + k) for a, b, rank in m.merges]
     model = replace(m, vocab=sorted(rows), merges=sorted(merges, key=lambda r: (r[0] << 32) | r[1]))
     pre = tree.pre_tokenizer

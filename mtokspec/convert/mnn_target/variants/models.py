@@ -42,11 +42,12 @@ ROWS: tuple[Variant, ...] = (
     Variant("model", "BPE", "continuing_subword_prefix", V.APPROXIMATED,
             "after a pre-tokenizer leaving no space in a piece and with HF's WordPiece decoder: a last Metaspace "
             "pre-tokenizer marks each word with U+2581, tokens renamed (a first piece t as U+2581 t, ##x as x; HF's "
-            "merges kept by id then join the renamed texts), the mark's own id merged first with each first "
-            "character; Metaspace decoder; else BPE without the prefix",
+            "merges kept by id then join the renamed texts), the mark's own id (text U+2581 U+0001) merged first "
+            "with each first character, and with HF's unknown id; Metaspace decoder; else BPE without the prefix",
             "format:model.BPE[continuing_subword_prefix]",
-            why="MNN's BPE has no continuing-subword prefix: a word whose first character no token covers keeps the "
-                "mark's id, text with U+2581 differs, and the decoder's clean-up of . , ? ! is lost",
+            why="MNN's BPE has no continuing-subword prefix: a character HF has only as a first piece is a new id "
+                "inside a word (HF's unknown id), text with U+2581 differs, and the decoder's clean-up of . , ? ! "
+                "is lost",
             applies=lambda n: _set(n, "continuing_subword_prefix"), example={"continuing_subword_prefix": "##"}),
     Variant("model", "BPE", "dropout", V.IMPOSSIBLE, "BPE without dropout", "format:model.BPE[dropout]",
             why="dropout is random: no file (and no test) can give HF's answer", applies=lambda n: _set(n, "dropout")),

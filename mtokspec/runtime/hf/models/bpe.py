@@ -128,8 +128,15 @@ class BPE(CompiledCore, ByteKeyedVocab):
 
     @classmethod
     def from_tree(cls, node: t.BPEModel) -> "BPE":
-        return cls(bytes_vocab(node.vocab), node.merges, node.byte_fallback, node.byte_level,
-                   unknown_rows_id(node.vocab, node.byte_fallback))
+        bvocab = bytes_vocab(node.vocab)
+        bpe = cls(bvocab, node.merges, node.byte_fallback, node.byte_level,
+                  unknown_rows_id(node.vocab, node.byte_fallback))
+        if len(bvocab) != len(node.vocab) or len(set(bvocab.values())) != len(bvocab):
+            # an id of several rows: its text (what a merge joins) is its last row, not the one a
+            # look-up found (MNN's loader keeps the last)
+            bpe._btokens = {row[1]: row[0] for row in node.vocab}
+            bpe._btokens_full = True
+        return bpe
 
     # --- tables ---------------------------------------------------------------------------------
     @property
@@ -149,7 +156,8 @@ class BPE(CompiledCore, ByteKeyedVocab):
                 # never cleared (callers read it right after filling it); bounded anyway: the
                 # strings HF splits into characters are single code points
                 self._chars[c] = i
-                self._btokens[i] = k  # type: ignore[assignment]  # found, so not None
+                if not self._btokens_full:
+                    self._btokens[i] = k  # type: ignore[assignment]  # found, so not None
         return i
 
     def _spelling(self, c: str) -> tuple[int, ...]:
@@ -179,7 +187,8 @@ class BPE(CompiledCore, ByteKeyedVocab):
         if b is None:
             get = self.bvocab.get
             b = [get(b"<0x%02X>" % x) for x in range(256)]
-            self._btokens.update((i, b"<0x%02X>" % x) for x, i in enumerate(b) if i is not None)
+            if not self._btokens_full:
+                self._btokens.update((i, b"<0x%02X>" % x) for x, i in enumerate(b) if i is not None)
             self._byte_ids = b
         return b
 
@@ -374,7 +383,8 @@ class BPE(CompiledCore, ByteKeyedVocab):
         i = self.bvocab.get(out)
         if i is None:
             raise _err(f"BPE merge output {decode_token(out)!r} is not in the vocabulary")
-        toks[i] = out
+        if not self._btokens_full:
+            toks[i] = out
         self._mids[pair] = i
         return i
 
