@@ -37,6 +37,15 @@ def _lower_metaspace(node: Any, old: Any, _ctx: Context) -> t.Decoder | None:
     return t.MetaspaceDecoder(old.replacement, _metaspace_prefix(node))
 
 
+def _lower_bpe_decoder(node: Any, _old: Any, _ctx: Context) -> t.Decoder | None:
+    """HF's BPEDecoder: each token's ``suffix`` a space, the last token's nothing (joined first:
+    HF's Strip works on every token, MNN's on the last)."""
+    suffix = node.get("suffix", "</w>")
+    if not isinstance(suffix, str) or not suffix:
+        return None
+    return t.SequenceDecoder([t.ReplaceDecoder(suffix, " "), t.FuseDecoder(), t.StripDecoder(" ", 0, 1)])
+
+
 ROWS: tuple[Variant, ...] = (
     Variant("decoder", "ByteLevel", "", V.EXACT, "ByteLevel",
             example={"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True}),
@@ -74,9 +83,11 @@ ROWS: tuple[Variant, ...] = (
                 "prefix at the start of a word; a joined token with no ##x stays spaced where the unknown "
                 "token sorts first (<unk>)",
             example={"type": "WordPiece", "prefix": "##", "cleanup": True}),
-    Variant("decoder", "BPEDecoder", "", V.IMPOSSIBLE, "ByteLevel (the exporter's fallback)",
-            "format:decoder.BPEDecoder",
-            why="no decoder of the format turns a suffix into a space between tokens and nothing at the end",
+    Variant("decoder", "BPEDecoder", "", V.APPROXIMATED,
+            "Sequence[Replace(suffix, ' '), Fuse, Strip(' ', stop=1)]: the suffix a space, the last one removed",
+            "mnn-stream-decode", lower=_lower_bpe_decoder,
+            why="MNN's one-id print (its stream) runs no decoder: it prints the suffix; and a last token without "
+                "the suffix that ends with a space loses it",
             example={"type": "BPEDecoder", "suffix": "</w>"}),
     Variant("decoder", "CTC", "", V.IMPOSSIBLE, "ByteLevel (the exporter's fallback)", "format:decoder.CTC",
             why="no decoder of the format removes repeated tokens", example={"type": "CTC", "pad_token": "<pad>",
