@@ -112,26 +112,40 @@ def _lower_whitespace_split(_node: Any, _old: Any, _ctx: Context) -> t.PreTokeni
     return t.SplitPreTokenizer(WHITE_SPACE_CLASS + "+", False, _REMOVED)
 
 
-_COMMON_SCRIPTS = ("Latin", "Common", "Han", "Cyrillic", "Inherited", "Greek", "Arabic", "Hangul", "Hebrew",
-                   "Devanagari", "Thai")
-"""Scripts tried first (the alternatives are apart: the order only saves MNN's matcher time)."""
+_COMMON_SCRIPTS = ("Latin", "Common", "Han", "Cyrillic", "Inherited", "Arabic", "Devanagari", "Hangul", "Greek",
+                   "Bengali", "Hebrew", "Thai", "Tamil", "Telugu", "Gujarati", "Kannada", "Malayalam", "Gurmukhi",
+                   "Oriya", "Sinhala", "Myanmar", "Khmer", "Lao", "Georgian", "Armenian", "Ethiopic", "Tibetan",
+                   "Mongolian", "Thaana", "Syriac", "Bopomofo", "Yi", "Javanese", "Sundanese", "Tifinagh")
+"""Scripts tried first, in turn (the alternatives are apart: the order only saves MNN's search time)."""
 
 
 def unicode_scripts_splits() -> tuple[str, str]:
     r"""HF's ``UnicodeScripts`` as two patterns for MNN's Split, written out for ``std::wregex`` (HF's
     table: :func:`~mtokspec.runtime.hf.scripts.script_ranges`).  HF starts a piece at each character whose script is not the
     last one's and joins the characters of no script (Any: the space, what its table does not list)
-    to the piece before; those before the first piece it drops.  The first pattern
-    (``[^A][\s\S]*``, inverted, Removed) drops them; the second, per script ``S`` ``(?:[S] *)+``
-    (inverted, MergedWithPrevious), makes the pieces, the characters between them joined to the one
-    before."""
+    to the piece before; those before the first piece it drops.  The first pattern (``^[A]+``,
+    Removed) drops them; the second, per script ``S`` ``[S][S ]*`` (inverted, MergedWithPrevious),
+    makes the pieces, the characters between them joined to the one before."""
     from mtokspec.runtime.hf.scripts import ANY, script_ranges
 
     table = script_ranges()
     names = sorted((n for n in table if n != ANY),
                    key=lambda n: (_COMMON_SCRIPTS.index(n) if n in _COMMON_SCRIPTS else len(_COMMON_SCRIPTS), n))
-    first = wregex_ranges(table.get(ANY, ()), negated=True) + "[\\s\\S]*"
-    return first, "|".join(f"(?:{wregex_ranges(table[n])} *)+" for n in names)
+    first = "^" + wregex_ranges(table.get(ANY, ())) + "+"
+    runs = [f"{wregex_ranges(table[n])}{wregex_ranges(sorted([*table[n], (0x20, 0x20)]))}*" for n in names]
+    return first, _alternation(runs, len(_COMMON_SCRIPTS))
+
+
+def _alternation(alternatives: list[str], chained: int) -> str:
+    """``a|b|...`` nested so that libstdc++'s search reaches each alternative in few steps: it
+    compiles ``a|b|c`` into a chain it walks from the end (the first alternative ``n`` states deep),
+    so the first ``chained`` as ``a|(?:b|(?:...))`` (the k-th k states deep), the rest halved."""
+    if len(alternatives) == 1:
+        return alternatives[0]
+    if chained > 0:
+        return f"{alternatives[0]}|(?:{_alternation(alternatives[1:], chained - 1)})"
+    half = len(alternatives) // 2
+    return f"(?:{_alternation(alternatives[:half], 0)})|(?:{_alternation(alternatives[half:], 0)})"
 
 
 def _past_unicode_scripts(text: str) -> bool:
@@ -150,7 +164,7 @@ def _past_unicode_scripts(text: str) -> bool:
 
 def _lower_unicode_scripts(_node: Any, _old: Any, _ctx: Context) -> t.PreTokenizer:
     first, pieces = unicode_scripts_splits()
-    return t.SequencePreTokenizer([t.SplitPreTokenizer(first, True, _REMOVED),
+    return t.SequencePreTokenizer([t.SplitPreTokenizer(first, False, _REMOVED),
                                    t.SplitPreTokenizer(pieces, True, _MERGED_PREVIOUS)])
 
 
@@ -485,7 +499,7 @@ ROWS: tuple[Variant, ...] = (
     Variant("pre_tokenizer", "BertPreTokenizer", "", V.APPROXIMATED, "BertPreTokenizer", "mnn-bert-pretokenizer",
             model="wordpiece", example={"type": "BertPreTokenizer"}),
     Variant("pre_tokenizer", "UnicodeScripts", "", V.BOUNDED,
-            "Split (inverted, Removed) of [^A][\\s\\S]*, then Split (inverted, MergedWithPrevious) of (?:[S] *)+ "
+            "Split (Removed) of ^[A]+, then Split (inverted, MergedWithPrevious) of [S][S ]* "
             "for each script S of HF's table (measured on HF), A its characters of no script, written out "
             "(std::wregex)", "format:pre_tokenizer.UnicodeScripts",
             bound="text without characters HF's table does not list (assigned after its Unicode version, private "
