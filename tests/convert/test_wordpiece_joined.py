@@ -61,16 +61,29 @@ def _converted(folder: Path):
 
 
 WHITESPACE = {"type": "Whitespace"}
+PUNCTUATION_IN_WORDS = {  # (continuations, pre-tokenizer): punctuation may follow inside a word
+    "whitespace": (False, WHITESPACE),
+    "whitespace-with-continuations": (True, WHITESPACE),
+    "whitespace-split": (False, {"type": "WhitespaceSplit"}),
+    "char-delimiter": (False, {"type": "CharDelimiterSplit", "delimiter": " "}),
+    "whitespace-digits": (False, {"type": "Sequence", "pretokenizers": [WHITESPACE, {"type": "Digits",
+                                                                                    "individual_digits": True}]}),
+    "punctuation-contiguous": (False, {"type": "Sequence", "pretokenizers": [
+        {"type": "WhitespaceSplit"}, {"type": "Punctuation", "behavior": "Contiguous"}]}),
+    "punctuation-merged-with-previous": (True, {"type": "Sequence", "pretokenizers": [
+        {"type": "WhitespaceSplit"}, {"type": "Punctuation", "behavior": "MergedWithPrevious"}]}),
+}
+PIPELINES = {"trained": (False, None), "with-continuations": (True, None),
+             "punctuation-isolated": (True, PUNCTUATION_AFTER_SPACES), **PUNCTUATION_IN_WORDS}
 
 
-@pytest.fixture(scope="module", params=[(False, None), (True, None), (True, PUNCTUATION_AFTER_SPACES),
-                                        (False, WHITESPACE), (True, WHITESPACE)],
-                ids=["trained", "with-continuations", "punctuation-isolated", "whitespace",
-                     "whitespace-with-continuations"])
+@pytest.fixture(scope="module", params=list(PIPELINES), ids=list(PIPELINES))
 def pair(request, tmp_path_factory):
-    continuations, pre = request.param
+    continuations, pre = PIPELINES[request.param]
     folder = _folder(tmp_path_factory.mktemp("wp"), continuations, pre=pre)
-    return tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json")), _converted(folder)
+    hf = tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json"))
+    hf.isolated = request.param not in PUNCTUATION_IN_WORDS  # (read by the look-up test)
+    return hf, _converted(folder)
 
 
 def test_the_file_holds_the_joined_rows_and_validates(pair):
@@ -129,7 +142,7 @@ def test_the_continuation_is_what_the_lookup_finds(pair):
 
     vocab = Vocab(tree.model.vocab, "model.vocab")
     prefix = tree.model.continuing_subword_prefix
-    isolated = hf.pre_tokenizer.__class__.__name__ != "Whitespace"
+    isolated = hf.isolated
     for mark in ".,?!":
         cont = hf.token_to_id("##" + mark)
         found = vocab.token_to_id((prefix + mark).encode())
