@@ -102,3 +102,17 @@ def test_another_decoder_keeps_the_plain_bpe(tmp_path):
     tree = from_hf(folder, target="mnn").tree
     assert not isinstance(tree.decoder, t.MetaspaceDecoder)
     assert WORD_MARK.encode() not in {row[0] for row in tree.model.vocab}
+
+
+def test_a_token_that_would_meet_the_marks_rows_keeps_the_plain_bpe(tmp_path):
+    """The mark's merges look up U+2581 U+0001 + a character; a token of HF's spelled so (a first
+    piece starting with U+0001) would be found instead: the lever is not applied."""
+    import json
+
+    folder, _ = _folder(tmp_path)
+    doc = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
+    doc["model"]["vocab"]["\x01t"] = len(doc["model"]["vocab"])
+    (folder / "tokenizer.json").write_text(json.dumps(doc), encoding="utf-8")
+    tree = from_hf(folder, target="mnn").tree
+    assert not isinstance(tree.decoder, t.MetaspaceDecoder)
+    assert WORD_MARK.encode() not in {row[0] for row in tree.model.vocab}

@@ -230,8 +230,9 @@ def bpe_continuing_prefix(tree: t.MtokFile, tj: dict) -> t.MtokFile:
     if unk_id in renamed and renamed[unk_id][len(mark):len(mark) + 1] > b"\x01" and (mark_id, unk_id) not in pairs:
         rows.append((link + renamed[unk_id], unk_id))
         pairs.append((mark_id, unk_id))
-    if fresh > len(rows):  # MNN's loader writes id_to_token[id] into a table of the row count
-        return tree
+    if fresh > len(rows) or len({v for v, _ in rows}) != len(rows):
+        return tree  # (MNN's loader writes id_to_token[id] into a table of the row count; a text twice:
+        # a token of HF's that starts with U+0001 would meet a row of the mark's look-ups)
     k = len(pairs)
     merges = [(a, b, rank) for rank, (a, b) in enumerate(pairs)]
     merges += [(a, b, rank + k) for a, b, rank in m.merges]
