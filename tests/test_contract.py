@@ -345,3 +345,11 @@ def test_the_readme_names_the_converters_and_renderers():
     section = text[text.index("### The error contract"):]
     section = section[:section.index("\n## ")]
     assert "mtokspec.convert" in section and "mtokspec.chat" in section
+
+
+def test_dir_lists_the_public_names():
+    """``dir(mtokspec)`` shows the API a user may call (the lazy names too), not the typing names the
+    package imports to work."""
+    names = [n for n in dir(mtokspec) if not n.startswith("_")]
+    assert set(names) == set(mtokspec.__all__)
+    assert all(hasattr(mtokspec, n) for n in names)
