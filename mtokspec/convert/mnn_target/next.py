@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from mtokspec.convert.loss import Loss
 from mtokspec.format import tree as t
-from mtokspec.runtime.shared.vocab_rows import texts_by_id
+from mtokspec.runtime.shared.vocab_rows import hf_unk_id, texts_by_id
 from mtokspec.format.extension import extension_refusal, extension_size
 
 __all__ = ["with_extension", "extension_fields"]
@@ -37,12 +37,10 @@ def extension_fields(tree: t.MtokFile, tj: dict) -> list[t.ExtensionField]:
         word_end = decoder.get("suffix", "</w>")
         if isinstance(word_end, str) and word_end:
             fields.append(t.BPEDecoderField(word_end))
-    unk = model.get("unk_token") if isinstance(model, dict) else None
-    if isinstance(tree.model, t.BPEModel) and isinstance(unk, str) and unk:
-        vocab = model.get("vocab")  # HF's id: the written text may be renamed (rows.bpe_continuing_prefix)
-        unk_id = vocab.get(unk) if isinstance(vocab, dict) else None
-        if isinstance(unk_id, int) and unk_id in texts_by_id(tree.model.vocab):
-            fields.append(t.BPEUnknownField(unk_id, bool(model.get("fuse_unk"))))
+    unk_id = hf_unk_id(model)  # HF's id: the written text may be renamed (rows.bpe_continuing_prefix)
+    if unk_id is not None and model["unk_token"] and isinstance(tree.model, t.BPEModel) and (
+            unk_id in texts_by_id(tree.model.vocab)):
+        fields.append(t.BPEUnknownField(unk_id, bool(model.get("fuse_unk"))))
     if isinstance(tree.model, t.UnigramModel):
         fields.append(t.UnigramTiesField())
     return fields

@@ -15,7 +15,7 @@ import regex
 from mtokspec.format import tree as t
 from mtokspec.runtime.hf.pre_tokenizers import BERT_PUNCTUATION
 from mtokspec.runtime.shared.text import METASPACE
-from mtokspec.runtime.shared.vocab_rows import BYTE_PIECES, LEAD_BYTES, texts_by_id, unknown_rows_id
+from mtokspec.runtime.shared.vocab_rows import BYTE_PIECES, LEAD_BYTES, hf_unk_id, looked_up, texts_by_id, unknown_rows_id
 
 __all__ = ["JOINED_PREFIX", "JOINED_PREFIXES", "WORD_MARK", "CARRIED", "joined_wordpiece_tokens", "bpe_unknown_rows", "bpe_continuing_prefix"]
 
@@ -106,7 +106,7 @@ def joined_wordpiece_tokens(tree: t.MtokFile, tj: dict | None = None) -> t.MtokF
     # a joined token MNN may look up as a continuation HF does not have
     blocked = set() if isolated else {tok for tok, _ in joined if tok not in continuations}
     unk_text = m.unk_token.encode()
-    unk_id = next((row[1] for row in m.vocab if row[0] == unk_text), None)  # (MNN's look-up: the first row)
+    unk_id = looked_up(m.vocab, unk_text)
     unk = (unk_text, unk_id) if unk_id is not None and texts.get(unk_id) == unk_text else None
     best: tuple[int, str, list[tuple[bytes, int]]] | None = None
     for prefix in JOINED_PREFIXES:
@@ -141,7 +141,7 @@ def bpe_unknown_rows(tree: t.MtokFile, tj: dict) -> t.MtokFile:
             and isinstance(node.get("unk_token"), str) and not node.get("byte_fallback") and not node.get("fuse_unk")
             and not node.get("end_of_word_suffix") and isinstance(node.get("vocab"), dict)):
         return tree
-    unk_id = node["vocab"].get(node["unk_token"])
+    unk_id = hf_unk_id(node)
     texts = texts_by_id(m.vocab)
     pieces = frozenset(BYTE_PIECES)
     if unk_id not in texts or texts[unk_id] <= BYTE_PIECES[0xF4] or any(row[0] in pieces for row in m.vocab):
@@ -225,7 +225,7 @@ def bpe_continuing_prefix(tree: t.MtokFile, tj: dict) -> t.MtokFile:
     char_of = {i: v for v, i in rows}  # a continuing character's text (renamed or a fresh row)
     firsts = [(cont, first) for cont, first in firsts if char_of[cont][:1] > b"\x01"]  # (sorting after link)
     rows += [(link + char_of[cont], first) for cont, first in firsts]
-    unk_id = node["vocab"].get(node.get("unk_token")) if isinstance(node.get("vocab"), dict) else None
+    unk_id = hf_unk_id(node)
     pairs = [(mark_id, cont) for cont, _ in firsts]
     if unk_id in renamed and renamed[unk_id][len(mark):len(mark) + 1] > b"\x01" and (mark_id, unk_id) not in pairs:
         rows.append((link + renamed[unk_id], unk_id))

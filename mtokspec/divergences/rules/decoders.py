@@ -10,7 +10,7 @@ from mtokspec.divergences.rules import TOK
 from mtokspec.format import tree as t
 from mtokspec.format.validate import INFO, WARNING
 from mtokspec.runtime.mnn._text import META
-from mtokspec.runtime.shared.vocab_rows import texts_by_id
+from mtokspec.runtime.shared.vocab_rows import looked_up, texts_by_id
 
 
 def _decoders(tree, *kinds: type) -> list[str]:
@@ -87,7 +87,7 @@ def _joins_punctuation(tree: Any) -> bool:
     m, dec = getattr(tree, "model", None), getattr(tree, "decoder", None)
     if not (isinstance(m, t.WordPieceModel) and isinstance(dec, t.WordPieceDecoder) and dec.prefix):
         return False
-    dot = next((row[1] for row in m.vocab if row[0] == b"."), None)  # MNN's look-up: the first row
+    dot = looked_up(m.vocab, b".")
     return dot is not None and texts_by_id(m.vocab)[dot].startswith(dec.prefix.encode("utf-8", "surrogatepass"))
 
 

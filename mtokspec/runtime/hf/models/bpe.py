@@ -14,7 +14,7 @@ import regex
 
 from mtokspec.format import tree as t
 from mtokspec.runtime.hf.models._vocab import ByteKeyedVocab, bytes_vocab, decode_token, text_key
-from mtokspec.runtime.shared.vocab_rows import unknown_rows_id
+from mtokspec.runtime.shared.vocab_rows import texts_by_id, unknown_rows_id
 from mtokspec import speedups
 from mtokspec.runtime.hf.models._compiled import CompiledCore, extend_pieces
 from mtokspec.runtime.hf.pre_tokenizers import BYTES_TO_UNICODE, byte_level_map
@@ -134,7 +134,7 @@ class BPE(CompiledCore, ByteKeyedVocab):
         if len(bvocab) != len(node.vocab) or len(set(bvocab.values())) != len(bvocab):
             # an id of several rows: its text (what a merge joins) is its last row, not the one a
             # look-up found (MNN's loader keeps the last)
-            bpe._btokens = {row[1]: row[0] for row in node.vocab}
+            bpe._btokens = texts_by_id(node.vocab)
             bpe._btokens_full = True
         return bpe
 
