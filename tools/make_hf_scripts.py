@@ -18,6 +18,8 @@ import sys
 import unicodedata
 from pathlib import Path
 
+from tools.make_mnn_unicode import _wrapped
+
 OUT = Path(__file__).resolve().parents[1] / "mtokspec" / "runtime" / "hf" / "_scripts_data.py"
 BATCH = 4096
 _CODE_POINTS = [c for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
@@ -124,18 +126,12 @@ def render(starts: list[int], labels: list[str], version: str) -> str:
         "# code points from STARTS[i] up to the next start have script SCRIPTS[RUNS[i] - 1] (0: Any),",
         "# the starts written as the gaps between them",
         "_GAPS = (",
+        *_wrapped([str(g) for g in gaps], " "),
+        ")",
+        "STARTS = (0, *_accumulate(map(int, ''.join(_GAPS).split())))",
+        "RUNS = (",
+        *_wrapped([str(index.get(label, 0)) for label in labels], " "),
     ]
-    text = " ".join(map(str, gaps))
-    while text:
-        cut = text.rfind(" ", 0, 110) if len(text) > 110 else len(text)
-        lines.append(f"    {text[:cut] + (' ' if cut < len(text) else '')!r}")
-        text = text[cut + 1:]
-    lines += [")", "STARTS = (0, *_accumulate(map(int, ''.join(_GAPS).split())))", "RUNS = ("]
-    text = " ".join(str(index.get(label, 0)) for label in labels)
-    while text:
-        cut = text.rfind(" ", 0, 110) if len(text) > 110 else len(text)
-        lines.append(f"    {text[:cut] + (' ' if cut < len(text) else '')!r}")
-        text = text[cut + 1:]
     lines += [")", "RUNS = tuple(map(int, ''.join(RUNS).split()))", ""]
     return "\n".join(lines)
 

@@ -7,11 +7,12 @@ code point it does not list is ``Any`` (as the space is), which joins the piece 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
 
 from mtokspec.runtime.hf import _scripts_data as _data
 
-__all__ = ["ANY", "TOKENIZERS_VERSION", "script_ranges"]
+__all__ = ["ANY", "TOKENIZERS_VERSION", "script_ranges", "ranges_of"]
 
 ANY = ""
 """The name :func:`script_ranges` gives the code points HF's table leaves out (and the space)."""
@@ -22,10 +23,15 @@ TOKENIZERS_VERSION = _data.TOKENIZERS_VERSION
 @lru_cache(maxsize=1)
 def script_ranges() -> dict[str, tuple[tuple[int, int], ...]]:
     """``{script: ((first, last) code point ranges)}``, :data:`ANY` included (surrogates are in no range)."""
+    return ranges_of(_data.STARTS, [_data.SCRIPTS[run - 1] if run else ANY for run in _data.RUNS])
+
+
+def ranges_of(starts: Sequence[int], names: Sequence[str]) -> dict[str, tuple[tuple[int, int], ...]]:
+    """The table of runs ``starts[i]`` (up to the next start, the last to U+10FFFF) of script
+    ``names[i]`` as :func:`script_ranges` gives it."""
     out: dict[str, list[tuple[int, int]]] = {}
-    ends = (*_data.STARTS[1:], 0x110000)
-    for start, end, run in zip(_data.STARTS, ends, _data.RUNS):
-        name = _data.SCRIPTS[run - 1] if run else ANY
+    ends = (*starts[1:], 0x110000)
+    for start, end, name in zip(starts, ends, names):
         for a, b in ((start, end - 1),) if not (start <= 0xD800 < end) else ((start, 0xD7FF), (0xE000, end - 1)):
             if a <= b:
                 out.setdefault(name, []).append((a, b))
