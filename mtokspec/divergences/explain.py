@@ -77,17 +77,37 @@ def explain_encode(hf, mnn: MnnTokenizer, text: str, add_special_tokens: bool = 
             continue
         splits_h = [p.encode("utf-8", "surrogatepass") for p in hf.pre_tokenizer.split(norm_h)]
         splits_m = [p for p in mnn.pre_tokenize(norm_m) if p]
-        if splits_h != splits_m:
-            stage_rules += _at(pre_tokenizers.RULES, tree, norm_m)
-            continue
         ids_h: list[int] = []
         hf._encode_segment(norm_h, ids_h)
+        if splits_h != splits_m:
+            # the pre-tokenizers cut differently; that explains the case only if HF's model gives
+            # other ids on MNN's pieces (else the model stage, fed those pieces on both sides, does)
+            on_mnn_pieces = _hf_model_ids(hf, splits_m)
+            if on_mnn_pieces is None or on_mnn_pieces != ids_h:
+                stage_rules += _at(pre_tokenizers.RULES, tree, norm_m)
+                continue
+            ids_h = on_mnn_pieces
         ids_m: list[int] = []
         for sp in splits_m:
             ids_m += mnn.model.tokenize(sp)
         if ids_h != ids_m:
             stage_rules += _at(models.RULES, tree, norm_m)
     return rules + sorted(set(stage_rules))
+
+
+def _hf_model_ids(hf, pieces: list[bytes]) -> list[int] | None:
+    """HF's model run on ``pieces`` (MNN's pre-tokenizer's), or None where HF's plan does not feed
+    its model the pre-tokenizer's pieces as they are (byte-level and whole-text BPE)."""
+    model = hf.model
+    if hf._plan in ("bytelevel", "text") or getattr(model, "map_bytes", False):
+        return None
+    ids: list[int] = []
+    for p in pieces:
+        try:
+            ids += model.tokenize(p.decode("utf-8"))
+        except UnicodeDecodeError:
+            return None
+    return ids
 
 
 def _valid_utf8(b: bytes) -> bool:

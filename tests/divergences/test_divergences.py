@@ -52,6 +52,21 @@ def test_metaspace_never_splits_on_mnn():
     assert ("info", "mnn-metaspace-no-split") in {(f.severity, f.code) for f in lint(tree)}
 
 
+def test_an_uncut_metaspace_is_not_blamed_when_the_model_ties():
+    # MNN's Metaspace keeps "---▁---" whole, HF cuts it in two: HF's Unigram gives the same ids on
+    # both, so the difference is the model's (MNN breaks the tie of "-" + "--" the other way)
+    from mtokspec import Tokenizer
+    from mtokspec.divergences.explain import explain_encode
+    from mtokspec.format import tree as t
+    from tools import hostile
+
+    pieces = [("<unk>", 0.0), ("\u2581", -1.0), ("-", -2.0), ("--", -2.5)]
+    rows = sorted((s.encode(), i, score) for i, (s, score) in enumerate(pieces))
+    tree = hostile._file(pre=t.MetaspacePreTokenizer("\u2581", False), model=t.UnigramModel(0, False, rows))
+    hf, mnn = Tokenizer.from_tree(tree), Tokenizer.from_tree(tree, semantics="mnn")
+    assert (hf.encode("--- ---"), mnn.encode("--- ---")) == ([2, 3, 1, 2, 3], [3, 2, 1, 3, 2])
+    assert explain_encode(hf, mnn, "--- ---", False) == ["mnn-unigram-bytes"]
+
 def test_post_processor_without_a_sequence_op():
     # recorded from MNN's own runtime (mnn_tok): encode "aab" -> [3], encode-raw -> [1, 2]
     from mtokspec import Tokenizer, lint
