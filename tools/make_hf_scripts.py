@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import sys
 import unicodedata
+from collections.abc import Callable
 from pathlib import Path
 
 from tools.make_mnn_unicode import _wrapped
@@ -136,8 +137,11 @@ def render(starts: list[int], labels: list[str], version: str) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def measured_main(argv: list[str] | None, doc: str, out: Path, make: Callable[[str], tuple[str, str]]) -> int:
+    """The command of a table measured on HF ``tokenizers``: write ``out`` with the text of
+    ``make(version)`` (``(text, summary)``) and print the summary, or with ``--check`` exit 1 when
+    the written text differs from what this ``tokenizers`` gives (its five header lines aside)."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     ap.add_argument("--check", action="store_true", help="exit 1 when the written table differs from this tokenizers'")
     args = ap.parse_args(argv)
     try:
@@ -145,17 +149,24 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError:
         print("needs HF tokenizers (pip install tokenizers)", file=sys.stderr)
         return 2
-    starts, labels = measure()
-    text = render(starts, labels, tokenizers.__version__)
+    text, summary = make(tokenizers.__version__)
     if args.check:
-        old = OUT.read_text(encoding="utf-8") if OUT.exists() else ""
+        old = out.read_text(encoding="utf-8") if out.exists() else ""
         if old.split("\n", 5)[5:] != text.split("\n", 5)[5:]:
-            print(f"{OUT} differs from what tokenizers {tokenizers.__version__} gives", file=sys.stderr)
+            print(f"{out} differs from what tokenizers {tokenizers.__version__} gives", file=sys.stderr)
             return 1
         return 0
-    OUT.write_text(text, encoding="utf-8")
-    print(f"{OUT}: {len(starts)} runs, {len(set(labels)) - 1} scripts (tokenizers {tokenizers.__version__})")
+    out.write_text(text, encoding="utf-8")
+    print(f"{out}: {summary} (tokenizers {tokenizers.__version__})")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    def make(version: str) -> tuple[str, str]:
+        starts, labels = measure()
+        return render(starts, labels, version), f"{len(starts)} runs, {len(set(labels)) - 1} scripts"
+
+    return measured_main(argv, __doc__, OUT, make)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ Design record: ``docs/design/runtime-hf.md``.
 from __future__ import annotations
 
 import unicodedata
+from functools import lru_cache
 
 import regex
 
@@ -15,7 +16,7 @@ from mtokspec.runtime.shared.bounds import current, grown
 
 __all__ = [
     "Normalizer", "NoNormalizer", "LegacyNFKC", "Prepend", "Replace", "Sequence", "Bert",
-    "Table", "Strip", "REGISTRY", "from_tree", "WHITESPACE", "lowercase", "strip_ws",
+    "Table", "Strip", "REGISTRY", "from_tree", "WHITESPACE", "lowercase", "lower_table", "strip_accents_table", "hangul_nfd", "strip_ws",
 ]
 
 # Unicode White_Space: Rust char::is_whitespace, Oniguruma's and `regex`'s \s.
@@ -37,11 +38,38 @@ def strip_ws(s: str, left: bool = True, right: bool = True) -> str:
     return s
 
 
+def lower_table() -> dict[int, str]:
+    """``{code point: lower case}`` for each code point HF's lower-casing changes (measured on HF
+    ``tokenizers`` itself: ``_normalizer_data``, ``tools/make_hf_normalizers.py``)."""
+    from mtokspec.runtime.hf import _normalizer_data as data
+
+    return data.LOWER
+
+
+HANGUL_SYLLABLES = range(0xAC00, 0xD7A4)
+
+
+def hangul_nfd(cp: int) -> str:
+    """The canonical decomposition of a Hangul syllable (Unicode's arithmetic)."""
+    s = cp - 0xAC00
+    lead, vowel, trail = 0x1100 + s // 588, 0x1161 + s % 588 // 28, 0x11A7 + s % 28
+    return chr(lead) + chr(vowel) + (chr(trail) if trail != 0x11A7 else "")
+
+
+def strip_accents_table() -> dict[int, str]:
+    """``{code point: result}`` for each code point HF's BertNormalizer ``strip_accents`` (NFD, then
+    the nonspacing marks dropped) changes, as measured on HF (``_normalizer_data``), Hangul included."""
+    from mtokspec.runtime.hf import _normalizer_data as data
+
+    return {**data.STRIP, **{cp: hangul_nfd(cp) for cp in HANGUL_SYLLABLES}}
+
+
 def lowercase(s: str) -> str:
-    """Per-character lower-casing (Rust ``char::to_lowercase``)."""
-    if "\u03a3" in s:  # str.lower() would apply the final-sigma context rule
-        return "".join([c.lower() for c in s])
-    return s.lower()
+    """Per-character lower-casing as HF's (Rust ``char::to_lowercase`` of HF's Unicode version, not
+    Python's; no final-sigma context)."""
+    if s.isascii():
+        return s.lower()
+    return s.translate(lower_table())
 
 
 class Normalizer:
@@ -155,13 +183,26 @@ class Sequence(Normalizer):
 # --- Bert -------------------------------------------------------------------------------
 # clean_text: drop NUL, U+FFFD and "other" characters (Cc, Cf, Co; \t \n \r excepted), then map
 # white space to ' '.  (HF's is_other does not include unassigned code points, measured.)
-_BERT_DROP = regex.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffd\p{Cf}\p{Co}]+")
-_BERT_WS = regex.compile("[" + regex.escape(WHITESPACE_STR) + "]")
+def _class(ranges) -> str:
+    return "[" + "".join(regex.escape(chr(a)) + ("-" + regex.escape(chr(b)) if b != a else "") for a, b in ranges) + "]"
+
+
+@lru_cache(maxsize=1)
+def _bert_classes() -> tuple[regex.Pattern, regex.Pattern, dict[int, None]]:
+    """BertNormalizer's classes as HF's own tables have them (measured on HF: ``_normalizer_data``):
+    what ``clean_text`` deletes, what it turns into a space (patterns), and the nonspacing marks
+    ``strip_accents`` drops after NFD, the characters HF's stripping deletes whole (a
+    ``str.translate`` map: a class of their ~300 ranges runs 40 times slower in ``regex``)."""
+    from mtokspec.runtime.hf import _normalizer_data as data
+
+    return (regex.compile(_class(data.CLEAN_DELETED) + "+"), regex.compile(_class(data.CLEAN_SPACED)),
+            dict.fromkeys(cp for cp, r in data.STRIP.items() if not r))
+
+
 _CJK = regex.compile(
     "([\u4e00-\u9fff\u3400-\u4dbf\U00020000-\U0002a6df\U0002a700-\U0002b73f\U0002b740-\U0002b81f"
     "\U0002b920-\U0002ceaf\uf900-\ufaff\U0002f800-\U0002fa1f])"
 )
-_MN = regex.compile(r"\p{Mn}+")
 
 
 def _table_map(table) -> tuple[dict[int, str], int]:
@@ -219,12 +260,12 @@ class Bert(Normalizer):
     def normalize(self, s: str) -> str:
         # printable ASCII has nothing to drop and no white space but " " (isprintable: C speed)
         if self.clean_text and not (s.isascii() and s.isprintable()):
-            s = _BERT_DROP.sub("", s)
-            s = _BERT_WS.sub(" ", s)
+            drop, space, _ = _bert_classes()
+            s = space.sub(" ", drop.sub("", s))
         if self.handle_chinese_chars and not s.isascii():
             s = _CJK.sub(r" \1 ", s)
         if self.strip_accents and not s.isascii():
-            s = _MN.sub("", self._decompose(s))
+            s = self._decompose(s).translate(_bert_classes()[2])
         if self.lowercase:
             s = lowercase(s)
         return s
@@ -244,15 +285,24 @@ class Bert(Normalizer):
 class Table(Normalizer):
     """Tag 6: the embedded per-code-point table, then canonical composition (see module doc)."""
 
-    __slots__ = ("_table", "_map")
+    __slots__ = ("_table", "_map", "_ascii_kept")
+
+    _ascii_kept: bool | None
 
     def __init__(self, table):
         self._table = table
         self._map = None
+        self._ascii_kept = None
 
     def normalize(self, s: str) -> str:
-        if s.isascii():  # no ASCII code point changes under NFC or NFKC
-            return s
+        if s.isascii():
+            kept = self._ascii_kept
+            if kept is None:
+                # no ASCII code point changes under NFC or NFKC; a table that maps one (a
+                # SentencePiece map's tab and newline, ``--target mnn``'s tables) reads every text
+                kept = self._ascii_kept = not any(row[0] < 0x80 for row in self._table)
+            if kept:
+                return s
         m = self._map
         if m is None:
             m = self._map = _table_map(self._table)

@@ -53,6 +53,8 @@ ROWS: tuple[Variant, ...] = (
             example={"type": "ByteFallback"}),
     Variant("decoder", "Fuse", "", V.EXACT, "Fuse", example={"type": "Fuse"}),
     Variant("decoder", "Strip", "", V.APPROXIMATED, "Strip", "mnn-decoder-chain",
+            why="MNN's Strip takes its content once, from the first token's start and the last token's end (HF: "
+                "up to start and stop times, from every token; the same after a Fuse); the one-id print runs none",
             example={"type": "Strip", "content": " ", "start": 1, "stop": 0}),
     Variant("decoder", "Replace", "pattern=String or a literal Regex", V.EXACT, "Replace (literal)", tag="literal",
             applies=lambda n: _regex(n) is None or literal(_regex(n) or "") is not None, lower=_lower_replace,
@@ -65,9 +67,14 @@ ROWS: tuple[Variant, ...] = (
     Variant("decoder", "Metaspace", "prepend_scheme=never", V.APPROXIMATED,
             "Metaspace without the prefix (the exporter reads add_prefix_space only: on)", "mnn-decoder-chain",
             tag="never", model="unigram", applies=lambda n: not _metaspace_prefix(n), lower=_lower_metaspace,
+            why="decode is HF's; the engine's one-id print (its stream) turns only U+2581 into a space (another "
+                "replacement prints as it is)",
             example={"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "never", "split": True}),
     Variant("decoder", "Metaspace", "prepend_scheme=always/first", V.APPROXIMATED, "Metaspace",
             "mnn-decoder-chain", model="unigram", applies=_metaspace_prefix, lower=_lower_metaspace,
+            why="decode is HF's; the engine's one-id print (its stream) cannot know a token is the first: it "
+                "prints its space (MNN's own test passes one extra leading space), and it turns only U+2581 into a "
+                "space",
             example={"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": True}),
     Variant("decoder", "WordPiece", "", V.APPROXIMATED,
             "WordPiece; with cleanup, the tokens the clean-up joins to the one before "
@@ -98,5 +105,8 @@ ROWS: tuple[Variant, ...] = (
                                                        "content": " "}, {"type": "Fuse"}]}),
     Variant("decoder", "(none)", "", V.APPROXIMATED,
             "a WordPiece decoder whose prefix no token starts with (HF joins the tokens with spaces)",
-            "mnn-wordpiece-cleanup", applies=lambda n: False),
+            "mnn-wordpiece-cleanup", applies=lambda n: False,
+            why="only MNN's WordPiece decoder puts a space between tokens, and MNN's decode then always removes the "
+                "one before . ? ! , (another decoder would need a mark in every token's text, which the model's "
+                "look-ups of merged or matched text cannot carry); the one-id print spaces the first token too"),
 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
@@ -105,7 +106,8 @@ def protected_table(table: list[tuple[int, bytes]]) -> t.Normalizer:
     characters MNN's table normalizer turns into a space whatever the table says: before the table,
     a literal Replace turns each such character into a private-use stand-in (from
     :data:`PLACEHOLDER_BASE`), which the table maps to HF's normal form of the character (MNN does
-    not look at a table's output again).  Characters HF's table makes a space stay as they are."""
+    not look at a table's output again).  Characters HF's table makes a space stay as they are,
+    with a row of their space (which MNN never reads, and the file's own HF reading does)."""
     from mtokspec.runtime.mnn._text import TO_SPACE as _TO_SPACE
 
     mapped = dict(table)
@@ -114,8 +116,9 @@ def protected_table(table: list[tuple[int, bytes]]) -> t.Normalizer:
     for cp in sorted(_TO_SPACE):
         target = mapped.get(cp, chr(cp).encode("utf-8"))
         if target == b" ":
-            continue  # a space on both sides
-        stand_in = PLACEHOLDER_BASE + len(extra)
+            extra.append((cp, target))  # a space on both sides
+            continue
+        stand_in = PLACEHOLDER_BASE + len(replaces)
         replaces.append(t.ReplaceNormalizer(chr(cp), chr(stand_in)))
         extra.append((stand_in, target))
     rows = sorted([(cp, b) for cp, b in table if cp not in _TO_SPACE] + extra)
@@ -180,48 +183,182 @@ def _lower_precompiled(node: Any, old: Any, _ctx: Context) -> t.Normalizer | Non
     return _with_compositions(first + composed(table, cm.transform), protected_table(table))
 
 
-@lru_cache(maxsize=1)
-def _format_characters() -> tuple[str, ...]:
-    """Every character of general category Cf (this Python's Unicode version)."""
-    import unicodedata
-
-    return tuple(chr(cp) for cp in range(0x110000) if unicodedata.category(chr(cp)) == "Cf")
-
-
 PRIVATE_USE_BMP = range(0xE000, 0xF900)
 """The Basic Multilingual Plane's private-use characters (Co): a table of 6,400 rows (planes 15
 and 16 hold 131,068 more, left as they are)."""
+
+
+def _in(ranges: tuple[tuple[int, int], ...], cp: int) -> bool:
+    return any(a <= cp <= b for a, b in ranges)
+
+
+@lru_cache(maxsize=1)
+def _clean_replaces() -> tuple[t.ReplaceNormalizer, ...]:
+    """Literal Replaces before MNN's clean-up that complete it to HF's ``clean_text`` (measured on
+    HF): a character HF deletes that MNN keeps (format characters) is deleted, one HF turns into a
+    space that MNN keeps (U+2028, U+2029) becomes a space; private use aside (a table after)."""
+    from mtokspec.runtime.hf import _normalizer_data as hf
+    from mtokspec.runtime.mnn import unicode as U
+
+    def mnn_deletes(cp: int) -> bool:
+        return cp in (0, 0xFFFD) or U.category(cp) == "Cc"
+
+    def mnn_spaces(cp: int) -> bool:
+        return cp in (9, 10, 13) or U.category(cp) == "Zs"
+
+    deleted = [cp for a, b in hf.CLEAN_DELETED for cp in range(a, b + 1)
+               if U.category(cp) != "Co" and not mnn_deletes(cp) and not _in(((0xF0000, 0x10FFFF),), cp)]
+    spaced = [cp for a, b in hf.CLEAN_SPACED for cp in range(a, b + 1) if not mnn_spaces(cp)]
+    return (*(t.ReplaceNormalizer(chr(cp), "") for cp in deleted),
+            *(t.ReplaceNormalizer(chr(cp), " ") for cp in spaced))
+
+
 def _table_spaced() -> tuple[int, ...]:
     """The characters MNN's table normalizer turns into a space before its look-up that HF's
-    clean-up keeps (unassigned: U+2065, U+FFF0-U+FFF8; this Python's Unicode version): they cross
-    the table as the plane-16 private-use characters from :data:`TABLE_SPACED_STAND_IN` on
-    (characters no vocabulary holds either)."""
-    import unicodedata
-
+    clean-up keeps (measured on HF: unassigned there, as U+2065): they cross the table as the
+    plane-16 private-use characters from :data:`TABLE_SPACED_STAND_IN` on (characters no
+    vocabulary holds either)."""
+    from mtokspec.runtime.hf import _normalizer_data as hf
     from mtokspec.runtime.mnn._text import TO_SPACE
 
-    return tuple(cp for cp in sorted(TO_SPACE) if unicodedata.category(chr(cp)) not in ("Cc", "Cf"))
+    return tuple(cp for cp in sorted(TO_SPACE) if not _in(hf.CLEAN_DELETED, cp) and not _in(hf.CLEAN_SPACED, cp))
 
 
 TABLE_SPACED_STAND_IN = 0x10FFF0
 """The first plane-16 private-use character standing in for :func:`_table_spaced`'s characters."""
 
 
-def _lower_bert(_node: Any, old: Any, _ctx: Context) -> t.Normalizer | None:
-    """BertNormalizer's ``clean_text`` as MNN can run HF's: literal Replaces before it delete the
-    format characters (Cf) HF's clean-up drops and MNN keeps, and turn U+2028/U+2029 (white space
-    to HF, kept by MNN) into a space; a table after it (MNN's clean-up has left it no control to
-    space) deletes the private-use characters of the Basic Multilingual Plane, with the ones it
-    would space that HF keeps (:func:`_table_spaced`) carried across it."""
-    if not isinstance(old, (t.BertNormalizer, t.BertNFDNormalizer)) or not old.clean_text:
+@lru_cache(maxsize=1)
+def hf_lowercase_replaces() -> tuple[t.ReplaceNormalizer, ...]:
+    """Literal Replaces, each of a character to HF's lower case of it, for the characters MNN's
+    one-to-one lower-casing (of an older Unicode) leaves other than HF (U+0130 to ``i`` U+0307, the
+    capital letters of Unicode 16): before MNN's lower-casing, which keeps what they give."""
+    from mtokspec.runtime.hf.normalizers import lower_table
+    from mtokspec.runtime.mnn.unicode import to_lower
+
+    return tuple(t.ReplaceNormalizer(chr(cp), low) for cp, low in sorted(lower_table().items())
+                 if low != chr(to_lower(cp)) and all(to_lower(ord(c)) == ord(c) for c in low))
+
+
+def _lower_lowercase(_node: Any, old: Any, _ctx: Context) -> t.Normalizer | None:
+    """HF's Lowercase: the exporter's lower-casing BertNormalizer after :func:`hf_lowercase_replaces`."""
+    if not isinstance(old, t.BertNormalizer) or not old.lowercase:
         return None
-    replaces: list[t.Normalizer] = [t.ReplaceNormalizer(c, "") for c in _format_characters()]
-    replaces += [t.ReplaceNormalizer("\u2028", " "), t.ReplaceNormalizer("\u2029", " ")]
+    return t.SequenceNormalizer([*hf_lowercase_replaces(), old])
+
+
+STRIP_STAND_IN = 0x10F000
+"""The first plane-16 private-use character standing in, across MNN's accent stripping, for a mark
+it would drop and HF keeps (:func:`_stripping`; up to :data:`PLACEHOLDER_BASE`)."""
+
+_STAND_IN_BOUND = "text without the plane-16 private-use characters U+10F000-U+10FFFF (the tables' stand-ins)"
+
+
+def _past_stand_ins(text: str) -> bool:
+    return any(STRIP_STAND_IN <= ord(c) for c in text)
+
+
+_CJK_EXT_E_SPACED = (0x2B820, 0x2B91F)
+"""Code points MNN's Chinese-character spacing covers and HF's does not (measured)."""
+
+
+def _past_bert_bound(text: str) -> bool:
+    return _past_stand_ins(text) or any(0xF0000 <= ord(c) or _CJK_EXT_E_SPACED[0] <= ord(c) <= _CJK_EXT_E_SPACED[1]
+                                        for c in text)
+
+
+def _stripping(hf: dict[int, str]) -> tuple[tuple[tuple[int, bytes], ...], dict[str, str]]:
+    """``(nfd_table, stand-ins)`` for MNN's accent stripping (type 7: each character's table entry,
+    then every mark, Mn, Mc or Me of Unicode 15, dropped) to give ``hf``, HF's result for each code
+    point it changes: each such character's entry is HF's result, in which a mark MNN would drop is a
+    private-use stand-in (from :data:`STRIP_STAND_IN`: ``{mark: stand-in}``, for a table after)."""
+    from mtokspec.runtime.mnn import unicode as U
+
+    results = dict(hf)
+    for cp in range(0x110000):  # a mark MNN drops and HF keeps: an entry of itself, stood in for
+        if U.is_mark(cp) and cp not in hf:
+            results[cp] = chr(cp)
+    stand_in: dict[str, str] = {}
+
+    def spelled(text: str) -> bytes:
+        out = []
+        for c in text:
+            if U.is_mark(ord(c)):
+                c = stand_in.setdefault(c, chr(STRIP_STAND_IN + len(stand_in)))
+            out.append(c)
+        return "".join(out).encode("utf-8")
+
+    table = tuple(sorted((cp, spelled(r)) for cp, r in results.items()))
+    assert STRIP_STAND_IN + len(stand_in) <= PLACEHOLDER_BASE, "the stand-ins run into protected_table's"
+    return table, stand_in
+
+
+def _back(stand_in: dict[str, str]) -> list[tuple[int, bytes]]:
+    return [(ord(s), m.encode("utf-8")) for m, s in stand_in.items()]
+
+
+@lru_cache(maxsize=1)
+def _strip_accents() -> tuple[tuple[tuple[int, bytes], ...], tuple[tuple[int, bytes], ...]]:
+    """``(nfd_table, back)`` for BertNormalizer's ``strip_accents`` (HF: NFD, then its nonspacing
+    marks dropped; measured on HF) on MNN's (:func:`_stripping`); ``back``, rows of a table after,
+    maps each stand-in to its mark, and each character MNN's Chinese-character spacing passes by
+    unstripped (the CJK compatibility ideographs) to HF's result."""
+    from mtokspec.runtime.hf.normalizers import strip_accents_table
+    from mtokspec.runtime.mnn._text import CHINESE
+
+    hf = strip_accents_table()
+    table, stand_in = _stripping(hf)
+    chinese = [(cp, r.encode("utf-8")) for cp, r in sorted(hf.items()) if any(a <= cp <= b for a, b in CHINESE)]
+    return table, tuple(sorted(_back(stand_in) + chinese))
+
+
+@lru_cache(maxsize=1)
+def _strip_marks() -> tuple[tuple[tuple[int, bytes], ...], tuple[tuple[int, bytes], ...]]:
+    """``(nfd_table, back)`` for HF's StripAccents (its combining marks dropped, nothing decomposed;
+    measured on HF) on MNN's accent stripping (:func:`_stripping`)."""
+    from mtokspec.runtime.hf import _normalizer_data as hf
+
+    table, stand_in = _stripping({cp: "" for a, b in hf.MARKS_DELETED for cp in range(a, b + 1)})
+    return table, tuple(sorted(_back(stand_in)))
+
+
+def _lower_strip_accents(_node: Any, old: Any, _ctx: Context) -> t.Normalizer | None:
+    """HF's StripAccents: the exporter's type 7 with :func:`_strip_marks`'s table, then a protected
+    table of its stand-ins."""
+    if not isinstance(old, t.BertNFDNormalizer) or not old.strip_accents or old.clean_text or old.lowercase:
+        return None
+    table, back = _strip_marks()
+    node = replace(old, nfd_table=list(table))
+    return t.SequenceNormalizer([node, protected_table(list(back))]) if back else node
+
+
+def _lower_bert(_node: Any, old: Any, _ctx: Context) -> t.Normalizer | None:
+    """HF's BertNormalizer on MNN's (types 5 and 7), each flag completed to HF's as measured on HF:
+    ``lowercase``: :func:`hf_lowercase_replaces` first; ``clean_text``: :func:`_clean_replaces`
+    before it, and a table after it (MNN's clean-up has left it no control to space) that deletes
+    the private-use characters of the Basic Multilingual Plane, with the ones it would space that
+    HF keeps (:func:`_table_spaced`) carried across it; ``strip_accents``: the NFD table of
+    :func:`_strip_accents`, its ``back`` rows in the table after (with a table of its own, protected,
+    without ``clean_text``)."""
+    if not isinstance(old, (t.BertNormalizer, t.BertNFDNormalizer)):
+        return None
+    before: list[t.Normalizer] = list(hf_lowercase_replaces()) if old.lowercase else []
+    after_rows: list[tuple[int, bytes]] = []
+    node = old
+    if isinstance(old, t.BertNFDNormalizer) and old.strip_accents:
+        nfd_table, back = _strip_accents()
+        node = replace(old, nfd_table=list(nfd_table))
+        after_rows += back
+    if not old.clean_text:
+        if not before and not after_rows:
+            return None
+        return t.SequenceNormalizer([*before, node, *([protected_table(after_rows)] if after_rows else [])])
+    before += _clean_replaces()
     spaced = _table_spaced()
     there = [t.ReplaceNormalizer(chr(cp), chr(TABLE_SPACED_STAND_IN + k)) for k, cp in enumerate(spaced)]
-    back = [t.ReplaceNormalizer(chr(TABLE_SPACED_STAND_IN + k), chr(cp)) for k, cp in enumerate(spaced)]
-    private_use = t.TableNormalizer([(cp, b"") for cp in PRIVATE_USE_BMP])
-    return t.SequenceNormalizer([*replaces, old, *there, private_use, *back])
+    home = [t.ReplaceNormalizer(chr(TABLE_SPACED_STAND_IN + k), chr(cp)) for k, cp in enumerate(spaced)]
+    table = t.TableNormalizer(sorted([(cp, b"") for cp in PRIVATE_USE_BMP] + after_rows))
+    return t.SequenceNormalizer([*before, node, *there, table, *home])
 
 
 def _lower_table(kind: str):
@@ -243,15 +380,19 @@ def _lower_table(kind: str):
 _TABLE = ("a table of each code point's normal form, the controls MNN's table spaces passed through private-use "
           "stand-ins (U+10FF00-10FF58); NFC/NFKC: literal Replaces of the 941 canonical base + mark pairs first")
 _TABLE_RULE = "mnn-table-normalizer"
+_DECOMPOSED_WHY = ("MNN's table maps one code point at a time: HF's canonical reordering of combining marks is lost "
+                   "(q U+0307 U+0323 stays so; HF: U+0323 first)")
+_COMPOSED_WHY = (_DECOMPOSED_WHY + ", and so are compositions of a base with two or more marks and of Hangul jamo "
+                 "(U+1100 U+1161 stays so; HF: U+AC00)")
 
 ROWS: tuple[Variant, ...] = (
-    Variant("normalizer", "NFC", "", V.APPROXIMATED, _TABLE + " (NFC)", _TABLE_RULE, lossy=True,
+    Variant("normalizer", "NFC", "", V.APPROXIMATED, _TABLE + " (NFC)", _TABLE_RULE, lossy=True, why=_COMPOSED_WHY,
             example={"type": "NFC"}, lower=_lower_table("NFC")),
-    Variant("normalizer", "NFD", "", V.APPROXIMATED, _TABLE + " (NFD)", _TABLE_RULE, lossy=True,
+    Variant("normalizer", "NFD", "", V.APPROXIMATED, _TABLE + " (NFD)", _TABLE_RULE, lossy=True, why=_DECOMPOSED_WHY,
             example={"type": "NFD"}, lower=_lower_table("NFD")),
-    Variant("normalizer", "NFKC", "", V.APPROXIMATED, _TABLE + " (NFKC)", _TABLE_RULE, lossy=True,
+    Variant("normalizer", "NFKC", "", V.APPROXIMATED, _TABLE + " (NFKC)", _TABLE_RULE, lossy=True, why=_COMPOSED_WHY,
             example={"type": "NFKC"}, lower=_lower_table("NFKC")),
-    Variant("normalizer", "NFKD", "", V.APPROXIMATED, _TABLE + " (NFKD)", _TABLE_RULE, lossy=True,
+    Variant("normalizer", "NFKD", "", V.APPROXIMATED, _TABLE + " (NFKD)", _TABLE_RULE, lossy=True, why=_DECOMPOSED_WHY,
             example={"type": "NFKD"}, lower=_lower_table("NFKD")),
     Variant("normalizer", "Precompiled", "", V.APPROXIMATED,
             "the character map per code point, the controls MNN's table spaces through stand-ins, and literal "
@@ -261,8 +402,10 @@ ROWS: tuple[Variant, ...] = (
             example=None, lower=_lower_precompiled),
     Variant("normalizer", "Nmt", "", V.EXACT, "literal Replaces: the deleted controls, then the spaced characters",
             example={"type": "Nmt"}, lower=_lower_nmt),
-    Variant("normalizer", "Lowercase", "", V.APPROXIMATED, "BertNormalizer with lowercase only",
-            "mnn-bert-normalizer", example={"type": "Lowercase"}),
+    Variant("normalizer", "Lowercase", "", V.EXACT,
+            "BertNormalizer with lowercase only, after literal Replaces of the characters MNN's one-to-one "
+            "lower-casing leaves otherwise (U+0130 to i U+0307, Unicode 16's capitals; HF's lower case "
+            "measured on HF)", example={"type": "Lowercase"}, lower=_lower_lowercase),
     Variant("normalizer", "Strip", "strip_left only", V.APPROXIMATED,
             "Strip (type 8); when only tables and Replaces that keep the white space at the ends follow it, a first pre-tokenizer Split "
             "(Removed) of ^[White_Space]+ (std::wregex) strips instead", "mnn-strip-normalizer",
@@ -277,8 +420,11 @@ ROWS: tuple[Variant, ...] = (
                              "ASCII white space and Zs only",
             applies=lambda n: bool(n.get("strip_right", True)),
             example={"type": "Strip", "strip_left": True, "strip_right": True}),
-    Variant("normalizer", "StripAccents", "", V.APPROXIMATED, "NFD table then mark stripping (type 7)",
-            "mnn-bert-normalizer", lossy=True, why="precomposed letters lose their accents too (HF: combining marks only)",
+    Variant("normalizer", "StripAccents", "", V.BOUNDED,
+            "mark stripping (type 7) whose table deletes HF's combining marks (measured on HF) and keeps every "
+            "other character as it is, a mark HF keeps as a plane-16 private-use stand-in that a table after "
+            "maps back (the file's own HF reading decomposes first)", "mnn-bert-normalizer", lossy=True,
+            bound=_STAND_IN_BOUND, past_bound=_past_stand_ins, lower=_lower_strip_accents,
             example={"type": "StripAccents"}),
     Variant("normalizer", "Replace", "pattern=String", V.EXACT, "Replace (literal)", tag="String",
             applies=lambda n: _regex_kind(n) == "String",
@@ -297,10 +443,15 @@ ROWS: tuple[Variant, ...] = (
                 "(format-next: a regex Replace)", applies=lambda n: _regex_kind(n) in ("other", ""),
             example={"type": "Replace", "pattern": {"Regex": "(\\d)\\d"}, "content": "#"}),
     Variant("normalizer", "Prepend", "", V.EXACT, "Prepend", example={"type": "Prepend", "prepend": "\u2581"}),
-    Variant("normalizer", "BertNormalizer", "", V.APPROXIMATED,
-            "BertNormalizer (types 5/7), clean_text completed by literal Replaces before it (Cf deleted, U+2028/9 "
-            "spaced) and a table after it (the BMP's private use deleted)",
-            "mnn-bert-normalizer", model="wordpiece", lower=_lower_bert,
+    Variant("normalizer", "BertNormalizer", "", V.BOUNDED,
+            "BertNormalizer (types 5/7), each flag completed to HF's as measured on HF: lowercase, the Lowercase "
+            "row's Replaces first; clean_text, literal Replaces before it (the format characters HF deletes, "
+            "U+2028/9 spaced) and a table after it (the BMP's private use deleted); strip_accents, an NFD table "
+            "of HF's result per character, the marks HF keeps as stand-ins the table after maps back",
+            "mnn-bert-normalizer", model="wordpiece", lower=_lower_bert, past_bound=_past_bert_bound,
+            bound="text without private use past the BMP (clean_text: HF deletes its 131,068 characters), "
+                  "U+2B820-U+2B91F (handle_chinese_chars: MNN spaces them, HF not), two combining marks of a "
+                  "non-zero class that HF keeps out of canonical order (strip_accents), and " + _STAND_IN_BOUND[5:],
             example={"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True,
                      "strip_accents": None, "lowercase": True}),
     Variant("normalizer", "ByteLevel", "", V.IMPOSSIBLE, "nothing", "format:normalizer.ByteLevel",

@@ -497,6 +497,9 @@ ROWS: tuple[Variant, ...] = (
             example={"type": "Split", "pattern": {"Regex": "'s|\\p{L}+"}, "behavior": "Contiguous",
                      "invert": False}),
     Variant("pre_tokenizer", "BertPreTokenizer", "", V.APPROXIMATED, "BertPreTokenizer", "mnn-bert-pretokenizer",
+            why="MNN splits on ASCII white space and Zs only (HF also on U+0085, U+2028, U+2029, which a "
+                "BertNormalizer before it removes or spaces), and isolates the punctuation of Unicode 15.0 (HF's "
+                "table is older: some 110 characters, U+061D, U+2E43-U+2E4F, ...)",
             model="wordpiece", example={"type": "BertPreTokenizer"}),
     Variant("pre_tokenizer", "UnicodeScripts", "", V.BOUNDED,
             "Split (Removed) of ^[A]+, then Split (inverted, MergedWithPrevious) of [S][S ]* "
