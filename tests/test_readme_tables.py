@@ -76,3 +76,42 @@ def test_the_public_pipelines_record_covers_every_folder_the_builder_makes():
         folders = {r["folder"] for r in section["rows"]}
         assert api <= folders <= names, (target, sorted(api - folders), sorted(folders - names))
         assert {r["cases"] for r in section["rows"]} == {section["texts"]} and section["mnn_commit"] == MNN_COMMIT
+
+
+def test_every_differing_output_of_the_record_is_named():
+    """The recorded run of ``--target mnn`` puts each differing output down to rules (no
+    ``unexplained``, no ``semantics-gap``), and the README's "why the rest differs" tallies them."""
+    record = json.loads((ROOT / "benchmarks" / "records" / "public_pipelines.json").read_text(encoding="utf-8"))
+    for r in record["targets"]["mnn"]["rows"]:
+        causes = r.get("causes")
+        assert causes is not None, (r["folder"], "recorded without causes: run tools.folder_agreement --record")
+        assert not {"unexplained", "semantics-gap"} & set(causes), (r["folder"], causes)
+        for k, output in enumerate(("encode", "raw", "stream", "seq")):
+            differing = r["cases"] - r[output]
+            named = [counts[k] for counts in causes.values()]
+            assert (max(named, default=0) > 0) == (differing > 0) and max(named, default=0) <= differing, (
+                r["folder"], output)
+    table = readme_tables.causes_table(record)
+    assert "| `mnn-stream-decode` |" in table and "| `format:model.BPE[end_of_word_suffix]` | impossible |" in table
+
+
+def test_causes_names_the_rules_of_a_folder(tmp_path):
+    """``tools.folder_agreement.causes`` on a folder built with HF ``tokenizers`` (no binary: the mnn
+    semantics): a SentencePiece-style stream starts with a space, MNN's per-id print."""
+    tokenizers = pytest.importorskip("tokenizers", reason="HF tokenizers builds the folder and is the reference")
+    from tokenizers import decoders, models, pre_tokenizers
+
+    from mtokspec.convert import from_hf
+    from tools import folder_agreement
+
+    tok = tokenizers.Tokenizer(models.Unigram([("<unk>", 0.0), ("\u2581", -1.0), ("a", -2.0), ("\u2581a", -1.5),
+                                               ("b", -2.0), ("\u2581b", -1.5)], unk_id=0))
+    tok.pre_tokenizer = pre_tokenizers.Metaspace()
+    tok.decoder = decoders.Metaspace()
+    tok.save(str(tmp_path / "tokenizer.json"))
+    tree = from_hf(tmp_path, target="mnn").tree
+    texts = ["a b", "b"]
+    got = folder_agreement.causes(tmp_path, tree, "mnn", texts, {"encode": [], "raw": [], "stream": [0, 1], "seq": []})
+    assert got == {"mnn-stream-decode": [0, 0, 2, 0]}
+    assert folder_agreement.causes(tmp_path, tree, "mnn", texts, {"encode": [0], "raw": [], "stream": [],
+                                                                  "seq": []}) == {"semantics-gap": [1, 0, 0, 0]}

@@ -11,7 +11,8 @@ its real ``mnn_tok`` when ``MNN_TOK_BIN`` is set, else the target's semantics.  
 (with special tokens), raw (without), stream (the engine's per-id print of HF's ids, joined) and
 seq (``decode(ids)``) against HF's ``decode(ids, skip_special_tokens=False)``; "lenient" counts a
 decode with one extra leading space as passing, as MNN's ``test_tokenizer`` judges.  With
-``MNN_TEST_BIN``, MNN's ``test_tokenizer`` also runs on ``goldens`` of the folder.  ``--record``
+``MNN_TEST_BIN``, MNN's ``test_tokenizer`` also runs on ``goldens`` of the folder.  Each differing
+output is put down to the rules that name it (:func:`causes`, the README's "why the rest differs").  ``--record``
 (MNN's binaries only) merges the rows, by folder, into the target's section of
 ``benchmarks/records/public_pipelines.json``, each with the kind of folder ``tools.public_pipelines``
 built it as.
@@ -35,7 +36,7 @@ from tools.mnn_agreement import OUTPUTS, _mnn_tok_outputs
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 RECORD = Path(__file__).resolve().parents[1] / "benchmarks" / "records" / "public_pipelines.json"
 KEPT = ("folder", "kind", "commit", "cases", "encode", "raw", "stream", "stream_lenient", "seq", "seq_lenient",
-        "test_tokenizer")
+        "test_tokenizer", "causes")
 """What the record keeps of a row."""
 
 
@@ -101,10 +102,32 @@ def measure(folder: Path, texts: list[str], binary: str | None, test_bin: str | 
         if o in ("stream", "seq"):
             row[o + "_lenient"] = sum(a == b or (a is not None and a == b" " + b) for a, b in zip(got[o], want[o]))
     row["examples"] = {o: [[repr(x) for x in e] for e in v] for o, v in examples.items()}
+    differing = {o: [k for k, (a, b) in enumerate(zip(got[o], want[o])) if a != b] for o in OUTPUTS}
+    row["causes"] = causes(folder, conv.tree, target, texts, differing)
     row["report_first_line"] = conv.report.splitlines()[0] if getattr(conv, "report", None) else ""
     if test_bin:
         row["test_tokenizer"] = _device(folder, path, work / "models", test_bin)
     return row
+
+
+def causes(folder: Path, tree, target: str, texts: list[str], differing: dict[str, list[int]]) -> dict[str, list[int]]:
+    """``{rule: [encode, raw, stream, seq]}``: how many of each output's differing texts (``differing``:
+    their indexes) each rule names, as ``compare --runtime`` names them (the decision table's
+    ``format:`` rows and the divergence registry, on ``target``'s semantics against HF live); an
+    output named by several rules counts for each.  ``semantics-gap``: the semantics give HF's
+    answer where MNN's binary does not (a gap in mtokspec's model of MNN); ``unexplained``: no rule."""
+    from mtokspec.convert.mnn_target.reference import HFReference
+    from mtokspec.convert.mnn_target.report import rules_of
+    from mtokspec.convert.mnn_target.variants import rows_of
+
+    tj = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
+    cases = [(o, texts[i]) for o in OUTPUTS for i in differing[o]]
+    named = rules_of(tree, HFReference(tj, tree), rows_of(tj), target, cases)
+    out: dict[str, list[int]] = {}
+    for (o, _), rules in zip(cases, named):
+        for rule in (["semantics-gap"] if rules is None else rules or ["unexplained"]):
+            out.setdefault(rule, [0] * len(OUTPUTS))[OUTPUTS.index(o)] += 1
+    return dict(sorted(out.items()))
 
 
 def record(rows: list[dict], target: str, binary: str, n_texts: int, path: Path = RECORD) -> None:

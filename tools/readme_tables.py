@@ -147,12 +147,54 @@ def pipelines_table(doc: dict) -> str:
             "tools.folder_agreement --record`). Recorded runs: " + "; ".join(runs) + ".\n")
 
 
+def _decided() -> dict[str, str]:
+    """``{rule code: how the decision table decided the rows that name it}`` (the worst of them)."""
+    from mtokspec.convert.mnn_target.variants import Verdict, rows
+
+    order = (Verdict.IMPOSSIBLE, Verdict.APPROXIMATED, Verdict.BOUNDED, Verdict.EXACT)
+    label = {Verdict.IMPOSSIBLE: "impossible", Verdict.APPROXIMATED: "approximated",
+             Verdict.BOUNDED: "past a bound", Verdict.EXACT: "exact"}
+    out: dict[str, Verdict] = {}
+    for v in rows():
+        for code in {v.cause if v.format_loss else "", v.rule or ""} - {""}:
+            if code not in out or order.index(v.verdict) < order.index(out[code]):
+                out[code] = v.verdict
+    return {code: label[verdict] for code, verdict in out.items()}
+
+
+def causes_table(doc: dict, target: str = "mnn") -> str:
+    """Why MNN still differs from HF on the public pipelines: per rule, the differing outputs it names."""
+    rows = doc["targets"][target]["rows"]
+    total = sum(4 * r["cases"] for r in rows)
+    differing = total - sum(r["encode"] + r["raw"] + r["stream"] + r["seq"] for r in rows)
+    named: dict[str, list[int]] = {}
+    folders: dict[str, int] = {}
+    for r in rows:
+        for rule, counts in (r.get("causes") or {}).items():
+            acc = named.setdefault(rule, [0, 0, 0, 0])
+            for k, c in enumerate(counts):
+                acc[k] += c
+            folders[rule] = folders.get(rule, 0) + 1
+    decided = _decided()
+    lines = [f"Why the rest differs (`--target {target}`): {differing:,} of {total:,} outputs, each named by "
+             "the rules of [Divergences](#divergences) and the decision table's `format:` rows below (an output "
+             "may carry several); the causes of a recorded run, on the mnn semantics (`semantics-gap`: the "
+             "semantics gave HF's answer where MNN's binary did not).", "",
+             "| rule | decided as | encode | raw | stream | seq | folders |", "|---|---|---|---|---|---|---|"]
+    for rule, counts in sorted(named.items(), key=lambda kv: (-sum(kv[1]), kv[0])):
+        kind = decided.get(rule, "format, no row" if rule.startswith("format:") else "MNN runtime")
+        lines.append(f"| `{rule}` | {kind} | " + " | ".join(f"{c:,}" for c in counts)
+                     + f" | {folders[rule]} |")
+    return "\n".join(lines) + "\n"
+
+
 def render(readme: str) -> str:
     for name, body in (("speed", speed_table(_load("speed.json"))),
                        ("mnn-speed", mnn_speed_table(_load("speed.json"))),
                        ("mnn-agreement", agreement_table(_load("mnn_agreement.json"))),
                        ("mnn-target", target_table(_load("mnn_target.json"))),
-                       ("public-pipelines", pipelines_table(_load("public_pipelines.json")))):
+                       ("public-pipelines", pipelines_table(_load("public_pipelines.json"))),
+                       ("public-pipelines-causes", causes_table(_load("public_pipelines.json")))):
         readme = replace_section(readme, *_marker(name), body)
     return readme
 

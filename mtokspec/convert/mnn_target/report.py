@@ -24,7 +24,7 @@ from mtokspec.convert.loss import Loss
 from mtokspec.format.tree import walk_stage as walk
 from mtokspec.runtime.mnn.versions import HEAD, version_of
 
-__all__ = ["MnnLoss", "MnnReport", "OUTPUTS", "mnn_losses", "mnn_report"]
+__all__ = ["MnnLoss", "MnnReport", "OUTPUTS", "mnn_losses", "mnn_report", "rules_of"]
 
 OUTPUTS = ("encode", "raw", "seq", "stream")
 
@@ -182,6 +182,14 @@ class _Prober:
                     else:
                         k += width
         return cur
+
+
+def rules_of(tree: t.MtokFile, ref, rows, semantics: str, cases) -> list[list[str] | None]:
+    """For each ``(output, text)`` of ``cases``: the rules that name why MNN (``semantics``) gives
+    other than ``ref`` on ``tree`` (``[]``: none does), or None where it gives ``ref``'s answer;
+    ``rows``: the folder's :mod:`.variants` rows, as :func:`mnn_report` takes them."""
+    pr = _Prober(tree, ref, rows, semantics)
+    return [pr.rules(o, text) if pr.differs(o, text) else None for o, text in cases]
 
 
 def format_causes(rows, normalizer_differs: bool, decode: bool = False) -> list[str]:
