@@ -149,12 +149,18 @@ def _results(case: Callable[[str], Any], texts: list[str], jobs: int,
     return ordered_map(case, texts, jobs=jobs, progress=done)
 
 
+def _tokenizer_json(path: str | os.PathLike[str]) -> str:
+    """``path``, or the ``tokenizer.json`` inside it when it is a model folder."""
+    p = Path(path)
+    return str(p / "tokenizer.json" if p.is_dir() else p)
+
+
 def compare(mtok: Tokenizer | t.MtokFile | str | os.PathLike[str], tokenizer_json: str | os.PathLike[str],
             texts: Iterable[str], *, add_special_tokens: bool = False, max_mismatches: int | None = None,
             context: int = 3, sets: Sequence[str] | None = None,
             progress: Callable[[int], None] | None = None, jobs: int = 1) -> CompareReport:
     """Encode each text with the runtime (``mtok``: a path or an :class:`MtokFile` tree) and with
-    HF ``tokenizers`` (``tokenizer.json``); report the match rate and the mismatches (the first
+    HF ``tokenizers`` (``tokenizer.json``, or the model folder holding it); report the match rate and the mismatches (the first
     ``max_mismatches``; None: all), each with the tokens around the first difference.  ``sets``
     names the text set of each text (a table per set); ``progress(n)`` is called as texts finish.
     ``jobs`` processes share the texts; the report is the same for any ``jobs``."""
@@ -165,7 +171,7 @@ def compare(mtok: Tokenizer | t.MtokFile | str | os.PathLike[str], tokenizer_jso
         ours = Tokenizer.from_tree(mtok)
     else:
         ours = Tokenizer.from_file(mtok)
-    theirs = tokenizers.Tokenizer.from_file(str(Path(tokenizer_json)))
+    theirs = tokenizers.Tokenizer.from_file(_tokenizer_json(tokenizer_json))
     texts = list(texts)
     results = _results(_HfCase(ours, theirs, add_special_tokens), texts, jobs, progress)
     run = _Run(texts, sets, add_special_tokens, max_mismatches, context, None)
@@ -285,7 +291,7 @@ def compare_runtimes(file: t.TokenizerFile | str | os.PathLike[str], texts: Iter
                      semantics: Semantics = "mnn") -> CompareReport:
     """Encode each text the way MNN's C++ runtime does (``semantics``: ``"mnn"``, or ``"mnn-next"``
     for MNN with ``patches/mnn/``) and the way HF does:
-    HF ``tokenizers`` loading ``against`` (a ``tokenizer.json``), or, without it, the file's own HF
+    HF ``tokenizers`` loading ``against`` (a ``tokenizer.json`` or its model folder), or, without it, the file's own HF
     semantics.  Each differing case names the divergence rules that explain it
     (:mod:`mtokspec.divergences`); ``[]`` marks it unexplained.  Against a ``tokenizer.json``, a
     case where the file's HF semantics already differs from it also names what the format lost
@@ -304,7 +310,7 @@ def compare_runtimes(file: t.TokenizerFile | str | os.PathLike[str], texts: Iter
 
         from mtokspec.convert.mnn_target.variants import rows_of
 
-        theirs: Any = _hf().Tokenizer.from_file(str(Path(against)))
+        theirs: Any = _hf().Tokenizer.from_file(_tokenizer_json(against))
         theirs_token: TokenName = theirs.id_to_token
         theirs_name = "HF (tokenizer.json)"
         rows = rows_of(json.loads(theirs.to_str()))

@@ -183,8 +183,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("file", metavar="FILE", help="the .mtok file (or a legacy tokenizer.txt with --runtime mnn)")
     p.add_argument("--runtime", choices=SEMANTICS, default="hf",
                    help="the semantics to run the file with (default hf)")
-    p.add_argument("--against", metavar="tokenizer.json",
-                   help="the HF tokenizer.json (or its model folder with --runtime mnn) to compare with "
+    p.add_argument("--against", metavar="tokenizer.json|MODEL_DIR",
+                   help="the HF tokenizer.json, or the model folder holding it, to compare with "
                         "(needed with --runtime hf)")
     p.add_argument("--text", metavar="FILE", action="append",
                    help="cases: a JSON list of strings, JSON Lines or plain text (one case per line); "

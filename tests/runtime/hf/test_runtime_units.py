@@ -559,5 +559,9 @@ def test_commands(tmp_path, capsys):
     rc, out = run("compare", str(path), "--against", str(tmp_path / "tokenizer.json"),
                   "--text", str(tmp_path / "cases.json"))
     assert rc == 0 and "2/2" in out.out
+    for runtime in ("hf", "mnn"):  # the model folder holding it, as fix and report take it
+        rc, out = run("compare", str(path), "--runtime", runtime, "--against", str(tmp_path),
+                      "--text", str(tmp_path / "cases.json"))
+        assert rc in (0, 1) and "2/2" in out.out and "directory" not in out.err, (runtime, out)
     rc, out = run("encode", str(tmp_path / "missing.mtok"), "x")
     assert rc == 2 and "missing.mtok" in out.err
