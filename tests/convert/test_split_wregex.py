@@ -21,18 +21,22 @@ BLOOM = " ?[^(\\s|[.,!?\u2026\u3002\uff0c\u3001\u0964\u06d4\u060c])]+"
 ATOMS = ("a", "b", " ", "\u00e9", "\u3002", "\\.", "\\|", "\\(", "\\s", "\\S", ".", "[ab]", "[^a\\s]", "[(|)]",
          "[^(\\s|[.,\u00e9])]", "[\\p{L}[.,]]", "[a-c]", "[\u00e9-\u00ea]", "\\t", "\\x85")
 QUANTIFIERS = ("", "", "?", "*", "+", "{1,2}", "+?", "{2}", "??")
+NON_EMPTY = ("", "+", "{1,2}", "+?", "{2}")
+"""The quantifiers of a piece's first atom: an alternative that can match nothing is refused."""
+WIDE = ("\u00e9", "\u3002", "[\u00e9-\u00ea]", "\\s", "[^(\\s|[.,\u00e9])]")
+"""Atoms past ASCII (or \\s): a pattern without one is refused (MNN's own engine runs it)."""
 ALPHABET = "ab \u00e9\u00ea\u3002.,|()\t\n\u3000\u2028\x85\x01c"
 
 
 def _pieces(draw: st.DrawFn, depth: int) -> str:
     n = draw(st.integers(1, 3))
     out = []
-    for _ in range(n):
+    for k in range(n):
         if depth < 2 and draw(st.integers(0, 5)) == 0:
             atom = draw(st.sampled_from(("(", "(?:"))) + _alternation(draw, depth + 1) + ")"
         else:
             atom = draw(st.sampled_from(ATOMS))
-        out.append(atom + draw(st.sampled_from(QUANTIFIERS)))
+        out.append(atom + draw(st.sampled_from(NON_EMPTY if k == 0 else QUANTIFIERS)))
     return "".join(out)
 
 
@@ -42,7 +46,12 @@ def _alternation(draw: st.DrawFn, depth: int) -> str:
 
 @st.composite
 def patterns(draw: st.DrawFn) -> str:
-    return _alternation(draw, 0)
+    """Patterns mostly inside the row (most drawn at random fall outside it and are filtered out):
+    each alternative's first atom matches something, and one atom is past ASCII."""
+    pattern = _alternation(draw, 0)
+    if pattern.isascii() and "\\s" not in pattern and "\\x85" not in pattern:
+        pattern = draw(st.sampled_from(WIDE)) + pattern
+    return pattern
 
 
 def _hf_pieces(pattern: str, text: str) -> list[str]:
