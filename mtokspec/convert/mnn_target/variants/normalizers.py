@@ -207,7 +207,7 @@ def _clean_replaces() -> tuple[t.ReplaceNormalizer, ...]:
         return cp in (9, 10, 13) or U.category(cp) == "Zs"
 
     deleted = [cp for a, b in hf.CLEAN_DELETED for cp in range(a, b + 1)
-               if U.category(cp) != "Co" and not mnn_deletes(cp) and not _in(((0xF0000, 0x10FFFF),), cp)]
+               if U.category(cp) != "Co" and not mnn_deletes(cp)]
     spaced = [cp for a, b in hf.CLEAN_SPACED for cp in range(a, b + 1) if not mnn_spaces(cp)]
     return (*(t.ReplaceNormalizer(chr(cp), "") for cp in deleted),
             *(t.ReplaceNormalizer(chr(cp), " ") for cp in spaced))
@@ -259,12 +259,15 @@ def _past_stand_ins(text: str) -> bool:
 
 
 _CJK_EXT_E_SPACED = (0x2B820, 0x2B91F)
-"""Code points MNN's Chinese-character spacing covers and HF's does not (measured)."""
+"""Code points MNN's Chinese-character spacing covers and HF's does not (the every-code-point test
+of ``tests/convert/test_hf_normalizer_tables.py`` finds them)."""
 
 
 def _past_bert_bound(text: str) -> bool:
-    return _past_stand_ins(text) or any(0xF0000 <= ord(c) or _CJK_EXT_E_SPACED[0] <= ord(c) <= _CJK_EXT_E_SPACED[1]
-                                        for c in text)
+    """Past the BertNormalizer row's bound: private use past the BMP (the stand-ins among it), the
+    Chinese characters only MNN spaces."""
+    lo, hi = _CJK_EXT_E_SPACED
+    return any(0xF0000 <= ord(c) or lo <= ord(c) <= hi for c in text)
 
 
 def _stripping(hf: dict[int, str]) -> tuple[tuple[tuple[int, bytes], ...], dict[str, str]]:
