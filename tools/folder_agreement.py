@@ -94,15 +94,13 @@ def measure(folder: Path, texts: list[str], binary: str | None, test_bin: str | 
     got = _mnn_tok_outputs(binary, path, texts, raw) if binary else semantics_outputs(path, target, texts, raw)
     want = {"encode": special, "raw": raw, "stream": decoded, "seq": decoded}
     row: dict = {"folder": folder.name, "cases": len(texts), "convert_s": round(seconds, 2)}
-    examples: dict[str, list] = {}
+    differing = {o: [k for k, (a, b) in enumerate(zip(got[o], want[o])) if a != b] for o in OUTPUTS}
     for o in OUTPUTS:
-        ok = [a == b for a, b in zip(got[o], want[o])]
-        row[o] = sum(ok)
-        examples[o] = [(texts[k], want[o][k], got[o][k]) for k, v in enumerate(ok) if not v][:3]
+        row[o] = len(texts) - len(differing[o])
         if o in ("stream", "seq"):
             row[o + "_lenient"] = sum(a == b or (a is not None and a == b" " + b) for a, b in zip(got[o], want[o]))
-    row["examples"] = {o: [[repr(x) for x in e] for e in v] for o, v in examples.items()}
-    differing = {o: [k for k, (a, b) in enumerate(zip(got[o], want[o])) if a != b] for o in OUTPUTS}
+    row["examples"] = {o: [[repr(x) for x in (texts[k], want[o][k], got[o][k])] for k in differing[o][:3]]
+                       for o in OUTPUTS}
     row["causes"] = causes(folder, conv.tree, target, texts, differing)
     row["report_first_line"] = conv.report.splitlines()[0] if getattr(conv, "report", None) else ""
     if test_bin:

@@ -8,6 +8,7 @@ categories are Unicode 15.0 (:mod:`._unicode_data`), whatever Python's ``unicode
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Iterator
 
 from mtokspec.runtime.mnn._unicode_data import CATEGORIES, CATEGORY_STARTS, TO_LOWER
 
@@ -70,6 +71,15 @@ def is_punctuation(cp: int) -> bool:
 
 def is_mark(cp: int) -> bool:
     return category(cp)[0] == "M"
+
+
+def code_points_of(category_prefix: str) -> Iterator[int]:
+    """Every code point whose category in MNN's table starts with ``category_prefix`` (``"M"``: the
+    marks, ``"Zs"``), from the table's runs (no per-code-point look-up, nothing memoized)."""
+    ends = (*CATEGORY_STARTS[1:], 0x110000)
+    for start, end, cat in zip(CATEGORY_STARTS, ends, CATEGORIES):
+        if cat.startswith(category_prefix):
+            yield from range(start, end)
 
 
 _ASCII_SPACE = frozenset(b" \t\n\r\f\v")

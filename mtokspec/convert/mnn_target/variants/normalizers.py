@@ -198,17 +198,13 @@ def _clean_replaces() -> tuple[t.ReplaceNormalizer, ...]:
     HF): a character HF deletes that MNN keeps (format characters) is deleted, one HF turns into a
     space that MNN keeps (U+2028, U+2029) becomes a space; private use aside (a table after)."""
     from mtokspec.runtime.hf import _normalizer_data as hf
-    from mtokspec.runtime.mnn import unicode as U
+    from mtokspec.runtime.mnn.unicode import code_points_of
 
-    def mnn_deletes(cp: int) -> bool:
-        return cp in (0, 0xFFFD) or U.category(cp) == "Cc"
-
-    def mnn_spaces(cp: int) -> bool:
-        return cp in (9, 10, 13) or U.category(cp) == "Zs"
-
-    deleted = [cp for a, b in hf.CLEAN_DELETED for cp in range(a, b + 1)
-               if U.category(cp) != "Co" and not mnn_deletes(cp)]
-    spaced = [cp for a, b in hf.CLEAN_SPACED for cp in range(a, b + 1) if not mnn_spaces(cp)]
+    # what MNN's clean-up deletes, and private use (Co: a table after)
+    left = {0, 0xFFFD, *code_points_of("Cc"), *code_points_of("Co")}
+    mnn_spaced = {9, 10, 13, *code_points_of("Zs")}
+    deleted = [cp for a, b in hf.CLEAN_DELETED for cp in range(a, b + 1) if cp not in left]
+    spaced = [cp for a, b in hf.CLEAN_SPACED for cp in range(a, b + 1) if cp not in mnn_spaced]
     return (*(t.ReplaceNormalizer(chr(cp), "") for cp in deleted),
             *(t.ReplaceNormalizer(chr(cp), " ") for cp in spaced))
 
@@ -275,18 +271,17 @@ def _stripping(hf: dict[int, str]) -> tuple[tuple[tuple[int, bytes], ...], dict[
     then every mark, Mn, Mc or Me of Unicode 15, dropped) to give ``hf``, HF's result for each code
     point it changes: each such character's entry is HF's result, in which a mark MNN would drop is a
     private-use stand-in (from :data:`STRIP_STAND_IN`: ``{mark: stand-in}``, for a table after)."""
-    from mtokspec.runtime.mnn import unicode as U
+    from mtokspec.runtime.mnn.unicode import code_points_of
 
-    results = dict(hf)
-    for cp in range(0x110000):  # a mark MNN drops and HF keeps: an entry of itself, stood in for
-        if U.is_mark(cp) and cp not in hf:
-            results[cp] = chr(cp)
+    marks = frozenset(code_points_of("M"))
+    # a mark MNN drops and HF keeps: an entry of itself, stood in for
+    results = {**hf, **{cp: chr(cp) for cp in sorted(marks - hf.keys())}}
     stand_in: dict[str, str] = {}
 
     def spelled(text: str) -> bytes:
         out = []
         for c in text:
-            if U.is_mark(ord(c)):
+            if ord(c) in marks:
                 c = stand_in.setdefault(c, chr(STRIP_STAND_IN + len(stand_in)))
             out.append(c)
         return "".join(out).encode("utf-8")
